@@ -1,0 +1,63 @@
+// peaklens-cli info FILE: what a trace file holds, without analysing it.
+
+#include "command.h"
+#include "textoutput.h"
+
+#include "core/import/traceloader.h"
+#include "core/trace/metadata.h"
+#include "core/trace/units.h"
+
+#include <memory>
+
+namespace peaklens::cli {
+
+namespace {
+
+std::string describe(const std::string &path, const Trace &trace)
+{
+    std::string out = path + "\n";
+    TextTable table({"", ""});
+    table.addRow({"source", trace.metaValue(metakey::SourceFormat)});
+    if (auto description = trace.metaValue(metakey::Description); !description.empty())
+        table.addRow({"description", description});
+    std::string devices;
+    for (const Device &device : trace.devices())
+        devices += (devices.empty() ? "" : ", ") + device.toString();
+    if (auto name = trace.metaValue(metakey::DeviceName); !name.empty())
+        devices += " (" + name + ")";
+    table.addRow({"devices", devices.empty() ? std::string("none") : devices});
+    table.addRow({"memory events", withThousands(static_cast<std::int64_t>(trace.events.size()))});
+    table.addRow({"segment events", withThousands(static_cast<std::int64_t>(trace.reserved.size()))});
+    if (!trace.events.empty()) {
+        const std::int64_t first = trace.events.timeNs(0);
+        const std::int64_t last = trace.events.timeNs(trace.events.size() - 1);
+        table.addRow({"time span", formatDuration(last - first) + " (" + formatDuration(first) + " to "
+                                       + formatDuration(last) + ")"});
+    }
+    table.addRow({"layers", withThousands(static_cast<std::int64_t>(trace.layers.size()))});
+    table.addRow({"ranges", withThousands(static_cast<std::int64_t>(trace.ranges.size()))});
+    table.addRow({"steps", withThousands(static_cast<std::int64_t>(trace.steps.size()))});
+    table.addRow({"kernels", withThousands(static_cast<std::int64_t>(trace.kernels.size()))});
+    table.addRow({"call stacks", withThousands(static_cast<std::int64_t>(trace.stacks.stackCount() - 1)) + " ("
+                                     + withThousands(static_cast<std::int64_t>(trace.stacks.frames().size()))
+                                     + " frames)"});
+    out += table.toString();
+    out += "metadata\n";
+    TextTable meta({"", ""});
+    for (const auto &[key, value] : trace.meta)
+        meta.addRow({key, value});
+    out += meta.toString();
+    return out;
+}
+
+} // namespace
+
+Command addInfoCommand(CLI::App &app)
+{
+    auto *command = app.add_subcommand("info", "Show what a trace file holds: source, devices, counts, metadata");
+    auto path = std::make_shared<std::string>();
+    command->add_option("FILE", *path, "Trace file (*.peaklens, trace text)")->required();
+    return {command, [path] { return describe(*path, *loadTrace(*path)); }};
+}
+
+} // namespace peaklens::cli

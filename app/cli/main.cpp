@@ -1,0 +1,42 @@
+// peaklens-cli: inspect, summarise and convert memory traces from the command line.
+// Exit codes: 0 success, 2 bad input or usage (one sentence on stderr, nothing on stdout).
+
+#include "command.h"
+
+#include "core/error.h"
+
+#include <iostream>
+#include <new>
+
+int main(int argc, char **argv)
+{
+    CLI::App app("PeakLens: memory profiler for deep-learning training", "peaklens-cli");
+    app.set_version_flag("--version", std::string("peaklens-cli ") + PEAKLENS_VERSION);
+    app.require_subcommand(1);
+    const peaklens::cli::Command commands[] = {
+        peaklens::cli::addInfoCommand(app),
+        peaklens::cli::addSummaryCommand(app),
+        peaklens::cli::addConvertCommand(app),
+    };
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &error) {
+        return app.exit(error) == 0 ? 0 : 2;
+    }
+    for (const auto &command : commands) {
+        if (!command.subcommand->parsed())
+            continue;
+        try {
+            // Printed all at once, so a failure never leaves partial output behind.
+            const std::string output = command.run();
+            std::cout << output << std::flush;
+            return 0;
+        } catch (const peaklens::Error &error) {
+            std::cerr << "peaklens-cli: " << error.what() << '\n';
+        } catch (const std::bad_alloc &) {
+            std::cerr << "peaklens-cli: out of memory.\n";
+        }
+        return 2;
+    }
+    return 2;
+}

@@ -1,0 +1,178 @@
+// peaklens-cli summary FILE [--json] [--top N]: the peak, what is live at it, the layers
+// holding the most activations, and the steps.
+
+#include "command.h"
+#include "textoutput.h"
+
+#include "core/analysis/layerranking.h"
+#include "core/analysis/tracesummary.h"
+#include "core/import/traceloader.h"
+#include "core/report/summaryjson.h"
+#include "core/trace/metadata.h"
+#include "core/trace/units.h"
+
+#include <algorithm>
+#include <memory>
+
+namespace peaklens::cli {
+
+namespace {
+
+std::string plural(std::size_t count, const std::string &noun)
+{
+    return withThousands(static_cast<std::int64_t>(count)) + " " + noun + (count == 1 ? "" : "s");
+}
+
+std::string layerLabel(const Trace &trace, std::uint32_t layer)
+{
+    return layer == kNoLayer ? std::string("(no layer)") : trace.layers[layer].path;
+}
+
+std::string stackLabel(const Trace &trace, std::uint32_t stack)
+{
+    const auto frames = trace.stacks.framesOf(stack);
+    if (frames.empty())
+        return "(no stack)";
+    // The innermost frame and its caller tell most allocation sites apart.
+    std::string label;
+    for (std::size_t i = 0; i < std::min<std::size_t>(2, frames.size()); ++i) {
+        const Frame &frame = trace.stacks.frames()[frames[i]];
+        label += (i ? " <- " : "") + frame.function + " (" + frame.file + ":" + std::to_string(frame.line) + ")";
+    }
+    return label;
+}
+
+std::string peakSection(const Trace &trace, const TraceSummary &summary)
+{
+    if (!summary.peak.primary)
+        return "No memory was allocated in this trace.\n";
+    const DevicePeak &peak = summary.peak.devices[*summary.peak.primary];
+    std::string where = "at " + formatDuration(peak.timeNs);
+    if (summary.peakStep)
+        where += ", step " + std::to_string(*summary.peakStep);
+    if (summary.peakPhase != Phase::Other)
+        where += ", " + std::string(phaseName(summary.peakPhase));
+    if (summary.peakLayer != kNoLayer)
+        where += ", in " + trace.layers[summary.peakLayer].path;
+    std::string out = "Peak allocated  " + formatBytes(peak.allocatedBytes) + " on " + peak.device.toString() + " "
+                      + where + "\n";
+    if (peak.reservedBytes) {
+        out += "Peak reserved   " + formatBytes(*peak.reservedBytes) + " at " + formatDuration(*peak.reservedTimeNs)
+               + " (" + formatBytes(peak.reservedAtPeakBytes.value_or(0)) + " reserved at the allocated peak)\n";
+    } else {
+        out += "Peak reserved   unknown (the trace has no segment events)\n";
+    }
+    for (std::size_t d = 0; d < summary.peak.devices.size(); ++d) {
+        if (d != *summary.peak.primary)
+            out += "Also            " + formatBytes(summary.peak.devices[d].allocatedBytes) + " peak on "
+                   + summary.peak.devices[d].device.toString() + "\n";
+    }
+    return out;
+}
+
+std::string liveSection(const Trace &trace, const LiveSet &live, std::size_t top)
+{
+    std::string out = "\nLive at the peak: " + formatBytes(live.bytes) + " in "
+                      + withThousands(static_cast<std::int64_t>(live.allocations.size())) + " blocks\n";
+    const auto group = [&](const char *title, const std::vector<LiveGroup> &groups, auto label) {
+        TextTable table({title, "bytes", "share", "blocks"}, {false, true, true, true});
+        for (std::size_t i = 0; i < std::min(top, groups.size()); ++i)
+            table.addRow({label(groups[i].key), formatBytes(groups[i].bytes),
+                          percent(static_cast<double>(groups[i].bytes), static_cast<double>(live.bytes)),
+                          withThousands(groups[i].blocks)});
+        out += table.toString();
+        if (groups.size() > top)
+            out += "  ... and " + std::to_string(groups.size() - top) + " more\n";
+    };
+    group("category", live.byCategory, [](std::uint32_t key) { return std::string(categoryName(static_cast<Category>(key))); });
+    out += "\n";
+    group("layer", live.byLayer, [&](std::uint32_t key) { return layerLabel(trace, key); });
+    if (live.byStack.size() > 1 || (live.byStack.size() == 1 && live.byStack.front().key != StackTable::kEmptyStack)) {
+        out += "\n";
+        group("allocated at", live.byStack, [&](std::uint32_t key) { return stackLabel(trace, key); });
+    }
+    return out;
+}
+
+std::string layerSection(const Trace &trace, const TraceSummary &summary, std::size_t top)
+{
+    const auto ranked = rankLayersByActivation(trace, summary.layers);
+    if (ranked.empty())
+        return {};
+    TextTable table({"layer", "kind", "activations", "self", "forward", "backward"},
+                    {false, false, true, true, true, true});
+    for (std::size_t i = 0; i < std::min(top, ranked.size()); ++i) {
+        const LayerStats &s = summary.layers[ranked[i]];
+        const Layer &layer = trace.layers[s.layer];
+        table.addRow({layer.path, layer.kind, formatBytes(s.activationBytes), formatBytes(s.selfActivationBytes),
+                      formatDuration(s.forwardNs), formatDuration(s.backwardNs)});
+    }
+    std::string out = "\nLayers by activation bytes left for the backward pass\n" + table.toString();
+    if (ranked.size() > top)
+        out += "  ... and " + std::to_string(ranked.size() - top) + " more (--top N shows more)\n";
+    return out;
+}
+
+std::string stepSection(const TraceSummary &summary, std::size_t top)
+{
+    if (summary.steps.empty())
+        return {};
+    TextTable table({"step", "duration", "start", "peak", "peak at", "phase", "allocated"},
+                    {true, true, true, true, true, false, true});
+    for (std::size_t i = 0; i < std::min(top, summary.steps.size()); ++i) {
+        const StepStats &s = summary.steps[i];
+        table.addRow({std::to_string(s.number), formatDuration(s.durationNs()), formatBytes(s.startBytes),
+                      formatBytes(s.peakAllocatedBytes), "+" + formatDuration(s.peakTimeNs - s.beginNs),
+                      std::string(phaseName(s.peakPhase)), formatBytes(s.allocatedBytes)});
+    }
+    std::string out = "\nSteps\n" + table.toString();
+    if (summary.steps.size() > top)
+        out += "  ... and " + std::to_string(summary.steps.size() - top) + " more\n";
+    return out;
+}
+
+std::string textSummary(const std::string &path, const Trace &trace, const TraceSummary &summary, std::size_t top)
+{
+    std::string out = path + "\n";
+    if (auto description = trace.metaValue(metakey::Description); !description.empty())
+        out += description + "\n";
+    out += withThousands(static_cast<std::int64_t>(trace.events.size())) + " memory events over "
+           + formatDuration(summary.lastNs - summary.firstNs) + ", " + plural(trace.steps.size(), "step") + ", "
+           + plural(trace.layers.size(), "layer") + "\n\n";
+    out += peakSection(trace, summary);
+    if (summary.peak.liveAtPeak)
+        out += liveSection(trace, *summary.peak.liveAtPeak, top);
+    out += layerSection(trace, summary, top);
+    out += stepSection(summary, top);
+    return out;
+}
+
+} // namespace
+
+Command addSummaryCommand(CLI::App &app)
+{
+    auto *command = app.add_subcommand("summary", "The peak, what is live at it, layers and steps");
+    struct Options
+    {
+        std::string path;
+        bool json = false;
+        std::size_t top = 10;
+        bool topGiven = false;
+    };
+    auto options = std::make_shared<Options>();
+    command->add_option("FILE", options->path, "Trace file (*.peaklens, trace text)")->required();
+    command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
+    command->add_option("--top", options->top, "How many layers, groups and steps to list (JSON: all unless given)")
+        ->check(CLI::PositiveNumber)
+        ->each([options](const std::string &) { options->topGiven = true; });
+    return {command, [options] {
+                const auto trace = loadTrace(options->path);
+                const TraceSummary summary = summarize(*trace);
+                if (options->json)
+                    return summaryToJson(*trace, summary, options->topGiven ? std::optional(options->top) : std::nullopt)
+                           + "\n";
+                return textSummary(options->path, *trace, summary, options->top);
+            }};
+}
+
+} // namespace peaklens::cli

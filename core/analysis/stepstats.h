@@ -1,0 +1,30 @@
+#pragma once
+// Per-step figures on one device: how long the step took, where its memory peaked, and
+// how much it allocated.
+
+#include "core/trace/trace.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace peaklens {
+
+struct StepStats
+{
+    std::int64_t number = 0;
+    std::int64_t beginNs = 0;
+    std::int64_t endNs = 0;
+    std::int64_t startBytes = 0;         // allocated when the step began
+    std::int64_t peakAllocatedBytes = 0; // highest allocated bytes inside the step
+    std::int64_t peakTimeNs = 0;
+    Phase peakPhase = Phase::Other;
+    std::int64_t allocatedBytes = 0;     // sum of the step's allocations
+    std::int64_t allocations = 0;
+
+    std::int64_t durationNs() const { return endNs - beginNs; }
+};
+
+// One entry per step of the trace, in time order, for the events on `device`.
+std::vector<StepStats> computeStepStats(const Trace &trace, Device device);
+
+} // namespace peaklens

@@ -1,0 +1,99 @@
+#include "timelineseries.h"
+
+#include "lanedevices.h"
+
+#include <algorithm>
+#include <map>
+
+namespace peaklens {
+
+namespace {
+
+// Appends a point, merging it into the last one when they share a time.
+void appendPoint(std::vector<SeriesPoint> &points, std::int64_t timeNs, std::int64_t bytes)
+{
+    if (!points.empty() && points.back().timeNs == timeNs)
+        points.back().bytes = bytes;
+    else
+        points.push_back({timeNs, bytes});
+}
+
+std::uint32_t layerAtDepth(const Trace &trace, std::uint32_t layer, int depth)
+{
+    if (layer == kNoLayer || depth <= 0)
+        return layer;
+    std::vector<std::uint32_t> chain;
+    for (std::uint32_t l = layer; l != kNoLayer; l = trace.layers[l].parent)
+        chain.push_back(l);
+    return chain.size() >= static_cast<std::size_t>(depth) ? chain[chain.size() - static_cast<std::size_t>(depth)]
+                                                           : layer;
+}
+
+} // namespace
+
+TimelineSeries buildTimeline(const Trace &trace, Device device, GroupBy groupBy, int layerDepth)
+{
+    TimelineSeries series;
+    series.device = device;
+    const LaneDevices lanes(trace);
+    const auto deviceIndex = lanes.indexOf(device);
+    if (!deviceIndex)
+        return series;
+
+    std::vector<std::uint32_t> groupOfLayer(trace.layers.size());
+    for (std::uint32_t l = 0; l < groupOfLayer.size(); ++l)
+        groupOfLayer[l] = layerAtDepth(trace, l, layerDepth);
+
+    struct GroupState
+    {
+        std::int64_t bytes = 0;
+        std::int64_t peak = 0;
+        std::vector<SeriesPoint> points;
+    };
+    std::map<std::uint32_t, GroupState> groups;
+    const MemoryEvents &events = trace.events;
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        if (lanes.deviceOfLane[events.lane(i)] != *deviceIndex)
+            continue;
+        const std::int64_t t = events.timeNs(i);
+        const std::int64_t delta = events.deltaBytes(i);
+        total += delta;
+        appendPoint(series.allocated, t, total);
+        std::uint32_t key = 0;
+        if (groupBy == GroupBy::Category)
+            key = static_cast<std::uint32_t>(events.category(i));
+        else
+            key = events.layer(i) == kNoLayer ? kNoLayer : groupOfLayer[events.layer(i)];
+        GroupState &group = groups[key];
+        group.bytes += delta;
+        group.peak = std::max(group.peak, group.bytes);
+        appendPoint(group.points, t, group.bytes);
+    }
+
+    std::int64_t reserved = 0;
+    for (const ReservedEvent &event : trace.reserved) {
+        if (lanes.deviceOfLane[event.lane] != *deviceIndex)
+            continue;
+        reserved += event.deltaBytes;
+        appendPoint(series.reserved, event.timeNs, reserved);
+    }
+
+    std::vector<std::pair<std::int64_t, std::uint32_t>> order;
+    for (const auto &[key, group] : groups)
+        order.emplace_back(group.peak, key);
+    std::stable_sort(order.begin(), order.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
+    for (const auto &[peak, key] : order) {
+        GroupSeries group;
+        group.key = key;
+        if (groupBy == GroupBy::Category)
+            group.label = std::string(categoryName(static_cast<Category>(key)));
+        else
+            group.label = key == kNoLayer ? std::string("(no layer)") : trace.layers[key].path;
+        group.points = std::move(groups[key].points);
+        series.groups.push_back(std::move(group));
+    }
+    return series;
+}
+
+} // namespace peaklens

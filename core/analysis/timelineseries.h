@@ -1,0 +1,41 @@
+#pragma once
+// Allocated (and reserved) bytes over time on one device, in total and split into groups
+// by category or by layer, as step functions: each point holds from its time until the next.
+
+#include "core/trace/trace.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace peaklens {
+
+struct SeriesPoint
+{
+    std::int64_t timeNs = 0;
+    std::int64_t bytes = 0;
+    bool operator==(const SeriesPoint &) const = default;
+};
+
+struct GroupSeries
+{
+    std::uint32_t key = 0; // category code, or layer index (kNoLayer for events outside any layer)
+    std::string label;
+    std::vector<SeriesPoint> points; // only where this group changes
+};
+
+enum class GroupBy { Category, Layer };
+
+struct TimelineSeries
+{
+    Device device;
+    std::vector<SeriesPoint> allocated; // one point per event time
+    std::vector<SeriesPoint> reserved;  // empty when the trace has no segments
+    std::vector<GroupSeries> groups;    // largest peak first
+};
+
+// layerDepth, for GroupBy::Layer: 0 groups by the innermost layer of each event, N by its
+// ancestor N levels below the root (1 = top-level modules such as "blocks").
+TimelineSeries buildTimeline(const Trace &trace, Device device, GroupBy groupBy, int layerDepth = 0);
+
+} // namespace peaklens

@@ -1,0 +1,144 @@
+#include "sqlitedatabase.h"
+
+#include "core/error.h"
+
+namespace peaklens {
+
+namespace {
+[[noreturn]] void throwSqlite(sqlite3 *db, int code)
+{
+    throw Error(db ? sqlite3_errmsg(db) : sqlite3_errstr(code));
+}
+} // namespace
+
+SqliteStatement::SqliteStatement(sqlite3 *db, std::string_view sql)
+    : m_db(db)
+{
+    const int code = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &m_statement, nullptr);
+    if (code != SQLITE_OK)
+        throwSqlite(db, code);
+}
+
+SqliteStatement::~SqliteStatement()
+{
+    sqlite3_finalize(m_statement);
+}
+
+SqliteStatement &SqliteStatement::bind(int index, std::int64_t value)
+{
+    if (int code = sqlite3_bind_int64(m_statement, index, value); code != SQLITE_OK)
+        throwSqlite(m_db, code);
+    return *this;
+}
+
+SqliteStatement &SqliteStatement::bind(int index, std::string_view text)
+{
+    if (int code = sqlite3_bind_text64(m_statement, index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+        code != SQLITE_OK)
+        throwSqlite(m_db, code);
+    return *this;
+}
+
+SqliteStatement &SqliteStatement::bind(int index, std::span<const std::byte> blob)
+{
+    // SQLITE_STATIC: callers keep the bytes alive until the statement has run.
+    if (int code = sqlite3_bind_blob64(m_statement, index, blob.data(), blob.size(), SQLITE_STATIC); code != SQLITE_OK)
+        throwSqlite(m_db, code);
+    return *this;
+}
+
+SqliteStatement &SqliteStatement::bindNull(int index)
+{
+    if (int code = sqlite3_bind_null(m_statement, index); code != SQLITE_OK)
+        throwSqlite(m_db, code);
+    return *this;
+}
+
+bool SqliteStatement::step()
+{
+    const int code = sqlite3_step(m_statement);
+    if (code == SQLITE_ROW)
+        return true;
+    if (code == SQLITE_DONE)
+        return false;
+    throwSqlite(m_db, code);
+}
+
+void SqliteStatement::run()
+{
+    step();
+    reset();
+}
+
+void SqliteStatement::reset()
+{
+    sqlite3_reset(m_statement);
+    sqlite3_clear_bindings(m_statement);
+}
+
+std::string SqliteStatement::text(int column) const
+{
+    const auto *data = reinterpret_cast<const char *>(sqlite3_column_text(m_statement, column));
+    return data ? std::string(data, static_cast<std::size_t>(sqlite3_column_bytes(m_statement, column)))
+                : std::string();
+}
+
+std::span<const std::byte> SqliteStatement::blob(int column) const
+{
+    const auto *data = static_cast<const std::byte *>(sqlite3_column_blob(m_statement, column));
+    const auto size = static_cast<std::size_t>(sqlite3_column_bytes(m_statement, column));
+    return data ? std::span(data, size) : std::span<const std::byte>();
+}
+
+SqliteDatabase::SqliteDatabase(const std::string &path, int openFlags)
+{
+    const int code = sqlite3_open_v2(path.c_str(), &m_db, openFlags | SQLITE_OPEN_NOMUTEX, nullptr);
+    if (code != SQLITE_OK) {
+        const std::string message = m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(code);
+        sqlite3_close(m_db);
+        m_db = nullptr;
+        throw Error(message);
+    }
+    sqlite3_extended_result_codes(m_db, 1);
+}
+
+SqliteDatabase::~SqliteDatabase()
+{
+    sqlite3_close_v2(m_db);
+}
+
+void SqliteDatabase::exec(std::string_view sql)
+{
+    char *message = nullptr;
+    const int code = sqlite3_exec(m_db, std::string(sql).c_str(), nullptr, nullptr, &message);
+    if (code != SQLITE_OK) {
+        const std::string text = message ? message : sqlite3_errstr(code);
+        sqlite3_free(message);
+        throw Error(text);
+    }
+}
+
+std::int64_t SqliteDatabase::queryInteger(std::string_view sql)
+{
+    SqliteStatement statement(m_db, sql);
+    return statement.step() ? statement.integer(0) : 0;
+}
+
+bool SqliteDatabase::hasTable(std::string_view name)
+{
+    SqliteStatement statement(m_db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+    statement.bind(1, name);
+    return statement.step();
+}
+
+void SqliteDatabase::close()
+{
+    if (!m_db)
+        return;
+    const int code = sqlite3_close(m_db);
+    if (code != SQLITE_OK)
+        throwSqlite(m_db, code);
+    m_db = nullptr;
+}
+
+} // namespace peaklens

@@ -1,0 +1,63 @@
+#pragma once
+// Thin RAII wrappers over the SQLite C API for the native trace file. Every failure
+// throws peaklens::Error with SQLite's own message, for the reader and writer to reword.
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace peaklens {
+
+class SqliteStatement
+{
+public:
+    SqliteStatement(sqlite3 *db, std::string_view sql);
+    ~SqliteStatement();
+    SqliteStatement(const SqliteStatement &) = delete;
+    SqliteStatement &operator=(const SqliteStatement &) = delete;
+
+    SqliteStatement &bind(int index, std::int64_t value);
+    SqliteStatement &bind(int index, std::string_view text);
+    SqliteStatement &bind(int index, std::span<const std::byte> blob);
+    SqliteStatement &bindNull(int index);
+
+    // True while there is a row; throws on errors.
+    bool step();
+    // step() then reset(), for statements that return no rows.
+    void run();
+    void reset();
+
+    bool isNull(int column) const { return sqlite3_column_type(m_statement, column) == SQLITE_NULL; }
+    std::int64_t integer(int column) const { return sqlite3_column_int64(m_statement, column); }
+    std::string text(int column) const;
+    std::span<const std::byte> blob(int column) const;
+
+private:
+    sqlite3 *m_db;
+    sqlite3_stmt *m_statement = nullptr;
+};
+
+class SqliteDatabase
+{
+public:
+    SqliteDatabase(const std::string &path, int openFlags);
+    ~SqliteDatabase();
+    SqliteDatabase(const SqliteDatabase &) = delete;
+    SqliteDatabase &operator=(const SqliteDatabase &) = delete;
+
+    void exec(std::string_view sql);
+    std::int64_t queryInteger(std::string_view sql);
+    SqliteStatement prepare(std::string_view sql) { return SqliteStatement(m_db, sql); }
+    bool hasTable(std::string_view name);
+    void close();
+
+    sqlite3 *handle() const { return m_db; }
+
+private:
+    sqlite3 *m_db = nullptr;
+};
+
+} // namespace peaklens

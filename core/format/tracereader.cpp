@@ -1,0 +1,326 @@
+#include "tracereader.h"
+
+#include "core/error.h"
+#include "core/trace/tracebuilder.h"
+#include "schema.h"
+#include "sqlitedatabase.h"
+
+#include <array>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+namespace peaklens {
+
+namespace {
+
+constexpr std::size_t kHeaderSize = 100;
+constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
+
+std::uint32_t bigEndian32(std::span<const std::byte> bytes, std::size_t offset)
+{
+    std::uint32_t value = 0;
+    for (std::size_t i = 0; i < 4; ++i)
+        value = value << 8 | std::to_integer<std::uint32_t>(bytes[offset + i]);
+    return value;
+}
+
+bool hasSqliteMagic(std::span<const std::byte> header)
+{
+    return header.size() >= kSqliteMagic.size() && std::memcmp(header.data(), kSqliteMagic.data(), kSqliteMagic.size()) == 0;
+}
+
+template<typename T>
+T load(const std::byte *column, std::size_t i)
+{
+    T value;
+    std::memcpy(&value, column + i * sizeof(T), sizeof(T));
+    return value;
+}
+
+// Reads one file; every problem becomes an ImportError naming it.
+class NativeFileReader
+{
+public:
+    explicit NativeFileReader(std::string path)
+        : m_path(std::move(path))
+    {
+    }
+
+    std::shared_ptr<const Trace> read()
+    {
+        checkHeader();
+        try {
+            m_db = std::make_unique<SqliteDatabase>(m_path, SQLITE_OPEN_READONLY);
+            checkVersionAndTables();
+            readMeta();
+            readLanes();
+            readLayers();
+            readStacks();
+            readKernelNames();
+            readEvents();
+            readReserved();
+            readRanges();
+            readSteps();
+            readKernels();
+        } catch (const ImportError &) {
+            throw;
+        } catch (const Error &error) {
+            damaged(error.what());
+        }
+        return m_builder.finish();
+    }
+
+private:
+    [[noreturn]] void damaged(const std::string &problem) const
+    {
+        throw ImportError(m_path, "is damaged: " + problem + ".");
+    }
+
+    void checkHeader()
+    {
+        std::error_code ec;
+        const auto status = std::filesystem::status(m_path, ec);
+        if (!std::filesystem::exists(status))
+            throw ImportError(m_path, "does not exist.");
+        if (std::filesystem::is_directory(status))
+            throw ImportError(m_path, "is a directory, not a trace file.");
+        std::ifstream file(m_path, std::ios::binary);
+        if (!file)
+            throw ImportError(m_path, std::string("cannot be read: ") + std::strerror(errno) + ".");
+        std::array<std::byte, kHeaderSize> header{};
+        file.read(reinterpret_cast<char *>(header.data()), header.size());
+        const auto got = static_cast<std::size_t>(file.gcount());
+        const auto span = std::span<const std::byte>(header.data(), got);
+        if (!hasSqliteMagic(span))
+            throw ImportError(m_path, "is not a PeakLens trace: it is not an SQLite database.");
+        if (got < kHeaderSize)
+            throw ImportError(m_path, "is truncated: it ends inside its " + std::to_string(kHeaderSize) + "-byte header.");
+        if (bigEndian32(span, 68) != static_cast<std::uint32_t>(schema::kApplicationId))
+            throw ImportError(m_path, "is an SQLite database, but not a PeakLens trace.");
+        const std::uint32_t version = bigEndian32(span, 60);
+        if (version > static_cast<std::uint32_t>(schema::kFormatVersion))
+            throw ImportError(m_path, "was written by a newer PeakLens (file format " + std::to_string(version)
+                                          + "; this build reads up to " + std::to_string(schema::kFormatVersion)
+                                          + "). Update PeakLens to open it.");
+        // Without a write-ahead log beside it, the file must be as long as its header says.
+        std::uint32_t pageSize = (std::to_integer<std::uint32_t>(span[16]) << 8) | std::to_integer<std::uint32_t>(span[17]);
+        if (pageSize == 1)
+            pageSize = 65536;
+        const std::uint32_t pageCount = bigEndian32(span, 28);
+        const bool pageCountValid = bigEndian32(span, 24) == bigEndian32(span, 92);
+        const auto fileSize = std::filesystem::file_size(m_path, ec);
+        if (!ec && pageCountValid && !std::filesystem::exists(m_path + "-wal", ec)) {
+            const std::uint64_t expected = std::uint64_t(pageSize) * pageCount;
+            if (fileSize < expected)
+                throw ImportError(m_path, "is truncated: it has " + std::to_string(fileSize) + " bytes, but its header says "
+                                              + std::to_string(expected)
+                                              + ". It was probably cut off while being copied or downloaded.");
+        }
+        m_fileBytes = fileSize + std::filesystem::file_size(m_path + "-wal", ec);
+    }
+
+    void checkVersionAndTables()
+    {
+        const auto version = m_db->queryInteger("PRAGMA user_version");
+        if (version != schema::kFormatVersion)
+            damaged("its format version is " + std::to_string(version));
+        for (std::string_view table : schema::kTableNames) {
+            if (!m_db->hasTable(table))
+                damaged("the table \"" + std::string(table) + "\" is missing");
+        }
+    }
+
+    void readMeta()
+    {
+        auto rows = m_db->prepare("SELECT key, value FROM meta");
+        while (rows.step())
+            m_builder.setMeta(rows.text(0), rows.text(1));
+    }
+
+    void readLanes()
+    {
+        auto rows = m_db->prepare("SELECT id, device_type, device, stream FROM lanes ORDER BY id");
+        while (rows.step()) {
+            const auto type = rows.integer(1);
+            const auto index = rows.integer(2);
+            if (type != static_cast<int>(DeviceType::Cpu) && type != static_cast<int>(DeviceType::Cuda))
+                damaged("lane " + std::to_string(rows.integer(0)) + " has the unknown device type " + std::to_string(type));
+            if (index < 0 || index > INT16_MAX)
+                damaged("lane " + std::to_string(rows.integer(0)) + " has the device index " + std::to_string(index));
+            const Lane lane{Device{static_cast<DeviceType>(type), static_cast<std::int16_t>(index)},
+                            static_cast<std::uint64_t>(rows.integer(3))};
+            mapId(m_laneIds, rows.integer(0), m_builder.lane(lane), "lane");
+        }
+    }
+
+    void readLayers()
+    {
+        auto rows = m_db->prepare("SELECT id, path, kind, parameter_bytes FROM layers ORDER BY id");
+        while (rows.step()) {
+            const std::uint32_t layer = m_builder.layer(rows.text(1));
+            m_builder.setLayerInfo(layer, rows.text(2), rows.integer(3));
+            mapId(m_layerIds, rows.integer(0), layer, "layer");
+        }
+    }
+
+    void readStacks()
+    {
+        std::vector<std::uint32_t> frameIds;
+        auto frames = m_db->prepare("SELECT id, function, file, line FROM frames ORDER BY id");
+        while (frames.step())
+            mapId(frameIds, frames.integer(0),
+                  m_builder.stacks().internFrame(Frame{frames.text(1), frames.text(2),
+                                                       static_cast<std::int32_t>(frames.integer(3))}),
+                  "frame");
+        m_stackIds.assign(1, StackTable::kEmptyStack);
+        auto stacks = m_db->prepare("SELECT id, parent, frame FROM stacks ORDER BY id");
+        while (stacks.step()) {
+            const auto parent = stacks.integer(1);
+            if (parent < 0 || parent >= stacks.integer(0))
+                damaged("stack " + std::to_string(stacks.integer(0)) + " has a bad parent");
+            const auto frame = lookup(frameIds, stacks.integer(2), "frame");
+            mapId(m_stackIds, stacks.integer(0), m_builder.stacks().internStack(m_stackIds[parent], frame), "stack");
+        }
+    }
+
+    void readKernelNames()
+    {
+        auto rows = m_db->prepare("SELECT id, name FROM kernel_names ORDER BY id");
+        while (rows.step())
+            mapId(m_kernelNameIds, rows.integer(0), m_builder.kernelName(rows.text(1)), "kernel name");
+    }
+
+    void readEvents()
+    {
+        // First only the sizes, to check every chunk before anything is allocated.
+        static constexpr std::array<std::size_t, 8> widths = {8, 8, 8, 2, 1, 1, 4, 4};
+        std::uint64_t total = 0;
+        auto sizes = m_db->prepare("SELECT chunk, count, length(t_ns), length(delta_bytes), length(addr), length(lane), "
+                                   "length(category), length(phase), length(layer), length(stack) FROM events");
+        while (sizes.step()) {
+            const auto count = sizes.integer(1);
+            if (count < 0 || count > (std::int64_t(1) << 32))
+                damaged("events chunk " + std::to_string(sizes.integer(0)) + " claims " + std::to_string(count) + " events");
+            for (std::size_t c = 0; c < widths.size(); ++c) {
+                if (sizes.integer(static_cast<int>(c) + 2) != count * static_cast<std::int64_t>(widths[c]))
+                    damaged("events chunk " + std::to_string(sizes.integer(0)) + " has columns of the wrong length");
+            }
+            total += static_cast<std::uint64_t>(count);
+        }
+        if (total * 36 > m_fileBytes)
+            damaged("it claims more events than the file can hold");
+        m_builder.reserveEvents(total);
+
+        auto chunks = m_db->prepare("SELECT count, t_ns, delta_bytes, addr, lane, category, phase, layer, stack "
+                                    "FROM events ORDER BY chunk");
+        while (chunks.step()) {
+            const auto count = static_cast<std::size_t>(chunks.integer(0));
+            std::array<const std::byte *, 8> columns{};
+            for (std::size_t c = 0; c < columns.size(); ++c) {
+                columns[c] = chunks.blob(static_cast<int>(c) + 1).data();
+                if (count > 0 && (!columns[c] || chunks.blob(static_cast<int>(c) + 1).size() != count * widths[c]))
+                    damaged("an events chunk changed while it was read");
+            }
+            for (std::size_t i = 0; i < count; ++i) {
+                MemoryEvent event;
+                event.timeNs = load<std::int64_t>(columns[0], i);
+                event.deltaBytes = load<std::int64_t>(columns[1], i);
+                event.addr = load<std::uint64_t>(columns[2], i);
+                event.lane = lookup(m_laneIds, load<std::uint16_t>(columns[3], i), "lane");
+                const auto category = load<std::uint8_t>(columns[4], i);
+                const auto phase = load<std::uint8_t>(columns[5], i);
+                if (category >= kCategoryCount || phase >= kPhaseCount)
+                    damaged("an event has an unknown category or phase");
+                event.category = static_cast<Category>(category);
+                event.phase = static_cast<Phase>(phase);
+                const auto layer = load<std::uint32_t>(columns[6], i);
+                event.layer = layer == schema::kFileNoLayer ? kNoLayer : lookup(m_layerIds, layer, "layer");
+                event.stack = lookup(m_stackIds, load<std::uint32_t>(columns[7], i), "stack");
+                m_builder.addEvent(event);
+            }
+        }
+    }
+
+    void readReserved()
+    {
+        auto rows = m_db->prepare("SELECT t_ns, delta_bytes, addr, lane FROM reserved");
+        while (rows.step())
+            m_builder.addReserved(ReservedEvent{rows.integer(0), rows.integer(1), static_cast<std::uint64_t>(rows.integer(2)),
+                                                lookup(m_laneIds, rows.integer(3), "lane")});
+    }
+
+    void readRanges()
+    {
+        auto rows = m_db->prepare("SELECT layer, phase, step, t_begin_ns, t_end_ns, thread FROM ranges");
+        while (rows.step()) {
+            Range range;
+            range.layer = rows.isNull(0) ? kNoLayer : lookup(m_layerIds, rows.integer(0), "layer");
+            const auto phase = rows.integer(1);
+            if (phase < 0 || phase >= kPhaseCount)
+                damaged("a range has the unknown phase " + std::to_string(phase));
+            range.phase = static_cast<Phase>(phase);
+            range.step = rows.isNull(2) ? kNoStep : rows.integer(2);
+            range.beginNs = rows.integer(3);
+            range.endNs = rows.integer(4);
+            range.thread = static_cast<std::uint32_t>(rows.integer(5));
+            m_builder.addRange(range);
+        }
+    }
+
+    void readSteps()
+    {
+        auto rows = m_db->prepare("SELECT number, t_begin_ns, t_end_ns FROM steps");
+        while (rows.step())
+            m_builder.addStep(Step{rows.integer(0), rows.integer(1), rows.integer(2)});
+    }
+
+    void readKernels()
+    {
+        auto rows = m_db->prepare("SELECT name, lane, t_begin_ns, t_end_ns FROM kernels");
+        while (rows.step()) {
+            m_builder.addKernel(Kernel{lookup(m_kernelNameIds, rows.integer(0), "kernel name"),
+                                       lookup(m_laneIds, rows.integer(1), "lane"), rows.integer(2), rows.integer(3)});
+        }
+    }
+
+    // Files number their rows 0, 1, 2...; the builder may intern them to other indices.
+    void mapId(std::vector<std::uint32_t> &ids, std::int64_t fileId, std::uint32_t id, std::string_view what)
+    {
+        if (fileId != static_cast<std::int64_t>(ids.size()))
+            damaged(std::string(what) + " " + std::to_string(fileId) + " is out of sequence");
+        ids.push_back(id);
+    }
+
+    std::uint32_t lookup(const std::vector<std::uint32_t> &ids, std::int64_t fileId, std::string_view what) const
+    {
+        if (fileId < 0 || fileId >= static_cast<std::int64_t>(ids.size()))
+            damaged("it refers to " + std::string(what) + " " + std::to_string(fileId) + ", which it does not define");
+        return ids[static_cast<std::size_t>(fileId)];
+    }
+
+    std::string m_path;
+    std::uint64_t m_fileBytes = 0;
+    std::unique_ptr<SqliteDatabase> m_db;
+    TraceBuilder m_builder;
+    std::vector<std::uint32_t> m_laneIds;
+    std::vector<std::uint32_t> m_layerIds;
+    std::vector<std::uint32_t> m_stackIds;
+    std::vector<std::uint32_t> m_kernelNameIds;
+};
+
+} // namespace
+
+std::shared_ptr<const Trace> TraceReader::read(const std::string &path)
+{
+    return NativeFileReader(path).read();
+}
+
+bool TraceReader::recognizes(std::span<const std::byte> header)
+{
+    return header.size() >= kHeaderSize && hasSqliteMagic(header)
+           && bigEndian32(header, 68) == static_cast<std::uint32_t>(schema::kApplicationId);
+}
+
+} // namespace peaklens

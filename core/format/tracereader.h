@@ -1,0 +1,23 @@
+#pragma once
+// Loads a native *.peaklens file into a Trace, checking everything it reads: a file that
+// is not a trace, from a newer PeakLens, truncated or damaged gets an ImportError that
+// names the file and the problem. The file is opened read-only and never changed.
+
+#include "core/trace/trace.h"
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace peaklens {
+
+class TraceReader
+{
+public:
+    static std::shared_ptr<const Trace> read(const std::string &path);
+    // True when these first bytes of a file are those of a PeakLens trace.
+    static bool recognizes(std::span<const std::byte> header);
+};
+
+} // namespace peaklens

@@ -1,0 +1,367 @@
+#include "tracewriter.h"
+
+#include "core/error.h"
+#include "schema.h"
+#include "sqlitedatabase.h"
+
+#include <bit>
+#include <cstdio>
+#include <filesystem>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace peaklens {
+
+static_assert(std::endian::native == std::endian::little,
+              "the native file stores little-endian arrays; a big-endian build needs byte swapping here");
+
+struct TraceWriter::Chunk
+{
+    std::vector<std::int64_t> timeNs;
+    std::vector<std::int64_t> deltaBytes;
+    std::vector<std::uint64_t> addr;
+    std::vector<std::uint16_t> lane;
+    std::vector<std::uint8_t> category;
+    std::vector<std::uint8_t> phase;
+    std::vector<std::uint32_t> layer;
+    std::vector<std::uint32_t> stack;
+    std::int64_t bytesAllocated = 0;
+    std::int64_t bytesFreed = 0;
+
+    void clear()
+    {
+        timeNs.clear();
+        deltaBytes.clear();
+        addr.clear();
+        lane.clear();
+        category.clear();
+        phase.clear();
+        layer.clear();
+        stack.clear();
+        bytesAllocated = bytesFreed = 0;
+    }
+};
+
+namespace {
+template<typename T>
+std::span<const std::byte> bytesOf(const std::vector<T> &column)
+{
+    return std::as_bytes(std::span(column));
+}
+} // namespace
+
+TraceWriter::TraceWriter(const std::string &path, Mode mode)
+    : m_path(path)
+    , m_mode(mode)
+    , m_chunk(std::make_unique<Chunk>())
+{
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec))
+        throw FileError(path, "already exists; PeakLens never overwrites a trace in place.");
+    try {
+        m_db = std::make_unique<SqliteDatabase>(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+        m_db->exec("PRAGMA page_size = 65536");
+        if (mode == Mode::Streaming)
+            m_db->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
+        else
+            m_db->exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF");
+        m_db->exec("PRAGMA application_id = " + std::to_string(schema::kApplicationId)
+                   + "; PRAGMA user_version = " + std::to_string(schema::kFormatVersion));
+        m_db->exec("BEGIN");
+        m_db->exec(schema::kCreateTables);
+        m_insertEvents = std::make_unique<SqliteStatement>(
+            m_db->handle(), "INSERT INTO events VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        m_insertReserved = std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO reserved VALUES(?, ?, ?, ?)");
+        m_insertRange = std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO ranges VALUES(?, ?, ?, ?, ?, ?)");
+        m_insertKernel = std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO kernels VALUES(?, ?, ?, ?)");
+        m_db->exec("COMMIT; BEGIN");
+    } catch (const Error &error) {
+        fail(error);
+    }
+    m_lastCommit = std::chrono::steady_clock::now();
+}
+
+TraceWriter::~TraceWriter()
+{
+    if (m_finished || !m_db)
+        return;
+    try {
+        finish();
+    } catch (const Error &error) {
+        std::fprintf(stderr, "peaklens: %s\n", error.what());
+    }
+}
+
+void TraceWriter::fail(const std::exception &error) const
+{
+    throw FileError(m_path, std::string("could not be written: ") + error.what());
+}
+
+void TraceWriter::writeMeta(std::string_view key, std::string_view value)
+{
+    try {
+        m_db->prepare("INSERT OR REPLACE INTO meta VALUES(?, ?)").bind(1, key).bind(2, value).run();
+    } catch (const Error &error) {
+        fail(error);
+    }
+}
+
+void TraceWriter::writeLane(std::uint32_t id, const Lane &lane)
+{
+    try {
+        m_db->prepare("INSERT INTO lanes VALUES(?, ?, ?, ?)")
+            .bind(1, id)
+            .bind(2, static_cast<std::int64_t>(lane.device.type))
+            .bind(3, lane.device.index)
+            .bind(4, static_cast<std::int64_t>(lane.stream))
+            .run();
+    } catch (const Error &error) {
+        fail(error);
+    }
+}
+
+void TraceWriter::writeLayer(std::uint32_t id, const Layer &layer)
+{
+    try {
+        auto statement = m_db->prepare("INSERT INTO layers VALUES(?, ?, ?, ?, ?)");
+        statement.bind(1, id);
+        if (layer.parent == kNoLayer)
+            statement.bindNull(2);
+        else
+            statement.bind(2, layer.parent);
+        statement.bind(3, layer.path).bind(4, layer.kind).bind(5, layer.parameterBytes).run();
+    } catch (const Error &error) {
+        fail(error);
+    }
+}
+
+void TraceWriter::writeFrame(std::uint32_t id, const Frame &frame)
+{
+    try {
+        m_db->prepare("INSERT INTO frames VALUES(?, ?, ?, ?)")
+            .bind(1, id)
+            .bind(2, frame.function)
+            .bind(3, frame.file)
+            .bind(4, frame.line)
+            .run();
+    } catch (const Error &error) {
+        fail(error);
+    }
+}
+
+void TraceWriter::writeStack(std::uint32_t id, const StackNode &node)
+{
+    try {
+        m_db->prepare("INSERT INTO stacks VALUES(?, ?, ?)").bind(1, id).bind(2, node.parent).bind(3, node.frame).run();
+    } catch (const Error &error) {
+        fail(error);
+    }
+}
+
+void TraceWriter::writeKernelName(std::uint32_t id, std::string_view name)
+{
+    try {
+        m_db->prepare("INSERT INTO kernel_names VALUES(?, ?)").bind(1, id).bind(2, name).run();
+    } catch (const Error &error) {
+        fail(error);
+    }
+}
+
+void TraceWriter::writeEvent(const MemoryEvent &event)
+{
+    Chunk &chunk = *m_chunk;
+    chunk.timeNs.push_back(event.timeNs);
+    chunk.deltaBytes.push_back(event.deltaBytes);
+    chunk.addr.push_back(event.addr);
+    chunk.lane.push_back(static_cast<std::uint16_t>(event.lane));
+    chunk.category.push_back(static_cast<std::uint8_t>(event.category));
+    chunk.phase.push_back(static_cast<std::uint8_t>(event.phase));
+    chunk.layer.push_back(event.layer == kNoLayer ? schema::kFileNoLayer : event.layer);
+    chunk.stack.push_back(event.stack);
+    if (event.deltaBytes > 0)
+        chunk.bytesAllocated += event.deltaBytes;
+    else
+        chunk.bytesFreed -= event.deltaBytes;
+    ++m_writtenEvents;
+    if (chunk.timeNs.size() >= schema::kEventsPerChunk)
+        flushChunk();
+    if (++m_writesSinceClockCheck >= 1024)
+        commitIfDue();
+}
+
+void TraceWriter::flushChunk()
+{
+    Chunk &chunk = *m_chunk;
+    if (chunk.timeNs.empty())
+        return;
+    try {
+        m_insertEvents->bind(1, m_nextChunk)
+            .bind(2, static_cast<std::int64_t>(chunk.timeNs.size()))
+            .bind(3, chunk.timeNs.front())
+            .bind(4, chunk.timeNs.back())
+            .bind(5, chunk.bytesAllocated)
+            .bind(6, chunk.bytesFreed)
+            .bind(7, bytesOf(chunk.timeNs))
+            .bind(8, bytesOf(chunk.deltaBytes))
+            .bind(9, bytesOf(chunk.addr))
+            .bind(10, bytesOf(chunk.lane))
+            .bind(11, bytesOf(chunk.category))
+            .bind(12, bytesOf(chunk.phase))
+            .bind(13, bytesOf(chunk.layer))
+            .bind(14, bytesOf(chunk.stack))
+            .run();
+    } catch (const Error &error) {
+        fail(error);
+    }
+    ++m_nextChunk;
+    chunk.clear();
+}
+
+void TraceWriter::writeReserved(const ReservedEvent &event)
+{
+    try {
+        m_insertReserved->bind(1, event.timeNs)
+            .bind(2, event.deltaBytes)
+            .bind(3, static_cast<std::int64_t>(event.addr))
+            .bind(4, event.lane)
+            .run();
+    } catch (const Error &error) {
+        fail(error);
+    }
+    if (++m_writesSinceClockCheck >= 1024)
+        commitIfDue();
+}
+
+void TraceWriter::writeRange(const Range &range)
+{
+    try {
+        if (range.layer == kNoLayer)
+            m_insertRange->bindNull(1);
+        else
+            m_insertRange->bind(1, range.layer);
+        m_insertRange->bind(2, static_cast<std::int64_t>(range.phase));
+        if (range.step == kNoStep)
+            m_insertRange->bindNull(3);
+        else
+            m_insertRange->bind(3, range.step);
+        m_insertRange->bind(4, range.beginNs).bind(5, range.endNs).bind(6, range.thread).run();
+    } catch (const Error &error) {
+        fail(error);
+    }
+}
+
+void TraceWriter::writeStep(const Step &step)
+{
+    try {
+        m_db->prepare("INSERT INTO steps VALUES(?, ?, ?)").bind(1, step.number).bind(2, step.beginNs).bind(3, step.endNs).run();
+    } catch (const Error &error) {
+        fail(error);
+    }
+}
+
+void TraceWriter::writeKernel(const Kernel &kernel)
+{
+    try {
+        m_insertKernel->bind(1, kernel.name).bind(2, kernel.lane).bind(3, kernel.beginNs).bind(4, kernel.endNs).run();
+    } catch (const Error &error) {
+        fail(error);
+    }
+    if (++m_writesSinceClockCheck >= 1024)
+        commitIfDue();
+}
+
+void TraceWriter::commitIfDue()
+{
+    m_writesSinceClockCheck = 0;
+    if (m_mode != Mode::Streaming)
+        return;
+    if (std::chrono::steady_clock::now() - m_lastCommit >= std::chrono::seconds(1))
+        commit();
+}
+
+void TraceWriter::commit()
+{
+    flushChunk();
+    try {
+        m_db->exec("COMMIT; BEGIN");
+    } catch (const Error &error) {
+        fail(error);
+    }
+    m_committedEvents = m_writtenEvents;
+    m_lastCommit = std::chrono::steady_clock::now();
+}
+
+void TraceWriter::finish()
+{
+    if (m_finished)
+        return;
+    m_finished = true;
+    flushChunk();
+    try {
+        m_db->exec("COMMIT");
+        m_committedEvents = m_writtenEvents;
+        m_insertEvents.reset();
+        m_insertReserved.reset();
+        m_insertRange.reset();
+        m_insertKernel.reset();
+        if (m_mode == Mode::Streaming)
+            m_db->exec("PRAGMA journal_mode = DELETE");
+        m_db->close();
+    } catch (const Error &error) {
+        fail(error);
+    }
+}
+
+void TraceWriter::writeTrace(const Trace &trace, const std::string &path)
+{
+    const std::string temporary = path + ".partial-" + std::to_string(::getpid());
+    std::error_code ec;
+    std::filesystem::remove(temporary, ec);
+    try {
+        TraceWriter writer(temporary, Mode::Bulk);
+        for (const auto &[key, value] : trace.meta)
+            writer.writeMeta(key, value);
+        for (std::uint32_t i = 0; i < trace.lanes.size(); ++i)
+            writer.writeLane(i, trace.lanes[i]);
+        for (std::uint32_t i = 0; i < trace.layers.size(); ++i)
+            writer.writeLayer(i, trace.layers[i]);
+        for (std::uint32_t i = 0; i < trace.stacks.frames().size(); ++i)
+            writer.writeFrame(i, trace.stacks.frames()[i]);
+        for (std::uint32_t i = 1; i < trace.stacks.nodes().size(); ++i)
+            writer.writeStack(i, trace.stacks.nodes()[i]);
+        for (std::uint32_t i = 0; i < trace.kernelNames.size(); ++i)
+            writer.writeKernelName(i, trace.kernelNames[i]);
+        for (std::size_t i = 0; i < trace.events.size(); ++i)
+            writer.writeEvent(trace.events.at(i));
+        for (const ReservedEvent &event : trace.reserved)
+            writer.writeReserved(event);
+        for (const Range &range : trace.ranges)
+            writer.writeRange(range);
+        for (const Step &step : trace.steps)
+            writer.writeStep(step);
+        for (const Kernel &kernel : trace.kernels)
+            writer.writeKernel(kernel);
+        writer.finish();
+
+        // Durable before it replaces anything: the rename is the commit.
+        const int fd = ::open(temporary.c_str(), O_RDONLY);
+        if (fd < 0 || ::fsync(fd) != 0) {
+            if (fd >= 0)
+                ::close(fd);
+            throw FileError(path, "could not be written: syncing the data to disk failed.");
+        }
+        ::close(fd);
+        std::filesystem::rename(temporary, path);
+    } catch (const FileError &error) {
+        std::filesystem::remove(temporary, ec);
+        throw FileError(path, error.problem());
+    } catch (const std::filesystem::filesystem_error &error) {
+        std::filesystem::remove(temporary, ec);
+        throw FileError(path, std::string("could not be written: ") + error.code().message() + ".");
+    } catch (...) {
+        std::filesystem::remove(temporary, ec);
+        throw;
+    }
+}
+
+} // namespace peaklens

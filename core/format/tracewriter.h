@@ -1,0 +1,75 @@
+#pragma once
+// Writes the native *.peaklens file (schema.h). Streaming mode is for collectors that
+// append while training runs: WAL, a commit at least every second, so a killed process
+// leaves a readable file. writeTrace() saves a whole Trace atomically (temp file + rename).
+// Not thread-safe: one writer per thread.
+
+#include "core/trace/trace.h"
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace peaklens {
+
+class SqliteDatabase;
+class SqliteStatement;
+
+class TraceWriter
+{
+public:
+    enum class Mode { Streaming, Bulk };
+
+    // Creates `path`; it must not exist yet. Throws FileError.
+    explicit TraceWriter(const std::string &path, Mode mode = Mode::Streaming);
+    ~TraceWriter();
+    TraceWriter(const TraceWriter &) = delete;
+    TraceWriter &operator=(const TraceWriter &) = delete;
+
+    void writeMeta(std::string_view key, std::string_view value);
+    void writeLane(std::uint32_t id, const Lane &lane);
+    void writeLayer(std::uint32_t id, const Layer &layer);
+    void writeFrame(std::uint32_t id, const Frame &frame);
+    void writeStack(std::uint32_t id, const StackNode &node);
+    void writeKernelName(std::uint32_t id, std::string_view name);
+    void writeEvent(const MemoryEvent &event);
+    void writeReserved(const ReservedEvent &event);
+    void writeRange(const Range &range);
+    void writeStep(const Step &step);
+    void writeKernel(const Kernel &kernel);
+
+    // In streaming mode, commits when a second or more has passed since the last commit.
+    // Writes call it too; a collector also calls it from its idle loop.
+    void commitIfDue();
+    void commit();
+    // Commits, leaves a self-contained file (no -wal beside it) and closes it.
+    void finish();
+
+    std::uint64_t committedEvents() const { return m_committedEvents; }
+
+    static void writeTrace(const Trace &trace, const std::string &path);
+
+private:
+    struct Chunk;
+
+    void flushChunk();
+    void fail(const std::exception &error) const;
+
+    std::string m_path;
+    Mode m_mode;
+    std::unique_ptr<SqliteDatabase> m_db;
+    std::unique_ptr<SqliteStatement> m_insertEvents;
+    std::unique_ptr<SqliteStatement> m_insertReserved;
+    std::unique_ptr<SqliteStatement> m_insertRange;
+    std::unique_ptr<SqliteStatement> m_insertKernel;
+    std::unique_ptr<Chunk> m_chunk;
+    std::int64_t m_nextChunk = 0;
+    std::uint64_t m_writtenEvents = 0;
+    std::uint64_t m_committedEvents = 0;
+    std::uint32_t m_writesSinceClockCheck = 0;
+    std::chrono::steady_clock::time_point m_lastCommit;
+    bool m_finished = false;
+};
+
+} // namespace peaklens

@@ -1,0 +1,139 @@
+#include "summaryjson.h"
+
+#include "core/analysis/layerranking.h"
+
+#include <nlohmann/json.hpp>
+
+namespace peaklens {
+
+namespace {
+
+// Keys keep the order written here, which reads better than sorted.
+using json = nlohmann::ordered_json;
+
+template<typename T>
+json orNull(const std::optional<T> &value)
+{
+    return value ? json(*value) : json(nullptr);
+}
+
+json layerName(const Trace &trace, std::uint32_t layer)
+{
+    return layer == kNoLayer ? json(nullptr) : json(trace.layers[layer].path);
+}
+
+std::size_t limit(std::size_t size, std::optional<std::size_t> top)
+{
+    return top ? std::min(size, *top) : size;
+}
+
+json frames(const Trace &trace, std::uint32_t stack)
+{
+    json list = json::array();
+    for (std::uint32_t frame : trace.stacks.framesOf(stack)) {
+        const Frame &f = trace.stacks.frames()[frame];
+        list.push_back({{"function", f.function}, {"file", f.file}, {"line", f.line}});
+    }
+    return list;
+}
+
+json liveSet(const Trace &trace, const LiveSet &set, std::optional<std::size_t> top)
+{
+    json byCategory = json::array(), byLayer = json::array(), byStack = json::array();
+    for (std::size_t i = 0; i < limit(set.byCategory.size(), top); ++i) {
+        const LiveGroup &g = set.byCategory[i];
+        byCategory.push_back({{"category", categoryName(static_cast<Category>(g.key))}, {"bytes", g.bytes}, {"blocks", g.blocks}});
+    }
+    for (std::size_t i = 0; i < limit(set.byLayer.size(), top); ++i) {
+        const LiveGroup &g = set.byLayer[i];
+        byLayer.push_back({{"layer", layerName(trace, g.key)}, {"bytes", g.bytes}, {"blocks", g.blocks}});
+    }
+    for (std::size_t i = 0; i < limit(set.byStack.size(), top); ++i) {
+        const LiveGroup &g = set.byStack[i];
+        byStack.push_back({{"frames", frames(trace, g.key)}, {"bytes", g.bytes}, {"blocks", g.blocks}});
+    }
+    return {{"time_ns", set.timeNs},
+            {"bytes", set.bytes},
+            {"blocks", set.allocations.size()},
+            {"by_category", byCategory},
+            {"by_layer", byLayer},
+            {"by_stack", byStack}};
+}
+
+} // namespace
+
+std::string summaryToJson(const Trace &trace, const TraceSummary &summary, std::optional<std::size_t> top)
+{
+    json meta = json::object();
+    for (const auto &[key, value] : trace.meta)
+        meta[key] = value;
+
+    json devices = json::array();
+    for (const DevicePeak &peak : summary.peak.devices) {
+        devices.push_back({{"device", peak.device.toString()},
+                           {"peak_allocated_bytes", peak.allocatedBytes},
+                           {"peak_time_ns", peak.timeNs},
+                           {"peak_reserved_bytes", orNull(peak.reservedBytes)}});
+    }
+
+    json peak = nullptr;
+    json live = nullptr;
+    if (summary.peak.primary) {
+        const DevicePeak &p = summary.peak.devices[*summary.peak.primary];
+        peak = {{"device", p.device.toString()},
+                {"allocated_bytes", p.allocatedBytes},
+                {"time_ns", p.timeNs},
+                {"step", orNull(summary.peakStep)},
+                {"phase", phaseName(summary.peakPhase)},
+                {"layer", layerName(trace, summary.peakLayer)},
+                {"reserved_bytes", orNull(p.reservedBytes)},
+                {"reserved_time_ns", orNull(p.reservedTimeNs)},
+                {"reserved_at_peak_bytes", orNull(p.reservedAtPeakBytes)}};
+        live = liveSet(trace, *summary.peak.liveAtPeak, top);
+    }
+
+    json layers = json::array();
+    const auto ranked = rankLayersByActivation(trace, summary.layers);
+    for (std::size_t i = 0; i < limit(ranked.size(), top); ++i) {
+        const LayerStats &s = summary.layers[ranked[i]];
+        const Layer &layer = trace.layers[s.layer];
+        layers.push_back({{"name", layer.path},
+                          {"kind", layer.kind},
+                          {"parent", layerName(trace, layer.parent)},
+                          {"parameter_bytes", layer.parameterBytes},
+                          {"activation_bytes", s.activationBytes},
+                          {"self_activation_bytes", s.selfActivationBytes},
+                          {"forward_ns", s.forwardNs},
+                          {"backward_ns", s.backwardNs},
+                          {"forward_calls", s.forwardCalls},
+                          {"backward_calls", s.backwardCalls}});
+    }
+
+    json steps = json::array();
+    for (const StepStats &s : summary.steps) {
+        steps.push_back({{"number", s.number},
+                         {"begin_ns", s.beginNs},
+                         {"end_ns", s.endNs},
+                         {"duration_ns", s.durationNs()},
+                         {"start_bytes", s.startBytes},
+                         {"peak_allocated_bytes", s.peakAllocatedBytes},
+                         {"peak_time_ns", s.peakTimeNs},
+                         {"peak_phase", phaseName(s.peakPhase)},
+                         {"allocated_bytes", s.allocatedBytes},
+                         {"allocations", s.allocations}});
+    }
+
+    const json result = {{"meta", meta},
+                         {"events", trace.events.size()},
+                         {"reserved_events", trace.reserved.size()},
+                         {"first_ns", summary.firstNs},
+                         {"last_ns", summary.lastNs},
+                         {"peak", peak},
+                         {"devices", devices},
+                         {"live_at_peak", live},
+                         {"layers", layers},
+                         {"steps", steps}};
+    return result.dump(2);
+}
+
+} // namespace peaklens

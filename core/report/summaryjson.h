@@ -1,0 +1,14 @@
+#pragma once
+// The JSON object of `peaklens-cli summary --json`, documented in docs/cli.md.
+
+#include "core/analysis/tracesummary.h"
+
+#include <optional>
+#include <string>
+
+namespace peaklens {
+
+// top limits the layers (largest activation first) and the live groups; nullopt keeps all.
+std::string summaryToJson(const Trace &trace, const TraceSummary &summary, std::optional<std::size_t> top);
+
+} // namespace peaklens

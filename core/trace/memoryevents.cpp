@@ -1,0 +1,54 @@
+#include "memoryevents.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace peaklens {
+
+void MemoryEvents::reserve(std::size_t count)
+{
+    m_timeNs.reserve(count);
+    m_deltaBytes.reserve(count);
+    m_addr.reserve(count);
+    m_layerLane.reserve(count);
+    m_stackTags.reserve(count);
+}
+
+void MemoryEvents::clear()
+{
+    *this = MemoryEvents();
+}
+
+bool MemoryEvents::isSortedByTime() const
+{
+    return std::is_sorted(m_timeNs.begin(), m_timeNs.end());
+}
+
+namespace {
+template<typename T>
+void permute(std::vector<T> &column, const std::vector<std::uint32_t> &order)
+{
+    std::vector<T> sorted;
+    sorted.reserve(column.size());
+    for (auto i : order)
+        sorted.push_back(column[i]);
+    column.swap(sorted);
+}
+} // namespace
+
+void MemoryEvents::sortByTime()
+{
+    if (isSortedByTime())
+        return;
+    std::vector<std::uint32_t> order(size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(),
+                     [this](std::uint32_t a, std::uint32_t b) { return m_timeNs[a] < m_timeNs[b]; });
+    permute(m_timeNs, order);
+    permute(m_deltaBytes, order);
+    permute(m_addr, order);
+    permute(m_layerLane, order);
+    permute(m_stackTags, order);
+}
+
+} // namespace peaklens

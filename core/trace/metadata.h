@@ -1,0 +1,20 @@
+#pragma once
+// Well-known keys of a trace's metadata (the meta table of the native file).
+
+#include <string_view>
+
+namespace peaklens::metakey {
+
+inline constexpr std::string_view SourceFormat = "source.format";     // "peaklens", "trace-text", "torch-snapshot", ...
+inline constexpr std::string_view SourcePath = "source.path";         // the file it was imported from
+inline constexpr std::string_view Description = "description";        // a sentence on what this trace is
+inline constexpr std::string_view DeviceName = "device.name";         // "NVIDIA H100 80GB HBM3"
+inline constexpr std::string_view AllocatorMode = "allocator.mode";   // exact | async | native
+inline constexpr std::string_view Command = "command";                // recorded command line, JSON array
+inline constexpr std::string_view WorkingDirectory = "cwd";
+inline constexpr std::string_view Environment = "env";                // JSON object, the subset needed to relaunch
+inline constexpr std::string_view ReplaySpec = "replay.spec";         // JSON model spec of peaklens-replay
+inline constexpr std::string_view Checkpoint = "checkpoint";          // comma-separated layer paths toggled on
+inline constexpr std::string_view CreatedBy = "created.by";           // "peaklens 0.1.0"
+
+} // namespace peaklens::metakey

@@ -1,0 +1,27 @@
+#pragma once
+// A span of time in which a layer ran one phase (forward or backward) in one step,
+// or a phase-only span (the optimizer step) when layer is kNoLayer.
+
+#include "layer.h"
+#include "phase.h"
+
+#include <cstdint>
+
+namespace peaklens {
+
+inline constexpr std::int64_t kNoStep = -1;
+
+struct Range
+{
+    std::uint32_t layer = kNoLayer;
+    Phase phase = Phase::Other;
+    std::int64_t step = kNoStep;
+    std::int64_t beginNs = 0;
+    std::int64_t endNs = 0;
+    std::uint32_t thread = 0;
+
+    std::int64_t durationNs() const { return endNs - beginNs; }
+    bool operator==(const Range &) const = default;
+};
+
+} // namespace peaklens

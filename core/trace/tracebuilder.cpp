@@ -1,0 +1,148 @@
+#include "tracebuilder.h"
+
+#include "core/error.h"
+
+#include <algorithm>
+
+namespace peaklens {
+
+TraceBuilder::TraceBuilder()
+    : m_trace(std::make_unique<Trace>())
+{
+}
+
+void TraceBuilder::setMeta(std::string_view key, std::string value)
+{
+    m_trace->meta.insert_or_assign(std::string(key), std::move(value));
+}
+
+std::uint32_t TraceBuilder::lane(const Lane &lane)
+{
+    auto it = m_laneIds.find(lane);
+    if (it != m_laneIds.end())
+        return it->second;
+    if (m_trace->lanes.size() >= MemoryEvents::kMaxLanes)
+        throw Error("The trace uses more than " + std::to_string(MemoryEvents::kMaxLanes)
+                    + " distinct device streams, more than PeakLens can hold.");
+    const auto id = static_cast<std::uint32_t>(m_trace->lanes.size());
+    m_trace->lanes.push_back(lane);
+    m_laneIds.emplace(lane, id);
+    return id;
+}
+
+std::uint32_t TraceBuilder::layer(std::string_view path)
+{
+    if (auto it = m_layerIds.find(path); it != m_layerIds.end())
+        return it->second;
+    if (path.empty())
+        throw Error("A layer needs a non-empty module path.");
+    std::uint32_t parent = kNoLayer;
+    if (auto dot = path.rfind('.'); dot != std::string_view::npos && dot > 0)
+        parent = layer(path.substr(0, dot));
+    if (m_trace->layers.size() >= kNoLayer)
+        throw Error("The trace has more than " + std::to_string(kNoLayer) + " layers, more than PeakLens can hold.");
+    const auto id = static_cast<std::uint32_t>(m_trace->layers.size());
+    m_trace->layers.push_back(Layer{std::string(path), {}, parent, 0});
+    m_layerIds.emplace(std::string(path), id);
+    return id;
+}
+
+void TraceBuilder::setLayerInfo(std::uint32_t layer, std::string kind, std::int64_t parameterBytes)
+{
+    Layer &target = m_trace->layers.at(layer);
+    target.kind = std::move(kind);
+    target.parameterBytes = parameterBytes;
+}
+
+std::uint32_t TraceBuilder::kernelName(std::string_view name)
+{
+    auto [it, inserted] = m_kernelNameIds.try_emplace(std::string(name),
+                                                      static_cast<std::uint32_t>(m_trace->kernelNames.size()));
+    if (inserted)
+        m_trace->kernelNames.emplace_back(name);
+    return it->second;
+}
+
+void TraceBuilder::checkLane(std::uint32_t lane) const
+{
+    if (lane >= m_trace->lanes.size())
+        throw Error("An event refers to device stream " + std::to_string(lane) + ", which the trace does not define.");
+}
+
+void TraceBuilder::addEvent(const MemoryEvent &event)
+{
+    checkLane(event.lane);
+    if (event.layer != kNoLayer && event.layer >= m_trace->layers.size())
+        throw Error("An event refers to layer " + std::to_string(event.layer) + ", which the trace does not define.");
+    if (event.stack >= m_trace->stacks.stackCount())
+        throw Error("An event refers to stack " + std::to_string(event.stack) + ", which the trace does not define.");
+    if (event.stack >= MemoryEvents::kMaxStacks)
+        throw Error("The trace has more than " + std::to_string(MemoryEvents::kMaxStacks)
+                    + " distinct call stacks, more than PeakLens can hold.");
+    if (m_trace->events.size() >= UINT32_MAX)
+        throw Error("The trace has more than 4 billion memory events, more than PeakLens can hold.");
+    m_trace->events.append(event);
+}
+
+void TraceBuilder::addReserved(const ReservedEvent &event)
+{
+    checkLane(event.lane);
+    m_trace->reserved.push_back(event);
+}
+
+void TraceBuilder::addRange(const Range &range)
+{
+    if (range.layer != kNoLayer && range.layer >= m_trace->layers.size())
+        throw Error("A range refers to layer " + std::to_string(range.layer) + ", which the trace does not define.");
+    if (range.endNs < range.beginNs)
+        throw Error("A range ends before it begins.");
+    m_trace->ranges.push_back(range);
+}
+
+void TraceBuilder::endRange(std::size_t index, std::int64_t endNs)
+{
+    Range &range = m_trace->ranges.at(index);
+    if (endNs < range.beginNs)
+        throw Error("A range ends before it begins.");
+    range.endNs = endNs;
+}
+
+void TraceBuilder::addStep(const Step &step)
+{
+    if (step.endNs < step.beginNs)
+        throw Error("Step " + std::to_string(step.number) + " ends before it begins.");
+    m_trace->steps.push_back(step);
+}
+
+void TraceBuilder::addKernel(const Kernel &kernel)
+{
+    checkLane(kernel.lane);
+    if (kernel.name >= m_trace->kernelNames.size())
+        throw Error("A kernel refers to a name the trace does not define.");
+    m_trace->kernels.push_back(kernel);
+}
+
+namespace {
+template<typename T, typename Key>
+void sortBy(std::vector<T> &items, Key key)
+{
+    std::stable_sort(items.begin(), items.end(), [&](const T &a, const T &b) { return key(a) < key(b); });
+}
+} // namespace
+
+std::shared_ptr<const Trace> TraceBuilder::finish()
+{
+    m_trace->events.sortByTime();
+    sortBy(m_trace->reserved, [](const ReservedEvent &e) { return e.timeNs; });
+    sortBy(m_trace->ranges, [](const Range &r) { return r.beginNs; });
+    sortBy(m_trace->steps, [](const Step &s) { return s.beginNs; });
+    sortBy(m_trace->kernels, [](const Kernel &k) { return k.beginNs; });
+    std::shared_ptr<const Trace> result(std::move(m_trace));
+    m_trace = std::make_unique<Trace>();
+    m_layerIds.clear();
+    m_laneIds.clear();
+    m_kernelNameIds.clear();
+    return result;
+}
+
+} // namespace peaklens

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# PeakLens set-up, build and entry point.
+#   ./run.sh          install what is missing, build, open the bundled sample
+#   ./run.sh test     install what is missing, build, run the whole test suite
+# Any further arguments after the command are passed on (./run.sh -- FILE opens FILE).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+# Every Debian package any part of PeakLens needs, to build, test or run.
+packages=(
+  # build tools
+  cmake ninja-build g++ pkg-config
+  # core
+  libsqlite3-dev sqlite3 zlib1g-dev libsimdjson-dev nlohmann-json3-dev
+  # command line
+  libcli11-dev
+  # desktop app and its tests
+  qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6 xvfb xauth
+  # replay engine (Debian's libtorch runs on the reference BLAS without OpenBLAS)
+  libtorch-dev libopenblas0-pthread python3-torch
+  # benchmarks (RSS measurements)
+  time
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [ "$status" = installed ] || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "run.sh: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+if [ ! -f build/CMakeCache.txt ]; then
+  cmake --preset release
+fi
+cmake --build build --parallel "$(nproc)"
+
+command=${1:-}
+[ $# -gt 0 ] && shift
+[ "${1:-}" = "--" ] && shift
+case "$command" in
+  test)
+    ctest --test-dir build --output-on-failure --parallel "$(nproc)" "$@"
+    ;;
+  ""|run)
+    sample=${1:-resources/samples/training-step.peaklens}
+    build/bin/peaklens-cli summary "$sample"
+    ;;
+  *)
+    echo "usage: ./run.sh [test | run [FILE]]" >&2
+    exit 2
+    ;;
+esac
