@@ -26,6 +26,13 @@ std::uint32_t bigEndian32(std::span<const std::byte> bytes, std::size_t offset)
     return value;
 }
 
+std::uint64_t fileSize(const std::string &path)
+{
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    return ec ? 0 : size;
+}
+
 bool hasSqliteMagic(std::span<const std::byte> header)
 {
     return header.size() >= kSqliteMagic.size() && std::memcmp(header.data(), kSqliteMagic.data(), kSqliteMagic.size()) == 0;
@@ -97,33 +104,40 @@ private:
             throw ImportError(m_path, "is not a PeakLens trace: it is not an SQLite database.");
         if (got < kHeaderSize)
             throw ImportError(m_path, "is truncated: it ends inside its " + std::to_string(kHeaderSize) + "-byte header.");
-        if (bigEndian32(span, 68) != static_cast<std::uint32_t>(schema::kApplicationId))
-            throw ImportError(m_path, "is an SQLite database, but not a PeakLens trace.");
-        const std::uint32_t version = bigEndian32(span, 60);
-        if (version > static_cast<std::uint32_t>(schema::kFormatVersion))
-            throw ImportError(m_path, "was written by a newer PeakLens (file format " + std::to_string(version)
-                                          + "; this build reads up to " + std::to_string(schema::kFormatVersion)
-                                          + "). Update PeakLens to open it.");
+        m_fileBytes = fileSize(m_path) + fileSize(m_path + "-wal");
+        // A trace whose writer was killed keeps its newest pages, header included, in the
+        // write-ahead log beside it; SQLite's own answers are checked once it is open.
+        if (std::filesystem::exists(m_path + "-wal", ec))
+            return;
+        checkIdentity(bigEndian32(span, 68), bigEndian32(span, 60));
         // Without a write-ahead log beside it, the file must be as long as its header says.
         std::uint32_t pageSize = (std::to_integer<std::uint32_t>(span[16]) << 8) | std::to_integer<std::uint32_t>(span[17]);
         if (pageSize == 1)
             pageSize = 65536;
         const std::uint32_t pageCount = bigEndian32(span, 28);
         const bool pageCountValid = bigEndian32(span, 24) == bigEndian32(span, 92);
-        const auto fileSize = std::filesystem::file_size(m_path, ec);
-        if (!ec && pageCountValid && !std::filesystem::exists(m_path + "-wal", ec)) {
-            const std::uint64_t expected = std::uint64_t(pageSize) * pageCount;
-            if (fileSize < expected)
-                throw ImportError(m_path, "is truncated: it has " + std::to_string(fileSize) + " bytes, but its header says "
-                                              + std::to_string(expected)
-                                              + ". It was probably cut off while being copied or downloaded.");
-        }
-        m_fileBytes = fileSize + std::filesystem::file_size(m_path + "-wal", ec);
+        const std::uint64_t expected = std::uint64_t(pageSize) * pageCount;
+        if (pageCountValid && m_fileBytes < expected)
+            throw ImportError(m_path, "is truncated: it has " + std::to_string(m_fileBytes) + " bytes, but its header says "
+                                          + std::to_string(expected)
+                                          + ". It was probably cut off while being copied or downloaded.");
+    }
+
+    void checkIdentity(std::uint32_t applicationId, std::uint32_t version) const
+    {
+        if (applicationId != static_cast<std::uint32_t>(schema::kApplicationId))
+            throw ImportError(m_path, "is an SQLite database, but not a PeakLens trace.");
+        if (version > static_cast<std::uint32_t>(schema::kFormatVersion))
+            throw ImportError(m_path, "was written by a newer PeakLens (file format " + std::to_string(version)
+                                          + "; this build reads up to " + std::to_string(schema::kFormatVersion)
+                                          + "). Update PeakLens to open it.");
     }
 
     void checkVersionAndTables()
     {
         const auto version = m_db->queryInteger("PRAGMA user_version");
+        checkIdentity(static_cast<std::uint32_t>(m_db->queryInteger("PRAGMA application_id")),
+                      static_cast<std::uint32_t>(version));
         if (version != schema::kFormatVersion)
             damaged("its format version is " + std::to_string(version));
         for (std::string_view table : schema::kTableNames) {

@@ -70,6 +70,8 @@ public:
     // Stable: events with equal times keep their order.
     void sortByTime();
 
+    bool operator==(const MemoryEvents &) const = default;
+
     // What one event costs in memory, all columns together.
     static constexpr std::size_t kBytesPerEvent = 3 * sizeof(std::int64_t) + 2 * sizeof(std::uint32_t);
 

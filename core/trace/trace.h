@@ -32,6 +32,8 @@ struct Trace
     std::vector<std::string> kernelNames;
     StackTable stacks;
 
+    bool operator==(const Trace &) const = default;
+
     std::string metaValue(std::string_view key) const;
     // Devices that have memory events or reserved events, in order.
     std::vector<Device> devices() const;

@@ -1,0 +1,220 @@
+#include "core/error.h"
+#include "core/format/tracereader.h"
+#include "core/format/tracewriter.h"
+#include "core/import/traceloader.h"
+#include "core/trace/tracetext.h"
+#include "testsupport.h"
+
+#include <QDir>
+#include <QFile>
+#include <QRandomGenerator>
+#include <QTemporaryDir>
+
+#include <sqlite3.h>
+
+using namespace peaklens;
+using peaklens::test::qs;
+using peaklens::test::ss;
+
+namespace {
+
+// Everything the model holds: two devices, streams, segments, kernels, stacks, steps,
+// nested ranges, an address above 2^63 and a free of a block from before the trace.
+const char *const kRichTrace = R"(meta description every feature
+meta command ["python", "train.py"]
+layer model.blocks.0 kind=Block params=1MiB
+begin step 0
+reserve s 20MiB
+begin fwd:model
+begin fwd:model.blocks.0 thread=7
+alloc a 256KiB activation stack=main@train.py:10;forward@model.py:20
+alloc 0x8000000000001000 64 temporary device=cpu
+kernel gemm 3us stream=5
+free 0x8000000000001000
+end fwd:model.blocks.0
+end fwd:model
+free 0x1000 512 gradient stream=5 @bwd:model.blocks.0
++1ms begin opt
+alloc o 1MiB optimizer_state
+end opt
+free a @bwd:model.blocks.0 stack=backward@autograd.py:1
+end step 0
+t=5ms unreserve s
+)";
+
+void execSql(const QString &path, const char *sql)
+{
+    sqlite3 *db = nullptr;
+    QCOMPARE(sqlite3_open(qPrintable(path), &db), SQLITE_OK);
+    char *error = nullptr;
+    const int code = sqlite3_exec(db, sql, nullptr, nullptr, &error);
+    const QString message = error ? QString::fromUtf8(error) : QString();
+    sqlite3_free(error);
+    sqlite3_close(db);
+    QVERIFY2(code == SQLITE_OK, qPrintable(message));
+}
+
+void writeBytes(const QString &path, const QByteArray &bytes)
+{
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    file.write(bytes);
+}
+
+} // namespace
+
+class tst_TraceFile : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void roundTripIsLossless_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addRow("every feature") << QString::fromUtf8(kRichTrace);
+        QTest::addRow("empty trace") << QString();
+        QFile sample(QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.pltxt"));
+        QVERIFY(sample.open(QIODevice::ReadOnly));
+        QTest::addRow("bundled sample") << QString::fromUtf8(sample.readAll());
+    }
+    void roundTripIsLossless()
+    {
+        QFETCH(QString, text);
+        QTemporaryDir dir;
+        const auto original = parseTraceText(ss(text));
+        const std::string path = ss(dir.filePath(QStringLiteral("trace.peaklens")));
+        TraceWriter::writeTrace(*original, path);
+        const auto loaded = TraceReader::read(path);
+        QCOMPARE(qs(printTraceText(*loaded)), qs(printTraceText(*original)));
+        QVERIFY(*loaded == *original);
+        QVERIFY(!QFile::exists(qs(path) + QStringLiteral("-wal")));
+    }
+
+    void bundledSampleMatchesItsText()
+    {
+        QFile text(QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.pltxt"));
+        QVERIFY(text.open(QIODevice::ReadOnly));
+        const auto fromText = parseTraceText(text.readAll().toStdString());
+        const auto fromFile = loadTrace(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens");
+        QVERIFY2(*fromFile == *fromText, "regenerate the sample: peaklens-cli convert --force training-step.pltxt "
+                                         "training-step.peaklens");
+    }
+
+    void neverOverwritesInPlace()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("existing.peaklens"));
+        writeBytes(path, "keep me");
+        QVERIFY_THROWS_EXCEPTION(FileError, TraceWriter(ss(path)));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QCOMPARE(file.readAll(), QByteArray("keep me"));
+    }
+
+    void streamingWriterCommitsAndFinishes()
+    {
+        QTemporaryDir dir;
+        const std::string path = ss(dir.filePath(QStringLiteral("stream.peaklens")));
+        {
+            TraceWriter writer(path);
+            writer.writeLane(0, Lane{});
+            for (int i = 0; i < 100000; ++i)
+                writer.writeEvent(MemoryEvent{i, i % 2 ? -8 : 8, 0x100});
+            writer.commit();
+            QCOMPARE(writer.committedEvents(), quint64(100000));
+            writer.writeEvent(MemoryEvent{100000, 8, 0x200});
+        } // the destructor finishes the file
+        QVERIFY(!QFile::exists(qs(path) + QStringLiteral("-wal")));
+        QCOMPARE(TraceReader::read(path)->events.size(), std::size_t(100001));
+    }
+
+    void badFilesGetOneClearSentence_data()
+    {
+        QTest::addColumn<QString>("damage");
+        QTest::addColumn<QString>("problem");
+        QTest::addRow("missing") << QStringLiteral("missing") << QStringLiteral("does not exist");
+        QTest::addRow("directory") << QStringLiteral("directory") << QStringLiteral("is a directory");
+        QTest::addRow("empty file") << QStringLiteral("empty") << QStringLiteral("is not a trace PeakLens can read");
+        QTest::addRow("random bytes") << QStringLiteral("random") << QStringLiteral("is not a trace PeakLens can read");
+        QTest::addRow("text that is not a trace") << QStringLiteral("prose") << QStringLiteral("is not a trace PeakLens can read");
+        QTest::addRow("cut inside the header") << QStringLiteral("header") << QStringLiteral("is truncated");
+        QTest::addRow("cut in half") << QStringLiteral("half") << QStringLiteral("is truncated");
+        QTest::addRow("another program's database") << QStringLiteral("foreign") << QStringLiteral("not a PeakLens trace");
+        QTest::addRow("newer format") << QStringLiteral("newer") << QStringLiteral("newer PeakLens");
+        QTest::addRow("missing table") << QStringLiteral("droptable") << QStringLiteral("the table \"ranges\" is missing");
+        QTest::addRow("dangling layer reference") << QStringLiteral("nolayers") << QStringLiteral("refers to layer");
+        QTest::addRow("column of the wrong length") << QStringLiteral("shortcolumn") << QStringLiteral("wrong length");
+        QTest::addRow("unknown category code") << QStringLiteral("category") << QStringLiteral("unknown category");
+        QTest::addRow("stack cycle") << QStringLiteral("stackcycle") << QStringLiteral("bad parent");
+        QTest::addRow("overwritten pages") << QStringLiteral("scribble") << QStringLiteral("is damaged");
+        QTest::addRow("bad trace text") << QStringLiteral("badtext") << QStringLiteral("line 2: block \"b\" was never allocated");
+    }
+    void badFilesGetOneClearSentence()
+    {
+        QFETCH(QString, damage);
+        QFETCH(QString, problem);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("bad.peaklens"));
+        const auto writeGood = [&] { TraceWriter::writeTrace(*parseTraceText(kRichTrace), ss(path)); };
+        QByteArray good;
+        if (damage != QLatin1String("missing") && damage != QLatin1String("directory")) {
+            writeGood();
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::ReadOnly));
+            good = file.readAll();
+        }
+        if (damage == QLatin1String("directory")) {
+            QVERIFY(QDir().mkpath(path));
+        } else if (damage == QLatin1String("empty")) {
+            writeBytes(path, {});
+        } else if (damage == QLatin1String("random")) {
+            QByteArray bytes(65536, '\0');
+            QRandomGenerator generator(42);
+            for (auto &byte : bytes)
+                byte = static_cast<char>(generator.bounded(256));
+            writeBytes(path, bytes);
+        } else if (damage == QLatin1String("prose")) {
+            writeBytes(path, "Dear diary, today the GPU ran out of memory.\n");
+        } else if (damage == QLatin1String("header")) {
+            writeBytes(path, good.left(50));
+        } else if (damage == QLatin1String("half")) {
+            writeBytes(path, good.left(good.size() / 2));
+        } else if (damage == QLatin1String("foreign")) {
+            QFile::remove(path);
+            execSql(path, "CREATE TABLE accounts(id INTEGER, name TEXT)");
+        } else if (damage == QLatin1String("newer")) {
+            execSql(path, "PRAGMA user_version = 99");
+        } else if (damage == QLatin1String("droptable")) {
+            execSql(path, "DROP TABLE ranges");
+        } else if (damage == QLatin1String("nolayers")) {
+            execSql(path, "DELETE FROM layers");
+        } else if (damage == QLatin1String("shortcolumn")) {
+            execSql(path, "UPDATE events SET lane = x'00'");
+        } else if (damage == QLatin1String("category")) {
+            execSql(path, "UPDATE events SET category = CAST(x'09' || substr(category, 2) AS BLOB)");
+        } else if (damage == QLatin1String("stackcycle")) {
+            execSql(path, "UPDATE stacks SET parent = id");
+        } else if (damage == QLatin1String("scribble")) {
+            QByteArray bytes = good;
+            // Keep the 100-byte header, overwrite the schema page and what follows.
+            for (qsizetype i = 100; i < bytes.size(); i += 7)
+                bytes[i] = static_cast<char>(0xA5);
+            writeBytes(path, bytes);
+        } else if (damage == QLatin1String("badtext")) {
+            writeBytes(path, "alloc a 5\nfree b\n");
+        }
+
+        try {
+            loadTrace(ss(path));
+            QFAIL("the file was accepted");
+        } catch (const ImportError &error) {
+            const QString message = qs(error.what());
+            QVERIFY2(message.startsWith(path + QStringLiteral(": ")), qPrintable(message));
+            QVERIFY2(message.contains(problem), qPrintable(message));
+            QVERIFY2(!message.contains(QLatin1Char('\n')), qPrintable(message));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_TraceFile)
+#include "tst_tracefile.moc"
