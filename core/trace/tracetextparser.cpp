@@ -443,8 +443,9 @@ void TraceTextParser::free(const std::vector<std::string_view> &words, std::int6
     auto live = m_live.find(address);
     if (live == m_live.end() && words.size() < 3)
         fail("block \"" + std::string(words[1]) + "\" is not allocated; give its size to free it anyway");
-    LiveBlock block = live == m_live.end() ? LiveBlock{} : live->second;
-    if (live != m_live.end())
+    const bool known = live != m_live.end();
+    LiveBlock block = known ? live->second : LiveBlock{};
+    if (known)
         m_live.erase(live);
     if (words.size() >= 3)
         block.bytes = sizeArgument(words[2]);
@@ -454,7 +455,7 @@ void TraceTextParser::free(const std::vector<std::string_view> &words, std::int6
             fail("\"" + std::string(words[3]) + "\" is not a category");
         block.category = *category;
     }
-    if (option("device") || option("stream"))
+    if (!known || option("device") || option("stream"))
         block.lane = optionLane();
     MemoryEvent event;
     event.timeNs = timeNs;
@@ -486,12 +487,13 @@ void TraceTextParser::reserve(const std::vector<std::string_view> &words, std::i
         auto live = m_liveSegments.find(event.addr);
         if (live == m_liveSegments.end() && words.size() < 3)
             fail("segment \"" + std::string(words[1]) + "\" is not reserved; give its size to release it anyway");
-        LiveBlock segment = live == m_liveSegments.end() ? LiveBlock{} : live->second;
-        if (live != m_liveSegments.end())
+        const bool known = live != m_liveSegments.end();
+        LiveBlock segment = known ? live->second : LiveBlock{};
+        if (known)
             m_liveSegments.erase(live);
         if (words.size() == 3)
             segment.bytes = sizeArgument(words[2]);
-        if (option("device") || option("stream"))
+        if (!known || option("device") || option("stream"))
             segment.lane = optionLane();
         event.deltaBytes = -segment.bytes;
         event.lane = segment.lane;
