@@ -4,13 +4,11 @@
 #include "core/import/traceloader.h"
 #include "core/trace/tracetext.h"
 #include "testsupport.h"
+#include "tracefiledamage.h"
 
-#include <QDir>
 #include <QFile>
-#include <QRandomGenerator>
 #include <QTemporaryDir>
 
-#include <sqlite3.h>
 
 using namespace peaklens;
 using peaklens::test::qs;
@@ -41,25 +39,6 @@ free a @bwd:model.blocks.0 stack=backward@autograd.py:1
 end step 0
 t=5ms unreserve s
 )";
-
-void execSql(const QString &path, const char *sql)
-{
-    sqlite3 *db = nullptr;
-    QCOMPARE(sqlite3_open(qPrintable(path), &db), SQLITE_OK);
-    char *error = nullptr;
-    const int code = sqlite3_exec(db, sql, nullptr, nullptr, &error);
-    const QString message = error ? QString::fromUtf8(error) : QString();
-    sqlite3_free(error);
-    sqlite3_close(db);
-    QVERIFY2(code == SQLITE_OK, qPrintable(message));
-}
-
-void writeBytes(const QString &path, const QByteArray &bytes)
-{
-    QFile file(path);
-    QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
-    file.write(bytes);
-}
 
 } // namespace
 
@@ -104,7 +83,7 @@ private slots:
     {
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("existing.peaklens"));
-        writeBytes(path, "keep me");
+        test::writeBytes(path, "keep me");
         QVERIFY_THROWS_EXCEPTION(FileError, TraceWriter(ss(path)));
         QFile file(path);
         QVERIFY(file.open(QIODevice::ReadOnly));
@@ -155,55 +134,7 @@ private slots:
         QFETCH(QString, problem);
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("bad.peaklens"));
-        const auto writeGood = [&] { TraceWriter::writeTrace(*parseTraceText(kRichTrace), ss(path)); };
-        QByteArray good;
-        if (damage != QLatin1String("missing") && damage != QLatin1String("directory")) {
-            writeGood();
-            QFile file(path);
-            QVERIFY(file.open(QIODevice::ReadOnly));
-            good = file.readAll();
-        }
-        if (damage == QLatin1String("directory")) {
-            QVERIFY(QDir().mkpath(path));
-        } else if (damage == QLatin1String("empty")) {
-            writeBytes(path, {});
-        } else if (damage == QLatin1String("random")) {
-            QByteArray bytes(65536, '\0');
-            QRandomGenerator generator(42);
-            for (auto &byte : bytes)
-                byte = static_cast<char>(generator.bounded(256));
-            writeBytes(path, bytes);
-        } else if (damage == QLatin1String("prose")) {
-            writeBytes(path, "Dear diary, today the GPU ran out of memory.\n");
-        } else if (damage == QLatin1String("header")) {
-            writeBytes(path, good.left(50));
-        } else if (damage == QLatin1String("half")) {
-            writeBytes(path, good.left(good.size() / 2));
-        } else if (damage == QLatin1String("foreign")) {
-            QFile::remove(path);
-            execSql(path, "CREATE TABLE accounts(id INTEGER, name TEXT)");
-        } else if (damage == QLatin1String("newer")) {
-            execSql(path, "PRAGMA user_version = 99");
-        } else if (damage == QLatin1String("droptable")) {
-            execSql(path, "DROP TABLE ranges");
-        } else if (damage == QLatin1String("nolayers")) {
-            execSql(path, "DELETE FROM layers");
-        } else if (damage == QLatin1String("shortcolumn")) {
-            execSql(path, "UPDATE events SET lane = x'00'");
-        } else if (damage == QLatin1String("category")) {
-            execSql(path, "UPDATE events SET category = CAST(x'09' || substr(category, 2) AS BLOB)");
-        } else if (damage == QLatin1String("stackcycle")) {
-            execSql(path, "UPDATE stacks SET parent = id");
-        } else if (damage == QLatin1String("scribble")) {
-            QByteArray bytes = good;
-            // Keep the 100-byte header, overwrite the schema page and what follows.
-            for (qsizetype i = 100; i < bytes.size(); i += 7)
-                bytes[i] = static_cast<char>(0xA5);
-            writeBytes(path, bytes);
-        } else if (damage == QLatin1String("badtext")) {
-            writeBytes(path, "alloc a 5\nfree b\n");
-        }
-
+        test::writeDamagedTrace(path, damage, kRichTrace);
         try {
             loadTrace(ss(path));
             QFAIL("the file was accepted");

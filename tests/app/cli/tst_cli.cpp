@@ -1,0 +1,161 @@
+#include "testsupport.h"
+#include "tracefiledamage.h"
+
+#include "core/analysis/tracesummary.h"
+#include "core/import/traceloader.h"
+#include "core/trace/units.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+
+using namespace peaklens;
+
+namespace {
+
+const QString kSample = QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens");
+
+struct Run
+{
+    int exitCode = -1;
+    QByteArray out;
+    QByteArray err;
+};
+
+Run runCli(const QStringList &arguments)
+{
+    QProcess process;
+    process.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-cli"), arguments);
+    Run run;
+    if (!process.waitForFinished(60000) || process.exitStatus() != QProcess::NormalExit)
+        return run;
+    run.exitCode = process.exitCode();
+    run.out = process.readAllStandardOutput();
+    run.err = process.readAllStandardError();
+    return run;
+}
+
+} // namespace
+
+class tst_Cli : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void badInputExitsTwoWithOneSentence_data()
+    {
+        QTest::addColumn<QString>("command");
+        QTest::addColumn<QString>("damage");
+        QTest::addColumn<QString>("problem");
+        for (const char *command : {"summary", "info"}) {
+            QTest::addRow("%s: missing file", command) << QString::fromLatin1(command) << QStringLiteral("missing") << QStringLiteral("does not exist");
+            QTest::addRow("%s: random bytes", command) << QString::fromLatin1(command) << QStringLiteral("random") << QStringLiteral("is not a trace PeakLens can read");
+            QTest::addRow("%s: SQLite but not ours", command) << QString::fromLatin1(command) << QStringLiteral("foreign") << QStringLiteral("not a PeakLens trace");
+            QTest::addRow("%s: newer format", command) << QString::fromLatin1(command) << QStringLiteral("newer") << QStringLiteral("newer PeakLens");
+            QTest::addRow("%s: missing table", command) << QString::fromLatin1(command) << QStringLiteral("droptable") << QStringLiteral("is missing");
+            QTest::addRow("%s: truncated", command) << QString::fromLatin1(command) << QStringLiteral("half") << QStringLiteral("is truncated");
+        }
+        QTest::addRow("summary --json: truncated") << QStringLiteral("summary --json") << QStringLiteral("half") << QStringLiteral("is truncated");
+    }
+    void badInputExitsTwoWithOneSentence()
+    {
+        QFETCH(QString, command);
+        QFETCH(QString, damage);
+        QFETCH(QString, problem);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("input.peaklens"));
+        test::writeDamagedTrace(path, damage, "alloc a 5\nfree a\n");
+        const Run run = runCli(command.split(QLatin1Char(' ')) << path);
+        QCOMPARE(run.exitCode, 2);
+        QVERIFY2(run.out.isEmpty(), run.out.constData());
+        const QString err = QString::fromUtf8(run.err);
+        QVERIFY2(err.startsWith(QStringLiteral("peaklens-cli: ") + path + QStringLiteral(": ")), qPrintable(err));
+        QVERIFY2(err.contains(problem), qPrintable(err));
+        QCOMPARE(err.count(QLatin1Char('\n')), 1);
+    }
+
+    void usageErrorsExitTwo()
+    {
+        QCOMPARE(runCli({}).exitCode, 2);
+        QCOMPARE(runCli({QStringLiteral("summary")}).exitCode, 2);
+        QCOMPARE(runCli({QStringLiteral("summary"), kSample, QStringLiteral("--top"), QStringLiteral("0")}).exitCode, 2);
+        QCOMPARE(runCli({QStringLiteral("frobnicate")}).exitCode, 2);
+    }
+
+    void summaryJsonHasTheDocumentedFigures()
+    {
+        const Run run = runCli({QStringLiteral("summary"), QStringLiteral("--json"), kSample});
+        QCOMPARE(run.exitCode, 0);
+        QJsonParseError error;
+        const QJsonObject json = QJsonDocument::fromJson(run.out, &error).object();
+        QCOMPARE(error.error, QJsonParseError::NoError);
+
+        const auto trace = loadTrace(test::ss(kSample));
+        const TraceSummary summary = summarize(*trace);
+        const DevicePeak &peak = summary.peak.devices.at(*summary.peak.primary);
+        QCOMPARE(json[QStringLiteral("events")].toInteger(), qint64(trace->events.size()));
+        const QJsonObject jsonPeak = json[QStringLiteral("peak")].toObject();
+        QCOMPARE(jsonPeak[QStringLiteral("allocated_bytes")].toInteger(), peak.allocatedBytes);
+        QCOMPARE(jsonPeak[QStringLiteral("time_ns")].toInteger(), peak.timeNs);
+        QCOMPARE(jsonPeak[QStringLiteral("reserved_bytes")].toInteger(), *peak.reservedBytes);
+        QCOMPARE(jsonPeak[QStringLiteral("device")].toString(), QStringLiteral("cuda:0"));
+
+        const QJsonArray layers = json[QStringLiteral("layers")].toArray();
+        QVERIFY(!layers.isEmpty());
+        for (const QJsonValue &value : layers) {
+            const QJsonObject layer = value.toObject();
+            const auto index = trace->findLayer(test::ss(layer[QStringLiteral("name")].toString()));
+            QVERIFY(index);
+            QCOMPARE(layer[QStringLiteral("activation_bytes")].toInteger(), summary.layers[*index].activationBytes);
+        }
+        const QJsonArray steps = json[QStringLiteral("steps")].toArray();
+        QCOMPARE(steps.size(), qsizetype(trace->steps.size()));
+        QCOMPARE(steps[1].toObject()[QStringLiteral("peak_allocated_bytes")].toInteger(), summary.steps[1].peakAllocatedBytes);
+    }
+
+    void reservedIsNullWhenUnknown()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("plain.pltxt"));
+        test::writeBytes(path, "alloc a 5\n");
+        const Run run = runCli({QStringLiteral("summary"), QStringLiteral("--json"), path});
+        QCOMPARE(run.exitCode, 0);
+        const QJsonObject peak = QJsonDocument::fromJson(run.out).object()[QStringLiteral("peak")].toObject();
+        QCOMPARE(peak[QStringLiteral("allocated_bytes")].toInteger(), qint64(5));
+        QVERIFY(peak[QStringLiteral("reserved_bytes")].isNull());
+    }
+
+    void convertKeepsTheSummary()
+    {
+        QTemporaryDir dir;
+        const QString text = QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.pltxt");
+        const QString converted = dir.filePath(QStringLiteral("converted.peaklens"));
+        QCOMPARE(runCli({QStringLiteral("convert"), text, converted}).exitCode, 0);
+        const Run again = runCli({QStringLiteral("convert"), text, converted});
+        QCOMPARE(again.exitCode, 2); // never replaces without --force
+        QVERIFY(again.err.contains("already exists"));
+        const Run fromText = runCli({QStringLiteral("summary"), QStringLiteral("--json"), text});
+        const Run fromFile = runCli({QStringLiteral("summary"), QStringLiteral("--json"), converted});
+        QCOMPARE(fromFile.exitCode, 0);
+        QCOMPARE(fromFile.out, fromText.out);
+    }
+
+    void infoAndTextSummaryNameThePeak()
+    {
+        const Run info = runCli({QStringLiteral("info"), kSample});
+        QCOMPARE(info.exitCode, 0);
+        QVERIFY(info.out.contains("memory events"));
+        const Run summary = runCli({QStringLiteral("summary"), QStringLiteral("--top"), QStringLiteral("3"), kSample});
+        QCOMPARE(summary.exitCode, 0);
+        const auto trace = loadTrace(test::ss(kSample));
+        const DevicePeak peak = findPeaks(*trace).devices.at(0);
+        const std::string line = "Peak allocated  " + formatBytes(peak.allocatedBytes) + " on cuda:0";
+        QVERIFY2(summary.out.contains(line.c_str()), summary.out.constData());
+        QVERIFY(summary.out.contains("... and "));
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_Cli)
+#include "tst_cli.moc"

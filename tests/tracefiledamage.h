@@ -1,0 +1,93 @@
+#pragma once
+// Writes trace files damaged in one named way, for the tests of bad input (core and CLI).
+
+#include "core/format/tracewriter.h"
+#include "core/trace/tracetext.h"
+
+#include <QDir>
+#include <QFile>
+#include <QRandomGenerator>
+#include <QTest>
+
+#include <sqlite3.h>
+
+namespace peaklens::test {
+
+inline void writeBytes(const QString &path, const QByteArray &bytes)
+{
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    file.write(bytes);
+}
+
+inline void execSql(const QString &path, const char *sql)
+{
+    sqlite3 *db = nullptr;
+    QCOMPARE(sqlite3_open(qPrintable(path), &db), SQLITE_OK);
+    char *error = nullptr;
+    const int code = sqlite3_exec(db, sql, nullptr, nullptr, &error);
+    const QString message = error ? QString::fromUtf8(error) : QString();
+    sqlite3_free(error);
+    sqlite3_close(db);
+    QVERIFY2(code == SQLITE_OK, qPrintable(message));
+}
+
+// damage: missing, directory, empty, random, prose, header, half, foreign, newer, droptable,
+// nolayers, shortcolumn, category, stackcycle, scribble, badtext. Anything else leaves the
+// good trace, written from `traceText`.
+inline void writeDamagedTrace(const QString &path, const QString &damage, const char *traceText)
+{
+    const auto is = [&](const char *name) { return damage == QLatin1String(name); };
+    if (is("missing"))
+        return;
+    if (is("directory")) {
+        QVERIFY(QDir().mkpath(path));
+        return;
+    }
+    TraceWriter::writeTrace(*parseTraceText(traceText), path.toStdString());
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray good = file.readAll();
+    file.close();
+
+    if (is("empty")) {
+        writeBytes(path, {});
+    } else if (is("random")) {
+        QByteArray bytes(65536, '\0');
+        QRandomGenerator generator(42);
+        for (auto &byte : bytes)
+            byte = static_cast<char>(generator.bounded(256));
+        writeBytes(path, bytes);
+    } else if (is("prose")) {
+        writeBytes(path, "Dear diary, today the GPU ran out of memory.\n");
+    } else if (is("header")) {
+        writeBytes(path, good.left(50));
+    } else if (is("half")) {
+        writeBytes(path, good.left(good.size() / 2));
+    } else if (is("foreign")) {
+        QFile::remove(path);
+        execSql(path, "CREATE TABLE accounts(id INTEGER, name TEXT)");
+    } else if (is("newer")) {
+        execSql(path, "PRAGMA user_version = 99");
+    } else if (is("droptable")) {
+        execSql(path, "DROP TABLE ranges");
+    } else if (is("nolayers")) {
+        execSql(path, "DELETE FROM layers");
+    } else if (is("shortcolumn")) {
+        execSql(path, "UPDATE events SET lane = x'00'");
+    } else if (is("category")) {
+        execSql(path, "UPDATE events SET category = CAST(x'09' || substr(category, 2) AS BLOB)");
+    } else if (is("stackcycle")) {
+        execSql(path, "UPDATE stacks SET parent = id");
+    } else if (is("scribble")) {
+        QByteArray bytes = good;
+        // Keep the 100-byte header, overwrite the schema page and what follows.
+        for (qsizetype i = 100; i < bytes.size(); i += 7)
+            bytes[i] = static_cast<char>(0xA5);
+        writeBytes(path, bytes);
+    } else if (is("badtext")) {
+        writeBytes(path, "alloc a 5\nfree b\n");
+    }
+}
+
+} // namespace peaklens::test
