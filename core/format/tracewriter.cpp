@@ -60,7 +60,7 @@ TraceWriter::TraceWriter(const std::string &path, Mode mode)
         throw FileError(path, "already exists; PeakLens never overwrites a trace in place.");
     try {
         m_db = std::make_unique<SqliteDatabase>(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-        m_db->exec("PRAGMA page_size = 65536");
+        m_db->exec("PRAGMA page_size = 8192");
         if (mode == Mode::Streaming)
             m_db->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
         else
