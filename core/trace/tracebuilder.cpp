@@ -69,9 +69,16 @@ void TraceBuilder::checkLane(std::uint32_t lane) const
         throw Error("An event refers to device stream " + std::to_string(lane) + ", which the trace does not define.");
 }
 
+void TraceBuilder::checkSize(std::int64_t deltaBytes) const
+{
+    if (deltaBytes > kMaxEventBytes || deltaBytes < -kMaxEventBytes)
+        throw Error("An event of " + std::to_string(deltaBytes) + " bytes is larger than any device's memory.");
+}
+
 void TraceBuilder::addEvent(const MemoryEvent &event)
 {
     checkLane(event.lane);
+    checkSize(event.deltaBytes);
     if (event.layer != kNoLayer && event.layer >= m_trace->layers.size())
         throw Error("An event refers to layer " + std::to_string(event.layer) + ", which the trace does not define.");
     if (event.stack >= m_trace->stacks.stackCount())
@@ -87,6 +94,7 @@ void TraceBuilder::addEvent(const MemoryEvent &event)
 void TraceBuilder::addReserved(const ReservedEvent &event)
 {
     checkLane(event.lane);
+    checkSize(event.deltaBytes);
     m_trace->reserved.push_back(event);
 }
 

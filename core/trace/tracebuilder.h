@@ -14,6 +14,9 @@ namespace peaklens {
 class TraceBuilder
 {
 public:
+    // 256 TiB: larger events are damage, and refusing them keeps every sum far from overflow.
+    static constexpr std::int64_t kMaxEventBytes = std::int64_t(1) << 48;
+
     TraceBuilder();
 
     void setMeta(std::string_view key, std::string value);
@@ -42,6 +45,7 @@ public:
 
 private:
     void checkLane(std::uint32_t lane) const;
+    void checkSize(std::int64_t deltaBytes) const;
 
     std::unique_ptr<Trace> m_trace;
     std::map<std::string, std::uint32_t, std::less<>> m_layerIds;

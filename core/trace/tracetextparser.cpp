@@ -7,7 +7,9 @@
 #include "tracebuilder.h"
 #include "units.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <vector>
@@ -211,9 +213,10 @@ std::int64_t TraceTextParser::takeTime(std::vector<std::string_view> &words)
         const auto value = parseDuration(first.substr(relative ? 1 : 2));
         if (!value || *value < 0)
             fail("\"" + std::string(first) + "\" is not a time (write t=5ms or +2us)");
-        timeNs = relative ? m_clockNs + *value : *value;
-        if (relative && m_clockNs < 0)
-            timeNs = *value;
+        const std::int64_t base = relative ? std::max<std::int64_t>(m_clockNs, 0) : 0;
+        if (*value > INT64_MAX - base)
+            fail("\"" + std::string(first) + "\" takes the time past what PeakLens can represent");
+        timeNs = base + *value;
         words.erase(words.begin());
     }
     if (timeNs < m_clockNs)

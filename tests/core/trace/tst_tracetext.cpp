@@ -89,6 +89,8 @@ private slots:
         QTest::addRow("bad scope") << QStringLiteral("alloc a 1 @sideways:x\n") << 1 << QStringLiteral("not a scope");
         QTest::addRow("bad device") << QStringLiteral("alloc a 1 device=tpu:0\n") << 1 << QStringLiteral("not a device");
         QTest::addRow("option that does not apply") << QStringLiteral("alloc a 1 colour=red\n") << 1 << QStringLiteral("\"colour=\" does not apply");
+        QTest::addRow("time overflow") << QStringLiteral("t=9e18 alloc a 1\n+9e18 free a\n") << 2 << QStringLiteral("past what PeakLens can represent");
+        QTest::addRow("implausible size") << QStringLiteral("alloc a 1e18\n") << 1 << QStringLiteral("larger than any device");
         QTest::addRow("bad frame") << QStringLiteral("alloc a 1 stack=main\n") << 1 << QStringLiteral("not a frame");
     }
     void rejectsWhatItDoesNotUnderstand()
