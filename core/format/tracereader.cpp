@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/trace/tracebuilder.h"
+#include "readablefile.h"
 #include "schema.h"
 #include "sqlitedatabase.h"
 
@@ -87,15 +88,9 @@ private:
 
     void checkHeader()
     {
+        requireReadableFile(m_path);
         std::error_code ec;
-        const auto status = std::filesystem::status(m_path, ec);
-        if (!std::filesystem::exists(status))
-            throw ImportError(m_path, "does not exist.");
-        if (std::filesystem::is_directory(status))
-            throw ImportError(m_path, "is a directory, not a trace file.");
         std::ifstream file(m_path, std::ios::binary);
-        if (!file)
-            throw ImportError(m_path, std::string("cannot be read: ") + std::strerror(errno) + ".");
         std::array<std::byte, kHeaderSize> header{};
         file.read(reinterpret_cast<char *>(header.data()), header.size());
         const auto got = static_cast<std::size_t>(file.gcount());

@@ -1,12 +1,11 @@
 #include "traceloader.h"
 
 #include "core/error.h"
+#include "core/format/readablefile.h"
 #include "core/format/tracereader.h"
 #include "core/trace/tracetext.h"
 
 #include <array>
-#include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -68,14 +67,7 @@ TraceFormat detectFormat(const std::string &path)
 
 std::shared_ptr<const Trace> loadTrace(const std::string &path)
 {
-    std::error_code ec;
-    const auto status = std::filesystem::status(path, ec);
-    if (!std::filesystem::exists(status))
-        throw ImportError(path, "does not exist.");
-    if (std::filesystem::is_directory(status))
-        throw ImportError(path, "is a directory, not a trace file.");
-    if (!std::ifstream(path, std::ios::binary))
-        throw ImportError(path, std::string("cannot be read: ") + std::strerror(errno) + ".");
+    requireReadableFile(path);
 
     switch (detectFormat(path)) {
     case TraceFormat::Native:
