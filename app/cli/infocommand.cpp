@@ -38,6 +38,11 @@ std::string describe(const std::string &path, const Trace &trace)
     table.addRow({"ranges", withThousands(static_cast<std::int64_t>(trace.ranges.size()))});
     table.addRow({"steps", withThousands(static_cast<std::int64_t>(trace.steps.size()))});
     table.addRow({"kernels", withThousands(static_cast<std::int64_t>(trace.kernels.size()))});
+    std::int64_t ooms = 0;
+    for (const Marker &marker : trace.markers)
+        ooms += marker.kind == MarkerKind::OutOfMemory;
+    if (ooms > 0)
+        table.addRow({"out of memory", withThousands(ooms) + (ooms == 1 ? " failure" : " failures")});
     table.addRow({"call stacks", withThousands(static_cast<std::int64_t>(trace.stacks.stackCount() - 1)) + " ("
                                      + withThousands(static_cast<std::int64_t>(trace.stacks.frames().size()))
                                      + " frames)"});

@@ -34,10 +34,11 @@ CREATE TABLE reserved(t_ns INTEGER NOT NULL, delta_bytes INTEGER NOT NULL, addr 
 CREATE TABLE kernel_names(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
 CREATE TABLE kernels(name INTEGER NOT NULL, lane INTEGER NOT NULL, t_begin_ns INTEGER NOT NULL,
                      t_end_ns INTEGER NOT NULL);
+CREATE TABLE markers(t_ns INTEGER NOT NULL, lane INTEGER NOT NULL, kind TEXT NOT NULL, bytes INTEGER NOT NULL);
 )sql";
 
 inline constexpr std::string_view kTableNames[] = {
-    "meta", "lanes", "layers", "ranges", "steps", "frames", "stacks", "events", "reserved", "kernel_names", "kernels",
+    "meta", "lanes", "layers", "ranges", "steps", "frames", "stacks", "events", "reserved", "kernel_names", "kernels", "markers",
 };
 
 } // namespace peaklens::schema

@@ -72,6 +72,7 @@ public:
             readRanges();
             readSteps();
             readKernels();
+            readMarkers();
         } catch (const ImportError &) {
             throw;
         } catch (const Error &error) {
@@ -291,6 +292,17 @@ private:
         while (rows.step()) {
             m_builder.addKernel(Kernel{lookup(m_kernelNameIds, rows.integer(0), "kernel name"),
                                        lookup(m_laneIds, rows.integer(1), "lane"), rows.integer(2), rows.integer(3)});
+        }
+    }
+
+    void readMarkers()
+    {
+        auto rows = m_db->prepare("SELECT t_ns, lane, kind, bytes FROM markers");
+        while (rows.step()) {
+            const auto kind = parseMarkerKind(rows.text(2));
+            if (!kind)
+                damaged("a marker has the unknown kind \"" + rows.text(2) + "\"");
+            m_builder.addMarker(Marker{rows.integer(0), lookup(m_laneIds, rows.integer(1), "lane"), *kind, rows.integer(3)});
         }
     }
 

@@ -270,6 +270,20 @@ void TraceWriter::writeKernel(const Kernel &kernel)
         commitIfDue();
 }
 
+void TraceWriter::writeMarker(const Marker &marker)
+{
+    try {
+        m_db->prepare("INSERT INTO markers VALUES(?, ?, ?, ?)")
+            .bind(1, marker.timeNs)
+            .bind(2, marker.lane)
+            .bind(3, markerKindName(marker.kind))
+            .bind(4, marker.bytes)
+            .run();
+    } catch (const Error &error) {
+        fail(error);
+    }
+}
+
 void TraceWriter::commitIfDue()
 {
     m_writesSinceClockCheck = 0;
@@ -341,6 +355,8 @@ void TraceWriter::writeTrace(const Trace &trace, const std::string &path)
             writer.writeStep(step);
         for (const Kernel &kernel : trace.kernels)
             writer.writeKernel(kernel);
+        for (const Marker &marker : trace.markers)
+            writer.writeMarker(marker);
         writer.finish();
 
         // Durable before it replaces anything: the rename is the commit.

@@ -38,6 +38,7 @@ public:
     void writeRange(const Range &range);
     void writeStep(const Step &step);
     void writeKernel(const Kernel &kernel);
+    void writeMarker(const Marker &marker);
 
     // In streaming mode, commits when a second or more has passed since the last commit.
     // Writes call it too; a collector also calls it from its idle loop.

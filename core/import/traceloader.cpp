@@ -27,8 +27,8 @@ std::string readPrefix(const std::string &path, std::size_t bytes)
 // Trace text starts, after blank and comment lines, with one of its statements.
 bool looksLikeTraceText(std::string_view prefix)
 {
-    static constexpr std::array<std::string_view, 12> starts = {
-        "meta ", "layer ", "lane", "begin ", "end ", "alloc ", "free ", "reserve ", "unreserve ", "kernel ", "t=", "+"};
+    static constexpr std::array<std::string_view, 14> starts = {
+        "meta ", "layer ", "lane", "begin ", "end ", "alloc ", "free ", "reserve ", "unreserve ", "kernel ", "oom ", "snapshot ", "t=", "+"};
     for (char c : prefix) {
         if (c == '\0')
             return false;

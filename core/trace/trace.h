@@ -5,6 +5,7 @@
 #include "device.h"
 #include "kernel.h"
 #include "layer.h"
+#include "marker.h"
 #include "memoryevents.h"
 #include "range.h"
 #include "reservedevent.h"
@@ -30,6 +31,7 @@ struct Trace
     std::vector<Step> steps;             // sorted by begin time
     std::vector<Kernel> kernels;         // sorted by begin time
     std::vector<std::string> kernelNames;
+    std::vector<Marker> markers;         // sorted by time
     StackTable stacks;
 
     bool operator==(const Trace &) const = default;

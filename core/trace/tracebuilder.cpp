@@ -130,6 +130,12 @@ void TraceBuilder::addKernel(const Kernel &kernel)
     m_trace->kernels.push_back(kernel);
 }
 
+void TraceBuilder::addMarker(const Marker &marker)
+{
+    checkLane(marker.lane);
+    m_trace->markers.push_back(marker);
+}
+
 namespace {
 template<typename T, typename Key>
 void sortBy(std::vector<T> &items, Key key)
@@ -145,6 +151,7 @@ std::shared_ptr<const Trace> TraceBuilder::finish()
     sortBy(m_trace->ranges, [](const Range &r) { return r.beginNs; });
     sortBy(m_trace->steps, [](const Step &s) { return s.beginNs; });
     sortBy(m_trace->kernels, [](const Kernel &k) { return k.beginNs; });
+    sortBy(m_trace->markers, [](const Marker &m) { return m.timeNs; });
     std::shared_ptr<const Trace> result(std::move(m_trace));
     m_trace = std::make_unique<Trace>();
     m_layerIds.clear();

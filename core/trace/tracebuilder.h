@@ -38,6 +38,7 @@ public:
     void endRange(std::size_t index, std::int64_t endNs);
     void addStep(const Step &step);
     void addKernel(const Kernel &kernel);
+    void addMarker(const Marker &marker);
 
     const Trace &current() const { return *m_trace; }
     // Sorts events, ranges, steps and kernels by time; the builder is empty afterwards.

@@ -97,6 +97,7 @@ private:
     void free(const std::vector<std::string_view> &words, std::int64_t timeNs);
     void reserve(const std::vector<std::string_view> &words, std::int64_t timeNs, bool release);
     void kernel(const std::vector<std::string_view> &words, std::int64_t timeNs);
+    void marker(const std::vector<std::string_view> &words, std::int64_t timeNs, MarkerKind kind);
 
     [[noreturn]] void fail(const std::string &problem) const { throw TraceTextError(m_line, problem); }
     void expectWords(const std::vector<std::string_view> &words, std::size_t min, std::size_t max,
@@ -192,9 +193,11 @@ void TraceTextParser::parseStatement(std::vector<std::string_view> words)
             reserve(words, timeNs, verb == "unreserve");
         else if (verb == "kernel")
             kernel(words, timeNs);
+        else if (parseMarkerKind(verb))
+            marker(words, timeNs, *parseMarkerKind(verb));
         else
             fail("unknown statement \"" + std::string(verb)
-                 + "\" (expected meta, layer, lane, begin, end, alloc, free, reserve, unreserve or kernel)");
+                 + "\" (expected meta, layer, lane, begin, end, alloc, free, reserve, unreserve, kernel, oom or snapshot)");
     } catch (const TraceTextError &) {
         throw;
     } catch (const Error &error) {
@@ -516,6 +519,15 @@ void TraceTextParser::kernel(const std::vector<std::string_view> &words, std::in
     kernel.beginNs = timeNs;
     kernel.endNs = timeNs + *duration;
     m_builder.addKernel(kernel);
+}
+
+void TraceTextParser::marker(const std::vector<std::string_view> &words, std::int64_t timeNs, MarkerKind kind)
+{
+    expectWords(words, 2, 2, std::string(markerKindName(kind)) + " BYTES [device=..] [stream=..]");
+    const auto bytes = parseBytes(words[1]);
+    if (!bytes || *bytes < 0)
+        fail("\"" + std::string(words[1]) + "\" is not a size");
+    m_builder.addMarker(Marker{timeNs, optionLane(), kind, *bytes});
 }
 
 } // namespace

@@ -151,6 +151,10 @@ std::string printTraceText(const Trace &trace)
                          "kernel " + percentEncoded(trace.kernelNames[k.name]) + " " + std::to_string(k.endNs - k.beginNs)
                              + laneOptions(trace, k.lane)});
     }
+    for (const Marker &m : trace.markers) {
+        lines.push_back({m.timeNs, 2, order++,
+                         std::string(markerKindName(m.kind)) + " " + std::to_string(m.bytes) + laneOptions(trace, m.lane)});
+    }
     std::stable_sort(lines.begin(), lines.end(), [](const TimedLine &a, const TimedLine &b) {
         return std::tie(a.timeNs, a.rank, a.order) < std::tie(b.timeNs, b.rank, b.order);
     });

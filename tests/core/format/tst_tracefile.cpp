@@ -38,6 +38,8 @@ end opt
 free a @bwd:model.blocks.0 stack=backward@autograd.py:1
 end step 0
 t=5ms unreserve s
+oom 2GiB device=cuda:1
+snapshot 1MiB
 )";
 
 } // namespace

@@ -1,0 +1,20 @@
+#pragma once
+// A small unpickler for plain data, protocols 2 to 5: the opcodes memory snapshots use.
+// It builds values only; opcodes that would import or call Python code (GLOBAL,
+// STACK_GLOBAL, REDUCE, BUILD, ...) are refused, so a pickle never executes anything.
+
+#include "core/import/importprogress.h"
+#include "value.h"
+
+#include <string>
+
+namespace peaklens::pickle {
+
+// Decodes document.bytes into document.root. Throws ImportError naming `path`, the byte
+// offset and the problem.
+void unpickle(Document &document, const std::string &path, const ImportProgress &progress = {});
+
+// True when the bytes start like a pickle of protocol 2 or later.
+bool looksLikePickle(std::string_view prefix);
+
+} // namespace peaklens::pickle

@@ -1,0 +1,72 @@
+#pragma once
+// Plain Python values decoded from a pickle (or from JSON): None, bool, int, float, str,
+// bytes, list, tuple and dict, held in a Document's arenas. Strings point into the
+// document's bytes; containers are shared, as pickle's memo shares them.
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace peaklens::pickle {
+
+enum class Kind : std::uint8_t { None, Bool, Int, UInt, Float, String, Bytes, List, Tuple, Dict };
+
+struct Value
+{
+    Kind kind = Kind::None;
+    std::uint32_t size = 0; // string/bytes length
+    union {
+        std::int64_t integer = 0; // Int and Bool
+        std::uint64_t unsignedInteger; // UInt: values above INT64_MAX
+        double real;
+        const char *text;         // String, Bytes
+        std::uint32_t container;  // List, Tuple, Dict: index into Document::containers
+    };
+
+    bool isNone() const { return kind == Kind::None; }
+    bool isString() const { return kind == Kind::String; }
+    bool isInteger() const { return kind == Kind::Int || kind == Kind::UInt || kind == Kind::Bool; }
+    bool isSequence() const { return kind == Kind::List || kind == Kind::Tuple; }
+    bool isDict() const { return kind == Kind::Dict; }
+    std::string_view string() const { return {text, size}; }
+    // Int, UInt and Bool as their 64 bits (addresses above 2^63 wrap, as in C).
+    std::uint64_t bits() const { return kind == Kind::UInt ? unsignedInteger : static_cast<std::uint64_t>(integer); }
+    double number() const
+    {
+        return kind == Kind::Float ? real : kind == Kind::UInt ? static_cast<double>(unsignedInteger) : static_cast<double>(integer);
+    }
+
+    static Value none() { return {}; }
+    static Value boolean(bool b) { Value v; v.kind = Kind::Bool; v.integer = b; return v; }
+    static Value fromInt(std::int64_t i) { Value v; v.kind = Kind::Int; v.integer = i; return v; }
+    static Value fromUInt(std::uint64_t u)
+    {
+        if (u <= static_cast<std::uint64_t>(INT64_MAX))
+            return fromInt(static_cast<std::int64_t>(u));
+        Value v; v.kind = Kind::UInt; v.unsignedInteger = u; return v;
+    }
+    static Value fromFloat(double d) { Value v; v.kind = Kind::Float; v.real = d; return v; }
+    static Value fromText(Kind kind, const char *text, std::uint32_t size)
+    {
+        Value v; v.kind = kind; v.text = text; v.size = size; return v;
+    }
+    static Value fromContainer(Kind kind, std::uint32_t index) { Value v; v.kind = kind; v.container = index; return v; }
+};
+
+// A document: every container's items (dicts as key, value, key, value...) and the bytes
+// strings point into.
+struct Document
+{
+    std::vector<char> bytes;                  // the decoded file: pickle strings point here
+    std::deque<std::string> ownedStrings;     // strings decoded from JSON escapes point here
+    std::vector<std::vector<Value>> containers;
+    Value root;
+
+    const std::vector<Value> &items(const Value &value) const { return containers[value.container]; }
+    // The value under a string key of a dict, or nullptr.
+    const Value *find(const Value &dict, std::string_view key) const;
+};
+
+} // namespace peaklens::pickle
