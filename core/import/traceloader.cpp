@@ -4,35 +4,31 @@
 #include "core/format/readablefile.h"
 #include "core/format/tracereader.h"
 #include "core/trace/tracetext.h"
+#include "filebytes.h"
+#include "kineto.h"
+#include "memorytimeline.h"
+#include "pickle/jsondocument.h"
+#include "pickle/unpickler.h"
+#include "torchsnapshot.h"
+
+#include <simdjson.h>
 
 #include <array>
-#include <fstream>
-#include <sstream>
 
 namespace peaklens {
 
 namespace {
 
-constexpr std::size_t kSniffBytes = 4096;
-
-std::string readPrefix(const std::string &path, std::size_t bytes)
-{
-    std::ifstream file(path, std::ios::binary);
-    std::string prefix(bytes, '\0');
-    file.read(prefix.data(), static_cast<std::streamsize>(bytes));
-    prefix.resize(static_cast<std::size_t>(file.gcount()));
-    return prefix;
-}
+constexpr std::size_t kSniffBytes = 64 * 1024;
 
 // Trace text starts, after blank and comment lines, with one of its statements.
 bool looksLikeTraceText(std::string_view prefix)
 {
     static constexpr std::array<std::string_view, 14> starts = {
-        "meta ", "layer ", "lane", "begin ", "end ", "alloc ", "free ", "reserve ", "unreserve ", "kernel ", "oom ", "snapshot ", "t=", "+"};
-    for (char c : prefix) {
-        if (c == '\0')
-            return false;
-    }
+        "meta ", "layer ", "lane", "begin ", "end ", "alloc ", "free ", "reserve ", "unreserve ", "kernel ",
+        "oom ", "snapshot ", "t=", "+"};
+    if (prefix.find('\0') != std::string_view::npos)
+        return false;
     std::size_t pos = 0;
     while (pos < prefix.size()) {
         auto newline = prefix.find('\n', pos);
@@ -53,31 +49,74 @@ bool looksLikeTraceText(std::string_view prefix)
     return false;
 }
 
+// A JSON object with the snapshot's keys, or a list of segment dicts (the oldest form).
+bool looksLikeSnapshotJson(std::string_view prefix)
+{
+    const auto start = prefix.find_first_not_of(" \t\r\n");
+    if (start == std::string_view::npos)
+        return false;
+    if (prefix[start] == '{')
+        return prefix.find("\"segments\"") != std::string_view::npos
+               || prefix.find("\"device_traces\"") != std::string_view::npos;
+    const auto next = prefix.find_first_not_of(" \t\r\n", start + 1);
+    return prefix[start] == '[' && next != std::string_view::npos && prefix[next] == '{';
+}
+
+std::shared_ptr<const Trace> loadSnapshot(const std::string &path, bool json, const ImportProgress &progress)
+{
+    FileBytes bytes = readFileBytes(path, simdjson::SIMDJSON_PADDING, progress);
+    pickle::Document document;
+    if (json) {
+        pickle::parseJsonDocument(bytes, document, path);
+    } else {
+        bytes.data.resize(bytes.size);
+        document.bytes = std::move(bytes.data);
+        pickle::unpickle(document, path, progress);
+    }
+    return importTorchSnapshot(document, path, progress);
+}
+
 } // namespace
 
 TraceFormat detectFormat(const std::string &path)
 {
-    const std::string prefix = readPrefix(path, kSniffBytes);
-    if (TraceReader::recognizes(std::as_bytes(std::span(prefix.data(), prefix.size()))))
+    requireReadableFile(path);
+    const std::string prefix = readContentPrefix(path, kSniffBytes);
+    if (TraceReader::recognizes(std::as_bytes(std::span(prefix.data(), prefix.size())))
+        || prefix.starts_with("SQLite format 3"))
         return TraceFormat::Native;
+    if (pickle::looksLikePickle(prefix))
+        return TraceFormat::TorchSnapshot;
+    if (looksLikeKinetoTrace(prefix))
+        return TraceFormat::KinetoTrace;
+    if (looksLikeSnapshotJson(prefix))
+        return TraceFormat::TorchSnapshotJson;
+    if (looksLikeMemoryTimeline(prefix))
+        return TraceFormat::MemoryTimeline;
     if (looksLikeTraceText(prefix))
         return TraceFormat::TraceText;
     return TraceFormat::Unknown;
 }
 
-std::shared_ptr<const Trace> loadTrace(const std::string &path)
+std::shared_ptr<const Trace> loadTrace(const std::string &path, const ImportProgress &progress)
 {
-    requireReadableFile(path);
-
     switch (detectFormat(path)) {
     case TraceFormat::Native:
         return TraceReader::read(path);
+    case TraceFormat::TorchSnapshot:
+        return loadSnapshot(path, false, progress);
+    case TraceFormat::TorchSnapshotJson:
+        return loadSnapshot(path, true, progress);
+    case TraceFormat::KinetoTrace: {
+        FileBytes bytes = readFileBytes(path, simdjson::SIMDJSON_PADDING, progress);
+        return importKinetoTrace(bytes, path, progress);
+    }
+    case TraceFormat::MemoryTimeline:
+        return importMemoryTimeline(readFileBytes(path, simdjson::SIMDJSON_PADDING, progress), path, progress);
     case TraceFormat::TraceText: {
-        std::ifstream file(path, std::ios::binary);
-        std::ostringstream text;
-        text << file.rdbuf();
+        const FileBytes bytes = readFileBytes(path, 0, progress);
         try {
-            return parseTraceText(text.str());
+            return parseTraceText(bytes.view());
         } catch (const TraceTextError &error) {
             throw ImportError(path, std::string("is not valid PeakLens trace text: ") + error.what() + ".");
         }
@@ -85,12 +124,8 @@ std::shared_ptr<const Trace> loadTrace(const std::string &path)
     case TraceFormat::Unknown:
         break;
     }
-    // The native reader explains best what is wrong with a file that is almost a trace.
-    const std::string prefix = readPrefix(path, 16);
-    if (prefix.starts_with("SQLite format 3"))
-        return TraceReader::read(path);
-    throw ImportError(path, "is not a trace PeakLens can read: it is neither a PeakLens trace (*.peaklens) "
-                            "nor PeakLens trace text.");
+    throw ImportError(path, "is not a trace PeakLens can read: it is none of a PeakLens trace, PeakLens trace text, "
+                            "a PyTorch memory snapshot (pickle or JSON), a Kineto trace or a memory-timeline export.");
 }
 
 } // namespace peaklens

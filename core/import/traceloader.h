@@ -1,17 +1,27 @@
 #pragma once
-// Opens any trace file PeakLens reads, choosing the reader by the file's content, not its
-// name. Bad input throws ImportError naming the file, the place and the problem.
+// Opens any trace file PeakLens reads, choosing the reader by the file's content, never
+// its name; gzip is inflated transparently. Bad input throws ImportError naming the file,
+// the place and the problem.
 
 #include "core/trace/trace.h"
+#include "importprogress.h"
 
 #include <memory>
 #include <string>
 
 namespace peaklens {
 
-enum class TraceFormat { Native, TraceText, Unknown };
+enum class TraceFormat {
+    Native,             // *.peaklens
+    TraceText,          // *.pltxt
+    TorchSnapshot,      // pickled memory snapshot
+    TorchSnapshotJson,  // the same dict as JSON
+    KinetoTrace,        // *.pt.trace.json[.gz]
+    MemoryTimeline,     // export_memory_timeline .json / .raw.json.gz
+    Unknown,
+};
 
 TraceFormat detectFormat(const std::string &path);
-std::shared_ptr<const Trace> loadTrace(const std::string &path);
+std::shared_ptr<const Trace> loadTrace(const std::string &path, const ImportProgress &progress = {});
 
 } // namespace peaklens

@@ -1,0 +1,33 @@
+#pragma once
+// Named START/END annotations (record_function names in snapshots) turned into steps and
+// ranges, and the attribution of memory events to the innermost range around them.
+//
+//   ProfilerStep#N, step:N         a training step
+//   fwd:PATH, bwd:PATH, opt[:PATH] a layer's forward or backward, the optimizer
+//   Optimizer.step#...             the optimizer (PyTorch's own record_function name)
+//   anything else                  a range of a layer named after the annotation
+
+#include "core/trace/tracebuilder.h"
+
+#include <string>
+#include <vector>
+
+namespace peaklens {
+
+struct Annotation
+{
+    std::string name;
+    bool start = true;
+    std::int64_t timeNs = 0;
+    std::int32_t group = 0; // events are matched to annotations of their group: device or thread
+};
+
+// Adds the steps and ranges the annotations describe; returns the ranges per group
+// (index = group), sorted by begin. Unpaired annotations are dropped.
+std::vector<std::vector<Range>> addAnnotations(TraceBuilder &builder, std::vector<Annotation> annotations);
+
+// Gives events (sorted by time) without a layer and phase those of the innermost range
+// (ranges sorted by begin and nested) that holds them.
+void assignScopes(std::vector<MemoryEvent> &events, const std::vector<Range> &ranges);
+
+} // namespace peaklens

@@ -1,0 +1,393 @@
+#include "kineto.h"
+
+#include "annotationranges.h"
+#include "core/error.h"
+#include "core/trace/metadata.h"
+#include "core/trace/tracebuilder.h"
+#include "jsonscanner.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+namespace peaklens {
+
+namespace {
+
+constexpr std::size_t kPieceBytes = 4u << 20;
+constexpr std::string_view kModulePrefix = "nn.Module: ";
+constexpr std::string_view kBackwardPrefix = "autograd::engine::evaluate_function: ";
+
+struct Span
+{
+    std::int64_t beginNs;
+    std::int64_t endNs;
+    std::string name;
+};
+
+struct PendingEvent
+{
+    MemoryEvent event;
+    std::int32_t thread;
+};
+
+class KinetoImporter
+{
+public:
+    KinetoImporter(FileBytes &bytes, const std::string &path, const ImportProgress &progress)
+        : m_bytes(bytes)
+        , m_path(path)
+        , m_progress(progress)
+    {
+        m_builder.setMeta(metakey::SourceFormat, "kineto");
+        m_builder.setMeta(metakey::SourcePath, path);
+    }
+
+    std::shared_ptr<const Trace> run()
+    {
+        JsonScanner scanner(m_bytes.view(), m_path);
+        scanner.expect('{');
+        bool sawEvents = false;
+        if (!scanner.consume('}')) {
+            do {
+                const std::string_view key = scanner.readString();
+                scanner.expect(':');
+                scanner.skipWhitespace();
+                const std::size_t valueStart = scanner.position();
+                if (key == "traceEvents") {
+                    readEvents(scanner);
+                    sawEvents = true;
+                    continue;
+                }
+                scanner.skipValue();
+                const std::string_view value = m_bytes.view().substr(valueStart, scanner.position() - valueStart);
+                if (key == "baseTimeNanoseconds")
+                    std::from_chars(value.data(), value.data() + value.size(), m_baseNs);
+                else if (key == "deviceProperties")
+                    readDeviceName(valueStart, value.size());
+            } while (scanner.consume(','));
+            scanner.expect('}');
+        }
+        if (!sawEvents)
+            throw ImportError(m_path, "is JSON, but not a Kineto trace: it has no \"traceEvents\".");
+        finish();
+        return m_builder.finish();
+    }
+
+private:
+    [[noreturn]] void fail(const std::string &problem, std::size_t offset) const
+    {
+        throw ImportError(m_path, "is not a valid Kineto trace: " + problem, offset);
+    }
+
+    void readDeviceName(std::size_t offset, std::size_t length)
+    {
+        simdjson::dom::parser parser;
+        simdjson::dom::element devices;
+        if (parser.parse(m_bytes.data.data() + offset, length, false).get(devices))
+            return;
+        simdjson::dom::array list;
+        std::string_view name;
+        if (!devices.get_array().get(list) && list.size() > 0 && !list.at(0)["name"].get_string().get(name))
+            m_builder.setMeta(metakey::DeviceName, std::string(name));
+    }
+
+    // Cuts the array into pieces of a few megabytes at element boundaries: the comma
+    // after a piece becomes its closing ']' while simdjson parses it, then the opening
+    // '[' of the next piece.
+    void readEvents(JsonScanner &scanner)
+    {
+        if (scanner.peek() != '[')
+            fail("\"traceEvents\" is not a list", scanner.position());
+        std::size_t pieceStart = scanner.position();
+        scanner.setPosition(pieceStart + 1);
+        if (scanner.consume(']'))
+            return;
+        char *data = m_bytes.data.data();
+        while (true) {
+            scanner.skipValue();
+            scanner.skipWhitespace();
+            const std::size_t separator = scanner.position();
+            const char c = scanner.peek();
+            if (c == ']') {
+                parsePiece(pieceStart, separator + 1 - pieceStart);
+                scanner.setPosition(separator + 1);
+                return;
+            }
+            if (c != ',')
+                scanner.fail("between two trace events");
+            if (separator - pieceStart >= kPieceBytes) {
+                data[separator] = ']';
+                parsePiece(pieceStart, separator + 1 - pieceStart);
+                data[separator] = '[';
+                pieceStart = separator;
+                m_progress.tick(static_cast<double>(separator) / static_cast<double>(m_bytes.size));
+            }
+            scanner.setPosition(separator + 1);
+        }
+    }
+
+    void parsePiece(std::size_t offset, std::size_t length)
+    {
+        // The DOM parser picks the fastest SIMD kernel at run time.
+        simdjson::dom::element piece;
+        if (auto error = m_parser.parse(m_bytes.data.data() + offset, length, false).get(piece))
+            fail(simdjson::error_message(error), offset);
+        simdjson::dom::array events;
+        if (piece.get_array().get(events))
+            fail("\"traceEvents\" is not a list", offset);
+        for (simdjson::dom::element element : events) {
+            simdjson::dom::object event;
+            if (element.get_object().get(event))
+                fail("a trace event is not an object", offset);
+            readEvent(event, offset);
+        }
+    }
+
+    static std::string_view stringOf(simdjson::dom::element value)
+    {
+        std::string_view text;
+        return value.get_string().get(text) ? std::string_view() : text;
+    }
+
+    static bool number(simdjson::dom::element value, double &out)
+    {
+        return !value.get_double().get(out); // integers convert too
+    }
+
+    static std::int64_t integerOf(simdjson::dom::element value)
+    {
+        std::int64_t signedValue = 0;
+        std::uint64_t unsignedValue = 0;
+        double real = 0;
+        if (!value.get_int64().get(signedValue))
+            return signedValue;
+        if (!value.get_uint64().get(unsignedValue))
+            return static_cast<std::int64_t>(unsignedValue);
+        if (!value.get_double().get(real) && std::isfinite(real) && std::fabs(real) < 9e18)
+            return static_cast<std::int64_t>(std::llround(real));
+        return 0;
+    }
+
+    // pid and tid are numbers or strings; either way their text identifies the thread.
+    static std::string_view identity(simdjson::dom::element value, std::string &storage)
+    {
+        if (value.is_string())
+            return stringOf(value);
+        storage = simdjson::minify(value);
+        return storage;
+    }
+
+    void readEvent(simdjson::dom::object event, std::size_t offset)
+    {
+        std::string_view ph, name, cat;
+        simdjson::dom::element pid, tid, args;
+        double ts = 0, dur = 0;
+        bool hasTs = false;
+        for (auto field : event) {
+            const std::string_view key = field.key;
+            if (key == "ph")
+                ph = stringOf(field.value);
+            else if (key == "name")
+                name = stringOf(field.value);
+            else if (key == "cat")
+                cat = stringOf(field.value);
+            else if (key == "ts")
+                hasTs = number(field.value, ts);
+            else if (key == "dur")
+                number(field.value, dur);
+            else if (key == "pid")
+                pid = field.value;
+            else if (key == "tid")
+                tid = field.value;
+            else if (key == "args")
+                args = field.value;
+        }
+        if (!hasTs)
+            return;
+        if (!std::isfinite(ts) || std::fabs(ts) > 9e15 || !std::isfinite(dur) || std::fabs(dur) > 9e15)
+            fail("a trace event has the time " + std::to_string(ts) + " us", offset);
+        const std::int64_t beginNs = std::llround(ts * 1000.0);
+        const std::int64_t endNs = beginNs + std::llround(dur * 1000.0);
+
+        if (name == "[memory]" || name == "[OutOfMemory]") {
+            readMemoryEvent(name == "[memory]", beginNs, threadOf(pid, tid), args, offset);
+        } else if (ph == "X" && endNs > beginNs) {
+            if (cat == "python_function" && name.starts_with(kModulePrefix))
+                m_modules[threadOf(pid, tid)].push_back(Span{beginNs, endNs, std::string(name.substr(kModulePrefix.size()))});
+            else if (cat == "user_annotation")
+                addSpan(threadOf(pid, tid), beginNs, endNs, std::string(name));
+            else if (cat == "cpu_op" && name.starts_with(kBackwardPrefix))
+                addSpan(threadOf(pid, tid), beginNs, endNs, "bwd");
+        }
+    }
+
+    void addSpan(std::int32_t thread, std::int64_t beginNs, std::int64_t endNs, std::string name)
+    {
+        m_annotations.push_back(Annotation{name, true, beginNs, thread});
+        m_annotations.push_back(Annotation{std::move(name), false, endNs, thread});
+    }
+
+    std::int32_t threadOf(simdjson::dom::element pid, simdjson::dom::element tid)
+    {
+        std::string pidStorage, tidStorage;
+        const std::string_view pidText = identity(pid, pidStorage);
+        const std::string_view tidText = identity(tid, tidStorage);
+        m_threadKey.assign(pidText).append("/").append(tidText);
+        auto it = m_threads.find(m_threadKey);
+        if (it == m_threads.end())
+            it = m_threads.emplace(m_threadKey, static_cast<std::int32_t>(m_threads.size())).first;
+        return it->second;
+    }
+
+    void readMemoryEvent(bool allocation, std::int64_t timeNs, std::int32_t thread, simdjson::dom::element args,
+                         std::size_t offset)
+    {
+        simdjson::dom::object fields;
+        if (args.get_object().get(fields))
+            fail("a memory event has no args", offset);
+        std::int64_t addr = 0, bytes = 0, totalAllocated = -1, totalReserved = -1, deviceType = 1, deviceId = 0;
+        for (auto field : fields) {
+            const std::string_view key = field.key;
+            if (key == "Addr")
+                addr = integerOf(field.value);
+            else if (key == "Bytes")
+                bytes = integerOf(field.value);
+            else if (key == "Total Allocated")
+                totalAllocated = integerOf(field.value);
+            else if (key == "Total Reserved")
+                totalReserved = integerOf(field.value);
+            else if (key == "Device Type")
+                deviceType = integerOf(field.value);
+            else if (key == "Device Id")
+                deviceId = integerOf(field.value);
+        }
+        if (deviceType != 0 && deviceType != 1) {
+            ++m_skippedOtherDevices;
+            return;
+        }
+        if (bytes > TraceBuilder::kMaxEventBytes || bytes < -TraceBuilder::kMaxEventBytes)
+            fail("a memory event has the size " + std::to_string(bytes), offset);
+        const Device device{deviceType == 0 ? DeviceType::Cpu : DeviceType::Cuda,
+                            static_cast<std::int16_t>(std::clamp<std::int64_t>(deviceId, 0, INT16_MAX))};
+        const std::uint32_t lane = m_builder.lane(Lane{device, 0});
+        if (!allocation) {
+            m_markers.push_back(Marker{timeNs, lane, MarkerKind::OutOfMemory, bytes});
+            return;
+        }
+        DeviceTotals &totals = m_totals[lane];
+        // Memory allocated before profiling began shows in the first event's total.
+        if (!totals.seen && totalAllocated >= 0 && totalAllocated - bytes > 0)
+            m_preexisting.push_back(PendingEvent{MemoryEvent{timeNs, totalAllocated - bytes, 0, lane}, thread});
+        if (totalReserved >= 0 && totalReserved != totals.reserved) {
+            m_reserved.push_back(ReservedEvent{timeNs, totalReserved - totals.reserved, 0, lane});
+            totals.reserved = totalReserved;
+        }
+        totals.seen = true;
+        m_events.push_back(PendingEvent{MemoryEvent{timeNs, bytes, static_cast<std::uint64_t>(addr), lane}, thread});
+    }
+
+    // Module spans nest into paths ("GPT_0.Block_3.Linear_0"); each becomes a forward range.
+    void addModuleSpans()
+    {
+        for (auto &[thread, spans] : m_modules) {
+            std::stable_sort(spans.begin(), spans.end(), [](const Span &a, const Span &b) {
+                return a.beginNs < b.beginNs || (a.beginNs == b.beginNs && a.endNs > b.endNs);
+            });
+            std::vector<std::pair<std::int64_t, std::string>> open; // end, path
+            for (const Span &span : spans) {
+                while (!open.empty() && open.back().first <= span.beginNs)
+                    open.pop_back();
+                std::string path = open.empty() ? span.name : open.back().second + "." + span.name;
+                addSpan(thread, span.beginNs, span.endNs, "fwd:" + path);
+                open.emplace_back(span.endNs, std::move(path));
+            }
+        }
+    }
+
+    void finish()
+    {
+        addModuleSpans();
+        // Times are relative to baseTimeNanoseconds (absolute in older traces).
+        for (Annotation &annotation : m_annotations)
+            annotation.timeNs += m_baseNs;
+        const auto rangesByThread = addAnnotations(m_builder, std::move(m_annotations));
+
+        std::vector<std::vector<MemoryEvent>> eventsByThread(m_threads.size());
+        for (const PendingEvent &pending : m_events)
+            eventsByThread[static_cast<std::size_t>(pending.thread)].push_back(pending.event);
+        for (const PendingEvent &pending : m_preexisting) {
+            MemoryEvent event = pending.event;
+            event.timeNs += m_baseNs;
+            m_builder.addEvent(event);
+        }
+        for (std::size_t thread = 0; thread < eventsByThread.size(); ++thread) {
+            std::vector<MemoryEvent> &events = eventsByThread[thread];
+            for (MemoryEvent &event : events)
+                event.timeNs += m_baseNs;
+            std::stable_sort(events.begin(), events.end(),
+                             [](const MemoryEvent &a, const MemoryEvent &b) { return a.timeNs < b.timeNs; });
+            if (thread < rangesByThread.size())
+                assignScopes(events, rangesByThread[thread]);
+            for (const MemoryEvent &event : events)
+                m_builder.addEvent(event);
+        }
+        if (m_skippedOtherDevices > 0)
+            m_builder.setMeta("import.skipped", std::to_string(m_skippedOtherDevices)
+                                                    + " memory events of devices other than CPU and CUDA");
+        for (ReservedEvent event : m_reserved) {
+            event.timeNs += m_baseNs;
+            m_builder.addReserved(event);
+        }
+        for (Marker marker : m_markers) {
+            marker.timeNs += m_baseNs;
+            m_builder.addMarker(marker);
+        }
+    }
+
+    struct DeviceTotals
+    {
+        bool seen = false;
+        std::int64_t reserved = 0;
+    };
+
+    FileBytes &m_bytes;
+    std::string m_path;
+    const ImportProgress &m_progress;
+    TraceBuilder m_builder;
+    simdjson::dom::parser m_parser;
+    std::string m_threadKey;
+    std::int64_t m_baseNs = 0;
+    std::unordered_map<std::string, std::int32_t> m_threads;
+    std::map<std::int32_t, std::vector<Span>> m_modules;
+    std::vector<Annotation> m_annotations;
+    std::vector<PendingEvent> m_events;
+    std::vector<PendingEvent> m_preexisting;
+    std::vector<ReservedEvent> m_reserved;
+    std::vector<Marker> m_markers;
+    std::unordered_map<std::uint32_t, DeviceTotals> m_totals;
+    std::int64_t m_skippedOtherDevices = 0;
+};
+
+} // namespace
+
+bool looksLikeKinetoTrace(std::string_view prefix)
+{
+    const auto start = prefix.find_first_not_of(" \t\r\n");
+    if (start == std::string_view::npos || prefix[start] != '{')
+        return false;
+    return prefix.find("\"traceEvents\"") != std::string_view::npos
+           || prefix.find("\"schemaVersion\"") != std::string_view::npos
+           || prefix.find("\"displayTimeUnit\"") != std::string_view::npos;
+}
+
+std::shared_ptr<const Trace> importKinetoTrace(FileBytes &bytes, const std::string &path, const ImportProgress &progress)
+{
+    return KinetoImporter(bytes, path, progress).run();
+}
+
+} // namespace peaklens
