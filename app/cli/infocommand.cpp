@@ -31,8 +31,8 @@ std::string describe(const std::string &path, const Trace &trace)
     if (!trace.events.empty()) {
         const std::int64_t first = trace.events.timeNs(0);
         const std::int64_t last = trace.events.timeNs(trace.events.size() - 1);
-        table.addRow({"time span", formatDuration(last - first) + " (" + formatDuration(first) + " to "
-                                       + formatDuration(last) + ")"});
+        table.addRow({"time span", formatDuration(last - first) + ", from " + std::to_string(first)
+                                       + " ns on the trace's clock"});
     }
     table.addRow({"layers", withThousands(static_cast<std::int64_t>(trace.layers.size()))});
     table.addRow({"ranges", withThousands(static_cast<std::int64_t>(trace.ranges.size()))});

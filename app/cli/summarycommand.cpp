@@ -47,7 +47,8 @@ std::string peakSection(const Trace &trace, const TraceSummary &summary)
     if (!summary.peak.primary)
         return "No memory was allocated in this trace.\n";
     const DevicePeak &peak = summary.peak.devices[*summary.peak.primary];
-    std::string where = "at " + formatDuration(peak.timeNs);
+    // Times read as offsets from the first event: trace clocks are often epoch-based.
+    std::string where = "at +" + formatDuration(peak.timeNs - summary.firstNs);
     if (summary.peakStep)
         where += ", step " + std::to_string(*summary.peakStep);
     if (summary.peakPhase != Phase::Other)
@@ -57,7 +58,8 @@ std::string peakSection(const Trace &trace, const TraceSummary &summary)
     std::string out = "Peak allocated  " + formatBytes(peak.allocatedBytes) + " on " + peak.device.toString() + " "
                       + where + "\n";
     if (peak.reservedBytes) {
-        out += "Peak reserved   " + formatBytes(*peak.reservedBytes) + " at " + formatDuration(*peak.reservedTimeNs)
+        out += "Peak reserved   " + formatBytes(*peak.reservedBytes) + " at +"
+               + formatDuration(*peak.reservedTimeNs - summary.firstNs)
                + " (" + formatBytes(peak.reservedAtPeakBytes.value_or(0)) + " reserved at the allocated peak)\n";
     } else {
         out += "Peak reserved   unknown (the trace has no segment events)\n";

@@ -16,7 +16,7 @@ namespace peaklens {
 namespace {
 
 // A gzip stream may not expand beyond this ratio or size: beyond it is a bomb, not a trace.
-constexpr std::uint64_t kMaxInflateRatio = 1024;
+constexpr std::uint64_t kMaxInflateRatio = 256; // traces compress 5 to 30 times
 constexpr std::uint64_t kMaxInflatedBytes = std::uint64_t(64) << 30;
 
 bool isGzip(const char *data, std::size_t size)

@@ -13,6 +13,13 @@ void JsonScanner::fail(const std::string &problem) const
     throw ImportError(m_path, "is not valid JSON: " + problem, m_pos);
 }
 
+void JsonScanner::explainJsonError(std::string_view text, const std::string &path, const std::string &parserMessage)
+{
+    JsonScanner scanner(text, path);
+    scanner.skipValue(); // throws "is truncated" when the text ends inside the value
+    throw ImportError(path, "is not valid JSON: " + parserMessage + ".");
+}
+
 void JsonScanner::skipWhitespace()
 {
     while (m_pos < m_text.size()

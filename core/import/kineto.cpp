@@ -148,6 +148,14 @@ private:
         }
     }
 
+    // Exact for integral microseconds even at epoch magnitudes, where a double holding
+    // nanoseconds would round to 256 ns.
+    static std::int64_t microsToNs(double micros)
+    {
+        const double whole = std::floor(micros);
+        return static_cast<std::int64_t>(whole) * 1000 + std::llround((micros - whole) * 1000.0);
+    }
+
     static std::string_view stringOf(simdjson::dom::element value)
     {
         std::string_view text;
@@ -211,8 +219,8 @@ private:
             return;
         if (!std::isfinite(ts) || std::fabs(ts) > 9e15 || !std::isfinite(dur) || std::fabs(dur) > 9e15)
             fail("a trace event has the time " + std::to_string(ts) + " us", offset);
-        const std::int64_t beginNs = std::llround(ts * 1000.0);
-        const std::int64_t endNs = beginNs + std::llround(dur * 1000.0);
+        const std::int64_t beginNs = microsToNs(ts);
+        const std::int64_t endNs = beginNs + microsToNs(dur);
 
         if (name == "[memory]" || name == "[OutOfMemory]") {
             readMemoryEvent(name == "[memory]", beginNs, threadOf(pid, tid), args, offset);

@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "core/trace/metadata.h"
 #include "core/trace/tracebuilder.h"
+#include "jsonscanner.h"
 
 #include <simdjson.h>
 
@@ -39,7 +40,7 @@ public:
         simdjson::dom::parser parser;
         simdjson::dom::element root;
         if (auto error = parser.parse(bytes.data.data(), bytes.size, false).get(root))
-            fail(std::string("is not valid JSON: ") + simdjson::error_message(error));
+            JsonScanner::explainJsonError(bytes.view(), m_path, simdjson::error_message(error));
         simdjson::dom::array top;
         if (root.get_array().get(top))
             fail("is not a memory timeline: it is not a JSON list");

@@ -36,6 +36,9 @@ public:
         const Value *traces = nullptr;
         const Value *annotations = nullptr;
         if (root.isSequence()) {
+            const auto &items = m_doc.items(root);
+            if (!items.empty() && !items.front().isDict())
+                fail("is not a PyTorch memory snapshot: it is a list, but not of segments");
             segments = &root; // the oldest form: a bare list of segments
         } else if (root.isDict()) {
             segments = m_doc.find(root, "segments");

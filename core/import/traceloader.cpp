@@ -100,6 +100,7 @@ TraceFormat detectFormat(const std::string &path)
 
 std::shared_ptr<const Trace> loadTrace(const std::string &path, const ImportProgress &progress)
 {
+    progress.tick(0.0);
     switch (detectFormat(path)) {
     case TraceFormat::Native:
         return TraceReader::read(path);

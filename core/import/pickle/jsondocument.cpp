@@ -1,6 +1,7 @@
 #include "jsondocument.h"
 
 #include "core/error.h"
+#include "core/import/jsonscanner.h"
 
 #include <simdjson.h>
 
@@ -67,7 +68,7 @@ void parseJsonDocument(const FileBytes &bytes, Document &document, const std::st
     simdjson::dom::element root;
     const auto error = parser.parse(bytes.data.data(), bytes.size, false).get(root);
     if (error)
-        throw ImportError(path, std::string("is not valid JSON: ") + simdjson::error_message(error));
+        JsonScanner::explainJsonError(bytes.view(), path, simdjson::error_message(error));
     document.root = Converter(document).convert(root);
 }
 

@@ -1,0 +1,230 @@
+#include "testsupport.h"
+#include "tracefiledamage.h"
+
+#include "core/analysis/peakfinder.h"
+#include "core/analysis/tracesummary.h"
+#include "core/error.h"
+#include "core/import/traceloader.h"
+
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+
+#include <atomic>
+
+using namespace peaklens;
+using peaklens::test::qs;
+using peaklens::test::ss;
+
+namespace {
+
+QString dataPath(const QString &name)
+{
+    return QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/") + name;
+}
+
+QByteArray readAll(const QString &path)
+{
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+} // namespace
+
+class tst_Importers : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    // Every fixture's generating script replays its events itself; PeakLens must agree.
+    void peakMatchesAPlainReplay_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<qint64>("peakBytes");
+        QTest::addColumn<qint64>("peakTime");
+        QTest::addColumn<int>("format");
+        const QJsonObject expected = QJsonDocument::fromJson(readAll(dataPath(QStringLiteral("expected.json")))).object();
+        QVERIFY(expected.size() >= 12);
+        for (auto it = expected.begin(); it != expected.end(); ++it) {
+            const QJsonObject figures = it.value().toObject();
+            const QString name = it.key();
+            int format = int(TraceFormat::TorchSnapshot);
+            if (name.startsWith(QStringLiteral("kineto")))
+                format = int(TraceFormat::KinetoTrace);
+            else if (name.startsWith(QStringLiteral("memory_timeline")))
+                format = int(TraceFormat::MemoryTimeline);
+            else if (name.endsWith(QStringLiteral(".json")))
+                format = int(TraceFormat::TorchSnapshotJson);
+            QTest::addRow("%s", qPrintable(name)) << name << figures[QStringLiteral("peak_bytes")].toInteger()
+                                                  << figures[QStringLiteral("peak_time_ns")].toInteger() << format;
+        }
+    }
+    void peakMatchesAPlainReplay()
+    {
+        QFETCH(QString, file);
+        QFETCH(qint64, peakBytes);
+        QFETCH(qint64, peakTime);
+        QFETCH(int, format);
+        const std::string path = ss(dataPath(file));
+        QCOMPARE(int(detectFormat(path)), format);
+        const auto trace = loadTrace(path);
+        const PeakReport report = findPeaks(*trace);
+        QVERIFY(report.primary);
+        QCOMPARE(report.devices[*report.primary].allocatedBytes, peakBytes);
+        QCOMPARE(report.devices[*report.primary].timeNs, peakTime);
+    }
+
+    void snapshotCarriesItsStructure()
+    {
+        const auto trace = loadTrace(ss(dataPath(QStringLiteral("snapshot_p4.pickle"))));
+        QCOMPARE(trace->steps.size(), std::size_t(2));
+        QCOMPARE(trace->steps[1].number, qint64(1));
+        for (const char *layer : {"blocks.0", "blocks.1", "blocks.2"})
+            QVERIFY2(trace->findLayer(layer), layer);
+        // Annotations scope events: forward allocations of blocks.1 carry that layer.
+        bool forwardInBlock1 = false;
+        for (std::size_t i = 0; i < trace->events.size(); ++i) {
+            if (trace->events.layer(i) == *trace->findLayer("blocks.1") && trace->events.phase(i) == Phase::Forward)
+                forwardInBlock1 = true;
+        }
+        QVERIFY(forwardInBlock1);
+        QCOMPARE(trace->markers.size(), std::size_t(2)); // oom and snapshot
+        QCOMPARE(trace->markers[0].kind, MarkerKind::OutOfMemory);
+        QCOMPARE(trace->markers[0].bytes, qint64(80) << 30);
+        QCOMPARE(trace->devices().size(), std::size_t(2));
+        // Frames come innermost first: the stack of the first allocation ends in "linear".
+        const auto frames = trace->stacks.framesOf(trace->events.stack(trace->events.size() / 2));
+        QVERIFY(!frames.empty());
+        QVERIFY(!trace->reserved.empty());
+        const TraceSummary summary = summarize(*trace);
+        QVERIFY(summary.layers[*trace->findLayer("blocks.0")].activationBytes > 0);
+    }
+
+    void highAddressesSurvive()
+    {
+        const auto trace = loadTrace(ss(dataPath(QStringLiteral("snapshot_high_addresses_p4.pickle"))));
+        bool high = false;
+        for (std::size_t i = 0; i < trace->events.size(); ++i)
+            high = high || trace->events.addr(i) >= (std::uint64_t(1) << 63);
+        QVERIFY(high);
+    }
+
+    void picklesAndJsonAgree()
+    {
+        const auto fromPickle = loadTrace(ss(dataPath(QStringLiteral("snapshot_p2.pickle"))));
+        const auto fromJson = loadTrace(ss(dataPath(QStringLiteral("snapshot.json"))));
+        const auto fromGzip = loadTrace(ss(dataPath(QStringLiteral("snapshot_p5.pickle.gz"))));
+        QCOMPARE(fromJson->events, fromPickle->events);
+        QCOMPARE(fromGzip->events, fromPickle->events);
+        QVERIFY(fromJson->ranges == fromPickle->ranges);
+    }
+
+    void kinetoNamesLayersStepsAndPhases()
+    {
+        const auto trace = loadTrace(ss(dataPath(QStringLiteral("kineto.pt.trace.json.gz"))));
+        QCOMPARE(trace->metaValue("device.name"), std::string("NVIDIA H100 80GB HBM3"));
+        QCOMPARE(trace->steps.size(), std::size_t(2));
+        QVERIFY(trace->findLayer("GPT_0.Block_1.Linear_1"));
+        std::size_t forward = 0, backward = 0, optimizer = 0;
+        for (std::size_t i = 0; i < trace->events.size(); ++i) {
+            forward += trace->events.phase(i) == Phase::Forward;
+            backward += trace->events.phase(i) == Phase::Backward;
+            optimizer += trace->events.phase(i) == Phase::Optimizer;
+        }
+        QCOMPARE(forward, std::size_t(12));  // 2 steps x 2 blocks x 3 events
+        QCOMPARE(backward, std::size_t(12)); // 2 steps x 2 backward functions x 3 events
+        QCOMPARE(optimizer, std::size_t(4));
+        QCOMPARE(trace->markers.size(), std::size_t(1));
+        QVERIFY(!trace->reserved.empty());
+        const auto linear = trace->findLayer("GPT_0.Block_0.Linear_0");
+        QCOMPARE(summarize(*trace).layers[*linear].activationBytes, qint64(3) << 20);
+    }
+
+    void timelineSplitsByCategory()
+    {
+        const auto trace = loadTrace(ss(dataPath(QStringLiteral("memory_timeline.raw.json.gz"))));
+        const PeakReport report = findPeaks(*trace);
+        QCOMPARE(report.liveAtPeak->bytes, report.devices[0].allocatedBytes);
+        qint64 parameters = 0;
+        for (const LiveGroup &group : report.liveAtPeak->byCategory) {
+            if (group.key == std::uint32_t(Category::Parameter))
+                parameters = group.bytes;
+        }
+        QCOMPARE(parameters, qint64(40) << 20);
+    }
+
+    void badInputIsOneSentence_data()
+    {
+        QTest::addColumn<QString>("fixture");
+        QTest::addColumn<QString>("damage");
+        QTest::addColumn<QString>("problem");
+        const QStringList fixtures = {QStringLiteral("snapshot_p4.pickle"), QStringLiteral("snapshot.json"),
+                                      QStringLiteral("kineto.pt.trace.json"), QStringLiteral("memory_timeline.json"),
+                                      QStringLiteral("snapshot_p5.pickle.gz"), QStringLiteral("memory_timeline.raw.json.gz")};
+        for (const QString &fixture : fixtures) {
+            QTest::addRow("%s: cut in half", qPrintable(fixture)) << fixture << QStringLiteral("half") << QStringLiteral("truncated");
+            QTest::addRow("%s: bytes flipped", qPrintable(fixture)) << fixture << QStringLiteral("flip") << QString();
+        }
+        QTest::addRow("a PNG image") << QString() << QStringLiteral("png") << QStringLiteral("is not a trace PeakLens can read");
+        QTest::addRow("JSON of something else") << QString() << QStringLiteral("json") << QStringLiteral("is not a trace PeakLens can read");
+        QTest::addRow("gzip bomb") << QString() << QStringLiteral("bomb") << QStringLiteral("expands to more than");
+        QTest::addRow("pickle of a class instance") << QString() << QStringLiteral("global") << QStringLiteral("asks to run Python code");
+        QTest::addRow("pickle that is no snapshot") << QString() << QStringLiteral("notsnapshot") << QStringLiteral("not a PyTorch memory snapshot");
+    }
+    void badInputIsOneSentence()
+    {
+        QFETCH(QString, fixture);
+        QFETCH(QString, damage);
+        QFETCH(QString, problem);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(fixture.isEmpty() ? QStringLiteral("input") : fixture);
+        QByteArray bytes = fixture.isEmpty() ? QByteArray() : readAll(dataPath(fixture));
+        if (fixture.endsWith(QStringLiteral(".gz")) && damage == QLatin1String("half"))
+            bytes = bytes.left(bytes.size() / 2);
+        else if (fixture.endsWith(QStringLiteral(".gz")))
+            bytes = qCompress(bytes).mid(4); // not gzip any more: zlib data, unreadable as a trace
+        else if (damage == QLatin1String("half"))
+            bytes = bytes.left(bytes.size() / 2);
+        else if (damage == QLatin1String("flip"))
+            for (qsizetype i = bytes.size() / 3; i < bytes.size(); i += 97)
+                bytes[i] = static_cast<char>(bytes[i] ^ 0x5A);
+        if (damage == QLatin1String("png"))
+            bytes = QByteArray::fromHex("89504e470d0a1a0a0000000d49484452");
+        else if (damage == QLatin1String("json"))
+            bytes = "{\"name\": \"not a trace\", \"values\": [1, 2, 3]}";
+        else if (damage == QLatin1String("bomb"))
+            bytes = qCompress(QByteArray(64 << 20, ' '), 9); // replaced below by real gzip
+        else if (damage == QLatin1String("global"))
+            bytes = QByteArray::fromHex("800263636f6c6c656374696f6e730a4f726465726564446963740a71002952710158010000006171024b01732e");
+        else if (damage == QLatin1String("notsnapshot"))
+            bytes = QByteArray::fromHex("80025d7100284b014b02652e");
+        test::writeBytes(path, bytes);
+        if (damage == QLatin1String("bomb")) {
+            const QByteArray command = "(printf '{\"traceEvents\": ['; head -c 100000000 /dev/zero | tr '\\0' ' ') | gzip -9 > '"
+                                       + path.toUtf8() + "'";
+            QCOMPARE(std::system(command.constData()), 0);
+        }
+        try {
+            loadTrace(ss(path));
+            // Flipped bytes may land in places that change values but not the format.
+            QVERIFY2(damage == QLatin1String("flip"), "the file was accepted");
+        } catch (const ImportError &error) {
+            const QString message = qs(error.what());
+            QVERIFY2(message.startsWith(path + QStringLiteral(": ")), qPrintable(message));
+            QVERIFY2(message.contains(problem), qPrintable(message));
+            QVERIFY2(!message.contains(QLatin1Char('\n')), qPrintable(message));
+        }
+    }
+
+    void cancellationStopsAnImport()
+    {
+        std::atomic<bool> cancel{true};
+        ImportProgress progress;
+        progress.cancel = &cancel;
+        QVERIFY_THROWS_EXCEPTION(ImportCancelled, loadTrace(ss(dataPath(QStringLiteral("kineto.pt.trace.json"))), progress));
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_Importers)
+#include "tst_importers.moc"
