@@ -18,8 +18,8 @@ packages=(
   qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6 xvfb xauth
   # replay engine (Debian's libtorch runs on the reference BLAS without OpenBLAS)
   libtorch-dev libopenblas0-pthread python3-torch
-  # benchmarks (RSS measurements)
-  time
+  # benchmarks (RSS measurements) and the fuzz preset (clang with libFuzzer)
+  time clang libclang-rt-14-dev
 )
 
 missing=()

@@ -5,6 +5,7 @@
 #include "core/import/traceloader.h"
 #include "core/trace/units.h"
 
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -74,6 +75,45 @@ private slots:
         QVERIFY2(err.startsWith(QStringLiteral("peaklens-cli: ") + path + QStringLiteral(": ")), qPrintable(err));
         QVERIFY2(err.contains(problem), qPrintable(err));
         QCOMPARE(err.count(QLatin1Char('\n')), 1);
+    }
+
+    void pytorchFilesBadAndGood_data()
+    {
+        QTest::addColumn<QString>("fixture");
+        QTest::addColumn<bool>("truncate");
+        QTest::addColumn<int>("exitCode");
+        for (const char *name : {"snapshot_p5.pickle.gz", "snapshot.json", "kineto.pt.trace.json.gz",
+                                 "memory_timeline.raw.json.gz", "memory_timeline.json"}) {
+            QTest::addRow("%s", name) << QString::fromLatin1(name) << false << 0;
+            QTest::addRow("%s cut in half", name) << QString::fromLatin1(name) << true << 2;
+        }
+    }
+    void pytorchFilesBadAndGood()
+    {
+        QFETCH(QString, fixture);
+        QFETCH(bool, truncate);
+        QFETCH(int, exitCode);
+        QFile source(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/") + fixture);
+        QVERIFY(source.open(QIODevice::ReadOnly));
+        QByteArray bytes = source.readAll();
+        if (truncate)
+            bytes = bytes.left(bytes.size() / 2);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(fixture);
+        test::writeBytes(path, bytes);
+        const Run run = runCli({QStringLiteral("summary"), QStringLiteral("--json"), path});
+        QCOMPARE(run.exitCode, exitCode);
+        if (exitCode == 0) {
+            QFile expectedFile(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/expected.json"));
+            QVERIFY(expectedFile.open(QIODevice::ReadOnly));
+            const QJsonObject expected = QJsonDocument::fromJson(expectedFile.readAll()).object()[fixture].toObject();
+            const QJsonObject peak = QJsonDocument::fromJson(run.out).object()[QStringLiteral("peak")].toObject();
+            QCOMPARE(peak[QStringLiteral("allocated_bytes")].toInteger(), expected[QStringLiteral("peak_bytes")].toInteger());
+        } else {
+            QVERIFY(run.out.isEmpty());
+            QVERIFY2(run.err.contains("truncated"), run.err.constData());
+            QCOMPARE(run.err.count('\n'), 1);
+        }
     }
 
     void usageErrorsExitTwo()

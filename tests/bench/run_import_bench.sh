@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Import speed against the Python that users would otherwise run, on the same files:
+#  - a 1M-entry memory snapshot: peaklens-cli summary (import + peak analysis) vs
+#    python3 -c "import pickle; pickle.load(open(F, 'rb'))"
+#  - a ~500 MB Kineto trace: peaklens-cli summary vs python3 -c "import json; json.load(open(F))"
+# Usage: tests/bench/run_import_bench.sh [SNAPSHOT_ENTRIES] [KINETO_MB]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+entries=${1:-1000000}
+megabytes=${2:-500}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+python=/usr/bin/python3
+cli=build/bin/peaklens-cli
+
+measure() { # label, command...: wall seconds and max RSS of the best of 3 runs
+  local label=$1; shift
+  local best="" rss=""
+  for run in 1 2 3; do
+    /usr/bin/time -f "%e %M" -o "$dir/time.txt" "$@" > /dev/null
+    read -r seconds kib < "$dir/time.txt"
+    if [ -z "$best" ] || awk "BEGIN {exit !($seconds < $best)}"; then best=$seconds; rss=$kib; fi
+  done
+  printf '%-44s %8.2f s  %8.0f MiB max RSS\n' "$label" "$best" "$(awk "BEGIN {print $rss / 1024}")"
+  echo "$best" > "$dir/last"
+}
+
+$python tests/bench/make_big_snapshot.py "$entries" "$dir/big.pickle"
+echo "snapshot: $entries entries, $(stat -c %s "$dir/big.pickle") bytes"
+measure "peaklens-cli summary (snapshot)" $cli summary --json "$dir/big.pickle"; ours=$(cat "$dir/last")
+measure "python3 pickle.load" $python -c "import pickle,sys; pickle.load(open(sys.argv[1], 'rb'))" "$dir/big.pickle"; peer=$(cat "$dir/last")
+echo "ratio: $(awk "BEGIN {printf \"%.3f\", $ours / $peer}") x the time of pickle.load (goal <= 0.5)"
+rm -f "$dir/big.pickle"
+
+$python tests/bench/make_big_kineto.py "$megabytes" "$dir/big.pt.trace.json"
+size=$(stat -c %s "$dir/big.pt.trace.json")
+echo "kineto: $size bytes"
+measure "peaklens-cli summary (kineto)" $cli summary --json "$dir/big.pt.trace.json"; ours=$(cat "$dir/last")
+measure "python3 json.load" $python -c "import json,sys; json.load(open(sys.argv[1]))" "$dir/big.pt.trace.json"; peer=$(cat "$dir/last")
+echo "ratio: $(awk "BEGIN {printf \"%.3f\", $ours / $peer}") x the time of json.load (goal <= 0.2)"
+/usr/bin/time -f "%M" -o "$dir/rss.txt" $cli summary --json "$dir/big.pt.trace.json" > /dev/null
+echo "peaklens RSS / file size: $(awk "BEGIN {printf \"%.2f\", $(cat "$dir/rss.txt") * 1024 / $size}") (goal <= 1.5)"

@@ -1,0 +1,22 @@
+// Fuzzes the native file reader: each input is written to a file and opened.
+#include "core/error.h"
+#include "core/format/tracereader.h"
+
+#include <cstdio>
+#include <string>
+#include <unistd.h>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
+{
+    static const std::string path = "/tmp/peaklens-fuzz-" + std::to_string(::getpid()) + ".peaklens";
+    std::FILE *file = std::fopen(path.c_str(), "wb");
+    if (!file)
+        return 0;
+    std::fwrite(data, 1, size, file);
+    std::fclose(file);
+    try {
+        peaklens::TraceReader::read(path);
+    } catch (const peaklens::Error &) {
+    }
+    return 0;
+}
