@@ -1,6 +1,6 @@
 #include "category.h"
 
-#include <array>
+#include "enumnames.h"
 
 namespace peaklens {
 
@@ -18,11 +18,7 @@ std::string_view categoryName(Category category)
 
 std::optional<Category> parseCategory(std::string_view name)
 {
-    for (std::size_t i = 0; i < kCategoryNames.size(); ++i) {
-        if (kCategoryNames[i] == name)
-            return static_cast<Category>(i);
-    }
-    return std::nullopt;
+    return enumFromName<Category>(kCategoryNames, name);
 }
 
 } // namespace peaklens

@@ -1,6 +1,6 @@
 #include "marker.h"
 
-#include <array>
+#include "enumnames.h"
 
 namespace peaklens {
 
@@ -15,11 +15,7 @@ std::string_view markerKindName(MarkerKind kind)
 
 std::optional<MarkerKind> parseMarkerKind(std::string_view name)
 {
-    for (std::size_t i = 0; i < kNames.size(); ++i) {
-        if (kNames[i] == name)
-            return static_cast<MarkerKind>(i);
-    }
-    return std::nullopt;
+    return enumFromName<MarkerKind>(kNames, name);
 }
 
 } // namespace peaklens

@@ -1,6 +1,6 @@
 #include "phase.h"
 
-#include <array>
+#include "enumnames.h"
 
 namespace peaklens {
 
@@ -21,11 +21,11 @@ std::string_view phasePrefix(Phase phase)
 
 std::optional<Phase> parsePhase(std::string_view nameOrPrefix)
 {
-    for (std::size_t i = 0; i < kPhaseNames.size(); ++i) {
-        if (kPhaseNames[i] == nameOrPrefix || (i > 0 && kPhasePrefixes[i] == nameOrPrefix))
-            return static_cast<Phase>(i);
-    }
-    return std::nullopt;
+    if (auto phase = enumFromName<Phase>(kPhaseNames, nameOrPrefix))
+        return phase;
+    if (nameOrPrefix.empty())
+        return std::nullopt; // Other has no prefix
+    return enumFromName<Phase>(kPhasePrefixes, nameOrPrefix);
 }
 
 } // namespace peaklens
