@@ -12,6 +12,7 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 namespace peaklens {
@@ -193,7 +194,8 @@ private:
     void readEvent(simdjson::dom::object event, std::size_t offset)
     {
         std::string_view ph, name, cat;
-        simdjson::dom::element pid, tid, args;
+        // A default element is no value at all: absent fields stay empty optionals.
+        std::optional<simdjson::dom::element> pid, tid, args;
         double ts = 0, dur = 0;
         bool hasTs = false;
         for (auto field : event) {
@@ -240,11 +242,11 @@ private:
         m_annotations.push_back(Annotation{std::move(name), false, endNs, thread});
     }
 
-    std::int32_t threadOf(simdjson::dom::element pid, simdjson::dom::element tid)
+    std::int32_t threadOf(const std::optional<simdjson::dom::element> &pid, const std::optional<simdjson::dom::element> &tid)
     {
         std::string pidStorage, tidStorage;
-        const std::string_view pidText = identity(pid, pidStorage);
-        const std::string_view tidText = identity(tid, tidStorage);
+        const std::string_view pidText = pid ? identity(*pid, pidStorage) : std::string_view();
+        const std::string_view tidText = tid ? identity(*tid, tidStorage) : std::string_view();
         m_threadKey.assign(pidText).append("/").append(tidText);
         auto it = m_threads.find(m_threadKey);
         if (it == m_threads.end())
@@ -252,11 +254,11 @@ private:
         return it->second;
     }
 
-    void readMemoryEvent(bool allocation, std::int64_t timeNs, std::int32_t thread, simdjson::dom::element args,
-                         std::size_t offset)
+    void readMemoryEvent(bool allocation, std::int64_t timeNs, std::int32_t thread,
+                         const std::optional<simdjson::dom::element> &args, std::size_t offset)
     {
         simdjson::dom::object fields;
-        if (args.get_object().get(fields))
+        if (!args || args->get_object().get(fields))
             fail("a memory event has no args", offset);
         std::int64_t addr = 0, bytes = 0, totalAllocated = -1, totalReserved = -1, deviceType = 1, deviceId = 0;
         for (auto field : fields) {

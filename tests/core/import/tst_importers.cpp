@@ -170,6 +170,8 @@ private slots:
         QTest::addRow("JSON of something else") << QString() << QStringLiteral("json") << QStringLiteral("is not a trace PeakLens can read");
         QTest::addRow("gzip bomb") << QString() << QStringLiteral("bomb") << QStringLiteral("expands to more than");
         QTest::addRow("pickle of a class instance") << QString() << QStringLiteral("global") << QStringLiteral("asks to run Python code");
+        QTest::addRow("Kineto memory event without args (found by fuzzing)")
+            << QString() << QStringLiteral("noargs") << QStringLiteral("a memory event has no args");
         QTest::addRow("pickle that is no snapshot") << QString() << QStringLiteral("notsnapshot") << QStringLiteral("not a PyTorch memory snapshot");
     }
     void badInputIsOneSentence()
@@ -197,6 +199,8 @@ private slots:
             bytes = qCompress(QByteArray(64 << 20, ' '), 9); // replaced below by real gzip
         else if (damage == QLatin1String("global"))
             bytes = QByteArray::fromHex("800263636f6c6c656374696f6e730a4f726465726564446963740a71002952710158010000006171024b01732e");
+        else if (damage == QLatin1String("noargs"))
+            bytes = R"({"traceEvents": [{"ph": "i", "name": "[memory]", "ts": 1.0}]})";
         else if (damage == QLatin1String("notsnapshot"))
             bytes = QByteArray::fromHex("80025d7100284b014b02652e");
         test::writeBytes(path, bytes);
