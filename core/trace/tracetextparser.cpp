@@ -174,6 +174,8 @@ void TraceTextParser::parseStatement(std::vector<std::string_view> words)
     if (words.empty())
         fail("a time needs a statement after it");
     takeOptions(words);
+    if (words.empty())
+        fail("the line has options but no statement");
     try {
         const std::string_view verb = words[0];
         if (verb == "layer")

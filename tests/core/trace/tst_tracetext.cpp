@@ -91,6 +91,7 @@ private slots:
         QTest::addRow("option that does not apply") << QStringLiteral("alloc a 1 colour=red\n") << 1 << QStringLiteral("\"colour=\" does not apply");
         QTest::addRow("time overflow") << QStringLiteral("t=9e18 alloc a 1\n+9e18 free a\n") << 2 << QStringLiteral("past what PeakLens can represent");
         QTest::addRow("implausible size") << QStringLiteral("alloc a 1e18\n") << 1 << QStringLiteral("larger than any device");
+        QTest::addRow("only a scope (found by fuzzing)") << QStringLiteral("t=1 @fwd:x\n") << 1 << QStringLiteral("no statement");
         QTest::addRow("bad frame") << QStringLiteral("alloc a 1 stack=main\n") << 1 << QStringLiteral("not a frame");
     }
     void rejectsWhatItDoesNotUnderstand()
