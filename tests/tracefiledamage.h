@@ -33,7 +33,7 @@ inline void execSql(const QString &path, const char *sql)
 }
 
 // damage: missing, directory, empty, random, prose, header, half, foreign, newer, droptable,
-// nolayers, shortcolumn, category, stackcycle, scribble, badtext. Anything else leaves the
+// nolayers, shortcolumn, category, stackorder, stackcycle, scribble, badtext. Anything else leaves the
 // good trace, written from `traceText`.
 inline void writeDamagedTrace(const QString &path, const QString &damage, const char *traceText)
 {
@@ -77,6 +77,8 @@ inline void writeDamagedTrace(const QString &path, const QString &damage, const 
         execSql(path, "UPDATE events SET lane = x'00'");
     } else if (is("category")) {
         execSql(path, "UPDATE events SET category = CAST(x'09' || substr(category, 2) AS BLOB)");
+    } else if (is("stackorder")) {
+        execSql(path, "UPDATE stacks SET id = id + 5");
     } else if (is("stackcycle")) {
         execSql(path, "UPDATE stacks SET parent = id");
     } else if (is("scribble")) {

@@ -191,7 +191,8 @@ private:
             if (parent < 0 || parent >= stacks.integer(0))
                 damaged("stack " + std::to_string(stacks.integer(0)) + " has a bad parent");
             const auto frame = lookup(frameIds, stacks.integer(2), "frame");
-            mapId(m_stackIds, stacks.integer(0), m_builder.stacks().internStack(m_stackIds[parent], frame), "stack");
+            const std::uint32_t parentId = lookup(m_stackIds, parent, "stack");
+            mapId(m_stackIds, stacks.integer(0), m_builder.stacks().internStack(parentId, frame), "stack");
         }
     }
 

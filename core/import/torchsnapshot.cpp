@@ -14,7 +14,6 @@ namespace peaklens {
 namespace {
 
 using pickle::Document;
-using pickle::Kind;
 using pickle::Value;
 
 class SnapshotImporter
@@ -63,7 +62,11 @@ public:
             for (std::size_t d = 0; d < devices.size(); ++d)
                 readDeviceTrace(static_cast<std::int16_t>(d), m_doc.items(devices[d]));
         }
-        m_builder.setMeta("time.source", m_sawTime || m_sawEntries == 0 ? "time_us" : "event index (the snapshot has no time_us)");
+        if (traces)
+            m_builder.setMeta("time.source", m_sawTime || m_sawEntries == 0 ? "time_us"
+                                                                            : "event index (the snapshot has no time_us)");
+        else
+            m_builder.setMeta("time.source", "none: the snapshot holds only the state at dump time");
         emitDevices();
         return m_builder.finish();
     }

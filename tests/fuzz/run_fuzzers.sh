@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every fuzzer for SECONDS (default 300), two at a time, seeded with the fixtures.
 # Findings land in build-fuzz/findings/NAME/; the last status line of each run is printed.
-#   cmake --preset fuzz && cmake --build build-fuzz && tests/fuzz/run_fuzzers.sh 300
+#   cmake --preset fuzz && cmake --build build-fuzz && tests/fuzz/run_fuzzers.sh 300 [NAME...]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-300}
@@ -18,14 +18,17 @@ run() {
   local name=$1 corpus=build-fuzz/corpus/$1 findings=build-fuzz/findings/$1
   mkdir -p "$corpus" "$findings"
   for f in ${seeds[$name]}; do [ -f "$f" ] && cp "$f" "$corpus/"; done
-  "$bin/$name" -max_total_time="$seconds" -rss_limit_mb=4096 -max_len=65536 -print_final_stats=1 \
+  local max_len=65536
+  [ "$name" = fuzz_native ] && max_len=262144 # a whole small trace file
+  "$bin/$name" -max_total_time="$seconds" -rss_limit_mb=4096 -max_len="$max_len" -print_final_stats=1 \
     -artifact_prefix="$findings/" "$corpus" > "build-fuzz/$name.log" 2>&1 || true
   echo "$name: $(grep -E '^#[0-9]+.*(DONE|pulse|NEW|REDUCE)' "build-fuzz/$name.log" | tail -1)"
   echo "$name: $(grep -E 'stat::number_of_executed_units' "build-fuzz/$name.log") findings: $(ls "$findings" | wc -l)"
 }
 names=(fuzz_pickle fuzz_snapshot_json fuzz_kineto fuzz_timeline fuzz_native fuzz_tracetext)
+[ $# -gt 1 ] && names=("${@:2}") # or just the fuzzers named after SECONDS
 for ((i = 0; i < ${#names[@]}; i += 2)); do
   run "${names[i]}" &
-  run "${names[i + 1]}" &
+  [ $((i + 1)) -lt ${#names[@]} ] && run "${names[i + 1]}" &
   wait
 done

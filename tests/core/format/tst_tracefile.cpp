@@ -126,6 +126,7 @@ private slots:
         QTest::addRow("dangling layer reference") << QStringLiteral("nolayers") << QStringLiteral("refers to layer");
         QTest::addRow("column of the wrong length") << QStringLiteral("shortcolumn") << QStringLiteral("wrong length");
         QTest::addRow("unknown category code") << QStringLiteral("category") << QStringLiteral("unknown category");
+        QTest::addRow("stacks out of sequence (found by fuzzing)") << QStringLiteral("stackorder") << QStringLiteral("out of sequence");
         QTest::addRow("stack cycle") << QStringLiteral("stackcycle") << QStringLiteral("bad parent");
         QTest::addRow("overwritten pages") << QStringLiteral("scribble") << QStringLiteral("is damaged");
         QTest::addRow("bad trace text") << QStringLiteral("badtext") << QStringLiteral("line 2: block \"b\" was never allocated");
