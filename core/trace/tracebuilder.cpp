@@ -36,15 +36,32 @@ std::uint32_t TraceBuilder::layer(std::string_view path)
         return it->second;
     if (path.empty())
         throw Error("A layer needs a non-empty module path.");
+    // The path and those of its ancestors not yet known, deepest first.
+    std::vector<std::string_view> missing{path};
     std::uint32_t parent = kNoLayer;
-    if (auto dot = path.rfind('.'); dot != std::string_view::npos && dot > 0)
-        parent = layer(path.substr(0, dot));
-    if (m_trace->layers.size() >= kNoLayer)
-        throw Error("The trace has more than " + std::to_string(kNoLayer) + " layers, more than PeakLens can hold.");
-    const auto id = static_cast<std::uint32_t>(m_trace->layers.size());
-    m_trace->layers.push_back(Layer{std::string(path), {}, parent, 0});
-    m_layerIds.emplace(std::string(path), id);
-    return id;
+    for (std::string_view prefix = path;;) {
+        const auto dot = prefix.rfind('.');
+        if (dot == std::string_view::npos || dot == 0)
+            break;
+        prefix = prefix.substr(0, dot);
+        if (auto it = m_layerIds.find(prefix); it != m_layerIds.end()) {
+            parent = it->second;
+            break;
+        }
+        if (missing.size() >= kMaxLayerDepth)
+            throw Error("The layer path \"" + std::string(path.substr(0, 80))
+                        + "...\" nests deeper than " + std::to_string(kMaxLayerDepth) + " modules.");
+        missing.push_back(prefix);
+    }
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+        if (m_trace->layers.size() >= kNoLayer)
+            throw Error("The trace has more than " + std::to_string(kNoLayer) + " layers, more than PeakLens can hold.");
+        const auto id = static_cast<std::uint32_t>(m_trace->layers.size());
+        m_trace->layers.push_back(Layer{std::string(*it), {}, parent, 0});
+        m_layerIds.emplace(std::string(*it), id);
+        parent = id;
+    }
+    return parent;
 }
 
 void TraceBuilder::setLayerInfo(std::uint32_t layer, std::string kind, std::int64_t parameterBytes)

@@ -16,6 +16,8 @@ class TraceBuilder
 public:
     // 256 TiB: larger events are damage, and refusing them keeps every sum far from overflow.
     static constexpr std::int64_t kMaxEventBytes = std::int64_t(1) << 48;
+    // Model trees are a few dozen modules deep; far deeper paths are damage.
+    static constexpr std::size_t kMaxLayerDepth = 1024;
 
     TraceBuilder();
 

@@ -92,6 +92,9 @@ private slots:
         QTest::addRow("time overflow") << QStringLiteral("t=9e18 alloc a 1\n+9e18 free a\n") << 2 << QStringLiteral("past what PeakLens can represent");
         QTest::addRow("implausible size") << QStringLiteral("alloc a 1e18\n") << 1 << QStringLiteral("larger than any device");
         QTest::addRow("only a scope (found by fuzzing)") << QStringLiteral("t=1 @fwd:x\n") << 1 << QStringLiteral("no statement");
+        QTest::addRow("layer path nested absurdly deep (found by fuzzing)")
+            << (QStringLiteral("alloc a 1 @fwd:x") + QString(5000, QLatin1Char('.')) + QLatin1Char('\n')) << 1
+            << QStringLiteral("nests deeper than 1024");
         QTest::addRow("bad frame") << QStringLiteral("alloc a 1 stack=main\n") << 1 << QStringLiteral("not a frame");
     }
     void rejectsWhatItDoesNotUnderstand()
