@@ -22,8 +22,8 @@ run() {
   [ "$name" = fuzz_native ] && max_len=262144 # a whole small trace file
   "$bin/$name" -max_total_time="$seconds" -rss_limit_mb=4096 -max_len="$max_len" -print_final_stats=1 \
     -artifact_prefix="$findings/" "$corpus" > "build-fuzz/$name.log" 2>&1 || true
-  echo "$name: $(grep -E '^#[0-9]+.*(DONE|pulse|NEW|REDUCE)' "build-fuzz/$name.log" | tail -1)"
-  echo "$name: $(grep -E 'stat::number_of_executed_units' "build-fuzz/$name.log") findings: $(ls "$findings" | wc -l)"
+  echo "$name: $(grep -a -E '^#[0-9]+.*(DONE|pulse|NEW|REDUCE)' "build-fuzz/$name.log" | tail -1)"
+  echo "$name: $(grep -a -E 'stat::number_of_executed_units' "build-fuzz/$name.log") findings: $(ls "$findings" | wc -l)"
 }
 names=(fuzz_pickle fuzz_snapshot_json fuzz_kineto fuzz_timeline fuzz_native fuzz_tracetext)
 [ $# -gt 1 ] && names=("${@:2}") # or just the fuzzers named after SECONDS
