@@ -35,7 +35,7 @@ public:
         const Value *traces = nullptr;
         const Value *annotations = nullptr;
         if (root.isSequence()) {
-            const auto &items = m_doc.items(root);
+            const auto items = m_doc.items(root);
             if (!items.empty() && !items.front().isDict())
                 fail("is not a PyTorch memory snapshot: it is a list, but not of segments");
             segments = &root; // the oldest form: a bare list of segments
@@ -100,7 +100,7 @@ private:
 
     [[noreturn]] void fail(const std::string &problem) const { throw ImportError(m_path, problem + "."); }
 
-    const std::vector<Value> &expectSequence(const Value &value, const char *what) const
+    std::span<const Value> expectSequence(const Value &value, const char *what) const
     {
         if (!value.isSequence())
             fail(std::string("is not a valid memory snapshot: ") + what + " is not a list");
@@ -148,7 +148,7 @@ private:
             return StackTable::kEmptyStack;
         if (auto it = m_stackByList.find(frames->container); it != m_stackByList.end())
             return it->second;
-        const auto &list = m_doc.items(*frames);
+        const auto list = m_doc.items(*frames);
         std::uint32_t stack = StackTable::kEmptyStack;
         for (auto it = list.rbegin(); it != list.rend(); ++it)
             stack = m_builder.stacks().internStack(stack, frameOf(*it));
@@ -171,9 +171,10 @@ private:
         return id;
     }
 
-    Category categoryOf(const Value &entry) const
+    Category categoryOf(const Value &entry) const { return categoryOf(m_doc.find(entry, "category")); }
+
+    static Category categoryOf(const Value *value)
     {
-        const Value *value = m_doc.find(entry, "category");
         if (!value)
             return Category::Unknown;
         if (value->isInteger())
@@ -195,7 +196,7 @@ private:
             m_builder.setMeta("allocator.expandable_segments", expandable->bits() ? "true" : "false");
     }
 
-    void readSegments(const std::vector<Value> &segments)
+    void readSegments(std::span<const Value> segments)
     {
         for (const Value &segment : segments) {
             if (!segment.isDict())
@@ -230,16 +231,18 @@ private:
         }
     }
 
-    void readDeviceTrace(std::int16_t deviceIndex, const std::vector<Value> &entries)
+    void readDeviceTrace(std::int16_t deviceIndex, std::span<const Value> entries)
     {
         DeviceState &state = device(deviceIndex);
+        state.events.reserve(state.events.size() + entries.size());
         for (std::size_t i = 0; i < entries.size(); ++i) {
             if ((++m_sawEntries & 0xFFFF) == 0)
                 m_progress.tick(0.5 + 0.4 * static_cast<double>(m_sawEntries) / static_cast<double>(m_totalEntries));
             const Value &entry = entries[i];
             if (!entry.isDict())
                 fail("is not a valid memory snapshot: a trace entry is not a dict");
-            const Value *time = m_doc.find(entry, "time_us");
+            const EntryFields fields = fieldsOf(entry);
+            const Value *time = fields.time;
             std::int64_t timeNs = static_cast<std::int64_t>(i) * 1000;
             if (time && time->isInteger()) {
                 const auto micros = static_cast<std::int64_t>(time->bits());
@@ -249,10 +252,10 @@ private:
                 m_sawTime = true;
             }
             state.firstTimeNs = std::min(state.firstTimeNs, timeNs);
-            const std::string_view action = text(entry, "action");
-            const std::uint64_t addr = address(entry, "addr");
-            const std::int64_t size = integer(entry, "size");
-            const std::uint64_t stream = address(entry, "stream");
+            const std::string_view action = fields.action && fields.action->isString() ? fields.action->string() : "";
+            const std::uint64_t addr = bitsOf(fields.addr);
+            const auto size = static_cast<std::int64_t>(bitsOf(fields.size));
+            const std::uint64_t stream = bitsOf(fields.stream);
             if (size < 0 || size > TraceBuilder::kMaxEventBytes)
                 fail("is not a valid memory snapshot: an entry has the size " + std::to_string(size));
 
@@ -260,14 +263,14 @@ private:
                 auto [it, inserted] = state.live.try_emplace(addr);
                 if (!inserted) // its free was lost: end the old block here
                     state.events.push_back(freeEvent(timeNs, addr, it->second, deviceIndex));
-                it->second = Block{size, stackOf(m_doc.find(entry, "frames")), categoryOf(entry), stream};
+                it->second = Block{size, stackOf(fields.frames), categoryOf(fields.category), stream};
                 state.events.push_back(MemoryEvent{timeNs, size, addr, lane(deviceIndex, stream), kNoLayer,
                                                    it->second.stack, it->second.category, Phase::Other});
             } else if (action == "free_completed" || action == "free") {
                 auto it = state.live.find(addr);
                 if (it == state.live.end()) {
                     // Allocated before the trace began (or before its ring buffer wrapped).
-                    const Block block{size, stackOf(m_doc.find(entry, "frames")), categoryOf(entry), stream};
+                    const Block block{size, stackOf(fields.frames), categoryOf(fields.category), stream};
                     state.preexisting.push_back(MemoryEvent{0, size, addr, lane(deviceIndex, stream), kNoLayer,
                                                             block.stack, block.category, Phase::Other});
                     state.events.push_back(freeEvent(timeNs, addr, block, deviceIndex));
@@ -286,6 +289,42 @@ private:
             // free_requested: the block stays allocated until free_completed.
         }
     }
+
+    struct EntryFields
+    {
+        const Value *action = nullptr, *addr = nullptr, *size = nullptr, *stream = nullptr, *time = nullptr,
+                    *frames = nullptr, *category = nullptr;
+    };
+
+    // One pass over a trace entry's keys: a million entries make this the hot loop.
+    EntryFields fieldsOf(const Value &entry) const
+    {
+        EntryFields fields;
+        const std::span<const Value> pairs = m_doc.items(entry);
+        for (std::size_t k = 0; k + 1 < pairs.size(); k += 2) {
+            if (!pairs[k].isString())
+                continue;
+            const std::string_view key = pairs[k].string();
+            const Value *value = &pairs[k + 1];
+            if (key == "action")
+                fields.action = value;
+            else if (key == "addr")
+                fields.addr = value;
+            else if (key == "size")
+                fields.size = value;
+            else if (key == "stream")
+                fields.stream = value;
+            else if (key == "time_us")
+                fields.time = value;
+            else if (key == "frames")
+                fields.frames = value;
+            else if (key == "category")
+                fields.category = value;
+        }
+        return fields;
+    }
+
+    static std::uint64_t bitsOf(const Value *value) { return value && value->isInteger() ? value->bits() : 0; }
 
     MemoryEvent freeEvent(std::int64_t timeNs, std::uint64_t addr, const Block &block, std::int16_t deviceIndex)
     {
@@ -334,7 +373,7 @@ private:
         }
     }
 
-    std::vector<Annotation> readAnnotations(const std::vector<Value> &annotations) const
+    std::vector<Annotation> readAnnotations(std::span<const Value> annotations) const
     {
         std::vector<Annotation> list;
         for (const Value &annotation : annotations) {

@@ -39,8 +39,9 @@ public:
             std::vector<Value> items;
             for (simdjson::dom::element item : element.get_array())
                 items.push_back(convert(item));
-            m_doc.containers.push_back(std::move(items));
-            return Value::fromContainer(Kind::List, static_cast<std::uint32_t>(m_doc.containers.size() - 1));
+            const Value list = m_doc.newContainer(Kind::List);
+            m_doc.append(list, items);
+            return list;
         }
         case simdjson::dom::element_type::OBJECT: {
             std::vector<Value> items;
@@ -49,8 +50,9 @@ public:
                 items.push_back(Value::fromText(Kind::String, key.data(), static_cast<std::uint32_t>(key.size())));
                 items.push_back(convert(field.value));
             }
-            m_doc.containers.push_back(std::move(items));
-            return Value::fromContainer(Kind::Dict, static_cast<std::uint32_t>(m_doc.containers.size() - 1));
+            const Value dict = m_doc.newContainer(Kind::Dict);
+            m_doc.append(dict, items);
+            return dict;
         }
         }
         return Value::none();
@@ -69,7 +71,12 @@ void parseJsonDocument(const FileBytes &bytes, Document &document, const std::st
     const auto error = parser.parse(bytes.data.data(), bytes.size, false).get(root);
     if (error)
         JsonScanner::explainJsonError(bytes.view(), path, simdjson::error_message(error));
-    document.root = Converter(document).convert(root);
+    try {
+        document.root = Converter(document).convert(root);
+    } catch (const Error &error) {
+        throw ImportError(path, std::string("is too large: ") + error.what());
+    }
+    document.seal();
 }
 
 } // namespace peaklens::pickle

@@ -44,6 +44,8 @@ public:
 
     void run()
     {
+        // Every value takes at least two bytes of pickle, most far more.
+        m_doc.reserveValues(m_size / 2);
         while (true) {
             if ((++m_opcodes & 0xFFFFF) == 0)
                 m_progress.tick(m_size ? static_cast<double>(m_pos) / static_cast<double>(m_size) : 1.0);
@@ -56,6 +58,7 @@ public:
         if (m_stack.size() != 1 || !m_marks.empty())
             fail("ends with " + std::to_string(m_stack.size()) + " values on its stack instead of one");
         m_doc.root = m_stack.back();
+        m_doc.seal();
     }
 
 private:
@@ -120,19 +123,26 @@ private:
         return mark;
     }
 
-    Value newContainer(Kind kind, std::vector<Value> items = {})
+    Value newContainer(Kind kind, std::span<const Value> items = {})
     {
-        if (m_doc.containers.size() >= UINT32_MAX)
-            fail("holds more containers than PeakLens can load");
-        m_doc.containers.push_back(std::move(items));
-        return Value::fromContainer(kind, static_cast<std::uint32_t>(m_doc.containers.size() - 1));
+        try {
+            const Value container = m_doc.newContainer(kind);
+            m_doc.append(container, items);
+            return container;
+        } catch (const Error &error) {
+            fail(std::string("is too large: ") + error.what());
+        }
     }
 
-    std::vector<Value> &containerOf(const Value &value, Kind kind, const char *what)
+    void appendTo(const Value &container, Kind kind, const char *what, std::span<const Value> items)
     {
-        if (value.kind != kind)
+        if (container.kind != kind)
             fail(std::string(what) + " something that is not a " + (kind == Kind::List ? "list" : "dict"));
-        return m_doc.containers[value.container];
+        try {
+            m_doc.append(container, items);
+        } catch (const Error &error) {
+            fail(std::string("is too large: ") + error.what());
+        }
     }
 
     void memoPut(std::uint64_t index)
@@ -142,10 +152,10 @@ private:
             if (index - m_memo.size() > kMaxMemoGap)
                 fail("stores memo entry " + std::to_string(index) + " far out of sequence");
             m_memo.resize(index + 1);
-            m_memoSet.resize(index + 1, false);
+            m_memoSet.resize(index + 1, 0);
         }
         m_memo[index] = value;
-        m_memoSet[index] = true;
+        m_memoSet[index] = 1;
     }
 
     void memoGet(std::uint64_t index)
@@ -323,42 +333,41 @@ private:
             const std::size_t count = op - TUPLE1 + 1;
             if (m_stack.size() < stackFloor() + count)
                 fail("builds a tuple from an empty stack");
-            std::vector<Value> items(m_stack.end() - static_cast<std::ptrdiff_t>(count), m_stack.end());
+            const Value tuple = newContainer(Kind::Tuple, std::span(m_stack).last(count));
             m_stack.resize(m_stack.size() - count);
-            m_stack.push_back(newContainer(Kind::Tuple, std::move(items)));
+            m_stack.push_back(tuple);
             break;
         }
         case TUPLE:
         case LIST:
         case DICT: {
             const std::size_t mark = popMark();
-            std::vector<Value> items(m_stack.begin() + static_cast<std::ptrdiff_t>(mark), m_stack.end());
-            m_stack.resize(mark);
-            if (op == DICT && items.size() % 2)
+            if (op == DICT && (m_stack.size() - mark) % 2)
                 fail("builds a dict from an odd number of values");
-            m_stack.push_back(newContainer(op == TUPLE ? Kind::Tuple : op == LIST ? Kind::List : Kind::Dict, std::move(items)));
+            const Value container = newContainer(op == TUPLE ? Kind::Tuple : op == LIST ? Kind::List : Kind::Dict,
+                                                 std::span(m_stack).subspan(mark));
+            m_stack.resize(mark);
+            m_stack.push_back(container);
             break;
         }
         case APPEND: {
             const Value value = pop();
-            containerOf(top(), Kind::List, "appends to").push_back(value);
+            appendTo(top(), Kind::List, "appends to", std::span(&value, 1));
             break;
         }
         case APPENDS: {
             const std::size_t mark = popMark();
             if (mark == 0 || mark > m_stack.size())
                 fail("appends to nothing");
-            std::vector<Value> &list = containerOf(m_stack[mark - 1], Kind::List, "appends to");
-            list.insert(list.end(), m_stack.begin() + static_cast<std::ptrdiff_t>(mark), m_stack.end());
+            appendTo(m_stack[mark - 1], Kind::List, "appends to", std::span(m_stack).subspan(mark));
             m_stack.resize(mark);
             break;
         }
         case SETITEM: {
             const Value value = pop();
             const Value key = pop();
-            std::vector<Value> &dict = containerOf(top(), Kind::Dict, "sets an item of");
-            dict.push_back(key);
-            dict.push_back(value);
+            const Value pair[] = {key, value};
+            appendTo(top(), Kind::Dict, "sets an item of", pair);
             break;
         }
         case SETITEMS: {
@@ -367,8 +376,7 @@ private:
                 fail("sets items of nothing");
             if ((m_stack.size() - mark) % 2)
                 fail("sets items from an odd number of values");
-            std::vector<Value> &dict = containerOf(m_stack[mark - 1], Kind::Dict, "sets items of");
-            dict.insert(dict.end(), m_stack.begin() + static_cast<std::ptrdiff_t>(mark), m_stack.end());
+            appendTo(m_stack[mark - 1], Kind::Dict, "sets items of", std::span(m_stack).subspan(mark));
             m_stack.resize(mark);
             break;
         }
@@ -428,7 +436,7 @@ private:
     std::vector<Value> m_stack;
     std::vector<std::size_t> m_marks;
     std::vector<Value> m_memo;
-    std::vector<bool> m_memoSet;
+    std::vector<std::uint8_t> m_memoSet;
 };
 
 } // namespace

@@ -1,12 +1,73 @@
 #include "value.h"
 
+#include "core/error.h"
+
 namespace peaklens::pickle {
+
+Value Document::newContainer(Kind kind)
+{
+    if (m_containers.size() >= kNone)
+        throw Error("The document holds more containers than PeakLens can load.");
+    m_containers.push_back({});
+    return Value::fromContainer(kind, static_cast<std::uint32_t>(m_containers.size() - 1));
+}
+
+void Document::append(const Value &container, std::span<const Value> items)
+{
+    if (items.empty())
+        return;
+    if (m_values.size() + items.size() >= kNone)
+        throw Error("The document holds more values than PeakLens can load.");
+    Span &span = m_containers[container.container];
+    const auto end = static_cast<std::uint32_t>(m_values.size());
+    m_values.insert(m_values.end(), items.begin(), items.end());
+    const auto count = static_cast<std::uint32_t>(items.size());
+    span.size += count;
+    // Appending right after its own newest chunk just lengthens it: the common case.
+    if (span.lastChunk != kNone && m_chunks[span.lastChunk].offset + m_chunks[span.lastChunk].size == end) {
+        m_chunks[span.lastChunk].size += count;
+        return;
+    }
+    m_chunks.push_back({end, count, span.lastChunk});
+    span.lastChunk = static_cast<std::uint32_t>(m_chunks.size() - 1);
+}
+
+void Document::seal()
+{
+    std::vector<std::uint32_t> pieces;
+    for (Span &span : m_containers) {
+        if (span.lastChunk == kNone)
+            continue;
+        const Chunk &last = m_chunks[span.lastChunk];
+        if (last.previous == kNone) {
+            span.offset = last.offset;
+        } else {
+            // Several pieces: copy them, in order, to the end of the arena.
+            pieces.clear();
+            for (std::uint32_t c = span.lastChunk; c != kNone; c = m_chunks[c].previous)
+                pieces.push_back(c);
+            if (m_values.size() + span.size >= kNone)
+                throw Error("The document holds more values than PeakLens can load.");
+            const auto offset = static_cast<std::uint32_t>(m_values.size());
+            m_values.reserve(m_values.size() + span.size);
+            for (auto c = pieces.rbegin(); c != pieces.rend(); ++c) {
+                const Chunk &chunk = m_chunks[*c];
+                for (std::uint32_t k = 0; k < chunk.size; ++k)
+                    m_values.push_back(m_values[chunk.offset + k]); // reserved: no reallocation
+            }
+            span.offset = offset;
+        }
+        span.lastChunk = kNone;
+    }
+    m_chunks.clear();
+    m_chunks.shrink_to_fit();
+}
 
 const Value *Document::find(const Value &dict, std::string_view key) const
 {
     if (!dict.isDict())
         return nullptr;
-    const std::vector<Value> &pairs = items(dict);
+    const std::span<const Value> pairs = items(dict);
     for (std::size_t i = 0; i + 1 < pairs.size(); i += 2) {
         if (pairs[i].isString() && pairs[i].string() == key)
             return &pairs[i + 1];

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,18 +56,52 @@ struct Value
     static Value fromContainer(Kind kind, std::uint32_t index) { Value v; v.kind = kind; v.container = index; return v; }
 };
 
-// A document: every container's items (dicts as key, value, key, value...) and the bytes
-// strings point into.
-struct Document
+// A document: the bytes strings point into, and every container's items (dicts as key,
+// value, key, value...) in one arena. Containers grow by appending while they are built
+// (a pickle fills them after creating them); seal() then makes each one contiguous.
+class Document
 {
-    std::vector<char> bytes;                  // the decoded file: pickle strings point here
-    std::deque<std::string> ownedStrings;     // strings decoded from JSON escapes point here
-    std::vector<std::vector<Value>> containers;
+public:
+    std::vector<char> bytes;              // the decoded file: pickle strings point here
+    std::deque<std::string> ownedStrings; // strings decoded from JSON escapes point here
     Value root;
 
-    const std::vector<Value> &items(const Value &value) const { return containers[value.container]; }
+    // Building. Throws Error when the document outgrows 32-bit indices.
+    Value newContainer(Kind kind);
+    void append(const Value &container, std::span<const Value> items);
+    void seal();
+    // Room for this many values, so the arena is not copied as it grows (untouched room
+    // costs address space, not memory).
+    void reserveValues(std::size_t count) { m_values.reserve(count); }
+
+    // Reading, after seal().
+    std::span<const Value> items(const Value &container) const
+    {
+        const Span &span = m_containers[container.container];
+        return {m_values.data() + span.offset, span.size};
+    }
     // The value under a string key of a dict, or nullptr.
     const Value *find(const Value &dict, std::string_view key) const;
+    std::size_t containerCount() const { return m_containers.size(); }
+
+private:
+    static constexpr std::uint32_t kNone = UINT32_MAX;
+    struct Span
+    {
+        std::uint32_t offset = 0;
+        std::uint32_t size = 0;
+        std::uint32_t lastChunk = kNone; // while building: its newest chunk
+    };
+    struct Chunk // while building: a piece of a container's items in the arena
+    {
+        std::uint32_t offset;
+        std::uint32_t size;
+        std::uint32_t previous;
+    };
+
+    std::vector<Value> m_values;
+    std::vector<Span> m_containers;
+    std::vector<Chunk> m_chunks;
 };
 
 } // namespace peaklens::pickle
