@@ -5,11 +5,16 @@
 
 #include <zlib.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <utility>
 
 namespace peaklens {
 
@@ -104,26 +109,110 @@ private:
     std::size_t m_produced = 0;
 };
 
+// Maps `size` bytes of the file into an anonymous region long enough for the padding:
+// past the end of the file the region reads as zeros.
+void *mapWithPadding(const std::string &path, std::size_t size, std::size_t length)
+{
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return nullptr;
+    void *region = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *file = region == MAP_FAILED ? MAP_FAILED
+                                      : ::mmap(region, size, PROT_READ | PROT_WRITE,
+                                               MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd, 0);
+    ::close(fd);
+    if (region != MAP_FAILED && file == MAP_FAILED)
+        ::munmap(region, length);
+    return file == MAP_FAILED ? nullptr : region;
+}
+
 } // namespace
+
+FileBytes::~FileBytes()
+{
+    release();
+}
+
+FileBytes::FileBytes(FileBytes &&other) noexcept
+{
+    *this = std::move(other);
+}
+
+FileBytes &FileBytes::operator=(FileBytes &&other) noexcept
+{
+    if (this == &other)
+        return *this;
+    release();
+    m_heap = std::move(other.m_heap);
+    m_mapping = std::exchange(other.m_mapping, nullptr);
+    m_mappingLength = std::exchange(other.m_mappingLength, 0);
+    m_data = std::exchange(other.m_data, nullptr);
+    m_size = std::exchange(other.m_size, 0);
+    m_capacity = std::exchange(other.m_capacity, 0);
+    m_gzipped = other.m_gzipped;
+    if (!m_mapping && !m_heap.empty())
+        m_data = m_heap.data();
+    return *this;
+}
+
+void FileBytes::release()
+{
+    if (m_mapping)
+        ::munmap(m_mapping, m_mappingLength);
+    m_mapping = nullptr;
+    m_heap.clear();
+    m_data = nullptr;
+    m_size = m_capacity = 0;
+}
+
+FileBytes FileBytes::copyOf(std::string_view content, std::size_t padding)
+{
+    FileBytes bytes;
+    bytes.m_heap.assign(content.size() + padding, '\0');
+    std::copy(content.begin(), content.end(), bytes.m_heap.begin());
+    bytes.m_data = bytes.m_heap.data();
+    bytes.m_size = content.size();
+    bytes.m_capacity = bytes.m_heap.size();
+    return bytes;
+}
 
 FileBytes readFileBytes(const std::string &path, std::size_t padding, const ImportProgress &progress)
 {
+    constexpr std::size_t kMapAbove = 1u << 20;
+    requireReadableFile(path);
     FileBytes result;
-    std::vector<char> raw = readRaw(path, padding);
-    const std::size_t rawSize = raw.size() - padding;
-    if (!isGzip(raw.data(), rawSize)) {
-        result.data = std::move(raw);
-        result.size = rawSize;
-        return result;
+    const std::uint64_t rawSize = std::filesystem::file_size(path);
+    char magic[2] = {0, 0};
+    std::ifstream(path, std::ios::binary).read(magic, 2);
+    if (!isGzip(magic, rawSize) && rawSize > kMapAbove) {
+        const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+        const std::size_t length = (rawSize + padding + page - 1) / page * page;
+        if (void *region = mapWithPadding(path, rawSize, length)) {
+            result.m_mapping = region;
+            result.m_mappingLength = length;
+            result.m_data = static_cast<char *>(region);
+            result.m_size = rawSize;
+            result.m_capacity = length;
+            return result;
+        }
     }
-    const std::uint64_t limit = std::min<std::uint64_t>(kMaxInflatedBytes, std::uint64_t(rawSize) * kMaxInflateRatio + (1 << 20));
-    Inflater inflater(path);
-    result.data = inflater.inflateAll(raw.data(), rawSize, padding, static_cast<std::size_t>(limit), progress);
-    result.size = inflater.produced();
-    result.gzipped = true;
-    if (result.size >= limit)
-        throw ImportError(path, "expands to more than " + std::to_string(limit >> 20)
-                                    + " MiB when decompressed, far more than a trace of its size holds.");
+    std::vector<char> raw = readRaw(path, padding);
+    if (!isGzip(raw.data(), rawSize)) {
+        result.m_heap = std::move(raw);
+        result.m_size = rawSize;
+    } else {
+        const std::uint64_t limit
+            = std::min<std::uint64_t>(kMaxInflatedBytes, std::uint64_t(rawSize) * kMaxInflateRatio + (1 << 20));
+        Inflater inflater(path);
+        result.m_heap = inflater.inflateAll(raw.data(), rawSize, padding, static_cast<std::size_t>(limit), progress);
+        result.m_size = inflater.produced();
+        result.m_gzipped = true;
+        if (result.m_size >= limit)
+            throw ImportError(path, "expands to more than " + std::to_string(limit >> 20)
+                                        + " MiB when decompressed, far more than a trace of its size holds.");
+    }
+    result.m_data = result.m_heap.data();
+    result.m_capacity = result.m_heap.size();
     return result;
 }
 

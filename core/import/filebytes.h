@@ -1,21 +1,47 @@
 #pragma once
-// Reads a whole input file into memory, inflating gzip transparently, with zeroed padding
-// after the data so SIMD parsers may read past its end.
+// A whole input file in memory, inflated when gzipped, followed by zeroed padding so SIMD
+// parsers may read past its end. Large plain files are mapped rather than copied; the
+// mapping is private, so importers may patch bytes in it without touching the file.
 
 #include "importprogress.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace peaklens {
 
-struct FileBytes
+class FileBytes
 {
-    std::vector<char> data; // size() + padding bytes of zeros
-    std::size_t size = 0;   // the content's length
-    bool gzipped = false;
+public:
+    FileBytes() = default;
+    ~FileBytes();
+    FileBytes(FileBytes &&other) noexcept;
+    FileBytes &operator=(FileBytes &&other) noexcept;
+    FileBytes(const FileBytes &) = delete;
+    FileBytes &operator=(const FileBytes &) = delete;
 
-    std::string_view view() const { return {data.data(), size}; }
+    // A copy of `content` with `padding` zero bytes after it.
+    static FileBytes copyOf(std::string_view content, std::size_t padding);
+
+    char *data() { return m_data; }
+    const char *data() const { return m_data; }
+    std::size_t size() const { return m_size; }         // the content's length
+    std::size_t capacity() const { return m_capacity; } // size() plus at least the padding asked for
+    std::string_view view() const { return {m_data, m_size}; }
+    bool gzipped() const { return m_gzipped; }
+
+private:
+    friend FileBytes readFileBytes(const std::string &path, std::size_t padding, const ImportProgress &progress);
+    void release();
+
+    std::vector<char> m_heap;
+    void *m_mapping = nullptr;
+    std::size_t m_mappingLength = 0;
+    char *m_data = nullptr;
+    std::size_t m_size = 0;
+    std::size_t m_capacity = 0;
+    bool m_gzipped = false;
 };
 
 // Throws ImportError for unreadable files, broken gzip streams and gzip bombs.

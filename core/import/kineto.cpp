@@ -89,7 +89,7 @@ private:
     {
         simdjson::dom::parser parser;
         simdjson::dom::element devices;
-        if (parser.parse(m_bytes.data.data() + offset, length, false).get(devices))
+        if (parser.parse(m_bytes.data() + offset, length, false).get(devices))
             return;
         simdjson::dom::array list;
         std::string_view name;
@@ -99,7 +99,8 @@ private:
 
     // Cuts the array into pieces of a few megabytes at element boundaries: the comma
     // after a piece becomes its closing ']' while simdjson parses it, then the opening
-    // '[' of the next piece.
+    // '[' of the next piece. A boundary is first guessed from the text ("}, {"); a guess
+    // inside a string or a nested value cannot parse, and the piece is then cut exactly.
     void readEvents(JsonScanner &scanner)
     {
         if (scanner.peek() != '[')
@@ -108,36 +109,96 @@ private:
         scanner.setPosition(pieceStart + 1);
         if (scanner.consume(']'))
             return;
-        char *data = m_bytes.data.data();
+        char *data = m_bytes.data();
+        while (true) {
+            m_progress.tick(static_cast<double>(pieceStart) / static_cast<double>(m_bytes.size()));
+            const std::size_t guess = likelyBoundary(pieceStart + kPieceBytes);
+            if (guess != std::string_view::npos) {
+                data[guess] = ']';
+                const bool parsed = tryParsePiece(pieceStart, guess + 1 - pieceStart);
+                data[guess] = parsed ? '[' : ',';
+                if (parsed) {
+                    pieceStart = guess;
+                    continue;
+                }
+            }
+            const auto [end, last] = exactBoundary(scanner, pieceStart);
+            if (!last)
+                data[end] = ']';
+            parsePiece(pieceStart, end + 1 - pieceStart);
+            if (last) {
+                scanner.setPosition(end + 1);
+                return;
+            }
+            data[end] = '[';
+            pieceStart = end;
+        }
+    }
+
+    // The comma of the first "}, {" at or after `from`, looking no further than a megabyte.
+    std::size_t likelyBoundary(std::size_t from) const
+    {
+        const std::string_view text = m_bytes.view();
+        const std::size_t limit = std::min(text.size(), from + (1u << 20));
+        const auto skipSpace = [&](std::size_t pos) {
+            while (pos < limit && (text[pos] == ' ' || text[pos] == '\n' || text[pos] == '\r' || text[pos] == '\t'))
+                ++pos;
+            return pos;
+        };
+        for (std::size_t pos = from; pos < limit; ++pos) {
+            pos = text.find('}', pos);
+            if (pos == std::string_view::npos || pos >= limit)
+                break;
+            const std::size_t comma = skipSpace(pos + 1);
+            if (comma < limit && text[comma] == ',') {
+                const std::size_t next = skipSpace(comma + 1);
+                if (next < limit && text[next] == '{')
+                    return comma;
+            }
+        }
+        return std::string_view::npos;
+    }
+
+    // Walks element by element from a piece's start to the first separator a piece's
+    // length on, or to the array's closing bracket (then `last`).
+    std::pair<std::size_t, bool> exactBoundary(JsonScanner &scanner, std::size_t pieceStart)
+    {
+        scanner.setPosition(pieceStart + 1);
         while (true) {
             scanner.skipValue();
             scanner.skipWhitespace();
             const std::size_t separator = scanner.position();
             const char c = scanner.peek();
-            if (c == ']') {
-                parsePiece(pieceStart, separator + 1 - pieceStart);
-                scanner.setPosition(separator + 1);
-                return;
-            }
+            if (c == ']')
+                return {separator, true};
             if (c != ',')
                 scanner.fail("between two trace events");
-            if (separator - pieceStart >= kPieceBytes) {
-                data[separator] = ']';
-                parsePiece(pieceStart, separator + 1 - pieceStart);
-                data[separator] = '[';
-                pieceStart = separator;
-                m_progress.tick(static_cast<double>(separator) / static_cast<double>(m_bytes.size));
-            }
+            if (separator - pieceStart >= kPieceBytes)
+                return {separator, false};
             scanner.setPosition(separator + 1);
         }
+    }
+
+    bool tryParsePiece(std::size_t offset, std::size_t length)
+    {
+        simdjson::dom::element piece;
+        if (m_parser.parse(m_bytes.data() + offset, length, false).get(piece))
+            return false;
+        readPiece(piece, offset);
+        return true;
     }
 
     void parsePiece(std::size_t offset, std::size_t length)
     {
         // The DOM parser picks the fastest SIMD kernel at run time.
         simdjson::dom::element piece;
-        if (auto error = m_parser.parse(m_bytes.data.data() + offset, length, false).get(piece))
+        if (auto error = m_parser.parse(m_bytes.data() + offset, length, false).get(piece))
             fail(simdjson::error_message(error), offset);
+        readPiece(piece, offset);
+    }
+
+    void readPiece(simdjson::dom::element piece, std::size_t offset)
+    {
         simdjson::dom::array events;
         if (piece.get_array().get(events))
             fail("\"traceEvents\" is not a list", offset);
@@ -187,6 +248,11 @@ private:
     {
         if (value.is_string())
             return stringOf(value);
+        std::int64_t number = 0;
+        if (!value.get_int64().get(number)) {
+            storage = std::to_string(number);
+            return storage;
+        }
         storage = simdjson::minify(value);
         return storage;
     }
@@ -198,24 +264,47 @@ private:
         std::optional<simdjson::dom::element> pid, tid, args;
         double ts = 0, dur = 0;
         bool hasTs = false;
+        // Millions of events: dispatch on the key's length and first letter, then compare once.
         for (auto field : event) {
             const std::string_view key = field.key;
-            if (key == "ph")
-                ph = stringOf(field.value);
-            else if (key == "name")
-                name = stringOf(field.value);
-            else if (key == "cat")
-                cat = stringOf(field.value);
-            else if (key == "ts")
-                hasTs = number(field.value, ts);
-            else if (key == "dur")
-                number(field.value, dur);
-            else if (key == "pid")
-                pid = field.value;
-            else if (key == "tid")
-                tid = field.value;
-            else if (key == "args")
-                args = field.value;
+            if (key.size() < 2 || key.size() > 4)
+                continue;
+            switch (key.size() * 256 + static_cast<unsigned char>(key[0])) {
+            case 2 * 256 + 'p':
+                if (key == "ph")
+                    ph = stringOf(field.value);
+                break;
+            case 2 * 256 + 't':
+                if (key == "ts")
+                    hasTs = number(field.value, ts);
+                break;
+            case 3 * 256 + 'c':
+                if (key == "cat")
+                    cat = stringOf(field.value);
+                break;
+            case 3 * 256 + 'd':
+                if (key == "dur")
+                    number(field.value, dur);
+                break;
+            case 3 * 256 + 'p':
+                if (key == "pid")
+                    pid = field.value;
+                break;
+            case 3 * 256 + 't':
+                if (key == "tid")
+                    tid = field.value;
+                break;
+            case 4 * 256 + 'n':
+                if (key == "name")
+                    name = stringOf(field.value);
+                break;
+            case 4 * 256 + 'a':
+                if (key == "args")
+                    args = field.value;
+                break;
+            default:
+                break;
+            }
         }
         if (!hasTs)
             return;

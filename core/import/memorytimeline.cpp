@@ -39,7 +39,7 @@ public:
     {
         simdjson::dom::parser parser;
         simdjson::dom::element root;
-        if (auto error = parser.parse(bytes.data.data(), bytes.size, false).get(root))
+        if (auto error = parser.parse(bytes.data(), bytes.size(), false).get(root))
             JsonScanner::explainJsonError(bytes.view(), m_path, simdjson::error_message(error));
         simdjson::dom::array top;
         if (root.get_array().get(top))

@@ -69,8 +69,7 @@ std::shared_ptr<const Trace> loadSnapshot(const std::string &path, bool json, co
     if (json) {
         pickle::parseJsonDocument(bytes, document, path);
     } else {
-        bytes.data.resize(bytes.size);
-        document.bytes = std::move(bytes.data);
+        document.bytes = std::move(bytes);
         pickle::unpickle(document, path, progress);
     }
     return importTorchSnapshot(document, path, progress);

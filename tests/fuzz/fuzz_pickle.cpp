@@ -5,7 +5,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
 {
     peaklens::pickle::Document document;
-    document.bytes.assign(data, data + size);
+    document.bytes = peaklens::FileBytes::copyOf(std::string_view(reinterpret_cast<const char *>(data), size), 0);
     try {
         peaklens::pickle::unpickle(document, "fuzz.pickle");
         peaklens::importTorchSnapshot(document, "fuzz.pickle");

@@ -10,10 +10,6 @@
 
 inline peaklens::FileBytes fuzzBytes(const std::uint8_t *data, std::size_t size)
 {
-    peaklens::FileBytes bytes;
-    bytes.data.assign(size + simdjson::SIMDJSON_PADDING, '\0');
-    if (size > 0)
-        std::memcpy(bytes.data.data(), data, size);
-    bytes.size = size;
-    return bytes;
+    return peaklens::FileBytes::copyOf(std::string_view(reinterpret_cast<const char *>(data), size),
+                                       simdjson::SIMDJSON_PADDING);
 }

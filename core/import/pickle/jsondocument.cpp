@@ -68,7 +68,7 @@ void parseJsonDocument(const FileBytes &bytes, Document &document, const std::st
 {
     simdjson::dom::parser parser;
     simdjson::dom::element root;
-    const auto error = parser.parse(bytes.data.data(), bytes.size, false).get(root);
+    const auto error = parser.parse(bytes.data(), bytes.size(), false).get(root);
     if (error)
         JsonScanner::explainJsonError(bytes.view(), path, simdjson::error_message(error));
     try {

@@ -3,6 +3,8 @@
 // bytes, list, tuple and dict, held in a Document's arenas. Strings point into the
 // document's bytes; containers are shared, as pickle's memo shares them.
 
+#include "core/import/filebytes.h"
+
 #include <cstdint>
 #include <deque>
 #include <span>
@@ -62,7 +64,7 @@ struct Value
 class Document
 {
 public:
-    std::vector<char> bytes;              // the decoded file: pickle strings point here
+    FileBytes bytes;                      // the decoded file: pickle strings point here
     std::deque<std::string> ownedStrings; // strings decoded from JSON escapes point here
     Value root;
 
@@ -90,7 +92,7 @@ private:
     {
         std::uint32_t offset = 0;
         std::uint32_t size = 0;
-        std::uint32_t lastChunk = kNone; // while building: its newest chunk
+        std::uint32_t lastChunk = kNone; // while building: its newest chunk, when in several
     };
     struct Chunk // while building: a piece of a container's items in the arena
     {

@@ -41,7 +41,7 @@ Document unpickleHex(const char *hex)
 {
     Document doc;
     const QByteArray bytes = QByteArray::fromHex(hex);
-    doc.bytes.assign(bytes.begin(), bytes.end());
+    doc.bytes = FileBytes::copyOf(std::string_view(bytes.constData(), std::size_t(bytes.size())), 0);
     unpickle(doc, "test.pickle");
     return doc;
 }
@@ -134,7 +134,7 @@ private slots:
             bytes += 'a';
         bytes += '.';
         Document doc;
-        doc.bytes.assign(bytes.begin(), bytes.end());
+        doc.bytes = FileBytes::copyOf(std::string_view(bytes.constData(), std::size_t(bytes.size())), 0);
         unpickle(doc, "deep.pickle");
         QVERIFY(doc.root.kind == Kind::List);
     }
