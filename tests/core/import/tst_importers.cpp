@@ -141,6 +141,43 @@ private slots:
         QCOMPARE(summarize(*trace).layers[*linear].activationBytes, qint64(3) << 20);
     }
 
+    // More than one piece of the traceEvents array, with "}, {" inside strings and nested
+    // lists of objects where a guessed cut would go wrong.
+    void kinetoPiecesGiveTheSameEvents()
+    {
+        QByteArray json = "{\"traceEvents\": [";
+        qint64 total = 0, peak = 0;
+        const int events = 60000; // about 12 MB: three pieces or more
+        for (int i = 0; i < events; ++i) {
+            const qint64 bytes = (i % 3 == 2) ? -1024 * (i % 7 + 1) : 1024 * (i % 5 + 1);
+            total += bytes;
+            peak = std::max(peak, total);
+            if (i)
+                json += ",\n  ";
+            json += QStringLiteral("{\"ph\": \"i\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": 1, \"ts\": %1, "
+                                   "\"note\": \"}, {\\\"trap\\\": 1}, {\", \"list\": [{\"a\": 1}, {\"b\": [2, {\"c\": 3}]}], "
+                                   "\"args\": {\"Addr\": %2, \"Bytes\": %3, \"Total Allocated\": %4, "
+                                   "\"Total Reserved\": 0, \"Device Type\": 1, \"Device Id\": 0}}")
+                        .arg(i)
+                        .arg(0x10000 + (i % 9) * 0x1000)
+                        .arg(bytes)
+                        .arg(total)
+                        .toUtf8();
+        }
+        json += "], \"baseTimeNanoseconds\": 0}";
+        QVERIFY(json.size() > (10 << 20));
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("pieces.pt.trace.json"));
+        test::writeBytes(path, json);
+        const auto trace = loadTrace(ss(path));
+        QCOMPARE(trace->events.size(), std::size_t(events));
+        QCOMPARE(findPeaks(*trace).devices.at(0).allocatedBytes, peak);
+        for (std::size_t i = 0; i < trace->events.size(); ++i) {
+            if (trace->events.timeNs(i) != qint64(i) * 1000)
+                QFAIL(qPrintable(QStringLiteral("event %1 is out of place").arg(i)));
+        }
+    }
+
     void timelineSplitsByCategory()
     {
         const auto trace = loadTrace(ss(dataPath(QStringLiteral("memory_timeline.raw.json.gz"))));
