@@ -20,6 +20,10 @@ namespace peaklens {
 namespace {
 
 constexpr std::size_t kPieceBytes = 4u << 20;
+// Bounds that keep base + ts + dur, in nanoseconds, inside 64 bits: about 63 years of
+// microseconds, and epoch nanoseconds up to the year 2065.
+constexpr double kMaxMicros = 2e15;
+constexpr std::int64_t kMaxBaseNs = 3'000'000'000'000'000'000;
 constexpr std::string_view kModulePrefix = "nn.Module: ";
 constexpr std::string_view kBackwardPrefix = "autograd::engine::evaluate_function: ";
 
@@ -66,8 +70,11 @@ public:
                 }
                 scanner.skipValue();
                 const std::string_view value = m_bytes.view().substr(valueStart, scanner.position() - valueStart);
-                if (key == "baseTimeNanoseconds")
+                if (key == "baseTimeNanoseconds") {
                     std::from_chars(value.data(), value.data() + value.size(), m_baseNs);
+                    if (m_baseNs < 0 || m_baseNs > kMaxBaseNs)
+                        fail("its baseTimeNanoseconds is out of range", valueStart);
+                }
                 else if (key == "deviceProperties")
                     readDeviceName(valueStart, value.size());
             } while (scanner.consume(','));
@@ -308,7 +315,7 @@ private:
         }
         if (!hasTs)
             return;
-        if (!std::isfinite(ts) || std::fabs(ts) > 9e15 || !std::isfinite(dur) || std::fabs(dur) > 9e15)
+        if (!std::isfinite(ts) || std::fabs(ts) > kMaxMicros || !std::isfinite(dur) || std::fabs(dur) > kMaxMicros)
             fail("a trace event has the time " + std::to_string(ts) + " us", offset);
         const std::int64_t beginNs = microsToNs(ts);
         const std::int64_t endNs = beginNs + microsToNs(dur);
