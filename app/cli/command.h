@@ -18,5 +18,7 @@ struct Command
 Command addInfoCommand(CLI::App &app);
 Command addSummaryCommand(CLI::App &app);
 Command addConvertCommand(CLI::App &app);
+Command addPlanCommand(CLI::App &app);
+Command addParetoCommand(CLI::App &app);
 
 } // namespace peaklens::cli

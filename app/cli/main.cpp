@@ -17,6 +17,8 @@ int main(int argc, char **argv)
         peaklens::cli::addInfoCommand(app),
         peaklens::cli::addSummaryCommand(app),
         peaklens::cli::addConvertCommand(app),
+        peaklens::cli::addPlanCommand(app),
+        peaklens::cli::addParetoCommand(app),
     };
     try {
         app.parse(argc, argv);

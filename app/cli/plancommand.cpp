@@ -1,0 +1,197 @@
+// peaklens-cli plan FILE (--budget B | --overhead X% | --strategy S) [--layers REGEX] [--json]
+// peaklens-cli pareto FILE [--layers REGEX] [--json]
+// What to checkpoint, and what it would cost and save, predicted from the trace.
+
+#include "command.h"
+#include "textoutput.h"
+
+#include "core/error.h"
+#include "core/import/traceloader.h"
+#include "core/plan/planner.h"
+#include "core/trace/units.h"
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+
+namespace peaklens::cli {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+double milliseconds(std::int64_t ns)
+{
+    return static_cast<double>(ns) / 1e6;
+}
+
+std::vector<std::string> checkpointedPaths(const CostModel &model, const Plan &plan)
+{
+    std::vector<std::string> paths;
+    for (std::size_t i = 0; i < model.layers.size(); ++i) {
+        if (plan.checkpoint[i])
+            paths.push_back(model.layers[i].path);
+    }
+    return paths;
+}
+
+json planJson(const CostModel &model, const Plan &plan)
+{
+    const Prediction baseline = predict(model, {});
+    return {{"checkpoint", checkpointedPaths(model, plan)},
+            {"feasible", plan.feasible},
+            {"predicted",
+             {{"peak_bytes", plan.prediction.peakBytes},
+              {"peak_time_ns", plan.prediction.peakTimeNs},
+              {"peak_phase", phaseName(plan.prediction.peakPhase)},
+              {"peak_in_recompute_of", plan.prediction.peakInRecomputeOf
+                                           ? json(model.layers[*plan.prediction.peakInRecomputeOf].path)
+                                           : json(nullptr)},
+              {"step_time_ms", milliseconds(plan.prediction.stepTimeNs)},
+              {"added_time_ms", milliseconds(plan.prediction.addedTimeNs)}}},
+            {"baseline", {{"peak_bytes", baseline.peakBytes}, {"step_time_ms", milliseconds(baseline.stepTimeNs)}}}};
+}
+
+json chainJson(const CostModel &model)
+{
+    json layers = json::array();
+    for (const ChainLayer &layer : model.layers) {
+        layers.push_back({{"name", layer.path},
+                          {"saved_bytes", layer.savedBytes},
+                          {"input_bytes", layer.inputBytes},
+                          {"output_bytes", layer.outputBytes},
+                          {"saving_bytes", layer.savingBytes()},
+                          {"forward_rise_bytes", layer.forwardRiseBytes},
+                          {"forward_ms", milliseconds(layer.forwardNs)},
+                          {"backward_ms", milliseconds(layer.backwardNs)}});
+    }
+    return {{"device", model.device.toString()},
+            {"step", model.step ? json(*model.step) : json(nullptr)},
+            {"layers", layers}};
+}
+
+std::string planText(const CostModel &model, const Plan &plan, const std::string &goal)
+{
+    const Prediction baseline = predict(model, {});
+    std::string out = goal + "\n";
+    if (!plan.feasible)
+        out += "No set of checkpoints fits: this is the lowest peak the chain can reach.\n";
+    const auto paths = checkpointedPaths(model, plan);
+    std::string list;
+    for (const std::string &path : paths)
+        list += (list.empty() ? "" : ", ") + path;
+    out += "Checkpoint      " + (paths.empty() ? std::string("nothing") : std::to_string(paths.size()) + " of "
+                                 + std::to_string(model.layers.size()) + " layers: " + list) + "\n";
+    out += "Peak            " + formatBytes(plan.prediction.peakBytes) + " predicted, " + formatBytes(baseline.peakBytes)
+           + " measured (" + percent(static_cast<double>(plan.prediction.peakBytes - baseline.peakBytes),
+                                     static_cast<double>(baseline.peakBytes)) + ")\n";
+    out += "Step time       " + formatDuration(plan.prediction.stepTimeNs) + " predicted, "
+           + formatDuration(baseline.stepTimeNs) + " measured (+" + formatDuration(plan.prediction.addedTimeNs) + ")\n";
+    if (plan.prediction.peakInRecomputeOf)
+        out += "The peak is the recompute of " + model.layers[*plan.prediction.peakInRecomputeOf].path + ".\n";
+    return out;
+}
+
+struct PlanOptions
+{
+    std::string path;
+    std::string budget;
+    std::string overhead;
+    std::string strategy;
+    std::string layers;
+    bool json = false;
+};
+
+CostModel loadModel(const PlanOptions &options)
+{
+    const auto trace = loadTrace(options.path);
+    ChainSelection selection;
+    if (!options.layers.empty())
+        selection.layerPattern = options.layers;
+    return buildCostModel(*trace, selection);
+}
+
+} // namespace
+
+Command addPlanCommand(CLI::App &app)
+{
+    auto *command = app.add_subcommand("plan", "Which layers to checkpoint for a memory budget, a time overhead or a strategy");
+    auto options = std::make_shared<PlanOptions>();
+    command->add_option("FILE", options->path, "Trace file")->required();
+    auto *budget = command->add_option("--budget", options->budget, "Peak to stay under, e.g. 6GiB");
+    auto *overhead = command->add_option("--overhead", options->overhead, "Added step time allowed, e.g. 10%");
+    auto *strategy = command->add_option("--strategy", options->strategy, "none, all, every:K or sqrt");
+    budget->excludes(overhead)->excludes(strategy);
+    overhead->excludes(strategy);
+    command->add_option("--layers", options->layers, "Regular expression choosing the chain's layers");
+    command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
+    return {command, [options, budget, overhead, strategy] {
+                if (!*budget && !*overhead && !*strategy)
+                    throw Error("Say what to plan for: --budget BYTES, --overhead PERCENT or --strategy NAME.");
+                const CostModel model = loadModel(*options);
+                Plan plan;
+                std::string goal;
+                if (*budget) {
+                    const auto bytes = parseBytes(options->budget);
+                    if (!bytes || *bytes <= 0)
+                        throw Error("\"" + options->budget + "\" is not a budget; write it like 6GiB or 512MiB.");
+                    plan = planForBudget(model, *bytes);
+                    goal = "Cheapest checkpoints for a peak of at most " + formatBytes(*bytes);
+                } else if (*overhead) {
+                    std::string text = options->overhead;
+                    if (!text.empty() && text.back() == '%')
+                        text.pop_back();
+                    double percentValue = -1;
+                    try {
+                        percentValue = std::stod(text);
+                    } catch (const std::exception &) {
+                    }
+                    if (!(percentValue >= 0))
+                        throw Error("\"" + options->overhead + "\" is not an overhead; write it like 10%.");
+                    plan = planForOverhead(model, percentValue / 100.0);
+                    goal = "Lowest peak for at most " + options->overhead + (options->overhead.ends_with('%') ? "" : "%")
+                           + " more step time";
+                } else {
+                    plan = planForStrategy(model, options->strategy);
+                    goal = "Strategy " + options->strategy;
+                }
+                if (options->json) {
+                    json result = planJson(model, plan);
+                    result["chain"] = chainJson(model);
+                    return result.dump(2) + "\n";
+                }
+                return planText(model, plan, goal);
+            }};
+}
+
+Command addParetoCommand(CLI::App &app)
+{
+    auto *command = app.add_subcommand("pareto", "Peak against step time over memory budgets");
+    auto options = std::make_shared<PlanOptions>();
+    command->add_option("FILE", options->path, "Trace file")->required();
+    command->add_option("--layers", options->layers, "Regular expression choosing the chain's layers");
+    command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
+    return {command, [options] {
+                const CostModel model = loadModel(*options);
+                const std::vector<Plan> plans = paretoSweep(model);
+                if (options->json) {
+                    json list = json::array();
+                    for (const Plan &plan : plans)
+                        list.push_back(planJson(model, plan));
+                    return json{{"chain", chainJson(model)}, {"plans", list}}.dump(2) + "\n";
+                }
+                TextTable table({"peak", "step time", "added", "checkpointed"}, {true, true, true, true});
+                for (const Plan &plan : plans) {
+                    std::size_t count = 0;
+                    for (bool on : plan.checkpoint)
+                        count += on;
+                    table.addRow({formatBytes(plan.prediction.peakBytes), formatDuration(plan.prediction.stepTimeNs),
+                                  "+" + formatDuration(plan.prediction.addedTimeNs),
+                                  std::to_string(count) + " of " + std::to_string(model.layers.size())});
+                }
+                return "Peak against step time, " + std::to_string(model.layers.size()) + " checkpointable layers ("
+                       + model.layers.front().path + " ... " + model.layers.back().path + ")\n" + table.toString();
+            }};
+}
+
+} // namespace peaklens::cli

@@ -1,0 +1,250 @@
+#include "costmodel.h"
+
+#include "core/analysis/lanedevices.h"
+#include "core/analysis/peakfinder.h"
+#include "core/error.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <regex>
+#include <unordered_map>
+
+namespace peaklens {
+
+namespace {
+
+bool isIndex(std::string_view name)
+{
+    return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::size_t depthOf(const Trace &trace, std::uint32_t layer)
+{
+    std::size_t depth = 0;
+    for (std::uint32_t l = layer; l != kNoLayer; l = trace.layers[l].parent)
+        ++depth;
+    return depth;
+}
+
+// The children of the deepest container whose children are numbered 0, 1, 2... (a
+// ModuleList or Sequential of repeated blocks), in index order.
+std::vector<std::uint32_t> defaultChain(const Trace &trace)
+{
+    std::map<std::uint32_t, std::vector<std::pair<long, std::uint32_t>>> children;
+    std::map<std::uint32_t, bool> allNumbered;
+    for (std::uint32_t l = 0; l < trace.layers.size(); ++l) {
+        const std::uint32_t parent = trace.layers[l].parent;
+        if (parent == kNoLayer)
+            continue;
+        const std::string_view name = trace.layers[l].name();
+        auto [it, inserted] = allNumbered.try_emplace(parent, true);
+        if (!isIndex(name)) {
+            it->second = false;
+            continue;
+        }
+        long index = 0;
+        std::from_chars(name.data(), name.data() + name.size(), index);
+        children[parent].emplace_back(index, l);
+    }
+    std::optional<std::uint32_t> best;
+    for (const auto &[parent, list] : children) {
+        if (!allNumbered[parent] || list.size() < 2)
+            continue;
+        if (!best || depthOf(trace, parent) > depthOf(trace, *best)
+            || (depthOf(trace, parent) == depthOf(trace, *best) && list.size() > children[*best].size()))
+            best = parent;
+    }
+    std::vector<std::uint32_t> chain;
+    if (best) {
+        auto list = children[*best];
+        std::sort(list.begin(), list.end());
+        for (const auto &[index, layer] : list)
+            chain.push_back(layer);
+    }
+    return chain;
+}
+
+struct Spans
+{
+    std::uint32_t layer;
+    std::int64_t forwardBegin = -1, forwardEnd = -1, backwardBegin = -1, backwardEnd = -1;
+};
+
+} // namespace
+
+CostModel buildCostModel(const Trace &trace, const ChainSelection &selection)
+{
+    const PeakReport peaks = findPeaks(trace);
+    if (!peaks.primary)
+        throw Error("The trace allocates no memory, so there is nothing to plan.");
+    CostModel model;
+    const DevicePeak &peak = peaks.devices[*peaks.primary];
+    model.device = peak.device;
+
+    // The step that holds the peak; without steps, the whole trace.
+    std::int64_t begin = INT64_MIN, end = INT64_MAX;
+    if (auto index = trace.stepAt(peak.timeNs)) {
+        model.step = trace.steps[*index].number;
+        begin = trace.steps[*index].beginNs;
+        end = trace.steps[*index].endNs;
+    }
+
+    std::vector<std::uint32_t> candidates;
+    if (selection.layerPattern) {
+        std::regex pattern;
+        try {
+            pattern = std::regex(*selection.layerPattern, std::regex::ECMAScript);
+        } catch (const std::regex_error &error) {
+            throw Error("\"" + *selection.layerPattern + "\" is not a valid regular expression: " + error.what() + ".");
+        }
+        for (std::uint32_t l = 0; l < trace.layers.size(); ++l) {
+            if (std::regex_match(trace.layers[l].path, pattern))
+                candidates.push_back(l);
+        }
+    } else {
+        candidates = defaultChain(trace);
+    }
+
+    // Each candidate's first forward and last backward range in the step.
+    std::unordered_map<std::uint32_t, Spans> spans;
+    for (std::uint32_t l : candidates)
+        spans[l].layer = l;
+    for (const Range &range : trace.ranges) {
+        auto it = spans.find(range.layer);
+        if (it == spans.end() || range.beginNs < begin || range.endNs > end)
+            continue;
+        if (model.step && range.step != *model.step && range.step != kNoStep)
+            continue;
+        Spans &s = it->second;
+        if (range.phase == Phase::Forward && s.forwardBegin < 0) {
+            s.forwardBegin = range.beginNs;
+            s.forwardEnd = range.endNs;
+        } else if (range.phase == Phase::Backward) {
+            s.backwardBegin = range.beginNs;
+            s.backwardEnd = range.endNs;
+        }
+    }
+    std::vector<Spans> chain;
+    for (std::uint32_t l : candidates) {
+        const Spans &s = spans[l];
+        if (s.forwardBegin >= 0 && s.backwardBegin >= 0)
+            chain.push_back(s);
+    }
+    if (chain.empty())
+        throw Error(selection.layerPattern
+                        ? "No layer matching \"" + *selection.layerPattern + "\" runs both forward and backward in the peak's step."
+                        : std::string("The trace has no chain of repeated layers (blocks.0, blocks.1, ...) with forward and "
+                                      "backward ranges; choose the layers with --layers REGEX."));
+    std::sort(chain.begin(), chain.end(), [](const Spans &a, const Spans &b) { return a.forwardBegin < b.forwardBegin; });
+    for (std::size_t i = 0; i + 1 < chain.size(); ++i) {
+        const Spans &a = chain[i], &b = chain[i + 1];
+        if (a.forwardEnd > b.forwardBegin || b.backwardEnd > a.backwardBegin || b.forwardEnd > b.backwardBegin)
+            throw Error("The layers " + trace.layers[a.layer].path + " and " + trace.layers[b.layer].path
+                        + " do not form a chain: each forward must end before the next begins, and the backward "
+                          "passes must run in reverse order.");
+    }
+    if (chain.back().forwardEnd > chain.back().backwardBegin)
+        throw Error("The backward of " + trace.layers[chain.back().layer].path + " begins before its forward ends.");
+
+    // The measured curve of the step on the peak's device.
+    const LaneDevices lanes(trace);
+    const std::uint32_t device = *lanes.indexOf(model.device);
+    const MemoryEvents &events = trace.events;
+    std::int64_t bytes = 0;
+    std::size_t first = 0;
+    for (; first < events.size() && events.timeNs(first) < begin; ++first) {
+        if (lanes.deviceOfLane[events.lane(first)] == device)
+            bytes += events.deltaBytes(first);
+    }
+    model.stepBeginNs = begin == INT64_MIN ? (first < events.size() ? events.timeNs(first) : 0) : begin;
+    const std::int64_t stepEnd = end == INT64_MAX ? (events.empty() ? 0 : events.timeNs(events.size() - 1)) : end;
+    model.stepTimeNs = stepEnd - model.stepBeginNs;
+    model.curve.push_back({model.stepBeginNs, bytes, 0, Phase::Other});
+
+    const std::size_t n = chain.size();
+    model.layers.resize(n);
+    std::vector<std::int64_t> forwardEnds(n), backwardBegins(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        forwardEnds[i] = chain[i].forwardEnd;
+        backwardBegins[i] = chain[i].backwardBegin;
+    }
+    std::sort(backwardBegins.begin(), backwardBegins.end());
+
+    // Blocks allocated in the step and still live: address -> event index.
+    std::unordered_map<std::uint64_t, std::size_t> live;
+    // Backward begins in time order: the last chain layer's first.
+    std::size_t nextBackward = n;
+    const auto snapshotSaved = [&](std::size_t k) {
+        ChainLayer &layer = model.layers[k];
+        std::int64_t latest = INT64_MIN;
+        for (const auto &[addr, index] : live) {
+            const std::int64_t t = events.timeNs(index);
+            if (t >= chain[k].forwardBegin && t < chain[k].forwardEnd) {
+                layer.savedBytes += events.deltaBytes(index);
+                if (t > latest || (t == latest && events.deltaBytes(index) > layer.outputBytes)) {
+                    latest = t;
+                    layer.outputBytes = events.deltaBytes(index);
+                }
+            }
+        }
+        layer.levelAtBackwardBytes = bytes;
+    };
+    std::size_t forwardDone = 0, backwardDone = 0;
+    for (std::size_t i = first; i < events.size() && events.timeNs(i) < stepEnd + (end == INT64_MAX ? 1 : 0); ++i) {
+        if (lanes.deviceOfLane[events.lane(i)] != device)
+            continue;
+        const std::int64_t t = events.timeNs(i);
+        while (nextBackward > 0 && chain[nextBackward - 1].backwardBegin <= t)
+            snapshotSaved(--nextBackward);
+        if (events.deltaBytes(i) > 0)
+            live.insert_or_assign(events.addr(i), i);
+        else
+            live.erase(events.addr(i));
+        bytes += events.deltaBytes(i);
+        while (forwardDone < n && forwardEnds[forwardDone] <= t)
+            ++forwardDone;
+        while (backwardDone < n && backwardBegins[backwardDone] <= t)
+            ++backwardDone;
+        const auto segment = static_cast<std::uint32_t>(forwardDone - std::min(forwardDone, backwardDone));
+        if (model.curve.back().timeNs == t)
+            model.curve.back() = {t, bytes, segment, events.phase(i)};
+        else
+            model.curve.push_back({t, bytes, segment, events.phase(i)});
+    }
+    while (nextBackward > 0)
+        snapshotSaved(--nextBackward);
+
+    for (std::size_t k = 0; k < n; ++k) {
+        ChainLayer &layer = model.layers[k];
+        layer.layer = chain[k].layer;
+        layer.path = trace.layers[chain[k].layer].path;
+        layer.forwardNs = chain[k].forwardEnd - chain[k].forwardBegin;
+        layer.backwardNs = chain[k].backwardEnd - chain[k].backwardBegin;
+        layer.backwardBeginNs = chain[k].backwardBegin;
+        layer.inputBytes = k > 0 ? model.layers[k - 1].outputBytes : 0;
+        // The rise of its forward over the level it began at.
+        std::int64_t before = model.curve.front().bytes, highest = INT64_MIN;
+        for (const CurvePoint &point : model.curve) {
+            if (point.timeNs < chain[k].forwardBegin)
+                before = point.bytes;
+            else if (point.timeNs < chain[k].forwardEnd)
+                highest = std::max(highest, point.bytes);
+        }
+        layer.forwardRiseBytes = highest == INT64_MIN ? 0 : std::max<std::int64_t>(0, highest - before);
+    }
+
+    model.segmentPeakBytes.assign(n + 1, INT64_MIN);
+    model.segmentPeakPoint.assign(n + 1, 0);
+    for (std::size_t p = 0; p < model.curve.size(); ++p) {
+        const CurvePoint &point = model.curve[p];
+        if (point.bytes > model.segmentPeakBytes[point.segment]) {
+            model.segmentPeakBytes[point.segment] = point.bytes;
+            model.segmentPeakPoint[point.segment] = p;
+        }
+        model.measuredPeakBytes = std::max(model.measuredPeakBytes, point.bytes);
+    }
+    return model;
+}
+
+} // namespace peaklens

@@ -1,0 +1,217 @@
+#include "planner.h"
+
+#include "core/error.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <optional>
+
+namespace peaklens {
+
+namespace {
+
+struct State
+{
+    std::int64_t freed; // bytes freed by the checkpoints chosen so far
+    std::int64_t cost;  // time they add
+    std::uint32_t parent;
+    bool toggled;
+};
+
+// Keeps the states no other beats (more freed for no more cost), sorted by freed.
+void keepParetoFront(std::vector<State> &states)
+{
+    std::vector<State> front;
+    std::int64_t cheapest = INT64_MAX;
+    for (auto it = states.rbegin(); it != states.rend(); ++it) {
+        if (it->cost < cheapest) {
+            cheapest = it->cost;
+            front.push_back(*it);
+        }
+    }
+    std::reverse(front.begin(), front.end());
+    states.swap(front);
+}
+
+// Thins a front to at most `limit` states, keeping the cheapest of each band of freed
+// bytes and the one that frees most. Every state kept is a real plan.
+void thin(std::vector<State> &states, std::size_t limit)
+{
+    if (states.size() <= limit || limit < 2)
+        return;
+    const long double low = static_cast<long double>(states.front().freed);
+    const long double span = static_cast<long double>(states.back().freed) - low + 1;
+    std::vector<State> kept;
+    std::int64_t lastBand = -1;
+    for (std::size_t i = 0; i + 1 < states.size(); ++i) {
+        const auto band = static_cast<std::int64_t>((static_cast<long double>(states[i].freed) - low) * (limit - 1) / span);
+        if (band != lastBand) {
+            kept.push_back(states[i]);
+            lastBand = band;
+        }
+    }
+    kept.push_back(states.back());
+    states.swap(kept);
+}
+
+// The cheapest checkpoint set whose predicted peak is at most budget, or nothing.
+std::optional<std::vector<bool>> cheapestWithin(const CostModel &model, std::int64_t budget, const PlannerOptions &options)
+{
+    const std::size_t n = model.layers.size();
+    const auto &segments = model.segmentPeakBytes;
+    const auto segmentFits = [&](std::size_t p, std::int64_t freed) {
+        return segments[p] == INT64_MIN || segments[p] - freed <= budget;
+    };
+    if (!segmentFits(0, 0))
+        return std::nullopt;
+    std::vector<std::vector<State>> fronts(n + 1);
+    fronts[0].push_back({0, 0, 0, false});
+    std::vector<State> toggled;
+    for (std::size_t k = 0; k < n; ++k) {
+        const ChainLayer &layer = model.layers[k];
+        const std::vector<State> &front = fronts[k];
+        const std::int64_t saving = std::max<std::int64_t>(0, layer.savingBytes());
+        toggled.clear();
+        if (saving > 0) {
+            for (std::uint32_t s = 0; s < front.size(); ++s) {
+                const std::int64_t freed = front[s].freed + saving;
+                // Its recompute must fit too.
+                if (layer.levelAtBackwardBytes - freed + layer.forwardRiseBytes <= budget)
+                    toggled.push_back({freed, front[s].cost + layer.forwardNs, s, true});
+            }
+        }
+        std::vector<State> &next = fronts[k + 1];
+        next.reserve(front.size() + toggled.size());
+        // Both lists are sorted by freed bytes: merge them.
+        std::size_t a = 0, b = 0;
+        while (a < front.size() || b < toggled.size()) {
+            const bool takeKept = b == toggled.size() || (a < front.size() && front[a].freed <= toggled[b].freed);
+            State state = takeKept ? State{front[a].freed, front[a].cost, static_cast<std::uint32_t>(a), false}
+                                   : toggled[b];
+            takeKept ? ++a : ++b;
+            if (segmentFits(k + 1, state.freed))
+                next.push_back(state);
+        }
+        keepParetoFront(next);
+        thin(next, options.maxStates);
+        if (next.empty())
+            return std::nullopt;
+    }
+    // The cheapest final state is the first: costs rise with freed bytes along the front.
+    std::vector<bool> checkpoint(n, false);
+    std::uint32_t s = 0;
+    for (std::size_t k = n; k > 0; --k) {
+        const State &state = fronts[k][s];
+        checkpoint[k - 1] = state.toggled;
+        s = state.parent;
+    }
+    return checkpoint;
+}
+
+Plan makePlan(const CostModel &model, std::vector<bool> checkpoint, bool feasible)
+{
+    Plan plan;
+    plan.prediction = predict(model, checkpoint);
+    plan.checkpoint = std::move(checkpoint);
+    plan.feasible = feasible;
+    return plan;
+}
+
+// The smallest budget in [low, high] for which `accept` holds; accept(high) must hold.
+template<typename Accept>
+std::int64_t smallestBudget(std::int64_t low, std::int64_t high, Accept accept)
+{
+    while (low < high) {
+        const std::int64_t middle = low + (high - low) / 2;
+        if (accept(middle))
+            high = middle;
+        else
+            low = middle + 1;
+    }
+    return high;
+}
+
+std::int64_t lowestReachablePeak(const CostModel &model, const PlannerOptions &options)
+{
+    const std::int64_t measured = predict(model, {}).peakBytes;
+    const std::int64_t floor = model.segmentPeakBytes.front() == INT64_MIN ? 0 : model.segmentPeakBytes.front();
+    return smallestBudget(std::min(floor, measured), measured,
+                          [&](std::int64_t budget) { return cheapestWithin(model, budget, options).has_value(); });
+}
+
+} // namespace
+
+Plan planForBudget(const CostModel &model, std::int64_t budgetBytes, const PlannerOptions &options)
+{
+    if (auto checkpoint = cheapestWithin(model, budgetBytes, options))
+        return makePlan(model, std::move(*checkpoint), true);
+    Plan lowest = lowestPeakPlan(model, options);
+    lowest.feasible = false;
+    return lowest;
+}
+
+Plan lowestPeakPlan(const CostModel &model, const PlannerOptions &options)
+{
+    const std::int64_t lowest = lowestReachablePeak(model, options);
+    return makePlan(model, *cheapestWithin(model, lowest, options), true);
+}
+
+Plan planForOverhead(const CostModel &model, double fraction, const PlannerOptions &options)
+{
+    const auto allowed = static_cast<std::int64_t>(std::floor(std::max(0.0, fraction) * static_cast<double>(model.stepTimeNs)));
+    const std::int64_t measured = predict(model, {}).peakBytes;
+    const std::int64_t lowest = lowestReachablePeak(model, options);
+    const std::int64_t budget = smallestBudget(lowest, measured, [&](std::int64_t b) {
+        const auto checkpoint = cheapestWithin(model, b, options);
+        return checkpoint && predict(model, *checkpoint).addedTimeNs <= allowed;
+    });
+    return makePlan(model, *cheapestWithin(model, budget, options), true);
+}
+
+Plan planForStrategy(const CostModel &model, const std::string &strategy)
+{
+    const std::size_t n = model.layers.size();
+    std::size_t every = 0;
+    if (strategy == "none")
+        every = 0;
+    else if (strategy == "all")
+        every = 1;
+    else if (strategy == "sqrt")
+        every = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(std::max<std::size_t>(n, 1)))));
+    else if (strategy.starts_with("every:")) {
+        const std::string_view digits = std::string_view(strategy).substr(6);
+        auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), every);
+        if (ec != std::errc() || end != digits.data() + digits.size() || every == 0)
+            throw Error("\"" + strategy + "\" is not a strategy: every:K needs a whole number K of at least 1.");
+    } else {
+        throw Error("\"" + strategy + "\" is not a strategy (none, all, every:K or sqrt).");
+    }
+    std::vector<bool> checkpoint(n, false);
+    for (std::size_t i = 0; every > 0 && i < n; i += every)
+        checkpoint[i] = true;
+    return makePlan(model, std::move(checkpoint), true);
+}
+
+std::vector<Plan> paretoSweep(const CostModel &model, std::size_t budgets, const PlannerOptions &options)
+{
+    const std::int64_t measured = predict(model, {}).peakBytes;
+    const std::int64_t lowest = lowestReachablePeak(model, options);
+    std::vector<Plan> plans;
+    budgets = std::max<std::size_t>(budgets, 2);
+    for (std::size_t i = 0; i < budgets; ++i) {
+        const std::int64_t budget = lowest + static_cast<std::int64_t>(
+                                                 static_cast<long double>(measured - lowest) * i / (budgets - 1));
+        Plan plan = makePlan(model, *cheapestWithin(model, budget, options), true);
+        if (!plans.empty() && plans.back().checkpoint == plan.checkpoint)
+            continue;
+        // Keep only plans no earlier one beats on both peak and time.
+        if (!plans.empty() && plans.back().prediction.addedTimeNs <= plan.prediction.addedTimeNs
+            && plans.back().prediction.peakBytes <= plan.prediction.peakBytes)
+            continue;
+        plans.push_back(std::move(plan));
+    }
+    return plans;
+}
+
+} // namespace peaklens

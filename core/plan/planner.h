@@ -1,0 +1,41 @@
+#pragma once
+// Chooses which chain layers to checkpoint. planForBudget finds, exactly, the set with
+// the least added time whose predicted peak fits a budget (a dynamic programme over the
+// bytes freed so far, O(N·S)); the other plans are built on it.
+
+#include "predictor.h"
+
+#include <string>
+#include <vector>
+
+namespace peaklens {
+
+struct Plan
+{
+    std::vector<bool> checkpoint; // per chain layer
+    Prediction prediction;
+    bool feasible = true;         // false: nothing fits; this is the lowest peak reachable
+};
+
+struct PlannerOptions
+{
+    // Largest number of states kept per layer. Below it the plan is exact; above it
+    // states are thinned, which can cost optimality but never the budget.
+    std::size_t maxStates = 4096;
+};
+
+Plan planForBudget(const CostModel &model, std::int64_t budgetBytes, const PlannerOptions &options = {});
+// The lowest predicted peak whose added time stays within fraction * measured step time.
+Plan planForOverhead(const CostModel &model, double fraction, const PlannerOptions &options = {});
+// The lowest peak any set of checkpoints reaches (and the cheapest set that reaches it).
+Plan lowestPeakPlan(const CostModel &model, const PlannerOptions &options = {});
+
+// "none", "all", "every:K" (layers 0, K, 2K, ...), "sqrt" (every:ceil(sqrt(N))).
+// Throws Error for anything else.
+Plan planForStrategy(const CostModel &model, const std::string &strategy);
+
+// Peak against step time over budgets from the lowest reachable peak to the measured one;
+// distinct plans only, lowest peak first.
+std::vector<Plan> paretoSweep(const CostModel &model, std::size_t budgets = 24, const PlannerOptions &options = {});
+
+} // namespace peaklens

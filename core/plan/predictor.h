@@ -1,0 +1,36 @@
+#pragma once
+// Predicts a step's memory and time for a set of checkpointed chain layers: the measured
+// curve lowered by what each checkpointed layer frees while its activations would have
+// waited for backward, plus the spike of its recompute. With nothing checkpointed it is
+// the measured step itself.
+
+#include "costmodel.h"
+
+#include <optional>
+#include <vector>
+
+namespace peaklens {
+
+struct Prediction
+{
+    std::int64_t peakBytes = 0;
+    std::int64_t peakTimeNs = 0;
+    Phase peakPhase = Phase::Other;
+    std::optional<std::size_t> peakInRecomputeOf; // chain index, when a recompute makes the peak
+    std::int64_t stepTimeNs = 0;
+    std::int64_t addedTimeNs = 0;
+};
+
+// checkpoint[i] toggles model.layers[i]; a shorter vector leaves the rest off.
+Prediction predict(const CostModel &model, const std::vector<bool> &checkpoint);
+
+struct PredictedPoint
+{
+    std::int64_t timeNs = 0;
+    std::int64_t bytes = 0;
+};
+
+// The predicted curve over the step, recompute spikes included; same clock as the trace.
+std::vector<PredictedPoint> predictCurve(const CostModel &model, const std::vector<bool> &checkpoint);
+
+} // namespace peaklens
