@@ -1,0 +1,146 @@
+#include "testsupport.h"
+
+#include "core/analysis/peakfinder.h"
+#include "core/plan/predictor.h"
+#include "core/error.h"
+
+#include <QFile>
+
+using namespace peaklens;
+using peaklens::test::traceFrom;
+
+namespace {
+
+// Two blocks: each saves S bytes, passes on an output of O bytes, and needs a transient of
+// T in its forward; the head holds H; backward keeps gradients of G until the optimizer,
+// which adds P of state. Parameters: 1000 bytes. Levels, with B = 1000:
+//   blocks.0 forward   B+S, B+S+T, B+S, B+S+O
+//   blocks.1 forward   B+2S+O, B+2S+O+T, B+2S+O, B+2S+2O
+//   head               B+2S+2O+H
+//   blocks.1 backward  B+2S+2O+G, B+S+2O+G, B+S+O+G
+//   blocks.0 backward  B+S+O+2G, B+O+2G, B+2G
+//   optimizer          B+2G+P, B+G+P, B+P
+QString chain(int s, int o, int t, int h, int g, int p)
+{
+    return QStringLiteral(
+               "t=0 alloc w 1000 parameter\n"
+               "begin step 1\n"
+               "begin fwd:blocks.0\nalloc a0 %1 activation\nalloc t0 %3 temporary\nfree t0\nalloc o0 %2 activation\nend fwd:blocks.0\n"
+               "begin fwd:blocks.1\nalloc a1 %1 activation\nalloc t1 %3 temporary\nfree t1\nalloc o1 %2 activation\nend fwd:blocks.1\n"
+               "alloc head %4 activation\nfree head\n"
+               "begin bwd:blocks.1\nalloc g1 %5 gradient\nfree a1\nfree o1\nend bwd:blocks.1\n"
+               "begin bwd:blocks.0\nalloc g0 %5 gradient\nfree a0\nfree o0\nend bwd:blocks.0\n"
+               "begin opt\nalloc m %6 optimizer_state\nfree g1\nfree g0\nend opt\n"
+               "end step 1\n")
+        .arg(s).arg(o).arg(t).arg(h).arg(g).arg(p);
+}
+
+} // namespace
+
+class tst_Predictor : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void handComputedPeaks_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("checkpoint"); // one character per layer: x = checkpointed
+        QTest::addColumn<qint64>("peak");
+        QTest::addColumn<int>("phase");
+        QTest::addColumn<int>("recomputeOf"); // -1: the peak is not a recompute
+
+        const QString base = chain(300, 100, 500, 50, 200, 100);
+        // B+2S+O+T = 2200, in the transient of blocks.1's forward.
+        QTest::addRow("peak in forward, nothing checkpointed") << base << QStringLiteral("..") << qint64(2200) << int(Phase::Forward) << -1;
+        // Checkpointing blocks.1 frees nothing while its own forward runs, and its recompute
+        // climbs from B+2S+2O - 300 = 1500 by its forward rise S+T = 800.
+        QTest::addRow("the later block's recompute overtakes") << base << QStringLiteral(".x") << qint64(2300) << int(Phase::Backward) << 1;
+        // blocks.0 frees S = 300 during blocks.1's forward (1900), but its recompute at the
+        // start of its backward climbs from B+S+O+G - 300 = 1300 by its forward rise S+T = 800.
+        QTest::addRow("recompute transient makes the peak") << base << QStringLiteral("x.") << qint64(2100) << int(Phase::Backward) << 0;
+        QTest::addRow("all checkpointed: still the recompute") << base << QStringLiteral("xx") << qint64(2100) << int(Phase::Backward) << 0;
+        // Gradients of 600: B+S+O+2G = 2600 as blocks.0's backward begins.
+        const QString bigGradients = chain(300, 100, 500, 50, 600, 100);
+        QTest::addRow("peak in backward") << bigGradients << QStringLiteral("..") << qint64(2600) << int(Phase::Backward) << -1;
+        // blocks.0's own activations are live in its backward: checkpointing cannot lower it,
+        // and its recompute (B+S+O+G - 300 + 800 = 2500) stays below.
+        QTest::addRow("a peak in the first block's backward stays") << bigGradients << QStringLiteral("x.") << qint64(2600) << int(Phase::Backward) << -1;
+        // Checkpointing blocks.1 lowers blocks.1's backward (B+2S+2O+G = 2400 -> 2100) but not this one.
+        QTest::addRow("checkpointing the later block leaves it") << bigGradients << QStringLiteral(".x") << qint64(2600) << int(Phase::Backward) << -1;
+        // Optimizer state of 1500: B+2G+P = 2900 while the optimizer runs; no checkpoint helps.
+        const QString bigOptimizer = chain(300, 100, 500, 50, 200, 1500);
+        QTest::addRow("base varying with the optimizer step") << bigOptimizer << QStringLiteral("..") << qint64(2900) << int(Phase::Optimizer) << -1;
+        QTest::addRow("optimizer peak stays") << bigOptimizer << QStringLiteral("xx") << qint64(2900) << int(Phase::Optimizer) << -1;
+    }
+    void handComputedPeaks()
+    {
+        QFETCH(QString, text);
+        QFETCH(QString, checkpoint);
+        QFETCH(qint64, peak);
+        QFETCH(int, phase);
+        QFETCH(int, recomputeOf);
+        const auto trace = traceFrom(text);
+        const CostModel model = buildCostModel(*trace);
+        QCOMPARE(model.layers.size(), std::size_t(2));
+        std::vector<bool> toggles;
+        for (QChar c : checkpoint)
+            toggles.push_back(c == QLatin1Char('x'));
+        const Prediction prediction = predict(model, toggles);
+        QCOMPARE(prediction.peakBytes, peak);
+        QCOMPARE(int(prediction.peakPhase), phase);
+        QCOMPARE(prediction.peakInRecomputeOf ? int(*prediction.peakInRecomputeOf) : -1, recomputeOf);
+        // The curve agrees with the peak.
+        std::int64_t highest = 0;
+        for (const PredictedPoint &point : predictCurve(model, toggles))
+            highest = std::max(highest, point.bytes);
+        QCOMPARE(highest, peak);
+    }
+
+    void costModelFigures()
+    {
+        const auto trace = traceFrom(chain(300, 100, 500, 50, 200, 100));
+        const CostModel model = buildCostModel(*trace);
+        QCOMPARE(model.layers[0].path, std::string("blocks.0"));
+        QCOMPARE(model.layers[0].savedBytes, qint64(400)); // S + O
+        QCOMPARE(model.layers[0].outputBytes, qint64(100));
+        QCOMPARE(model.layers[0].savingBytes(), qint64(300));
+        QCOMPARE(model.layers[1].inputBytes, qint64(100));
+        QCOMPARE(model.layers[0].forwardRiseBytes, qint64(800)); // S + T
+        QCOMPARE(model.layers[0].forwardNs, qint64(5)); // begin at t=2, end at t=7
+        QCOMPARE(model.layers[1].levelAtBackwardBytes, qint64(1800));
+    }
+
+    void nothingCheckpointedIsTheMeasuredStep()
+    {
+        QFile file(QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.pltxt"));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const auto trace = parseTraceText(file.readAll().toStdString());
+        const CostModel model = buildCostModel(*trace);
+        QCOMPARE(model.layers.size(), std::size_t(4));
+        const Prediction prediction = predict(model, {});
+        const DevicePeak measured = findPeaks(*trace).devices.at(0);
+        QCOMPARE(prediction.peakBytes, measured.allocatedBytes);
+        QCOMPARE(prediction.peakTimeNs, measured.timeNs);
+        QCOMPARE(prediction.addedTimeNs, qint64(0));
+        // Checkpointing adds each layer's forward time.
+        const Prediction all = predict(model, std::vector<bool>(4, true));
+        std::int64_t forward = 0;
+        for (const ChainLayer &layer : model.layers)
+            forward += layer.forwardNs;
+        QCOMPARE(all.addedTimeNs, forward);
+        QVERIFY(all.peakBytes < prediction.peakBytes);
+    }
+
+    void refusesTracesWithoutAChain()
+    {
+        const auto trace = traceFrom(QStringLiteral("begin fwd:net\nalloc a 5\nend fwd:net\n"));
+        QVERIFY_THROWS_EXCEPTION(Error, buildCostModel(*trace));
+        ChainSelection selection;
+        selection.layerPattern = "(";
+        QVERIFY_THROWS_EXCEPTION(Error, buildCostModel(*traceFrom(chain(1, 1, 1, 1, 1, 1)), selection));
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_Predictor)
+#include "tst_predictor.moc"
