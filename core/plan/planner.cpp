@@ -15,47 +15,43 @@ struct State
 {
     std::int64_t freed; // bytes freed by the checkpoints chosen so far
     std::int64_t cost;  // time they add
-    std::uint32_t parent;
-    bool toggled;
+    std::uint32_t from; // (index of the state it came from) << 1 | checkpointed
 };
 
-// Keeps the states no other beats (more freed for no more cost), sorted by freed.
-void keepParetoFront(std::vector<State> &states)
+// Keeps, in `out`, the states no other beats (more freed for no more cost), sorted by
+// freed bytes; thins them to at most `limit`, keeping the cheapest of each band of freed
+// bytes and the one that frees most. Every state kept is a real plan.
+void keepFront(const std::vector<State> &states, std::vector<State> &out, std::size_t limit)
 {
-    std::vector<State> front;
+    out.clear();
     std::int64_t cheapest = INT64_MAX;
     for (auto it = states.rbegin(); it != states.rend(); ++it) {
         if (it->cost < cheapest) {
             cheapest = it->cost;
-            front.push_back(*it);
+            out.push_back(*it);
         }
     }
-    std::reverse(front.begin(), front.end());
-    states.swap(front);
-}
-
-// Thins a front to at most `limit` states, keeping the cheapest of each band of freed
-// bytes and the one that frees most. Every state kept is a real plan.
-void thin(std::vector<State> &states, std::size_t limit)
-{
-    if (states.size() <= limit || limit < 2)
+    std::reverse(out.begin(), out.end());
+    if (out.size() <= limit || limit < 2)
         return;
-    const long double low = static_cast<long double>(states.front().freed);
-    const long double span = static_cast<long double>(states.back().freed) - low + 1;
-    std::vector<State> kept;
+    const long double low = static_cast<long double>(out.front().freed);
+    const long double span = static_cast<long double>(out.back().freed) - low + 1;
+    std::size_t kept = 0;
     std::int64_t lastBand = -1;
-    for (std::size_t i = 0; i + 1 < states.size(); ++i) {
-        const auto band = static_cast<std::int64_t>((static_cast<long double>(states[i].freed) - low) * (limit - 1) / span);
+    for (std::size_t i = 0; i + 1 < out.size(); ++i) {
+        const auto band = static_cast<std::int64_t>((static_cast<long double>(out[i].freed) - low) * (limit - 1) / span);
         if (band != lastBand) {
-            kept.push_back(states[i]);
+            out[kept++] = out[i];
             lastBand = band;
         }
     }
-    kept.push_back(states.back());
-    states.swap(kept);
+    out[kept++] = out.back();
+    out.resize(kept);
 }
 
-// The cheapest checkpoint set whose predicted peak is at most budget, or nothing.
+// The cheapest checkpoint set whose predicted peak is at most budget, or nothing. A
+// dynamic programme over the chain: after each layer, the front of (bytes freed, time
+// added) over the choices so far; the constraints of predict() are checked as it goes.
 std::optional<std::vector<bool>> cheapestWithin(const CostModel &model, std::int64_t budget, const PlannerOptions &options)
 {
     const std::size_t n = model.layers.size();
@@ -65,12 +61,11 @@ std::optional<std::vector<bool>> cheapestWithin(const CostModel &model, std::int
     };
     if (!segmentFits(0, 0))
         return std::nullopt;
-    std::vector<std::vector<State>> fronts(n + 1);
-    fronts[0].push_back({0, 0, 0, false});
-    std::vector<State> toggled;
+    std::vector<State> front{{0, 0, 0}}, toggled, merged;
+    // Per layer, where each state of the front after it came from: enough to rebuild a plan.
+    std::vector<std::vector<std::uint32_t>> history(n);
     for (std::size_t k = 0; k < n; ++k) {
         const ChainLayer &layer = model.layers[k];
-        const std::vector<State> &front = fronts[k];
         const std::int64_t saving = std::max<std::int64_t>(0, layer.savingBytes());
         toggled.clear();
         if (saving > 0) {
@@ -78,33 +73,34 @@ std::optional<std::vector<bool>> cheapestWithin(const CostModel &model, std::int
                 const std::int64_t freed = front[s].freed + saving;
                 // Its recompute must fit too.
                 if (layer.levelAtBackwardBytes - freed + layer.forwardRiseBytes <= budget)
-                    toggled.push_back({freed, front[s].cost + layer.forwardNs, s, true});
+                    toggled.push_back({freed, front[s].cost + layer.forwardNs, s << 1 | 1u});
             }
         }
-        std::vector<State> &next = fronts[k + 1];
-        next.reserve(front.size() + toggled.size());
         // Both lists are sorted by freed bytes: merge them.
+        merged.clear();
         std::size_t a = 0, b = 0;
         while (a < front.size() || b < toggled.size()) {
             const bool takeKept = b == toggled.size() || (a < front.size() && front[a].freed <= toggled[b].freed);
-            State state = takeKept ? State{front[a].freed, front[a].cost, static_cast<std::uint32_t>(a), false}
-                                   : toggled[b];
+            const State state = takeKept ? State{front[a].freed, front[a].cost, static_cast<std::uint32_t>(a) << 1}
+                                         : toggled[b];
             takeKept ? ++a : ++b;
             if (segmentFits(k + 1, state.freed))
-                next.push_back(state);
+                merged.push_back(state);
         }
-        keepParetoFront(next);
-        thin(next, options.maxStates);
-        if (next.empty())
+        keepFront(merged, front, options.maxStates);
+        if (front.empty())
             return std::nullopt;
+        history[k].reserve(front.size());
+        for (const State &state : front)
+            history[k].push_back(state.from);
     }
     // The cheapest final state is the first: costs rise with freed bytes along the front.
     std::vector<bool> checkpoint(n, false);
     std::uint32_t s = 0;
     for (std::size_t k = n; k > 0; --k) {
-        const State &state = fronts[k][s];
-        checkpoint[k - 1] = state.toggled;
-        s = state.parent;
+        const std::uint32_t from = history[k - 1][s];
+        checkpoint[k - 1] = from & 1u;
+        s = from >> 1;
     }
     return checkpoint;
 }

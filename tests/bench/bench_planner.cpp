@@ -1,0 +1,108 @@
+// Benchmark of the checkpoint planner and predictor on a random chain of N layers:
+//   bench_planner [N=500] [STATES=4096] [BRUTE_N=20]
+// prints the median time of planForBudget, the mean time of one predict() call, and the
+// time brute force takes over all 2^BRUTE_N subsets of a smaller chain.
+
+#include "core/plan/planner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+using namespace peaklens;
+
+namespace {
+
+CostModel randomChain(std::mt19937_64 &random, std::size_t n)
+{
+    std::uniform_int_distribution<std::int64_t> bytes(1 << 20, 256 << 20);
+    std::uniform_int_distribution<std::int64_t> time(10'000, 2'000'000);
+    CostModel model;
+    model.stepTimeNs = 1'000'000'000;
+    for (std::size_t i = 0; i <= n; ++i) {
+        model.curve.push_back({static_cast<std::int64_t>(i), 0, static_cast<std::uint32_t>(i), Phase::Forward});
+        model.segmentPeakBytes.push_back((8ll << 30) + static_cast<std::int64_t>(i) * (200 << 20) + bytes(random));
+        model.segmentPeakPoint.push_back(i);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        ChainLayer layer;
+        layer.outputBytes = bytes(random) / 8;
+        layer.savedBytes = layer.outputBytes + bytes(random);
+        layer.forwardRiseBytes = bytes(random);
+        layer.levelAtBackwardBytes = (8ll << 30) + static_cast<std::int64_t>(i) * (200 << 20);
+        layer.forwardNs = time(random);
+        layer.backwardBeginNs = static_cast<std::int64_t>(2 * n - i);
+        model.layers.push_back(layer);
+    }
+    return model;
+}
+
+double since(std::chrono::steady_clock::time_point start)
+{
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const std::size_t n = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 500;
+    PlannerOptions options;
+    options.maxStates = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 4096;
+    const std::size_t bruteN = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 20;
+
+    std::mt19937_64 random(1);
+    const CostModel model = randomChain(random, n);
+    const std::int64_t measured = predict(model, {}).peakBytes;
+    const std::int64_t lowest = lowestPeakPlan(model, options).prediction.peakBytes;
+    const std::int64_t budget = lowest + (measured - lowest) / 3;
+
+    std::vector<double> times;
+    Plan plan;
+    for (int run = 0; run < 21; ++run) {
+        const auto start = std::chrono::steady_clock::now();
+        plan = planForBudget(model, budget, options);
+        times.push_back(since(start));
+    }
+    std::sort(times.begin(), times.end());
+    std::size_t count = 0;
+    for (bool on : plan.checkpoint)
+        count += on;
+
+    std::vector<std::vector<bool>> toggles(1000, std::vector<bool>(n));
+    for (auto &set : toggles)
+        for (std::size_t i = 0; i < n; ++i)
+            set[i] = random() & 1;
+    std::int64_t sink = 0;
+    const auto predictStart = std::chrono::steady_clock::now();
+    for (int round = 0; round < 10; ++round)
+        for (const auto &set : toggles)
+            sink += predict(model, set).peakBytes;
+    const double predictMs = since(predictStart) / 10000.0;
+
+    const CostModel small = randomChain(random, bruteN);
+    const auto bruteStart = std::chrono::steady_clock::now();
+    std::vector<bool> set(bruteN);
+    std::int64_t best = INT64_MAX;
+    const std::int64_t smallBudget = predict(small, {}).peakBytes - (300 << 20);
+    for (std::uint64_t mask = 0; mask < (std::uint64_t(1) << bruteN); ++mask) {
+        for (std::size_t i = 0; i < bruteN; ++i)
+            set[i] = mask >> i & 1u;
+        const Prediction p = predict(small, set);
+        if (p.peakBytes <= smallBudget)
+            best = std::min(best, p.addedTimeNs);
+    }
+    const double bruteMs = since(bruteStart);
+    const auto smallStart = std::chrono::steady_clock::now();
+    const Plan smallPlan = planForBudget(small, smallBudget, options);
+    const double smallMs = since(smallStart);
+
+    std::printf("{\"n\": %zu, \"states\": %zu, \"plan_ms_median\": %.3f, \"plan_ms_max\": %.3f, \"checkpointed\": %zu, "
+                "\"predict_ms\": %.5f, \"brute_force_n\": %zu, \"brute_force_ms\": %.1f, \"planner_ms_same_chain\": %.3f, "
+                "\"same_answer\": %s, \"sink\": %lld}\n",
+                n, options.maxStates, times[times.size() / 2], times.back(), count, predictMs, bruteN, bruteMs, smallMs,
+                smallPlan.prediction.addedTimeNs == best ? "true" : "false", static_cast<long long>(sink % 7));
+    return 0;
+}
