@@ -1,6 +1,7 @@
 #include "testsupport.h"
 #include "tracefiledamage.h"
 
+#include "core/analysis/peakfinder.h"
 #include "core/analysis/tracesummary.h"
 #include "core/import/traceloader.h"
 #include "core/trace/units.h"
@@ -114,6 +115,72 @@ private slots:
             QVERIFY2(run.err.contains("truncated"), run.err.constData());
             QCOMPARE(run.err.count('\n'), 1);
         }
+    }
+
+    void planFitsTheBudget()
+    {
+        const Run run = runCli({QStringLiteral("plan"), kSample, QStringLiteral("--budget"), QStringLiteral("1.8GiB"),
+                                QStringLiteral("--json")});
+        QCOMPARE(run.exitCode, 0);
+        const QJsonObject json = QJsonDocument::fromJson(run.out).object();
+        QVERIFY(json[QStringLiteral("feasible")].toBool());
+        const QJsonObject predicted = json[QStringLiteral("predicted")].toObject();
+        const QJsonObject baseline = json[QStringLiteral("baseline")].toObject();
+        QVERIFY(predicted[QStringLiteral("peak_bytes")].toInteger() <= qint64(1.8 * (1 << 30)));
+        QVERIFY(predicted[QStringLiteral("step_time_ms")].toDouble() > baseline[QStringLiteral("step_time_ms")].toDouble());
+        const auto trace = loadTrace(test::ss(kSample));
+        QCOMPARE(baseline[QStringLiteral("peak_bytes")].toInteger(), findPeaks(*trace).devices.at(0).allocatedBytes);
+        const QJsonArray checkpoint = json[QStringLiteral("checkpoint")].toArray();
+        QVERIFY(!checkpoint.isEmpty());
+        QVERIFY(checkpoint[0].toString().startsWith(QStringLiteral("blocks.")));
+    }
+
+    void planAnswersEvenTheImpossible()
+    {
+        const Run run = runCli({QStringLiteral("plan"), kSample, QStringLiteral("--budget"), QStringLiteral("1KiB"),
+                                QStringLiteral("--json")});
+        QCOMPARE(run.exitCode, 0);
+        const QJsonObject json = QJsonDocument::fromJson(run.out).object();
+        QVERIFY(!json[QStringLiteral("feasible")].toBool());
+        const Run text = runCli({QStringLiteral("plan"), kSample, QStringLiteral("--budget"), QStringLiteral("1KiB")});
+        QVERIFY(text.out.contains("lowest peak"));
+    }
+
+    void planAndParetoErrors_data()
+    {
+        QTest::addColumn<QStringList>("arguments");
+        QTest::addColumn<QString>("problem");
+        QTest::addRow("no goal") << QStringList{QStringLiteral("plan"), kSample} << QStringLiteral("Say what to plan for");
+        QTest::addRow("bad budget") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--budget"), QStringLiteral("lots")}
+                                    << QStringLiteral("is not a budget");
+        QTest::addRow("bad strategy") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--strategy"), QStringLiteral("every:x")}
+                                      << QStringLiteral("is not a strategy");
+        QTest::addRow("no chain") << QStringList{QStringLiteral("pareto"), QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/kineto.pt.trace.json")}
+                                  << QStringLiteral("--layers");
+        QTest::addRow("bad regex") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--strategy"), QStringLiteral("all"),
+                                                  QStringLiteral("--layers"), QStringLiteral("(")}
+                                   << QStringLiteral("not a valid regular expression");
+    }
+    void planAndParetoErrors()
+    {
+        QFETCH(QStringList, arguments);
+        QFETCH(QString, problem);
+        const Run run = runCli(arguments);
+        QCOMPARE(run.exitCode, 2);
+        QVERIFY(run.out.isEmpty());
+        QVERIFY2(QString::fromUtf8(run.err).contains(problem), run.err.constData());
+    }
+
+    void paretoListsTradeOffs()
+    {
+        const Run run = runCli({QStringLiteral("pareto"), kSample, QStringLiteral("--json")});
+        QCOMPARE(run.exitCode, 0);
+        const QJsonArray plans = QJsonDocument::fromJson(run.out).object()[QStringLiteral("plans")].toArray();
+        QVERIFY(plans.size() >= 2);
+        const auto peakOf = [](const QJsonValue &plan) {
+            return plan.toObject()[QStringLiteral("predicted")].toObject()[QStringLiteral("peak_bytes")].toInteger();
+        };
+        QVERIFY(peakOf(plans.first()) < peakOf(plans.last()));
     }
 
     void usageErrorsExitTwo()
