@@ -3,6 +3,7 @@
 
 #include "core/trace/tracetext.h"
 
+#include <QProcess>
 #include <QString>
 #include <QTest>
 
@@ -23,6 +24,27 @@ inline std::string ss(const QString &text)
 inline std::shared_ptr<const Trace> traceFrom(const QString &text)
 {
     return parseTraceText(ss(text));
+}
+
+// What one of the project's programs (in build/bin) printed and returned.
+struct ToolRun
+{
+    int exitCode = -1; // -1: did not finish within the time or crashed
+    QByteArray out;
+    QByteArray err;
+};
+
+inline ToolRun runTool(const QString &program, const QStringList &arguments, int timeoutMs = 120000)
+{
+    QProcess process;
+    process.start(QStringLiteral(PEAKLENS_BIN_DIR "/") + program, arguments);
+    ToolRun run;
+    if (!process.waitForFinished(timeoutMs) || process.exitStatus() != QProcess::NormalExit)
+        return run;
+    run.exitCode = process.exitCode();
+    run.out = process.readAllStandardOutput();
+    run.err = process.readAllStandardError();
+    return run;
 }
 
 } // namespace peaklens::test

@@ -14,6 +14,8 @@ inline constexpr std::string_view Command = "command";                // recorde
 inline constexpr std::string_view WorkingDirectory = "cwd";
 inline constexpr std::string_view Environment = "env";                // JSON object, the subset needed to relaunch
 inline constexpr std::string_view ReplaySpec = "replay.spec";         // JSON model spec of peaklens-replay
+inline constexpr std::string_view ReplayOptions = "replay.options";   // JSON: steps, warmup, device, dtype, micro_batches
+inline constexpr std::string_view ReplayResult = "replay.result";     // JSON: what peaklens-replay --json printed
 inline constexpr std::string_view Checkpoint = "checkpoint";          // comma-separated layer paths toggled on
 inline constexpr std::string_view CreatedBy = "created.by";           // "peaklens 0.1.0"
 

@@ -1,0 +1,116 @@
+#include "checkpointfunction.h"
+
+#include "autocastscope.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <mutex>
+
+namespace peaklens::replay {
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// The generators a stage's random ops draw from: the CPU one, and the CUDA one of the
+// input's device when it lives on a GPU.
+std::vector<at::Generator> generatorsFor(const torch::Device &device)
+{
+    std::vector<at::Generator> generators{at::detail::getDefaultCPUGenerator()};
+    if (device.is_cuda())
+        generators.push_back(at::globalContext().defaultGenerator(device));
+    return generators;
+}
+
+std::vector<torch::Tensor> captureStates(std::vector<at::Generator> &generators)
+{
+    std::vector<torch::Tensor> states;
+    for (at::Generator &generator : generators) {
+        std::lock_guard<std::mutex> lock(generator.mutex());
+        states.push_back(generator.get_state());
+    }
+    return states;
+}
+
+void restoreStates(std::vector<at::Generator> &generators, const std::vector<torch::Tensor> &states)
+{
+    for (std::size_t i = 0; i < generators.size(); ++i) {
+        std::lock_guard<std::mutex> lock(generators[i].mutex());
+        generators[i].set_state(states[i]);
+    }
+}
+
+class CheckpointFunction : public torch::autograd::Function<CheckpointFunction>
+{
+public:
+    // `stage` is the address of the Stage, which outlives the step.
+    static variable_list forward(AutogradContext *context, const torch::Tensor &input, at::TensorList parameters,
+                                 std::int64_t stage)
+    {
+        (void)parameters; // passed so that autograd routes their gradients through this node
+        context->save_for_backward({input});
+        context->saved_data["stage"] = stage;
+        auto generators = generatorsFor(input.device());
+        context->saved_data["rng"] = c10::List<torch::Tensor>(captureStates(generators));
+        context->saved_data["autocast"] = AutocastScope::capture().toIValue();
+        return {reinterpret_cast<const Stage *>(stage)->forward(input)};
+    }
+
+    static variable_list backward(AutogradContext *context, variable_list gradOutputs)
+    {
+        const Stage &stage = *reinterpret_cast<const Stage *>(context->saved_data["stage"].toInt());
+        const torch::Tensor input = context->get_saved_variables().at(0);
+        torch::Tensor detached = input.detach();
+        detached.requires_grad_(input.requires_grad());
+
+        // Recompute with the forward's random numbers, then leave the generators as found
+        // so that the rest of the backward draws what it would have without checkpointing.
+        auto generators = generatorsFor(input.device());
+        const auto current = captureStates(generators);
+        const auto savedStates = context->saved_data["rng"].toTensorList();
+        std::vector<torch::Tensor> forwardStates;
+        for (std::size_t i = 0; i < savedStates.size(); ++i)
+            forwardStates.push_back(savedStates.get(i));
+        restoreStates(generators, forwardStates);
+        torch::Tensor output;
+        {
+            torch::AutoGradMode enableGrad(true);
+            AutocastScope autocast(AutocastState::fromIValue(context->saved_data["autocast"]));
+            output = stage.forward(detached);
+        }
+        restoreStates(generators, current);
+
+        std::vector<torch::Tensor> wrt;
+        if (detached.requires_grad())
+            wrt.push_back(detached);
+        for (const torch::Tensor &parameter : stage.parameters) {
+            if (parameter.requires_grad())
+                wrt.push_back(parameter);
+        }
+        variable_list grads;
+        if (!wrt.empty() && output.requires_grad())
+            grads = torch::autograd::grad({output}, wrt, {gradOutputs.at(0)}, /*retain_graph=*/false,
+                                          /*create_graph=*/false, /*allow_unused=*/true);
+
+        // One gradient per forward input: the input, each parameter, and the stage address.
+        variable_list result;
+        std::size_t next = 0;
+        auto take = [&](bool wanted) { return wanted && next < grads.size() ? grads[next++] : torch::Tensor(); };
+        result.push_back(take(detached.requires_grad()));
+        for (const torch::Tensor &parameter : stage.parameters)
+            result.push_back(take(parameter.requires_grad()));
+        result.emplace_back();
+        return result;
+    }
+};
+
+} // namespace
+
+torch::Tensor runCheckpointed(const Stage &stage, const torch::Tensor &input)
+{
+    return CheckpointFunction::apply(input, at::TensorList(stage.parameters), reinterpret_cast<std::int64_t>(&stage))[0];
+}
+
+} // namespace peaklens::replay

@@ -1,0 +1,183 @@
+// peaklens-replay: runs training steps of a built-in or TorchScript model with LibTorch,
+// with per-layer activation checkpointing, and measures peak memory and step time.
+// Exit codes: 0 measured, 2 bad spec or usage (one sentence on stderr), 3 out of memory.
+
+#include "modelspec.h"
+#include "replayrunner.h"
+
+#include "core/error.h"
+#include "core/format/tracewriter.h"
+#include "core/trace/units.h"
+
+#include <CLI/CLI.hpp>
+#include <c10/util/Exception.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+namespace {
+
+using namespace peaklens;
+using namespace peaklens::replay;
+
+struct Arguments
+{
+    std::string model = "gpt";
+    std::optional<std::int64_t> layers, dModel, heads, seq, batch;
+    std::optional<double> dropout;
+    std::optional<std::uint64_t> seed;
+    std::string checkpoint = "none";
+    int steps = 5;
+    int warmup = 2;
+    int microBatches = 1;
+    std::string device = "auto";
+    std::string dtype = "fp32";
+    std::string memoryLimit;
+    std::string out;
+    std::string progress = "stderr";
+    bool json = false;
+    bool quiet = false;
+};
+
+// The spec named by --model with the size options laid over it, checked again.
+ModelSpec specFrom(const Arguments &arguments)
+{
+    const bool builtin = arguments.model == "gpt" || arguments.model == "mlp" || arguments.model == "cnn";
+    const bool sized = arguments.layers || arguments.dModel || arguments.heads || arguments.seq || arguments.batch
+                       || arguments.dropout;
+    const ModelSpec base = builtin ? builtinSpec(arguments.model) : readModelSpec(arguments.model);
+    if (base.kind == ModelKind::TorchScript && sized)
+        throw Error("--layers, --d-model, --heads, --seq, --batch and --dropout apply to built-in models; "
+                    "a TorchScript spec fixes them in its blocks and input.");
+    if (!sized && !arguments.seed)
+        return base;
+    nlohmann::json object = base.toJson();
+    auto set = [&](const char *key, const auto &value) {
+        if (value)
+            object[key] = *value;
+    };
+    set("layers", arguments.layers);
+    set("d_model", arguments.dModel);
+    set("heads", arguments.heads);
+    set("seq", arguments.seq);
+    set("batch", arguments.batch);
+    set("dropout", arguments.dropout);
+    set("seed", arguments.seed);
+    return parseModelSpec(object, builtin ? "--model " + arguments.model : arguments.model, ".");
+}
+
+std::string summaryText(const RunResult &result, const std::string &out)
+{
+    std::string text = modelKindName(result.spec.kind) + " on " + result.device + " (" + result.deviceName + "), "
+                       + result.dtype + "\n";
+    std::string list;
+    for (const std::string &path : result.checkpoint)
+        list += (list.empty() ? "" : ", ") + path;
+    text += "Checkpoint      " + (list.empty() ? std::string("nothing") : list) + "\n";
+    if (result.oom)
+        text += "Out of memory   " + result.oom->message + " (asked for " + formatBytes(result.oom->requestedBytes) + ")\n";
+    if (result.peakAllocatedBytes)
+        text += "Peak allocated  " + formatBytes(*result.peakAllocatedBytes) + "\n";
+    if (result.stepTimeMs) {
+        char buffer[64];
+        std::snprintf(buffer, sizeof buffer, "%.2f ms", *result.stepTimeMs);
+        text += "Step time       " + std::string(buffer) + " (median of the measured steps)\n";
+    }
+    if (!out.empty())
+        text += "Trace           " + out + "\n";
+    return text;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    CLI::App app("Replays training steps with LibTorch and per-layer activation checkpointing, "
+                 "and measures peak memory and step time.",
+                 "peaklens-replay");
+    app.set_version_flag("--version", std::string("peaklens-replay ") + PEAKLENS_VERSION);
+    Arguments arguments;
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    app.add_option("--model", arguments.model, "gpt, mlp, cnn, or a model spec SPEC.json (docs/replay.md)");
+    app.add_option("--layers", arguments.layers, "Number of repeated blocks");
+    app.add_option("--d-model", arguments.dModel, "Width of GPT and MLP layers");
+    app.add_option("--heads", arguments.heads, "GPT attention heads");
+    app.add_option("--seq", arguments.seq, "GPT sequence length");
+    app.add_option("--batch", arguments.batch, "Batch size (per micro-batch)");
+    app.add_option("--dropout", arguments.dropout, "Dropout probability");
+    app.add_option("--seed", arguments.seed, "Seed of parameters, batch and dropout");
+    app.add_option("--checkpoint", arguments.checkpoint, "none, all, every:K, sqrt, or layer names NAME,NAME,...");
+    app.add_option("--steps", arguments.steps, "Measured steps (after warm-up)")->check(CLI::Range(1, 100000));
+    app.add_option("--warmup", arguments.warmup, "Warm-up steps, not measured")->check(CLI::Range(0, 100000));
+    app.add_option("--micro-batches", arguments.microBatches, "Gradient accumulation: micro-batches per step")
+        ->check(CLI::Range(1, 100000));
+    app.add_option("--device", arguments.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    app.add_option("--dtype", arguments.dtype, "fp32, or bf16 autocast")->check(CLI::IsMember({"fp32", "bf16"}));
+    app.add_option("--memory-limit", arguments.memoryLimit,
+                   "CPU: fail as out of memory beyond this many bytes (e.g. 6GiB); default 90% of available memory");
+    app.add_option("--out", arguments.out, "Write the recorded trace to RUN.peaklens");
+    app.add_option("--progress", arguments.progress, "Where JSON-lines progress goes: stderr, none, or a file descriptor");
+    app.add_flag("--json", arguments.json, "Print one JSON result object on stdout");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &error) {
+        return app.exit(error) == 0 ? 0 : 2;
+    }
+
+    try {
+        RunOptions options;
+        options.checkpoint = arguments.checkpoint;
+        options.steps = arguments.steps;
+        options.warmupSteps = arguments.warmup;
+        options.microBatches = arguments.microBatches;
+        options.device = arguments.device == "cpu" ? DeviceChoice::Cpu
+                         : arguments.device == "cuda" ? DeviceChoice::Cuda
+                                                      : DeviceChoice::Auto;
+        options.bf16 = arguments.dtype == "bf16";
+        if (!arguments.memoryLimit.empty()) {
+            options.memoryLimitBytes = parseBytes(arguments.memoryLimit);
+            if (!options.memoryLimitBytes || *options.memoryLimitBytes <= 0)
+                throw Error("--memory-limit: \"" + arguments.memoryLimit + "\" is not a size such as 6GiB or 512MiB.");
+        }
+        FILE *progress = nullptr;
+        if (arguments.progress == "stderr") {
+            progress = stderr;
+        } else if (arguments.progress != "none") {
+            char *end = nullptr;
+            const long fd = std::strtol(arguments.progress.c_str(), &end, 10);
+            if (end == arguments.progress.c_str() || *end || fd < 0 || !(progress = fdopen(static_cast<int>(fd), "w")))
+                throw Error("--progress: \"" + arguments.progress + "\" is not stderr, none or an open file descriptor.");
+        }
+        if (progress) {
+            options.progress = [progress](const nlohmann::json &line) {
+                std::fputs((line.dump() + "\n").c_str(), progress);
+                std::fflush(progress);
+            };
+        }
+        if (!arguments.out.empty() && !arguments.out.ends_with(".peaklens"))
+            throw Error("--out: \"" + arguments.out + "\" must end in .peaklens.");
+
+        const RunResult result = runReplay(specFrom(arguments), options);
+        if (!arguments.out.empty())
+            TraceWriter::writeTrace(*result.trace, arguments.out);
+        if (arguments.json) {
+            auto object = result.toJson();
+            object["trace"] = arguments.out.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(arguments.out);
+            std::cout << object.dump(2) << std::endl;
+        } else {
+            std::cout << summaryText(result, arguments.out) << std::flush;
+        }
+        return result.oom ? 3 : 0;
+    } catch (const peaklens::Error &error) {
+        std::cerr << "peaklens-replay: " << error.what() << '\n';
+    } catch (const c10::Error &error) {
+        std::cerr << "peaklens-replay: " << errorText(error) << '\n';
+    } catch (const std::bad_alloc &) {
+        std::cerr << "peaklens-replay: out of memory.\n";
+    }
+    return 2;
+}

@@ -1,0 +1,280 @@
+#include "memoryrecorder.h"
+
+#include "core/trace/units.h"
+
+#include <c10/core/Allocator.h>
+#include <c10/core/CPUAllocator.h>
+#include <c10/core/impl/alloc_cpu.h>
+#include <c10/util/Exception.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
+#include <torch/version.h>
+
+#include <algorithm>
+
+namespace peaklens::replay {
+
+namespace {
+
+// LibTorch 2.3 made Allocator::allocate non-const and added copy_data.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+#define PEAKLENS_ALLOCATE_CONST
+#define PEAKLENS_ALLOCATOR_COPY_DATA 1
+#else
+#define PEAKLENS_ALLOCATE_CONST const
+#define PEAKLENS_ALLOCATOR_COPY_DATA 0
+#endif
+
+void deleteCounted(void *pointer)
+{
+    MemoryRecorder::instance().onFree(pointer);
+    c10::free_cpu(pointer);
+}
+
+class CountingCpuAllocator final : public c10::Allocator
+{
+public:
+    c10::DataPtr allocate(std::size_t bytes) PEAKLENS_ALLOCATE_CONST override
+    {
+        MemoryRecorder &recorder = MemoryRecorder::instance();
+        if (!recorder.admitCpu(static_cast<std::int64_t>(bytes)))
+            TORCH_CHECK_WITH(OutOfMemoryError, false, "CPU out of memory: tried to allocate ", formatBytes(bytes),
+                             " beyond the replay's memory limit.");
+        void *pointer = c10::alloc_cpu(bytes);
+        recorder.onAllocation(pointer, static_cast<std::int64_t>(bytes), false);
+        return {pointer, pointer, &deleteCounted, c10::Device(c10::DeviceType::CPU)};
+    }
+    c10::DeleterFnPtr raw_deleter() const override { return &deleteCounted; }
+#if PEAKLENS_ALLOCATOR_COPY_DATA
+    void copy_data(void *destination, const void *source, std::size_t count) const override
+    {
+        default_copy_data(destination, source, count);
+    }
+#endif
+};
+
+// The argument types of reportMemoryUsage changed between LibTorch versions (int64_t
+// totals, later size_t); take them from the base class.
+template <typename> struct ReportArguments;
+template <typename Class, typename Pointer, typename Size, typename Total, typename Device>
+struct ReportArguments<void (Class::*)(Pointer, Size, Total, Total, Device)>
+{
+    using TotalType = Total;
+};
+using ReportedTotal = ReportArguments<decltype(&c10::MemoryReportingInfoBase::reportMemoryUsage)>::TotalType;
+
+class CudaReporter final : public c10::MemoryReportingInfoBase
+{
+public:
+    void reportMemoryUsage(void *pointer, int64_t bytes, ReportedTotal, ReportedTotal totalReserved,
+                           c10::Device device) override
+    {
+        if (!device.is_cuda())
+            return;
+        MemoryRecorder &recorder = MemoryRecorder::instance();
+        if (bytes > 0)
+            recorder.onAllocation(pointer, bytes, true);
+        else
+            recorder.onFree(pointer);
+        recorder.onReserved(static_cast<std::int64_t>(totalReserved));
+    }
+    void reportOutOfMemory(int64_t bytes, ReportedTotal, ReportedTotal, c10::Device device) override
+    {
+        if (device.is_cuda())
+            MemoryRecorder::instance().onOutOfMemory(bytes);
+    }
+    bool memoryProfilingEnabled() const override { return true; }
+};
+
+} // namespace
+
+MemoryRecorder &MemoryRecorder::instance()
+{
+    static MemoryRecorder recorder;
+    return recorder;
+}
+
+MemoryRecorder::MemoryRecorder()
+    : m_origin(std::chrono::steady_clock::now())
+{
+}
+
+void MemoryRecorder::installCpuAllocator()
+{
+    // Lives for the whole process: blocks it handed out may be freed at exit.
+    static CountingCpuAllocator *allocator = [] {
+        auto *counting = new CountingCpuAllocator;
+        c10::SetCPUAllocator(counting, /*priority=*/100);
+        return counting;
+    }();
+    (void)allocator;
+}
+
+void MemoryRecorder::setCpuLimit(std::optional<std::int64_t> limitBytes)
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_cpuLimit = limitBytes;
+}
+
+std::unique_ptr<c10::DebugInfoGuard> MemoryRecorder::listenToCuda()
+{
+    return std::make_unique<c10::DebugInfoGuard>(c10::DebugInfoKind::PROFILER_STATE, std::make_shared<CudaReporter>());
+}
+
+void MemoryRecorder::restart(bool cuda)
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_origin = std::chrono::steady_clock::now();
+    m_cudaRun = cuda;
+    m_scope = {};
+    m_current = m_peak = m_reservedTotal = 0;
+    m_events.clear();
+    m_reserved.clear();
+    m_live.clear();
+    m_outOfMemory.reset();
+}
+
+void MemoryRecorder::rebase()
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    std::vector<std::pair<std::size_t, std::uint64_t>> order; // by original allocation
+    for (const auto &[address, block] : m_live)
+        order.emplace_back(block.event, address);
+    std::sort(order.begin(), order.end());
+    std::vector<RecordedEvent> events;
+    events.reserve(order.size());
+    for (const auto &[event, address] : order) {
+        LiveBlock &block = m_live[address];
+        events.push_back({0, block.bytes, address, m_events[event].scope});
+        block.event = events.size() - 1;
+    }
+    m_events = std::move(events);
+    m_reserved.clear();
+    if (m_reservedTotal > 0)
+        m_reserved.push_back({0, m_reservedTotal, 0, 0});
+    m_outOfMemory.reset();
+    m_origin = std::chrono::steady_clock::now();
+}
+
+std::int64_t MemoryRecorder::nowNs() const
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - m_origin).count();
+}
+
+void MemoryRecorder::setScope(const Scope &scope)
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_scope = scope;
+}
+
+Scope MemoryRecorder::scope() const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_scope;
+}
+
+std::int64_t MemoryRecorder::currentBytes() const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_current;
+}
+
+std::int64_t MemoryRecorder::peakBytes() const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_peak;
+}
+
+void MemoryRecorder::resetPeak()
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_peak = m_current;
+}
+
+std::size_t MemoryRecorder::eventCount() const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_events.size();
+}
+
+void MemoryRecorder::promoteLive(std::size_t since, Category from, Category to)
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    for (const auto &[address, block] : m_live) {
+        Scope &scope = m_events[block.event].scope;
+        if (block.event >= since && scope.category == from)
+            scope.category = to;
+    }
+}
+
+std::vector<RecordedEvent> MemoryRecorder::events() const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_events;
+}
+
+std::vector<ReservedEvent> MemoryRecorder::reservedEvents() const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_reserved;
+}
+
+std::optional<OutOfMemoryRecord> MemoryRecorder::outOfMemory() const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_outOfMemory;
+}
+
+bool MemoryRecorder::admitCpu(std::int64_t bytes)
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (m_cudaRun || !m_cpuLimit || m_current + bytes <= *m_cpuLimit)
+        return true;
+    if (!m_outOfMemory)
+        m_outOfMemory = OutOfMemoryRecord{nowNs(), bytes, m_scope};
+    return false;
+}
+
+void MemoryRecorder::onAllocation(const void *pointer, std::int64_t bytes, bool cuda)
+{
+    if (!pointer || bytes <= 0)
+        return;
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (cuda != m_cudaRun)
+        return;
+    const auto address = reinterpret_cast<std::uint64_t>(pointer);
+    m_live[address] = {bytes, m_events.size()};
+    m_events.push_back({nowNs(), bytes, address, m_scope});
+    m_current += bytes;
+    m_peak = std::max(m_peak, m_current);
+}
+
+void MemoryRecorder::onFree(const void *pointer)
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    const auto found = m_live.find(reinterpret_cast<std::uint64_t>(pointer));
+    if (found == m_live.end())
+        return; // a block of an earlier run, or of the other device
+    Scope scope = m_scope;
+    scope.category = m_events[found->second.event].scope.category;
+    m_events.push_back({nowNs(), -found->second.bytes, found->first, scope});
+    m_current -= found->second.bytes;
+    m_live.erase(found);
+}
+
+void MemoryRecorder::onReserved(std::int64_t totalReservedBytes)
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (totalReservedBytes == m_reservedTotal)
+        return;
+    m_reserved.push_back({nowNs(), totalReservedBytes - m_reservedTotal, 0, 0});
+    m_reservedTotal = totalReservedBytes;
+}
+
+void MemoryRecorder::onOutOfMemory(std::int64_t requestedBytes)
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (!m_outOfMemory)
+        m_outOfMemory = OutOfMemoryRecord{nowNs(), requestedBytes, m_scope};
+}
+
+} // namespace peaklens::replay

@@ -1,0 +1,364 @@
+#include "replaymodel.h"
+
+#include "core/error.h"
+
+#include <torch/script.h>
+
+#include <cmath>
+#include <limits>
+
+namespace peaklens::replay {
+
+namespace nn = torch::nn;
+
+std::int64_t Stage::parameterBytes() const
+{
+    std::int64_t bytes = 0;
+    for (const torch::Tensor &parameter : parameters)
+        bytes += static_cast<std::int64_t>(parameter.nbytes());
+    return bytes;
+}
+
+std::vector<torch::Tensor> ReplayModel::parameters() const
+{
+    std::vector<torch::Tensor> all;
+    for (const Stage &stage : m_stages)
+        all.insert(all.end(), stage.parameters.begin(), stage.parameters.end());
+    return all;
+}
+
+namespace {
+
+// ---- GPT-style decoder -------------------------------------------------------------
+
+struct CausalSelfAttentionImpl : nn::Module
+{
+    CausalSelfAttentionImpl(const ModelSpec &spec)
+        : heads(spec.heads)
+        , qkv(register_module("qkv", nn::Linear(spec.dModel, 3 * spec.dModel)))
+        , proj(register_module("proj", nn::Linear(spec.dModel, spec.dModel)))
+        , attentionDropout(register_module("attn_dropout", nn::Dropout(spec.dropout)))
+        , residualDropout(register_module("resid_dropout", nn::Dropout(spec.dropout)))
+        , future(register_buffer("future", torch::ones({spec.seq, spec.seq}, torch::kBool).triu(1)))
+    {
+    }
+
+    torch::Tensor forward(const torch::Tensor &x)
+    {
+        const auto batch = x.size(0), time = x.size(1), width = x.size(2);
+        const auto headWidth = width / heads;
+        auto parts = qkv(x).split(width, 2);
+        auto split = [&](const torch::Tensor &t) { return t.view({batch, time, heads, headWidth}).transpose(1, 2); };
+        const torch::Tensor q = split(parts[0]), k = split(parts[1]), v = split(parts[2]);
+        auto scores = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(headWidth)));
+        scores = scores.masked_fill(future.slice(0, 0, time).slice(1, 0, time), -std::numeric_limits<float>::infinity());
+        auto attention = attentionDropout(torch::softmax(scores, -1));
+        auto y = torch::matmul(attention, v).transpose(1, 2).contiguous().view({batch, time, width});
+        return residualDropout(proj(y));
+    }
+
+    std::int64_t heads;
+    nn::Linear qkv, proj;
+    nn::Dropout attentionDropout, residualDropout;
+    torch::Tensor future;
+};
+TORCH_MODULE(CausalSelfAttention);
+
+struct GptBlockImpl : nn::Module
+{
+    GptBlockImpl(const ModelSpec &spec)
+        : ln1(register_module("ln1", nn::LayerNorm(nn::LayerNormOptions({spec.dModel}))))
+        , attn(register_module("attn", CausalSelfAttention(spec)))
+        , ln2(register_module("ln2", nn::LayerNorm(nn::LayerNormOptions({spec.dModel}))))
+        , fc(register_module("fc", nn::Linear(spec.dModel, 4 * spec.dModel)))
+        , proj(register_module("proj", nn::Linear(4 * spec.dModel, spec.dModel)))
+        , dropout(register_module("dropout", nn::Dropout(spec.dropout)))
+    {
+    }
+
+    torch::Tensor forward(const torch::Tensor &input)
+    {
+        torch::Tensor x = input + attn(ln1(input));
+        return x + dropout(proj(torch::gelu(fc(ln2(x)))));
+    }
+
+    nn::LayerNorm ln1;
+    CausalSelfAttention attn;
+    nn::LayerNorm ln2;
+    nn::Linear fc, proj;
+    nn::Dropout dropout;
+};
+TORCH_MODULE(GptBlock);
+
+struct EmbeddingImpl : nn::Module
+{
+    EmbeddingImpl(const ModelSpec &spec)
+        : tokens(register_module("wte", nn::Embedding(spec.vocab, spec.dModel)))
+        , positions(register_module("wpe", nn::Embedding(spec.seq, spec.dModel)))
+        , dropout(register_module("dropout", nn::Dropout(spec.dropout)))
+    {
+    }
+
+    torch::Tensor forward(const torch::Tensor &ids)
+    {
+        const auto where = torch::arange(ids.size(1), torch::TensorOptions().dtype(torch::kLong).device(ids.device()));
+        return dropout(tokens(ids) + positions(where));
+    }
+
+    nn::Embedding tokens, positions;
+    nn::Dropout dropout;
+};
+TORCH_MODULE(Embedding);
+
+// ---- MLP and CNN blocks --------------------------------------------------------------
+
+struct MlpBlockImpl : nn::Module
+{
+    MlpBlockImpl(const ModelSpec &spec)
+        : linear(register_module("linear", nn::Linear(spec.dModel, spec.dModel)))
+        , dropout(register_module("dropout", nn::Dropout(spec.dropout)))
+    {
+    }
+    torch::Tensor forward(const torch::Tensor &x) { return dropout(torch::gelu(linear(x))); }
+
+    nn::Linear linear;
+    nn::Dropout dropout;
+};
+TORCH_MODULE(MlpBlock);
+
+nn::Conv2d conv3x3(std::int64_t in, std::int64_t out)
+{
+    return nn::Conv2d(nn::Conv2dOptions(in, out, 3).padding(1).bias(false));
+}
+
+struct ResidualBlockImpl : nn::Module
+{
+    ResidualBlockImpl(const ModelSpec &spec)
+        : conv1(register_module("conv1", conv3x3(spec.channels, spec.channels)))
+        , bn1(register_module("bn1", nn::BatchNorm2d(spec.channels)))
+        , dropout(register_module("dropout", nn::Dropout(spec.dropout)))
+        , conv2(register_module("conv2", conv3x3(spec.channels, spec.channels)))
+        , bn2(register_module("bn2", nn::BatchNorm2d(spec.channels)))
+    {
+    }
+    torch::Tensor forward(const torch::Tensor &x)
+    {
+        torch::Tensor y = dropout(torch::relu(bn1(conv1(x))));
+        return torch::relu(x + bn2(conv2(y)));
+    }
+
+    nn::Conv2d conv1;
+    nn::BatchNorm2d bn1;
+    nn::Dropout dropout;
+    nn::Conv2d conv2;
+    nn::BatchNorm2d bn2;
+};
+TORCH_MODULE(ResidualBlock);
+
+// ---- the models ------------------------------------------------------------------------
+
+class BuiltinModel : public ReplayModel
+{
+public:
+    BuiltinModel(const ModelSpec &spec, std::string container, std::string containerKind)
+        : m_spec(spec)
+        , m_container(std::move(container))
+        , m_containerKind(std::move(containerKind))
+    {
+    }
+
+    std::pair<std::string, std::string> chainContainer() const override { return {m_container, m_containerKind}; }
+    std::string lossKind() const override { return "CrossEntropyLoss"; }
+
+    torch::Tensor loss(const torch::Tensor &output, const torch::Tensor &target) const override
+    {
+        return torch::cross_entropy_loss(output.reshape({-1, output.size(-1)}), target.reshape({-1}));
+    }
+
+    // Registers the module as a stage; `path` is also its name under the root.
+    template <typename Holder>
+    void addStage(const std::string &path, const std::string &kind, bool chain, Holder module, const torch::Device &device)
+    {
+        module->to(device);
+        module->train();
+        m_modules.push_back(module.ptr());
+        Stage stage{path, kind, chain, [module](const torch::Tensor &x) mutable { return module->forward(x); },
+                    module->parameters()};
+        m_stages.push_back(std::move(stage));
+    }
+
+protected:
+    ModelSpec m_spec;
+
+private:
+    std::string m_container, m_containerKind;
+    std::vector<std::shared_ptr<nn::Module>> m_modules;
+};
+
+class GptModel final : public BuiltinModel
+{
+public:
+    GptModel(const ModelSpec &spec, const torch::Device &device)
+        : BuiltinModel(spec, "blocks", "ModuleList")
+    {
+        addStage("embed", "Embedding", false, Embedding(spec), device);
+        for (std::int64_t i = 0; i < spec.layers; ++i)
+            addStage("blocks." + std::to_string(i), "GPTBlock", true, GptBlock(spec), device);
+        addStage("ln_f", "LayerNorm", false, nn::LayerNorm(nn::LayerNormOptions({spec.dModel})), device);
+        addStage("head", "Linear", false, nn::Linear(nn::LinearOptions(spec.dModel, spec.vocab).bias(false)), device);
+    }
+
+    Batch makeBatch(const torch::Device &device) const override
+    {
+        const auto options = torch::TensorOptions().dtype(torch::kLong).device(device);
+        return {torch::randint(m_spec.vocab, {m_spec.batch, m_spec.seq}, options),
+                torch::randint(m_spec.vocab, {m_spec.batch, m_spec.seq}, options)};
+    }
+};
+
+class MlpModel final : public BuiltinModel
+{
+public:
+    MlpModel(const ModelSpec &spec, const torch::Device &device)
+        : BuiltinModel(spec, "layers", "Sequential")
+    {
+        for (std::int64_t i = 0; i < spec.layers; ++i)
+            addStage("layers." + std::to_string(i), "MLPBlock", true, MlpBlock(spec), device);
+        addStage("head", "Linear", false, nn::Linear(spec.dModel, spec.classes), device);
+    }
+
+    Batch makeBatch(const torch::Device &device) const override
+    {
+        return {torch::randn({m_spec.batch, m_spec.dModel}, torch::TensorOptions().device(device)),
+                torch::randint(m_spec.classes, {m_spec.batch}, torch::TensorOptions().dtype(torch::kLong).device(device))};
+    }
+};
+
+struct CnnHeadImpl : nn::Module
+{
+    CnnHeadImpl(const ModelSpec &spec)
+        : linear(register_module("fc", nn::Linear(spec.channels, spec.classes)))
+    {
+    }
+    torch::Tensor forward(const torch::Tensor &x) { return linear(x.mean({2, 3})); }
+    nn::Linear linear;
+};
+TORCH_MODULE(CnnHead);
+
+struct CnnStemImpl : nn::Module
+{
+    CnnStemImpl(const ModelSpec &spec)
+        : conv(register_module("conv", conv3x3(3, spec.channels)))
+        , bn(register_module("bn", nn::BatchNorm2d(spec.channels)))
+    {
+    }
+    torch::Tensor forward(const torch::Tensor &x) { return torch::relu(bn(conv(x))); }
+    nn::Conv2d conv;
+    nn::BatchNorm2d bn;
+};
+TORCH_MODULE(CnnStem);
+
+class CnnModel final : public BuiltinModel
+{
+public:
+    CnnModel(const ModelSpec &spec, const torch::Device &device)
+        : BuiltinModel(spec, "blocks", "Sequential")
+    {
+        addStage("stem", "ConvBNReLU", false, CnnStem(spec), device);
+        for (std::int64_t i = 0; i < spec.layers; ++i)
+            addStage("blocks." + std::to_string(i), "ResidualBlock", true, ResidualBlock(spec), device);
+        addStage("head", "PoolLinear", false, CnnHead(spec), device);
+    }
+
+    Batch makeBatch(const torch::Device &device) const override
+    {
+        return {torch::randn({m_spec.batch, 3, m_spec.image, m_spec.image}, torch::TensorOptions().device(device)),
+                torch::randint(m_spec.classes, {m_spec.batch}, torch::TensorOptions().dtype(torch::kLong).device(device))};
+    }
+};
+
+// ---- TorchScript blocks ----------------------------------------------------------------
+
+class TorchScriptModel final : public ReplayModel
+{
+public:
+    TorchScriptModel(const ModelSpec &spec, const torch::Device &device)
+        : m_spec(spec)
+    {
+        for (const ScriptBlock &block : spec.blocks) {
+            auto module = std::make_shared<torch::jit::Module>();
+            try {
+                *module = torch::jit::load(block.file, device);
+            } catch (const c10::Error &error) {
+                throw FileError(block.file, "cannot load this TorchScript block: " + errorText(error));
+            }
+            module->train(true);
+            Stage stage{block.name, module->type()->name() ? module->type()->name()->name() : "ScriptModule", true,
+                        [module](const torch::Tensor &x) { return module->forward({x}).toTensor(); }, {}};
+            for (const torch::Tensor &parameter : module->parameters()) {
+                parameter.requires_grad_(true);
+                stage.parameters.push_back(parameter);
+            }
+            m_stages.push_back(std::move(stage));
+        }
+    }
+
+    std::pair<std::string, std::string> chainContainer() const override
+    {
+        const std::string &first = m_spec.blocks.front().name;
+        const auto dot = first.rfind('.');
+        return {dot == std::string::npos ? std::string() : first.substr(0, dot), "Sequential"};
+    }
+
+    Batch makeBatch(const torch::Device &device) const override
+    {
+        const auto options = torch::TensorOptions().device(device);
+        if (m_spec.integerInput)
+            return {torch::randint(m_spec.classes, m_spec.inputShape, options.dtype(torch::kLong)), {}};
+        return {torch::randn(m_spec.inputShape, options), {}};
+    }
+
+    // MSE pulls the output towards zero; cross-entropy draws fixed class targets shaped
+    // like the output without its last (class) dimension.
+    torch::Tensor loss(const torch::Tensor &output, const torch::Tensor &) const override
+    {
+        if (m_spec.loss == "mse")
+            return output.to(torch::kFloat).pow(2).mean();
+        if (!m_target.defined() || m_target.numel() * output.size(-1) != output.numel()) {
+            torch::NoGradGuard noGrad;
+            auto generator = at::make_generator<at::CPUGeneratorImpl>(m_spec.seed + 1);
+            m_target = torch::randint(output.size(-1), output.numel() / output.size(-1), generator,
+                                      torch::TensorOptions().dtype(torch::kLong))
+                           .to(output.device());
+        }
+        return torch::cross_entropy_loss(output.reshape({-1, output.size(-1)}), m_target);
+    }
+
+    std::string lossKind() const override { return m_spec.loss == "mse" ? "MSELoss" : "CrossEntropyLoss"; }
+
+private:
+    ModelSpec m_spec;
+    mutable torch::Tensor m_target;
+};
+
+} // namespace
+
+std::string errorText(const std::exception &error)
+{
+    const auto *torchError = dynamic_cast<const c10::Error *>(&error);
+    const std::string text = torchError ? torchError->what_without_backtrace() : error.what();
+    return text.substr(0, text.find('\n'));
+}
+
+std::unique_ptr<ReplayModel> buildModel(const ModelSpec &spec, const torch::Device &device)
+{
+    switch (spec.kind) {
+    case ModelKind::Gpt: return std::make_unique<GptModel>(spec, device);
+    case ModelKind::Mlp: return std::make_unique<MlpModel>(spec, device);
+    case ModelKind::Cnn: return std::make_unique<CnnModel>(spec, device);
+    case ModelKind::TorchScript: return std::make_unique<TorchScriptModel>(spec, device);
+    }
+    throw Error("unknown model kind");
+}
+
+} // namespace peaklens::replay

@@ -1,0 +1,545 @@
+#include "replayrunner.h"
+
+#include "autocastscope.h"
+#include "checkpointfunction.h"
+#include "memoryrecorder.h"
+
+#include "core/error.h"
+#include "core/trace/metadata.h"
+#include "core/trace/tracebuilder.h"
+
+#include <c10/util/ThreadLocalDebugInfo.h>
+#include <torch/cuda.h>
+
+#ifdef PEAKLENS_REPLAY_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <thread>
+
+namespace peaklens::replay {
+
+namespace {
+
+std::vector<std::string> splitNames(const std::string &list)
+{
+    std::vector<std::string> names;
+    std::size_t begin = 0;
+    while (begin <= list.size()) {
+        const std::size_t comma = std::min(list.find(',', begin), list.size());
+        std::string name = list.substr(begin, comma - begin);
+        name.erase(0, name.find_first_not_of(' '));
+        name.erase(name.find_last_not_of(' ') + 1);
+        if (!name.empty())
+            names.push_back(std::move(name));
+        begin = comma + 1;
+    }
+    return names;
+}
+
+torch::Device chooseDevice(DeviceChoice choice)
+{
+    const bool cuda = torch::cuda::is_available();
+    if (choice == DeviceChoice::Cuda && !cuda)
+        throw Error("--device cuda: no CUDA device is available to this LibTorch build; use --device cpu.");
+    return choice == DeviceChoice::Cpu || !cuda ? torch::Device(torch::kCPU) : torch::Device(torch::kCUDA, 0);
+}
+
+std::string deviceName(const torch::Device &device)
+{
+#ifdef PEAKLENS_REPLAY_CUDA
+    if (device.is_cuda())
+        return at::cuda::getDeviceProperties(device.index())->name;
+#endif
+    (void)device;
+    const int threads = torch::get_num_threads();
+    return "CPU, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+}
+
+void synchronize(const torch::Device &device)
+{
+    if (device.is_cuda())
+        torch::cuda::synchronize(device.index());
+}
+
+// Peak of the caching allocator on CUDA (what torch.cuda.max_memory_allocated reports),
+// of the counting allocator on CPU.
+void resetPeak(const torch::Device &device)
+{
+    MemoryRecorder::instance().resetPeak();
+#ifdef PEAKLENS_REPLAY_CUDA
+    if (device.is_cuda())
+        c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+#endif
+    (void)device;
+}
+
+std::int64_t measuredPeak(const torch::Device &device)
+{
+#ifdef PEAKLENS_REPLAY_CUDA
+    if (device.is_cuda())
+        return c10::cuda::CUDACachingAllocator::getDeviceStats(device.index()).allocated_bytes[0].peak;
+#endif
+    (void)device;
+    return MemoryRecorder::instance().peakBytes();
+}
+
+std::int64_t availableMemoryBytes()
+{
+    const long pages = sysconf(_SC_AVPHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || pageSize <= 0)
+        return std::numeric_limits<std::int64_t>::max();
+    return static_cast<std::int64_t>(static_cast<double>(pages) * static_cast<double>(pageSize) * 0.9);
+}
+
+double milliseconds(std::int64_t ns)
+{
+    return static_cast<double>(ns) / 1e6;
+}
+
+// The ranges of one run: forward ranges are opened and closed around each stage, backward
+// ranges move from stage to stage as the gradient reaches each stage's output.
+class RangeRecorder
+{
+public:
+    explicit RangeRecorder(std::int64_t step)
+        : m_step(step)
+    {
+    }
+
+    void open(std::uint32_t layer, Phase phase)
+    {
+        closeOpen();
+        MemoryRecorder &recorder = MemoryRecorder::instance();
+        recorder.setScope({layer, phase, Category::Temporary});
+        m_open = Range{layer, phase, m_step, recorder.nowNs(), 0, 0};
+    }
+
+    void closeOpen()
+    {
+        if (!m_open)
+            return;
+        m_open->endNs = MemoryRecorder::instance().nowNs();
+        m_ranges.push_back(*m_open);
+        m_open.reset();
+    }
+
+    std::vector<Range> take()
+    {
+        closeOpen();
+        return std::move(m_ranges);
+    }
+
+private:
+    std::int64_t m_step;
+    std::optional<Range> m_open;
+    std::vector<Range> m_ranges;
+};
+
+struct LayerIds
+{
+    std::vector<std::uint32_t> stages;
+    std::uint32_t loss = kNoLayer;
+};
+
+LayerIds registerLayers(TraceBuilder &builder, const ReplayModel &model)
+{
+    LayerIds ids;
+    const auto [container, containerKind] = model.chainContainer();
+    std::int64_t chainBytes = 0;
+    for (const Stage &stage : model.stages()) {
+        const std::uint32_t id = builder.layer(stage.path);
+        builder.setLayerInfo(id, stage.kind, stage.parameterBytes());
+        ids.stages.push_back(id);
+        if (stage.chain)
+            chainBytes += stage.parameterBytes();
+    }
+    if (!container.empty())
+        builder.setLayerInfo(builder.layer(container), containerKind, chainBytes);
+    ids.loss = builder.layer("loss");
+    builder.setLayerInfo(ids.loss, model.lossKind(), 0);
+    return ids;
+}
+
+class StepRunner
+{
+public:
+    StepRunner(ReplayModel &model, const std::vector<bool> &toggles, const LayerIds &ids, const RunOptions &options,
+               const torch::Device &device)
+        : m_model(model)
+        , m_toggles(toggles)
+        , m_ids(ids)
+        , m_options(options)
+        , m_device(device)
+    {
+    }
+
+    // One optimizer step over all micro-batches; appends its ranges.
+    void run(std::int64_t step, const std::vector<Batch> &batches, torch::optim::Optimizer &optimizer,
+             std::vector<Range> &ranges)
+    {
+        MemoryRecorder &recorder = MemoryRecorder::instance();
+        auto record = std::make_shared<RangeRecorder>(step);
+        m_current = record;
+        recorder.setScope({kNoLayer, Phase::Other, Category::Temporary});
+        for (torch::Tensor &parameter : m_model.parameters())
+            parameter.mutable_grad() = torch::Tensor(); // zero_grad(set_to_none=True)
+
+        for (const Batch &batch : batches) {
+            std::size_t since = recorder.eventCount();
+            torch::Tensor loss = forward(batch, *record);
+            recorder.promoteLive(since, Category::Temporary, Category::Activation);
+
+            since = recorder.eventCount();
+            record->open(m_ids.loss, Phase::Backward);
+            loss.backward();
+            record->closeOpen();
+            recorder.promoteLive(since, Category::Temporary, Category::Gradient);
+        }
+
+        const std::size_t since = recorder.eventCount();
+        record->open(kNoLayer, Phase::Optimizer);
+        optimizer.step();
+        record->closeOpen();
+        recorder.promoteLive(since, Category::Temporary, Category::OptimizerState);
+        recorder.setScope({kNoLayer, Phase::Other, Category::Temporary});
+        synchronize(m_device);
+        auto stepRanges = record->take();
+        ranges.insert(ranges.end(), stepRanges.begin(), stepRanges.end());
+    }
+
+    // Called when a failure ends the step: keeps the ranges measured so far.
+    void abandon(std::vector<Range> &ranges)
+    {
+        if (auto record = m_current.lock()) {
+            auto stepRanges = record->take();
+            ranges.insert(ranges.end(), stepRanges.begin(), stepRanges.end());
+        }
+    }
+
+private:
+    torch::Tensor forward(const Batch &batch, RangeRecorder &record)
+    {
+        std::optional<AutocastScope> autocast;
+        if (m_options.bf16)
+            autocast.emplace(AutocastState{!m_device.is_cuda(), m_device.is_cuda(), at::kBFloat16, at::kBFloat16});
+        torch::Tensor x = batch.input;
+        const auto &stages = m_model.stages();
+        for (std::size_t i = 0; i < stages.size(); ++i) {
+            record.open(m_ids.stages[i], Phase::Forward);
+            x = m_toggles[i] ? runCheckpointed(stages[i], x) : stages[i].forward(x);
+            record.closeOpen();
+            if (x.requires_grad()) {
+                // The gradient of a stage's output arriving is where that stage's backward begins.
+                std::weak_ptr<RangeRecorder> weak = m_current;
+                const std::uint32_t layer = m_ids.stages[i];
+                x.register_hook([weak, layer](const torch::Tensor &) {
+                    if (auto current = weak.lock())
+                        current->open(layer, Phase::Backward);
+                });
+            }
+        }
+        record.open(m_ids.loss, Phase::Forward);
+        torch::Tensor loss = m_model.loss(x, batch.target);
+        if (m_options.microBatches > 1)
+            loss = loss / static_cast<double>(m_options.microBatches);
+        record.closeOpen();
+        return loss;
+    }
+
+    ReplayModel &m_model;
+    const std::vector<bool> &m_toggles;
+    const LayerIds &m_ids;
+    const RunOptions &m_options;
+    torch::Device m_device;
+    std::weak_ptr<RangeRecorder> m_current;
+};
+
+std::string describeWhere(const Trace &trace, const Scope &scope, std::int64_t step)
+{
+    std::string where = scope.phase == Phase::Other ? std::string("outside forward and backward")
+                                                    : std::string(phaseName(scope.phase));
+    if (scope.layer != kNoLayer && scope.layer < trace.layers.size())
+        where += " of " + trace.layers[scope.layer].path;
+    return where + " at step " + std::to_string(step);
+}
+
+} // namespace
+
+std::vector<bool> resolveCheckpoint(const std::vector<Stage> &stages, const std::string &argument)
+{
+    std::vector<bool> toggles(stages.size(), false);
+    std::vector<std::size_t> chain;
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+        if (stages[i].chain)
+            chain.push_back(i);
+    }
+    auto every = [&](std::size_t k) {
+        for (std::size_t j = 0; j < chain.size(); j += k)
+            toggles[chain[j]] = true;
+    };
+    std::smatch match;
+    if (argument == "none" || argument.empty())
+        return toggles;
+    if (argument == "all") {
+        every(1);
+    } else if (argument == "sqrt") {
+        every(std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(chain.size()))))));
+    } else if (std::regex_match(argument, match, std::regex("every:([1-9][0-9]{0,5})"))) {
+        every(std::stoul(match[1]));
+    } else {
+        for (const std::string &name : splitNames(argument)) {
+            const auto found = std::find_if(stages.begin(), stages.end(), [&](const Stage &s) { return s.path == name; });
+            if (found == stages.end()) {
+                std::string list;
+                for (const Stage &stage : stages)
+                    list += (list.empty() ? "" : ", ") + stage.path;
+                throw Error("--checkpoint: the model has no layer \"" + name + "\"; its layers are " + list
+                            + " (or say none, all, every:K or sqrt).");
+            }
+            toggles[static_cast<std::size_t>(found - stages.begin())] = true;
+        }
+    }
+    return toggles;
+}
+
+nlohmann::ordered_json RunResult::toJson() const
+{
+    using json = nlohmann::ordered_json;
+    json stepTimes = json::array(), stepPeaks = json::array();
+    for (const StepMeasure &step : steps) {
+        if (!step.warmup) {
+            stepTimes.push_back(step.timeMs);
+            stepPeaks.push_back(step.peakAllocatedBytes);
+        }
+    }
+    json out = {{"peak_allocated_bytes", peakAllocatedBytes ? json(*peakAllocatedBytes) : json(nullptr)},
+                {"step_time_ms", stepTimeMs ? json(*stepTimeMs) : json(nullptr)},
+                {"device", device},
+                {"device_name", deviceName},
+                {"dtype", dtype},
+                {"checkpoint", checkpoint},
+                {"oom", nullptr},
+                {"steps", stepTimes.size()},
+                {"step_times_ms", stepTimes},
+                {"step_peaks_bytes", stepPeaks},
+                {"model", json::parse(spec.toJson().dump())}};
+    if (oom) {
+        out["oom"] = {{"layer", oom->layer.empty() ? json(nullptr) : json(oom->layer)},
+                      {"phase", phaseName(oom->phase)},
+                      {"step", oom->step ? json(*oom->step) : json(nullptr)},
+                      {"requested_bytes", oom->requestedBytes},
+                      {"message", oom->message}};
+    }
+    return out;
+}
+
+namespace {
+
+double median(std::vector<double> values)
+{
+    std::sort(values.begin(), values.end());
+    const std::size_t n = values.size();
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// One replay from set-up to trace; an out-of-memory failure anywhere ends it as a result.
+class Replay
+{
+public:
+    Replay(const ModelSpec &spec, const RunOptions &options)
+        : m_spec(spec)
+        , m_options(options)
+        , m_device(chooseDevice(options.device))
+        , m_recorder(MemoryRecorder::instance())
+    {
+        if (!m_device.is_cuda())
+            m_recorder.installCpuAllocator();
+        m_recorder.restart(m_device.is_cuda());
+        m_recorder.setCpuLimit(options.memoryLimitBytes ? *options.memoryLimitBytes : availableMemoryBytes());
+        if (m_device.is_cuda())
+            m_cudaListener = m_recorder.listenToCuda();
+        m_result.spec = spec;
+        m_result.device = m_device.str();
+        m_result.deviceName = deviceName(m_device);
+        m_result.dtype = options.bf16 ? "bf16" : "fp32";
+        m_lane = m_builder.lane({{m_device.is_cuda() ? DeviceType::Cuda : DeviceType::Cpu,
+                                  static_cast<std::int16_t>(m_device.is_cuda() ? m_device.index() : 0)},
+                                 0});
+    }
+
+    RunResult run()
+    {
+        torch::manual_seed(m_spec.seed);
+        std::optional<torch::optim::AdamW> optimizer;
+        std::vector<Batch> batches;
+        try {
+            m_recorder.setScope({kNoLayer, Phase::Other, Category::Parameter});
+            m_model = buildModel(m_spec, m_device);
+            m_ids = registerLayers(m_builder, *m_model);
+            m_toggles = resolveCheckpoint(m_model->stages(), m_options.checkpoint);
+            m_recorder.setScope({kNoLayer, Phase::Other, Category::Input});
+            for (int i = 0; i < m_options.microBatches; ++i)
+                batches.push_back(m_model->makeBatch(m_device));
+            optimizer.emplace(m_model->parameters(), torch::optim::AdamWOptions(m_spec.learningRate));
+        } catch (const peaklens::Error &) {
+            throw;
+        } catch (const std::exception &error) {
+            failed(error, std::nullopt);
+        }
+        for (std::size_t i = 0; i < m_toggles.size(); ++i) {
+            if (m_toggles[i])
+                m_result.checkpoint.push_back(m_model->stages()[i].path);
+        }
+        if (!m_result.oom)
+            runSteps(batches, *optimizer);
+        if (m_options.keepGradients && m_model) {
+            for (const torch::Tensor &parameter : m_model->parameters())
+                m_result.gradients.push_back(parameter.grad().defined() ? parameter.grad().clone() : torch::Tensor());
+        }
+        m_result.trace = assembleTrace();
+        notify({{"event", "done"}});
+        return std::move(m_result);
+    }
+
+private:
+    void notify(const nlohmann::json &line) const
+    {
+        if (m_options.progress)
+            m_options.progress(line);
+    }
+
+    void runSteps(const std::vector<Batch> &batches, torch::optim::Optimizer &optimizer)
+    {
+        const int totalSteps = m_options.warmupSteps + m_options.steps;
+        notify({{"event", "start"}, {"device", m_result.device}, {"layers", m_model->stages().size()}, {"steps", totalSteps}});
+        std::vector<double> measuredTimes;
+        StepRunner runner(*m_model, m_toggles, m_ids, m_options, m_device);
+        for (int step = 0; step < totalSteps; ++step) {
+            synchronize(m_device);
+            if (step == m_options.warmupSteps) {
+                // The trace holds the measured steps only, starting from the state warm-up left.
+                m_recorder.rebase();
+                m_ranges.clear();
+            }
+            resetPeak(m_device);
+            const std::int64_t begin = m_recorder.nowNs();
+            try {
+                runner.run(step, batches, optimizer, m_ranges);
+            } catch (const std::exception &error) {
+                runner.abandon(m_ranges);
+                failed(error, step);
+                m_builder.addStep({step, begin, m_recorder.nowNs()});
+                break;
+            }
+            const std::int64_t end = m_recorder.nowNs();
+            const StepMeasure measure{step, step < m_options.warmupSteps, measuredPeak(m_device), milliseconds(end - begin)};
+            m_result.steps.push_back(measure);
+            if (!measure.warmup) {
+                m_builder.addStep({step, begin, end});
+                measuredTimes.push_back(measure.timeMs);
+                m_result.peakAllocatedBytes = std::max(m_result.peakAllocatedBytes.value_or(0), measure.peakAllocatedBytes);
+            }
+            notify({{"event", "step"},
+                    {"step", step},
+                    {"of", totalSteps},
+                    {"warmup", measure.warmup},
+                    {"peak_allocated_bytes", measure.peakAllocatedBytes},
+                    {"step_time_ms", measure.timeMs}});
+        }
+        if (!measuredTimes.empty())
+            m_result.stepTimeMs = median(measuredTimes);
+    }
+
+    // Out of memory becomes the result; anything else is an error naming where it happened.
+    void failed(const std::exception &error, std::optional<std::int64_t> step)
+    {
+        const auto recorded = m_recorder.outOfMemory();
+        const bool outOfMemory = recorded || dynamic_cast<const c10::OutOfMemoryError *>(&error);
+        const Scope scope = recorded ? recorded->scope : m_recorder.scope();
+        const std::string where = step ? describeWhere(m_builder.current(), scope, *step) : std::string("while building the model");
+        if (!outOfMemory)
+            throw Error("the replay failed " + std::string(step ? "in " : "") + where + ": " + errorText(error));
+        OutOfMemoryResult oom;
+        if (scope.layer != kNoLayer)
+            oom.layer = m_builder.current().layers[scope.layer].path;
+        oom.phase = scope.phase;
+        oom.step = step;
+        oom.requestedBytes = recorded ? recorded->requestedBytes : 0;
+        oom.message = "out of memory " + std::string(step ? "in " : "") + where;
+        m_builder.addMarker({recorded ? recorded->timeNs : m_recorder.nowNs(), m_lane, MarkerKind::OutOfMemory,
+                             oom.requestedBytes});
+        m_result.oom = oom;
+        notify({{"event", "oom"}, {"message", oom.message}});
+    }
+
+    // The trace: every block the run allocated, attributed as it happened.
+    TracePtr assembleTrace()
+    {
+        const std::vector<RecordedEvent> events = m_recorder.events();
+        m_builder.reserveEvents(events.size());
+        for (const RecordedEvent &event : events) {
+            m_builder.addEvent({event.timeNs, event.deltaBytes, event.addr, m_lane, event.scope.layer, 0,
+                                event.scope.category, event.scope.phase});
+        }
+        for (ReservedEvent reserved : m_recorder.reservedEvents()) {
+            reserved.lane = m_lane;
+            m_builder.addReserved(reserved);
+        }
+        for (const Range &range : m_ranges)
+            m_builder.addRange(range);
+
+        std::string checkpointList;
+        for (const std::string &path : m_result.checkpoint)
+            checkpointList += (checkpointList.empty() ? "" : ",") + path;
+        m_builder.setMeta(metakey::SourceFormat, "replay");
+        m_builder.setMeta(metakey::Description, modelKindName(m_spec.kind) + " training step replayed by peaklens-replay on "
+                                                    + m_result.device + ", checkpoint "
+                                                    + (checkpointList.empty() ? std::string("none") : checkpointList));
+        m_builder.setMeta(metakey::DeviceName, m_result.deviceName);
+        m_builder.setMeta(metakey::ReplaySpec, m_spec.toJson().dump());
+        m_builder.setMeta(metakey::Checkpoint, checkpointList);
+        m_builder.setMeta(metakey::ReplayOptions, nlohmann::json{{"steps", m_options.steps},
+                                                                 {"warmup", m_options.warmupSteps},
+                                                                 {"device", m_result.device},
+                                                                 {"dtype", m_result.dtype},
+                                                                 {"micro_batches", m_options.microBatches}}
+                                                      .dump());
+        m_builder.setMeta(metakey::ReplayResult, m_result.toJson().dump());
+        m_builder.setMeta(metakey::CreatedBy, std::string("peaklens-replay ") + PEAKLENS_VERSION + ", LibTorch "
+                                                  + std::to_string(TORCH_VERSION_MAJOR) + "."
+                                                  + std::to_string(TORCH_VERSION_MINOR) + "."
+                                                  + std::to_string(TORCH_VERSION_PATCH));
+        return m_builder.finish();
+    }
+
+    const ModelSpec &m_spec;
+    const RunOptions &m_options;
+    torch::Device m_device;
+    MemoryRecorder &m_recorder;
+    std::unique_ptr<c10::DebugInfoGuard> m_cudaListener;
+    TraceBuilder m_builder;
+    std::uint32_t m_lane = 0;
+    std::unique_ptr<ReplayModel> m_model;
+    LayerIds m_ids;
+    std::vector<bool> m_toggles;
+    std::vector<Range> m_ranges;
+    RunResult m_result;
+};
+
+} // namespace
+
+RunResult runReplay(const ModelSpec &spec, const RunOptions &options)
+{
+    if (options.steps < 1 || options.warmupSteps < 0 || options.microBatches < 1)
+        throw Error("--steps and --micro-batches must be at least 1 and --warmup at least 0.");
+    return Replay(spec, options).run();
+}
+
+} // namespace peaklens::replay

@@ -1,0 +1,79 @@
+#pragma once
+// Runs a model's training steps with per-stage checkpoint toggles and measures them:
+// warm-up steps, then measured steps; peak allocated bytes and wall time per step, the
+// median step time, and a trace of every allocation attributed to layer and phase.
+// An out-of-memory failure is a result, not an error.
+
+#include "modelspec.h"
+#include "replaymodel.h"
+
+#include "core/trace/trace.h"
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace peaklens::replay {
+
+enum class DeviceChoice { Auto, Cpu, Cuda };
+
+struct RunOptions
+{
+    std::string checkpoint = "none"; // none | all | every:K | sqrt | NAME,NAME,...
+    int steps = 5;
+    int warmupSteps = 2;
+    DeviceChoice device = DeviceChoice::Auto;
+    bool bf16 = false;               // bf16 autocast in the forward
+    int microBatches = 1;            // gradient accumulation: forward+backward per optimizer step
+    // CPU only: allocations beyond this fail as out of memory. Unset: 90 % of the memory
+    // available when the run starts, so a too-large model ends in a result, not in swap.
+    std::optional<std::int64_t> memoryLimitBytes;
+    std::function<void(const nlohmann::json &)> progress; // JSON lines: start, step, done
+    bool keepGradients = false; // RunResult::gradients: each parameter's gradient of the last step
+};
+
+struct StepMeasure
+{
+    std::int64_t number = 0;
+    bool warmup = false;
+    std::int64_t peakAllocatedBytes = 0;
+    double timeMs = 0;
+};
+
+struct OutOfMemoryResult
+{
+    std::string layer; // empty outside any layer
+    Phase phase = Phase::Other;
+    std::optional<std::int64_t> step; // unset while the model and optimizer are built
+    std::int64_t requestedBytes = 0;
+    std::string message; // "out of memory in backward of blocks.7 at step 2"
+};
+
+struct RunResult
+{
+    ModelSpec spec;
+    std::string device;     // "cpu", "cuda:0"
+    std::string deviceName;
+    std::string dtype;      // "fp32", "bf16"
+    std::vector<std::string> checkpoint;
+    std::vector<StepMeasure> steps;
+    std::optional<std::int64_t> peakAllocatedBytes; // highest over measured steps
+    std::optional<double> stepTimeMs;               // median over measured steps
+    std::optional<OutOfMemoryResult> oom;
+    TracePtr trace;
+    std::vector<torch::Tensor> gradients;
+
+    nlohmann::ordered_json toJson() const;
+};
+
+// The stages a --checkpoint argument toggles, in stage order. Throws Error naming what is
+// unknown, with the stage names to choose from.
+std::vector<bool> resolveCheckpoint(const std::vector<Stage> &stages, const std::string &argument);
+
+// Throws Error for a device that is not there or a model that cannot be built or run.
+RunResult runReplay(const ModelSpec &spec, const RunOptions &options);
+
+} // namespace peaklens::replay

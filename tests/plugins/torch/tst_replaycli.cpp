@@ -1,0 +1,146 @@
+#include "testsupport.h"
+
+#include "core/import/traceloader.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+
+using namespace peaklens;
+using test::qs;
+using test::ss;
+
+namespace {
+
+const QStringList kSmallGpt = {QStringLiteral("--layers"), QStringLiteral("2"), QStringLiteral("--d-model"),
+                               QStringLiteral("32"),       QStringLiteral("--heads"), QStringLiteral("2"),
+                               QStringLiteral("--seq"),    QStringLiteral("32"), QStringLiteral("--batch"),
+                               QStringLiteral("4"),        QStringLiteral("--steps"), QStringLiteral("2"),
+                               QStringLiteral("--warmup"), QStringLiteral("1"), QStringLiteral("--device"),
+                               QStringLiteral("cpu")};
+
+test::ToolRun replay(const QStringList &arguments)
+{
+    return test::runTool(QStringLiteral("peaklens-replay"), arguments);
+}
+
+} // namespace
+
+class tst_ReplayCli : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void jsonResultAndTrace()
+    {
+        QTemporaryDir directory;
+        const QString out = directory.filePath(QStringLiteral("run.peaklens"));
+        const auto run = replay(QStringList(kSmallGpt) << QStringLiteral("--checkpoint") << QStringLiteral("blocks.1")
+                                                       << QStringLiteral("--json") << QStringLiteral("--out") << out);
+        QCOMPARE(run.exitCode, 0);
+        const QJsonObject result = QJsonDocument::fromJson(run.out).object();
+        QVERIFY2(!result.isEmpty(), run.out.constData());
+        QCOMPARE(result[QStringLiteral("device")].toString(), QStringLiteral("cpu"));
+        QCOMPARE(result[QStringLiteral("checkpoint")].toArray(), QJsonArray({QStringLiteral("blocks.1")}));
+        QVERIFY(result[QStringLiteral("oom")].isNull());
+        QCOMPARE(result[QStringLiteral("trace")].toString(), out);
+        const double peak = result[QStringLiteral("peak_allocated_bytes")].toDouble();
+        QVERIFY(peak > 0);
+        double highest = 0;
+        for (const QJsonValue &step : result[QStringLiteral("step_peaks_bytes")].toArray())
+            highest = std::max(highest, step.toDouble());
+        QCOMPARE(peak, highest);
+        QVERIFY(result[QStringLiteral("step_time_ms")].toDouble() > 0);
+
+        // Progress: one JSON object per stderr line, ending with "done".
+        const auto lines = run.err.trimmed().split('\n');
+        QCOMPARE(lines.size(), 1 + 3 + 1); // start, warm-up + 2 steps, done
+        for (const QByteArray &line : lines)
+            QVERIFY2(QJsonDocument::fromJson(line).isObject(), line.constData());
+        QCOMPARE(QJsonDocument::fromJson(lines.last()).object()[QStringLiteral("event")].toString(), QStringLiteral("done"));
+
+        const TracePtr trace = loadTrace(ss(out));
+        QCOMPARE(trace->steps.size(), std::size_t(2));
+        QCOMPARE(qs(trace->metaValue("checkpoint")), QStringLiteral("blocks.1"));
+        QVERIFY(trace->findLayer("blocks.1"));
+    }
+
+    void outOfMemoryExitsWithThree_data()
+    {
+        QTest::addColumn<QString>("limit");
+        QTest::addColumn<QString>("message");
+        QTest::addRow("while building") << QStringLiteral("64KiB") << QStringLiteral("out of memory while building the model");
+        QTest::addRow("in a step") << QStringLiteral("1MiB") << QStringLiteral("out of memory in ");
+    }
+
+    void outOfMemoryExitsWithThree()
+    {
+        QFETCH(QString, limit);
+        QFETCH(QString, message);
+        QTemporaryDir directory;
+        const QString out = directory.filePath(QStringLiteral("oom.peaklens"));
+        const auto run = replay(QStringList(kSmallGpt) << QStringLiteral("--memory-limit") << limit
+                                                       << QStringLiteral("--json") << QStringLiteral("--out") << out
+                                                       << QStringLiteral("--progress") << QStringLiteral("none"));
+        QCOMPARE(run.exitCode, 3);
+        QVERIFY(run.err.isEmpty());
+        const QJsonObject oom = QJsonDocument::fromJson(run.out).object()[QStringLiteral("oom")].toObject();
+        QVERIFY2(oom[QStringLiteral("message")].toString().startsWith(message), run.out.constData());
+        QVERIFY(oom.contains(QStringLiteral("phase")) && oom.contains(QStringLiteral("step")));
+        // What was recorded up to the failure is kept, with the failure marked.
+        const TracePtr trace = loadTrace(ss(out));
+        QCOMPARE(trace->markers.size(), std::size_t(1));
+    }
+
+    void badInputExitsWithTwo_data()
+    {
+        QTest::addColumn<QStringList>("arguments");
+        QTest::addColumn<QString>("expected");
+        QTest::addRow("missing spec file") << QStringList{QStringLiteral("--model"), QStringLiteral("/nonexistent/spec.json")}
+                                           << QStringLiteral("/nonexistent/spec.json: cannot open");
+        QTest::addRow("unknown layer") << (QStringList(kSmallGpt) << QStringLiteral("--checkpoint") << QStringLiteral("blocks.7"))
+                                       << QStringLiteral("no layer \"blocks.7\"");
+        QTest::addRow("heads do not divide") << (QStringList(kSmallGpt) << QStringLiteral("--heads") << QStringLiteral("5"))
+                                             << QStringLiteral("must be a multiple of \"heads\"");
+        QTest::addRow("bad memory limit") << (QStringList(kSmallGpt) << QStringLiteral("--memory-limit") << QStringLiteral("lots"))
+                                          << QStringLiteral("--memory-limit");
+        QTest::addRow("bad out name") << (QStringList(kSmallGpt) << QStringLiteral("--out") << QStringLiteral("run.txt"))
+                                      << QStringLiteral("must end in .peaklens");
+        QTest::addRow("bad progress fd") << (QStringList(kSmallGpt) << QStringLiteral("--progress") << QStringLiteral("99"))
+                                         << QStringLiteral("--progress");
+    }
+
+    void badInputExitsWithTwo()
+    {
+        QFETCH(QStringList, arguments);
+        QFETCH(QString, expected);
+        const auto run = replay(arguments);
+        QCOMPARE(run.exitCode, 2);
+        QVERIFY(run.out.isEmpty());
+        const QString error = QString::fromUtf8(run.err).trimmed();
+        QVERIFY2(error.startsWith(QStringLiteral("peaklens-replay: ")) && error.contains(expected), qPrintable(error));
+        QVERIFY2(!error.contains(QLatin1Char('\n')), qPrintable(error));
+    }
+
+    void brokenTorchScriptBlock()
+    {
+        QTemporaryDir directory;
+        QFile block(directory.filePath(QStringLiteral("block0.pt")));
+        QVERIFY(block.open(QIODevice::WriteOnly));
+        block.write("this is not a TorchScript archive");
+        block.close();
+        QFile spec(directory.filePath(QStringLiteral("spec.json")));
+        QVERIFY(spec.open(QIODevice::WriteOnly));
+        spec.write(R"({"model": "torchscript", "blocks": ["block0.pt"], "input": {"shape": [2, 4]}})");
+        spec.close();
+        const auto run = replay({QStringLiteral("--model"), spec.fileName(), QStringLiteral("--device"), QStringLiteral("cpu")});
+        QCOMPARE(run.exitCode, 2);
+        const QString error = QString::fromUtf8(run.err);
+        QVERIFY2(error.contains(block.fileName() + QStringLiteral(": cannot load this TorchScript block")), qPrintable(error));
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_ReplayCli)
+#include "tst_replaycli.moc"

@@ -1,0 +1,297 @@
+#include "testsupport.h"
+
+#include "core/error.h"
+#include "core/plan/costmodel.h"
+#include "core/plan/planner.h"
+#include "plugins/torch/replayrunner.h"
+
+#include <QTemporaryDir>
+
+#include <nlohmann/json.hpp>
+#include <torch/cuda.h>
+
+using namespace peaklens;
+using namespace peaklens::replay;
+using test::qs;
+using test::ss;
+
+namespace {
+
+// Small enough to run in a moment, large enough that saved activations dominate memory.
+ModelSpec smallSpec(const QString &model, double dropout = 0.1)
+{
+    nlohmann::json object;
+    if (model == QStringLiteral("gpt"))
+        object = {{"model", "gpt"}, {"layers", 3}, {"d_model", 32}, {"heads", 2}, {"seq", 64}, {"batch", 8}, {"vocab", 64}};
+    else if (model == QStringLiteral("mlp"))
+        object = {{"model", "mlp"}, {"layers", 3}, {"d_model", 64}, {"batch", 512}, {"classes", 5}};
+    else
+        object = {{"model", "cnn"}, {"layers", 3}, {"channels", 8}, {"image", 16}, {"batch", 8}, {"classes", 5}};
+    object["dropout"] = dropout;
+    return parseModelSpec(object, "test", ".");
+}
+
+RunResult run(const ModelSpec &spec, const std::string &checkpoint, int steps = 2, int warmup = 1)
+{
+    RunOptions options;
+    options.checkpoint = checkpoint;
+    options.steps = steps;
+    options.warmupSteps = warmup;
+    options.device = DeviceChoice::Cpu;
+    options.keepGradients = true;
+    return runReplay(spec, options);
+}
+
+// The gradients of the first step, from the same parameters, batch and seed.
+std::vector<torch::Tensor> firstGradients(const ModelSpec &spec, const std::string &checkpoint)
+{
+    return run(spec, checkpoint, 1, 0).gradients;
+}
+
+void compareGradients(const std::vector<torch::Tensor> &plain, const std::vector<torch::Tensor> &checkpointed)
+{
+    QCOMPARE(checkpointed.size(), plain.size());
+    QVERIFY(!plain.empty());
+    for (std::size_t i = 0; i < plain.size(); ++i) {
+        QVERIFY2(plain[i].defined(), "a parameter got no gradient");
+        QVERIFY2(checkpointed[i].defined(), "a parameter got no gradient with checkpointing");
+        QVERIFY2(torch::allclose(checkpointed[i], plain[i], /*rtol=*/1e-5, /*atol=*/1e-8),
+                 qPrintable(QStringLiteral("parameter %1 differs by up to %2")
+                                .arg(i)
+                                .arg((checkpointed[i] - plain[i]).abs().max().item<double>())));
+    }
+}
+
+bool sameGradients(const std::vector<torch::Tensor> &a, const std::vector<torch::Tensor> &b)
+{
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (!torch::equal(a[i], b[i]))
+            return false;
+    }
+    return true;
+}
+
+} // namespace
+
+class tst_ReplayRunner : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void gradientsEqualWithCheckpointing_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("checkpoint");
+        for (const char *model : {"gpt", "mlp", "cnn"}) {
+            QTest::addRow("%s, all", model) << QString::fromLatin1(model) << QStringLiteral("all");
+            QTest::addRow("%s, every:2", model) << QString::fromLatin1(model) << QStringLiteral("every:2");
+        }
+        QTest::addRow("gpt, embedding and head too") << QStringLiteral("gpt") << QStringLiteral("embed,blocks.1,ln_f,head");
+    }
+
+    // With dropout on, equal gradients need the recompute to draw the forward's random numbers.
+    void gradientsEqualWithCheckpointing()
+    {
+        QFETCH(QString, model);
+        QFETCH(QString, checkpoint);
+        const ModelSpec spec = smallSpec(model);
+        compareGradients(firstGradients(spec, "none"), firstGradients(spec, ss(checkpoint)));
+    }
+
+    // Guards the test above: dropout really changes the gradients, so equality is not free.
+    void dropoutChangesGradients()
+    {
+        const auto with = firstGradients(smallSpec(QStringLiteral("gpt"), 0.1), "none");
+        const auto without = firstGradients(smallSpec(QStringLiteral("gpt"), 0.0), "none");
+        QVERIFY(!sameGradients(with, without));
+        QVERIFY(sameGradients(with, firstGradients(smallSpec(QStringLiteral("gpt"), 0.1), "none")));
+    }
+
+    void torchScriptGradientsEqual()
+    {
+        QTemporaryDir directory;
+        QProcess exporter;
+        exporter.start(QStringLiteral("/usr/bin/python3"),
+                       {QStringLiteral(PEAKLENS_EXPORT_BLOCKS), directory.path()});
+        QVERIFY2(exporter.waitForFinished(120000) && exporter.exitCode() == 0,
+                 qPrintable(QStringLiteral("exporting TorchScript blocks with python3-torch failed: ")
+                            + QString::fromLocal8Bit(exporter.readAllStandardError())));
+        const ModelSpec spec = readModelSpec(ss(directory.filePath(QStringLiteral("spec.json"))));
+        QCOMPARE(spec.blocks.size(), std::size_t(4));
+        const auto plain = firstGradients(spec, "none");
+        compareGradients(plain, firstGradients(spec, "all"));
+        compareGradients(plain, firstGradients(spec, "blocks.1"));
+    }
+
+    void checkpointingAllLowersThePeak_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addRow("gpt") << QStringLiteral("gpt");
+        QTest::addRow("mlp") << QStringLiteral("mlp");
+        QTest::addRow("cnn") << QStringLiteral("cnn");
+    }
+
+    void checkpointingAllLowersThePeak()
+    {
+        QFETCH(QString, model);
+        const RunResult none = run(smallSpec(model), "none");
+        const RunResult all = run(smallSpec(model), "all");
+        QVERIFY(none.peakAllocatedBytes && all.peakAllocatedBytes);
+        QVERIFY2(*all.peakAllocatedBytes < *none.peakAllocatedBytes,
+                 qPrintable(QStringLiteral("all %1, none %2").arg(*all.peakAllocatedBytes).arg(*none.peakAllocatedBytes)));
+    }
+
+    void moreTogglesNeverRaiseThePeak()
+    {
+        nlohmann::json object = smallSpec(QStringLiteral("gpt")).toJson();
+        object["layers"] = 5;
+        const ModelSpec spec = parseModelSpec(object, "test", ".");
+        std::int64_t previous = *run(spec, "none").peakAllocatedBytes;
+        std::string toggles;
+        for (int i = 0; i < 5; ++i) {
+            toggles += (toggles.empty() ? "" : ",") + std::string("blocks.") + std::to_string(i);
+            const std::int64_t peak = *run(spec, toggles).peakAllocatedBytes;
+            QVERIFY2(peak <= previous, qPrintable(QStringLiteral("%1: %2 > %3").arg(qs(toggles)).arg(peak).arg(previous)));
+            previous = peak;
+        }
+    }
+
+    void traceDescribesTheMeasuredSteps()
+    {
+        const RunResult result = run(smallSpec(QStringLiteral("gpt")), "blocks.1", 3, 2);
+        const Trace &trace = *result.trace;
+        QCOMPARE(trace.steps.size(), std::size_t(3));
+        QCOMPARE(trace.steps.front().number, 2); // after the two warm-up steps
+        for (const char *path : {"embed", "blocks", "blocks.0", "blocks.2", "ln_f", "head", "loss"})
+            QVERIFY2(trace.findLayer(path), path);
+        const std::uint32_t block = *trace.findLayer("blocks.2");
+        QCOMPARE(qs(trace.layers[block].kind), QStringLiteral("GPTBlock"));
+        QVERIFY(trace.layers[block].parameterBytes > 0);
+        for (const Step &step : trace.steps) {
+            int forward = 0, backward = 0;
+            for (const Range &range : trace.ranges) {
+                if (range.layer == block && range.step == step.number) {
+                    forward += range.phase == Phase::Forward;
+                    backward += range.phase == Phase::Backward;
+                    QVERIFY(range.beginNs >= step.beginNs && range.endNs <= step.endNs);
+                }
+            }
+            QCOMPARE(forward, 1);
+            QCOMPARE(backward, 1);
+        }
+        // Every block the trace frees was allocated in it: the warm-up state opens the trace.
+        std::int64_t live = 0;
+        for (std::size_t i = 0; i < trace.events.size(); ++i) {
+            live += trace.events.deltaBytes(i);
+            QVERIFY(live >= 0);
+        }
+        QCOMPARE(qs(trace.metaValue("checkpoint")), QStringLiteral("blocks.1"));
+        QCOMPARE(qs(nlohmann::json::parse(trace.metaValue("replay.spec")).dump()), qs(result.spec.toJson().dump()));
+        QCOMPARE(nlohmann::json::parse(trace.metaValue("replay.result"))["peak_allocated_bytes"].get<std::int64_t>(),
+                 *result.peakAllocatedBytes);
+
+        int categories[kCategoryCount] = {};
+        for (std::size_t i = 0; i < trace.events.size(); ++i)
+            ++categories[static_cast<int>(trace.events.category(i))];
+        for (Category category : {Category::Parameter, Category::Input, Category::Activation, Category::Gradient,
+                                  Category::OptimizerState, Category::Temporary})
+            QVERIFY2(categories[static_cast<int>(category)] > 0, categoryName(category).data());
+    }
+
+    // The replayed trace's peak is the counting allocator's, and the planner's prediction
+    // for checkpointing everything lands close to what a rerun measures.
+    void tracePredictsTheRerun()
+    {
+        const ModelSpec spec = smallSpec(QStringLiteral("gpt"));
+        const RunResult none = run(spec, "none");
+        const CostModel model = buildCostModel(*none.trace);
+        QCOMPARE(model.layers.size(), std::size_t(3));
+        QCOMPARE(qs(model.layers[0].path), QStringLiteral("blocks.0"));
+        QCOMPARE(model.measuredPeakBytes, *none.peakAllocatedBytes);
+
+        const Plan all = planForStrategy(model, "all");
+        const RunResult measured = run(spec, "all");
+        const double error = static_cast<double>(all.prediction.peakBytes - *measured.peakAllocatedBytes)
+                             / static_cast<double>(*measured.peakAllocatedBytes);
+        QVERIFY2(std::abs(error) < 0.03, qPrintable(QStringLiteral("predicted %1, measured %2")
+                                                        .arg(all.prediction.peakBytes)
+                                                        .arg(*measured.peakAllocatedBytes)));
+    }
+
+    void outOfMemoryIsAResult()
+    {
+        RunOptions options;
+        options.device = DeviceChoice::Cpu;
+        options.memoryLimitBytes = 1 << 20;
+        const RunResult result = runReplay(smallSpec(QStringLiteral("gpt")), options);
+        QVERIFY(result.oom);
+        QVERIFY(!result.oom->layer.empty());
+        QVERIFY(result.oom->requestedBytes > 0);
+        QVERIFY2(qs(result.oom->message).startsWith(QStringLiteral("out of memory in ")), result.oom->message.c_str());
+        QCOMPARE(result.trace->markers.size(), std::size_t(1));
+        QCOMPARE(result.trace->markers[0].kind, MarkerKind::OutOfMemory);
+        QCOMPARE(result.trace->markers[0].bytes, result.oom->requestedBytes);
+        const auto json = result.toJson();
+        QCOMPARE(qs(json["oom"]["layer"].get<std::string>()), qs(result.oom->layer));
+    }
+
+    void resolveCheckpoint_data()
+    {
+        QTest::addColumn<QString>("argument");
+        QTest::addColumn<QString>("expected"); // toggled stages of gpt with 5 blocks
+        QTest::addRow("none") << QStringLiteral("none") << QString();
+        QTest::addRow("all") << QStringLiteral("all") << QStringLiteral("blocks.0 blocks.1 blocks.2 blocks.3 blocks.4");
+        QTest::addRow("every:2") << QStringLiteral("every:2") << QStringLiteral("blocks.0 blocks.2 blocks.4");
+        QTest::addRow("sqrt") << QStringLiteral("sqrt") << QStringLiteral("blocks.0 blocks.3");
+        QTest::addRow("names") << QStringLiteral("head, blocks.1") << QStringLiteral("blocks.1 head");
+    }
+
+    void resolveCheckpoint()
+    {
+        QFETCH(QString, argument);
+        QFETCH(QString, expected);
+        nlohmann::json object = smallSpec(QStringLiteral("gpt")).toJson();
+        object["layers"] = 5;
+        const auto model = buildModel(parseModelSpec(object, "test", "."), torch::kCPU);
+        const std::vector<bool> toggles = replay::resolveCheckpoint(model->stages(), ss(argument));
+        QStringList names;
+        for (std::size_t i = 0; i < toggles.size(); ++i) {
+            if (toggles[i])
+                names << qs(model->stages()[i].path);
+        }
+        QCOMPARE(names.join(QLatin1Char(' ')), expected);
+    }
+
+    void unknownCheckpointNames_data()
+    {
+        QTest::addColumn<QString>("argument");
+        QTest::addRow("no such block") << QStringLiteral("blocks.9");
+        QTest::addRow("every:0") << QStringLiteral("every:0");
+        QTest::addRow("loss is not a stage") << QStringLiteral("loss");
+    }
+
+    void unknownCheckpointNames()
+    {
+        QFETCH(QString, argument);
+        const auto model = buildModel(smallSpec(QStringLiteral("gpt")), torch::kCPU);
+        QVERIFY_THROWS_EXCEPTION(Error, replay::resolveCheckpoint(model->stages(), ss(argument)));
+    }
+
+    void cudaCheckpointingLowersThePeak()
+    {
+        if (!torch::cuda::is_available())
+            QSKIP("no CUDA device; the CPU path of the same measurement is tested above");
+        RunOptions options;
+        options.device = DeviceChoice::Cuda;
+        options.checkpoint = "none";
+        const RunResult none = runReplay(smallSpec(QStringLiteral("gpt")), options);
+        options.checkpoint = "all";
+        const RunResult all = runReplay(smallSpec(QStringLiteral("gpt")), options);
+        QVERIFY(*all.peakAllocatedBytes < *none.peakAllocatedBytes);
+        QCOMPARE(qs(none.device), QStringLiteral("cuda:0"));
+        QVERIFY(!none.trace->events.empty());
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_ReplayRunner)
+#include "tst_replayrunner.moc"
