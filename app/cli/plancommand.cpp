@@ -1,4 +1,4 @@
-// peaklens-cli plan FILE (--budget B | --overhead X% | --strategy S) [--layers REGEX] [--json]
+// peaklens-cli plan FILE (--budget B | --overhead X% | --strategy S | --checkpoint NAMES) [--layers REGEX] [--json]
 // peaklens-cli pareto FILE [--layers REGEX] [--json]
 // What to checkpoint, and what it would cost and save, predicted from the trace.
 
@@ -98,6 +98,7 @@ struct PlanOptions
     std::string budget;
     std::string overhead;
     std::string strategy;
+    std::vector<std::string> checkpoint;
     std::string layers;
     bool json = false;
 };
@@ -121,13 +122,17 @@ Command addPlanCommand(CLI::App &app)
     auto *budget = command->add_option("--budget", options->budget, "Peak to stay under, e.g. 6GiB");
     auto *overhead = command->add_option("--overhead", options->overhead, "Added step time allowed, e.g. 10%");
     auto *strategy = command->add_option("--strategy", options->strategy, "none, all, every:K or sqrt");
-    budget->excludes(overhead)->excludes(strategy);
-    overhead->excludes(strategy);
+    auto *checkpoint = command->add_option("--checkpoint", options->checkpoint, "Predict exactly these layers, NAME,NAME,...")
+                           ->delimiter(',');
+    budget->excludes(overhead)->excludes(strategy)->excludes(checkpoint);
+    overhead->excludes(strategy)->excludes(checkpoint);
+    strategy->excludes(checkpoint);
     command->add_option("--layers", options->layers, "Regular expression choosing the chain's layers");
     command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
-    return {command, [options, budget, overhead, strategy] {
-                if (!*budget && !*overhead && !*strategy)
-                    throw Error("Say what to plan for: --budget BYTES, --overhead PERCENT or --strategy NAME.");
+    return {command, [options, budget, overhead, strategy, checkpoint] {
+                if (!*budget && !*overhead && !*strategy && !*checkpoint)
+                    throw Error("Say what to plan for: --budget BYTES, --overhead PERCENT, --strategy NAME or "
+                                "--checkpoint NAME,NAME,...");
                 const CostModel model = loadModel(*options);
                 Plan plan;
                 std::string goal;
@@ -151,6 +156,9 @@ Command addPlanCommand(CLI::App &app)
                     plan = planForOverhead(model, percentValue / 100.0);
                     goal = "Lowest peak for at most " + options->overhead + (options->overhead.ends_with('%') ? "" : "%")
                            + " more step time";
+                } else if (*checkpoint) {
+                    plan = planForLayers(model, options->checkpoint);
+                    goal = "Checkpointing the chosen layers";
                 } else {
                     plan = planForStrategy(model, options->strategy);
                     goal = "Strategy " + options->strategy;

@@ -65,6 +65,50 @@ std::vector<std::uint32_t> defaultChain(const Trace &trace)
     return chain;
 }
 
+std::int64_t median(std::vector<std::int64_t> values)
+{
+    std::sort(values.begin(), values.end());
+    const std::size_t n = values.size();
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// A single step's times are noisy; with several steps the model takes each layer's
+// median forward and backward time, and the median step time.
+void useMedianTimes(const Trace &trace, CostModel &model)
+{
+    if (trace.steps.size() < 2)
+        return;
+    std::vector<std::int64_t> stepTimes;
+    for (const Step &step : trace.steps)
+        stepTimes.push_back(step.durationNs());
+    model.stepTimeNs = median(stepTimes);
+    std::unordered_map<std::uint32_t, std::size_t> chainIndex;
+    for (std::size_t k = 0; k < model.layers.size(); ++k)
+        chainIndex[model.layers[k].layer] = k;
+    // Per chain layer and step: the first forward and the last backward, as for the model's step.
+    std::vector<std::map<std::int64_t, std::int64_t>> forward(model.layers.size()), backward(model.layers.size());
+    for (const Range &range : trace.ranges) {
+        const auto found = chainIndex.find(range.layer);
+        if (found == chainIndex.end() || range.step == kNoStep)
+            continue;
+        if (range.phase == Phase::Forward)
+            forward[found->second].try_emplace(range.step, range.durationNs());
+        else if (range.phase == Phase::Backward)
+            backward[found->second][range.step] = range.durationNs();
+    }
+    for (std::size_t k = 0; k < model.layers.size(); ++k) {
+        std::vector<std::int64_t> f, b;
+        for (const auto &[step, ns] : forward[k])
+            f.push_back(ns);
+        for (const auto &[step, ns] : backward[k])
+            b.push_back(ns);
+        if (f.size() >= 2 && b.size() >= 2) {
+            model.layers[k].forwardNs = median(f);
+            model.layers[k].backwardNs = median(b);
+        }
+    }
+}
+
 struct Spans
 {
     std::uint32_t layer;
@@ -244,6 +288,7 @@ CostModel buildCostModel(const Trace &trace, const ChainSelection &selection)
         }
         model.measuredPeakBytes = std::max(model.measuredPeakBytes, point.bytes);
     }
+    useMedianTimes(trace, model);
     return model;
 }
 

@@ -189,6 +189,23 @@ Plan planForStrategy(const CostModel &model, const std::string &strategy)
     return makePlan(model, std::move(checkpoint), true);
 }
 
+Plan planForLayers(const CostModel &model, const std::vector<std::string> &paths)
+{
+    std::vector<bool> checkpoint(model.layers.size(), false);
+    for (const std::string &path : paths) {
+        const auto found = std::find_if(model.layers.begin(), model.layers.end(),
+                                        [&](const ChainLayer &layer) { return layer.path == path; });
+        if (found == model.layers.end()) {
+            std::string chain;
+            for (const ChainLayer &layer : model.layers)
+                chain += (chain.empty() ? "" : ", ") + layer.path;
+            throw Error("\"" + path + "\" is not in the checkpointable chain (" + chain + ").");
+        }
+        checkpoint[static_cast<std::size_t>(found - model.layers.begin())] = true;
+    }
+    return makePlan(model, std::move(checkpoint), true);
+}
+
 std::vector<Plan> paretoSweep(const CostModel &model, std::size_t budgets, const PlannerOptions &options)
 {
     const std::int64_t measured = predict(model, {}).peakBytes;

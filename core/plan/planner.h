@@ -34,6 +34,8 @@ Plan lowestPeakPlan(const CostModel &model, const PlannerOptions &options = {});
 // Throws Error for anything else.
 Plan planForStrategy(const CostModel &model, const std::string &strategy);
 
+// Exactly these chain layers, by path. Throws Error naming a path outside the chain.
+Plan planForLayers(const CostModel &model, const std::vector<std::string> &paths);
 // Peak against step time over budgets from the lowest reachable peak to the measured one;
 // distinct plans only, lowest peak first.
 std::vector<Plan> paretoSweep(const CostModel &model, std::size_t budgets = 24, const PlannerOptions &options = {});

@@ -9,6 +9,8 @@
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <torch/version.h>
 
+#include <malloc.h>
+
 #include <algorithm>
 
 namespace peaklens::replay {
@@ -87,6 +89,12 @@ public:
 
 } // namespace
 
+void retainFreedCpuMemory()
+{
+    mallopt(M_MMAP_THRESHOLD, 32 << 20); // glibc's largest; also stops its dynamic adjustment
+    mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+}
+
 MemoryRecorder &MemoryRecorder::instance()
 {
     static MemoryRecorder recorder;
@@ -102,6 +110,7 @@ void MemoryRecorder::installCpuAllocator()
 {
     // Lives for the whole process: blocks it handed out may be freed at exit.
     static CountingCpuAllocator *allocator = [] {
+        retainFreedCpuMemory();
         auto *counting = new CountingCpuAllocator;
         c10::SetCPUAllocator(counting, /*priority=*/100);
         return counting;

@@ -24,6 +24,11 @@ class DebugInfoGuard;
 
 namespace peaklens::replay {
 
+// Keeps memory that CPU tensors free inside the process (glibc malloc: no trimming, and no
+// mmap for blocks under 32 MiB) the way the CUDA caching allocator keeps GPU memory, so that
+// a CPU step time measures compute rather than page faults of re-touched memory.
+void retainFreedCpuMemory();
+
 struct Scope
 {
     std::uint32_t layer = kNoLayer;

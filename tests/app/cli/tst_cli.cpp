@@ -133,6 +133,22 @@ private slots:
         QVERIFY(text.out.contains("lowest peak"));
     }
 
+    // A hand-picked set predicts what the same set chosen by a strategy predicts.
+    void planChosenLayers()
+    {
+        const Run chosen = runCli({QStringLiteral("plan"), kSample, QStringLiteral("--checkpoint"),
+                                   QStringLiteral("blocks.0,blocks.2"), QStringLiteral("--json")});
+        const Run strategy = runCli({QStringLiteral("plan"), kSample, QStringLiteral("--strategy"), QStringLiteral("every:2"),
+                                     QStringLiteral("--json")});
+        QCOMPARE(chosen.exitCode, 0);
+        QCOMPARE(strategy.exitCode, 0);
+        const QJsonObject a = QJsonDocument::fromJson(chosen.out).object(), b = QJsonDocument::fromJson(strategy.out).object();
+        QCOMPARE(a[QStringLiteral("checkpoint")].toArray(), QJsonArray({QStringLiteral("blocks.0"), QStringLiteral("blocks.2")}));
+        QCOMPARE(a[QStringLiteral("predicted")], b[QStringLiteral("predicted")]);
+        QVERIFY(a[QStringLiteral("predicted")].toObject()[QStringLiteral("peak_bytes")].toDouble()
+                < a[QStringLiteral("baseline")].toObject()[QStringLiteral("peak_bytes")].toDouble());
+    }
+
     void planAndParetoErrors_data()
     {
         QTest::addColumn<QStringList>("arguments");
@@ -142,6 +158,12 @@ private slots:
                                     << QStringLiteral("is not a budget");
         QTest::addRow("bad strategy") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--strategy"), QStringLiteral("every:x")}
                                       << QStringLiteral("is not a strategy");
+        QTest::addRow("layer outside the chain")
+            << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--checkpoint"), QStringLiteral("blocks.0,embed")}
+            << QStringLiteral("\"embed\" is not in the checkpointable chain (blocks.0, blocks.1");
+        QTest::addRow("two goals") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--checkpoint"), QStringLiteral("blocks.0"),
+                                                  QStringLiteral("--strategy"), QStringLiteral("all")}
+                                   << QStringLiteral("excludes");
         QTest::addRow("no chain") << QStringList{QStringLiteral("pareto"), QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/kineto.pt.trace.json")}
                                   << QStringLiteral("--layers");
         QTest::addRow("bad regex") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--strategy"), QStringLiteral("all"),

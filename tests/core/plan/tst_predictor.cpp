@@ -132,6 +132,32 @@ private slots:
         QVERIFY(all.peakBytes < prediction.peakBytes);
     }
 
+    // Memory comes from the peak's step; times are medians over the steps, so one slow
+    // step does not skew what a plan predicts.
+    void timesAreMediansOverSteps()
+    {
+        QString text = QStringLiteral("t=0 alloc w 1000 parameter\n");
+        const int scale[] = {1, 3, 2}; // step 2 is the slowest, step 3 the median
+        for (int step = 1; step <= 3; ++step) {
+            const int k = scale[step - 1];
+            text += QStringLiteral("begin step %1\n"
+                                   "begin fwd:blocks.0\nalloc a0 100 activation\n+%2us end fwd:blocks.0\n"
+                                   "begin fwd:blocks.1\nalloc a1 100 activation\n+%2us end fwd:blocks.1\n"
+                                   "begin bwd:blocks.1\nfree a1\n+%3us end bwd:blocks.1\n"
+                                   "begin bwd:blocks.0\nfree a0\n+%3us end bwd:blocks.0\n"
+                                   "+%4us end step %1\n")
+                        .arg(step).arg(10 * k).arg(20 * k).arg(5 * k);
+        }
+        const CostModel model = buildCostModel(*traceFrom(text));
+        // Lines without a time advance the clock by 1 ns, hence the small tolerance.
+        auto near = [](std::int64_t actual, std::int64_t expected) { return std::abs(actual - expected) < 20; };
+        QCOMPARE(model.layers.size(), std::size_t(2));
+        QVERIFY(near(model.layers[0].forwardNs, 20'000));
+        QVERIFY(near(model.layers[1].backwardNs, 40'000));
+        QVERIFY(near(model.stepTimeNs, 2 * (2 * 10 + 2 * 20 + 5) * 1000));
+        QCOMPARE(predict(model, {true, false}).stepTimeNs, model.stepTimeNs + model.layers[0].forwardNs);
+    }
+
     void refusesTracesWithoutAChain()
     {
         const auto trace = traceFrom(QStringLiteral("begin fwd:net\nalloc a 5\nend fwd:net\n"));
