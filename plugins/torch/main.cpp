@@ -26,7 +26,7 @@ using namespace peaklens::replay;
 struct Arguments
 {
     std::string model = "gpt";
-    std::optional<std::int64_t> layers, dModel, heads, seq, batch;
+    std::optional<std::int64_t> layers, dModel, heads, seq, vocab, batch;
     std::optional<double> dropout;
     std::optional<std::uint64_t> seed;
     std::string checkpoint = "none";
@@ -46,11 +46,11 @@ struct Arguments
 ModelSpec specFrom(const Arguments &arguments)
 {
     const bool builtin = arguments.model == "gpt" || arguments.model == "mlp" || arguments.model == "cnn";
-    const bool sized = arguments.layers || arguments.dModel || arguments.heads || arguments.seq || arguments.batch
+    const bool sized = arguments.layers || arguments.dModel || arguments.heads || arguments.seq || arguments.vocab || arguments.batch
                        || arguments.dropout;
     const ModelSpec base = builtin ? builtinSpec(arguments.model) : readModelSpec(arguments.model);
     if (base.kind == ModelKind::TorchScript && sized)
-        throw Error("--layers, --d-model, --heads, --seq, --batch and --dropout apply to built-in models; "
+        throw Error("--layers, --d-model, --heads, --seq, --vocab, --batch and --dropout apply to built-in models; "
                     "a TorchScript spec fixes them in its blocks and input.");
     if (!sized && !arguments.seed)
         return base;
@@ -63,6 +63,7 @@ ModelSpec specFrom(const Arguments &arguments)
     set("d_model", arguments.dModel);
     set("heads", arguments.heads);
     set("seq", arguments.seq);
+    set("vocab", arguments.vocab);
     set("batch", arguments.batch);
     set("dropout", arguments.dropout);
     set("seed", arguments.seed);
@@ -106,6 +107,7 @@ int main(int argc, char **argv)
     app.add_option("--d-model", arguments.dModel, "Width of GPT and MLP layers");
     app.add_option("--heads", arguments.heads, "GPT attention heads");
     app.add_option("--seq", arguments.seq, "GPT sequence length");
+    app.add_option("--vocab", arguments.vocab, "GPT vocabulary size");
     app.add_option("--batch", arguments.batch, "Batch size (per micro-batch)");
     app.add_option("--dropout", arguments.dropout, "Dropout probability");
     app.add_option("--seed", arguments.seed, "Seed of parameters, batch and dropout");

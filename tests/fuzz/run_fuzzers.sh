@@ -12,7 +12,7 @@ declare -A seeds=(
   [fuzz_kineto]="tests/data/kineto*.json"
   [fuzz_timeline]="tests/data/memory_timeline.json"
   [fuzz_native]="resources/samples/training-step.peaklens"
-  [fuzz_tracetext]="resources/samples/training-step.pltxt tests/data/*.pltxt"
+  [fuzz_tracetext]="tests/data/modelled-step.pltxt tests/data/*.pltxt"
 )
 run() {
   local name=$1 corpus=build-fuzz/corpus/$1 findings=build-fuzz/findings/$1

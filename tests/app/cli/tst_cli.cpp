@@ -17,7 +17,10 @@ using namespace peaklens;
 
 namespace {
 
-const QString kSample = QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens");
+// A trace with known figures (stacks, segments, two steps), read as trace text.
+const QString kSample = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/modelled-step.pltxt");
+// What ./run.sh opens: a real CPU recording by peaklens-replay.
+const QString kBundled = QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens");
 
 using Run = test::ToolRun;
 
@@ -246,7 +249,7 @@ private slots:
     void convertKeepsTheSummary()
     {
         QTemporaryDir dir;
-        const QString text = QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.pltxt");
+        const QString text = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/modelled-step.pltxt");
         const QString converted = dir.filePath(QStringLiteral("converted.peaklens"));
         QCOMPARE(runCli({QStringLiteral("convert"), text, converted}).exitCode, 0);
         const Run again = runCli({QStringLiteral("convert"), text, converted});
@@ -256,6 +259,19 @@ private slots:
         const Run fromFile = runCli({QStringLiteral("summary"), QStringLiteral("--json"), converted});
         QCOMPARE(fromFile.exitCode, 0);
         QCOMPARE(fromFile.out, fromText.out);
+    }
+
+    void bundledSamplePlans()
+    {
+        const Run info = runCli({QStringLiteral("info"), kBundled});
+        QCOMPARE(info.exitCode, 0);
+        QVERIFY2(info.out.contains("replay"), info.out.constData());
+        const Run plan = runCli({QStringLiteral("plan"), kBundled, QStringLiteral("--strategy"), QStringLiteral("all"),
+                                 QStringLiteral("--json")});
+        QCOMPARE(plan.exitCode, 0);
+        const QJsonObject result = QJsonDocument::fromJson(plan.out).object();
+        QVERIFY(result[QStringLiteral("predicted")].toObject()[QStringLiteral("peak_bytes")].toDouble()
+                < result[QStringLiteral("baseline")].toObject()[QStringLiteral("peak_bytes")].toDouble());
     }
 
     void infoAndTextSummaryNameThePeak()

@@ -63,7 +63,7 @@ private slots:
 
     void theBundledSampleRoundTrips()
     {
-        QFile file(QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.pltxt"));
+        QFile file(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/modelled-step.pltxt"));
         QVERIFY(file.open(QIODevice::ReadOnly));
         const auto trace = parseTraceText(file.readAll().toStdString());
         QVERIFY(trace->events.size() > 100);

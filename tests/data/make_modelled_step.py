@@ -1,14 +1,13 @@
 #!/usr/bin/env python3
-"""Writes training-step.pltxt: PeakLens trace text modelling two training steps of a small
+"""Writes modelled-step.pltxt: PeakLens trace text modelling two training steps of a small
 GPT-style decoder (4 blocks, d_model 768, 12 heads, sequence 512, batch 4, fp32, AdamW).
 
 It is a model, not a recording: tensor sizes follow the architecture, times are rough
 estimates, and the caching allocator is approximated by 20 MiB-rounded segments that are
-never released. The replay engine replaces it with a real recording.
+never released. The tests use it as a rich, readable trace with known figures (stacks,
+segments, steps); the bundled sample in resources/samples is a real recording.
 
-    python3 resources/samples/make_training_step.py > resources/samples/training-step.pltxt
-    build/bin/peaklens-cli convert --force resources/samples/training-step.pltxt \
-        resources/samples/training-step.peaklens
+    python3 tests/data/make_modelled_step.py > tests/data/modelled-step.pltxt
 """
 
 import sys
