@@ -21,7 +21,6 @@
 #include <algorithm>
 #include <cmath>
 #include <regex>
-#include <thread>
 
 namespace peaklens::replay {
 
