@@ -1,0 +1,411 @@
+#include "mainwindow.h"
+
+#include "models/layertablemodel.h"
+#include "models/livesetmodel.h"
+#include "widgets/timelineview.h"
+#include "widgets/whatifbar.h"
+
+#include "core/analysis/levelofdetail.h"
+#include "core/plan/planner.h"
+#include "core/trace/units.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QComboBox>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTableView>
+#include <QToolBar>
+#include <QUnhandledException>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace peaklens::gui {
+
+namespace {
+
+constexpr int kMaxRecent = 10;
+
+QTableView *makeTable(QAbstractItemModel *model, QWidget *parent)
+{
+    auto *view = new QTableView(parent);
+    view->setModel(model);
+    view->setSortingEnabled(true);
+    view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view->setSelectionMode(QAbstractItemView::SingleSelection);
+    view->setAlternatingRowColors(true);
+    view->verticalHeader()->hide();
+    view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
+    view->horizontalHeader()->setStretchLastSection(false);
+    view->setWordWrap(false);
+    return view;
+}
+
+QString bytesText(std::int64_t bytes)
+{
+    return QString::fromStdString(formatBytes(bytes));
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget *parent)
+    : QMainWindow(parent)
+    , m_timeline(new TimelineView(this))
+    , m_whatIf(new WhatIfBar(this))
+    , m_layers(new LayerTableModel(this))
+    , m_layerProxy(new QSortFilterProxyModel(this))
+    , m_live(new LiveSetModel(this))
+    , m_liveProxy(new QSortFilterProxyModel(this))
+    , m_progress(new QProgressBar(this))
+    , m_cancel(new QPushButton(tr("Cancel"), this))
+{
+    setWindowTitle(tr("PeakLens"));
+    setAcceptDrops(true);
+
+    m_layerProxy->setSourceModel(m_layers);
+    m_layerProxy->setSortRole(LayerTableModel::SortRole);
+    m_layerProxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
+    m_layerProxy->setFilterKeyColumn(LayerTableModel::NameColumn);
+    m_layerView = makeTable(m_layerProxy, this);
+    m_layerView->horizontalHeader()->setSectionResizeMode(LayerTableModel::NameColumn, QHeaderView::Stretch);
+    m_layerView->sortByColumn(LayerTableModel::NameColumn, Qt::AscendingOrder);
+    m_layerFilter = new QLineEdit(this);
+    m_layerFilter->setPlaceholderText(tr("Filter layers (Ctrl+F)"));
+    m_layerFilter->setClearButtonEnabled(true);
+    connect(m_layerFilter, &QLineEdit::textChanged, m_layerProxy, &QSortFilterProxyModel::setFilterFixedString);
+
+    m_liveProxy->setSourceModel(m_live);
+    m_liveProxy->setSortRole(LiveSetModel::SortRole);
+    m_liveView = makeTable(m_liveProxy, this);
+    m_liveView->horizontalHeader()->setSectionResizeMode(LiveSetModel::NameColumn, QHeaderView::Stretch);
+    m_liveView->sortByColumn(LiveSetModel::BytesColumn, Qt::DescendingOrder);
+    m_liveGrouping = new QComboBox(this);
+    m_liveGrouping->addItems({tr("by layer"), tr("by category"), tr("by allocation site")});
+    m_liveTitle = new QLabel(this);
+    m_liveTitle->setWordWrap(true);
+
+    auto *layersPane = new QWidget(this);
+    auto *layersLayout = new QVBoxLayout(layersPane);
+    layersLayout->setContentsMargins(0, 0, 0, 0);
+    layersLayout->addWidget(m_layerFilter);
+    layersLayout->addWidget(m_layerView);
+    auto *livePane = new QWidget(this);
+    auto *liveLayout = new QVBoxLayout(livePane);
+    liveLayout->setContentsMargins(0, 0, 0, 0);
+    auto *liveHeader = new QHBoxLayout;
+    liveHeader->addWidget(m_liveTitle, 1);
+    liveHeader->addWidget(m_liveGrouping);
+    liveLayout->addLayout(liveHeader);
+    liveLayout->addWidget(m_liveView);
+
+    auto *bottom = new QSplitter(Qt::Horizontal, this);
+    bottom->addWidget(layersPane);
+    bottom->addWidget(livePane);
+    bottom->setStretchFactor(0, 3);
+    bottom->setStretchFactor(1, 2);
+    auto *main = new QSplitter(Qt::Vertical, this);
+    main->addWidget(m_timeline);
+    main->addWidget(bottom);
+    main->setStretchFactor(0, 3);
+    main->setStretchFactor(1, 2);
+    setCentralWidget(main);
+
+    auto *whatIfToolBar = addToolBar(tr("What-if"));
+    whatIfToolBar->setObjectName(QStringLiteral("whatIf"));
+    whatIfToolBar->setMovable(false);
+    whatIfToolBar->addWidget(m_whatIf);
+
+    m_progress->setRange(0, 1000);
+    m_progress->setMaximumWidth(260);
+    statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_cancel);
+    setLoading(false);
+
+    createActions();
+
+    connect(m_cancel, &QPushButton::clicked, this, [this] {
+        if (m_cancelFlag)
+            m_cancelFlag->store(true);
+    });
+    connect(&m_loader, &QFutureWatcher<DocumentPtr>::finished, this, [this] {
+        setLoading(false);
+        try {
+            try {
+                showDocument(m_loader.result());
+            } catch (const QUnhandledException &wrapped) {
+                // QtConcurrent wraps exceptions that are not QExceptions; unwrap ours.
+                if (wrapped.exception())
+                    std::rethrow_exception(wrapped.exception());
+                throw;
+            }
+            rememberRecent(m_loadingPath);
+            Q_EMIT documentLoaded();
+        } catch (const ImportCancelled &) {
+            statusBar()->showMessage(tr("Opening %1 was cancelled.").arg(m_loadingPath), 5000);
+            Q_EMIT loadFailed(tr("cancelled"));
+        } catch (const std::exception &error) {
+            const QString message = QString::fromUtf8(error.what());
+            Q_EMIT loadFailed(message);
+            if (QApplication::platformName() != QLatin1String("offscreen"))
+                QMessageBox::critical(this, tr("Cannot open the trace"), message);
+            statusBar()->showMessage(message);
+        }
+    });
+    connect(m_layers, &LayerTableModel::checkpointChanged, this, [this] {
+        m_whatIf->markCustom();
+        updatePrediction();
+    });
+    connect(m_whatIf, &WhatIfBar::strategyChanged, this, &MainWindow::applyStrategy);
+    connect(m_timeline, &TimelineView::timeClicked, this, [this](std::int64_t timeNs) { showLiveSet(timeNs); });
+    connect(m_timeline, &TimelineView::rangeSelected, this, &MainWindow::showRangeStats);
+    connect(m_liveGrouping, &QComboBox::currentIndexChanged, this, [this] { showLiveSet(m_pickedTime); });
+    connect(m_layerView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &current) {
+        const QVariant layer = m_layerProxy->data(current, LayerTableModel::LayerRole);
+        m_timeline->highlightLayer(layer.isValid() ? std::optional<std::uint32_t>(layer.toUInt()) : std::nullopt);
+    });
+    resize(1400, 900);
+}
+
+MainWindow::~MainWindow()
+{
+    stopLoading();
+}
+
+void MainWindow::stopLoading()
+{
+    if (!m_loader.isRunning())
+        return;
+    m_cancelFlag->store(true);
+    try {
+        m_loader.waitForFinished();
+    } catch (const std::exception &) {
+        // Cancelled or failed: the result is not wanted any more.
+    }
+}
+
+void MainWindow::createActions()
+{
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    QAction *open = file->addAction(tr("&Open…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Open a trace"), QString(),
+            tr("Traces (*.peaklens *.pltxt *.pickle *.json *.gz);;All files (*)"));
+        if (!path.isEmpty())
+            openFile(path);
+    });
+    open->setShortcut(QKeySequence::Open);
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    rebuildRecentMenu();
+    QAction *reload = file->addAction(tr("Re&load"), this, [this] {
+        if (m_document)
+            openFile(m_document->path);
+    });
+    reload->setShortcut(QKeySequence::Refresh);
+    file->addSeparator();
+    file->addAction(tr("&Quit"), qApp, &QApplication::closeAllWindows)->setShortcut(QKeySequence::Quit);
+
+    QMenu *view = menuBar()->addMenu(tr("&View"));
+    auto *byCategory = view->addAction(tr("Stack by &category"), this, [this] { setGroupByLayer(false); });
+    byCategory->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_1));
+    m_byLayerAction = view->addAction(tr("Stack by &layer"), this, [this] { setGroupByLayer(true); });
+    m_byLayerAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_2));
+    view->addSeparator();
+    view->addAction(tr("&Reset zoom"), m_timeline, &TimelineView::resetZoom)->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+    view->addAction(tr("Show the &peak"), this, [this] { showLiveSet(std::nullopt); })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
+    view->addAction(tr("&Filter layers"), this, [this] { m_layerFilter->setFocus(); })->setShortcut(QKeySequence::Find);
+}
+
+void MainWindow::setGroupByLayer(bool byLayer)
+{
+    m_timeline->setGrouping(byLayer ? GroupBy::Layer : GroupBy::Category);
+}
+
+void MainWindow::openFile(const QString &path)
+{
+    stopLoading();
+    m_loadingPath = path;
+    m_cancelFlag = std::make_shared<std::atomic<bool>>(false);
+    setLoading(true);
+    statusBar()->showMessage(tr("Opening %1…").arg(path));
+    QPointer<QProgressBar> bar = m_progress;
+    auto cancel = m_cancelFlag;
+    m_loader.setFuture(QtConcurrent::run([path, cancel, bar] {
+        ImportProgress progress;
+        progress.cancel = cancel.get();
+        progress.report = [bar](double fraction) {
+            QMetaObject::invokeMethod(bar, [bar, fraction] {
+                if (bar)
+                    bar->setValue(static_cast<int>(fraction * 1000));
+            });
+        };
+        return loadDocument(path, progress);
+    }));
+}
+
+void MainWindow::setLoading(bool loading)
+{
+    m_progress->setVisible(loading);
+    m_cancel->setVisible(loading);
+    m_progress->setValue(0);
+}
+
+void MainWindow::showDocument(const DocumentPtr &document)
+{
+    m_document = document;
+    m_pickedTime.reset();
+    setWindowTitle(tr("%1 — PeakLens").arg(QFileInfo(document->path).fileName()));
+    m_layers->resetData(document);
+    m_timeline->setDocument(document);
+    m_layerView->resizeColumnsToContents();
+    m_layerView->horizontalHeader()->setSectionResizeMode(LayerTableModel::NameColumn, QHeaderView::Stretch);
+    if (document->costModel) {
+        const Prediction baseline = predict(*document->costModel, {});
+        m_whatIf->setBaseline(baseline.peakBytes, baseline.stepTimeNs);
+        updatePrediction();
+    } else {
+        m_whatIf->setUnavailable(document->costModelProblem);
+    }
+    showLiveSet(std::nullopt);
+    statusBar()->showMessage(tr("%1 memory events, %2 layers, %3 steps")
+                                 .arg(document->trace->events.size())
+                                 .arg(document->trace->layers.size())
+                                 .arg(document->trace->steps.size()));
+}
+
+void MainWindow::showLiveSet(std::optional<std::int64_t> timeNs)
+{
+    m_pickedTime = timeNs;
+    m_timeline->setMarkedTime(timeNs);
+    if (!m_document)
+        return;
+    const Trace &trace = *m_document->trace;
+    LiveSet live;
+    const auto &peak = m_document->summary.peak;
+    if (timeNs) {
+        live = liveSetAt(trace, m_document->device, *timeNs);
+        m_liveTitle->setText(tr("<b>Live at %1 ms:</b> %2 in %3 blocks")
+                                 .arg(static_cast<double>(*timeNs - m_document->byCategory.allocated.front().timeNs) / 1e6, 0, 'f', 3)
+                                 .arg(bytesText(live.bytes))
+                                 .arg(live.allocations.size()));
+    } else if (peak.liveAtPeak) {
+        live = *peak.liveAtPeak;
+        m_liveTitle->setText(tr("<b>Live at the peak:</b> %1 in %2 blocks on %3")
+                                 .arg(bytesText(live.bytes))
+                                 .arg(live.allocations.size())
+                                 .arg(QString::fromStdString(live.device.toString())));
+    } else {
+        m_liveTitle->setText(tr("The trace allocates nothing."));
+    }
+    m_live->resetData(m_document, live, static_cast<LiveSetModel::Grouping>(m_liveGrouping->currentIndex()));
+    m_liveView->resizeColumnsToContents();
+    m_liveView->horizontalHeader()->setSectionResizeMode(LiveSetModel::NameColumn, QHeaderView::Stretch);
+}
+
+void MainWindow::applyStrategy()
+{
+    if (!m_document || !m_document->costModel)
+        return;
+    const CostModel &model = *m_document->costModel;
+    std::optional<Plan> plan;
+    switch (m_whatIf->strategy()) {
+    case WhatIfBar::Strategy::Custom: break;
+    case WhatIfBar::Strategy::None: plan = planForStrategy(model, "none"); break;
+    case WhatIfBar::Strategy::All: plan = planForStrategy(model, "all"); break;
+    case WhatIfBar::Strategy::Every2: plan = planForStrategy(model, "every:2"); break;
+    case WhatIfBar::Strategy::Every3: plan = planForStrategy(model, "every:3"); break;
+    case WhatIfBar::Strategy::SquareRoot: plan = planForStrategy(model, "sqrt"); break;
+    case WhatIfBar::Strategy::Budget: plan = planForBudget(model, static_cast<std::int64_t>(m_whatIf->budgetBytes())); break;
+    case WhatIfBar::Strategy::Overhead: plan = planForOverhead(model, m_whatIf->overheadFraction()); break;
+    }
+    if (!plan)
+        return;
+    {
+        const QSignalBlocker blocker(m_layers);
+        m_layers->setCheckpoint(plan->checkpoint);
+    }
+    m_layerView->viewport()->update();
+    updatePrediction();
+    if (!plan->feasible)
+        m_whatIf->showPrediction(plan->prediction.peakBytes, plan->prediction.stepTimeNs, false);
+}
+
+void MainWindow::updatePrediction()
+{
+    if (!m_document || !m_document->costModel)
+        return;
+    const CostModel &model = *m_document->costModel;
+    const std::vector<bool> &checkpoint = m_layers->checkpoint();
+    const Prediction prediction = predict(model, checkpoint);
+    m_whatIf->showPrediction(prediction.peakBytes, prediction.stepTimeNs, true);
+    const bool any = std::find(checkpoint.begin(), checkpoint.end(), true) != checkpoint.end();
+    m_timeline->setPrediction(any ? predictCurve(model, checkpoint) : std::vector<PredictedPoint>{});
+}
+
+void MainWindow::showRangeStats(std::int64_t beginNs, std::int64_t endNs)
+{
+    if (!m_document)
+        return;
+    const auto &allocated = m_document->byCategory.allocated;
+    const auto column = reduceToColumns(allocated, beginNs, endNs, 1);
+    std::int64_t allocatedBytes = 0, freedBytes = 0;
+    const MemoryEvents &events = m_document->trace->events;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        if (events.timeNs(i) < beginNs || events.timeNs(i) >= endNs)
+            continue;
+        (events.deltaBytes(i) > 0 ? allocatedBytes : freedBytes) += std::abs(events.deltaBytes(i));
+    }
+    statusBar()->showMessage(tr("%1 ms selected: highest %2, lowest %3, %4 allocated, %5 freed")
+                                 .arg(static_cast<double>(endNs - beginNs) / 1e6, 0, 'f', 3)
+                                 .arg(bytesText(column.front().maxBytes), bytesText(column.front().minBytes),
+                                      bytesText(allocatedBytes), bytesText(freedBytes)));
+}
+
+void MainWindow::rememberRecent(const QString &path)
+{
+    QSettings settings;
+    QStringList recent = settings.value(QStringLiteral("recentFiles")).toStringList();
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    recent.removeAll(absolute);
+    recent.prepend(absolute);
+    while (recent.size() > kMaxRecent)
+        recent.removeLast();
+    settings.setValue(QStringLiteral("recentFiles"), recent);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+    for (const QString &path : recent)
+        m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] { openFile(path); })->setToolTip(path);
+    m_recentMenu->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent *event)
+{
+    if (event->mimeData()->hasUrls())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent *event)
+{
+    const auto urls = event->mimeData()->urls();
+    if (!urls.isEmpty() && urls.front().isLocalFile())
+        openFile(urls.front().toLocalFile());
+}
+
+} // namespace peaklens::gui

@@ -1,0 +1,93 @@
+#pragma once
+// The main window: timeline on top, layers with checkpoint toggles on the left, what is
+// live at the peak (or a clicked time) on the right, the what-if bar above. Loading runs
+// on a worker thread with progress and Cancel; errors are dialogs and the window stays.
+
+#include "tracedocument.h"
+
+#include <QFutureWatcher>
+#include <QMainWindow>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QProgressBar;
+class QPushButton;
+class QSortFilterProxyModel;
+class QTableView;
+
+namespace peaklens::gui {
+
+class LayerTableModel;
+class LiveSetModel;
+class TimelineView;
+class WhatIfBar;
+
+class MainWindow final : public QMainWindow
+{
+    Q_OBJECT
+
+public:
+    explicit MainWindow(QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    // Starts loading; documentLoaded or loadFailed follows.
+    void openFile(const QString &path);
+    const DocumentPtr &document() const { return m_document; }
+    // Shows the timeline stacked by layer instead of by category.
+    void setGroupByLayer(bool byLayer);
+
+    LayerTableModel *layerModel() const { return m_layers; }
+    LiveSetModel *liveSetModel() const { return m_live; }
+    WhatIfBar *whatIfBar() const { return m_whatIf; }
+    TimelineView *timeline() const { return m_timeline; }
+
+Q_SIGNALS:
+    void documentLoaded();
+    void loadFailed(const QString &message);
+
+protected:
+    void dragEnterEvent(QDragEnterEvent *event) override;
+    void dropEvent(QDropEvent *event) override;
+
+private:
+    void createActions();
+    void showDocument(const DocumentPtr &document);
+    void showLiveSet(std::optional<std::int64_t> timeNs);
+    void applyStrategy();
+    void updatePrediction();
+    void showRangeStats(std::int64_t beginNs, std::int64_t endNs);
+    void rememberRecent(const QString &path);
+    void rebuildRecentMenu();
+    void setLoading(bool loading);
+    void stopLoading();
+
+    DocumentPtr m_document;
+    TimelineView *m_timeline;
+    WhatIfBar *m_whatIf;
+    LayerTableModel *m_layers;
+    QSortFilterProxyModel *m_layerProxy;
+    QTableView *m_layerView;
+    QLineEdit *m_layerFilter;
+    LiveSetModel *m_live;
+    QSortFilterProxyModel *m_liveProxy;
+    QTableView *m_liveView;
+    QComboBox *m_liveGrouping;
+    QLabel *m_liveTitle;
+    QProgressBar *m_progress;
+    QPushButton *m_cancel;
+    QMenu *m_recentMenu = nullptr;
+    QAction *m_byLayerAction = nullptr;
+    std::optional<std::int64_t> m_pickedTime;
+
+    QFutureWatcher<DocumentPtr> m_loader;
+    std::shared_ptr<std::atomic<bool>> m_cancelFlag;
+    QString m_loadingPath;
+};
+
+} // namespace peaklens::gui

@@ -1,0 +1,35 @@
+#pragma once
+// A trace opened in the app, with everything its views show computed once, off the UI
+// thread: summary (peak, live set, layer and step figures), timelines grouped by category
+// and by layer, and the checkpointing cost model when the trace has a chain.
+
+#include "core/analysis/timelineseries.h"
+#include "core/analysis/tracesummary.h"
+#include "core/import/importprogress.h"
+#include "core/plan/costmodel.h"
+
+#include <QString>
+
+#include <memory>
+#include <optional>
+
+namespace peaklens::gui {
+
+struct TraceDocument
+{
+    QString path;
+    TracePtr trace;
+    TraceSummary summary;
+    Device device;                 // the device of the primary peak; the timeline shows it
+    TimelineSeries byCategory;
+    TimelineSeries byLayer;
+    std::optional<CostModel> costModel;
+    QString costModelProblem;      // why there is none, for the what-if bar
+};
+
+using DocumentPtr = std::shared_ptr<const TraceDocument>;
+
+// Throws peaklens::Error (ImportError naming the file) or ImportCancelled.
+DocumentPtr loadDocument(const QString &path, const ImportProgress &progress = {});
+
+} // namespace peaklens::gui

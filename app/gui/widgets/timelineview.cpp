@@ -1,0 +1,454 @@
+#include "timelineview.h"
+
+#include "core/analysis/levelofdetail.h"
+#include "core/trace/units.h"
+
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+
+namespace peaklens::gui {
+
+namespace {
+
+constexpr std::size_t kMaxStackedGroups = 10;
+constexpr std::size_t kOther = SIZE_MAX;
+
+QColor groupColor(std::size_t index)
+{
+    static const QColor colors[] = {QColor(0x4e79a7), QColor(0xf28e2b), QColor(0x59a14f), QColor(0xe15759),
+                                    QColor(0x76b7b2), QColor(0xedc948), QColor(0xb07aa1), QColor(0xff9da7),
+                                    QColor(0x9c755f), QColor(0x8cd17d)};
+    return colors[index % std::size(colors)];
+}
+
+QColor phaseColor(Phase phase)
+{
+    switch (phase) {
+    case Phase::Forward: return QColor(80, 140, 230, 28);
+    case Phase::Backward: return QColor(230, 120, 60, 28);
+    case Phase::Optimizer: return QColor(90, 180, 90, 32);
+    case Phase::Other: break;
+    }
+    return QColor(0, 0, 0, 0);
+}
+
+// Binary units chosen by the peak, so axis numbers stay short.
+std::pair<double, QString> unitFor(std::int64_t bytes)
+{
+    if (bytes >= (std::int64_t(1) << 30))
+        return {double(1 << 30), QStringLiteral("GiB")};
+    if (bytes >= (std::int64_t(1) << 20))
+        return {double(1 << 20), QStringLiteral("MiB")};
+    if (bytes >= 1024)
+        return {1024.0, QStringLiteral("KiB")};
+    return {1.0, QStringLiteral("bytes")};
+}
+
+} // namespace
+
+TimelineView::TimelineView(QWidget *parent)
+    : QCustomPlot(parent)
+{
+    setFocusPolicy(Qt::StrongFocus);
+    setMouseTracking(true);
+    setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    axisRect()->setRangeDrag(Qt::Horizontal);
+    axisRect()->setRangeZoom(Qt::Horizontal);
+    xAxis->setLabel(tr("time (ms)"));
+    // The legend runs in one row under the plot, where it never hides data.
+    legend->setVisible(true);
+    legend->setFont(font());
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    legend->setWrap(12);
+    auto *legendRow = new QCPLayoutGrid;
+    plotLayout()->addElement(1, 0, legendRow);
+    legendRow->setMargins(QMargins(0, 0, 0, 4));
+    legendRow->addElement(0, 0, legend);
+    plotLayout()->setRowStretchFactor(1, 0.001);
+    setSelectionRectMode(QCP::srmNone);
+    const QPalette pal = palette();
+    setBackground(pal.base());
+    for (QCPAxis *axis : {xAxis, yAxis}) {
+        axis->setBasePen(QPen(pal.text().color()));
+        axis->setTickPen(QPen(pal.text().color()));
+        axis->setSubTickPen(QPen(pal.text().color()));
+        axis->setTickLabelColor(pal.text().color());
+        axis->setLabelColor(pal.text().color());
+        axis->grid()->setPen(QPen(pal.mid().color(), 0, Qt::DotLine));
+    }
+    legend->setBrush(pal.base());
+    legend->setTextColor(pal.text().color());
+    legend->setBorderPen(QPen(pal.mid().color()));
+    connect(xAxis, qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this, &TimelineView::onRangeChanged);
+    connect(selectionRect(), &QCPSelectionRect::accepted, this, [this](const QRect &rect, QMouseEvent *) {
+        const std::int64_t a = toNs(xAxis->pixelToCoord(rect.left())), b = toNs(xAxis->pixelToCoord(rect.right()));
+        setSelectionRectMode(QCP::srmNone);
+        if (b > a)
+            Q_EMIT rangeSelected(a, b);
+    });
+}
+
+const TimelineSeries &TimelineView::series() const
+{
+    return m_grouping == GroupBy::Category ? m_document->byCategory : m_document->byLayer;
+}
+
+double TimelineView::toX(std::int64_t ns) const
+{
+    return static_cast<double>(ns - m_originNs) / 1e6;
+}
+
+std::int64_t TimelineView::toNs(double x) const
+{
+    return m_originNs + static_cast<std::int64_t>(std::llround(x * 1e6));
+}
+
+void TimelineView::setDocument(const DocumentPtr &document)
+{
+    m_document = document;
+    m_originNs = 0;
+    if (document) {
+        // Time zero is where the trace starts.
+        const auto &allocated = document->byCategory.allocated;
+        m_originNs = allocated.empty() ? 0 : allocated.front().timeNs;
+        if (!document->trace->steps.empty())
+            m_originNs = std::min(m_originNs, document->trace->steps.front().beginNs);
+    }
+    m_prediction.clear();
+    m_markedTime.reset();
+    m_highlightedLayer.reset();
+    rebuildGraphs();
+    rebuildItems();
+    resetZoom();
+}
+
+void TimelineView::setGrouping(GroupBy grouping)
+{
+    m_grouping = grouping;
+    rebuildGraphs();
+    refreshColumns();
+}
+
+void TimelineView::setPrediction(const std::vector<PredictedPoint> &curve)
+{
+    m_prediction = curve;
+    if (!m_predicted)
+        return;
+    QVector<double> keys, values;
+    for (std::size_t i = 0; i < curve.size(); ++i) {
+        // Drawn as a step function, like the measured series.
+        if (i > 0) {
+            keys << toX(curve[i].timeNs);
+            values << static_cast<double>(curve[i - 1].bytes) / m_unitBytes;
+        }
+        keys << toX(curve[i].timeNs);
+        values << static_cast<double>(curve[i].bytes) / m_unitBytes;
+    }
+    m_predicted->setData(keys, values, true);
+    m_predicted->setVisible(!curve.empty());
+    m_predicted->removeFromLegend();
+    if (!curve.empty())
+        m_predicted->addToLegend();
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::setMarkedTime(std::optional<std::int64_t> timeNs)
+{
+    m_markedTime = timeNs;
+    if (m_marker) {
+        m_marker->setVisible(timeNs.has_value());
+        if (timeNs) {
+            m_marker->point1->setCoords(toX(*timeNs), 0);
+            m_marker->point2->setCoords(toX(*timeNs), 1);
+        }
+    }
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::highlightLayer(std::optional<std::uint32_t> layer)
+{
+    m_highlightedLayer = layer;
+    rebuildItems();
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::resetZoom()
+{
+    if (!m_document)
+        return;
+    const auto &allocated = series().allocated;
+    const double end = allocated.empty() ? 1.0 : std::max(toX(allocated.back().timeNs), 1e-3);
+    xAxis->setRange(0, end * 1.01);
+    refreshColumns();
+}
+
+void TimelineView::rebuildGraphs()
+{
+    clearGraphs();
+    m_stack.clear();
+    m_stackGroups.clear();
+    m_envelope = m_reserved = m_predicted = nullptr;
+    if (!m_document) {
+        replot();
+        return;
+    }
+    const TimelineSeries &timeline = series();
+    std::int64_t top = 0;
+    for (const SeriesPoint &point : timeline.allocated)
+        top = std::max(top, point.bytes);
+    for (const SeriesPoint &point : timeline.reserved)
+        top = std::max(top, point.bytes);
+    const auto [unit, unitName] = unitFor(top);
+    m_unitBytes = unit;
+    yAxis->setLabel(tr("memory (%1)").arg(unitName));
+    yAxis->setRange(0, std::max(1.0, static_cast<double>(top) / unit * 1.08));
+
+    const std::size_t shown = std::min(timeline.groups.size(), kMaxStackedGroups);
+    for (std::size_t i = 0; i <= shown; ++i) {
+        const bool other = i == shown;
+        if (other && timeline.groups.size() <= shown)
+            break;
+        QCPGraph *graph = addGraph();
+        const QColor color = other ? palette().mid().color() : groupColor(i);
+        graph->setPen(QPen(color.darker(115), 0));
+        QColor fill = color;
+        fill.setAlpha(170);
+        graph->setBrush(fill);
+        graph->setLineStyle(QCPGraph::lsStepLeft);
+        if (!m_stack.empty())
+            graph->setChannelFillGraph(m_stack.back());
+        QString name = other ? tr("other") : QString::fromStdString(timeline.groups[i].label);
+        if (m_grouping == GroupBy::Category)
+            name.replace(QLatin1Char('_'), QLatin1Char(' '));
+        graph->setName(name);
+        m_stack.push_back(graph);
+        m_stackGroups.push_back(other ? kOther : i);
+    }
+    m_envelope = addGraph();
+    m_envelope->setPen(QPen(palette().text().color(), 1.2));
+    // Two points per column, lowest then highest: as steps they draw each column's range.
+    m_envelope->setLineStyle(QCPGraph::lsStepLeft);
+    m_envelope->setName(tr("allocated"));
+    if (!timeline.reserved.empty()) {
+        m_reserved = addGraph();
+        m_reserved->setPen(QPen(palette().text().color(), 1, Qt::DashDotLine));
+        m_reserved->setLineStyle(QCPGraph::lsStepLeft);
+        m_reserved->setName(tr("reserved"));
+    }
+    m_predicted = addGraph();
+    m_predicted->setPen(QPen(QColor(0xd62728), 2, Qt::DashLine));
+    m_predicted->setName(tr("predicted"));
+    m_predicted->setVisible(false);
+    m_predicted->removeFromLegend();
+    if (!m_prediction.empty())
+        setPrediction(m_prediction);
+}
+
+void TimelineView::rebuildItems()
+{
+    clearItems();
+    m_marker = nullptr;
+    if (!m_document)
+        return;
+    const Trace &trace = *m_document->trace;
+
+    auto band = [this](std::int64_t begin, std::int64_t end, const QColor &color) {
+        auto *rect = new QCPItemRect(this);
+        rect->setLayer(QStringLiteral("background"));
+        rect->topLeft->setTypeX(QCPItemPosition::ptPlotCoords);
+        rect->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        rect->bottomRight->setTypeX(QCPItemPosition::ptPlotCoords);
+        rect->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        rect->topLeft->setCoords(toX(begin), 0);
+        rect->bottomRight->setCoords(toX(end), 1);
+        rect->setPen(Qt::NoPen);
+        rect->setBrush(color);
+    };
+    // Phase shading: per step, the span of its forward, backward and optimizer ranges.
+    std::map<std::pair<std::int64_t, Phase>, std::pair<std::int64_t, std::int64_t>> spans;
+    for (const Range &range : trace.ranges) {
+        if (range.phase == Phase::Other)
+            continue;
+        auto [it, inserted] = spans.try_emplace({range.step, range.phase}, range.beginNs, range.endNs);
+        if (!inserted) {
+            it->second.first = std::min(it->second.first, range.beginNs);
+            it->second.second = std::max(it->second.second, range.endNs);
+        }
+    }
+    for (const auto &[key, span] : spans)
+        band(span.first, span.second, phaseColor(key.second));
+    if (m_highlightedLayer) {
+        for (const Range &range : trace.ranges) {
+            if (trace.isWithin(range.layer, *m_highlightedLayer))
+                band(range.beginNs, range.endNs, QColor(255, 200, 0, 90));
+        }
+    }
+    for (const Step &step : trace.steps) {
+        auto *line = new QCPItemStraightLine(this);
+        line->point1->setCoords(toX(step.beginNs), 0);
+        line->point2->setCoords(toX(step.beginNs), 1);
+        line->setPen(QPen(palette().mid().color(), 1, Qt::DotLine));
+        auto *label = new QCPItemText(this);
+        label->position->setTypeX(QCPItemPosition::ptPlotCoords);
+        label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        label->position->setCoords(toX(step.beginNs), 0);
+        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+        label->setText(tr(" step %1").arg(step.number));
+        label->setColor(palette().text().color());
+    }
+
+    const auto &peaks = m_document->summary.peak;
+    if (peaks.primary) {
+        const DevicePeak &peak = peaks.devices[*peaks.primary];
+        auto *tracer = new QCPItemTracer(this);
+        tracer->position->setCoords(toX(peak.timeNs), static_cast<double>(peak.allocatedBytes) / m_unitBytes);
+        tracer->setStyle(QCPItemTracer::tsCircle);
+        tracer->setSize(9);
+        tracer->setPen(QPen(QColor(0xd62728), 2));
+        auto *label = new QCPItemText(this);
+        label->position->setParentAnchor(tracer->position);
+        label->position->setCoords(6, -4);
+        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+        QString where = QString::fromUtf8(phaseName(m_document->summary.peakPhase));
+        if (m_document->summary.peakLayer < trace.layers.size())
+            where += tr(" of %1").arg(QString::fromStdString(trace.layers[m_document->summary.peakLayer].path));
+        label->setText(tr("peak %1 · %2").arg(QString::fromStdString(formatBytes(peak.allocatedBytes)), where));
+        label->setColor(QColor(0xd62728));
+        QFont bold = font();
+        bold.setBold(true);
+        label->setFont(bold);
+    }
+    m_marker = new QCPItemStraightLine(this);
+    m_marker->setPen(QPen(palette().highlight().color(), 1.5));
+    setMarkedTime(m_markedTime);
+}
+
+void TimelineView::refreshColumns()
+{
+    if (!m_document || !m_envelope)
+        return;
+    const TimelineSeries &timeline = series();
+    const int columns = std::max(1, axisRect()->width());
+    const std::int64_t begin = toNs(xAxis->range().lower), end = std::max(toNs(xAxis->range().upper), begin + 1);
+    const auto reduced = reduceToColumns(timeline.allocated, begin, end, columns);
+
+    QVector<double> envelopeKeys, envelopeValues;
+    std::vector<QVector<double>> stackValues(m_stack.size());
+    QVector<double> keys;
+    for (const ColumnRange &column : reduced) {
+        const double x = toX(column.beginNs);
+        keys << x;
+        envelopeKeys << x << x;
+        envelopeValues << static_cast<double>(column.minBytes) / m_unitBytes
+                       << static_cast<double>(column.maxBytes) / m_unitBytes;
+        // Groups as they stood when the column's highest point was reached, so the stack's
+        // top is the envelope's top.
+        std::int64_t cumulative = 0;
+        for (std::size_t s = 0; s < m_stack.size(); ++s) {
+            const std::size_t group = m_stackGroups[s];
+            cumulative = group == kOther ? column.maxBytes
+                                         : cumulative + valueAt(timeline.groups[group].points, column.maxTimeNs);
+            stackValues[s] << static_cast<double>(cumulative) / m_unitBytes;
+        }
+    }
+    for (std::size_t s = 0; s < m_stack.size(); ++s)
+        m_stack[s]->setData(keys, stackValues[s], true);
+    m_envelope->setData(envelopeKeys, envelopeValues, true);
+    if (m_reserved) {
+        QVector<double> reservedValues;
+        for (const ColumnRange &column : reduceToColumns(timeline.reserved, begin, end, columns))
+            reservedValues << static_cast<double>(column.maxBytes) / m_unitBytes;
+        m_reserved->setData(keys, reservedValues, true);
+    }
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::onRangeChanged(const QCPRange &)
+{
+    if (m_updating)
+        return;
+    m_updating = true;
+    refreshColumns();
+    m_updating = false;
+}
+
+void TimelineView::resizeEvent(QResizeEvent *event)
+{
+    QCustomPlot::resizeEvent(event);
+    refreshColumns();
+}
+
+QString TimelineView::hoverText(std::int64_t timeNs) const
+{
+    const Trace &trace = *m_document->trace;
+    const auto &times = trace.events;
+    std::size_t low = 0, high = times.size();
+    while (low < high) { // the last event at or before the time
+        const std::size_t mid = (low + high) / 2;
+        if (times.timeNs(mid) <= timeNs)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    QString text = tr("%1 ms\nallocated %2")
+                       .arg(static_cast<double>(timeNs - m_originNs) / 1e6, 0, 'f', 3)
+                       .arg(QString::fromStdString(formatBytes(valueAt(series().allocated, timeNs))));
+    if (!series().reserved.empty())
+        text += tr("\nreserved %1").arg(QString::fromStdString(formatBytes(valueAt(series().reserved, timeNs))));
+    if (low > 0) {
+        const std::size_t event = low - 1;
+        const std::uint32_t layer = times.layer(event);
+        text += tr("\n%1 of %2")
+                    .arg(QString::fromUtf8(phaseName(times.phase(event))),
+                         layer < trace.layers.size() ? QString::fromStdString(trace.layers[layer].path) : tr("(no layer)"));
+    }
+    if (auto step = trace.stepAt(timeNs))
+        text += tr(", step %1").arg(trace.steps[*step].number);
+    return text;
+}
+
+void TimelineView::mousePressEvent(QMouseEvent *event)
+{
+    m_pressPosition = event->pos();
+    // Shift + drag measures a range instead of panning.
+    setSelectionRectMode(event->modifiers() & Qt::ShiftModifier ? QCP::srmCustom : QCP::srmNone);
+    QCustomPlot::mousePressEvent(event);
+}
+
+void TimelineView::mouseReleaseEvent(QMouseEvent *event)
+{
+    QCustomPlot::mouseReleaseEvent(event);
+    if (m_document && (event->pos() - m_pressPosition).manhattanLength() < 4 && event->button() == Qt::LeftButton
+        && axisRect()->rect().contains(event->pos()))
+        Q_EMIT timeClicked(toNs(xAxis->pixelToCoord(event->pos().x())));
+}
+
+void TimelineView::mouseMoveEvent(QMouseEvent *event)
+{
+    QCustomPlot::mouseMoveEvent(event);
+    if (!m_document || event->buttons() != Qt::NoButton || !axisRect()->rect().contains(event->pos())) {
+        QToolTip::hideText();
+        return;
+    }
+    QToolTip::showText(event->globalPosition().toPoint(), hoverText(toNs(xAxis->pixelToCoord(event->pos().x()))), this);
+}
+
+void TimelineView::keyPressEvent(QKeyEvent *event)
+{
+    const QCPRange range = xAxis->range();
+    switch (event->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal: xAxis->scaleRange(0.8, range.center()); break;
+    case Qt::Key_Minus: xAxis->scaleRange(1.25, range.center()); break;
+    case Qt::Key_Left: xAxis->moveRange(-range.size() * 0.1); break;
+    case Qt::Key_Right: xAxis->moveRange(range.size() * 0.1); break;
+    case Qt::Key_Home:
+    case Qt::Key_0: resetZoom(); break;
+    default: QCustomPlot::keyPressEvent(event); return;
+    }
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+} // namespace peaklens::gui

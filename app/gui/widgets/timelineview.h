@@ -1,0 +1,73 @@
+#pragma once
+// The memory timeline: allocated bytes stacked by category or by layer, the allocated
+// envelope and reserved bytes, phase shading, step boundaries, the peak, and a predicted
+// curve drawn dashed over it. Every event is drawn: each pixel column shows the lowest and
+// highest value it holds (core's level of detail), recomputed for the visible range.
+
+#include "tracedocument.h"
+
+#include "core/plan/predictor.h"
+
+#include <qcustomplot.h>
+
+#include <optional>
+
+namespace peaklens::gui {
+
+class TimelineView final : public QCustomPlot
+{
+    Q_OBJECT
+
+public:
+    explicit TimelineView(QWidget *parent = nullptr);
+
+    void setDocument(const DocumentPtr &document);
+    void setGrouping(GroupBy grouping);
+    GroupBy grouping() const { return m_grouping; }
+    // The predicted curve of the current toggles; empty hides it.
+    void setPrediction(const std::vector<PredictedPoint> &curve);
+    // A time picked by the user (live set shown for it), or none for the peak.
+    void setMarkedTime(std::optional<std::int64_t> timeNs);
+    void highlightLayer(std::optional<std::uint32_t> layer);
+    void resetZoom();
+    // Recomputes the visible columns now (normally done on every zoom or pan).
+    void refreshColumns();
+
+Q_SIGNALS:
+    void timeClicked(std::int64_t timeNs);
+    void rangeSelected(std::int64_t beginNs, std::int64_t endNs);
+
+protected:
+    void mousePressEvent(QMouseEvent *event) override;
+    void mouseReleaseEvent(QMouseEvent *event) override;
+    void mouseMoveEvent(QMouseEvent *event) override;
+    void keyPressEvent(QKeyEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+
+private:
+    const TimelineSeries &series() const;
+    void rebuildGraphs();
+    void rebuildItems();
+    void onRangeChanged(const QCPRange &range);
+    double toX(std::int64_t ns) const;
+    std::int64_t toNs(double x) const;
+    QString hoverText(std::int64_t timeNs) const;
+
+    DocumentPtr m_document;
+    GroupBy m_grouping = GroupBy::Category;
+    std::vector<PredictedPoint> m_prediction;
+    std::optional<std::int64_t> m_markedTime;
+    std::optional<std::uint32_t> m_highlightedLayer;
+    std::int64_t m_originNs = 0;
+    double m_unitBytes = 1; // bytes per unit of the value axis
+    std::vector<QCPGraph *> m_stack; // one per shown group, bottom first
+    std::vector<std::size_t> m_stackGroups; // index into series().groups; SIZE_MAX: "other"
+    QCPGraph *m_envelope = nullptr;
+    QCPGraph *m_reserved = nullptr;
+    QCPGraph *m_predicted = nullptr;
+    QCPItemStraightLine *m_marker = nullptr;
+    QPoint m_pressPosition;
+    bool m_updating = false;
+};
+
+} // namespace peaklens::gui

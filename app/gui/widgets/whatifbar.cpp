@@ -1,0 +1,146 @@
+#include "whatifbar.h"
+
+#include "core/trace/units.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QSpinBox>
+
+namespace peaklens::gui {
+
+namespace {
+
+QString bytesText(std::int64_t bytes)
+{
+    return QString::fromStdString(formatBytes(bytes));
+}
+
+QString millisecondsText(std::int64_t ns)
+{
+    return QString::number(static_cast<double>(ns) / 1e6, 'f', 1) + QStringLiteral(" ms");
+}
+
+QString deltaText(std::int64_t value, std::int64_t base)
+{
+    if (base == 0)
+        return {};
+    const double percent = 100.0 * static_cast<double>(value - base) / static_cast<double>(base);
+    return QStringLiteral(" (%1%2 %)").arg(percent >= 0 ? QStringLiteral("+") : QString()).arg(percent, 0, 'f', 1);
+}
+
+} // namespace
+
+WhatIfBar::WhatIfBar(QWidget *parent)
+    : QWidget(parent)
+    , m_strategy(new QComboBox(this))
+    , m_budget(new QDoubleSpinBox(this))
+    , m_overhead(new QSpinBox(this))
+    , m_baseline(new QLabel(this))
+    , m_prediction(new QLabel(this))
+{
+    m_strategy->addItem(tr("Custom toggles"), int(Strategy::Custom));
+    m_strategy->addItem(tr("None"), int(Strategy::None));
+    m_strategy->addItem(tr("All layers"), int(Strategy::All));
+    m_strategy->addItem(tr("Every 2nd layer"), int(Strategy::Every2));
+    m_strategy->addItem(tr("Every 3rd layer"), int(Strategy::Every3));
+    m_strategy->addItem(tr("Every √N-th layer"), int(Strategy::SquareRoot));
+    m_strategy->addItem(tr("Cheapest within budget"), int(Strategy::Budget));
+    m_strategy->addItem(tr("Lowest peak within overhead"), int(Strategy::Overhead));
+    m_strategy->setToolTip(tr("Which layers to checkpoint (Ctrl+Shift+S)"));
+    m_budget->setDecimals(3);
+    m_budget->setRange(0.001, 1 << 20);
+    m_budget->setSuffix(QStringLiteral(" GiB"));
+    m_budget->setToolTip(tr("Memory budget for the planner"));
+    m_overhead->setRange(0, 1000);
+    m_overhead->setValue(20);
+    m_overhead->setSuffix(QStringLiteral(" %"));
+    m_overhead->setToolTip(tr("Step time the planner may add"));
+    QFont bold = m_prediction->font();
+    bold.setBold(true);
+    m_prediction->setFont(bold);
+    m_prediction->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    auto *layout = new QHBoxLayout(this);
+    layout->setContentsMargins(6, 2, 6, 2);
+    layout->addWidget(new QLabel(tr("Checkpoint:"), this));
+    layout->addWidget(m_strategy);
+    layout->addWidget(m_budget);
+    layout->addWidget(m_overhead);
+    layout->addSpacing(16);
+    layout->addWidget(m_baseline);
+    layout->addSpacing(16);
+    layout->addWidget(m_prediction, 1);
+
+    auto update = [this] {
+        m_budget->setVisible(strategy() == Strategy::Budget);
+        m_overhead->setVisible(strategy() == Strategy::Overhead);
+    };
+    update();
+    connect(m_strategy, &QComboBox::currentIndexChanged, this, [this, update] {
+        update();
+        Q_EMIT strategyChanged();
+    });
+    connect(m_budget, &QDoubleSpinBox::valueChanged, this, &WhatIfBar::strategyChanged);
+    connect(m_overhead, &QSpinBox::valueChanged, this, &WhatIfBar::strategyChanged);
+}
+
+void WhatIfBar::setUnavailable(const QString &reason)
+{
+    setEnabled(false);
+    m_baseline->clear();
+    m_prediction->setText(tr("No what-if: %1").arg(reason));
+}
+
+void WhatIfBar::setBaseline(std::int64_t peakBytes, std::int64_t stepTimeNs)
+{
+    setEnabled(true);
+    m_baselinePeak = peakBytes;
+    m_baselineTime = stepTimeNs;
+    const QSignalBlocker blocker(this);
+    m_strategy->setCurrentIndex(m_strategy->findData(int(Strategy::None)));
+    m_budget->setValue(static_cast<double>(peakBytes) * 0.75 / double(1 << 30));
+    m_baseline->setText(tr("Measured: peak %1, step %2").arg(bytesText(peakBytes), millisecondsText(stepTimeNs)));
+}
+
+void WhatIfBar::showPrediction(std::int64_t peakBytes, std::int64_t stepTimeNs, bool feasible)
+{
+    QString text = tr("Predicted: peak %1%2, step %3%4")
+                       .arg(bytesText(peakBytes), deltaText(peakBytes, m_baselinePeak), millisecondsText(stepTimeNs),
+                            deltaText(stepTimeNs, m_baselineTime));
+    if (!feasible)
+        text += tr(" — the budget cannot be met; this is the lowest peak reachable");
+    m_prediction->setText(text);
+}
+
+void WhatIfBar::markCustom()
+{
+    const QSignalBlocker blocker(m_strategy);
+    m_strategy->setCurrentIndex(m_strategy->findData(int(Strategy::Custom)));
+    m_budget->setVisible(false);
+    m_overhead->setVisible(false);
+}
+
+WhatIfBar::Strategy WhatIfBar::strategy() const
+{
+    return static_cast<Strategy>(m_strategy->currentData().toInt());
+}
+
+double WhatIfBar::budgetBytes() const
+{
+    return m_budget->value() * double(1 << 30);
+}
+
+double WhatIfBar::overheadFraction() const
+{
+    return m_overhead->value() / 100.0;
+}
+
+QString WhatIfBar::predictedPeakText() const
+{
+    return m_prediction->text();
+}
+
+} // namespace peaklens::gui

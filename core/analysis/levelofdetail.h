@@ -1,0 +1,30 @@
+#pragma once
+// Reduces a memory series to what a chart of a given width can show, without dropping
+// data: per pixel column the lowest and highest value held in it, and when the highest was
+// reached. Timeline views and report charts draw from this; a peak is never lost.
+
+#include "timelineseries.h"
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace peaklens {
+
+struct ColumnRange
+{
+    std::int64_t beginNs = 0;     // the column's span of time
+    std::int64_t minBytes = 0;
+    std::int64_t maxBytes = 0;
+    std::int64_t maxTimeNs = 0;   // when maxBytes was first held in the column
+};
+
+// `columns` equal columns over [beginNs, endNs). A value holds from its point's time until
+// the next point; before the first point the series is 0.
+std::vector<ColumnRange> reduceToColumns(std::span<const SeriesPoint> series, std::int64_t beginNs,
+                                         std::int64_t endNs, int columns);
+
+// The value the series holds at a time.
+std::int64_t valueAt(std::span<const SeriesPoint> series, std::int64_t timeNs);
+
+} // namespace peaklens

@@ -1,0 +1,101 @@
+#include "testsupport.h"
+
+#include "models/layertablemodel.h"
+#include "models/livesetmodel.h"
+
+#include "core/trace/units.h"
+
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
+
+using namespace peaklens;
+using namespace peaklens::gui;
+
+namespace {
+
+const QString kSample = QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens");
+
+} // namespace
+
+class tst_LayerTableModel : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void rowsMatchCoreLayerStats()
+    {
+        LayerTableModel model;
+        QAbstractItemModelTester tester(&model);
+        const DocumentPtr document = loadDocument(kSample);
+        model.resetData(document);
+        const Trace &trace = *document->trace;
+        QCOMPARE(model.rowCount(), int(trace.layers.size()));
+        for (int row = 0; row < model.rowCount(); ++row) {
+            const auto &stats = document->summary.layers[static_cast<std::size_t>(row)];
+            QCOMPARE(model.index(row, LayerTableModel::NameColumn).data().toString(),
+                     QString::fromStdString(trace.layers[static_cast<std::size_t>(row)].path));
+            QCOMPARE(model.index(row, LayerTableModel::ActivationColumn).data().toString(),
+                     QString::fromStdString(formatBytes(stats.activationBytes)));
+            QCOMPARE(model.index(row, LayerTableModel::ActivationColumn).data(LayerTableModel::SortRole).toLongLong(),
+                     stats.activationBytes);
+        }
+        model.resetData(nullptr);
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void onlyChainLayersAreCheckable()
+    {
+        LayerTableModel model;
+        QAbstractItemModelTester tester(&model);
+        const DocumentPtr document = loadDocument(kSample);
+        model.resetData(document);
+        QSignalSpy changed(&model, &LayerTableModel::checkpointChanged);
+        const auto &chain = document->costModel->layers;
+        QCOMPARE(model.checkpoint().size(), chain.size());
+        int checkable = 0;
+        for (int row = 0; row < model.rowCount(); ++row) {
+            const QModelIndex box = model.index(row, LayerTableModel::CheckpointColumn);
+            if (model.flags(box) & Qt::ItemIsUserCheckable) {
+                ++checkable;
+                QVERIFY(model.index(row, LayerTableModel::NameColumn).data().toString().startsWith(QStringLiteral("blocks.")));
+            } else {
+                QVERIFY(!model.setData(box, Qt::Checked, Qt::CheckStateRole));
+            }
+        }
+        QCOMPARE(checkable, int(chain.size()));
+
+        const int row = model.rowOfLayer(chain[1].layer);
+        QVERIFY(model.setData(model.index(row, LayerTableModel::CheckpointColumn), Qt::Checked, Qt::CheckStateRole));
+        QCOMPARE(changed.count(), 1);
+        QVERIFY(model.checkpoint()[1]);
+        QCOMPARE(model.index(row, LayerTableModel::CheckpointColumn).data(Qt::CheckStateRole).value<Qt::CheckState>(), Qt::Checked);
+        model.setCheckpoint(std::vector<bool>(chain.size(), true));
+        QCOMPARE(changed.count(), 2);
+    }
+
+    void liveSetGroupings_data()
+    {
+        QTest::addColumn<int>("grouping");
+        QTest::addRow("layer") << int(LiveSetModel::Grouping::Layer);
+        QTest::addRow("category") << int(LiveSetModel::Grouping::Category);
+        QTest::addRow("stack") << int(LiveSetModel::Grouping::Stack);
+    }
+
+    void liveSetGroupings()
+    {
+        QFETCH(int, grouping);
+        LiveSetModel model;
+        QAbstractItemModelTester tester(&model);
+        const DocumentPtr document = loadDocument(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/modelled-step.pltxt"));
+        const LiveSet &live = *document->summary.peak.liveAtPeak;
+        model.resetData(document, live, static_cast<LiveSetModel::Grouping>(grouping));
+        QVERIFY(model.rowCount() > 0);
+        qint64 total = 0;
+        for (int row = 0; row < model.rowCount(); ++row)
+            total += model.index(row, LiveSetModel::BytesColumn).data(LiveSetModel::SortRole).toLongLong();
+        QCOMPARE(total, live.bytes); // every live byte is in exactly one group
+    }
+};
+
+QTEST_MAIN(tst_LayerTableModel)
+#include "tst_layertablemodel.moc"

@@ -1,0 +1,100 @@
+#include "testsupport.h"
+
+#include "mainwindow.h"
+#include "models/layertablemodel.h"
+#include "widgets/whatifbar.h"
+
+#include "core/plan/predictor.h"
+#include "core/trace/units.h"
+
+#include <QFile>
+#include <QImage>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+
+using namespace peaklens;
+using namespace peaklens::gui;
+
+namespace {
+
+const QString kSample = QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens");
+
+bool load(MainWindow &window, const QString &path)
+{
+    QSignalSpy loaded(&window, &MainWindow::documentLoaded);
+    QSignalSpy failed(&window, &MainWindow::loadFailed);
+    window.openFile(path);
+    return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 60000) && loaded.count() == 1;
+}
+
+} // namespace
+
+class tst_MainWindow : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void togglingALayerShowsThePredictorsPeak()
+    {
+        MainWindow window;
+        window.show();
+        QVERIFY(load(window, kSample));
+        const DocumentPtr document = window.document();
+        QVERIFY(document->costModel);
+        LayerTableModel *layers = window.layerModel();
+        QCOMPARE(layers->rowCount(), int(document->trace->layers.size()));
+
+        const auto &chain = document->costModel->layers;
+        const int row = layers->rowOfLayer(chain[2].layer);
+        QVERIFY(layers->setData(layers->index(row, LayerTableModel::CheckpointColumn), Qt::Checked, Qt::CheckStateRole));
+        std::vector<bool> toggles(chain.size(), false);
+        toggles[2] = true;
+        const Prediction prediction = predict(*document->costModel, toggles);
+        const QString expected = QStringLiteral("peak ") + QString::fromStdString(formatBytes(prediction.peakBytes));
+        QVERIFY2(window.whatIfBar()->predictedPeakText().contains(expected), qPrintable(window.whatIfBar()->predictedPeakText()));
+        QVERIFY(prediction.peakBytes < predict(*document->costModel, {}).peakBytes);
+    }
+
+    void aBadFileKeepsTheWindowUsable()
+    {
+        MainWindow window;
+        QVERIFY(load(window, kSample));
+        const DocumentPtr before = window.document();
+        QTemporaryDir directory;
+        const QString bad = directory.filePath(QStringLiteral("broken.peaklens"));
+        QFile file(bad);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("SQLite format 3\0 but nothing else", 34);
+        file.close();
+        QSignalSpy failed(&window, &MainWindow::loadFailed);
+        window.openFile(bad);
+        QVERIFY(failed.wait(30000));
+        QVERIFY2(failed.front().front().toString().startsWith(bad), qPrintable(failed.front().front().toString()));
+        QCOMPARE(window.document(), before);
+        QVERIFY(load(window, kSample)); // and it opens the next one
+    }
+
+    void screenshotWritesAPicture()
+    {
+        QTemporaryDir directory;
+        const QString out = directory.filePath(QStringLiteral("window.png"));
+        const auto run = test::runTool(QStringLiteral("peaklens"), {QStringLiteral("--screenshot"), out, kSample});
+        QCOMPARE(run.exitCode, 0);
+        const QImage image(out);
+        QVERIFY(!image.isNull());
+        QVERIFY(image.width() >= 800 && image.height() >= 500);
+    }
+
+    void screenshotOfAMissingFileFails()
+    {
+        QTemporaryDir directory;
+        const auto run = test::runTool(QStringLiteral("peaklens"), {QStringLiteral("--screenshot"),
+                                                                    directory.filePath(QStringLiteral("x.png")),
+                                                                    QStringLiteral("/nonexistent/trace.peaklens")});
+        QCOMPARE(run.exitCode, 2);
+        QVERIFY(run.err.contains("/nonexistent/trace.peaklens"));
+    }
+};
+
+QTEST_MAIN(tst_MainWindow)
+#include "tst_mainwindow.moc"

@@ -1,0 +1,89 @@
+#include "testsupport.h"
+
+#include "core/analysis/levelofdetail.h"
+
+using namespace peaklens;
+
+namespace {
+
+std::vector<SeriesPoint> series(std::initializer_list<std::pair<std::int64_t, std::int64_t>> points)
+{
+    std::vector<SeriesPoint> out;
+    for (const auto &[time, bytes] : points)
+        out.push_back({time, bytes});
+    return out;
+}
+
+// "min-max@maxTime" per column, for compact comparison.
+QString describe(const std::vector<ColumnRange> &columns)
+{
+    QStringList parts;
+    for (const ColumnRange &column : columns)
+        parts << QStringLiteral("%1-%2@%3").arg(column.minBytes).arg(column.maxBytes).arg(column.maxTimeNs);
+    return parts.join(QLatin1Char(' '));
+}
+
+} // namespace
+
+class tst_LevelOfDetail : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void reduceToColumns_data()
+    {
+        QTest::addColumn<qint64>("begin");
+        QTest::addColumn<qint64>("end");
+        QTest::addColumn<int>("columns");
+        QTest::addColumn<QString>("expected");
+        // Series: 0 until t=10, 5 from 10, 9 from 12, 2 from 13, 7 from 30.
+        QTest::addRow("a spike narrower than a column survives") << qint64(0) << qint64(20) << 2 << QStringLiteral("0-0@0 2-9@12");
+        QTest::addRow("values carry into empty columns") << qint64(14) << qint64(30) << 2 << QStringLiteral("2-2@14 2-2@22");
+        QTest::addRow("one column holds everything") << qint64(0) << qint64(40) << 1 << QStringLiteral("0-9@12");
+        QTest::addRow("a point at the column's start counts") << qint64(10) << qint64(12) << 1 << QStringLiteral("5-5@10");
+        QTest::addRow("before the first point is zero") << qint64(-10) << qint64(0) << 1 << QStringLiteral("0-0@-10");
+        QTest::addRow("after the last point it holds") << qint64(100) << qint64(200) << 1 << QStringLiteral("7-7@100");
+        QTest::addRow("no width") << qint64(5) << qint64(5) << 3 << QString();
+        QTest::addRow("no columns") << qint64(0) << qint64(10) << 0 << QString();
+    }
+
+    void reduceToColumns()
+    {
+        QFETCH(qint64, begin);
+        QFETCH(qint64, end);
+        QFETCH(int, columns);
+        QFETCH(QString, expected);
+        const auto points = series({{10, 5}, {12, 9}, {13, 2}, {30, 7}});
+        QCOMPARE(describe(peaklens::reduceToColumns(points, begin, end, columns)), expected);
+    }
+
+    // However finely it is cut, the highest column is the series' peak.
+    void thePeakIsNeverLost()
+    {
+        std::vector<SeriesPoint> points;
+        std::int64_t value = 0, peak = 0;
+        for (std::int64_t t = 0; t < 100000; ++t) {
+            value += (t * 7919) % 13 - 6;
+            points.push_back({t, value});
+            peak = std::max(peak, value);
+        }
+        for (int columns : {1, 7, 640, 1920, 100000}) {
+            std::int64_t highest = INT64_MIN;
+            for (const ColumnRange &column : peaklens::reduceToColumns(points, 0, 100000, columns))
+                highest = std::max(highest, column.maxBytes);
+            QCOMPARE(highest, peak);
+        }
+    }
+
+    void valueAt()
+    {
+        const auto points = series({{10, 5}, {12, 9}});
+        QCOMPARE(peaklens::valueAt(points, 9), 0);
+        QCOMPARE(peaklens::valueAt(points, 10), 5);
+        QCOMPARE(peaklens::valueAt(points, 11), 5);
+        QCOMPARE(peaklens::valueAt(points, 500), 9);
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_LevelOfDetail)
+#include "tst_levelofdetail.moc"
