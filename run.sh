@@ -49,6 +49,10 @@ case "$command" in
     ;;
   ""|run)
     sample=${1:-resources/samples/training-step.peaklens}
+    if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -x build/bin/peaklens ]; then
+      exec build/bin/peaklens "$sample"
+    fi
+    # No display: what the app would show first, as text.
     build/bin/peaklens-cli summary "$sample"
     ;;
   *)

@@ -1,6 +1,7 @@
 // peaklens: the desktop app. `peaklens [FILE]` opens a trace (the bundled sample without
-// one); `peaklens --screenshot OUT.png [FILE]` renders the window after loading, with the
-// peak selected, and exits (for docs and tests; works with QT_QPA_PLATFORM=offscreen).
+// one); `peaklens --screenshot OUT.png [--checkpoint STRATEGY] [--rerun] [FILE]` renders
+// the window after loading (and rerunning), with the peak selected, and exits (for docs
+// and tests; works with QT_QPA_PLATFORM=offscreen).
 
 #include "mainwindow.h"
 
@@ -39,16 +40,27 @@ int main(int argc, char **argv)
     const QCommandLineOption screenshot(QStringLiteral("screenshot"), QStringLiteral("Render the window to OUT.png and exit."),
                                         QStringLiteral("OUT.png"));
     const QCommandLineOption groupByLayer(QStringLiteral("by-layer"), QStringLiteral("Stack the timeline by layer."));
-    parser.addOptions({screenshot, groupByLayer});
+    const QCommandLineOption strategy(QStringLiteral("checkpoint"),
+                                      QStringLiteral("Toggle the layers a strategy chooses: none, all, every:K, sqrt."),
+                                      QStringLiteral("STRATEGY"));
+    const QCommandLineOption rerun(QStringLiteral("rerun"), QStringLiteral("Rerun with the toggles once loaded."));
+    parser.addOptions({screenshot, groupByLayer, strategy, rerun});
     parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("Trace to open (default: the bundled sample)"));
     parser.process(app);
     const QString path = parser.positionalArguments().value(0, bundledSample());
 
     peaklens::gui::MainWindow window;
     window.setGroupByLayer(parser.isSet(groupByLayer));
+    const bool rerunFirst = parser.isSet(rerun);
+    QObject::connect(&window, &peaklens::gui::MainWindow::documentLoaded, &window, [&] {
+        if (parser.isSet(strategy))
+            window.setCheckpointStrategy(parser.value(strategy));
+        if (rerunFirst)
+            window.rerun();
+    });
     if (parser.isSet(screenshot)) {
         const QString out = parser.value(screenshot);
-        QObject::connect(&window, &peaklens::gui::MainWindow::documentLoaded, &window, [&window, out] {
+        auto capture = [&window, out] {
             // One event-loop turn lets the splitters and the plot lay themselves out.
             QTimer::singleShot(100, &window, [&window, out] {
                 const bool saved = window.grab().save(out);
@@ -56,7 +68,11 @@ int main(int argc, char **argv)
                     std::fprintf(stderr, "peaklens: cannot write %s\n", qPrintable(out));
                 QCoreApplication::exit(saved ? 0 : 2);
             });
-        });
+        };
+        if (rerunFirst)
+            QObject::connect(&window, &peaklens::gui::MainWindow::rerunFinished, &window, capture);
+        else
+            QObject::connect(&window, &peaklens::gui::MainWindow::documentLoaded, &window, capture);
         QObject::connect(&window, &peaklens::gui::MainWindow::loadFailed, &window, [](const QString &message) {
             std::fprintf(stderr, "peaklens: %s\n", qPrintable(message));
             QCoreApplication::exit(2);

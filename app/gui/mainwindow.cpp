@@ -2,11 +2,14 @@
 
 #include "models/layertablemodel.h"
 #include "models/livesetmodel.h"
+#include "models/runsmodel.h"
+#include "replayprocess.h"
 #include "widgets/timelineview.h"
 #include "widgets/whatifbar.h"
 
 #include "core/analysis/levelofdetail.h"
 #include "core/plan/planner.h"
+#include "core/trace/metadata.h"
 #include "core/trace/units.h"
 
 #include <QAction>
@@ -25,7 +28,10 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSortFilterProxyModel>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QStatusBar>
 #include <QTableView>
 #include <QToolBar>
@@ -59,6 +65,46 @@ QString bytesText(std::int64_t bytes)
     return QString::fromStdString(formatBytes(bytes));
 }
 
+// A run's allocated bytes over the step the cost model describes, moved onto the
+// baseline's clock so the two curves line up.
+std::vector<PredictedPoint> alignedStep(const TraceDocument &run, const CostModel &model)
+{
+    const Trace &trace = *run.trace;
+    if (trace.steps.empty())
+        return {};
+    const Step *step = &trace.steps.front();
+    for (const Step &candidate : trace.steps) {
+        if (model.step && candidate.number == *model.step)
+            step = &candidate;
+    }
+    const std::int64_t shift = model.stepBeginNs - step->beginNs;
+    std::vector<PredictedPoint> curve;
+    const auto &allocated = run.byCategory.allocated;
+    std::int64_t before = 0;
+    for (const SeriesPoint &point : allocated) {
+        if (point.timeNs < step->beginNs) {
+            before = point.bytes;
+            continue;
+        }
+        if (point.timeNs >= step->endNs)
+            break;
+        if (curve.empty())
+            curve.push_back({model.stepBeginNs, before});
+        curve.push_back({point.timeNs + shift, point.bytes});
+    }
+    return curve;
+}
+
+QStringList checkpointPaths(const CostModel &model, const std::vector<bool> &checkpoint)
+{
+    QStringList paths;
+    for (std::size_t i = 0; i < checkpoint.size() && i < model.layers.size(); ++i) {
+        if (checkpoint[i])
+            paths << QString::fromStdString(model.layers[i].path);
+    }
+    return paths;
+}
+
 } // namespace
 
 MainWindow::MainWindow(QWidget *parent)
@@ -71,6 +117,9 @@ MainWindow::MainWindow(QWidget *parent)
     , m_liveProxy(new QSortFilterProxyModel(this))
     , m_progress(new QProgressBar(this))
     , m_cancel(new QPushButton(tr("Cancel"), this))
+    , m_detailTabs(new QTabWidget(this))
+    , m_runs(new RunsModel(this))
+    , m_replay(new ReplayProcess(this))
 {
     setWindowTitle(tr("PeakLens"));
     setAcceptDrops(true);
@@ -111,9 +160,15 @@ MainWindow::MainWindow(QWidget *parent)
     liveLayout->addLayout(liveHeader);
     liveLayout->addWidget(m_liveView);
 
+    m_runsView = makeTable(m_runs, this);
+    m_runsView->setSortingEnabled(false);
+    m_runsView->horizontalHeader()->setSectionResizeMode(RunsModel::RunColumn, QHeaderView::Stretch);
+    m_detailTabs->addTab(livePane, tr("&Live memory"));
+    m_detailTabs->addTab(m_runsView, tr("R&uns"));
+
     auto *bottom = new QSplitter(Qt::Horizontal, this);
     bottom->addWidget(layersPane);
-    bottom->addWidget(livePane);
+    bottom->addWidget(m_detailTabs);
     bottom->setStretchFactor(0, 3);
     bottom->setStretchFactor(1, 2);
     auto *main = new QSplitter(Qt::Vertical, this);
@@ -139,7 +194,15 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_cancel, &QPushButton::clicked, this, [this] {
         if (m_cancelFlag)
             m_cancelFlag->store(true);
+        m_replay->cancel();
     });
+    connect(m_replay, &ReplayProcess::progress, this, [this](int step, int steps) {
+        m_progress->setValue(steps > 0 ? step * 1000 / steps : 0);
+        statusBar()->showMessage(tr("Rerunning: step %1 of %2…").arg(step).arg(steps));
+    });
+    connect(m_replay, &ReplayProcess::finished, this, &MainWindow::onRerunFinished);
+    connect(m_runsView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex &current) { compareWithRun(current.row()); });
     connect(&m_loader, &QFutureWatcher<DocumentPtr>::finished, this, [this] {
         setLoading(false);
         try {
@@ -226,6 +289,69 @@ void MainWindow::createActions()
     view->addAction(tr("&Reset zoom"), m_timeline, &TimelineView::resetZoom)->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
     view->addAction(tr("Show the &peak"), this, [this] { showLiveSet(std::nullopt); })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
     view->addAction(tr("&Filter layers"), this, [this] { m_layerFilter->setFocus(); })->setShortcut(QKeySequence::Find);
+
+    QMenu *run = menuBar()->addMenu(tr("&Run"));
+    m_rerunAction = run->addAction(tr("&Rerun with these toggles"), this, &MainWindow::rerun);
+    m_rerunAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    run->addAction(tr("&Cancel rerun"), m_replay, &ReplayProcess::cancel)->setShortcut(QKeySequence(Qt::Key_Escape));
+    auto *toolBar = findChild<QToolBar *>(QStringLiteral("whatIf"));
+    toolBar->addAction(m_rerunAction);
+    updateRerunAction();
+}
+
+void MainWindow::updateRerunAction()
+{
+    const QString reason = m_document ? ReplayProcess::unavailableReason(*m_document) : tr("no trace is open");
+    m_rerunAction->setEnabled(reason.isEmpty() && !m_replay->isRunning());
+    m_rerunAction->setToolTip(reason.isEmpty() ? tr("Run the step again with the checked layers checkpointed (Ctrl+R)")
+                                               : tr("Cannot rerun: %1").arg(reason));
+    m_rerunAction->setStatusTip(m_rerunAction->toolTip());
+}
+
+void MainWindow::rerun()
+{
+    if (!m_document || !m_document->costModel || m_replay->isRunning()
+        || !ReplayProcess::unavailableReason(*m_document).isEmpty())
+        return;
+    const CostModel &model = *m_document->costModel;
+    const Prediction prediction = predict(model, m_layers->checkpoint());
+    RunRecord record;
+    record.label = tr("rerun %1").arg(++m_rerunCount);
+    record.checkpoint = checkpointPaths(model, m_layers->checkpoint());
+    record.predictedPeakBytes = prediction.peakBytes;
+    record.predictedStepNs = prediction.stepTimeNs;
+    m_progress->setVisible(true);
+    m_cancel->setVisible(true);
+    m_progress->setValue(0);
+    m_detailTabs->setCurrentWidget(m_runsView);
+    statusBar()->showMessage(tr("Rerunning with %1 checkpointed…")
+                                 .arg(record.checkpoint.isEmpty() ? tr("nothing") : record.checkpoint.join(QStringLiteral(", "))));
+    m_replay->start(*m_document, record);
+    updateRerunAction();
+}
+
+void MainWindow::onRerunFinished(const RunRecord &record)
+{
+    setLoading(false);
+    m_runs->append(record);
+    m_runsView->resizeColumnsToContents();
+    m_runsView->horizontalHeader()->setSectionResizeMode(RunsModel::RunColumn, QHeaderView::Stretch);
+    m_runsView->setCurrentIndex(m_runs->index(m_runs->rowCount() - 1, 0));
+    statusBar()->showMessage(record.outcome.isEmpty() ? tr("%1 measured.").arg(record.label)
+                                                      : tr("%1: %2").arg(record.label, record.outcome));
+    updateRerunAction();
+    Q_EMIT rerunFinished();
+}
+
+void MainWindow::compareWithRun(int row)
+{
+    if (row < 0 || row >= m_runs->rowCount() || !m_document || !m_document->costModel) {
+        m_timeline->setComparison({}, {});
+        return;
+    }
+    const RunRecord &run = m_runs->run(row);
+    m_timeline->setComparison(run.document ? alignedStep(*run.document, *m_document->costModel) : std::vector<PredictedPoint>{},
+                              tr("measured (%1)").arg(run.label));
 }
 
 void MainWindow::setGroupByLayer(bool byLayer)
@@ -271,13 +397,33 @@ void MainWindow::showDocument(const DocumentPtr &document)
     m_timeline->setDocument(document);
     m_layerView->resizeColumnsToContents();
     m_layerView->horizontalHeader()->setSectionResizeMode(LayerTableModel::NameColumn, QHeaderView::Stretch);
+    m_rerunCount = 0;
+    m_runs->resetData({});
     if (document->costModel) {
         const Prediction baseline = predict(*document->costModel, {});
         m_whatIf->setBaseline(baseline.peakBytes, baseline.stepTimeNs);
         updatePrediction();
+        // The trace itself is the first run: what the reruns are compared with.
+        RunRecord record;
+        record.label = tr("baseline (this trace)");
+        const QString toggles = QString::fromStdString(document->trace->metaValue(metakey::Checkpoint));
+        record.checkpoint = toggles.isEmpty() ? QStringList() : toggles.split(QLatin1Char(','));
+        record.predictedPeakBytes = baseline.peakBytes;
+        record.predictedStepNs = baseline.stepTimeNs;
+        const QJsonObject result =
+            QJsonDocument::fromJson(QByteArray::fromStdString(document->trace->metaValue(metakey::ReplayResult))).object();
+        record.measuredPeakBytes = result.contains(QLatin1String("peak_allocated_bytes"))
+                                       ? std::optional<std::int64_t>(static_cast<std::int64_t>(result.value(QLatin1String("peak_allocated_bytes")).toDouble()))
+                                       : baseline.peakBytes;
+        if (result.value(QLatin1String("step_time_ms")).isDouble())
+            record.measuredStepMs = result.value(QLatin1String("step_time_ms")).toDouble();
+        else
+            record.measuredStepMs = static_cast<double>(baseline.stepTimeNs) / 1e6;
+        m_runs->append(record);
     } else {
         m_whatIf->setUnavailable(document->costModelProblem);
     }
+    updateRerunAction();
     showLiveSet(std::nullopt);
     statusBar()->showMessage(tr("%1 memory events, %2 layers, %3 steps")
                                  .arg(document->trace->events.size())
@@ -340,6 +486,13 @@ void MainWindow::applyStrategy()
     updatePrediction();
     if (!plan->feasible)
         m_whatIf->showPrediction(plan->prediction.peakBytes, plan->prediction.stepTimeNs, false);
+}
+
+void MainWindow::setCheckpointStrategy(const QString &strategy)
+{
+    if (!m_document || !m_document->costModel)
+        return;
+    m_layers->setCheckpoint(planForStrategy(*m_document->costModel, strategy.toStdString()).checkpoint);
 }
 
 void MainWindow::updatePrediction()

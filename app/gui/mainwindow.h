@@ -19,12 +19,16 @@ class QMenu;
 class QProgressBar;
 class QPushButton;
 class QSortFilterProxyModel;
+class QTabWidget;
 class QTableView;
 
 namespace peaklens::gui {
 
 class LayerTableModel;
 class LiveSetModel;
+class ReplayProcess;
+class RunsModel;
+struct RunRecord;
 class TimelineView;
 class WhatIfBar;
 
@@ -46,10 +50,16 @@ public:
     LiveSetModel *liveSetModel() const { return m_live; }
     WhatIfBar *whatIfBar() const { return m_whatIf; }
     TimelineView *timeline() const { return m_timeline; }
+    RunsModel *runsModel() const { return m_runs; }
+    // Toggles the layers a planner strategy chooses: none, all, every:K, sqrt.
+    void setCheckpointStrategy(const QString &strategy);
+    // Reruns the step with the current toggles (peaklens-replay as a child process).
+    void rerun();
 
 Q_SIGNALS:
     void documentLoaded();
     void loadFailed(const QString &message);
+    void rerunFinished();
 
 protected:
     void dragEnterEvent(QDragEnterEvent *event) override;
@@ -65,6 +75,9 @@ private:
     void rememberRecent(const QString &path);
     void rebuildRecentMenu();
     void setLoading(bool loading);
+    void onRerunFinished(const RunRecord &record);
+    void compareWithRun(int row);
+    void updateRerunAction();
     void stopLoading();
 
     DocumentPtr m_document;
@@ -81,6 +94,12 @@ private:
     QLabel *m_liveTitle;
     QProgressBar *m_progress;
     QPushButton *m_cancel;
+    QTabWidget *m_detailTabs;
+    RunsModel *m_runs;
+    QTableView *m_runsView;
+    ReplayProcess *m_replay;
+    QAction *m_rerunAction = nullptr;
+    int m_rerunCount = 0;
     QMenu *m_recentMenu = nullptr;
     QAction *m_byLayerAction = nullptr;
     std::optional<std::int64_t> m_pickedTime;

@@ -82,6 +82,11 @@ TimelineView::TimelineView(QWidget *parent)
     legend->setTextColor(pal.text().color());
     legend->setBorderPen(QPen(pal.mid().color()));
     connect(xAxis, qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this, &TimelineView::onRangeChanged);
+    // The plot's width is known only once it is laid out; recompute when it changed.
+    connect(this, &QCustomPlot::afterLayout, this, [this] {
+        if (axisRect()->width() != m_columns)
+            QMetaObject::invokeMethod(this, &TimelineView::refreshColumns, Qt::QueuedConnection);
+    });
     connect(selectionRect(), &QCPSelectionRect::accepted, this, [this](const QRect &rect, QMouseEvent *) {
         const std::int64_t a = toNs(xAxis->pixelToCoord(rect.left())), b = toNs(xAxis->pixelToCoord(rect.right()));
         setSelectionRectMode(QCP::srmNone);
@@ -117,6 +122,7 @@ void TimelineView::setDocument(const DocumentPtr &document)
             m_originNs = std::min(m_originNs, document->trace->steps.front().beginNs);
     }
     m_prediction.clear();
+    m_comparison.clear();
     m_markedTime.reset();
     m_highlightedLayer.reset();
     rebuildGraphs();
@@ -131,27 +137,36 @@ void TimelineView::setGrouping(GroupBy grouping)
     refreshColumns();
 }
 
+void TimelineView::showCurve(QCPGraph *graph, const std::vector<PredictedPoint> &curve)
+{
+    if (!graph)
+        return;
+    QVector<double> keys, values;
+    for (const PredictedPoint &point : curve) {
+        keys << toX(point.timeNs);
+        values << static_cast<double>(point.bytes) / m_unitBytes;
+    }
+    graph->setData(keys, values, true);
+    graph->setVisible(!curve.empty());
+    graph->removeFromLegend();
+    if (!curve.empty())
+        graph->addToLegend();
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
 void TimelineView::setPrediction(const std::vector<PredictedPoint> &curve)
 {
     m_prediction = curve;
-    if (!m_predicted)
-        return;
-    QVector<double> keys, values;
-    for (std::size_t i = 0; i < curve.size(); ++i) {
-        // Drawn as a step function, like the measured series.
-        if (i > 0) {
-            keys << toX(curve[i].timeNs);
-            values << static_cast<double>(curve[i - 1].bytes) / m_unitBytes;
-        }
-        keys << toX(curve[i].timeNs);
-        values << static_cast<double>(curve[i].bytes) / m_unitBytes;
-    }
-    m_predicted->setData(keys, values, true);
-    m_predicted->setVisible(!curve.empty());
-    m_predicted->removeFromLegend();
-    if (!curve.empty())
-        m_predicted->addToLegend();
-    replot(QCustomPlot::rpQueuedReplot);
+    showCurve(m_predicted, curve);
+}
+
+void TimelineView::setComparison(const std::vector<PredictedPoint> &curve, const QString &name)
+{
+    m_comparison = curve;
+    m_comparisonName = name;
+    if (m_measured)
+        m_measured->setName(name);
+    showCurve(m_measured, curve);
 }
 
 void TimelineView::setMarkedTime(std::optional<std::int64_t> timeNs)
@@ -189,7 +204,7 @@ void TimelineView::rebuildGraphs()
     clearGraphs();
     m_stack.clear();
     m_stackGroups.clear();
-    m_envelope = m_reserved = m_predicted = nullptr;
+    m_envelope = m_reserved = m_predicted = m_measured = nullptr;
     if (!m_document) {
         replot();
         return;
@@ -239,11 +254,14 @@ void TimelineView::rebuildGraphs()
     }
     m_predicted = addGraph();
     m_predicted->setPen(QPen(QColor(0xd62728), 2, Qt::DashLine));
+    m_predicted->setLineStyle(QCPGraph::lsStepLeft);
     m_predicted->setName(tr("predicted"));
-    m_predicted->setVisible(false);
-    m_predicted->removeFromLegend();
-    if (!m_prediction.empty())
-        setPrediction(m_prediction);
+    m_measured = addGraph();
+    m_measured->setPen(QPen(QColor(0x2ca02c), 2));
+    m_measured->setLineStyle(QCPGraph::lsStepLeft);
+    m_measured->setName(m_comparisonName);
+    showCurve(m_predicted, m_prediction);
+    showCurve(m_measured, m_comparison);
 }
 
 void TimelineView::rebuildItems()
@@ -331,6 +349,7 @@ void TimelineView::refreshColumns()
         return;
     const TimelineSeries &timeline = series();
     const int columns = std::max(1, axisRect()->width());
+    m_columns = axisRect()->width();
     const std::int64_t begin = toNs(xAxis->range().lower), end = std::max(toNs(xAxis->range().upper), begin + 1);
     const auto reduced = reduceToColumns(timeline.allocated, begin, end, columns);
 

@@ -26,6 +26,8 @@ public:
     GroupBy grouping() const { return m_grouping; }
     // The predicted curve of the current toggles; empty hides it.
     void setPrediction(const std::vector<PredictedPoint> &curve);
+    // A rerun's measured curve over the same step; empty hides it.
+    void setComparison(const std::vector<PredictedPoint> &curve, const QString &name);
     // A time picked by the user (live set shown for it), or none for the peak.
     void setMarkedTime(std::optional<std::int64_t> timeNs);
     void highlightLayer(std::optional<std::uint32_t> layer);
@@ -52,10 +54,13 @@ private:
     double toX(std::int64_t ns) const;
     std::int64_t toNs(double x) const;
     QString hoverText(std::int64_t timeNs) const;
+    void showCurve(QCPGraph *graph, const std::vector<PredictedPoint> &curve);
 
     DocumentPtr m_document;
     GroupBy m_grouping = GroupBy::Category;
     std::vector<PredictedPoint> m_prediction;
+    std::vector<PredictedPoint> m_comparison;
+    QString m_comparisonName;
     std::optional<std::int64_t> m_markedTime;
     std::optional<std::uint32_t> m_highlightedLayer;
     std::int64_t m_originNs = 0;
@@ -65,9 +70,11 @@ private:
     QCPGraph *m_envelope = nullptr;
     QCPGraph *m_reserved = nullptr;
     QCPGraph *m_predicted = nullptr;
+    QCPGraph *m_measured = nullptr;
     QCPItemStraightLine *m_marker = nullptr;
     QPoint m_pressPosition;
     bool m_updating = false;
+    int m_columns = 0; // pixel columns of the data shown
 };
 
 } // namespace peaklens::gui

@@ -2,6 +2,8 @@
 
 #include "mainwindow.h"
 #include "models/layertablemodel.h"
+#include "models/runsmodel.h"
+#include "replayprocess.h"
 #include "widgets/whatifbar.h"
 
 #include "core/plan/predictor.h"
@@ -53,6 +55,34 @@ private slots:
         const QString expected = QStringLiteral("peak ") + QString::fromStdString(formatBytes(prediction.peakBytes));
         QVERIFY2(window.whatIfBar()->predictedPeakText().contains(expected), qPrintable(window.whatIfBar()->predictedPeakText()));
         QVERIFY(prediction.peakBytes < predict(*document->costModel, {}).peakBytes);
+    }
+
+    // The whole loop on the CPU: toggle, rerun with peaklens-replay, find the measured run.
+    void rerunJoinsTheRunsList()
+    {
+        if (ReplayProcess::executable().isEmpty())
+            QSKIP("peaklens-replay is not built (LibTorch missing); nothing to rerun");
+        MainWindow window;
+        QVERIFY(load(window, kSample));
+        QCOMPARE(window.runsModel()->rowCount(), 1); // the baseline
+        window.setCheckpointStrategy(QStringLiteral("all"));
+        QSignalSpy finished(&window, &MainWindow::rerunFinished);
+        window.rerun();
+        QVERIFY(finished.wait(300000));
+        QCOMPARE(window.runsModel()->rowCount(), 2);
+        const RunRecord &run = window.runsModel()->run(1);
+        QVERIFY2(run.outcome.isEmpty(), qPrintable(run.outcome));
+        QCOMPARE(run.checkpoint.size(), qsizetype(window.document()->costModel->layers.size()));
+        QVERIFY(run.measuredPeakBytes && run.measuredStepMs);
+        QVERIFY(*run.measuredPeakBytes < *window.runsModel()->run(0).measuredPeakBytes);
+        QVERIFY(run.document);
+        QCOMPARE(QString::fromStdString(run.document->trace->metaValue("checkpoint")), run.checkpoint.join(QLatin1Char(',')));
+    }
+
+    void aTraceWithoutSpecCannotRerun()
+    {
+        const DocumentPtr document = loadDocument(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/modelled-step.pltxt"));
+        QVERIFY(ReplayProcess::unavailableReason(*document).contains(QStringLiteral("not recorded by peaklens-replay")));
     }
 
     void aBadFileKeepsTheWindowUsable()

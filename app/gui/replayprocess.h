@@ -1,0 +1,62 @@
+#pragma once
+// Reruns a replayed trace with new checkpoint toggles: starts peaklens-replay as a child
+// process with the trace's spec and options, follows its JSON-lines progress, and hands
+// back the measured run (or its out-of-memory result, or why it failed). A crash or OOM in
+// the child never touches the app.
+
+#include "tracedocument.h"
+
+#include <QObject>
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include <memory>
+#include <optional>
+
+namespace peaklens::gui {
+
+struct RunRecord
+{
+    QString label;                      // "baseline", "rerun 1"
+    QStringList checkpoint;
+    std::int64_t predictedPeakBytes = 0;
+    std::int64_t predictedStepNs = 0;
+    std::optional<std::int64_t> measuredPeakBytes;
+    std::optional<double> measuredStepMs;
+    QString outcome;                    // empty when measured; else OOM or failure sentence
+    DocumentPtr document;               // the run's own trace, when it wrote one
+};
+
+class ReplayProcess final : public QObject
+{
+    Q_OBJECT
+
+public:
+    explicit ReplayProcess(QObject *parent = nullptr);
+    ~ReplayProcess() override;
+
+    // Where peaklens-replay is: PEAKLENS_PLUGIN_DIR, else next to the app. Empty if absent.
+    static QString executable();
+    // Why a document cannot be rerun (no replay spec, no engine), or empty when it can.
+    static QString unavailableReason(const TraceDocument &document);
+
+    bool isRunning() const;
+    // `record` carries the label, toggles and prediction; the measurement is filled in.
+    void start(const TraceDocument &document, const RunRecord &record);
+    void cancel();
+
+Q_SIGNALS:
+    void progress(int step, int steps);
+    void finished(const peaklens::gui::RunRecord &record);
+
+private:
+    void onFinished(int exitCode, QProcess::ExitStatus status);
+
+    QProcess *m_process = nullptr;
+    std::unique_ptr<QTemporaryDir> m_directory;
+    RunRecord m_record;
+    QByteArray m_stderrTail;
+    bool m_cancelled = false;
+};
+
+} // namespace peaklens::gui
