@@ -512,7 +512,7 @@ void MainWindow::showRangeStats(std::int64_t beginNs, std::int64_t endNs)
     if (!m_document)
         return;
     const auto &allocated = m_document->byCategory.allocated;
-    const auto column = reduceToColumns(allocated, beginNs, endNs, 1);
+    const auto column = reduceToColumns(allocated, beginNs, endNs, 1, &m_document->allocatedBlocks);
     std::int64_t allocatedBytes = 0, freedBytes = 0;
     const MemoryEvents &events = m_document->trace->events;
     for (std::size_t i = 0; i < events.size(); ++i) {

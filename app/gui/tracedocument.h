@@ -3,6 +3,7 @@
 // thread: summary (peak, live set, layer and step figures), timelines grouped by category
 // and by layer, and the checkpointing cost model when the trace has a chain.
 
+#include "core/analysis/levelofdetail.h"
 #include "core/analysis/timelineseries.h"
 #include "core/analysis/tracesummary.h"
 #include "core/import/importprogress.h"
@@ -23,6 +24,8 @@ struct TraceDocument
     Device device;                 // the device of the primary peak; the timeline shows it
     TimelineSeries byCategory;
     TimelineSeries byLayer;
+    SeriesBlocks allocatedBlocks;  // of the allocated series (the same in both groupings)
+    SeriesBlocks reservedBlocks;
     std::optional<CostModel> costModel;
     QString costModelProblem;      // why there is none, for the what-if bar
 };

@@ -20,8 +20,31 @@ std::int64_t valueAt(std::span<const SeriesPoint> series, std::int64_t timeNs)
     return after == series.begin() ? 0 : std::prev(after)->bytes;
 }
 
+SeriesBlocks SeriesBlocks::build(std::span<const SeriesPoint> series)
+{
+    SeriesBlocks blocks;
+    const std::size_t count = series.size() / kSize;
+    blocks.minBytes.resize(count);
+    blocks.maxBytes.resize(count);
+    blocks.maxTimeNs.resize(count);
+    for (std::size_t b = 0; b < count; ++b) {
+        std::int64_t low = INT64_MAX, high = INT64_MIN, highTime = 0;
+        for (std::size_t i = b * kSize; i < (b + 1) * kSize; ++i) {
+            low = std::min(low, series[i].bytes);
+            if (series[i].bytes > high) {
+                high = series[i].bytes;
+                highTime = series[i].timeNs;
+            }
+        }
+        blocks.minBytes[b] = low;
+        blocks.maxBytes[b] = high;
+        blocks.maxTimeNs[b] = highTime;
+    }
+    return blocks;
+}
+
 std::vector<ColumnRange> reduceToColumns(std::span<const SeriesPoint> series, std::int64_t beginNs,
-                                         std::int64_t endNs, int columns)
+                                         std::int64_t endNs, int columns, const SeriesBlocks *blocks)
 {
     std::vector<ColumnRange> out;
     if (columns <= 0 || endNs <= beginNs)
@@ -39,6 +62,22 @@ std::vector<ColumnRange> reduceToColumns(std::span<const SeriesPoint> series, st
         column.minBytes = column.maxBytes = value;
         column.maxTimeNs = column.beginNs;
         for (; next != series.end() && next->timeNs < columnEnd; ++next) {
+            // Whole blocks inside the column at once.
+            auto index = static_cast<std::size_t>(next - series.begin());
+            while (blocks && index % SeriesBlocks::kSize == 0 && index / SeriesBlocks::kSize < blocks->minBytes.size()
+                   && series[index + SeriesBlocks::kSize - 1].timeNs < columnEnd) {
+                const std::size_t b = index / SeriesBlocks::kSize;
+                column.minBytes = std::min(column.minBytes, blocks->minBytes[b]);
+                if (blocks->maxBytes[b] > column.maxBytes) {
+                    column.maxBytes = blocks->maxBytes[b];
+                    column.maxTimeNs = blocks->maxTimeNs[b];
+                }
+                index += SeriesBlocks::kSize;
+                value = series[index - 1].bytes;
+                next = series.begin() + static_cast<std::ptrdiff_t>(index);
+            }
+            if (next == series.end() || next->timeNs >= columnEnd)
+                break;
             value = next->bytes;
             column.minBytes = std::min(column.minBytes, value);
             if (value > column.maxBytes) {

@@ -68,6 +68,9 @@ TimelineView::TimelineView(QWidget *parent)
     legendRow->addElement(0, 0, legend);
     plotLayout()->setRowStretchFactor(1, 0.001);
     setSelectionRectMode(QCP::srmNone);
+    // Thousands of columns of translucent fills: antialiasing them costs more than it shows.
+    setNotAntialiasedElements(QCP::aeFills | QCP::aePlottables);
+    setPlottingHint(QCP::phFastPolylines, true);
     const QPalette pal = palette();
     setBackground(pal.base());
     for (QCPAxis *axis : {xAxis, yAxis}) {
@@ -185,8 +188,7 @@ void TimelineView::setMarkedTime(std::optional<std::int64_t> timeNs)
 void TimelineView::highlightLayer(std::optional<std::uint32_t> layer)
 {
     m_highlightedLayer = layer;
-    rebuildItems();
-    replot(QCustomPlot::rpQueuedReplot);
+    refreshColumns();
 }
 
 void TimelineView::resetZoom()
@@ -268,22 +270,11 @@ void TimelineView::rebuildItems()
 {
     clearItems();
     m_marker = nullptr;
+    m_visibleItems.clear();
+    m_phaseSpans.clear();
     if (!m_document)
         return;
     const Trace &trace = *m_document->trace;
-
-    auto band = [this](std::int64_t begin, std::int64_t end, const QColor &color) {
-        auto *rect = new QCPItemRect(this);
-        rect->setLayer(QStringLiteral("background"));
-        rect->topLeft->setTypeX(QCPItemPosition::ptPlotCoords);
-        rect->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
-        rect->bottomRight->setTypeX(QCPItemPosition::ptPlotCoords);
-        rect->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
-        rect->topLeft->setCoords(toX(begin), 0);
-        rect->bottomRight->setCoords(toX(end), 1);
-        rect->setPen(Qt::NoPen);
-        rect->setBrush(color);
-    };
     // Phase shading: per step, the span of its forward, backward and optimizer ranges.
     std::map<std::pair<std::int64_t, Phase>, std::pair<std::int64_t, std::int64_t>> spans;
     for (const Range &range : trace.ranges) {
@@ -296,26 +287,9 @@ void TimelineView::rebuildItems()
         }
     }
     for (const auto &[key, span] : spans)
-        band(span.first, span.second, phaseColor(key.second));
-    if (m_highlightedLayer) {
-        for (const Range &range : trace.ranges) {
-            if (trace.isWithin(range.layer, *m_highlightedLayer))
-                band(range.beginNs, range.endNs, QColor(255, 200, 0, 90));
-        }
-    }
-    for (const Step &step : trace.steps) {
-        auto *line = new QCPItemStraightLine(this);
-        line->point1->setCoords(toX(step.beginNs), 0);
-        line->point2->setCoords(toX(step.beginNs), 1);
-        line->setPen(QPen(palette().mid().color(), 1, Qt::DotLine));
-        auto *label = new QCPItemText(this);
-        label->position->setTypeX(QCPItemPosition::ptPlotCoords);
-        label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-        label->position->setCoords(toX(step.beginNs), 0);
-        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-        label->setText(tr(" step %1").arg(step.number));
-        label->setColor(palette().text().color());
-    }
+        m_phaseSpans.push_back({span.first, span.second, key.second});
+    std::sort(m_phaseSpans.begin(), m_phaseSpans.end(),
+              [](const PhaseSpan &a, const PhaseSpan &b) { return a.beginNs < b.beginNs; });
 
     const auto &peaks = m_document->summary.peak;
     if (peaks.primary) {
@@ -343,6 +317,70 @@ void TimelineView::rebuildItems()
     setMarkedTime(m_markedTime);
 }
 
+// Shading, step boundaries and highlighted ranges only for what is in view, and only when
+// few enough to tell apart: a 10,000-step trace zoomed out would be a wall of lines.
+void TimelineView::updateVisibleItems(std::int64_t beginNs, std::int64_t endNs)
+{
+    for (QCPAbstractItem *item : m_visibleItems)
+        removeItem(item);
+    m_visibleItems.clear();
+    if (!m_document)
+        return;
+    constexpr std::size_t kMaxShownSteps = 200, kMaxShownSpans = 1000;
+    const Trace &trace = *m_document->trace;
+    auto band = [this](std::int64_t begin, std::int64_t end, const QColor &color) {
+        auto *rect = new QCPItemRect(this);
+        rect->setLayer(QStringLiteral("background"));
+        rect->topLeft->setTypeX(QCPItemPosition::ptPlotCoords);
+        rect->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        rect->bottomRight->setTypeX(QCPItemPosition::ptPlotCoords);
+        rect->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        rect->topLeft->setCoords(toX(begin), 0);
+        rect->bottomRight->setCoords(toX(end), 1);
+        rect->setPen(Qt::NoPen);
+        rect->setBrush(color);
+        m_visibleItems.push_back(rect);
+    };
+
+    const auto firstStep = std::lower_bound(trace.steps.begin(), trace.steps.end(), beginNs,
+                                            [](const Step &step, std::int64_t t) { return step.endNs < t; });
+    const auto lastStep = std::lower_bound(firstStep, trace.steps.end(), endNs,
+                                           [](const Step &step, std::int64_t t) { return step.beginNs < t; });
+    if (static_cast<std::size_t>(lastStep - firstStep) > kMaxShownSteps)
+        return;
+    // Spans begin in order; none lasts longer than its step, so start one step early.
+    const std::int64_t from = firstStep == trace.steps.begin() ? INT64_MIN : std::prev(firstStep)->beginNs;
+    for (auto span = std::lower_bound(m_phaseSpans.begin(), m_phaseSpans.end(), from,
+                                      [](const PhaseSpan &s, std::int64_t t) { return s.beginNs < t; });
+         span != m_phaseSpans.end() && span->beginNs < endNs; ++span) {
+        if (span->endNs > beginNs)
+            band(span->beginNs, span->endNs, phaseColor(span->phase));
+    }
+    if (m_highlightedLayer) {
+        std::size_t shown = 0;
+        for (const Range &range : trace.ranges) {
+            if (range.endNs > beginNs && range.beginNs < endNs && trace.isWithin(range.layer, *m_highlightedLayer)
+                && ++shown <= kMaxShownSpans)
+                band(range.beginNs, range.endNs, QColor(255, 200, 0, 90));
+        }
+    }
+    for (auto step = firstStep; step != lastStep; ++step) {
+        auto *line = new QCPItemStraightLine(this);
+        line->point1->setCoords(toX(step->beginNs), 0);
+        line->point2->setCoords(toX(step->beginNs), 1);
+        line->setPen(QPen(palette().mid().color(), 1, Qt::DotLine));
+        auto *label = new QCPItemText(this);
+        label->position->setTypeX(QCPItemPosition::ptPlotCoords);
+        label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        label->position->setCoords(toX(step->beginNs), 0);
+        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+        label->setText(tr(" step %1").arg(step->number));
+        label->setColor(palette().text().color());
+        m_visibleItems.push_back(line);
+        m_visibleItems.push_back(label);
+    }
+}
+
 void TimelineView::refreshColumns()
 {
     if (!m_document || !m_envelope)
@@ -351,7 +389,8 @@ void TimelineView::refreshColumns()
     const int columns = std::max(1, axisRect()->width());
     m_columns = axisRect()->width();
     const std::int64_t begin = toNs(xAxis->range().lower), end = std::max(toNs(xAxis->range().upper), begin + 1);
-    const auto reduced = reduceToColumns(timeline.allocated, begin, end, columns);
+    const auto reduced = reduceToColumns(timeline.allocated, begin, end, columns, &m_document->allocatedBlocks);
+    updateVisibleItems(begin, end);
 
     QVector<double> envelopeKeys, envelopeValues;
     std::vector<QVector<double>> stackValues(m_stack.size());
@@ -377,7 +416,7 @@ void TimelineView::refreshColumns()
     m_envelope->setData(envelopeKeys, envelopeValues, true);
     if (m_reserved) {
         QVector<double> reservedValues;
-        for (const ColumnRange &column : reduceToColumns(timeline.reserved, begin, end, columns))
+        for (const ColumnRange &column : reduceToColumns(timeline.reserved, begin, end, columns, &m_document->reservedBlocks))
             reservedValues << static_cast<double>(column.maxBytes) / m_unitBytes;
         m_reserved->setData(keys, reservedValues, true);
     }

@@ -50,6 +50,7 @@ private:
     const TimelineSeries &series() const;
     void rebuildGraphs();
     void rebuildItems();
+    void updateVisibleItems(std::int64_t beginNs, std::int64_t endNs);
     void onRangeChanged(const QCPRange &range);
     double toX(std::int64_t ns) const;
     std::int64_t toNs(double x) const;
@@ -72,6 +73,13 @@ private:
     QCPGraph *m_predicted = nullptr;
     QCPGraph *m_measured = nullptr;
     QCPItemStraightLine *m_marker = nullptr;
+    struct PhaseSpan
+    {
+        std::int64_t beginNs, endNs;
+        Phase phase;
+    };
+    std::vector<PhaseSpan> m_phaseSpans; // by begin time
+    std::vector<QCPAbstractItem *> m_visibleItems;
     QPoint m_pressPosition;
     bool m_updating = false;
     int m_columns = 0; // pixel columns of the data shown

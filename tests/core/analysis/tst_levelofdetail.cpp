@@ -75,6 +75,27 @@ private slots:
         }
     }
 
+    // Reading whole blocks gives exactly the columns a point-by-point scan gives.
+    void blocksGiveTheSameColumns()
+    {
+        std::vector<SeriesPoint> points;
+        std::int64_t value = 0, time = 0;
+        for (int i = 0; i < 50000; ++i) {
+            time += 1 + (i * 31) % 7; // uneven spacing, some equal deltas
+            value += (i * 7919) % 17 - 8;
+            points.push_back({time, value});
+        }
+        const SeriesBlocks blocks = SeriesBlocks::build(points);
+        QCOMPARE(blocks.maxBytes.size(), points.size() / SeriesBlocks::kSize);
+        for (int columns : {1, 3, 97, 1000, 60000}) {
+            for (auto [begin, end] : {std::pair<std::int64_t, std::int64_t>{0, time + 10}, {time / 3, time / 2}, {-50, 700}}) {
+                const auto plain = peaklens::reduceToColumns(points, begin, end, columns);
+                const auto fast = peaklens::reduceToColumns(points, begin, end, columns, &blocks);
+                QCOMPARE(describe(fast), describe(plain));
+            }
+        }
+    }
+
     void valueAt()
     {
         const auto points = series({{10, 5}, {12, 9}});

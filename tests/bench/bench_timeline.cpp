@@ -1,0 +1,88 @@
+// The app on a big trace: time from opening the file to the first painted window, and
+// the repaint of the timeline after a zoom and after a pan (QBENCHMARK).
+//
+//   bench_timeline -- TRACE        (tests/bench/run_gui_bench.sh makes a 10M-event trace)
+
+#include "mainwindow.h"
+#include "widgets/timelineview.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace peaklens::gui;
+
+namespace {
+QString g_trace;
+}
+
+class bench_Timeline : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        if (g_trace.isEmpty())
+            QSKIP("give the trace: bench_timeline -- TRACE");
+        m_window = std::make_unique<MainWindow>();
+        m_window->resize(1600, 1000);
+        m_window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+        QSignalSpy loaded(m_window.get(), &MainWindow::documentLoaded);
+        QElapsedTimer timer;
+        timer.start();
+        m_window->openFile(g_trace);
+        QVERIFY(loaded.wait(600000));
+        m_window->timeline()->replot(QCustomPlot::rpImmediateRefresh);
+        m_window->repaint();
+        qInfo("first paint: %.3f s after opening %s (%zu events)", timer.nsecsElapsed() / 1e9, qPrintable(g_trace),
+              m_window->document()->trace->events.size());
+    }
+
+    void repaintAfterZoom()
+    {
+        TimelineView *view = m_window->timeline();
+        view->resetZoom();
+        double factor = 0.7;
+        QBENCHMARK {
+            view->xAxis->scaleRange(factor, view->xAxis->range().center());
+            factor = 1.0 / factor; // in, out, in, ...
+            view->replot(QCustomPlot::rpImmediateRefresh);
+        }
+    }
+
+    void repaintAfterPan()
+    {
+        TimelineView *view = m_window->timeline();
+        view->resetZoom();
+        double step = 0.05;
+        QBENCHMARK {
+            view->xAxis->moveRange(view->xAxis->range().size() * step);
+            step = -step;
+            view->replot(QCustomPlot::rpImmediateRefresh);
+        }
+    }
+
+    void cleanupTestCase() { m_window.reset(); }
+
+private:
+    std::unique_ptr<MainWindow> m_window;
+};
+
+int main(int argc, char **argv)
+{
+    QApplication app(argc, argv);
+    // Arguments after "--" are ours; the rest go to Qt Test (e.g. -iterations 20).
+    QStringList arguments = app.arguments();
+    const auto separator = arguments.indexOf(QStringLiteral("--"));
+    if (separator >= 0) {
+        g_trace = arguments.value(separator + 1);
+        arguments = arguments.mid(0, separator);
+    }
+    bench_Timeline bench;
+    return QTest::qExec(&bench, arguments);
+}
+
+#include "bench_timeline.moc"
