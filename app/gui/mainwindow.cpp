@@ -2,6 +2,7 @@
 
 #include "models/layertablemodel.h"
 #include "models/livesetmodel.h"
+#include "models/runcomparisonmodel.h"
 #include "models/runsmodel.h"
 #include "replayprocess.h"
 #include "widgets/timelineview.h"
@@ -119,6 +120,7 @@ MainWindow::MainWindow(QWidget *parent)
     , m_cancel(new QPushButton(tr("Cancel"), this))
     , m_detailTabs(new QTabWidget(this))
     , m_runs(new RunsModel(this))
+    , m_comparison(new RunComparisonModel(this))
     , m_replay(new ReplayProcess(this))
 {
     setWindowTitle(tr("PeakLens"));
@@ -163,8 +165,16 @@ MainWindow::MainWindow(QWidget *parent)
     m_runsView = makeTable(m_runs, this);
     m_runsView->setSortingEnabled(false);
     m_runsView->horizontalHeader()->setSectionResizeMode(RunsModel::RunColumn, QHeaderView::Stretch);
+    auto *comparisonProxy = new QSortFilterProxyModel(this);
+    comparisonProxy->setSourceModel(m_comparison);
+    comparisonProxy->setSortRole(RunComparisonModel::SortRole);
+    m_comparisonView = makeTable(comparisonProxy, this);
+    m_comparisonView->horizontalHeader()->setSectionResizeMode(RunComparisonModel::LayerColumn, QHeaderView::Stretch);
+    auto *runsPane = new QSplitter(Qt::Vertical, this);
+    runsPane->addWidget(m_runsView);
+    runsPane->addWidget(m_comparisonView);
     m_detailTabs->addTab(livePane, tr("&Live memory"));
-    m_detailTabs->addTab(m_runsView, tr("R&uns"));
+    m_detailTabs->addTab(runsPane, tr("R&uns"));
 
     auto *bottom = new QSplitter(Qt::Horizontal, this);
     bottom->addWidget(layersPane);
@@ -323,7 +333,7 @@ void MainWindow::rerun()
     m_progress->setVisible(true);
     m_cancel->setVisible(true);
     m_progress->setValue(0);
-    m_detailTabs->setCurrentWidget(m_runsView);
+    m_detailTabs->setCurrentIndex(1);
     statusBar()->showMessage(tr("Rerunning with %1 checkpointed…")
                                  .arg(record.checkpoint.isEmpty() ? tr("nothing") : record.checkpoint.join(QStringLiteral(", "))));
     m_replay->start(*m_document, record);
@@ -347,9 +357,13 @@ void MainWindow::compareWithRun(int row)
 {
     if (row < 0 || row >= m_runs->rowCount() || !m_document || !m_document->costModel) {
         m_timeline->setComparison({}, {});
+        m_comparison->resetData(nullptr, nullptr);
         return;
     }
     const RunRecord &run = m_runs->run(row);
+    m_comparison->resetData(m_document, run.document);
+    m_comparisonView->resizeColumnsToContents();
+    m_comparisonView->horizontalHeader()->setSectionResizeMode(RunComparisonModel::LayerColumn, QHeaderView::Stretch);
     m_timeline->setComparison(run.document ? alignedStep(*run.document, *m_document->costModel) : std::vector<PredictedPoint>{},
                               tr("measured (%1)").arg(run.label));
 }

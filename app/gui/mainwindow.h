@@ -27,6 +27,7 @@ namespace peaklens::gui {
 class LayerTableModel;
 class LiveSetModel;
 class ReplayProcess;
+class RunComparisonModel;
 class RunsModel;
 struct RunRecord;
 class TimelineView;
@@ -51,6 +52,7 @@ public:
     WhatIfBar *whatIfBar() const { return m_whatIf; }
     TimelineView *timeline() const { return m_timeline; }
     RunsModel *runsModel() const { return m_runs; }
+    RunComparisonModel *comparisonModel() const { return m_comparison; }
     // Toggles the layers a planner strategy chooses: none, all, every:K, sqrt.
     void setCheckpointStrategy(const QString &strategy);
     // Reruns the step with the current toggles (peaklens-replay as a child process).
@@ -97,6 +99,8 @@ private:
     QTabWidget *m_detailTabs;
     RunsModel *m_runs;
     QTableView *m_runsView;
+    RunComparisonModel *m_comparison;
+    QTableView *m_comparisonView;
     ReplayProcess *m_replay;
     QAction *m_rerunAction = nullptr;
     int m_rerunCount = 0;

@@ -2,6 +2,7 @@
 
 #include "models/layertablemodel.h"
 #include "models/livesetmodel.h"
+#include "models/runcomparisonmodel.h"
 
 #include "core/trace/units.h"
 
@@ -71,6 +72,32 @@ private slots:
         QCOMPARE(model.index(row, LayerTableModel::CheckpointColumn).data(Qt::CheckStateRole).value<Qt::CheckState>(), Qt::Checked);
         model.setCheckpoint(std::vector<bool>(chain.size(), true));
         QCOMPARE(changed.count(), 2);
+    }
+
+    void runComparisonMatchesLayersByPath()
+    {
+        RunComparisonModel model;
+        QAbstractItemModelTester tester(&model);
+        const DocumentPtr baseline = loadDocument(kSample);
+        const DocumentPtr other = loadDocument(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/modelled-step.pltxt"));
+        model.resetData(baseline, baseline);
+        QCOMPARE(model.rowCount(), int(baseline->trace->layers.size()));
+        for (int row = 0; row < model.rowCount(); ++row)
+            QCOMPARE(model.index(row, RunComparisonModel::BytesChangeColumn).data(RunComparisonModel::SortRole).toLongLong(), 0);
+
+        model.resetData(baseline, other);
+        int shared = 0;
+        for (const Layer &layer : baseline->trace->layers)
+            shared += other->trace->findLayer(layer.path).has_value();
+        QCOMPARE(model.rowCount(), shared);
+        for (int row = 0; row < model.rowCount(); ++row) {
+            const QString path = model.index(row, RunComparisonModel::LayerColumn).data().toString();
+            const auto layer = *other->trace->findLayer(path.toStdString());
+            QCOMPARE(model.index(row, RunComparisonModel::RunBytesColumn).data(RunComparisonModel::SortRole).toLongLong(),
+                     other->summary.layers[layer].activationBytes);
+        }
+        model.resetData(baseline, nullptr);
+        QCOMPARE(model.rowCount(), 0);
     }
 
     void liveSetGroupings_data()

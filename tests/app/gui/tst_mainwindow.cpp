@@ -2,6 +2,7 @@
 
 #include "mainwindow.h"
 #include "models/layertablemodel.h"
+#include "models/runcomparisonmodel.h"
 #include "models/runsmodel.h"
 #include "replayprocess.h"
 #include "widgets/whatifbar.h"
@@ -77,6 +78,16 @@ private slots:
         QVERIFY(*run.measuredPeakBytes < *window.runsModel()->run(0).measuredPeakBytes);
         QVERIFY(run.document);
         QCOMPARE(QString::fromStdString(run.document->trace->metaValue("checkpoint")), run.checkpoint.join(QLatin1Char(',')));
+        // The comparison shows the checkpointed blocks keeping less for the backward pass.
+        RunComparisonModel *comparison = window.comparisonModel();
+        QVERIFY(comparison->rowCount() > 0);
+        int smaller = 0;
+        for (int row = 0; row < comparison->rowCount(); ++row) {
+            if (comparison->index(row, RunComparisonModel::LayerColumn).data().toString().startsWith(QStringLiteral("blocks."))
+                && comparison->index(row, RunComparisonModel::BytesChangeColumn).data(RunComparisonModel::SortRole).toLongLong() < 0)
+                ++smaller;
+        }
+        QCOMPARE(smaller, int(run.checkpoint.size()));
     }
 
     void aTraceWithoutSpecCannotRerun()
