@@ -1,6 +1,6 @@
 #include "mainwindow.h"
 
-#include "models/layertablemodel.h"
+#include "models/layermodel.h"
 #include "models/livesetmodel.h"
 #include "models/runcomparisonmodel.h"
 #include "models/runsmodel.h"
@@ -36,6 +36,7 @@
 #include <QStatusBar>
 #include <QTableView>
 #include <QToolBar>
+#include <QTreeView>
 #include <QUnhandledException>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
@@ -112,7 +113,7 @@ MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent)
     , m_timeline(new TimelineView(this))
     , m_whatIf(new WhatIfBar(this))
-    , m_layers(new LayerTableModel(this))
+    , m_layers(new LayerModel(this))
     , m_layerProxy(new QSortFilterProxyModel(this))
     , m_live(new LiveSetModel(this))
     , m_liveProxy(new QSortFilterProxyModel(this))
@@ -127,12 +128,17 @@ MainWindow::MainWindow(QWidget *parent)
     setAcceptDrops(true);
 
     m_layerProxy->setSourceModel(m_layers);
-    m_layerProxy->setSortRole(LayerTableModel::SortRole);
+    m_layerProxy->setSortRole(LayerModel::SortRole);
     m_layerProxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
-    m_layerProxy->setFilterKeyColumn(LayerTableModel::NameColumn);
-    m_layerView = makeTable(m_layerProxy, this);
-    m_layerView->horizontalHeader()->setSectionResizeMode(LayerTableModel::NameColumn, QHeaderView::Stretch);
-    m_layerView->sortByColumn(LayerTableModel::NameColumn, Qt::AscendingOrder);
+    m_layerProxy->setFilterKeyColumn(LayerModel::NameColumn);
+    m_layerProxy->setRecursiveFilteringEnabled(true); // a match keeps its enclosing modules
+    m_layerView = new QTreeView(this);
+    m_layerView->setModel(m_layerProxy);
+    m_layerView->setSortingEnabled(true);
+    m_layerView->setAlternatingRowColors(true);
+    m_layerView->setUniformRowHeights(true);
+    m_layerView->header()->setStretchLastSection(false);
+    m_layerView->sortByColumn(LayerModel::NameColumn, Qt::AscendingOrder);
     m_layerFilter = new QLineEdit(this);
     m_layerFilter->setPlaceholderText(tr("Filter layers (Ctrl+F)"));
     m_layerFilter->setClearButtonEnabled(true);
@@ -164,12 +170,11 @@ MainWindow::MainWindow(QWidget *parent)
 
     m_runsView = makeTable(m_runs, this);
     m_runsView->setSortingEnabled(false);
-    m_runsView->horizontalHeader()->setSectionResizeMode(RunsModel::RunColumn, QHeaderView::Stretch);
     auto *comparisonProxy = new QSortFilterProxyModel(this);
     comparisonProxy->setSourceModel(m_comparison);
     comparisonProxy->setSortRole(RunComparisonModel::SortRole);
     m_comparisonView = makeTable(comparisonProxy, this);
-    m_comparisonView->horizontalHeader()->setSectionResizeMode(RunComparisonModel::LayerColumn, QHeaderView::Stretch);
+    m_comparisonView->sortByColumn(RunComparisonModel::LayerColumn, Qt::AscendingOrder);
     auto *runsPane = new QSplitter(Qt::Vertical, this);
     runsPane->addWidget(m_runsView);
     runsPane->addWidget(m_comparisonView);
@@ -186,6 +191,8 @@ MainWindow::MainWindow(QWidget *parent)
     main->addWidget(bottom);
     main->setStretchFactor(0, 3);
     main->setStretchFactor(1, 2);
+    main->setSizes({500, 380});
+    bottom->setSizes({760, 640});
     setCentralWidget(main);
 
     auto *whatIfToolBar = addToolBar(tr("What-if"));
@@ -237,7 +244,7 @@ MainWindow::MainWindow(QWidget *parent)
             statusBar()->showMessage(message);
         }
     });
-    connect(m_layers, &LayerTableModel::checkpointChanged, this, [this] {
+    connect(m_layers, &LayerModel::checkpointChanged, this, [this] {
         m_whatIf->markCustom();
         updatePrediction();
     });
@@ -246,7 +253,7 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_timeline, &TimelineView::rangeSelected, this, &MainWindow::showRangeStats);
     connect(m_liveGrouping, &QComboBox::currentIndexChanged, this, [this] { showLiveSet(m_pickedTime); });
     connect(m_layerView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &current) {
-        const QVariant layer = m_layerProxy->data(current, LayerTableModel::LayerRole);
+        const QVariant layer = m_layerProxy->data(current, LayerModel::LayerRole);
         m_timeline->highlightLayer(layer.isValid() ? std::optional<std::uint32_t>(layer.toUInt()) : std::nullopt);
     });
     resize(1400, 900);
@@ -299,6 +306,14 @@ void MainWindow::createActions()
     view->addAction(tr("&Reset zoom"), m_timeline, &TimelineView::resetZoom)->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
     view->addAction(tr("Show the &peak"), this, [this] { showLiveSet(std::nullopt); })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
     view->addAction(tr("&Filter layers"), this, [this] { m_layerFilter->setFocus(); })->setShortcut(QKeySequence::Find);
+    QAction *flat = view->addAction(tr("Layers as a flat &list"));
+    flat->setCheckable(true);
+    flat->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_T));
+    connect(flat, &QAction::toggled, this, [this](bool on) {
+        m_layers->setFlat(on);
+        m_layerView->setRootIsDecorated(!on);
+        m_layerView->expandAll();
+    });
 
     QMenu *run = menuBar()->addMenu(tr("&Run"));
     m_rerunAction = run->addAction(tr("&Rerun with these toggles"), this, &MainWindow::rerun);
@@ -345,7 +360,6 @@ void MainWindow::onRerunFinished(const RunRecord &record)
     setLoading(false);
     m_runs->append(record);
     m_runsView->resizeColumnsToContents();
-    m_runsView->horizontalHeader()->setSectionResizeMode(RunsModel::RunColumn, QHeaderView::Stretch);
     m_runsView->setCurrentIndex(m_runs->index(m_runs->rowCount() - 1, 0));
     statusBar()->showMessage(record.outcome.isEmpty() ? tr("%1 measured.").arg(record.label)
                                                       : tr("%1: %2").arg(record.label, record.outcome));
@@ -363,7 +377,6 @@ void MainWindow::compareWithRun(int row)
     const RunRecord &run = m_runs->run(row);
     m_comparison->resetData(m_document, run.document);
     m_comparisonView->resizeColumnsToContents();
-    m_comparisonView->horizontalHeader()->setSectionResizeMode(RunComparisonModel::LayerColumn, QHeaderView::Stretch);
     m_timeline->setComparison(run.document ? alignedStep(*run.document, *m_document->costModel) : std::vector<PredictedPoint>{},
                               tr("measured (%1)").arg(run.label));
 }
@@ -409,8 +422,10 @@ void MainWindow::showDocument(const DocumentPtr &document)
     setWindowTitle(tr("%1 — PeakLens").arg(QFileInfo(document->path).fileName()));
     m_layers->resetData(document);
     m_timeline->setDocument(document);
-    m_layerView->resizeColumnsToContents();
-    m_layerView->horizontalHeader()->setSectionResizeMode(LayerTableModel::NameColumn, QHeaderView::Stretch);
+    m_layerView->expandAll();
+    for (int column = 0; column < LayerModel::NumColumns; ++column)
+        m_layerView->resizeColumnToContents(column);
+    m_layerView->header()->setSectionResizeMode(LayerModel::NameColumn, QHeaderView::Stretch);
     m_rerunCount = 0;
     m_runs->resetData({});
     if (document->costModel) {
@@ -434,6 +449,7 @@ void MainWindow::showDocument(const DocumentPtr &document)
         else
             record.measuredStepMs = static_cast<double>(baseline.stepTimeNs) / 1e6;
         m_runs->append(record);
+        m_runsView->resizeColumnsToContents();
     } else {
         m_whatIf->setUnavailable(document->costModelProblem);
     }

@@ -21,10 +21,11 @@ class QPushButton;
 class QSortFilterProxyModel;
 class QTabWidget;
 class QTableView;
+class QTreeView;
 
 namespace peaklens::gui {
 
-class LayerTableModel;
+class LayerModel;
 class LiveSetModel;
 class ReplayProcess;
 class RunComparisonModel;
@@ -47,7 +48,7 @@ public:
     // Shows the timeline stacked by layer instead of by category.
     void setGroupByLayer(bool byLayer);
 
-    LayerTableModel *layerModel() const { return m_layers; }
+    LayerModel *layerModel() const { return m_layers; }
     LiveSetModel *liveSetModel() const { return m_live; }
     WhatIfBar *whatIfBar() const { return m_whatIf; }
     TimelineView *timeline() const { return m_timeline; }
@@ -85,9 +86,9 @@ private:
     DocumentPtr m_document;
     TimelineView *m_timeline;
     WhatIfBar *m_whatIf;
-    LayerTableModel *m_layers;
+    LayerModel *m_layers;
     QSortFilterProxyModel *m_layerProxy;
-    QTableView *m_layerView;
+    QTreeView *m_layerView;
     QLineEdit *m_layerFilter;
     LiveSetModel *m_live;
     QSortFilterProxyModel *m_liveProxy;

@@ -220,7 +220,8 @@ void TimelineView::rebuildGraphs()
     const auto [unit, unitName] = unitFor(top);
     m_unitBytes = unit;
     yAxis->setLabel(tr("memory (%1)").arg(unitName));
-    yAxis->setRange(0, std::max(1.0, static_cast<double>(top) / unit * 1.08));
+    // Headroom for the peak's label.
+    yAxis->setRange(0, std::max(1.0, static_cast<double>(top) / unit * 1.15));
 
     const std::size_t shown = std::min(timeline.groups.size(), kMaxStackedGroups);
     for (std::size_t i = 0; i <= shown; ++i) {

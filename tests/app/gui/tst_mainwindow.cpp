@@ -1,7 +1,7 @@
 #include "testsupport.h"
 
 #include "mainwindow.h"
-#include "models/layertablemodel.h"
+#include "models/layermodel.h"
 #include "models/runcomparisonmodel.h"
 #include "models/runsmodel.h"
 #include "replayprocess.h"
@@ -44,12 +44,12 @@ private slots:
         QVERIFY(load(window, kSample));
         const DocumentPtr document = window.document();
         QVERIFY(document->costModel);
-        LayerTableModel *layers = window.layerModel();
-        QCOMPARE(layers->rowCount(), int(document->trace->layers.size()));
+        LayerModel *layers = window.layerModel();
+        QCOMPARE(layers->rowCount(), 5); // embed, blocks, ln_f, head, loss; the blocks below "blocks"
 
         const auto &chain = document->costModel->layers;
-        const int row = layers->rowOfLayer(chain[2].layer);
-        QVERIFY(layers->setData(layers->index(row, LayerTableModel::CheckpointColumn), Qt::Checked, Qt::CheckStateRole));
+        QVERIFY(layers->setData(layers->indexOfLayer(chain[2].layer, LayerModel::CheckpointColumn), Qt::Checked,
+                                Qt::CheckStateRole));
         std::vector<bool> toggles(chain.size(), false);
         toggles[2] = true;
         const Prediction prediction = predict(*document->costModel, toggles);

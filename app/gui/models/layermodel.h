@@ -1,17 +1,17 @@
 #pragma once
-// The layers of a trace, one row each: module path, kind, activation bytes kept for the
-// backward pass, share of the peak, forward and backward time, and a checkbox to toggle
-// checkpointing on the layers of the checkpointable chain.
+// The layers of a trace as the module tree (or a flat list of paths), one row each: name,
+// kind, activation bytes kept for the backward pass, share of the peak, forward and
+// backward time, and a checkbox to toggle checkpointing on the checkpointable chain.
 
 #include "tracedocument.h"
 
-#include <QAbstractTableModel>
+#include <QAbstractItemModel>
 
 #include <vector>
 
 namespace peaklens::gui {
 
-class LayerTableModel final : public QAbstractTableModel
+class LayerModel final : public QAbstractItemModel
 {
     Q_OBJECT
 
@@ -20,15 +20,20 @@ public:
                    CheckpointColumn, NumColumns };
     enum Roles { SortRole = Qt::UserRole, LayerRole };
 
-    using QAbstractTableModel::QAbstractTableModel;
+    using QAbstractItemModel::QAbstractItemModel;
 
     void resetData(const DocumentPtr &document);
+    // Flat: every layer at the top level, named by its whole path.
+    void setFlat(bool flat);
+    bool isFlat() const { return m_flat; }
     // One flag per chain layer of the document's cost model.
     const std::vector<bool> &checkpoint() const { return m_checkpoint; }
     void setCheckpoint(const std::vector<bool> &checkpoint);
-    // The row of a trace layer, or -1.
-    int rowOfLayer(std::uint32_t layer) const;
+    // The index (first column) of a trace layer; invalid for none.
+    QModelIndex indexOfLayer(std::uint32_t layer, int column = NameColumn) const;
 
+    QModelIndex index(int row, int column, const QModelIndex &parent = {}) const override;
+    QModelIndex parent(const QModelIndex &child) const override;
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
@@ -40,7 +45,14 @@ Q_SIGNALS:
     void checkpointChanged();
 
 private:
+    void rebuildTree();
+    const std::vector<std::uint32_t> &childrenOf(const QModelIndex &parent) const;
+
     DocumentPtr m_document;
+    bool m_flat = false;
+    std::vector<std::uint32_t> m_topLevel;
+    std::vector<std::vector<std::uint32_t>> m_children; // per layer, in module order
+    std::vector<int> m_row;                              // per layer: its row under its parent
     std::vector<int> m_chainIndex; // per trace layer: its index in the chain, or -1
     std::vector<bool> m_checkpoint;
     std::int64_t m_peakBytes = 0;

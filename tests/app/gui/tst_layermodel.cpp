@@ -1,6 +1,6 @@
 #include "testsupport.h"
 
-#include "models/layertablemodel.h"
+#include "models/layermodel.h"
 #include "models/livesetmodel.h"
 #include "models/runcomparisonmodel.h"
 
@@ -18,58 +18,85 @@ const QString kSample = QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/t
 
 } // namespace
 
-class tst_LayerTableModel : public QObject
+class tst_LayerModel : public QObject
 {
     Q_OBJECT
 
 private slots:
     void rowsMatchCoreLayerStats()
     {
-        LayerTableModel model;
+        LayerModel model;
         QAbstractItemModelTester tester(&model);
         const DocumentPtr document = loadDocument(kSample);
+        model.setFlat(true);
         model.resetData(document);
         const Trace &trace = *document->trace;
         QCOMPARE(model.rowCount(), int(trace.layers.size()));
         for (int row = 0; row < model.rowCount(); ++row) {
             const auto &stats = document->summary.layers[static_cast<std::size_t>(row)];
-            QCOMPARE(model.index(row, LayerTableModel::NameColumn).data().toString(),
+            QCOMPARE(model.index(row, LayerModel::NameColumn).data().toString(),
                      QString::fromStdString(trace.layers[static_cast<std::size_t>(row)].path));
-            QCOMPARE(model.index(row, LayerTableModel::ActivationColumn).data().toString(),
+            QCOMPARE(model.index(row, LayerModel::ActivationColumn).data().toString(),
                      QString::fromStdString(formatBytes(stats.activationBytes)));
-            QCOMPARE(model.index(row, LayerTableModel::ActivationColumn).data(LayerTableModel::SortRole).toLongLong(),
+            QCOMPARE(model.index(row, LayerModel::ActivationColumn).data(LayerModel::SortRole).toLongLong(),
                      stats.activationBytes);
         }
         model.resetData(nullptr);
         QCOMPARE(model.rowCount(), 0);
     }
 
-    void onlyChainLayersAreCheckable()
+    void treeFollowsTheModuleTree()
     {
-        LayerTableModel model;
+        LayerModel model;
         QAbstractItemModelTester tester(&model);
         const DocumentPtr document = loadDocument(kSample);
         model.resetData(document);
-        QSignalSpy changed(&model, &LayerTableModel::checkpointChanged);
+        const Trace &trace = *document->trace;
+        QStringList topLevel;
+        for (int row = 0; row < model.rowCount(); ++row)
+            topLevel << model.index(row, LayerModel::NameColumn).data().toString();
+        QCOMPARE(topLevel, QStringList({QStringLiteral("embed"), QStringLiteral("blocks"), QStringLiteral("ln_f"),
+                                        QStringLiteral("head"), QStringLiteral("loss")}));
+        const QModelIndex blocks = model.indexOfLayer(*trace.findLayer("blocks"));
+        QCOMPARE(model.rowCount(blocks), 6);
+        const QModelIndex third = model.index(2, LayerModel::NameColumn, blocks);
+        QCOMPARE(third.data().toString(), QStringLiteral("2"));
+        QCOMPARE(third.data(Qt::ToolTipRole).toString(), QStringLiteral("blocks.2"));
+        QCOMPARE(model.parent(third), blocks);
+        QCOMPARE(model.indexOfLayer(*trace.findLayer("blocks.2")), third);
+        QVERIFY(model.flags(model.index(2, LayerModel::CheckpointColumn, blocks)) & Qt::ItemIsUserCheckable);
+        model.setFlat(true);
+        QCOMPARE(model.rowCount(), int(trace.layers.size()));
+        QVERIFY(!model.parent(model.indexOfLayer(*trace.findLayer("blocks.2"))).isValid());
+    }
+
+    void onlyChainLayersAreCheckable()
+    {
+        LayerModel model;
+        QAbstractItemModelTester tester(&model);
+        const DocumentPtr document = loadDocument(kSample);
+        model.setFlat(true);
+        model.resetData(document);
+        QSignalSpy changed(&model, &LayerModel::checkpointChanged);
         const auto &chain = document->costModel->layers;
         QCOMPARE(model.checkpoint().size(), chain.size());
         int checkable = 0;
         for (int row = 0; row < model.rowCount(); ++row) {
-            const QModelIndex box = model.index(row, LayerTableModel::CheckpointColumn);
+            const QModelIndex box = model.index(row, LayerModel::CheckpointColumn);
             if (model.flags(box) & Qt::ItemIsUserCheckable) {
                 ++checkable;
-                QVERIFY(model.index(row, LayerTableModel::NameColumn).data().toString().startsWith(QStringLiteral("blocks.")));
+                QVERIFY(model.index(row, LayerModel::NameColumn).data().toString().startsWith(QStringLiteral("blocks.")));
             } else {
                 QVERIFY(!model.setData(box, Qt::Checked, Qt::CheckStateRole));
             }
         }
         QCOMPARE(checkable, int(chain.size()));
 
-        const int row = model.rowOfLayer(chain[1].layer);
-        QVERIFY(model.setData(model.index(row, LayerTableModel::CheckpointColumn), Qt::Checked, Qt::CheckStateRole));
+        const QModelIndex box = model.indexOfLayer(chain[1].layer, LayerModel::CheckpointColumn);
+        QVERIFY(model.setData(box, Qt::Checked, Qt::CheckStateRole));
         QCOMPARE(changed.count(), 1);
         QVERIFY(model.checkpoint()[1]);
-        QCOMPARE(model.index(row, LayerTableModel::CheckpointColumn).data(Qt::CheckStateRole).value<Qt::CheckState>(), Qt::Checked);
+        QCOMPARE(box.data(Qt::CheckStateRole).value<Qt::CheckState>(), Qt::Checked);
         model.setCheckpoint(std::vector<bool>(chain.size(), true));
         QCOMPARE(changed.count(), 2);
     }
@@ -124,5 +151,5 @@ private slots:
     }
 };
 
-QTEST_MAIN(tst_LayerTableModel)
-#include "tst_layertablemodel.moc"
+QTEST_MAIN(tst_LayerModel)
+#include "tst_layermodel.moc"

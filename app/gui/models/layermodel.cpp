@@ -1,13 +1,18 @@
-#include "layertablemodel.h"
+#include "layermodel.h"
 
 #include "core/trace/units.h"
 
 namespace peaklens::gui {
 
-void LayerTableModel::resetData(const DocumentPtr &document)
+namespace {
+const std::vector<std::uint32_t> kNoChildren;
+}
+
+void LayerModel::resetData(const DocumentPtr &document)
 {
     beginResetModel();
     m_document = document;
+    rebuildTree();
     m_chainIndex.assign(document ? document->trace->layers.size() : 0, -1);
     m_checkpoint.clear();
     m_peakBytes = 0;
@@ -25,36 +30,91 @@ void LayerTableModel::resetData(const DocumentPtr &document)
     endResetModel();
 }
 
-void LayerTableModel::setCheckpoint(const std::vector<bool> &checkpoint)
+void LayerModel::setFlat(bool flat)
+{
+    if (flat == m_flat)
+        return;
+    beginResetModel();
+    m_flat = flat;
+    rebuildTree();
+    endResetModel();
+}
+
+void LayerModel::rebuildTree()
+{
+    const std::size_t count = m_document ? m_document->trace->layers.size() : 0;
+    m_topLevel.clear();
+    m_children.assign(count, {});
+    m_row.assign(count, 0);
+    for (std::uint32_t layer = 0; layer < count; ++layer) {
+        const std::uint32_t parent = m_document->trace->layers[layer].parent;
+        auto &siblings = m_flat || parent >= count ? m_topLevel : m_children[parent];
+        m_row[layer] = static_cast<int>(siblings.size());
+        siblings.push_back(layer);
+    }
+}
+
+const std::vector<std::uint32_t> &LayerModel::childrenOf(const QModelIndex &parent) const
+{
+    if (!parent.isValid())
+        return m_topLevel;
+    return parent.column() == 0 ? m_children[static_cast<std::size_t>(parent.internalId())] : kNoChildren;
+}
+
+QModelIndex LayerModel::index(int row, int column, const QModelIndex &parent) const
+{
+    const auto &children = childrenOf(parent);
+    if (row < 0 || column < 0 || column >= NumColumns || row >= static_cast<int>(children.size()))
+        return {};
+    return createIndex(row, column, static_cast<quintptr>(children[static_cast<std::size_t>(row)]));
+}
+
+QModelIndex LayerModel::parent(const QModelIndex &child) const
+{
+    if (!child.isValid() || m_flat)
+        return {};
+    const std::uint32_t parent = m_document->trace->layers[static_cast<std::size_t>(child.internalId())].parent;
+    if (parent >= m_row.size())
+        return {};
+    return createIndex(m_row[parent], 0, static_cast<quintptr>(parent));
+}
+
+void LayerModel::setCheckpoint(const std::vector<bool> &checkpoint)
 {
     if (checkpoint.size() != m_checkpoint.size() || checkpoint == m_checkpoint)
         return;
     m_checkpoint = checkpoint;
-    if (rowCount() > 0)
-        Q_EMIT dataChanged(index(0, CheckpointColumn), index(rowCount() - 1, CheckpointColumn), {Qt::CheckStateRole});
+    // Only chain layers change; tell the views about each.
+    const auto &chain = m_document->costModel->layers;
+    for (const ChainLayer &layer : chain) {
+        const QModelIndex box = indexOfLayer(layer.layer, CheckpointColumn);
+        Q_EMIT dataChanged(box, box, {Qt::CheckStateRole});
+    }
     Q_EMIT checkpointChanged();
 }
 
-int LayerTableModel::rowOfLayer(std::uint32_t layer) const
+QModelIndex LayerModel::indexOfLayer(std::uint32_t layer, int column) const
 {
-    return m_document && layer < m_document->trace->layers.size() ? static_cast<int>(layer) : -1;
-}
-
-int LayerTableModel::rowCount(const QModelIndex &parent) const
-{
-    return parent.isValid() || !m_document ? 0 : static_cast<int>(m_document->trace->layers.size());
-}
-
-int LayerTableModel::columnCount(const QModelIndex &parent) const
-{
-    return parent.isValid() ? 0 : NumColumns;
-}
-
-QVariant LayerTableModel::data(const QModelIndex &index, int role) const
-{
-    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+    if (layer >= m_row.size())
         return {};
-    const auto row = static_cast<std::size_t>(index.row());
+    return createIndex(m_row[layer], column, static_cast<quintptr>(layer));
+}
+
+int LayerModel::rowCount(const QModelIndex &parent) const
+{
+    return static_cast<int>(childrenOf(parent).size());
+}
+
+int LayerModel::columnCount(const QModelIndex &) const
+{
+    return NumColumns;
+}
+
+QVariant LayerModel::data(const QModelIndex &index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid))
+        return {};
+    const auto row = static_cast<std::size_t>(index.internalId());
     const Layer &layer = m_document->trace->layers[row];
     const LayerStats &stats = m_document->summary.layers[row];
     const int chain = m_chainIndex[row];
@@ -69,6 +129,8 @@ QVariant LayerTableModel::data(const QModelIndex &index, int role) const
         return index.column() >= ActivationColumn && index.column() <= BackwardColumn
                    ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
                    : QVariant();
+    if (role == Qt::ToolTipRole && index.column() == NameColumn)
+        return QString::fromStdString(layer.path);
     if (role == Qt::ToolTipRole && index.column() == CheckpointColumn)
         return chain >= 0 ? tr("Checkpoint %1: keep only its input during the forward pass and recompute it in "
                                "the backward pass")
@@ -88,7 +150,7 @@ QVariant LayerTableModel::data(const QModelIndex &index, int role) const
     if (role != Qt::DisplayRole)
         return {};
     switch (index.column()) {
-    case NameColumn: return QString::fromStdString(layer.path);
+    case NameColumn: return QString::fromStdString(m_flat ? layer.path : std::string(layer.name()));
     case KindColumn: return QString::fromStdString(layer.kind);
     case ActivationColumn: return QString::fromStdString(formatBytes(stats.activationBytes));
     case PeakShareColumn: return QString(QString::number(share, 'f', 1) + QLatin1Char('%'));
@@ -99,10 +161,10 @@ QVariant LayerTableModel::data(const QModelIndex &index, int role) const
     return {};
 }
 
-QVariant LayerTableModel::headerData(int section, Qt::Orientation orientation, int role) const
+QVariant LayerModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return QAbstractTableModel::headerData(section, orientation, role);
+        return QAbstractItemModel::headerData(section, orientation, role);
     switch (section) {
     case NameColumn: return tr("Layer");
     case KindColumn: return tr("Kind");
@@ -115,20 +177,20 @@ QVariant LayerTableModel::headerData(int section, Qt::Orientation orientation, i
     return {};
 }
 
-Qt::ItemFlags LayerTableModel::flags(const QModelIndex &index) const
+Qt::ItemFlags LayerModel::flags(const QModelIndex &index) const
 {
-    Qt::ItemFlags flags = QAbstractTableModel::flags(index);
-    if (index.isValid() && index.column() == CheckpointColumn && m_chainIndex[static_cast<std::size_t>(index.row())] >= 0)
+    Qt::ItemFlags flags = QAbstractItemModel::flags(index);
+    if (index.isValid() && index.column() == CheckpointColumn && m_chainIndex[static_cast<std::size_t>(index.internalId())] >= 0)
         flags |= Qt::ItemIsUserCheckable;
     return flags;
 }
 
-bool LayerTableModel::setData(const QModelIndex &index, const QVariant &value, int role)
+bool LayerModel::setData(const QModelIndex &index, const QVariant &value, int role)
 {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid) || role != Qt::CheckStateRole
         || index.column() != CheckpointColumn)
         return false;
-    const int chain = m_chainIndex[static_cast<std::size_t>(index.row())];
+    const int chain = m_chainIndex[static_cast<std::size_t>(index.internalId())];
     if (chain < 0)
         return false;
     const bool on = value.value<Qt::CheckState>() == Qt::Checked;
