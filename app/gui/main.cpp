@@ -44,7 +44,8 @@ int main(int argc, char **argv)
                                       QStringLiteral("Toggle the layers a strategy chooses: none, all, every:K, sqrt."),
                                       QStringLiteral("STRATEGY"));
     const QCommandLineOption rerun(QStringLiteral("rerun"), QStringLiteral("Rerun with the toggles once loaded."));
-    parser.addOptions({screenshot, groupByLayer, strategy, rerun});
+    const QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Select a layer by its path."), QStringLiteral("LAYER"));
+    parser.addOptions({screenshot, groupByLayer, strategy, rerun, select});
     parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("Trace to open (default: the bundled sample)"));
     parser.process(app);
     const QString path = parser.positionalArguments().value(0, bundledSample());
@@ -55,6 +56,8 @@ int main(int argc, char **argv)
     QObject::connect(&window, &peaklens::gui::MainWindow::documentLoaded, &window, [&] {
         if (parser.isSet(strategy))
             window.setCheckpointStrategy(parser.value(strategy));
+        if (parser.isSet(select))
+            window.selectLayer(parser.value(select));
         if (rerunFirst)
             window.rerun();
     });

@@ -315,6 +315,9 @@ void MainWindow::createActions()
         m_layerView->expandAll();
     });
 
+    view->addAction(tr("Choose a checkpoint &strategy"), this, [this] { m_whatIf->focusStrategy(); })
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
+
     QMenu *run = menuBar()->addMenu(tr("&Run"));
     m_rerunAction = run->addAction(tr("&Rerun with these toggles"), this, &MainWindow::rerun);
     m_rerunAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
@@ -516,6 +519,14 @@ void MainWindow::applyStrategy()
     updatePrediction();
     if (!plan->feasible)
         m_whatIf->showPrediction(plan->prediction.peakBytes, plan->prediction.stepTimeNs, false);
+}
+
+void MainWindow::selectLayer(const QString &path)
+{
+    if (!m_document)
+        return;
+    if (const auto layer = m_document->trace->findLayer(path.toStdString()))
+        m_layerView->setCurrentIndex(m_layerProxy->mapFromSource(m_layers->indexOfLayer(*layer)));
 }
 
 void MainWindow::setCheckpointStrategy(const QString &strategy)

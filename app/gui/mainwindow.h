@@ -56,6 +56,8 @@ public:
     RunComparisonModel *comparisonModel() const { return m_comparison; }
     // Toggles the layers a planner strategy chooses: none, all, every:K, sqrt.
     void setCheckpointStrategy(const QString &strategy);
+    // Selects a layer by path in the layers view (and highlights it on the timeline).
+    void selectLayer(const QString &path);
     // Reruns the step with the current toggles (peaklens-replay as a child process).
     void rerun();
 

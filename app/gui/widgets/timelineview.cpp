@@ -126,6 +126,7 @@ void TimelineView::setDocument(const DocumentPtr &document)
     }
     m_prediction.clear();
     m_comparison.clear();
+    m_layerCurve.clear();
     m_markedTime.reset();
     m_highlightedLayer.reset();
     rebuildGraphs();
@@ -188,6 +189,33 @@ void TimelineView::setMarkedTime(std::optional<std::int64_t> timeNs)
 void TimelineView::highlightLayer(std::optional<std::uint32_t> layer)
 {
     m_highlightedLayer = layer;
+    m_layerCurve.clear();
+    if (m_document && layer) {
+        // The layer's memory: the by-layer groups of it and its sub-layers, summed.
+        const Trace &trace = *m_document->trace;
+        std::vector<std::pair<std::int64_t, std::int64_t>> deltas; // time, change
+        for (const GroupSeries &group : m_document->byLayer.groups) {
+            if (group.key >= trace.layers.size() || !trace.isWithin(group.key, *layer))
+                continue;
+            std::int64_t previous = 0;
+            for (const SeriesPoint &point : group.points) {
+                deltas.emplace_back(point.timeNs, point.bytes - previous);
+                previous = point.bytes;
+            }
+        }
+        std::stable_sort(deltas.begin(), deltas.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+        std::int64_t bytes = 0;
+        for (const auto &[time, change] : deltas) {
+            bytes += change;
+            if (!m_layerCurve.empty() && m_layerCurve.back().timeNs == time)
+                m_layerCurve.back().bytes = bytes;
+            else
+                m_layerCurve.push_back({time, bytes});
+        }
+        if (m_layerGraph)
+            m_layerGraph->setName(tr("memory of %1").arg(QString::fromStdString(trace.layers[*layer].path)));
+    }
+    showCurve(m_layerGraph, m_layerCurve);
     refreshColumns();
 }
 
@@ -206,7 +234,7 @@ void TimelineView::rebuildGraphs()
     clearGraphs();
     m_stack.clear();
     m_stackGroups.clear();
-    m_envelope = m_reserved = m_predicted = m_measured = nullptr;
+    m_envelope = m_reserved = m_predicted = m_measured = m_layerGraph = nullptr;
     if (!m_document) {
         replot();
         return;
@@ -263,8 +291,12 @@ void TimelineView::rebuildGraphs()
     m_measured->setPen(QPen(QColor(0x2ca02c), 2));
     m_measured->setLineStyle(QCPGraph::lsStepLeft);
     m_measured->setName(m_comparisonName);
+    m_layerGraph = addGraph();
+    m_layerGraph->setPen(QPen(QColor(0xff, 0xb0, 0x00), 2.5));
+    m_layerGraph->setLineStyle(QCPGraph::lsStepLeft);
     showCurve(m_predicted, m_prediction);
     showCurve(m_measured, m_comparison);
+    showCurve(m_layerGraph, m_layerCurve);
 }
 
 void TimelineView::rebuildItems()

@@ -30,6 +30,7 @@ public:
     void setComparison(const std::vector<PredictedPoint> &curve, const QString &name);
     // A time picked by the user (live set shown for it), or none for the peak.
     void setMarkedTime(std::optional<std::int64_t> timeNs);
+    // Shades the layer's ranges and draws its memory (with its sub-layers') over the stack.
     void highlightLayer(std::optional<std::uint32_t> layer);
     void resetZoom();
     // Recomputes the visible columns now (normally done on every zoom or pan).
@@ -72,6 +73,8 @@ private:
     QCPGraph *m_reserved = nullptr;
     QCPGraph *m_predicted = nullptr;
     QCPGraph *m_measured = nullptr;
+    QCPGraph *m_layerGraph = nullptr;       // memory of the selected layer
+    std::vector<PredictedPoint> m_layerCurve;
     QCPItemStraightLine *m_marker = nullptr;
     struct PhaseSpan
     {

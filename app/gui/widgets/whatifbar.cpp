@@ -138,6 +138,12 @@ double WhatIfBar::overheadFraction() const
     return m_overhead->value() / 100.0;
 }
 
+void WhatIfBar::focusStrategy()
+{
+    m_strategy->setFocus();
+    m_strategy->showPopup();
+}
+
 QString WhatIfBar::predictedPeakText() const
 {
     return m_prediction->text();

@@ -32,6 +32,7 @@ public:
     double budgetBytes() const;
     double overheadFraction() const;
     QString predictedPeakText() const;
+    void focusStrategy();
 
 Q_SIGNALS:
     void strategyChanged();
