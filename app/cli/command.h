@@ -20,5 +20,6 @@ Command addSummaryCommand(CLI::App &app);
 Command addConvertCommand(CLI::App &app);
 Command addPlanCommand(CLI::App &app);
 Command addParetoCommand(CLI::App &app);
+Command addReportCommand(CLI::App &app);
 
 } // namespace peaklens::cli

@@ -19,6 +19,7 @@ int main(int argc, char **argv)
         peaklens::cli::addConvertCommand(app),
         peaklens::cli::addPlanCommand(app),
         peaklens::cli::addParetoCommand(app),
+        peaklens::cli::addReportCommand(app),
     };
     try {
         app.parse(argc, argv);

@@ -1,0 +1,66 @@
+// peaklens-cli report FILE [FILE...] [--budget B] -o OUT.(html|csv|json) [--table T]
+// A report of one trace, or of several compared with the first (docs/cli.md).
+
+#include "command.h"
+
+#include "core/error.h"
+#include "core/import/traceloader.h"
+#include "core/report/htmlreport.h"
+#include "core/report/reportfile.h"
+#include "core/report/tablereport.h"
+#include "core/trace/units.h"
+
+#include <filesystem>
+#include <memory>
+
+namespace peaklens::cli {
+
+Command addReportCommand(CLI::App &app)
+{
+    auto *command = app.add_subcommand("report", "Write an HTML, CSV or JSON report of one trace, or of runs compared with the first");
+    struct Options
+    {
+        std::vector<std::string> inputs;
+        std::string output;
+        std::string budget;
+        std::string table = "layers";
+    };
+    auto options = std::make_shared<Options>();
+    command->add_option("FILE", options->inputs, "Traces; the first is the baseline the others are compared with")->required();
+    command->add_option("-o,--output", options->output, "OUT.html, OUT.csv or OUT.json")->required();
+    command->add_option("--budget", options->budget, "Memory budget for the planner's optimum, e.g. 6GiB (default: 75% of the peak)");
+    command->add_option("--table", options->table, "CSV only: layers, plans or events")
+        ->check(CLI::IsMember({"layers", "plans", "events"}));
+    return {command, [options] {
+                const std::string extension = std::filesystem::path(options->output).extension().string();
+                if (extension != ".html" && extension != ".csv" && extension != ".json")
+                    throw FileError(options->output, "must end in .html, .csv or .json, which says what to write.");
+                std::optional<std::int64_t> budget;
+                if (!options->budget.empty()) {
+                    budget = parseBytes(options->budget);
+                    if (!budget || *budget <= 0)
+                        throw Error("\"" + options->budget + "\" is not a budget; write it like 6GiB or 512MiB.");
+                }
+                std::vector<std::pair<std::string, TracePtr>> traces;
+                for (const std::string &input : options->inputs) {
+                    std::error_code ec;
+                    if (std::filesystem::equivalent(input, options->output, ec))
+                        throw FileError(options->output, "is one of the traces; write the report to a new file.");
+                    traces.emplace_back(input, loadTrace(input));
+                }
+                const ReportData data = buildReport(traces, budget);
+                std::string contents;
+                if (extension == ".html")
+                    contents = renderHtmlReport(data);
+                else if (extension == ".json")
+                    contents = renderJsonReport(data);
+                else
+                    contents = renderCsvReport(data, options->table == "plans"    ? CsvTable::Plans
+                                                     : options->table == "events" ? CsvTable::Events
+                                                                                  : CsvTable::Layers);
+                writeFileAtomically(options->output, contents);
+                return "wrote " + options->output + " (" + formatBytes(static_cast<std::int64_t>(contents.size())) + ")\n";
+            }};
+}
+
+} // namespace peaklens::cli

@@ -1,0 +1,147 @@
+#include "tablereport.h"
+
+#include "summaryjson.h"
+
+#include "core/trace/units.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+namespace peaklens {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string milliseconds(std::int64_t ns)
+{
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.3f", static_cast<double>(ns) / 1e6);
+    return buffer;
+}
+
+std::string checkpointList(const ReportRun &run, const Plan &plan, char separator)
+{
+    std::string list;
+    for (std::size_t i = 0; i < plan.checkpoint.size(); ++i) {
+        if (plan.checkpoint[i])
+            list += (list.empty() ? "" : std::string(1, separator)) + run.model->layers[i].path;
+    }
+    return list;
+}
+
+json planJson(const ReportRun &run, const ReportPlan &plan)
+{
+    std::vector<std::string> layers;
+    for (std::size_t i = 0; i < plan.plan.checkpoint.size(); ++i) {
+        if (plan.plan.checkpoint[i])
+            layers.push_back(run.model->layers[i].path);
+    }
+    return {{"strategy", plan.name},
+            {"feasible", plan.plan.feasible},
+            {"checkpoint", layers},
+            {"predicted_peak_bytes", plan.plan.prediction.peakBytes},
+            {"predicted_step_ms", static_cast<double>(plan.plan.prediction.stepTimeNs) / 1e6},
+            {"added_ms", static_cast<double>(plan.plan.prediction.addedTimeNs) / 1e6}};
+}
+
+} // namespace
+
+std::string csvField(std::string_view text)
+{
+    std::string value(text);
+    if (!value.empty() && (value[0] == '=' || value[0] == '+' || value[0] == '-' || value[0] == '@'))
+        value.insert(value.begin(), '\'');
+    if (value.find_first_of(",\"\n\r") == std::string::npos)
+        return value;
+    std::string quoted = "\"";
+    for (char c : value)
+        quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return quoted + "\"";
+}
+
+std::string renderCsvReport(const ReportData &data, CsvTable table)
+{
+    std::string out;
+    switch (table) {
+    case CsvTable::Layers:
+        out = "trace,layer,kind,parameter_bytes,activation_bytes,self_activation_bytes,forward_ms,backward_ms,forward_calls,backward_calls\n";
+        for (const ReportRun &run : data.runs) {
+            for (std::size_t l = 0; l < run.trace->layers.size(); ++l) {
+                const Layer &layer = run.trace->layers[l];
+                const LayerStats &stats = run.summary.layers[l];
+                out += csvField(run.path) + "," + csvField(layer.path) + "," + csvField(layer.kind) + ","
+                       + std::to_string(layer.parameterBytes) + "," + std::to_string(stats.activationBytes) + ","
+                       + std::to_string(stats.selfActivationBytes) + "," + milliseconds(stats.forwardNs) + ","
+                       + milliseconds(stats.backwardNs) + "," + std::to_string(stats.forwardCalls) + ","
+                       + std::to_string(stats.backwardCalls) + "\n";
+            }
+        }
+        break;
+    case CsvTable::Plans:
+        out = "trace,strategy,feasible,checkpoint,predicted_peak_bytes,predicted_step_ms,added_ms\n";
+        for (const ReportRun &run : data.runs) {
+            for (const ReportPlan &plan : run.plans) {
+                out += csvField(run.path) + "," + csvField(plan.name) + "," + (plan.plan.feasible ? "true" : "false") + ","
+                       + csvField(checkpointList(run, plan.plan, ';')) + "," + std::to_string(plan.plan.prediction.peakBytes) + ","
+                       + milliseconds(plan.plan.prediction.stepTimeNs) + "," + milliseconds(plan.plan.prediction.addedTimeNs) + "\n";
+            }
+        }
+        break;
+    case CsvTable::Events:
+        out = "trace,time_ns,delta_bytes,address,device,stream,layer,category,phase\n";
+        for (const ReportRun &run : data.runs) {
+            const Trace &trace = *run.trace;
+            const std::string name = csvField(run.path);
+            for (std::size_t i = 0; i < trace.events.size(); ++i) {
+                const Lane &lane = trace.lanes[trace.events.lane(i)];
+                const std::uint32_t layer = trace.events.layer(i);
+                out += name + "," + std::to_string(trace.events.timeNs(i)) + "," + std::to_string(trace.events.deltaBytes(i)) + ","
+                       + std::to_string(trace.events.addr(i)) + "," + lane.device.toString() + "," + std::to_string(lane.stream) + ","
+                       + (layer < trace.layers.size() ? csvField(trace.layers[layer].path) : std::string()) + ","
+                       + std::string(categoryName(trace.events.category(i))) + "," + std::string(phaseName(trace.events.phase(i))) + "\n";
+            }
+        }
+        break;
+    }
+    return out;
+}
+
+std::string renderJsonReport(const ReportData &data)
+{
+    json runs = json::array();
+    for (const ReportRun &run : data.runs) {
+        json plans = json::array();
+        for (const ReportPlan &plan : run.plans)
+            plans.push_back(planJson(run, plan));
+        runs.push_back({{"trace", run.path},
+                        {"checkpoint", run.checkpoint},
+                        {"peak_allocated_bytes", run.peakBytes},
+                        {"step_time_ms", static_cast<double>(run.stepTimeNs) / 1e6},
+                        {"summary", json::parse(summaryToJson(*run.trace, run.summary, std::nullopt))},
+                        {"plans", plans},
+                        {"plan_problem", run.model ? json(nullptr) : json(run.modelProblem)}});
+    }
+    json comparisons = json::array();
+    for (const ReportComparison &comparison : data.comparisons) {
+        const ReportRun &run = data.runs[comparison.run];
+        json entry = {{"trace", run.path},
+                      {"checkpoint", run.checkpoint},
+                      {"measured", {{"peak_bytes", run.peakBytes}, {"step_time_ms", static_cast<double>(run.stepTimeNs) / 1e6}}},
+                      {"predicted", nullptr},
+                      {"problem", comparison.problem.empty() ? json(nullptr) : json(comparison.problem)}};
+        if (comparison.predicted)
+            entry["predicted"] = {{"peak_bytes", comparison.predicted->peakBytes},
+                                  {"step_time_ms", static_cast<double>(comparison.predicted->stepTimeNs) / 1e6}};
+        comparisons.push_back(entry);
+    }
+    json out = {{"format", "peaklens-report"},
+                {"version", 1},
+                {"budget_bytes", data.budgetBytes ? json(*data.budgetBytes) : json(nullptr)},
+                {"runs", runs},
+                {"comparisons", comparisons}};
+    return out.dump(2) + "\n";
+}
+
+} // namespace peaklens

@@ -1,0 +1,211 @@
+#include "testsupport.h"
+
+#include "core/import/traceloader.h"
+#include "core/report/htmlreport.h"
+#include "core/report/reportfile.h"
+#include "core/report/tablereport.h"
+#include "core/trace/units.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QXmlStreamReader>
+
+using namespace peaklens;
+using test::qs;
+using test::ss;
+
+namespace {
+
+const std::string kSample = PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens";
+const std::string kModelled = PEAKLENS_SOURCE_DIR "/tests/data/modelled-step.pltxt";
+
+ReportData reportOf(const std::vector<std::string> &paths, std::optional<std::int64_t> budget = {})
+{
+    std::vector<std::pair<std::string, TracePtr>> traces;
+    for (const std::string &path : paths)
+        traces.emplace_back(path, loadTrace(path));
+    return buildReport(traces, budget);
+}
+
+QString xmlProblem(const std::string &html)
+{
+    QXmlStreamReader reader(QByteArray::fromStdString(html));
+    while (!reader.atEnd())
+        reader.readNext();
+    return reader.hasError() ? QStringLiteral("line %1: %2").arg(reader.lineNumber()).arg(reader.errorString()) : QString();
+}
+
+// Splits CSV text into rows of fields, following RFC 4180 quoting.
+QList<QStringList> parseCsv(const QString &text)
+{
+    QList<QStringList> rows;
+    QStringList row;
+    QString field;
+    bool quoted = false;
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        const QChar c = text[i];
+        if (quoted) {
+            if (c == QLatin1Char('"') && i + 1 < text.size() && text[i + 1] == QLatin1Char('"'))
+                field += QLatin1Char('"'), ++i;
+            else if (c == QLatin1Char('"'))
+                quoted = false;
+            else
+                field += c;
+        } else if (c == QLatin1Char('"')) {
+            quoted = true;
+        } else if (c == QLatin1Char(',')) {
+            row << field;
+            field.clear();
+        } else if (c == QLatin1Char('\n')) {
+            row << field;
+            rows << row;
+            row.clear();
+            field.clear();
+        } else {
+            field += c;
+        }
+    }
+    return rows;
+}
+
+} // namespace
+
+class tst_Report : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void htmlIsWellFormedAndSelfContained_data()
+    {
+        QTest::addColumn<QStringList>("paths");
+        QTest::addRow("replayed sample") << QStringList{qs(kSample)};
+        QTest::addRow("modelled trace with stacks and segments") << QStringList{qs(kModelled)};
+        QTest::addRow("two runs compared") << QStringList{qs(kSample), qs(kSample)};
+        QTest::addRow("no chain (kineto)") << QStringList{QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/kineto.pt.trace.json")};
+    }
+
+    void htmlIsWellFormedAndSelfContained()
+    {
+        QFETCH(QStringList, paths);
+        std::vector<std::string> files;
+        for (const QString &path : paths)
+            files.push_back(ss(path));
+        const std::string html = renderHtmlReport(reportOf(files));
+        QVERIFY2(xmlProblem(html).isEmpty(), qPrintable(xmlProblem(html)));
+        QVERIFY(html.find("http://") == std::string::npos);
+        QVERIFY(html.find("https://") == std::string::npos);
+        QVERIFY(html.find("<script") == std::string::npos);
+        QVERIFY(html.find("@media print") != std::string::npos);
+    }
+
+    // The report says what `summary --json` says: the peak and each leaf layer's activations.
+    void htmlCarriesTheSummaryFigures()
+    {
+        const ReportData data = reportOf({kSample});
+        const std::string html = renderHtmlReport(data);
+        const ReportRun &run = data.runs.front();
+        const auto &peak = run.summary.peak.devices[*run.summary.peak.primary];
+        QVERIFY(html.find("id=\"peak\">" + formatBytes(peak.allocatedBytes) + "<") != std::string::npos);
+        for (const char *layer : {"blocks.0", "blocks.5", "embed", "loss"}) {
+            const auto index = *run.trace->findLayer(layer);
+            const std::string bar = escapeHtml(layer) + "</text><rect";
+            QVERIFY2(html.find(bar) != std::string::npos, layer);
+            QVERIFY(html.find(formatBytes(run.summary.layers[index].activationBytes)) != std::string::npos);
+        }
+        QVERIFY(html.find("cheapest within") != std::string::npos);
+    }
+
+    void hostileNamesAreEscaped()
+    {
+        const auto trace = test::traceFrom(QStringLiteral(
+            "layer blocks.0 kind=<script>alert(1)</script>&\"'\n"
+            "begin step 1\nbegin fwd:blocks.0\nalloc a 100 activation\nend fwd:blocks.0\n"
+            "begin bwd:blocks.0\nfree a\nend bwd:blocks.0\nend step 1\n"));
+        const std::string html = renderHtmlReport(buildReport({{"<evil>&\"file\x01.pltxt", trace}}, std::nullopt));
+        QVERIFY2(xmlProblem(html).isEmpty(), qPrintable(xmlProblem(html)));
+        QVERIFY(html.find("<script>") == std::string::npos);
+        QVERIFY(html.find("&lt;evil&gt;&amp;&quot;file") != std::string::npos);
+    }
+
+    void csvParsesBackToTheSameNumbers()
+    {
+        const ReportData data = reportOf({kSample});
+        const ReportRun &run = data.runs.front();
+        const auto layers = parseCsv(qs(renderCsvReport(data, CsvTable::Layers)));
+        QCOMPARE(layers.size(), qsizetype(run.trace->layers.size() + 1));
+        QCOMPARE(layers.front().value(4), QStringLiteral("activation_bytes"));
+        for (qsizetype i = 1; i < layers.size(); ++i) {
+            const auto layer = run.trace->findLayer(ss(layers[i][1]));
+            QVERIFY(layer);
+            QCOMPARE(layers[i][4].toLongLong(), run.summary.layers[*layer].activationBytes);
+            QCOMPARE(layers[i][3].toLongLong(), run.trace->layers[*layer].parameterBytes);
+        }
+        const auto plans = parseCsv(qs(renderCsvReport(data, CsvTable::Plans)));
+        QCOMPARE(plans.size(), qsizetype(run.plans.size() + 1));
+        for (std::size_t i = 0; i < run.plans.size(); ++i)
+            QCOMPARE(plans[qsizetype(i) + 1][4].toLongLong(), run.plans[i].plan.prediction.peakBytes);
+        const auto events = parseCsv(qs(renderCsvReport(data, CsvTable::Events)));
+        QCOMPARE(events.size(), qsizetype(run.trace->events.size() + 1));
+        qint64 sum = 0;
+        for (qsizetype i = 1; i < events.size(); ++i)
+            sum += events[i][2].toLongLong();
+        qint64 expected = 0;
+        for (std::size_t i = 0; i < run.trace->events.size(); ++i)
+            expected += run.trace->events.deltaBytes(i);
+        QCOMPARE(sum, expected);
+    }
+
+    void csvFields_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("field");
+        QTest::addRow("plain") << QStringLiteral("blocks.0") << QStringLiteral("blocks.0");
+        QTest::addRow("comma") << QStringLiteral("a,b") << QStringLiteral("\"a,b\"");
+        QTest::addRow("quote") << QStringLiteral("say \"hi\"") << QStringLiteral("\"say \"\"hi\"\"\"");
+        QTest::addRow("newline") << QStringLiteral("a\nb") << QStringLiteral("\"a\nb\"");
+        QTest::addRow("formula") << QStringLiteral("=cmd()") << QStringLiteral("'=cmd()");
+    }
+
+    void csvFields()
+    {
+        QFETCH(QString, text);
+        QFETCH(QString, field);
+        QCOMPARE(qs(csvField(ss(text))), field);
+    }
+
+    void jsonHasSummaryPlansAndComparison()
+    {
+        const ReportData data = reportOf({kSample, kSample}, std::int64_t(200) << 20);
+        const QJsonObject json = QJsonDocument::fromJson(QByteArray::fromStdString(renderJsonReport(data))).object();
+        QCOMPARE(json[QStringLiteral("format")].toString(), QStringLiteral("peaklens-report"));
+        QCOMPARE(json[QStringLiteral("budget_bytes")].toInteger(), qint64(200) << 20);
+        const QJsonArray runs = json[QStringLiteral("runs")].toArray();
+        QCOMPARE(runs.size(), 2);
+        const QJsonObject first = runs[0].toObject();
+        QCOMPARE(first[QStringLiteral("peak_allocated_bytes")].toInteger(), data.runs[0].peakBytes);
+        QCOMPARE(first[QStringLiteral("summary")].toObject()[QStringLiteral("peak")].toObject()[QStringLiteral("allocated_bytes")].toInteger(),
+                 data.runs[0].peakBytes);
+        QCOMPARE(first[QStringLiteral("plans")].toArray().size(), qsizetype(data.runs[0].plans.size()));
+        const QJsonObject comparison = json[QStringLiteral("comparisons")].toArray()[0].toObject();
+        // The same trace twice: nothing toggled, so the prediction is the measured baseline.
+        QCOMPARE(comparison[QStringLiteral("predicted")].toObject()[QStringLiteral("peak_bytes")].toInteger(), data.runs[0].peakBytes);
+    }
+
+    void writesAtomically()
+    {
+        QTemporaryDir directory;
+        const std::string path = ss(directory.filePath(QStringLiteral("report.html")));
+        writeFileAtomically(path, "first");
+        writeFileAtomically(path, "second");
+        QFile file(qs(path));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QCOMPARE(file.readAll(), QByteArray("second"));
+        QCOMPARE(QDir(directory.path()).entryList(QDir::Files).size(), 1); // no temporary left
+        QVERIFY_THROWS_EXCEPTION(FileError, writeFileAtomically("/nonexistent/dir/report.html", "x"));
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_Report)
+#include "tst_report.moc"
