@@ -274,6 +274,59 @@ private slots:
                 < result[QStringLiteral("baseline")].toObject()[QStringLiteral("peak_bytes")].toDouble());
     }
 
+    void reportWritesEachFormat_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QByteArray>("start");
+        QTest::addRow("html") << QStringLiteral("report.html") << QByteArray("<!DOCTYPE html>");
+        QTest::addRow("json") << QStringLiteral("report.json") << QByteArray("{");
+        QTest::addRow("csv") << QStringLiteral("report.csv") << QByteArray("trace,layer,kind");
+    }
+
+    void reportWritesEachFormat()
+    {
+        QFETCH(QString, name);
+        QFETCH(QByteArray, start);
+        QTemporaryDir dir;
+        const QString out = dir.filePath(name);
+        const Run run = runCli({QStringLiteral("report"), kBundled, kSample, QStringLiteral("--budget"), QStringLiteral("200MiB"),
+                                QStringLiteral("-o"), out});
+        QCOMPARE(run.exitCode, 0);
+        QVERIFY(run.out.startsWith("wrote "));
+        QFile file(out);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QVERIFY(file.readAll().startsWith(start));
+    }
+
+    void reportErrors_data()
+    {
+        QTest::addColumn<QStringList>("arguments");
+        QTest::addColumn<QString>("problem");
+        QTest::addRow("unknown extension") << QStringList{QStringLiteral("report"), kBundled, QStringLiteral("-o"), QStringLiteral("/tmp/x.pdf")}
+                                           << QStringLiteral("must end in .html, .csv or .json");
+        const QString snapshot = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/snapshot.json");
+        QTest::addRow("onto its input") << QStringList{QStringLiteral("report"), snapshot, QStringLiteral("-o"), snapshot}
+                                        << QStringLiteral("is one of the traces");
+        QTest::addRow("bad budget") << QStringList{QStringLiteral("report"), kBundled, QStringLiteral("--budget"), QStringLiteral("lots"),
+                                                   QStringLiteral("-o"), QStringLiteral("/tmp/x.html")}
+                                    << QStringLiteral("is not a budget");
+        QTest::addRow("missing trace") << QStringList{QStringLiteral("report"), QStringLiteral("/nonexistent.peaklens"), QStringLiteral("-o"),
+                                                      QStringLiteral("/tmp/x.html")}
+                                       << QStringLiteral("/nonexistent.peaklens");
+        QTest::addRow("unwritable") << QStringList{QStringLiteral("report"), kBundled, QStringLiteral("-o"), QStringLiteral("/nonexistent/x.html")}
+                                    << QStringLiteral("/nonexistent/x.html: cannot be written");
+    }
+
+    void reportErrors()
+    {
+        QFETCH(QStringList, arguments);
+        QFETCH(QString, problem);
+        const Run run = runCli(arguments);
+        QCOMPARE(run.exitCode, 2);
+        QVERIFY(run.out.isEmpty());
+        QVERIFY2(QString::fromUtf8(run.err).contains(problem), run.err.constData());
+    }
+
     void infoAndTextSummaryNameThePeak()
     {
         const Run info = runCli({QStringLiteral("info"), kSample});
