@@ -14,8 +14,8 @@ packages=(
   libsqlite3-dev sqlite3 zlib1g-dev libsimdjson-dev nlohmann-json3-dev
   # command line
   libcli11-dev
-  # desktop app and its tests
-  qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6 xvfb xauth
+  # desktop app and its tests (PDF reports: Qt SVG renders the charts, poppler reads them back)
+  qt6-base-dev qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6 xvfb xauth poppler-utils
   # replay engine (Debian's libtorch runs on the reference BLAS without OpenBLAS)
   libtorch-dev libopenblas0-pthread python3-torch
   # benchmarks (RSS measurements) and the fuzz preset (clang with libFuzzer)

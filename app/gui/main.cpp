@@ -1,9 +1,14 @@
 // peaklens: the desktop app. `peaklens [FILE]` opens a trace (the bundled sample without
 // one); `peaklens --screenshot OUT.png [--checkpoint STRATEGY] [--rerun] [FILE]` renders
 // the window after loading (and rerunning), with the peak selected, and exits (for docs
-// and tests; works with QT_QPA_PLATFORM=offscreen).
+// and tests; works with QT_QPA_PLATFORM=offscreen). `peaklens --export-report OUT.pdf FILE
+// [FILE...]` writes a report without opening a window.
 
 #include "mainwindow.h"
+#include "reportexport.h"
+
+#include "core/error.h"
+#include "core/import/traceloader.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -45,10 +50,29 @@ int main(int argc, char **argv)
                                       QStringLiteral("STRATEGY"));
     const QCommandLineOption rerun(QStringLiteral("rerun"), QStringLiteral("Rerun with the toggles once loaded."));
     const QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Select a layer by its path."), QStringLiteral("LAYER"));
-    parser.addOptions({screenshot, groupByLayer, strategy, rerun, select});
+    const QCommandLineOption exportReport(QStringLiteral("export-report"),
+                                          QStringLiteral("Write a report (PDF, HTML, CSV or JSON) of the traces and exit."),
+                                          QStringLiteral("OUT"));
+    parser.addOptions({screenshot, groupByLayer, strategy, rerun, select, exportReport});
     parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("Trace to open (default: the bundled sample)"));
     parser.process(app);
     const QString path = parser.positionalArguments().value(0, bundledSample());
+
+    if (parser.isSet(exportReport)) {
+        // Headless: no window; the first trace is the baseline the others are compared with.
+        try {
+            std::vector<std::pair<std::string, peaklens::TracePtr>> traces;
+            const QStringList files = parser.positionalArguments().isEmpty() ? QStringList{path} : parser.positionalArguments();
+            for (const QString &file : files)
+                traces.emplace_back(file.toStdString(), peaklens::loadTrace(file.toStdString()));
+            peaklens::gui::exportReport(peaklens::buildReport(traces, std::nullopt), parser.value(exportReport));
+            std::printf("wrote %s\n", qPrintable(parser.value(exportReport)));
+            return 0;
+        } catch (const std::exception &error) {
+            std::fprintf(stderr, "peaklens: %s\n", error.what());
+            return 2;
+        }
+    }
 
     peaklens::gui::MainWindow window;
     window.setGroupByLayer(parser.isSet(groupByLayer));

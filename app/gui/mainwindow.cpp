@@ -5,6 +5,7 @@
 #include "models/runcomparisonmodel.h"
 #include "models/runsmodel.h"
 #include "replayprocess.h"
+#include "reportexport.h"
 #include "widgets/timelineview.h"
 #include "widgets/whatifbar.h"
 
@@ -262,6 +263,7 @@ MainWindow::MainWindow(QWidget *parent)
 MainWindow::~MainWindow()
 {
     stopLoading();
+    m_exporter.waitForFinished();
 }
 
 void MainWindow::stopLoading()
@@ -294,6 +296,16 @@ void MainWindow::createActions()
             openFile(m_document->path);
     });
     reload->setShortcut(QKeySequence::Refresh);
+    QAction *exportReport = file->addAction(tr("&Export report…"), this, [this] {
+        if (!m_document)
+            return;
+        const QString suggested = QFileInfo(m_document->path).completeBaseName() + QStringLiteral("-report.pdf");
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export report"), suggested,
+                                                          tr("PDF (*.pdf);;HTML (*.html);;CSV (*.csv);;JSON (*.json)"));
+        if (!path.isEmpty())
+            exportReportTo(path);
+    });
+    exportReport->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     file->addSeparator();
     file->addAction(tr("&Quit"), qApp, &QApplication::closeAllWindows)->setShortcut(QKeySequence::Quit);
 
@@ -325,6 +337,35 @@ void MainWindow::createActions()
     auto *toolBar = findChild<QToolBar *>(QStringLiteral("whatIf"));
     toolBar->addAction(m_rerunAction);
     updateRerunAction();
+}
+
+void MainWindow::exportReportTo(const QString &path)
+{
+    if (!m_document || m_exporter.isRunning())
+        return;
+    // The open trace is the baseline; each measured rerun is compared with it.
+    std::vector<std::pair<std::string, TracePtr>> traces{{m_document->path.toStdString(), m_document->trace}};
+    for (int row = 1; row < m_runs->rowCount(); ++row) {
+        if (const DocumentPtr &run = m_runs->run(row).document)
+            traces.emplace_back(m_runs->run(row).label.toStdString(), run->trace);
+    }
+    statusBar()->showMessage(tr("Writing %1…").arg(path));
+    m_exporter.disconnect(this);
+    connect(&m_exporter, &QFutureWatcher<QString>::finished, this, [this, path] {
+        const QString problem = m_exporter.result();
+        statusBar()->showMessage(problem.isEmpty() ? tr("Wrote %1.").arg(path) : problem);
+        if (!problem.isEmpty() && QApplication::platformName() != QLatin1String("offscreen"))
+            QMessageBox::critical(this, tr("Cannot export the report"), problem);
+        Q_EMIT reportExported(path, problem);
+    });
+    m_exporter.setFuture(QtConcurrent::run([traces, path]() -> QString {
+        try {
+            exportReport(buildReport(traces, std::nullopt), path);
+            return {};
+        } catch (const std::exception &error) {
+            return QString::fromUtf8(error.what());
+        }
+    }));
 }
 
 void MainWindow::updateRerunAction()

@@ -56,6 +56,9 @@ public:
     RunComparisonModel *comparisonModel() const { return m_comparison; }
     // Toggles the layers a planner strategy chooses: none, all, every:K, sqrt.
     void setCheckpointStrategy(const QString &strategy);
+    // Writes a report of the trace and its reruns (PDF, HTML, CSV or JSON by extension)
+    // on a worker thread; reportExported follows.
+    void exportReportTo(const QString &path);
     // Selects a layer by path in the layers view (and highlights it on the timeline).
     void selectLayer(const QString &path);
     // Reruns the step with the current toggles (peaklens-replay as a child process).
@@ -65,6 +68,7 @@ Q_SIGNALS:
     void documentLoaded();
     void loadFailed(const QString &message);
     void rerunFinished();
+    void reportExported(const QString &path, const QString &problem);
 
 protected:
     void dragEnterEvent(QDragEnterEvent *event) override;
@@ -112,6 +116,7 @@ private:
     std::optional<std::int64_t> m_pickedTime;
 
     QFutureWatcher<DocumentPtr> m_loader;
+    QFutureWatcher<QString> m_exporter; // empty result: written; else why not
     std::shared_ptr<std::atomic<bool>> m_cancelFlag;
     QString m_loadingPath;
 };

@@ -35,6 +35,39 @@ std::string number(double value, int decimals)
     return buffer;
 }
 
+// Where charts go: inline into the page, or aside with an <img> in their place.
+class ChartSink
+{
+public:
+    explicit ChartSink(std::vector<std::string> *aside)
+        : m_aside(aside)
+    {
+    }
+    std::string place(std::string svg)
+    {
+        if (!m_aside)
+            return svg;
+        const std::string tag = svg.substr(0, svg.find('>'));
+        const std::string width = attribute(tag, "width"), height = attribute(tag, "height");
+        // A standalone SVG file needs its namespace; inline SVG in HTML does not.
+        svg.insert(4, " xmlns=\"http://www.w3.org/2000/svg\"");
+        m_aside->push_back(std::move(svg));
+        return "<p><img src=\"chart:" + std::to_string(m_aside->size() - 1) + "\" width=\"" + number(std::stod(width) * 0.66, 0)
+               + "\" height=\"" + number(std::stod(height) * 0.66, 0) + "\"/></p>";
+    }
+
+private:
+    static std::string attribute(const std::string &tag, const std::string &name)
+    {
+        const auto at = tag.find(" " + name + "=\"");
+        if (at == std::string::npos)
+            return "0";
+        const auto begin = at + name.size() + 3;
+        return tag.substr(begin, tag.find('"', begin) - begin);
+    }
+    std::vector<std::string> *m_aside;
+};
+
 std::string ms(std::int64_t ns)
 {
     return number(static_cast<double>(ns) / 1e6, 1) + " ms";
@@ -92,7 +125,7 @@ std::string axes(const Frame &frame)
     return out;
 }
 
-std::string timelineChart(const ReportRun &run)
+std::string timelineChart(const ReportRun &run, ChartSink &charts)
 {
     const TimelineSeries &timeline = run.timeline;
     if (timeline.allocated.empty())
@@ -174,22 +207,23 @@ std::string timelineChart(const ReportRun &run)
                + escapeHtml(formatBytes(peak.allocatedBytes)) + "</text>";
     }
     svg += "</svg>";
+    svg = charts.place(std::move(svg));
 
     std::string legend = "<p class=\"legend\">";
     for (std::size_t g = 0; g < shown; ++g) {
         std::string label = timeline.groups[g].label;
         std::replace(label.begin(), label.end(), '_', ' ');
         legend += "<span><span class=\"swatch\" style=\"background:" + std::string(kCategoryColors[timeline.groups[g].key % 8])
-                  + "\"></span>" + escapeHtml(label) + "</span>";
+                  + "\"></span>" + escapeHtml(label) + "</span> &#160; ";
     }
-    legend += "<span>— allocated (range per column)</span>";
+    legend += "<span>— allocated (range per column)</span> &#160; ";
     if (!timeline.reserved.empty())
-        legend += "<span>- - reserved</span>";
-    legend += "<span class=\"muted\">shading: forward blue, backward orange, optimizer green</span></p>";
+        legend += "<span>- - reserved</span> &#160; ";
+    legend += "<br/><span class=\"muted\">shading: forward blue, backward orange, optimizer green</span></p>";
     return svg + legend;
 }
 
-std::string layerBars(const ReportRun &run)
+std::string layerBars(const ReportRun &run, ChartSink &charts)
 {
     std::vector<std::uint32_t> order;
     for (std::uint32_t l = 0; l < run.summary.layers.size(); ++l) {
@@ -219,7 +253,7 @@ std::string layerBars(const ReportRun &run)
         svg += "<text x=\"" + number(250 + width, 1) + "\" y=\"" + number(y + 13, 1) + "\">"
                + escapeHtml(formatBytes(stats.activationBytes)) + "</text>";
     }
-    return svg + "</svg>";
+    return charts.place(svg + "</svg>");
 }
 
 std::string metaTable(const ReportRun &run)
@@ -301,7 +335,7 @@ std::string planTable(const ReportRun &run)
     if (!run.model)
         return "<p class=\"muted\">No what-if: " + escapeHtml(run.modelProblem) + "</p>";
     const Prediction baseline = predict(*run.model, {});
-    std::string out = "<table><tr><th>strategy</th><th>checkpointed</th><th class=\"n\">predicted peak</th><th class=\"n\">change</th>"
+    std::string out = "<table width=\"100%\"><tr><th>strategy</th><th>checkpointed</th><th class=\"n\">predicted peak</th><th class=\"n\">change</th>"
                       "<th class=\"n\">predicted step</th><th class=\"n\">change</th></tr>";
     for (const ReportPlan &plan : run.plans) {
         std::string layers;
@@ -326,7 +360,7 @@ std::string planTable(const ReportRun &run)
 std::string comparisonTable(const ReportData &data)
 {
     const ReportRun &baseline = data.runs.front();
-    std::string out = "<table><tr><th>run</th><th>checkpointed</th><th class=\"n\">predicted peak</th><th class=\"n\">measured peak</th>"
+    std::string out = "<table width=\"100%\"><tr><th>run</th><th>checkpointed</th><th class=\"n\">predicted peak</th><th class=\"n\">measured peak</th>"
                       "<th class=\"n\">error</th><th class=\"n\">predicted step</th><th class=\"n\">measured step</th><th class=\"n\">error</th></tr>";
     out += "<tr><td>baseline: " + escapeHtml(baseline.path) + "</td><td>" + std::to_string(baseline.checkpoint.size())
            + " layers</td><td class=\"n\"></td><td class=\"n\">" + escapeHtml(formatBytes(baseline.peakBytes))
@@ -374,7 +408,9 @@ std::string escapeHtml(std::string_view text)
     return out;
 }
 
-std::string renderHtmlReport(const ReportData &data)
+namespace {
+
+std::string render(const ReportData &data, ChartSink &charts)
 {
     std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>PeakLens report — "
                        + escapeHtml(data.runs.empty() ? std::string() : data.runs.front().path)
@@ -388,13 +424,29 @@ std::string renderHtmlReport(const ReportData &data)
         html += i == 0 ? "<h1>PeakLens memory report</h1>" : "<h1>Run: " + escapeHtml(run.path) + "</h1>";
         html += "<p class=\"muted\">" + escapeHtml(run.path) + " · peaklens " + PEAKLENS_VERSION + "</p>";
         html += "<section><h2>Peak</h2>" + peakCards(run) + "</section>";
-        html += "<section><h2>Memory over time</h2>" + timelineChart(run) + "</section>";
-        html += "<section><h2>Activations kept for the backward pass, by layer</h2>" + layerBars(run) + "</section>";
+        html += "<section><h2>Memory over time</h2>" + timelineChart(run, charts) + "</section>";
+        html += "<section><h2>Activations kept for the backward pass, by layer</h2>" + layerBars(run, charts) + "</section>";
         html += "<section><h2>Live at the peak</h2>" + liveTables(run) + "</section>";
         html += "<section><h2>What checkpointing would do</h2>" + planTable(run) + "</section>";
         html += "<section><h2>The trace</h2>" + metaTable(run) + "</section>";
     }
     return html + "</body></html>\n";
+}
+
+} // namespace
+
+std::string renderHtmlReport(const ReportData &data)
+{
+    ChartSink inline_(nullptr);
+    return render(data, inline_);
+}
+
+HtmlWithCharts renderHtmlReportWithChartImages(const ReportData &data)
+{
+    HtmlWithCharts out;
+    ChartSink aside(&out.charts);
+    out.html = render(data, aside);
+    return out;
 }
 
 } // namespace peaklens

@@ -6,10 +6,20 @@
 #include "reportdata.h"
 
 #include <string>
+#include <vector>
 
 namespace peaklens {
 
 std::string renderHtmlReport(const ReportData &data);
+
+// The same report with each chart as <img src="chart:N"/> and the charts apart, as
+// standalone SVG documents: for renderers without inline SVG (Qt's rich text, for PDF).
+struct HtmlWithCharts
+{
+    std::string html;
+    std::vector<std::string> charts;
+};
+HtmlWithCharts renderHtmlReportWithChartImages(const ReportData &data);
 
 // Text for HTML/XML: & < > " ' escaped.
 std::string escapeHtml(std::string_view text);

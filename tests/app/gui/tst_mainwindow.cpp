@@ -12,6 +12,7 @@
 
 #include <QFile>
 #include <QImage>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 
@@ -124,6 +125,44 @@ private slots:
         const QImage image(out);
         QVERIFY(!image.isNull());
         QVERIFY(image.width() >= 800 && image.height() >= 500);
+    }
+
+    // The PDF has pages, and its text says the peak the summary says.
+    void exportReportWritesAPdf()
+    {
+        QTemporaryDir directory;
+        const QString out = directory.filePath(QStringLiteral("report.pdf"));
+        const auto run = test::runTool(QStringLiteral("peaklens"), {QStringLiteral("--export-report"), out, kSample});
+        QCOMPARE(run.exitCode, 0);
+        QProcess info;
+        info.start(QStringLiteral("pdfinfo"), {out});
+        QVERIFY2(info.waitForFinished(30000) && info.exitCode() == 0, "pdfinfo (poppler-utils) could not read the PDF");
+        const QByteArray pages = info.readAllStandardOutput();
+        QVERIFY2(QRegularExpression(QStringLiteral("Pages:\\s+[1-9]")).match(QString::fromUtf8(pages)).hasMatch(), pages.constData());
+        QProcess text;
+        text.start(QStringLiteral("pdftotext"), {out, QStringLiteral("-")});
+        QVERIFY(text.waitForFinished(30000) && text.exitCode() == 0);
+        const DocumentPtr document = loadDocument(kSample);
+        const auto &peak = document->summary.peak.devices[*document->summary.peak.primary];
+        QVERIFY(text.readAllStandardOutput().contains(QByteArray::fromStdString(formatBytes(peak.allocatedBytes))));
+    }
+
+    void exportFromTheWindow()
+    {
+        MainWindow window;
+        QVERIFY(load(window, kSample));
+        QTemporaryDir directory;
+        const QString out = directory.filePath(QStringLiteral("report.html"));
+        QSignalSpy exported(&window, &MainWindow::reportExported);
+        window.exportReportTo(out);
+        QVERIFY(exported.wait(60000));
+        QVERIFY2(exported.front().at(1).toString().isEmpty(), qPrintable(exported.front().at(1).toString()));
+        QFile file(out);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QVERIFY(file.readAll().contains("PeakLens memory report"));
+        window.exportReportTo(QStringLiteral("/nonexistent/report.pdf"));
+        QVERIFY(exported.wait(60000));
+        QVERIFY(exported.last().at(1).toString().contains(QStringLiteral("/nonexistent/report.pdf")));
     }
 
     void screenshotOfAMissingFileFails()

@@ -1,0 +1,75 @@
+#include "reportexport.h"
+
+#include "core/error.h"
+#include "core/report/htmlreport.h"
+#include "core/report/reportfile.h"
+#include "core/report/tablereport.h"
+
+#include <QFileInfo>
+#include <QImage>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QSvgRenderer>
+#include <QTextDocument>
+#include <QUrl>
+
+namespace peaklens::gui {
+
+namespace {
+
+void writePdf(const ReportData &data, const QString &path)
+{
+    const HtmlWithCharts report = renderHtmlReportWithChartImages(data);
+    QTextDocument document;
+    for (std::size_t i = 0; i < report.charts.size(); ++i) {
+        QSvgRenderer renderer(QByteArray::fromStdString(report.charts[i]));
+        if (!renderer.isValid())
+            throw FileError(path.toStdString(), "a chart of the report could not be drawn.");
+        // Twice the size it is shown at, so it stays sharp in print.
+        QImage image(renderer.defaultSize() * 2, QImage::Format_ARGB32);
+        image.fill(Qt::white);
+        QPainter painter(&image);
+        renderer.render(&painter);
+        painter.end();
+        document.addResource(QTextDocument::ImageResource, QUrl(QStringLiteral("chart:%1").arg(i)), image);
+    }
+    document.setHtml(QString::fromStdString(report.html));
+
+    // Written beside the target and renamed over it only when complete.
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        throw FileError(path.toStdString(), "cannot be written: " + file.errorString().toStdString() + ".");
+    {
+        QPdfWriter writer(&file);
+        writer.setPageSize(QPageSize(QPageSize::A4));
+        writer.setResolution(96); // CSS pixels are screen pixels
+        writer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
+        writer.setTitle(QStringLiteral("PeakLens memory report"));
+        writer.setCreator(QStringLiteral("PeakLens " PEAKLENS_VERSION));
+        document.print(&writer);
+    }
+    if (!file.commit())
+        throw FileError(path.toStdString(), "cannot be written: " + file.errorString().toStdString() + ".");
+}
+
+} // namespace
+
+void exportReport(const ReportData &data, const QString &path)
+{
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (suffix == QLatin1String("pdf"))
+        return writePdf(data, path);
+    std::string contents;
+    if (suffix == QLatin1String("html"))
+        contents = renderHtmlReport(data);
+    else if (suffix == QLatin1String("json"))
+        contents = renderJsonReport(data);
+    else if (suffix == QLatin1String("csv"))
+        contents = renderCsvReport(data, CsvTable::Layers);
+    else
+        throw FileError(path.toStdString(), "must end in .pdf, .html, .csv or .json, which says what to write.");
+    writeFileAtomically(path.toStdString(), contents);
+}
+
+} // namespace peaklens::gui
