@@ -52,8 +52,9 @@ case "$command" in
     if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -x build/bin/peaklens ]; then
       exec build/bin/peaklens "$sample"
     fi
-    # No display: what the app would show first, as text.
+    # No display: what the app would show first, as text, and the report beside the build.
     build/bin/peaklens-cli summary "$sample"
+    build/bin/peaklens-cli report "$sample" -o build/report.html
     ;;
   *)
     echo "usage: ./run.sh [test | run [FILE]]" >&2

@@ -68,36 +68,6 @@ QString bytesText(std::int64_t bytes)
     return QString::fromStdString(formatBytes(bytes));
 }
 
-// A run's allocated bytes over the step the cost model describes, moved onto the
-// baseline's clock so the two curves line up.
-std::vector<PredictedPoint> alignedStep(const TraceDocument &run, const CostModel &model)
-{
-    const Trace &trace = *run.trace;
-    if (trace.steps.empty())
-        return {};
-    const Step *step = &trace.steps.front();
-    for (const Step &candidate : trace.steps) {
-        if (model.step && candidate.number == *model.step)
-            step = &candidate;
-    }
-    const std::int64_t shift = model.stepBeginNs - step->beginNs;
-    std::vector<PredictedPoint> curve;
-    const auto &allocated = run.byCategory.allocated;
-    std::int64_t before = 0;
-    for (const SeriesPoint &point : allocated) {
-        if (point.timeNs < step->beginNs) {
-            before = point.bytes;
-            continue;
-        }
-        if (point.timeNs >= step->endNs)
-            break;
-        if (curve.empty())
-            curve.push_back({model.stepBeginNs, before});
-        curve.push_back({point.timeNs + shift, point.bytes});
-    }
-    return curve;
-}
-
 QStringList checkpointPaths(const CostModel &model, const std::vector<bool> &checkpoint)
 {
     QStringList paths;
@@ -421,8 +391,13 @@ void MainWindow::compareWithRun(int row)
     const RunRecord &run = m_runs->run(row);
     m_comparison->resetData(m_document, run.document);
     m_comparisonView->resizeColumnsToContents();
-    m_timeline->setComparison(run.document ? alignedStep(*run.document, *m_document->costModel) : std::vector<PredictedPoint>{},
-                              tr("measured (%1)").arg(run.label));
+    std::vector<PredictedPoint> curve;
+    if (run.document) {
+        const CostModel &model = *m_document->costModel;
+        for (const SeriesPoint &point : alignedStep(*run.document->trace, run.document->byCategory.allocated, model.step, model.stepBeginNs))
+            curve.push_back({point.timeNs, point.bytes});
+    }
+    m_timeline->setComparison(curve, tr("measured (%1)").arg(run.label));
 }
 
 void MainWindow::setGroupByLayer(bool byLayer)

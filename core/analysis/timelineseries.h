@@ -5,6 +5,7 @@
 #include "core/trace/trace.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,5 +38,12 @@ struct TimelineSeries
 // layerDepth, for GroupBy::Layer: 0 groups by the innermost layer of each event, N by its
 // ancestor N levels below the root (1 = top-level modules such as "blocks").
 TimelineSeries buildTimeline(const Trace &trace, Device device, GroupBy groupBy, int layerDepth = 0);
+
+// One step of a series moved onto another clock: the step numbered `stepNumber` (the
+// first step when the trace has no such step), shifted so that it begins at `alignToNs`,
+// starting with the value it held as the step began. Empty when the trace has no steps.
+// Lines up a rerun's step with its baseline's.
+std::vector<SeriesPoint> alignedStep(const Trace &trace, const std::vector<SeriesPoint> &series,
+                                     std::optional<std::int64_t> stepNumber, std::int64_t alignToNs);
 
 } // namespace peaklens

@@ -78,7 +78,7 @@ std::string percentChange(double value, double base)
     if (base == 0)
         return "";
     const double percent = 100.0 * (value - base) / base;
-    return (percent >= 0 ? "+" : "") + number(percent, 1) + " %";
+    return (percent >= 0 ? "+" : "") + number(percent, 1) + "\xc2\xa0%"; // no break before the sign
 }
 
 // Maps time and bytes into a chart's plot area.
@@ -357,6 +357,63 @@ std::string planTable(const ReportRun &run)
            + " layers. The model behind the predictions is described in docs/planning.md.</p>";
 }
 
+// The baseline's step, each run's prediction (dashed) and each run's measured step (solid),
+// on one clock.
+std::string comparisonChart(const ReportData &data, ChartSink &charts)
+{
+    const ReportRun &baseline = data.runs.front();
+    if (!baseline.model)
+        return "";
+    const CostModel &model = *baseline.model;
+    struct Curve
+    {
+        std::string label;
+        std::vector<SeriesPoint> points;
+        std::string color;
+        bool dashed = false;
+    };
+    const char *const colors[] = {"#4e79a7", "#e15759", "#59a14f", "#b07aa1", "#f28e2b", "#76b7b2"};
+    std::vector<Curve> curves;
+    curves.push_back({"baseline, measured",
+                      alignedStep(*baseline.trace, baseline.timeline.allocated, model.step, model.stepBeginNs), "#1d2330"});
+    for (std::size_t i = 0; i < data.comparisons.size(); ++i) {
+        const ReportComparison &comparison = data.comparisons[i];
+        const ReportRun &run = data.runs[comparison.run];
+        const std::string color = colors[i % std::size(colors)];
+        if (comparison.predicted) {
+            Curve predicted{escapeHtml(run.path) + ", predicted", {}, color, true};
+            for (const PredictedPoint &point : predictCurve(model, comparison.toggles))
+                predicted.points.push_back({point.timeNs, point.bytes});
+            curves.push_back(std::move(predicted));
+        }
+        curves.push_back({escapeHtml(run.path) + ", measured",
+                          alignedStep(*run.trace, run.timeline.allocated, model.step, model.stepBeginNs), color});
+    }
+    Frame frame;
+    frame.beginNs = model.stepBeginNs;
+    frame.endNs = model.stepBeginNs + 1;
+    double top = 1;
+    for (const Curve &curve : curves) {
+        for (const SeriesPoint &point : curve.points) {
+            frame.endNs = std::max(frame.endNs, point.timeNs);
+            top = std::max(top, static_cast<double>(point.bytes));
+        }
+    }
+    frame.maxBytes = top * 1.1;
+    std::string svg = "<svg width=\"960\" height=\"270\" viewBox=\"0 0 960 270\" role=\"img\" aria-label=\"runs compared\">" + axes(frame);
+    std::string legend = "<p class=\"legend\">";
+    for (const Curve &curve : curves) {
+        std::vector<std::pair<std::int64_t, std::int64_t>> path;
+        for (const ColumnRange &column : reduceToColumns(curve.points, frame.beginNs, frame.endNs, 430))
+            path.emplace_back(column.beginNs, column.maxBytes);
+        svg += "<path d=\"" + stepPath(frame, path) + "\" fill=\"none\" stroke=\"" + curve.color + "\" stroke-width=\"1.6\""
+               + (curve.dashed ? " stroke-dasharray=\"6 3\"" : "") + "/>";
+        legend += "<span><span class=\"swatch\" style=\"background:" + curve.color + "\"></span>" + curve.label
+                  + (curve.dashed ? " (dashed)" : "") + "</span> &#160; ";
+    }
+    return charts.place(svg + "</svg>") + legend + "</p>";
+}
+
 std::string comparisonTable(const ReportData &data)
 {
     const ReportRun &baseline = data.runs.front();
@@ -419,6 +476,7 @@ std::string render(const ReportData &data, ChartSink &charts)
         const ReportRun &run = data.runs[i];
         if (i > 0 && data.runs.size() > 1 && i == 1)
             html += "<h1>Runs compared with the baseline</h1><section><h2>Predicted against measured</h2>" + comparisonTable(data)
+                    + comparisonChart(data, charts)
                     + "<p class=\"muted\">Predictions come from the baseline's trace and each run's checkpointed layers; "
                       "measured figures from the run's own trace.</p></section>";
         html += i == 0 ? "<h1>PeakLens memory report</h1>" : "<h1>Run: " + escapeHtml(run.path) + "</h1>";

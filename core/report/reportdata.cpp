@@ -71,7 +71,9 @@ ReportData buildReport(const std::vector<std::pair<std::string, TracePtr>> &trac
             comparison.problem = "the baseline has no checkpointable chain";
         } else {
             try {
-                comparison.predicted = planForLayers(*baseline.model, data.runs[i].checkpoint).prediction;
+                const Plan plan = planForLayers(*baseline.model, data.runs[i].checkpoint);
+                comparison.predicted = plan.prediction;
+                comparison.toggles = plan.checkpoint;
             } catch (const Error &error) {
                 comparison.problem = error.what();
             }

@@ -38,6 +38,7 @@ struct ReportComparison
 {
     std::size_t run = 0;                        // index into runs, > 0
     std::optional<Prediction> predicted;        // from the baseline's model, when its toggles are in the chain
+    std::vector<bool> toggles;                  // the run's toggles on the baseline's chain
     std::string problem;                        // why there is no prediction
 };
 

@@ -298,6 +298,34 @@ private slots:
         QVERIFY(file.readAll().startsWith(start));
     }
 
+    // The HTML report states the figures `summary --json` states: the peak and each layer's activations.
+    void reportCarriesTheSummaryFigures()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("report.html"));
+        QCOMPARE(runCli({QStringLiteral("report"), kBundled, QStringLiteral("-o"), out}).exitCode, 0);
+        QFile file(out);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QByteArray html = file.readAll();
+        const Run summary = runCli({QStringLiteral("summary"), QStringLiteral("--json"), kBundled});
+        const QJsonObject json = QJsonDocument::fromJson(summary.out).object();
+        const qint64 peak = json[QStringLiteral("peak")].toObject()[QStringLiteral("allocated_bytes")].toInteger();
+        QVERIFY(html.contains(QByteArray("id=\"peak\">").append(QByteArray::fromStdString(formatBytes(peak)))));
+        int checked = 0;
+        for (const QJsonValue &layer : json[QStringLiteral("layers")].toArray()) {
+            const QString name = layer[QStringLiteral("name")].toString();
+            if (name == QStringLiteral("blocks"))
+                continue; // a container: the chart shows its blocks
+            const qint64 bytes = layer[QStringLiteral("activation_bytes")].toInteger();
+            if (bytes == 0)
+                continue;
+            QVERIFY2(html.contains(name.toUtf8().append("</text>")), qPrintable(name));
+            QVERIFY(html.contains(QByteArray::fromStdString(formatBytes(bytes))));
+            ++checked;
+        }
+        QVERIFY(checked >= 6);
+    }
+
     void reportErrors_data()
     {
         QTest::addColumn<QStringList>("arguments");
