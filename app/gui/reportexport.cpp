@@ -47,6 +47,8 @@ void writePdf(const ReportData &data, const QString &path)
         writer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
         writer.setTitle(QStringLiteral("PeakLens memory report"));
         writer.setCreator(QStringLiteral("PeakLens " PEAKLENS_VERSION));
+        // Lay the text out on the page's width, so tables can use all of it.
+        document.setPageSize(QSizeF(writer.width(), writer.height()));
         document.print(&writer);
     }
     if (!file.commit())

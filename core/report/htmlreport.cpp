@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 
 namespace peaklens {
@@ -419,12 +420,13 @@ std::string comparisonTable(const ReportData &data)
     const ReportRun &baseline = data.runs.front();
     std::string out = "<table width=\"100%\"><tr><th>run</th><th>checkpointed</th><th class=\"n\">predicted peak</th><th class=\"n\">measured peak</th>"
                       "<th class=\"n\">error</th><th class=\"n\">predicted step</th><th class=\"n\">measured step</th><th class=\"n\">error</th></tr>";
-    out += "<tr><td>baseline: " + escapeHtml(baseline.path) + "</td><td>" + std::to_string(baseline.checkpoint.size())
+    const auto fileName = [](const std::string &path) { return std::filesystem::path(path).filename().string(); };
+    out += "<tr><td>baseline: " + escapeHtml(fileName(baseline.path)) + "</td><td>" + std::to_string(baseline.checkpoint.size())
            + " layers</td><td class=\"n\"></td><td class=\"n\">" + escapeHtml(formatBytes(baseline.peakBytes))
            + "</td><td></td><td></td><td class=\"n\">" + escapeHtml(ms(baseline.stepTimeNs)) + "</td><td></td></tr>";
     for (const ReportComparison &comparison : data.comparisons) {
         const ReportRun &run = data.runs[comparison.run];
-        out += "<tr><td>" + escapeHtml(run.path) + "</td><td>" + std::to_string(run.checkpoint.size()) + " layers</td>";
+        out += "<tr><td>" + escapeHtml(fileName(run.path)) + "</td><td>" + std::to_string(run.checkpoint.size()) + " layers</td>";
         if (comparison.predicted) {
             out += "<td class=\"n\">" + escapeHtml(formatBytes(comparison.predicted->peakBytes)) + "</td><td class=\"n\">"
                    + escapeHtml(formatBytes(run.peakBytes)) + "</td><td class=\"n\">"
