@@ -1,6 +1,7 @@
 #include "htmlreport.h"
 
 #include "core/analysis/levelofdetail.h"
+#include "core/analysis/phasespans.h"
 #include "core/trace/metadata.h"
 #include "core/trace/units.h"
 
@@ -146,20 +147,10 @@ std::string timelineChart(const ReportRun &run, ChartSink &charts)
     std::string svg = "<svg width=\"960\" height=\"270\" viewBox=\"0 0 960 270\" role=\"img\" aria-label=\"memory timeline\">";
     // Phase shading, when there are few enough steps to see it.
     if (run.trace->steps.size() <= 200) {
-        std::map<std::pair<std::int64_t, Phase>, std::pair<std::int64_t, std::int64_t>> spans;
-        for (const Range &range : run.trace->ranges) {
-            if (range.phase == Phase::Other)
-                continue;
-            auto [it, inserted] = spans.try_emplace({range.step, range.phase}, range.beginNs, range.endNs);
-            if (!inserted) {
-                it->second.first = std::min(it->second.first, range.beginNs);
-                it->second.second = std::max(it->second.second, range.endNs);
-            }
-        }
-        for (const auto &[key, span] : spans) {
-            const char *color = key.second == Phase::Forward ? "#dbe7fb" : key.second == Phase::Backward ? "#fbe3d6" : "#dff0da";
-            svg += "<rect x=\"" + number(frame.x(span.first), 1) + "\" y=\"" + number(frame.top, 1) + "\" width=\""
-                   + number(std::max(0.5, frame.x(span.second) - frame.x(span.first)), 1) + "\" height=\""
+        for (const PhaseSpan &span : phaseSpans(*run.trace)) {
+            const char *color = span.phase == Phase::Forward ? "#dbe7fb" : span.phase == Phase::Backward ? "#fbe3d6" : "#dff0da";
+            svg += "<rect x=\"" + number(frame.x(span.beginNs), 1) + "\" y=\"" + number(frame.top, 1) + "\" width=\""
+                   + number(std::max(0.5, frame.x(span.endNs) - frame.x(span.beginNs)), 1) + "\" height=\""
                    + number(frame.height, 1) + "\" fill=\"" + color + "\"/>";
         }
     }

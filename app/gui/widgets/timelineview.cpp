@@ -1,6 +1,7 @@
 #include "timelineview.h"
 
 #include "core/analysis/levelofdetail.h"
+#include "core/analysis/phasespans.h"
 #include "core/trace/units.h"
 
 #include <QToolTip>
@@ -308,21 +309,7 @@ void TimelineView::rebuildItems()
     if (!m_document)
         return;
     const Trace &trace = *m_document->trace;
-    // Phase shading: per step, the span of its forward, backward and optimizer ranges.
-    std::map<std::pair<std::int64_t, Phase>, std::pair<std::int64_t, std::int64_t>> spans;
-    for (const Range &range : trace.ranges) {
-        if (range.phase == Phase::Other)
-            continue;
-        auto [it, inserted] = spans.try_emplace({range.step, range.phase}, range.beginNs, range.endNs);
-        if (!inserted) {
-            it->second.first = std::min(it->second.first, range.beginNs);
-            it->second.second = std::max(it->second.second, range.endNs);
-        }
-    }
-    for (const auto &[key, span] : spans)
-        m_phaseSpans.push_back({span.first, span.second, key.second});
-    std::sort(m_phaseSpans.begin(), m_phaseSpans.end(),
-              [](const PhaseSpan &a, const PhaseSpan &b) { return a.beginNs < b.beginNs; });
+    m_phaseSpans = phaseSpans(trace);
 
     const auto &peaks = m_document->summary.peak;
     if (peaks.primary) {

@@ -6,6 +6,7 @@
 
 #include "tracedocument.h"
 
+#include "core/analysis/phasespans.h"
 #include "core/plan/predictor.h"
 
 #include <qcustomplot.h>
@@ -76,11 +77,6 @@ private:
     QCPGraph *m_layerGraph = nullptr;       // memory of the selected layer
     std::vector<PredictedPoint> m_layerCurve;
     QCPItemStraightLine *m_marker = nullptr;
-    struct PhaseSpan
-    {
-        std::int64_t beginNs, endNs;
-        Phase phase;
-    };
     std::vector<PhaseSpan> m_phaseSpans; // by begin time
     std::vector<QCPAbstractItem *> m_visibleItems;
     QPoint m_pressPosition;
