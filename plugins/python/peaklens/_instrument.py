@@ -1,0 +1,229 @@
+"""Ranges, manifest and checkpoint toggles for one model (see the package docstring)."""
+
+import contextlib
+import functools
+import json
+import os
+import re
+import threading
+
+import torch
+import torch.utils.checkpoint
+
+_NUMBERED = re.compile(r"^\d+$")
+
+
+class _NvtxSink:
+    """Pushes ranges to NVTX, where the CUPTI collector sees them; nothing without CUDA."""
+
+    def __init__(self):
+        self.enabled = torch.cuda.is_available()
+
+    def push(self, name):
+        if self.enabled:
+            torch.cuda.nvtx.range_push(name)
+
+    def pop(self):
+        if self.enabled:
+            torch.cuda.nvtx.range_pop()
+
+
+def checkpoint_chain(model):
+    """The paths ``all`` toggles: the children of the deepest container whose children are
+    numbered 0, 1, 2, ... (a ModuleList or Sequential of repeated blocks), as PeakLens's
+    planner chooses its chain."""
+    best, best_depth = None, -1
+    for path, module in model.named_modules():
+        names = [name for name, _ in module.named_children()]
+        if len(names) >= 2 and all(_NUMBERED.match(name) for name in names):
+            depth = path.count(".") + 1 if path else 0
+            if depth > best_depth:
+                best, best_depth = path, depth
+    if best is None:
+        return []
+    container = model.get_submodule(best)
+    prefix = best + "." if best else ""
+    return [prefix + name for name, _ in container.named_children()]
+
+
+def _shapes(value):
+    if isinstance(value, torch.Tensor):
+        return list(value.shape)
+    if isinstance(value, (list, tuple)):
+        return [_shapes(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _shapes(v) for k, v in value.items()}
+    return None
+
+
+class Instrumented:
+    """The hooks, toggles and manifest of one instrumented model."""
+
+    def __init__(self, model, checkpoint=None, manifest_path=None, sink=None):
+        self.model = model
+        self.sink = sink or _NvtxSink()
+        self.manifest_path = manifest_path
+        self._local = threading.local()
+        self._handles = []
+        self._shapes = {}
+        self._has_backward_pre_hook = hasattr(torch.nn.Module, "register_full_backward_pre_hook")
+        self.checkpointed = self._apply_toggles(checkpoint)
+        self._manifest_stale = False
+        for path, module in model.named_modules():
+            if path:
+                self._hook(path, module)
+        # A new forward of the whole model: whatever backward is still open has ended.
+        self._handles.append(model.register_forward_pre_hook(lambda mod, inputs: self._close_backward()))
+        self.write_manifest()
+
+    # -- ranges ---------------------------------------------------------------------------
+
+    def _open_backward(self):
+        """The backward ranges open on this thread, innermost last."""
+        if not hasattr(self._local, "open_backward"):
+            self._local.open_backward = []
+        return self._local.open_backward
+
+    def _close_backward(self, path=None):
+        """Closes the open backward ranges down to `path` (all of them when None). A module
+        whose inputs need no gradient never gets its backward hook; its range ends here."""
+        open_backward = self._open_backward()
+        while open_backward:
+            closed = open_backward.pop()
+            self.sink.pop()
+            if closed == path:
+                return
+
+    def _hook(self, path, module):
+        def forward_pre(mod, inputs):
+            # A recompute inside a backward would name the module twice: skip it.
+            if not self._open_backward():
+                self.sink.push("fwd:" + path)
+
+        def forward_post(mod, inputs, output):
+            if not self._open_backward():
+                self.sink.pop()
+                if path not in self._shapes:
+                    self._shapes[path] = {"inputs": _shapes(inputs), "output": _shapes(output)}
+                    self._manifest_stale = True
+            if not self._has_backward_pre_hook and torch.is_grad_enabled():
+                # Older PyTorch: the gradient of the output arriving marks the backward's start.
+                tensors = [t for t in (output if isinstance(output, (list, tuple)) else [output])
+                           if isinstance(t, torch.Tensor) and t.requires_grad]
+                if tensors:
+                    fired = []
+
+                    def grad_ready(grad, fired=fired):
+                        if not fired:
+                            fired.append(True)
+                            backward_pre(mod, None)
+                        return grad
+
+                    tensors[0].register_hook(grad_ready)
+
+        def backward_pre(mod, grad_output):
+            self._open_backward().append(path)
+            self.sink.push("bwd:" + path)
+
+        def backward_post(mod, grad_input, grad_output):
+            if path in self._open_backward():
+                self._close_backward(path)
+
+        self._handles.append(module.register_forward_pre_hook(forward_pre))
+        self._handles.append(module.register_forward_hook(forward_post))
+        if self._has_backward_pre_hook:
+            self._handles.append(module.register_full_backward_pre_hook(backward_pre))
+        self._handles.append(module.register_full_backward_hook(backward_post))
+
+    @contextlib.contextmanager
+    def step(self, number=None):
+        """A ``step:<n>`` range around one training step."""
+        if number is None:
+            number = getattr(self, "_next_step", 0)
+        self._next_step = number + 1
+        self.sink.push("step:%d" % number)
+        try:
+            yield number
+        finally:
+            self._close_backward()
+            self.sink.pop()
+            if self._manifest_stale:
+                self._manifest_stale = False
+                self.write_manifest()
+
+    def remove(self):
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+
+    # -- toggles --------------------------------------------------------------------------
+
+    def _apply_toggles(self, checkpoint):
+        if checkpoint is None:
+            checkpoint = os.environ.get("PEAKLENS_CHECKPOINT", "")
+        names = [name.strip() for name in checkpoint.split(",") if name.strip()]
+        if names == ["all"]:
+            names = checkpoint_chain(self.model)
+        if names in ([], ["none"]):
+            return []
+        modules = dict(self.model.named_modules())
+        unknown = [name for name in names if name not in modules or not name]
+        if unknown:
+            raise ValueError("PEAKLENS_CHECKPOINT names modules the model does not have: " + ", ".join(unknown))
+        for name in names:
+            module = modules[name]
+            original = module.forward
+
+            @functools.wraps(original)
+            def checkpointed(*args, _original=original, **kwargs):
+                if not torch.is_grad_enabled():
+                    return _original(*args, **kwargs)
+                return torch.utils.checkpoint.checkpoint(_original, *args, use_reentrant=False, **kwargs)
+
+            module.forward = checkpointed
+        return names
+
+    # -- manifest -------------------------------------------------------------------------
+
+    def manifest(self):
+        """The module tree with types, parameter bytes, shapes seen, and the toggles."""
+        modules = []
+        for path, module in self.model.named_modules():
+            own = sum(p.numel() * p.element_size() for p in module.parameters(recurse=False))
+            total = sum(p.numel() * p.element_size() for p in module.parameters())
+            entry = {"path": path, "type": type(module).__name__, "parameter_bytes": total, "own_parameter_bytes": own}
+            entry.update(self._shapes.get(path, {}))
+            modules.append(entry)
+        return {"format": "peaklens-manifest", "version": 1, "torch": torch.__version__,
+                "checkpoint": self.checkpointed, "chain": checkpoint_chain(self.model), "modules": modules}
+
+    def write_manifest(self):
+        path = self.manifest_path or os.environ.get("PEAKLENS_MANIFEST")
+        if not path:
+            return
+        temporary = path + ".tmp"
+        with open(temporary, "w") as out:
+            json.dump(self.manifest(), out, indent=1)
+        os.replace(temporary, path)
+
+
+_current = None
+
+
+def instrument(model, checkpoint=None, manifest_path=None, sink=None):
+    """Instruments ``model`` in place and returns it (see the package docstring).
+
+    ``checkpoint`` overrides ``PEAKLENS_CHECKPOINT``; ``manifest_path`` overrides
+    ``PEAKLENS_MANIFEST``; ``sink`` (an object with ``push(name)`` and ``pop()``) replaces
+    NVTX, e.g. to follow the ranges in Python."""
+    global _current
+    _current = Instrumented(model, checkpoint, manifest_path, sink)
+    model._peaklens = _current
+    return model
+
+
+def step(number=None):
+    """``with peaklens.step():`` marks one training step (of the last instrumented model)."""
+    if _current is None:
+        return contextlib.nullcontext(number)
+    return _current.step(number)
