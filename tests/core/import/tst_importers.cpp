@@ -4,6 +4,7 @@
 #include "core/analysis/peakfinder.h"
 #include "core/analysis/tracesummary.h"
 #include "core/error.h"
+#include "core/import/annotationranges.h"
 #include "core/import/traceloader.h"
 
 #include <QFile>
@@ -37,6 +38,44 @@ class tst_Importers : public QObject
     Q_OBJECT
 
 private slots:
+    // Allocations belong to the innermost range open on their own thread, whatever other
+    // threads are doing at the same time.
+    void attributionFollowsTheAllocatingThread_data()
+    {
+        QTest::addColumn<int>("thread");
+        QTest::addColumn<qint64>("time");
+        QTest::addColumn<QString>("layer"); // empty: none
+        QTest::addColumn<int>("phase");
+        QTest::addRow("main thread, forward") << 0 << qint64(15) << QStringLiteral("blocks.0") << int(Phase::Forward);
+        QTest::addRow("main thread, innermost range") << 0 << qint64(25) << QStringLiteral("blocks.0.fc1") << int(Phase::Forward);
+        QTest::addRow("side thread at the same time") << 1 << qint64(25) << QString() << int(Phase::Optimizer);
+        QTest::addRow("main thread, backward") << 0 << qint64(80) << QStringLiteral("blocks.0") << int(Phase::Backward);
+        QTest::addRow("side thread after its range") << 1 << qint64(80) << QString() << int(Phase::Other);
+        QTest::addRow("main thread between ranges") << 0 << qint64(55) << QString() << int(Phase::Other);
+    }
+
+    void attributionFollowsTheAllocatingThread()
+    {
+        QFETCH(int, thread);
+        QFETCH(qint64, time);
+        QFETCH(QString, layer);
+        QFETCH(int, phase);
+        TraceBuilder builder;
+        const auto ranges = addAnnotations(builder, {{"step:3", true, 0, 0},     {"fwd:blocks.0", true, 10, 0},
+                                                     {"fwd:blocks.0.fc1", true, 20, 0}, {"fwd:blocks.0.fc1", false, 30, 0},
+                                                     {"fwd:blocks.0", false, 50, 0},    {"bwd:blocks.0", true, 60, 0},
+                                                     {"bwd:blocks.0", false, 90, 0},    {"step:3", false, 100, 0},
+                                                     {"opt", true, 20, 1},              {"opt", false, 70, 1}});
+        QCOMPARE(ranges.size(), std::size_t(2));
+        std::vector<MemoryEvent> events{MemoryEvent{time, 64, 0x1000}};
+        assignScopes(events, ranges[static_cast<std::size_t>(thread)]);
+        const Trace &trace = builder.current();
+        QCOMPARE(events[0].layer == kNoLayer ? QString() : qs(trace.layers[events[0].layer].path), layer);
+        QCOMPARE(int(events[0].phase), phase);
+        QCOMPARE(trace.steps.size(), std::size_t(1));
+        QCOMPARE(trace.steps[0].number, 3);
+    }
+
     // Every fixture's generating script replays its events itself; PeakLens must agree.
     void peakMatchesAPlainReplay_data()
     {
