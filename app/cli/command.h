@@ -9,10 +9,22 @@
 
 namespace peaklens::cli {
 
+// What a command prints on stdout, and the exit code (0, or a recorded command's own).
+struct CommandOutput
+{
+    CommandOutput(std::string text, int exitCode = 0) // NOLINT: commands return plain text
+        : text(std::move(text))
+        , exitCode(exitCode)
+    {
+    }
+    std::string text;
+    int exitCode = 0;
+};
+
 struct Command
 {
     CLI::App *subcommand;
-    std::function<std::string()> run; // returns what to print on stdout
+    std::function<CommandOutput()> run;
 };
 
 Command addInfoCommand(CLI::App &app);
@@ -21,5 +33,6 @@ Command addConvertCommand(CLI::App &app);
 Command addPlanCommand(CLI::App &app);
 Command addParetoCommand(CLI::App &app);
 Command addReportCommand(CLI::App &app);
+Command addRecordCommand(CLI::App &app);
 
 } // namespace peaklens::cli

@@ -20,6 +20,7 @@ int main(int argc, char **argv)
         peaklens::cli::addPlanCommand(app),
         peaklens::cli::addParetoCommand(app),
         peaklens::cli::addReportCommand(app),
+        peaklens::cli::addRecordCommand(app),
     };
     try {
         app.parse(argc, argv);
@@ -31,9 +32,9 @@ int main(int argc, char **argv)
             continue;
         try {
             // Printed all at once, so a failure never leaves partial output behind.
-            const std::string output = command.run();
-            std::cout << output << std::flush;
-            return 0;
+            const peaklens::cli::CommandOutput output = command.run();
+            std::cout << output.text << std::flush;
+            return output.exitCode;
         } catch (const peaklens::Error &error) {
             std::cerr << "peaklens-cli: " << error.what() << '\n';
         } catch (const std::bad_alloc &) {

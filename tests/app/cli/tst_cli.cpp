@@ -7,6 +7,7 @@
 #include "core/trace/units.h"
 
 #include <QFile>
+#include <QLibrary>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -353,6 +354,18 @@ private slots:
         QCOMPARE(run.exitCode, 2);
         QVERIFY(run.out.isEmpty());
         QVERIFY2(QString::fromUtf8(run.err).contains(problem), run.err.constData());
+    }
+
+    void recordWithoutAGpuSaysSo()
+    {
+        QLibrary driver(QStringLiteral("libcuda.so.1"));
+        if (driver.load())
+            QSKIP("this machine has an NVIDIA driver; recording is tested where there is a GPU");
+        const Run run = runCli({QStringLiteral("record"), QStringLiteral("--"), QStringLiteral("python3"), QStringLiteral("train.py")});
+        QCOMPARE(run.exitCode, 2);
+        QVERIFY(run.out.isEmpty());
+        QVERIFY2(run.err.startsWith("peaklens-cli: record needs a CUDA device"), run.err.constData());
+        QCOMPARE(run.err.count('\n'), 1);
     }
 
     void infoAndTextSummaryNameThePeak()
