@@ -20,12 +20,14 @@
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFontDatabase>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
@@ -137,7 +139,13 @@ MainWindow::MainWindow(QWidget *parent)
     liveHeader->addWidget(m_liveTitle, 1);
     liveHeader->addWidget(m_liveGrouping);
     liveLayout->addLayout(liveHeader);
+    m_stackFrames = new QPlainTextEdit(this);
+    m_stackFrames->setReadOnly(true);
+    m_stackFrames->setPlaceholderText(tr("Group by allocation site and select one to see its call stack."));
+    m_stackFrames->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_stackFrames->setMaximumHeight(m_stackFrames->fontMetrics().height() * 9);
     liveLayout->addWidget(m_liveView);
+    liveLayout->addWidget(m_stackFrames);
 
     m_runsView = makeTable(m_runs, this);
     m_runsView->setSortingEnabled(false);
@@ -223,6 +231,9 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_timeline, &TimelineView::timeClicked, this, [this](std::int64_t timeNs) { showLiveSet(timeNs); });
     connect(m_timeline, &TimelineView::rangeSelected, this, &MainWindow::showRangeStats);
     connect(m_liveGrouping, &QComboBox::currentIndexChanged, this, [this] { showLiveSet(m_pickedTime); });
+    connect(m_liveView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &current) {
+        m_stackFrames->setPlainText(m_liveProxy->data(current, LiveSetModel::StackRole).toString());
+    });
     connect(m_layerView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &current) {
         const QVariant layer = m_layerProxy->data(current, LayerModel::LayerRole);
         m_timeline->highlightLayer(layer.isValid() ? std::optional<std::uint32_t>(layer.toUInt()) : std::nullopt);
@@ -550,6 +561,7 @@ void MainWindow::setCheckpointStrategy(const QString &strategy)
     if (!m_document || !m_document->costModel)
         return;
     m_layers->setCheckpoint(planForStrategy(*m_document->costModel, strategy.toStdString()).checkpoint);
+    m_whatIf->showStrategyName(strategy);
 }
 
 void MainWindow::updatePrediction()

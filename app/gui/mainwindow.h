@@ -16,6 +16,7 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QMenu;
+class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QSortFilterProxyModel;
@@ -101,6 +102,7 @@ private:
     QTableView *m_liveView;
     QComboBox *m_liveGrouping;
     QLabel *m_liveTitle;
+    QPlainTextEdit *m_stackFrames; // the selected allocation site's call stack
     QProgressBar *m_progress;
     QPushButton *m_cancel;
     QTabWidget *m_detailTabs;

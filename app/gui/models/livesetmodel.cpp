@@ -88,6 +88,8 @@ QVariant LiveSetModel::data(const QModelIndex &index, int role) const
         return index.column() == NameColumn ? QVariant() : QVariant(Qt::AlignRight | Qt::AlignVCenter);
     case Qt::ToolTipRole:
         return m_grouping == Grouping::Stack && index.column() == NameColumn ? stackText(group.key) : QVariant();
+    case StackRole:
+        return m_grouping == Grouping::Stack ? stackText(group.key) : QVariant();
     }
     return {};
 }

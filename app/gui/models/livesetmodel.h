@@ -16,7 +16,7 @@ class LiveSetModel final : public QAbstractTableModel
 
 public:
     enum Columns { NameColumn, BytesColumn, ShareColumn, BlocksColumn, NumColumns };
-    enum Roles { SortRole = Qt::UserRole };
+    enum Roles { SortRole = Qt::UserRole, StackRole }; // StackRole: the call stack, innermost first (sites only)
     enum class Grouping { Layer, Category, Stack };
 
     using QAbstractTableModel::QAbstractTableModel;

@@ -138,6 +138,20 @@ double WhatIfBar::overheadFraction() const
     return m_overhead->value() / 100.0;
 }
 
+void WhatIfBar::showStrategyName(const QString &strategy)
+{
+    static const std::pair<const char *, Strategy> names[] = {{"none", Strategy::None},      {"all", Strategy::All},
+                                                              {"every:2", Strategy::Every2}, {"every:3", Strategy::Every3},
+                                                              {"sqrt", Strategy::SquareRoot}};
+    Strategy shown = Strategy::Custom;
+    for (const auto &[name, value] : names) {
+        if (strategy == QLatin1String(name))
+            shown = value;
+    }
+    const QSignalBlocker blocker(m_strategy);
+    m_strategy->setCurrentIndex(m_strategy->findData(int(shown)));
+}
+
 void WhatIfBar::focusStrategy()
 {
     m_strategy->setFocus();

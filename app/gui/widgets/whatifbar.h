@@ -33,6 +33,8 @@ public:
     double overheadFraction() const;
     QString predictedPeakText() const;
     void focusStrategy();
+    // Shows the strategy (none, all, every:2, every:3, sqrt) that set the toggles, without re-planning.
+    void showStrategyName(const QString &strategy);
 
 Q_SIGNALS:
     void strategyChanged();
