@@ -148,6 +148,14 @@ private slots:
         for (int row = 0; row < model.rowCount(); ++row)
             total += model.index(row, LiveSetModel::BytesColumn).data(LiveSetModel::SortRole).toLongLong();
         QCOMPARE(total, live.bytes); // every live byte is in exactly one group
+        // Allocation sites carry their call stack, innermost frame first.
+        const QString stack = model.index(0, LiveSetModel::NameColumn).data(LiveSetModel::StackRole).toString();
+        if (grouping == int(LiveSetModel::Grouping::Stack)) {
+            QVERIFY(stack.count(QLatin1Char('\n')) >= 1);
+            QVERIFY(stack.endsWith(QStringLiteral("main  (train.py:88)")));
+        } else {
+            QVERIFY(stack.isEmpty());
+        }
     }
 };
 
