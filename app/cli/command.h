@@ -2,6 +2,9 @@
 // The subcommands of peaklens-cli. Each adds itself to the CLI11 app and returns what to
 // run once the arguments are parsed.
 
+#include "core/error.h"
+#include "core/trace/units.h"
+
 #include <CLI/CLI.hpp>
 
 #include <functional>
@@ -20,6 +23,15 @@ struct CommandOutput
     std::string text;
     int exitCode = 0;
 };
+
+// A memory budget such as "6GiB"; throws Error with a sentence for anything else.
+inline std::int64_t parseBudget(const std::string &text)
+{
+    const auto bytes = parseBytes(text);
+    if (!bytes || *bytes <= 0)
+        throw Error("\"" + text + "\" is not a budget; write it like 6GiB or 512MiB.");
+    return *bytes;
+}
 
 struct Command
 {

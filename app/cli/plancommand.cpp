@@ -25,20 +25,10 @@ double milliseconds(std::int64_t ns)
     return static_cast<double>(ns) / 1e6;
 }
 
-std::vector<std::string> checkpointedPaths(const CostModel &model, const Plan &plan)
-{
-    std::vector<std::string> paths;
-    for (std::size_t i = 0; i < model.layers.size(); ++i) {
-        if (plan.checkpoint[i])
-            paths.push_back(model.layers[i].path);
-    }
-    return paths;
-}
-
 json planJson(const CostModel &model, const Plan &plan)
 {
     const Prediction baseline = predict(model, {});
-    return {{"checkpoint", checkpointedPaths(model, plan)},
+    return {{"checkpoint", checkpointedPaths(model, plan.checkpoint)},
             {"feasible", plan.feasible},
             {"predicted",
              {{"peak_bytes", plan.prediction.peakBytes},
@@ -76,7 +66,7 @@ std::string planText(const CostModel &model, const Plan &plan, const std::string
     std::string out = goal + "\n";
     if (!plan.feasible)
         out += "No set of checkpoints fits: this is the lowest peak the chain can reach.\n";
-    const auto paths = checkpointedPaths(model, plan);
+    const auto paths = checkpointedPaths(model, plan.checkpoint);
     std::string list;
     for (const std::string &path : paths)
         list += (list.empty() ? "" : ", ") + path;
@@ -137,11 +127,9 @@ Command addPlanCommand(CLI::App &app)
                 Plan plan;
                 std::string goal;
                 if (*budget) {
-                    const auto bytes = parseBytes(options->budget);
-                    if (!bytes || *bytes <= 0)
-                        throw Error("\"" + options->budget + "\" is not a budget; write it like 6GiB or 512MiB.");
-                    plan = planForBudget(model, *bytes);
-                    goal = "Cheapest checkpoints for a peak of at most " + formatBytes(*bytes);
+                    const std::int64_t bytes = parseBudget(options->budget);
+                    plan = planForBudget(model, bytes);
+                    goal = "Cheapest checkpoints for a peak of at most " + formatBytes(bytes);
                 } else if (*overhead) {
                     std::string text = options->overhead;
                     if (!text.empty() && text.back() == '%')

@@ -36,11 +36,8 @@ Command addReportCommand(CLI::App &app)
                 if (extension != ".html" && extension != ".csv" && extension != ".json")
                     throw FileError(options->output, "must end in .html, .csv or .json, which says what to write.");
                 std::optional<std::int64_t> budget;
-                if (!options->budget.empty()) {
-                    budget = parseBytes(options->budget);
-                    if (!budget || *budget <= 0)
-                        throw Error("\"" + options->budget + "\" is not a budget; write it like 6GiB or 512MiB.");
-                }
+                if (!options->budget.empty())
+                    budget = parseBudget(options->budget);
                 std::vector<std::pair<std::string, TracePtr>> traces;
                 for (const std::string &input : options->inputs) {
                     std::error_code ec;

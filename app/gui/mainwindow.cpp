@@ -70,15 +70,6 @@ QString bytesText(std::int64_t bytes)
     return QString::fromStdString(formatBytes(bytes));
 }
 
-QStringList checkpointPaths(const CostModel &model, const std::vector<bool> &checkpoint)
-{
-    QStringList paths;
-    for (std::size_t i = 0; i < checkpoint.size() && i < model.layers.size(); ++i) {
-        if (checkpoint[i])
-            paths << QString::fromStdString(model.layers[i].path);
-    }
-    return paths;
-}
 
 } // namespace
 
@@ -367,7 +358,8 @@ void MainWindow::rerun()
     const Prediction prediction = predict(model, m_layers->checkpoint());
     RunRecord record;
     record.label = tr("rerun %1").arg(++m_rerunCount);
-    record.checkpoint = checkpointPaths(model, m_layers->checkpoint());
+    for (const std::string &path : checkpointedPaths(model, m_layers->checkpoint()))
+        record.checkpoint << QString::fromStdString(path);
     record.predictedPeakBytes = prediction.peakBytes;
     record.predictedStepNs = prediction.stepTimeNs;
     m_progress->setVisible(true);
@@ -580,19 +572,11 @@ void MainWindow::showRangeStats(std::int64_t beginNs, std::int64_t endNs)
 {
     if (!m_document)
         return;
-    const auto &allocated = m_document->byCategory.allocated;
-    const auto column = reduceToColumns(allocated, beginNs, endNs, 1, &m_document->allocatedBlocks);
-    std::int64_t allocatedBytes = 0, freedBytes = 0;
-    const MemoryEvents &events = m_document->trace->events;
-    for (std::size_t i = 0; i < events.size(); ++i) {
-        if (events.timeNs(i) < beginNs || events.timeNs(i) >= endNs)
-            continue;
-        (events.deltaBytes(i) > 0 ? allocatedBytes : freedBytes) += std::abs(events.deltaBytes(i));
-    }
+    const SpanStats stats = spanStats(*m_document->trace, m_document->byCategory, beginNs, endNs, &m_document->allocatedBlocks);
     statusBar()->showMessage(tr("%1 ms selected: highest %2, lowest %3, %4 allocated, %5 freed")
                                  .arg(static_cast<double>(endNs - beginNs) / 1e6, 0, 'f', 3)
-                                 .arg(bytesText(column.front().maxBytes), bytesText(column.front().minBytes),
-                                      bytesText(allocatedBytes), bytesText(freedBytes)));
+                                 .arg(bytesText(stats.highestBytes), bytesText(stats.lowestBytes),
+                                      bytesText(stats.allocatedBytes), bytesText(stats.freedBytes)));
 }
 
 void MainWindow::rememberRecent(const QString &path)

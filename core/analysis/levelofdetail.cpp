@@ -1,5 +1,7 @@
 #include "levelofdetail.h"
 
+#include "lanedevices.h"
+
 #include <algorithm>
 
 namespace peaklens {
@@ -18,6 +20,35 @@ std::int64_t valueAt(std::span<const SeriesPoint> series, std::int64_t timeNs)
 {
     const auto after = firstAfter(series, timeNs);
     return after == series.begin() ? 0 : std::prev(after)->bytes;
+}
+
+SpanStats spanStats(const Trace &trace, const TimelineSeries &timeline, std::int64_t beginNs, std::int64_t endNs,
+                    const SeriesBlocks *blocks)
+{
+    SpanStats stats;
+    if (endNs <= beginNs)
+        return stats;
+    const ColumnRange column = reduceToColumns(timeline.allocated, beginNs, endNs, 1, blocks).front();
+    stats.highestBytes = column.maxBytes;
+    stats.lowestBytes = column.minBytes;
+    // Events are sorted by time: only the span's are read.
+    const MemoryEvents &events = trace.events;
+    std::size_t low = 0, high = events.size();
+    while (low < high) {
+        const std::size_t mid = low + (high - low) / 2;
+        if (events.timeNs(mid) < beginNs)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    const LaneDevices lanes(trace);
+    const auto device = lanes.indexOf(timeline.device);
+    for (std::size_t i = low; i < events.size() && events.timeNs(i) < endNs; ++i) {
+        if (!device || lanes.deviceOfLane[events.lane(i)] != *device)
+            continue;
+        (events.deltaBytes(i) > 0 ? stats.allocatedBytes : stats.freedBytes) += std::abs(events.deltaBytes(i));
+    }
+    return stats;
 }
 
 SeriesBlocks SeriesBlocks::build(std::span<const SeriesPoint> series)

@@ -38,4 +38,16 @@ std::vector<ColumnRange> reduceToColumns(std::span<const SeriesPoint> series, st
 // The value the series holds at a time.
 std::int64_t valueAt(std::span<const SeriesPoint> series, std::int64_t timeNs);
 
+// What a span of a device's timeline holds: the highest and lowest allocated bytes, and
+// what its events allocated and freed (a selection on the timeline).
+struct SpanStats
+{
+    std::int64_t highestBytes = 0;
+    std::int64_t lowestBytes = 0;
+    std::int64_t allocatedBytes = 0;
+    std::int64_t freedBytes = 0;
+};
+SpanStats spanStats(const Trace &trace, const TimelineSeries &timeline, std::int64_t beginNs, std::int64_t endNs,
+                    const SeriesBlocks *blocks = nullptr);
+
 } // namespace peaklens

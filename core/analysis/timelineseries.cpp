@@ -123,4 +123,29 @@ std::vector<SeriesPoint> alignedStep(const Trace &trace, const std::vector<Serie
     return out;
 }
 
+std::vector<SeriesPoint> layerMemory(const Trace &trace, const TimelineSeries &byLayer, std::uint32_t layer)
+{
+    std::vector<std::pair<std::int64_t, std::int64_t>> deltas; // time, change
+    for (const GroupSeries &group : byLayer.groups) {
+        if (group.key >= trace.layers.size() || !trace.isWithin(group.key, layer))
+            continue;
+        std::int64_t previous = 0;
+        for (const SeriesPoint &point : group.points) {
+            deltas.emplace_back(point.timeNs, point.bytes - previous);
+            previous = point.bytes;
+        }
+    }
+    std::stable_sort(deltas.begin(), deltas.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+    std::vector<SeriesPoint> out;
+    std::int64_t bytes = 0;
+    for (const auto &[time, change] : deltas) {
+        bytes += change;
+        if (!out.empty() && out.back().timeNs == time)
+            out.back().bytes = bytes;
+        else
+            out.push_back({time, bytes});
+    }
+    return out;
+}
+
 } // namespace peaklens

@@ -39,6 +39,10 @@ struct TimelineSeries
 // ancestor N levels below the root (1 = top-level modules such as "blocks").
 TimelineSeries buildTimeline(const Trace &trace, Device device, GroupBy groupBy, int layerDepth = 0);
 
+// The memory of a layer and all its sub-layers over time: the sum of their groups in a
+// timeline grouped by layer (innermost layer, depth 0).
+std::vector<SeriesPoint> layerMemory(const Trace &trace, const TimelineSeries &byLayer, std::uint32_t layer);
+
 // One step of a series moved onto another clock: the step numbered `stepNumber` (the
 // first step when the trace has no such step), shifted so that it begins at `alignToNs`,
 // starting with the value it held as the step began. Empty when the trace has no steps.

@@ -189,6 +189,16 @@ Plan planForStrategy(const CostModel &model, const std::string &strategy)
     return makePlan(model, std::move(checkpoint), true);
 }
 
+std::vector<std::string> checkpointedPaths(const CostModel &model, const std::vector<bool> &checkpoint)
+{
+    std::vector<std::string> paths;
+    for (std::size_t i = 0; i < checkpoint.size() && i < model.layers.size(); ++i) {
+        if (checkpoint[i])
+            paths.push_back(model.layers[i].path);
+    }
+    return paths;
+}
+
 Plan planForLayers(const CostModel &model, const std::vector<std::string> &paths)
 {
     std::vector<bool> checkpoint(model.layers.size(), false);

@@ -34,6 +34,8 @@ Plan lowestPeakPlan(const CostModel &model, const PlannerOptions &options = {});
 // Throws Error for anything else.
 Plan planForStrategy(const CostModel &model, const std::string &strategy);
 
+// The paths of the chain layers a toggle vector checkpoints, in chain order.
+std::vector<std::string> checkpointedPaths(const CostModel &model, const std::vector<bool> &checkpoint);
 // Exactly these chain layers, by path. Throws Error naming a path outside the chain.
 Plan planForLayers(const CostModel &model, const std::vector<std::string> &paths);
 // Peak against step time over budgets from the lowest reachable peak to the measured one;

@@ -45,28 +45,21 @@ public:
         : m_aside(aside)
     {
     }
-    std::string place(std::string svg)
+    // A chart of `width` x `height` pixels drawn by the SVG elements in `body`.
+    std::string place(int width, int height, const std::string &label, const std::string &body)
     {
+        const std::string size = "width=\"" + std::to_string(width) + "\" height=\"" + std::to_string(height) + "\"";
+        const std::string attributes = size + " viewBox=\"0 0 " + std::to_string(width) + " " + std::to_string(height)
+                                       + "\" role=\"img\" aria-label=\"" + escapeHtml(label) + "\"";
         if (!m_aside)
-            return svg;
-        const std::string tag = svg.substr(0, svg.find('>'));
-        const std::string width = attribute(tag, "width"), height = attribute(tag, "height");
+            return "<svg " + attributes + ">" + body + "</svg>";
         // A standalone SVG file needs its namespace; inline SVG in HTML does not.
-        svg.insert(4, " xmlns=\"http://www.w3.org/2000/svg\"");
-        m_aside->push_back(std::move(svg));
-        return "<p><img src=\"chart:" + std::to_string(m_aside->size() - 1) + "\" width=\"" + number(std::stod(width) * 0.66, 0)
-               + "\" height=\"" + number(std::stod(height) * 0.66, 0) + "\"/></p>";
+        m_aside->push_back("<svg xmlns=\"http://www.w3.org/2000/svg\" " + attributes + ">" + body + "</svg>");
+        return "<p><img src=\"chart:" + std::to_string(m_aside->size() - 1) + "\" width=\"" + std::to_string(width * 2 / 3)
+               + "\" height=\"" + std::to_string(height * 2 / 3) + "\"/></p>";
     }
 
 private:
-    static std::string attribute(const std::string &tag, const std::string &name)
-    {
-        const auto at = tag.find(" " + name + "=\"");
-        if (at == std::string::npos)
-            return "0";
-        const auto begin = at + name.size() + 3;
-        return tag.substr(begin, tag.find('"', begin) - begin);
-    }
     std::vector<std::string> *m_aside;
 };
 
@@ -144,7 +137,7 @@ std::string timelineChart(const ReportRun &run, ChartSink &charts)
     constexpr int kColumns = 430; // two pixels per column
     const auto columns = reduceToColumns(timeline.allocated, frame.beginNs, frame.endNs, kColumns);
 
-    std::string svg = "<svg width=\"960\" height=\"270\" viewBox=\"0 0 960 270\" role=\"img\" aria-label=\"memory timeline\">";
+    std::string svg;
     // Phase shading, when there are few enough steps to see it.
     if (run.trace->steps.size() <= 200) {
         for (const PhaseSpan &span : phaseSpans(*run.trace)) {
@@ -198,8 +191,7 @@ std::string timelineChart(const ReportRun &run, ChartSink &charts)
         svg += "<text x=\"" + number(x + 8, 1) + "\" y=\"" + number(y - 6, 1) + "\" style=\"fill:#b42318;font-weight:600\">peak "
                + escapeHtml(formatBytes(peak.allocatedBytes)) + "</text>";
     }
-    svg += "</svg>";
-    svg = charts.place(std::move(svg));
+    svg = charts.place(960, 270, "memory timeline", svg);
 
     std::string legend = "<p class=\"legend\">";
     for (std::size_t g = 0; g < shown; ++g) {
@@ -234,7 +226,7 @@ std::string layerBars(const ReportRun &run, ChartSink &charts)
     order.resize(std::min<std::size_t>(order.size(), 16));
     const double most = static_cast<double>(run.summary.layers[order.front()].activationBytes);
     const int rowHeight = 20;
-    std::string svg = "<svg width=\"960\" height=\"" + std::to_string(rowHeight * order.size() + 8) + "\" role=\"img\" aria-label=\"activations per layer\">";
+    std::string svg;
     for (std::size_t i = 0; i < order.size(); ++i) {
         const LayerStats &stats = run.summary.layers[order[i]];
         const double y = 4 + static_cast<double>(i * rowHeight);
@@ -245,7 +237,7 @@ std::string layerBars(const ReportRun &run, ChartSink &charts)
         svg += "<text x=\"" + number(250 + width, 1) + "\" y=\"" + number(y + 13, 1) + "\">"
                + escapeHtml(formatBytes(stats.activationBytes)) + "</text>";
     }
-    return charts.place(svg + "</svg>");
+    return charts.place(960, static_cast<int>(rowHeight * order.size() + 8), "activations per layer", svg);
 }
 
 std::string metaTable(const ReportRun &run)
@@ -330,14 +322,11 @@ std::string planTable(const ReportRun &run)
     std::string out = "<table width=\"100%\"><tr><th>strategy</th><th>checkpointed</th><th class=\"n\">predicted peak</th><th class=\"n\">change</th>"
                       "<th class=\"n\">predicted step</th><th class=\"n\">change</th></tr>";
     for (const ReportPlan &plan : run.plans) {
+        const std::vector<std::string> paths = checkpointedPaths(*run.model, plan.plan.checkpoint);
         std::string layers;
-        std::size_t count = 0;
-        for (std::size_t i = 0; i < plan.plan.checkpoint.size(); ++i) {
-            if (plan.plan.checkpoint[i]) {
-                layers += (layers.empty() ? "" : ", ") + run.model->layers[i].path;
-                ++count;
-            }
-        }
+        for (const std::string &path : paths)
+            layers += (layers.empty() ? "" : ", ") + path;
+        const std::size_t count = paths.size();
         out += "<tr><td>" + escapeHtml(plan.name) + (plan.plan.feasible ? "" : " (cannot be met; lowest peak shown)") + "</td><td title=\""
                + escapeHtml(layers) + "\">" + (count == 0 ? std::string("nothing") : std::to_string(count) + " of " + std::to_string(run.model->layers.size()))
                + "</td><td class=\"n\">" + escapeHtml(formatBytes(plan.plan.prediction.peakBytes)) + "</td><td class=\"n good\">"
@@ -392,7 +381,7 @@ std::string comparisonChart(const ReportData &data, ChartSink &charts)
         }
     }
     frame.maxBytes = top * 1.1;
-    std::string svg = "<svg width=\"960\" height=\"270\" viewBox=\"0 0 960 270\" role=\"img\" aria-label=\"runs compared\">" + axes(frame);
+    std::string svg = axes(frame);
     std::string legend = "<p class=\"legend\">";
     for (const Curve &curve : curves) {
         std::vector<std::pair<std::int64_t, std::int64_t>> path;
@@ -403,7 +392,7 @@ std::string comparisonChart(const ReportData &data, ChartSink &charts)
         legend += "<span><span class=\"swatch\" style=\"background:" + curve.color + "\"></span>" + curve.label
                   + (curve.dashed ? " (dashed)" : "") + "</span> &#160; ";
     }
-    return charts.place(svg + "</svg>") + legend + "</p>";
+    return charts.place(960, 270, "runs compared", svg) + legend + "</p>";
 }
 
 std::string comparisonTable(const ReportData &data)

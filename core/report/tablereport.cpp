@@ -21,26 +21,19 @@ std::string milliseconds(std::int64_t ns)
     return buffer;
 }
 
-std::string checkpointList(const ReportRun &run, const Plan &plan, char separator)
+std::string joined(const std::vector<std::string> &parts, char separator)
 {
     std::string list;
-    for (std::size_t i = 0; i < plan.checkpoint.size(); ++i) {
-        if (plan.checkpoint[i])
-            list += (list.empty() ? "" : std::string(1, separator)) + run.model->layers[i].path;
-    }
+    for (const std::string &part : parts)
+        list += (list.empty() ? "" : std::string(1, separator)) + part;
     return list;
 }
 
 json planJson(const ReportRun &run, const ReportPlan &plan)
 {
-    std::vector<std::string> layers;
-    for (std::size_t i = 0; i < plan.plan.checkpoint.size(); ++i) {
-        if (plan.plan.checkpoint[i])
-            layers.push_back(run.model->layers[i].path);
-    }
     return {{"strategy", plan.name},
             {"feasible", plan.plan.feasible},
-            {"checkpoint", layers},
+            {"checkpoint", checkpointedPaths(*run.model, plan.plan.checkpoint)},
             {"predicted_peak_bytes", plan.plan.prediction.peakBytes},
             {"predicted_step_ms", static_cast<double>(plan.plan.prediction.stepTimeNs) / 1e6},
             {"added_ms", static_cast<double>(plan.plan.prediction.addedTimeNs) / 1e6}};
@@ -84,7 +77,7 @@ std::string renderCsvReport(const ReportData &data, CsvTable table)
         for (const ReportRun &run : data.runs) {
             for (const ReportPlan &plan : run.plans) {
                 out += csvField(run.path) + "," + csvField(plan.name) + "," + (plan.plan.feasible ? "true" : "false") + ","
-                       + csvField(checkpointList(run, plan.plan, ';')) + "," + std::to_string(plan.plan.prediction.peakBytes) + ","
+                       + csvField(joined(checkpointedPaths(*run.model, plan.plan.checkpoint), ';')) + "," + std::to_string(plan.plan.prediction.peakBytes) + ","
                        + milliseconds(plan.plan.prediction.stepTimeNs) + "," + milliseconds(plan.plan.prediction.addedTimeNs) + "\n";
             }
         }

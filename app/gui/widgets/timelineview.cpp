@@ -192,27 +192,9 @@ void TimelineView::highlightLayer(std::optional<std::uint32_t> layer)
     m_highlightedLayer = layer;
     m_layerCurve.clear();
     if (m_document && layer) {
-        // The layer's memory: the by-layer groups of it and its sub-layers, summed.
         const Trace &trace = *m_document->trace;
-        std::vector<std::pair<std::int64_t, std::int64_t>> deltas; // time, change
-        for (const GroupSeries &group : m_document->byLayer.groups) {
-            if (group.key >= trace.layers.size() || !trace.isWithin(group.key, *layer))
-                continue;
-            std::int64_t previous = 0;
-            for (const SeriesPoint &point : group.points) {
-                deltas.emplace_back(point.timeNs, point.bytes - previous);
-                previous = point.bytes;
-            }
-        }
-        std::stable_sort(deltas.begin(), deltas.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
-        std::int64_t bytes = 0;
-        for (const auto &[time, change] : deltas) {
-            bytes += change;
-            if (!m_layerCurve.empty() && m_layerCurve.back().timeNs == time)
-                m_layerCurve.back().bytes = bytes;
-            else
-                m_layerCurve.push_back({time, bytes});
-        }
+        for (const SeriesPoint &point : layerMemory(trace, m_document->byLayer, *layer))
+            m_layerCurve.push_back({point.timeNs, point.bytes});
         if (m_layerGraph)
             m_layerGraph->setName(tr("memory of %1").arg(QString::fromStdString(trace.layers[*layer].path)));
     }

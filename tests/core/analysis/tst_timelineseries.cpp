@@ -1,4 +1,5 @@
 #include "testsupport.h"
+#include "core/analysis/levelofdetail.h"
 #include "core/analysis/timelineseries.h"
 
 using namespace peaklens;
@@ -63,6 +64,67 @@ private slots:
         QCOMPARE(printPoints(series.allocated), QStringLiteral("0:100 1:450 2:470 3:170"));
         QCOMPARE(printPoints(series.reserved), QStringLiteral("0:1000"));
         QCOMPARE(printGroups(series), groups);
+    }
+
+    void layerMemorySumsSubLayers_data()
+    {
+        QTest::addColumn<QString>("layer");
+        QTest::addColumn<QString>("points");
+        QTest::addRow("a container") << QStringLiteral("net") << QStringLiteral("0:100 1:450 3:150");
+        QTest::addRow("a block with a sub-layer") << QStringLiteral("net.b0") << QStringLiteral("0:100 1:400 3:100");
+        QTest::addRow("a leaf") << QStringLiteral("net.b1") << QStringLiteral("1:50");
+    }
+
+    void layerMemorySumsSubLayers()
+    {
+        QFETCH(QString, layer);
+        QFETCH(QString, points);
+        const auto trace = traceFrom(QString::fromUtf8(kTrace));
+        const TimelineSeries byLayer = buildTimeline(*trace, Device{}, GroupBy::Layer);
+        QCOMPARE(printPoints(layerMemory(*trace, byLayer, *trace->findLayer(test::ss(layer)))), points);
+    }
+
+    void spanStatsOfASelection_data()
+    {
+        QTest::addColumn<qint64>("begin");
+        QTest::addColumn<qint64>("end");
+        QTest::addColumn<QString>("stats"); // highest lowest allocated freed
+        QTest::addRow("allocations only") << qint64(1) << qint64(3) << QStringLiteral("470 450 370 0");
+        QTest::addRow("with a free") << qint64(1) << qint64(4) << QStringLiteral("470 170 370 300");
+        QTest::addRow("another device's event left out") << qint64(0) << qint64(10) << QStringLiteral("470 100 470 300");
+        QTest::addRow("empty span") << qint64(5) << qint64(5) << QStringLiteral("0 0 0 0");
+    }
+
+    void spanStatsOfASelection()
+    {
+        QFETCH(qint64, begin);
+        QFETCH(qint64, end);
+        QFETCH(QString, stats);
+        const auto trace = traceFrom(QString::fromUtf8(kTrace));
+        const TimelineSeries series = buildTimeline(*trace, Device{}, GroupBy::Category);
+        const SpanStats span = spanStats(*trace, series, begin, end);
+        QCOMPARE(QStringLiteral("%1 %2 %3 %4").arg(span.highestBytes).arg(span.lowestBytes).arg(span.allocatedBytes).arg(span.freedBytes),
+                 stats);
+    }
+
+    void alignedStepMovesAStepOntoAnotherClock_data()
+    {
+        QTest::addColumn<qint64>("step"); // -1: none asked for
+        QTest::addColumn<QString>("points");
+        QTest::addRow("the step asked for") << qint64(2) << QStringLiteral("1000:50 1002:80");
+        QTest::addRow("a step the trace lacks: its first") << qint64(7) << QStringLiteral("1000:50 1001:150 1003:50");
+        QTest::addRow("no step asked for: its first") << qint64(-1) << QStringLiteral("1000:50 1001:150 1003:50");
+    }
+
+    void alignedStepMovesAStepOntoAnotherClock()
+    {
+        QFETCH(qint64, step);
+        QFETCH(QString, points);
+        const auto trace = traceFrom(QStringLiteral("t=0 alloc p 50\nt=5 begin step 1\nt=6 alloc a 100\nt=8 free a\nt=9 end step 1\n"
+                                                    "t=10 begin step 2\nt=12 alloc b 30\nt=14 end step 2\n"));
+        const TimelineSeries series = buildTimeline(*trace, Device{}, GroupBy::Category);
+        const auto number = step < 0 ? std::nullopt : std::optional<std::int64_t>(step);
+        QCOMPARE(printPoints(alignedStep(*trace, series.allocated, number, 1000)), points);
     }
 
     void unknownDeviceIsEmpty()

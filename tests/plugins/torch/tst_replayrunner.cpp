@@ -218,6 +218,44 @@ private Q_SLOTS:
                                                         .arg(*measured.peakAllocatedBytes)));
     }
 
+    // bf16 autocast keeps the matmul outputs in half the bytes.
+    void bf16AutocastLowersThePeak()
+    {
+        RunOptions options;
+        options.device = DeviceChoice::Cpu;
+        options.steps = 1;
+        options.warmupSteps = 1;
+        const RunResult fp32 = runReplay(smallSpec(QStringLiteral("gpt")), options);
+        options.bf16 = true;
+        const RunResult bf16 = runReplay(smallSpec(QStringLiteral("gpt")), options);
+        QCOMPARE(qs(bf16.dtype), QStringLiteral("bf16"));
+        QVERIFY2(*bf16.peakAllocatedBytes < *fp32.peakAllocatedBytes,
+                 qPrintable(QStringLiteral("bf16 %1, fp32 %2").arg(*bf16.peakAllocatedBytes).arg(*fp32.peakAllocatedBytes)));
+    }
+
+    // Gradient accumulation: every micro-batch runs each layer's forward and backward.
+    void microBatchesRunEachLayerPerMicroBatch()
+    {
+        RunOptions options;
+        options.device = DeviceChoice::Cpu;
+        options.steps = 1;
+        options.warmupSteps = 1;
+        options.microBatches = 3;
+        const RunResult result = runReplay(smallSpec(QStringLiteral("gpt")), options);
+        const Trace &trace = *result.trace;
+        const std::uint32_t block = *trace.findLayer("blocks.1");
+        int forward = 0, backward = 0, optimizer = 0;
+        for (const Range &range : trace.ranges) {
+            forward += range.layer == block && range.phase == Phase::Forward;
+            backward += range.layer == block && range.phase == Phase::Backward;
+            optimizer += range.phase == Phase::Optimizer;
+        }
+        QCOMPARE(forward, 3);
+        QCOMPARE(backward, 3);
+        QCOMPARE(optimizer, 1); // one optimizer step for the three
+        QCOMPARE(nlohmann::json::parse(trace.metaValue("replay.options"))["micro_batches"].get<int>(), 3);
+    }
+
     void outOfMemoryIsAResult()
     {
         RunOptions options;
