@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -70,6 +71,30 @@ void setEnvironment(const char *name, const std::string &value)
     ::setenv(name, value.c_str(), 1);
 }
 
+// NVTX hands its calls to the library NVTX_INJECTION64_PATH names; pointing it at the
+// libcupti the collector links means ranges pushed before CUDA starts are seen too.
+void routeNvtxToCupti(const std::filesystem::path &collector)
+{
+    if (std::getenv("NVTX_INJECTION64_PATH"))
+        return;
+    void *handle = dlopen(collector.c_str(), RTLD_LAZY | RTLD_LOCAL);
+    if (!handle)
+        return; // the collector sets it itself once loaded
+    Dl_info info{};
+    if (void *symbol = dlsym(handle, "cuptiSubscribe"); symbol && dladdr(symbol, &info) && info.dli_fname)
+        setEnvironment("NVTX_INJECTION64_PATH", info.dli_fname);
+    dlclose(handle);
+}
+
+pid_t g_child = 0;
+
+// Ctrl+C or a stop from the app ends the training command too.
+void forwardSignal(int signal)
+{
+    if (g_child > 0)
+        ::kill(g_child, signal);
+}
+
 } // namespace
 
 Command addRecordCommand(CLI::App &app)
@@ -98,6 +123,7 @@ Command addRecordCommand(CLI::App &app)
                     throw FileError(out.string(), "cannot be created: " + ec.message() + ".");
 
                 setEnvironment("CUDA_INJECTION64_PATH", collector.string());
+                routeNvtxToCupti(collector);
                 setEnvironment("PEAKLENS_OUT", std::filesystem::absolute(out).string());
                 setEnvironment("PEAKLENS_COMMAND", nlohmann::json(options->command).dump());
                 setEnvironment("PEAKLENS_CWD", std::filesystem::current_path().string());
@@ -109,7 +135,12 @@ Command addRecordCommand(CLI::App &app)
                 else if (options->allocator == "async")
                     setEnvironment("PYTORCH_CUDA_ALLOC_CONF", "backend:cudaMallocAsync");
 
-                const pid_t child = ::fork();
+                // Before the fork, so no signal is missed; exec gives the child the defaults back.
+                struct sigaction forward = {};
+                forward.sa_handler = forwardSignal;
+                ::sigaction(SIGTERM, &forward, nullptr);
+                ::sigaction(SIGINT, &forward, nullptr);
+                const pid_t child = g_child = ::fork();
                 if (child < 0)
                     throw Error("cannot start the command: fork failed.");
                 if (child == 0) {

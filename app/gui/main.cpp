@@ -5,6 +5,7 @@
 // [FILE...]` writes a report without opening a window.
 
 #include "mainwindow.h"
+#include "recorddialog.h"
 #include "reportexport.h"
 
 #include "core/error.h"
@@ -53,8 +54,13 @@ int main(int argc, char **argv)
     const QCommandLineOption exportReport(QStringLiteral("export-report"),
                                           QStringLiteral("Write a report (PDF, HTML, CSV or JSON) of the traces and exit."),
                                           QStringLiteral("OUT"));
-    parser.addOptions({screenshot, groupByLayer, strategy, rerun, select, exportReport});
-    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("Trace to open (default: the bundled sample)"));
+    const QCommandLineOption record(QStringLiteral("record"),
+                                    QStringLiteral("Open File > Record… with this command and start it (with --screenshot: "
+                                                   "render the dialog once it ends)."),
+                                    QStringLiteral("COMMAND"));
+    parser.addOptions({screenshot, groupByLayer, strategy, rerun, select, exportReport, record});
+    parser.addPositionalArgument(QStringLiteral("FILE"),
+                                 QStringLiteral("Traces to open, several for the ranks of one run (default: the bundled sample)"));
     parser.process(app);
     const QString path = parser.positionalArguments().value(0, bundledSample());
 
@@ -85,6 +91,20 @@ int main(int argc, char **argv)
         if (rerunFirst)
             window.rerun();
     });
+    if (parser.isSet(record)) {
+        peaklens::gui::RecordDialog *dialog = window.recordDialog();
+        dialog->setCommand(parser.value(record), QDir::currentPath());
+        if (parser.isSet(screenshot)) {
+            const QString out = parser.value(screenshot);
+            QObject::connect(dialog, &peaklens::gui::RecordDialog::failed, dialog, [dialog, out] {
+                QTimer::singleShot(100, dialog, [dialog, out] { QCoreApplication::exit(dialog->grab().save(out) ? 0 : 2); });
+            });
+        }
+        window.show();
+        dialog->show();
+        dialog->startRecording();
+        return app.exec();
+    }
     if (parser.isSet(screenshot)) {
         const QString out = parser.value(screenshot);
         auto capture = [&window, out] {
@@ -106,6 +126,6 @@ int main(int argc, char **argv)
         });
     }
     window.show();
-    window.openFile(path);
+    window.openFiles(parser.positionalArguments().isEmpty() ? QStringList{path} : parser.positionalArguments());
     return app.exec();
 }

@@ -4,6 +4,7 @@
 #include "models/livesetmodel.h"
 #include "models/runcomparisonmodel.h"
 #include "models/runsmodel.h"
+#include "recorddialog.h"
 #include "replayprocess.h"
 #include "reportexport.h"
 #include "widgets/timelineview.h"
@@ -21,6 +22,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
@@ -44,11 +46,26 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <cstdlib>
+#include <limits>
+
 namespace peaklens::gui {
 
 namespace {
 
 constexpr int kMaxRecent = 10;
+
+// "rank 1 (pid 4242)" for a recorded process, else the file's name.
+QString processLabel(const TraceDocument &document)
+{
+    const QString rank = QString::fromStdString(document.trace->metaValue("rank"));
+    const QString pid = QString::fromStdString(document.trace->metaValue("pid"));
+    if (!rank.isEmpty())
+        return pid.isEmpty() ? MainWindow::tr("rank %1").arg(rank) : MainWindow::tr("rank %1 (pid %2)").arg(rank, pid);
+    if (!pid.isEmpty())
+        return MainWindow::tr("pid %1").arg(pid);
+    return QFileInfo(document.path).fileName();
+}
 
 QTableView *makeTable(QAbstractItemModel *model, QWidget *parent)
 {
@@ -87,6 +104,7 @@ MainWindow::MainWindow(QWidget *parent)
     , m_runs(new RunsModel(this))
     , m_comparison(new RunComparisonModel(this))
     , m_replay(new ReplayProcess(this))
+    , m_processSelector(new QComboBox(this))
 {
     setWindowTitle(tr("PeakLens"));
     setAcceptDrops(true);
@@ -169,6 +187,16 @@ MainWindow::MainWindow(QWidget *parent)
     whatIfToolBar->setObjectName(QStringLiteral("whatIf"));
     whatIfToolBar->setMovable(false);
     whatIfToolBar->addWidget(m_whatIf);
+    auto *processBox = new QWidget(this);
+    auto *processLayout = new QHBoxLayout(processBox);
+    processLayout->setContentsMargins(8, 0, 8, 0);
+    processLayout->addWidget(new QLabel(tr("Process:"), processBox));
+    processLayout->addWidget(m_processSelector);
+    m_processSelector->setObjectName(QStringLiteral("processSelector"));
+    m_processSelector->setToolTip(tr("The traces opened together: one per rank or process of the run"));
+    m_processSelectorAction = whatIfToolBar->addWidget(processBox);
+    m_processSelectorAction->setVisible(false);
+    connect(m_processSelector, &QComboBox::activated, this, &MainWindow::showProcess);
 
     m_progress->setRange(0, 1000);
     m_progress->setMaximumWidth(260);
@@ -184,27 +212,37 @@ MainWindow::MainWindow(QWidget *parent)
         m_replay->cancel();
     });
     connect(m_replay, &ReplayProcess::progress, this, [this](int step, int steps) {
-        m_progress->setValue(steps > 0 ? step * 1000 / steps : 0);
+        if (steps == 0) { // a relaunched command: no step count, only that it runs
+            m_progress->setRange(0, 0);
+            statusBar()->showMessage(tr("Rerunning: the recorded command is running under the collector…"));
+            return;
+        }
+        m_progress->setValue(step * 1000 / steps);
         statusBar()->showMessage(tr("Rerunning: step %1 of %2…").arg(step).arg(steps));
     });
     connect(m_replay, &ReplayProcess::finished, this, &MainWindow::onRerunFinished);
     connect(m_runsView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex &current) { compareWithRun(current.row()); });
-    connect(&m_loader, &QFutureWatcher<DocumentPtr>::finished, this, [this] {
+    connect(&m_loader, &QFutureWatcher<std::vector<DocumentPtr>>::finished, this, [this] {
         setLoading(false);
         try {
             try {
-                showDocument(m_loader.result());
+                m_processes = m_loader.result();
+                m_processSelector->clear();
+                for (const DocumentPtr &document : m_processes)
+                    m_processSelector->addItem(processLabel(*document));
+                m_processSelectorAction->setVisible(m_processes.size() > 1);
+                showDocument(m_processes.front());
             } catch (const QUnhandledException &wrapped) {
                 // QtConcurrent wraps exceptions that are not QExceptions; unwrap ours.
                 if (wrapped.exception())
                     std::rethrow_exception(wrapped.exception());
                 throw;
             }
-            rememberRecent(m_loadingPath);
+            rememberRecent(m_loadingPaths.front());
             Q_EMIT documentLoaded();
         } catch (const ImportCancelled &) {
-            statusBar()->showMessage(tr("Opening %1 was cancelled.").arg(m_loadingPath), 5000);
+            statusBar()->showMessage(tr("Opening %1 was cancelled.").arg(m_loadingPaths.join(QStringLiteral(", "))), 5000);
             Q_EMIT loadFailed(tr("cancelled"));
         } catch (const std::exception &error) {
             const QString message = QString::fromUtf8(error.what());
@@ -254,18 +292,22 @@ void MainWindow::createActions()
 {
     QMenu *file = menuBar()->addMenu(tr("&File"));
     QAction *open = file->addAction(tr("&Open…"), this, [this] {
-        const QString path = QFileDialog::getOpenFileName(
-            this, tr("Open a trace"), QString(),
+        const QStringList paths = QFileDialog::getOpenFileNames(
+            this, tr("Open traces (several: one per rank)"), QString(),
             tr("Traces (*.peaklens *.pltxt *.pickle *.json *.gz);;All files (*)"));
-        if (!path.isEmpty())
-            openFile(path);
+        openFiles(paths);
     });
     open->setShortcut(QKeySequence::Open);
+    QAction *record = file->addAction(tr("Re&cord…"), this, [this] { recordDialog()->show(); });
+    record->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
+    record->setStatusTip(tr("Run a training command under the CUPTI collector and open its traces"));
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     rebuildRecentMenu();
     QAction *reload = file->addAction(tr("Re&load"), this, [this] {
-        if (m_document)
-            openFile(m_document->path);
+        QStringList paths;
+        for (const DocumentPtr &document : m_processes)
+            paths << document->path;
+        openFiles(paths);
     });
     reload->setShortcut(QKeySequence::Refresh);
     QAction *exportReport = file->addAction(tr("&Export report…"), this, [this] {
@@ -410,28 +452,67 @@ void MainWindow::setGroupByLayer(bool byLayer)
 
 void MainWindow::openFile(const QString &path)
 {
+    openFiles({path});
+}
+
+void MainWindow::openFiles(const QStringList &paths)
+{
+    if (paths.isEmpty())
+        return;
     stopLoading();
-    m_loadingPath = path;
+    m_loadingPaths = paths;
     m_cancelFlag = std::make_shared<std::atomic<bool>>(false);
     setLoading(true);
-    statusBar()->showMessage(tr("Opening %1…").arg(path));
+    statusBar()->showMessage(tr("Opening %1…").arg(paths.join(QStringLiteral(", "))));
     QPointer<QProgressBar> bar = m_progress;
     auto cancel = m_cancelFlag;
-    m_loader.setFuture(QtConcurrent::run([path, cancel, bar] {
-        ImportProgress progress;
-        progress.cancel = cancel.get();
-        progress.report = [bar](double fraction) {
-            QMetaObject::invokeMethod(bar, [bar, fraction] {
-                if (bar)
-                    bar->setValue(static_cast<int>(fraction * 1000));
-            });
-        };
-        return loadDocument(path, progress);
+    m_loader.setFuture(QtConcurrent::run([paths, cancel, bar] {
+        std::vector<DocumentPtr> documents;
+        for (const QString &path : paths) {
+            ImportProgress progress;
+            progress.cancel = cancel.get();
+            const double done = double(documents.size());
+            progress.report = [bar, done, count = double(paths.size())](double fraction) {
+                QMetaObject::invokeMethod(bar, [bar, value = (done + fraction) / count] {
+                    if (bar)
+                        bar->setValue(static_cast<int>(value * 1000));
+                });
+            };
+            documents.push_back(loadDocument(path, progress));
+        }
+        // Ranks in order, then the other processes.
+        std::stable_sort(documents.begin(), documents.end(), [](const DocumentPtr &a, const DocumentPtr &b) {
+            const auto rank = [](const DocumentPtr &d) {
+                const std::string value = d->trace->metaValue("rank");
+                return value.empty() ? std::numeric_limits<long long>::max() : std::atoll(value.c_str());
+            };
+            return rank(a) < rank(b);
+        });
+        return documents;
     }));
+}
+
+void MainWindow::showProcess(int index)
+{
+    if (index < 0 || index >= int(m_processes.size()) || m_processes[std::size_t(index)] == m_document)
+        return;
+    if (m_processSelector->currentIndex() != index)
+        m_processSelector->setCurrentIndex(index);
+    showDocument(m_processes[std::size_t(index)]);
+}
+
+RecordDialog *MainWindow::recordDialog()
+{
+    if (!m_recordDialog) {
+        m_recordDialog = new RecordDialog(this);
+        connect(m_recordDialog, &RecordDialog::recorded, this, &MainWindow::openFiles);
+    }
+    return m_recordDialog;
 }
 
 void MainWindow::setLoading(bool loading)
 {
+    m_progress->setRange(0, 1000);
     m_progress->setVisible(loading);
     m_cancel->setVisible(loading);
     m_progress->setValue(0);
@@ -609,9 +690,12 @@ void MainWindow::dragEnterEvent(QDragEnterEvent *event)
 
 void MainWindow::dropEvent(QDropEvent *event)
 {
-    const auto urls = event->mimeData()->urls();
-    if (!urls.isEmpty() && urls.front().isLocalFile())
-        openFile(urls.front().toLocalFile());
+    QStringList paths;
+    for (const QUrl &url : event->mimeData()->urls()) {
+        if (url.isLocalFile())
+            paths << url.toLocalFile();
+    }
+    openFiles(paths);
 }
 
 } // namespace peaklens::gui

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <vector>
 
 class QComboBox;
 class QLabel;
@@ -28,6 +29,7 @@ namespace peaklens::gui {
 
 class LayerModel;
 class LiveSetModel;
+class RecordDialog;
 class ReplayProcess;
 class RunComparisonModel;
 class RunsModel;
@@ -45,6 +47,14 @@ public:
 
     // Starts loading; documentLoaded or loadFailed follows.
     void openFile(const QString &path);
+    // Opens several traces of one run (one per rank or process) with a selector between
+    // them; the first is shown.
+    void openFiles(const QStringList &paths);
+    // The traces open together, and which one is shown.
+    const std::vector<DocumentPtr> &processes() const { return m_processes; }
+    void showProcess(int index);
+    // File > Record…: the dialog that runs a command under the collector.
+    RecordDialog *recordDialog();
     const DocumentPtr &document() const { return m_document; }
     // Shows the timeline stacked by layer instead of by category.
     void setGroupByLayer(bool byLayer);
@@ -117,10 +127,15 @@ private:
     QAction *m_byLayerAction = nullptr;
     std::optional<std::int64_t> m_pickedTime;
 
-    QFutureWatcher<DocumentPtr> m_loader;
+    std::vector<DocumentPtr> m_processes; // every trace opened together
+    QComboBox *m_processSelector;
+    QAction *m_processSelectorAction = nullptr;
+    RecordDialog *m_recordDialog = nullptr;
+
+    QFutureWatcher<std::vector<DocumentPtr>> m_loader;
     QFutureWatcher<QString> m_exporter; // empty result: written; else why not
     std::shared_ptr<std::atomic<bool>> m_cancelFlag;
-    QString m_loadingPath;
+    QStringList m_loadingPaths;
 };
 
 } // namespace peaklens::gui

@@ -2,7 +2,10 @@
 
 #include "core/trace/metadata.h"
 
+#include <algorithm>
+
 #include <QCoreApplication>
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -18,6 +21,26 @@ QString meta(const TraceDocument &document, std::string_view key)
     return QString::fromStdString(document.trace->metaValue(key));
 }
 
+// The recorded command line (meta "command", a JSON array), empty when there is none.
+QStringList commandOf(const TraceDocument &document)
+{
+    QStringList command;
+    for (const QJsonValue &argument : QJsonDocument::fromJson(meta(document, metakey::Command).toUtf8()).array())
+        command << argument.toString();
+    return command;
+}
+
+double medianStepMs(const TraceSummary &summary)
+{
+    std::vector<std::int64_t> durations;
+    for (const StepStats &step : summary.steps)
+        durations.push_back(step.endNs - step.beginNs);
+    if (durations.empty())
+        return 0;
+    std::nth_element(durations.begin(), durations.begin() + durations.size() / 2, durations.end());
+    return durations[durations.size() / 2] / 1e6;
+}
+
 } // namespace
 
 ReplayProcess::ReplayProcess(QObject *parent)
@@ -30,11 +53,11 @@ ReplayProcess::~ReplayProcess()
     cancel();
 }
 
-QString ReplayProcess::executable()
+QString ReplayProcess::executable(const QString &name)
 {
     const QString fromEnvironment = qEnvironmentVariable("PEAKLENS_PLUGIN_DIR");
     for (const QString &directory : {fromEnvironment, QCoreApplication::applicationDirPath()}) {
-        const QString path = directory + QStringLiteral("/peaklens-replay");
+        const QString path = directory + QLatin1Char('/') + name;
         if (!directory.isEmpty() && QFileInfo(path).isExecutable())
             return path;
     }
@@ -43,12 +66,16 @@ QString ReplayProcess::executable()
 
 QString ReplayProcess::unavailableReason(const TraceDocument &document)
 {
-    if (meta(document, metakey::ReplaySpec).isEmpty())
-        return tr("this trace was not recorded by peaklens-replay, so there is no model to rerun");
+    const bool replayed = !meta(document, metakey::ReplaySpec).isEmpty();
+    const bool recorded = !commandOf(document).isEmpty();
+    if (!replayed && !recorded)
+        return tr("this trace has neither a replay spec nor a recorded command, so there is nothing to rerun");
     if (!document.costModel)
         return tr("the trace has no checkpointable chain");
-    if (executable().isEmpty())
+    if (replayed && executable().isEmpty())
         return tr("peaklens-replay is not installed next to the app (or in PEAKLENS_PLUGIN_DIR)");
+    if (!replayed && executable(QStringLiteral("peaklens-cli")).isEmpty())
+        return tr("peaklens-cli is not installed next to the app (or in PEAKLENS_PLUGIN_DIR)");
     return {};
 }
 
@@ -64,6 +91,43 @@ void ReplayProcess::start(const TraceDocument &document, const RunRecord &record
     m_stderrTail.clear();
     m_cancelled = false;
     m_directory = std::make_unique<QTemporaryDir>();
+    m_relaunch = meta(document, metakey::ReplaySpec).isEmpty();
+    if (m_relaunch)
+        startRelaunch(document, record);
+    else
+        startReplay(document, record);
+}
+
+void ReplayProcess::startRelaunch(const TraceDocument &document, const RunRecord &record)
+{
+    m_rank = meta(document, "rank");
+    QString allocator = meta(document, metakey::AllocatorMode);
+    if (allocator.isEmpty())
+        allocator = QStringLiteral("exact");
+    const QStringList arguments = QStringList{QStringLiteral("record"), QStringLiteral("--allocator"), allocator,
+                                              QStringLiteral("--out"), m_directory->path(), QStringLiteral("--")}
+                                  + commandOf(document);
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert(QStringLiteral("PEAKLENS_CHECKPOINT"),
+                       record.checkpoint.isEmpty() ? QStringLiteral("none") : record.checkpoint.join(QLatin1Char(',')));
+    m_process = new QProcess(this);
+    m_process->setProcessEnvironment(environment);
+    m_process->setWorkingDirectory(meta(document, metakey::WorkingDirectory));
+    m_process->setProcessChannelMode(QProcess::MergedChannels);
+    connect(m_process, &QProcess::readyRead, this, [this] {
+        while (m_process->canReadLine()) {
+            const QByteArray line = m_process->readLine().trimmed();
+            if (!line.isEmpty())
+                m_stderrTail = line;
+        }
+        Q_EMIT progress(0, 0);
+    });
+    connect(m_process, &QProcess::finished, this, &ReplayProcess::onFinished);
+    m_process->start(executable(QStringLiteral("peaklens-cli")), arguments);
+}
+
+void ReplayProcess::startReplay(const TraceDocument &document, const RunRecord &record)
+{
     const QString spec = m_directory->filePath(QStringLiteral("spec.json"));
     QFile file(spec);
     if (!file.open(QIODevice::WriteOnly) || file.write(meta(document, metakey::ReplaySpec).toUtf8()) < 0) {
@@ -117,19 +181,54 @@ void ReplayProcess::cancel()
 
 void ReplayProcess::onFinished(int exitCode, QProcess::ExitStatus status)
 {
-    m_process->setReadChannel(QProcess::StandardError);
     const QByteArray rest = m_process->readAllStandardError().trimmed();
     if (!rest.isEmpty())
         m_stderrTail = rest.split('\n').last();
-    const QJsonObject result = QJsonDocument::fromJson(m_process->readAllStandardOutput()).object();
+    if (m_cancelled)
+        m_record.outcome = tr("cancelled");
+    else if (status != QProcess::NormalExit)
+        m_record.outcome = m_relaunch ? tr("peaklens-cli record crashed") : tr("peaklens-replay crashed");
+    else if (m_relaunch)
+        takeRecording(exitCode);
+    else
+        takeReplayResult(exitCode);
     m_process->deleteLater();
     m_process = nullptr;
+    Q_EMIT finished(m_record);
+}
 
-    if (m_cancelled) {
-        m_record.outcome = tr("cancelled");
-    } else if (status != QProcess::NormalExit) {
-        m_record.outcome = tr("peaklens-replay crashed");
-    } else if (exitCode != 0 && exitCode != 3) {
+void ReplayProcess::takeRecording(int exitCode)
+{
+    const QByteArray rest = m_process->readAll().trimmed();
+    if (!rest.isEmpty())
+        m_stderrTail = rest.split('\n').last();
+    // Each process of the run left its own file; compare the one of the same rank.
+    QStringList traces = QDir(m_directory->path()).entryList({QStringLiteral("*.peaklens")}, QDir::Files, QDir::Name);
+    const QString sameRank = QStringLiteral("rank%1-").arg(m_rank);
+    std::stable_partition(traces.begin(), traces.end(),
+                          [&](const QString &name) { return !m_rank.isEmpty() && name.startsWith(sameRank); });
+    if (exitCode != 0 || traces.isEmpty()) {
+        m_record.outcome = exitCode != 0 ? tr("the command exited with %1: %2").arg(exitCode).arg(QString::fromUtf8(m_stderrTail))
+                                         : tr("the command left no trace (did it use CUDA?)");
+        if (traces.isEmpty())
+            return;
+    }
+    try {
+        m_record.document = loadDocument(m_directory->filePath(traces.front()));
+        const TraceSummary &summary = m_record.document->summary;
+        if (summary.peak.primary)
+            m_record.measuredPeakBytes = summary.peak.devices[*summary.peak.primary].allocatedBytes;
+        if (!summary.steps.empty())
+            m_record.measuredStepMs = medianStepMs(summary);
+    } catch (const std::exception &error) {
+        m_record.outcome = QString::fromUtf8(error.what());
+    }
+}
+
+void ReplayProcess::takeReplayResult(int exitCode)
+{
+    const QJsonObject result = QJsonDocument::fromJson(m_process->readAllStandardOutput()).object();
+    if (exitCode != 0 && exitCode != 3) {
         m_record.outcome = QString::fromUtf8(m_stderrTail).remove(QStringLiteral("peaklens-replay: "));
     } else {
         const QJsonValue peak = result.value(QLatin1String("peak_allocated_bytes"));
@@ -149,7 +248,6 @@ void ReplayProcess::onFinished(int exitCode, QProcess::ExitStatus status)
             m_record.outcome = QString::fromUtf8(error.what());
         }
     }
-    Q_EMIT finished(m_record);
 }
 
 } // namespace peaklens::gui

@@ -1,8 +1,9 @@
 #pragma once
-// Reruns a replayed trace with new checkpoint toggles: starts peaklens-replay as a child
-// process with the trace's spec and options, follows its JSON-lines progress, and hands
-// back the measured run (or its out-of-memory result, or why it failed). A crash or OOM in
-// the child never touches the app.
+// Reruns a trace with new checkpoint toggles as a child process and hands back the
+// measured run (or its out-of-memory result, or why it failed). A replayed trace runs
+// peaklens-replay with its spec and options and follows its JSON-lines progress; a recorded
+// trace relaunches its command under `peaklens-cli record` in its working directory with
+// PEAKLENS_CHECKPOINT set to the toggles. A crash or OOM in the child never touches the app.
 
 #include "tracedocument.h"
 
@@ -35,9 +36,10 @@ public:
     explicit ReplayProcess(QObject *parent = nullptr);
     ~ReplayProcess() override;
 
-    // Where peaklens-replay is: PEAKLENS_PLUGIN_DIR, else next to the app. Empty if absent.
-    static QString executable();
-    // Why a document cannot be rerun (no replay spec, no engine), or empty when it can.
+    // Where a program of ours is (peaklens-replay, peaklens-cli): PEAKLENS_PLUGIN_DIR, else
+    // next to the app. Empty if absent.
+    static QString executable(const QString &name = QStringLiteral("peaklens-replay"));
+    // Why a document cannot be rerun (no replay spec or command, no engine), or empty when it can.
     static QString unavailableReason(const TraceDocument &document);
 
     bool isRunning() const;
@@ -46,12 +48,19 @@ public:
     void cancel();
 
 Q_SIGNALS:
+    // steps is 0 while the child's progress is unknown (a relaunched training script).
     void progress(int step, int steps);
     void finished(const peaklens::gui::RunRecord &record);
 
 private:
+    void startReplay(const TraceDocument &document, const RunRecord &record);
+    void startRelaunch(const TraceDocument &document, const RunRecord &record);
     void onFinished(int exitCode, QProcess::ExitStatus status);
+    void takeReplayResult(int exitCode);
+    void takeRecording(int exitCode);
 
+    QString m_rank;   // of the relaunched trace: which of the new files to compare with
+    bool m_relaunch = false;
     QProcess *m_process = nullptr;
     std::unique_ptr<QTemporaryDir> m_directory;
     RunRecord m_record;

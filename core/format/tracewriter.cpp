@@ -123,7 +123,7 @@ void TraceWriter::writeLane(std::uint32_t id, const Lane &lane)
 void TraceWriter::writeLayer(std::uint32_t id, const Layer &layer)
 {
     try {
-        auto statement = m_db->prepare("INSERT INTO layers VALUES(?, ?, ?, ?, ?)");
+        auto statement = m_db->prepare("INSERT OR REPLACE INTO layers VALUES(?, ?, ?, ?, ?)");
         statement.bind(1, id);
         if (layer.parent == kNoLayer)
             statement.bindNull(2);

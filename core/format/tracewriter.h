@@ -29,6 +29,7 @@ public:
 
     void writeMeta(std::string_view key, std::string_view value);
     void writeLane(std::uint32_t id, const Lane &lane);
+    // Writing a layer id again replaces it: a collector learns kinds after the ranges.
     void writeLayer(std::uint32_t id, const Layer &layer);
     void writeFrame(std::uint32_t id, const Frame &frame);
     void writeStack(std::uint32_t id, const StackNode &node);

@@ -23,27 +23,23 @@ std::optional<std::int64_t> stepNumber(std::string_view name)
     return std::nullopt;
 }
 
-struct Scope
-{
-    Phase phase = Phase::Other;
-    std::string path;
-};
+} // namespace
 
-Scope scopeOf(std::string_view name)
+AnnotationScope parseAnnotation(std::string_view name)
 {
+    if (auto number = stepNumber(name))
+        return {number, Phase::Other, {}};
     if (name.starts_with("Optimizer.step#"))
-        return {Phase::Optimizer, {}};
+        return {std::nullopt, Phase::Optimizer, {}};
     for (Phase phase : {Phase::Forward, Phase::Backward, Phase::Optimizer}) {
         const std::string_view prefix = phasePrefix(phase);
         if (name == prefix)
-            return {phase, {}};
+            return {std::nullopt, phase, {}};
         if (name.size() > prefix.size() + 1 && name.starts_with(prefix) && name[prefix.size()] == ':')
-            return {phase, std::string(name.substr(prefix.size() + 1))};
+            return {std::nullopt, phase, std::string(name.substr(prefix.size() + 1))};
     }
-    return {Phase::Other, std::string(name)};
+    return {std::nullopt, Phase::Other, std::string(name)};
 }
-
-} // namespace
 
 std::vector<std::vector<Range>> addAnnotations(TraceBuilder &builder, std::vector<Annotation> annotations)
 {
@@ -71,7 +67,7 @@ std::vector<std::vector<Range>> addAnnotations(TraceBuilder &builder, std::vecto
         }
     }
     for (const Pending &p : closed) {
-        if (auto number = stepNumber(p.start.name))
+        if (auto number = parseAnnotation(p.start.name).step)
             steps.push_back(Step{*number, p.start.timeNs, p.endNs});
     }
     for (const Step &step : steps)
@@ -80,9 +76,11 @@ std::vector<std::vector<Range>> addAnnotations(TraceBuilder &builder, std::vecto
 
     std::vector<std::vector<Range>> byDevice;
     for (const Pending &p : closed) {
-        if (stepNumber(p.start.name) || p.start.name.empty() || p.start.group < 0)
+        if (p.start.name.empty() || p.start.group < 0)
             continue;
-        const Scope scope = scopeOf(p.start.name);
+        const AnnotationScope scope = parseAnnotation(p.start.name);
+        if (scope.step)
+            continue;
         Range range;
         range.layer = scope.path.empty() ? kNoLayer : builder.layer(scope.path);
         range.phase = scope.phase;

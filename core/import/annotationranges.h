@@ -9,10 +9,22 @@
 
 #include "core/trace/tracebuilder.h"
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace peaklens {
+
+// What one annotation name stands for: a step, a layer's phase, the optimizer, or (phase
+// Other with a path) a range named after the annotation.
+struct AnnotationScope
+{
+    std::optional<std::int64_t> step; // set for ProfilerStep#N and step:N
+    Phase phase = Phase::Other;
+    std::string path;                 // the module path, empty for phase-only spans
+};
+AnnotationScope parseAnnotation(std::string_view name);
 
 struct Annotation
 {

@@ -66,6 +66,11 @@ public:
     std::span<const std::int64_t> timesNs() const { return m_timeNs; }
     std::span<const std::int64_t> deltas() const { return m_deltaBytes; }
 
+    void setCategory(std::size_t i, Category category)
+    {
+        m_stackTags[i] = packStackTags(stack(i), category, phase(i));
+    }
+
     bool isSortedByTime() const;
     // Stable: events with equal times keep their order.
     void sortByTime();

@@ -1,5 +1,7 @@
 #include "tracebuilder.h"
 
+#include "lifetimecategories.h"
+
 #include "core/error.h"
 
 #include <algorithm>
@@ -169,6 +171,8 @@ std::shared_ptr<const Trace> TraceBuilder::finish()
     sortBy(m_trace->steps, [](const Step &s) { return s.beginNs; });
     sortBy(m_trace->kernels, [](const Kernel &k) { return k.beginNs; });
     sortBy(m_trace->markers, [](const Marker &m) { return m.timeNs; });
+    if (m_trace->metaValue(kLifetimeCategoriesMeta) == "lifetime")
+        classifyByLifetime(*m_trace);
     std::shared_ptr<const Trace> result(std::move(m_trace));
     m_trace = std::make_unique<Trace>();
     m_layerIds.clear();

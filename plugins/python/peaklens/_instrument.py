@@ -198,13 +198,26 @@ class Instrumented:
                 "checkpoint": self.checkpointed, "chain": checkpoint_chain(self.model), "modules": modules}
 
     def write_manifest(self):
-        path = self.manifest_path or os.environ.get("PEAKLENS_MANIFEST")
+        path = self.manifest_path or default_manifest_path()
         if not path:
             return
         temporary = path + ".tmp"
         with open(temporary, "w") as out:
             json.dump(self.manifest(), out, indent=1)
         os.replace(temporary, path)
+
+
+def default_manifest_path():
+    """``PEAKLENS_MANIFEST``, or under ``peaklens-cli record`` the file beside this
+    process's trace that the collector reads: ``$PEAKLENS_OUT/[rank<R>-]pid<P>.manifest.json``."""
+    if os.environ.get("PEAKLENS_MANIFEST"):
+        return os.environ["PEAKLENS_MANIFEST"]
+    out = os.environ.get("PEAKLENS_OUT")
+    if not out:
+        return None
+    rank = os.environ.get("RANK")
+    tag = ("rank%s-" % rank if rank else "") + "pid%d" % os.getpid()
+    return os.path.join(out, tag + ".manifest.json")
 
 
 _current = None

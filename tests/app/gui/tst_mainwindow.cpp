@@ -1,16 +1,23 @@
 #include "testsupport.h"
 
 #include "mainwindow.h"
+#include "recorddialog.h"
 #include "models/layermodel.h"
 #include "models/runcomparisonmodel.h"
 #include "models/runsmodel.h"
 #include "replayprocess.h"
 #include "widgets/whatifbar.h"
 
+#include "core/format/tracewriter.h"
 #include "core/plan/predictor.h"
+#include "core/trace/metadata.h"
 #include "core/trace/units.h"
 
+#include <QComboBox>
+#include <QDir>
 #include <QFile>
+#include <QLibrary>
+#include <QScopeGuard>
 #include <QImage>
 #include <QRegularExpression>
 #include <QSignalSpy>
@@ -29,6 +36,32 @@ bool load(MainWindow &window, const QString &path)
     QSignalSpy failed(&window, &MainWindow::loadFailed);
     window.openFile(path);
     return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 60000) && loaded.count() == 1;
+}
+
+// The sample with some metadata changed, written as a new trace.
+QString writeVariant(const QTemporaryDir &directory, const QString &name, const std::map<std::string, std::string> &meta,
+                     bool dropSpec = false)
+{
+    Trace trace = *loadDocument(kSample)->trace;
+    for (const auto &[key, value] : meta)
+        trace.meta[key] = value;
+    if (dropSpec)
+        trace.meta.erase(std::string(metakey::ReplaySpec));
+    const QString path = directory.filePath(name);
+    TraceWriter::writeTrace(trace, path.toStdString());
+    return path;
+}
+
+// A trace as the collector leaves it: a command and working directory, no replay spec.
+QString writeRecorded(const QTemporaryDir &directory, const QString &workDirectory)
+{
+    return writeVariant(directory, QStringLiteral("rank0-pid42.peaklens"),
+                        {{"source.format", "cupti"},
+                         {"command", R"(["python3", "train.py", "--lr", "0.1"])"},
+                         {"cwd", workDirectory.toStdString()},
+                         {"allocator.mode", "async"},
+                         {"rank", "0"}},
+                        true);
 }
 
 } // namespace
@@ -94,7 +127,113 @@ private slots:
     void aTraceWithoutSpecCannotRerun()
     {
         const DocumentPtr document = loadDocument(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/modelled-step.pltxt"));
-        QVERIFY(ReplayProcess::unavailableReason(*document).contains(QStringLiteral("not recorded by peaklens-replay")));
+        QVERIFY(ReplayProcess::unavailableReason(*document).contains(QStringLiteral("neither a replay spec nor a recorded command")));
+    }
+
+    // Two ranks of one run open together; the selector lists them by rank and switches.
+    void severalRanksOpenWithASelector()
+    {
+        QTemporaryDir directory;
+        const QString rank1 = writeVariant(directory, QStringLiteral("rank1-pid11.peaklens"), {{"rank", "1"}, {"pid", "11"}});
+        const QString rank0 = writeVariant(directory, QStringLiteral("rank0-pid10.peaklens"), {{"rank", "0"}, {"pid", "10"}});
+        MainWindow window;
+        QSignalSpy loaded(&window, &MainWindow::documentLoaded);
+        window.openFiles({rank1, rank0});
+        QVERIFY(loaded.wait(60000));
+        QCOMPARE(window.processes().size(), std::size_t(2));
+        QCOMPARE(window.document()->path, rank0); // ranks in order, the first shown
+        auto *selector = window.findChild<QComboBox *>(QStringLiteral("processSelector"));
+        QVERIFY(selector);
+        QCOMPARE(selector->count(), 2);
+        QCOMPARE(selector->itemText(0), QStringLiteral("rank 0 (pid 10)"));
+        QCOMPARE(selector->itemText(1), QStringLiteral("rank 1 (pid 11)"));
+        window.showProcess(1);
+        QCOMPARE(window.document()->path, rank1);
+        QCOMPARE(selector->currentIndex(), 1);
+    }
+
+    // A recorded trace reruns by relaunching its command under `peaklens-cli record`, in
+    // its working directory, with the toggles in PEAKLENS_CHECKPOINT. A stand-in for
+    // peaklens-cli (found first through PEAKLENS_PLUGIN_DIR) writes down what it was given
+    // and leaves a trace, as the real one does on a GPU machine.
+    void rerunOfARecordedTraceRelaunchesItsCommand()
+    {
+        QTemporaryDir directory;
+        const QString workDirectory = directory.filePath(QStringLiteral("work"));
+        QVERIFY(QDir().mkpath(workDirectory));
+        const QString recorded = writeRecorded(directory, workDirectory);
+        const QString pluginDirectory = directory.filePath(QStringLiteral("plugins"));
+        QVERIFY(QDir().mkpath(pluginDirectory));
+        QFile cli(pluginDirectory + QStringLiteral("/peaklens-cli"));
+        QVERIFY(cli.open(QIODevice::WriteOnly));
+        cli.write("#!/bin/sh\n"
+                  "printf '%s\\n' \"$@\" > args.txt\n"
+                  "printf '%s' \"$PEAKLENS_CHECKPOINT\" > checkpoint.txt\n"
+                  "cp '" + kSample.toUtf8() + "' \"$5/rank0-pid99.peaklens\"\n"
+                  "echo 'recorded 1 trace file(s)'\n");
+        cli.close();
+        cli.setPermissions(cli.permissions() | QFileDevice::ExeOwner);
+        qputenv("PEAKLENS_PLUGIN_DIR", pluginDirectory.toUtf8());
+        const auto restore = qScopeGuard([] { qunsetenv("PEAKLENS_PLUGIN_DIR"); });
+
+        MainWindow window;
+        QVERIFY(load(window, recorded));
+        QVERIFY2(ReplayProcess::unavailableReason(*window.document()).isEmpty(),
+                 qPrintable(ReplayProcess::unavailableReason(*window.document())));
+        window.setCheckpointStrategy(QStringLiteral("every:2"));
+        QSignalSpy finished(&window, &MainWindow::rerunFinished);
+        window.rerun();
+        QVERIFY(finished.wait(60000));
+        const RunRecord &run = window.runsModel()->run(1);
+        QVERIFY2(run.outcome.isEmpty(), qPrintable(run.outcome));
+        QVERIFY(run.measuredPeakBytes && *run.measuredPeakBytes > 0);
+        QVERIFY(run.measuredStepMs && *run.measuredStepMs > 0);
+
+        QFile args(workDirectory + QStringLiteral("/args.txt"));
+        QVERIFY2(args.open(QIODevice::ReadOnly), "the command did not run in the recorded working directory");
+        const QStringList given = QString::fromUtf8(args.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QCOMPARE(given.mid(0, 3), (QStringList{QStringLiteral("record"), QStringLiteral("--allocator"), QStringLiteral("async")}));
+        QCOMPARE(given.mid(5), (QStringList{QStringLiteral("--"), QStringLiteral("python3"), QStringLiteral("train.py"),
+                                            QStringLiteral("--lr"), QStringLiteral("0.1")}));
+        QFile checkpoint(workDirectory + QStringLiteral("/checkpoint.txt"));
+        QVERIFY(checkpoint.open(QIODevice::ReadOnly));
+        QVERIFY(!run.checkpoint.isEmpty());
+        QCOMPARE(QString::fromUtf8(checkpoint.readAll()), run.checkpoint.join(QLatin1Char(',')));
+    }
+
+    // The real peaklens-cli on a machine without a GPU: the run is a row saying why.
+    void rerunOfARecordedTraceWithoutAGpuSaysWhy()
+    {
+        if (QLibrary(QStringLiteral("libcuda.so.1")).load())
+            QSKIP("this machine has the NVIDIA driver; the relaunch would really run");
+        QTemporaryDir directory;
+        MainWindow window;
+        QVERIFY(load(window, writeRecorded(directory, directory.path())));
+        window.setCheckpointStrategy(QStringLiteral("all"));
+        QSignalSpy finished(&window, &MainWindow::rerunFinished);
+        window.rerun();
+        QVERIFY(finished.wait(60000));
+        const RunRecord &run = window.runsModel()->run(1);
+        QVERIFY2(run.outcome.contains(QStringLiteral("needs a CUDA device")), qPrintable(run.outcome));
+        QVERIFY(!run.measuredPeakBytes);
+    }
+
+    void recordDialogWithoutAGpuSaysWhy()
+    {
+        if (QLibrary(QStringLiteral("libcuda.so.1")).load())
+            QSKIP("this machine has the NVIDIA driver; recording would really run");
+        QTemporaryDir directory;
+        RecordDialog dialog;
+        dialog.setCommand(QStringLiteral("python3 -c \"print('training')\""), directory.path());
+        QSignalSpy failed(&dialog, &RecordDialog::failed);
+        QSignalSpy recorded(&dialog, &RecordDialog::recorded);
+        dialog.startRecording();
+        QVERIFY(dialog.isRecording() || failed.count() == 1);
+        QVERIFY(failed.count() == 1 || failed.wait(30000));
+        QVERIFY2(failed.front().front().toString().contains(QStringLiteral("needs a CUDA device")),
+                 qPrintable(failed.front().front().toString()));
+        QVERIFY(dialog.log().contains(QStringLiteral("needs a CUDA device")));
+        QCOMPARE(recorded.count(), 0);
     }
 
     void aBadFileKeepsTheWindowUsable()

@@ -79,7 +79,8 @@ class HelperTest(unittest.TestCase):
     def setUp(self):
         Block.calls = {}
         os.environ.pop("PEAKLENS_CHECKPOINT", None)
-        os.environ.pop("PEAKLENS_MANIFEST", None)
+        for name in ("PEAKLENS_MANIFEST", "PEAKLENS_OUT", "RANK"):
+            os.environ.pop(name, None)
 
     def test_ranges_nest_forward_then_backward_in_reverse(self):
         recorder = Recorder()
@@ -140,6 +141,14 @@ class HelperTest(unittest.TestCase):
         self.assertEqual(modules[""]["parameter_bytes"], sum(p.numel() * 4 for p in model.parameters()))
         self.assertEqual(modules["embed"]["inputs"], [[5, 8]])
         self.assertEqual(modules["head"]["output"], [5, 4])
+
+    def test_manifest_lands_beside_the_trace_under_record(self):
+        with tempfile.TemporaryDirectory() as directory:
+            os.environ["PEAKLENS_OUT"] = directory
+            os.environ["RANK"] = "3"
+            peaklens.instrument(fresh_model(), sink=Recorder())
+            expected = os.path.join(directory, "rank3-pid%d.manifest.json" % os.getpid())
+            self.assertTrue(os.path.exists(expected), os.listdir(directory))
 
 
 if __name__ == "__main__":

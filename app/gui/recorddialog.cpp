@@ -1,0 +1,190 @@
+#include "recorddialog.h"
+
+#include "replayprocess.h"
+
+#include <QComboBox>
+#include <QDateTime>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFontDatabase>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QTextCursor>
+#include <QVBoxLayout>
+
+namespace peaklens::gui {
+
+RecordDialog::RecordDialog(QWidget *parent)
+    : QDialog(parent)
+    , m_command(new QLineEdit(this))
+    , m_workingDirectory(new QLineEdit(QDir::currentPath(), this))
+    , m_allocator(new QComboBox(this))
+    , m_log(new QPlainTextEdit(this))
+    , m_busy(new QProgressBar(this))
+    , m_status(new QLabel(this))
+    , m_buttons(new QDialogButtonBox(QDialogButtonBox::Cancel, this))
+{
+    setWindowTitle(tr("Record a training run"));
+    m_command->setPlaceholderText(tr("python3 train.py --epochs 1"));
+    m_command->setToolTip(tr("The training command. The script calls peaklens.instrument(model) to name its layers."));
+    auto *browse = new QPushButton(tr("Browse…"), this);
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString directory = QFileDialog::getExistingDirectory(this, tr("Working directory"), m_workingDirectory->text());
+        if (!directory.isEmpty())
+            m_workingDirectory->setText(directory);
+    });
+    auto *directoryRow = new QHBoxLayout;
+    directoryRow->addWidget(m_workingDirectory, 1);
+    directoryRow->addWidget(browse);
+
+    const struct
+    {
+        const char *mode;
+        const char *label;
+        const char *tip;
+    } modes[] = {
+        {"exact", QT_TR_NOOP("exact: every tensor (no caching)"), QT_TR_NOOP("PYTORCH_NO_CUDA_MEMORY_CACHING=1: each tensor is a cudaMalloc the collector sees; slower")},
+        {"async", QT_TR_NOOP("async: cudaMallocAsync"), QT_TR_NOOP("PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync: tensors and the pool, near full speed")},
+        {"native", QT_TR_NOOP("native: the caching allocator's segments"), QT_TR_NOOP("PyTorch unchanged: only segments are seen, shown as reserved memory")},
+    };
+    for (const auto &mode : modes) {
+        m_allocator->addItem(tr(mode.label), QLatin1String(mode.mode));
+        m_allocator->setItemData(m_allocator->count() - 1, tr(mode.tip), Qt::ToolTipRole);
+    }
+
+    auto *form = new QFormLayout;
+    form->addRow(tr("&Command:"), m_command);
+    form->addRow(tr("&Working directory:"), directoryRow);
+    form->addRow(tr("&Allocator:"), m_allocator);
+
+    m_log->setReadOnly(true);
+    m_log->setMaximumBlockCount(5000);
+    m_log->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_log->setPlaceholderText(tr("The command's output appears here."));
+    m_busy->setRange(0, 0);
+    m_busy->setVisible(false);
+
+    m_record = m_buttons->addButton(tr("&Record"), QDialogButtonBox::AcceptRole);
+    m_record->setDefault(true);
+    connect(m_record, &QPushButton::clicked, this, &RecordDialog::startRecording);
+    connect(m_buttons, &QDialogButtonBox::rejected, this, &RecordDialog::reject);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addWidget(m_log, 1);
+    auto *statusRow = new QHBoxLayout;
+    statusRow->addWidget(m_status, 1);
+    statusRow->addWidget(m_busy);
+    layout->addLayout(statusRow);
+    layout->addWidget(m_buttons);
+    resize(760, 460);
+}
+
+RecordDialog::~RecordDialog()
+{
+    if (isRecording()) {
+        m_process->terminate();
+        if (!m_process->waitForFinished(5000))
+            m_process->kill();
+    }
+}
+
+void RecordDialog::setCommand(const QString &command, const QString &workingDirectory)
+{
+    m_command->setText(command);
+    m_workingDirectory->setText(workingDirectory);
+}
+
+bool RecordDialog::isRecording() const
+{
+    return m_process && m_process->state() != QProcess::NotRunning;
+}
+
+QString RecordDialog::log() const
+{
+    return m_log->toPlainText();
+}
+
+void RecordDialog::startRecording()
+{
+    if (isRecording())
+        return;
+    const QStringList command = QProcess::splitCommand(m_command->text());
+    const QString cli = ReplayProcess::executable(QStringLiteral("peaklens-cli"));
+    const QDir directory(m_workingDirectory->text());
+    if (command.isEmpty() || cli.isEmpty() || !directory.exists()) {
+        m_status->setText(command.isEmpty() ? tr("Enter the training command.")
+                          : cli.isEmpty()   ? tr("peaklens-cli is not installed next to the app.")
+                                            : tr("The working directory %1 does not exist.").arg(directory.path()));
+        return;
+    }
+    m_outDirectory = directory.filePath(QStringLiteral("peaklens-") + QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
+    m_log->clear();
+    m_lastLine.clear();
+    m_process = new QProcess(this);
+    m_process->setWorkingDirectory(directory.path());
+    m_process->setProcessChannelMode(QProcess::MergedChannels);
+    connect(m_process, &QProcess::readyRead, this, [this] {
+        const QString text = QString::fromUtf8(m_process->readAll());
+        m_log->moveCursor(QTextCursor::End);
+        m_log->insertPlainText(text);
+        const QStringList lines = text.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        if (!lines.isEmpty())
+            m_lastLine = lines.last().trimmed();
+    });
+    connect(m_process, &QProcess::finished, this, &RecordDialog::onFinished);
+    m_process->start(cli, QStringList{QStringLiteral("record"), QStringLiteral("--allocator"), m_allocator->currentData().toString(),
+                                      QStringLiteral("--out"), m_outDirectory, QStringLiteral("--")}
+                              + command);
+    m_status->setText(tr("Recording into %1…").arg(m_outDirectory));
+    setRunning(true);
+}
+
+void RecordDialog::onFinished(int exitCode, QProcess::ExitStatus status)
+{
+    m_process->deleteLater();
+    m_process = nullptr;
+    setRunning(false);
+    const QDir out(m_outDirectory);
+    QStringList traces;
+    for (const QString &name : out.entryList({QStringLiteral("*.peaklens")}, QDir::Files, QDir::Name))
+        traces << out.filePath(name);
+    if (!traces.isEmpty()) {
+        m_status->setText(tr("Recorded %n trace(s); the command exited with %1.", nullptr, int(traces.size())).arg(exitCode));
+        Q_EMIT recorded(traces);
+        accept();
+        return;
+    }
+    const QString message = status != QProcess::NormalExit ? tr("peaklens-cli record stopped (%1).").arg(exitCode)
+                                                            : m_lastLine.isEmpty() ? tr("The command left no trace.") : m_lastLine;
+    m_status->setText(message);
+    Q_EMIT failed(message);
+}
+
+void RecordDialog::setRunning(bool running)
+{
+    m_busy->setVisible(running);
+    m_record->setEnabled(!running);
+    m_command->setEnabled(!running);
+    m_workingDirectory->setEnabled(!running);
+    m_allocator->setEnabled(!running);
+}
+
+void RecordDialog::reject()
+{
+    if (isRecording()) {
+        // peaklens-cli passes SIGTERM on to the command; what the collector committed stays.
+        m_process->terminate();
+        m_status->setText(tr("Stopping…"));
+        return;
+    }
+    QDialog::reject();
+}
+
+} // namespace peaklens::gui

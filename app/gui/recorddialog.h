@@ -1,0 +1,59 @@
+#pragma once
+// File > Record…: runs a training command under `peaklens-cli record` (the CUPTI
+// collector and the Python helper), shows its output live, and hands back the traces it
+// left, one per process, for the window to open. Closing or Cancel stops the command.
+
+#include <QDialog>
+#include <QProcess>
+
+class QComboBox;
+class QDialogButtonBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QProgressBar;
+
+namespace peaklens::gui {
+
+class RecordDialog final : public QDialog
+{
+    Q_OBJECT
+
+public:
+    explicit RecordDialog(QWidget *parent = nullptr);
+    ~RecordDialog() override;
+
+    void setCommand(const QString &command, const QString &workingDirectory);
+    // Starts recording with what the fields say; the Record button does the same.
+    void startRecording();
+    bool isRecording() const;
+    // The command's output and peaklens-cli's messages so far.
+    QString log() const;
+
+Q_SIGNALS:
+    // Every *.peaklens the run left, sorted by name (rank0-…, rank1-…).
+    void recorded(const QStringList &traces);
+    // The run ended without a trace; `message` says why (the last line it printed).
+    void failed(const QString &message);
+
+protected:
+    void reject() override;
+
+private:
+    void onFinished(int exitCode, QProcess::ExitStatus status);
+    void setRunning(bool running);
+
+    QLineEdit *m_command;
+    QLineEdit *m_workingDirectory;
+    QComboBox *m_allocator;
+    QPlainTextEdit *m_log;
+    QProgressBar *m_busy;
+    QLabel *m_status;
+    QDialogButtonBox *m_buttons;
+    QPushButton *m_record;
+    QProcess *m_process = nullptr;
+    QString m_outDirectory;
+    QString m_lastLine;
+};
+
+} // namespace peaklens::gui

@@ -1,0 +1,119 @@
+#include "lifetimecategories.h"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+
+namespace peaklens {
+
+namespace {
+
+constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+
+std::vector<std::int64_t> beginsOf(const Trace &trace, Phase phase)
+{
+    std::vector<std::int64_t> begins;
+    for (const Range &range : trace.ranges) {
+        if (range.phase == phase)
+            begins.push_back(range.beginNs);
+    }
+    return begins; // ranges are sorted by begin
+}
+
+std::int64_t firstAfter(const std::vector<std::int64_t> &times, std::int64_t t)
+{
+    auto next = std::upper_bound(times.begin(), times.end(), t);
+    return next == times.end() ? kNever : *next;
+}
+
+class Classifier
+{
+public:
+    explicit Classifier(const Trace &trace)
+        : m_trace(trace)
+        , m_backwardBegins(beginsOf(trace, Phase::Backward))
+        , m_forwardBegins(beginsOf(trace, Phase::Forward))
+    {
+    }
+
+    // The category of an allocation made at `allocNs` in `phase` and freed at `freeNs`
+    // (kNever when it outlives the trace).
+    Category classify(Phase phase, std::int64_t allocNs, std::int64_t freeNs) const
+    {
+        switch (phase) {
+        case Phase::Forward:
+            return lifetime(freeNs, firstAfter(m_backwardBegins, allocNs), Category::Activation);
+        case Phase::Backward:
+            return lifetime(freeNs, stepEnd(allocNs), Category::Gradient);
+        case Phase::Optimizer:
+            return lifetime(freeNs, stepEnd(allocNs), Category::OptimizerState);
+        case Phase::Other:
+            break;
+        }
+        return Category::Unknown;
+    }
+
+private:
+    static Category lifetime(std::int64_t freeNs, std::int64_t boundaryNs, Category kept)
+    {
+        if (freeNs == kNever)
+            return boundaryNs == kNever ? Category::Unknown : kept;
+        return freeNs < boundaryNs ? Category::Temporary : kept;
+    }
+
+    std::int64_t stepEnd(std::int64_t t) const
+    {
+        if (auto step = m_trace.stepAt(t))
+            return m_trace.steps[*step].endNs;
+        return firstAfter(m_forwardBegins, t);
+    }
+
+    const Trace &m_trace;
+    std::vector<std::int64_t> m_backwardBegins;
+    std::vector<std::int64_t> m_forwardBegins;
+};
+
+struct BlockKey
+{
+    Device device;
+    std::uint64_t addr;
+    bool operator==(const BlockKey &) const = default;
+};
+
+struct BlockKeyHash
+{
+    std::size_t operator()(const BlockKey &key) const
+    {
+        return std::hash<std::uint64_t>()(key.addr) ^ (std::size_t(key.device.index) << 1 | std::size_t(key.device.type));
+    }
+};
+
+} // namespace
+
+void classifyByLifetime(Trace &trace)
+{
+    const Classifier classifier(trace);
+    MemoryEvents &events = trace.events;
+    std::unordered_map<BlockKey, std::size_t, BlockKeyHash> live;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        if (events.category(i) != Category::Unknown)
+            continue;
+        const BlockKey key{trace.lanes[events.lane(i)].device, events.addr(i)};
+        if (events.deltaBytes(i) > 0) {
+            live[key] = i;
+            continue;
+        }
+        auto block = live.find(key);
+        if (block == live.end())
+            continue;
+        const std::size_t alloc = block->second;
+        live.erase(block);
+        const Category category = classifier.classify(events.phase(alloc), events.timeNs(alloc), events.timeNs(i));
+        events.setCategory(alloc, category);
+        events.setCategory(i, category);
+    }
+    for (const auto &[key, alloc] : live)
+        events.setCategory(alloc, classifier.classify(events.phase(alloc), events.timeNs(alloc), kNever));
+}
+
+} // namespace peaklens

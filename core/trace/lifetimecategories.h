@@ -1,0 +1,22 @@
+#pragma once
+// Categories for traces whose source sees only addresses and scopes (the CUPTI collector
+// marks them with meta "categories" = "lifetime"): each allocation still Unknown gets one
+// from the phase it was made in and how long it lived.
+//
+//   made in    freed before                               else
+//   forward    the next backward range begins             Activation
+//   backward   its step ends (no steps: next forward)     Gradient
+//   optimizer  its step ends (no steps: next forward)     OptimizerState
+//
+// What is freed before that point is Temporary; allocations outside any phase stay
+// Unknown. The free gets its allocation's category.
+
+#include "trace.h"
+
+namespace peaklens {
+
+inline constexpr std::string_view kLifetimeCategoriesMeta = "categories";
+
+void classifyByLifetime(Trace &trace);
+
+} // namespace peaklens

@@ -1,0 +1,66 @@
+#pragma once
+// CUPTI activity records decoded into plain values the recording session understands,
+// without CUPTI's headers. Times are CUPTI timestamps in nanoseconds.
+
+#include <cstdint>
+#include <string>
+#include <variant>
+
+namespace peaklens::cupti {
+
+// A device-memory allocation or release (MEMORY2: cudaMalloc/cudaFree, the async variants
+// and cuMem*), tied to the API call that made it by its correlation id.
+struct MemoryRecord
+{
+    bool allocation = true;
+    std::uint64_t address = 0;
+    std::int64_t bytes = 0;
+    std::int64_t timeNs = 0;
+    std::uint32_t device = 0;
+    std::uint32_t stream = 0;
+    std::uint32_t correlation = 0;
+    bool fromPool = false; // carved from a memory pool (cudaMallocAsync)
+};
+
+// A memory pool created, trimmed or destroyed; `bytes` is its size afterwards.
+struct PoolRecord
+{
+    std::uint64_t address = 0;
+    std::int64_t bytes = 0;
+    std::int64_t timeNs = 0;
+    std::uint32_t device = 0;
+};
+
+struct KernelRecord
+{
+    std::string name;
+    std::int64_t beginNs = 0;
+    std::int64_t endNs = 0;
+    std::uint32_t device = 0;
+    std::uint32_t stream = 0;
+    std::uint32_t correlation = 0;
+};
+
+// A runtime or driver API call: which thread made the call with this correlation id.
+struct ApiRecord
+{
+    std::uint32_t correlation = 0;
+    std::uint32_t thread = 0;
+    std::int64_t beginNs = 0;
+    std::int64_t endNs = 0;
+};
+
+// An NVTX marker: the start or end of a range (paired by id) or an instant.
+struct MarkerRecord
+{
+    enum class Kind : std::uint8_t { Start, End, Instant };
+    Kind kind = Kind::Instant;
+    std::uint32_t id = 0;
+    std::string name; // empty for an end
+    std::uint32_t thread = 0;
+    std::int64_t timeNs = 0;
+};
+
+using ActivityRecord = std::variant<MemoryRecord, PoolRecord, KernelRecord, ApiRecord, MarkerRecord>;
+
+} // namespace peaklens::cupti

@@ -1,0 +1,318 @@
+// libpeaklens_cupti.so: the CUDA driver loads it through CUDA_INJECTION64_PATH and calls
+// InitializeInjection() once, when CUDA initializes in the process. It records device
+// memory, memory pools, kernels and API calls through CUPTI's activity API and NVTX
+// push/pop ranges through its callback API, and streams them into one *.peaklens per
+// process (docs/recording.md). Configuration comes from the environment that
+// `peaklens-cli record` sets: PEAKLENS_OUT, PEAKLENS_COMMAND, PEAKLENS_CWD,
+// PEAKLENS_ALLOCATOR, PEAKLENS_CHECKPOINT, and RANK / LOCAL_RANK.
+
+#include "activitydecoder.h"
+#include "recordingsession.h"
+
+#include "core/error.h"
+#include "core/format/tracewriter.h"
+
+#include <cupti.h>
+#include <generated_nvtx_meta.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+namespace peaklens::cupti {
+
+namespace {
+
+constexpr std::size_t kBufferBytes = 8 << 20;
+constexpr auto kFlushInterval = std::chrono::milliseconds(500);
+
+struct Collector
+{
+    std::mutex mutex; // guards writer and session
+    std::unique_ptr<TraceWriter> writer;
+    std::unique_ptr<RecordingSession> session;
+    std::string path;
+    std::string manifestPath;
+
+    std::mutex flushMutex;
+    std::condition_variable flushWake;
+    bool stopping = false;
+    std::thread flusher;
+};
+
+// Lives until the process exits; never destroyed, so late CUPTI callbacks stay safe.
+Collector *g_collector = nullptr;
+
+std::string environment(const char *name)
+{
+    const char *value = std::getenv(name);
+    return value ? value : "";
+}
+
+void say(const std::string &line)
+{
+    std::fprintf(stderr, "peaklens: %s\n", line.c_str());
+}
+
+std::string cuptiMessage(CUptiResult result)
+{
+    const char *text = nullptr;
+    cuptiGetResultString(result, &text);
+    return text ? text : "CUPTI error " + std::to_string(static_cast<int>(result));
+}
+
+// "rank1-pid4242": which process of a (possibly distributed) run this is; the Python
+// helper names its manifest the same way.
+std::string processTag()
+{
+    std::string tag;
+    if (!environment("RANK").empty())
+        tag = "rank" + environment("RANK") + "-";
+    return tag + "pid" + std::to_string(::getpid());
+}
+
+// Stops recording after a write failed (a full disk, say); training goes on.
+void abandon(const std::exception &error)
+{
+    say("recording stopped, " + std::string(error.what()));
+    g_collector->session.reset();
+    g_collector->writer.reset();
+}
+
+void CUPTIAPI onBufferRequested(uint8_t **buffer, size_t *size, size_t *maxRecords)
+{
+    *buffer = static_cast<uint8_t *>(std::aligned_alloc(8, kBufferBytes));
+    *size = *buffer ? kBufferBytes : 0;
+    *maxRecords = 0;
+}
+
+void CUPTIAPI onBufferCompleted(CUcontext, uint32_t, uint8_t *buffer, size_t, size_t validSize)
+{
+    std::vector<ActivityRecord> records;
+    CUpti_Activity *record = nullptr;
+    while (cuptiActivityGetNextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
+        if (auto decoded = decodeActivity(*record))
+            records.push_back(std::move(*decoded));
+    }
+    std::free(buffer);
+    if (!g_collector)
+        return;
+    std::lock_guard lock(g_collector->mutex);
+    if (!g_collector->session)
+        return;
+    try {
+        for (ActivityRecord &decoded : records)
+            g_collector->session->add(std::move(decoded));
+    } catch (const std::exception &error) {
+        abandon(error);
+    }
+}
+
+std::string_view pushedName(CUpti_CallbackId id, const CUpti_NvtxData &data)
+{
+    if (id == CUPTI_CBID_NVTX_nvtxRangePushA) {
+        const char *message = static_cast<const nvtxRangePushA_params *>(data.functionParams)->message;
+        return message ? message : "";
+    }
+    const nvtxEventAttributes_t *attributes = static_cast<const nvtxRangePushEx_params *>(data.functionParams)->eventAttrib;
+    if (attributes && attributes->messageType == NVTX_MESSAGE_TYPE_ASCII && attributes->message.ascii)
+        return attributes->message.ascii;
+    return "";
+}
+
+void CUPTIAPI onCallback(void *, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void *data)
+{
+    if (domain != CUPTI_CB_DOMAIN_NVTX || !g_collector || !data)
+        return;
+    const bool push = id == CUPTI_CBID_NVTX_nvtxRangePushA || id == CUPTI_CBID_NVTX_nvtxRangePushEx;
+    if (!push && id != CUPTI_CBID_NVTX_nvtxRangePop)
+        return;
+    uint64_t now = 0;
+    cuptiGetTimestamp(&now);
+    const auto thread = static_cast<std::uint32_t>(::syscall(SYS_gettid));
+    const auto time = static_cast<std::int64_t>(now);
+    std::lock_guard lock(g_collector->mutex);
+    if (!g_collector->session)
+        return;
+    try {
+        if (push)
+            g_collector->session->pushRange(thread, time, pushedName(id, *static_cast<const CUpti_NvtxData *>(data)));
+        else
+            g_collector->session->popRange(thread, time);
+    } catch (const std::exception &error) {
+        abandon(error);
+    }
+}
+
+// Writes what the buffers delivered since the last batch; commits at least every second.
+void endBatch()
+{
+    std::lock_guard lock(g_collector->mutex);
+    if (!g_collector->session)
+        return;
+    try {
+        g_collector->session->endBatch();
+    } catch (const std::exception &error) {
+        abandon(error);
+    }
+}
+
+void flushLoop()
+{
+    std::unique_lock lock(g_collector->flushMutex);
+    while (!g_collector->flushWake.wait_for(lock, kFlushInterval, [] { return g_collector->stopping; })) {
+        lock.unlock();
+        cuptiActivityFlushAll(0);
+        endBatch();
+        lock.lock();
+    }
+}
+
+void applyManifest()
+{
+    std::ifstream in(g_collector->manifestPath);
+    if (!in)
+        return; // the script did not use the helper: no layer kinds
+    std::ostringstream text;
+    text << in.rdbuf();
+    try {
+        g_collector->session->applyManifest(text.str());
+    } catch (const Error &error) {
+        say(g_collector->manifestPath + ": " + error.what());
+    }
+}
+
+void finishRecording()
+{
+    if (!g_collector)
+        return;
+    {
+        std::lock_guard lock(g_collector->flushMutex);
+        g_collector->stopping = true;
+    }
+    g_collector->flushWake.notify_all();
+    if (g_collector->flusher.joinable())
+        g_collector->flusher.join();
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    std::lock_guard lock(g_collector->mutex);
+    if (!g_collector->session)
+        return;
+    try {
+        g_collector->session->endBatch();
+        applyManifest();
+        g_collector->session->finish();
+        const std::uint64_t events = g_collector->session->writtenEvents();
+        g_collector->session.reset();
+        g_collector->writer->finish();
+        g_collector->writer.reset();
+        say("wrote " + g_collector->path + " (" + std::to_string(events) + " memory events)");
+    } catch (const std::exception &error) {
+        abandon(error);
+    }
+}
+
+// A forked child (a data-loader worker) must not touch the parent's file.
+void forgetInChild()
+{
+    g_collector = nullptr;
+}
+
+void writeProcessMeta(TraceWriter &writer)
+{
+    writer.writeMeta("description", "recorded by the CUPTI collector");
+    writer.writeMeta("allocator.mode", environment("PEAKLENS_ALLOCATOR").empty() ? "native" : environment("PEAKLENS_ALLOCATOR"));
+    writer.writeMeta("command", environment("PEAKLENS_COMMAND"));
+    writer.writeMeta("cwd", environment("PEAKLENS_CWD").empty() ? std::filesystem::current_path().string() : environment("PEAKLENS_CWD"));
+    writer.writeMeta("checkpoint", environment("PEAKLENS_CHECKPOINT"));
+    writer.writeMeta("pid", std::to_string(::getpid()));
+    for (const char *name : {"RANK", "LOCAL_RANK", "WORLD_SIZE"}) {
+        if (!environment(name).empty())
+            writer.writeMeta(name == std::string("RANK") ? "rank" : name == std::string("LOCAL_RANK") ? "local_rank" : "world_size",
+                             environment(name));
+    }
+}
+
+// NVTX sends its calls to the library NVTX_INJECTION64_PATH names: the libcupti this
+// collector already loaded, so that the callback API sees the helper's ranges.
+void routeNvtxToCupti()
+{
+    if (!environment("NVTX_INJECTION64_PATH").empty())
+        return;
+    Dl_info info{};
+    if (::dladdr(reinterpret_cast<void *>(&cuptiSubscribe), &info) && info.dli_fname)
+        ::setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+}
+
+bool start()
+{
+    routeNvtxToCupti();
+    CUpti_SubscriberHandle subscriber = nullptr;
+    const CUptiResult subscribed = cuptiSubscribe(&subscriber, onCallback, nullptr);
+    if (subscribed == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        say("another CUPTI client (a profiler such as Nsight Systems or torch.profiler) owns this process; the training "
+            "runs unprofiled.");
+        return false;
+    }
+    if (subscribed != CUPTI_SUCCESS) {
+        say("CUPTI cannot start (" + cuptiMessage(subscribed) + "); the training runs unprofiled.");
+        return false;
+    }
+    const std::filesystem::path out = environment("PEAKLENS_OUT").empty() ? std::filesystem::current_path()
+                                                                            : std::filesystem::path(environment("PEAKLENS_OUT"));
+    const std::string tag = processTag();
+    g_collector = new Collector;
+    g_collector->path = (out / (tag + ".peaklens")).string();
+    g_collector->manifestPath = (out / (tag + ".manifest.json")).string();
+    try {
+        g_collector->writer = std::make_unique<TraceWriter>(g_collector->path);
+        writeProcessMeta(*g_collector->writer);
+        uint64_t origin = 0;
+        cuptiGetTimestamp(&origin);
+        RecordingSession::Options options;
+        options.originNs = static_cast<std::int64_t>(origin);
+        options.segmentsOnly = environment("PEAKLENS_ALLOCATOR") == "native" || environment("PEAKLENS_ALLOCATOR").empty();
+        g_collector->session = std::make_unique<RecordingSession>(*g_collector->writer, options);
+    } catch (const std::exception &error) {
+        say(std::string("cannot record: ") + error.what());
+        cuptiUnsubscribe(subscriber);
+        g_collector = nullptr;
+        return false;
+    }
+
+    cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted);
+    for (CUpti_ActivityKind kind : kRecordedKinds) {
+        if (const CUptiResult enabled = cuptiActivityEnable(kind); enabled != CUPTI_SUCCESS)
+            say("activity kind " + std::to_string(static_cast<int>(kind)) + " is not available: " + cuptiMessage(enabled));
+    }
+    // Without NVTX callbacks the ranges still come, later, as marker activity.
+    if (cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX) != CUPTI_SUCCESS)
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER);
+
+    g_collector->flusher = std::thread(flushLoop);
+    ::pthread_atfork(nullptr, nullptr, forgetInChild);
+    std::atexit(finishRecording);
+    return true;
+}
+
+} // namespace
+
+} // namespace peaklens::cupti
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void)
+{
+    static std::once_flag once;
+    std::call_once(once, [] { peaklens::cupti::start(); });
+    return 1;
+}

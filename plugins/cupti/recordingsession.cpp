@@ -1,0 +1,280 @@
+#include "recordingsession.h"
+
+#include "core/error.h"
+#include "core/import/annotationranges.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <limits>
+
+namespace peaklens::cupti {
+
+namespace {
+
+constexpr std::int64_t kOpen = std::numeric_limits<std::int64_t>::max();
+// API records come in the same flush as the memory records they explain, or the next.
+constexpr std::uint32_t kBatchesToWait = 2;
+// Closed ranges are kept this long behind the newest record for records that come late.
+constexpr std::int64_t kScopeRetentionNs = 60'000'000'000;
+constexpr std::size_t kScopesKept = 4096;
+
+} // namespace
+
+RecordingSession::RecordingSession(TraceWriter &writer, Options options)
+    : m_writer(writer)
+    , m_options(options)
+{
+    m_writer.writeMeta("source.format", "cupti");
+    m_writer.writeMeta("categories", "lifetime");
+    m_writer.writeMeta("allocator.view", options.segmentsOnly ? "segments" : "tensors");
+}
+
+std::int64_t RecordingSession::relative(std::int64_t timeNs)
+{
+    const std::int64_t t = timeNs - m_options.originNs;
+    m_lastNs = std::max(m_lastNs, t);
+    return t;
+}
+
+std::uint32_t RecordingSession::lane(std::uint32_t device, std::uint32_t stream)
+{
+    const Lane key{Device{DeviceType::Cuda, static_cast<std::int16_t>(device)}, stream};
+    auto [it, added] = m_lanes.try_emplace(key, static_cast<std::uint32_t>(m_lanes.size()));
+    if (added)
+        m_writer.writeLane(it->second, key);
+    return it->second;
+}
+
+std::uint32_t RecordingSession::layer(std::string_view path)
+{
+    if (auto it = m_layers.find(path); it != m_layers.end())
+        return it->second.id;
+    const auto dot = path.rfind('.');
+    const std::uint32_t parent = dot == std::string_view::npos ? kNoLayer : layer(path.substr(0, dot));
+    const auto id = static_cast<std::uint32_t>(m_layers.size());
+    m_layers.emplace(std::string(path), LayerEntry{id, parent});
+    m_writer.writeLayer(id, Layer{std::string(path), {}, parent, 0});
+    return id;
+}
+
+void RecordingSession::applyManifest(std::string_view json)
+{
+    try {
+        applyManifest(nlohmann::json::parse(json, nullptr, false));
+    } catch (const nlohmann::json::exception &error) {
+        throw Error(std::string("a manifest field has the wrong type: ") + error.what());
+    }
+}
+
+void RecordingSession::applyManifest(const nlohmann::json &manifest)
+{
+    const auto field = [](const nlohmann::json &object, const char *key) {
+        return object.is_object() && object.contains(key) ? object.at(key) : nlohmann::json();
+    };
+    if (field(manifest, "format") != "peaklens-manifest" || !field(manifest, "modules").is_array())
+        throw Error("it is not a PeakLens manifest (a JSON object with format \"peaklens-manifest\" and modules).");
+    for (const auto &module : manifest.at("modules")) {
+        const auto path = field(module, "path");
+        const auto type = field(module, "type");
+        if (!path.is_string() || !type.is_string())
+            throw Error("a module entry has no path or type.");
+        if (path.get<std::string>().empty())
+            continue; // the model itself
+        const std::uint32_t id = layer(path.get<std::string>());
+        const auto bytes = field(module, "parameter_bytes");
+        m_writer.writeLayer(id, Layer{path.get<std::string>(), type.get<std::string>(), m_layers.find(path.get<std::string>())->second.parent,
+                                      bytes.is_number_integer() ? bytes.get<std::int64_t>() : 0});
+    }
+    std::string toggles;
+    const auto checkpoint = field(manifest, "checkpoint");
+    for (const auto &name : checkpoint.is_array() ? checkpoint : nlohmann::json::array()) {
+        if (name.is_string())
+            toggles += (toggles.empty() ? "" : ",") + name.get<std::string>();
+    }
+    m_writer.writeMeta("checkpoint", toggles);
+    if (const auto torch = field(manifest, "torch"); torch.is_string())
+        m_writer.writeMeta("torch.version", torch.get<std::string>());
+}
+
+void RecordingSession::pushRange(std::uint32_t thread, std::int64_t timeNs, std::string_view name)
+{
+    ThreadScopes &scopes = m_threads[thread];
+    const AnnotationScope parsed = parseAnnotation(name);
+    Scope scope;
+    scope.beginNs = relative(timeNs);
+    scope.endNs = kOpen;
+    scope.parent = scopes.open.empty() ? kNoScope : scopes.open.back();
+    scope.step = m_currentStep.value_or(kNoStep);
+    scope.stepNumber = parsed.step;
+    if (parsed.step)
+        m_currentStep = parsed.step;
+    // Ranges named otherwise (a library's own NVTX ranges) only nest.
+    scope.attributable = parsed.phase != Phase::Other;
+    if (scope.attributable) {
+        scope.phase = parsed.phase;
+        scope.layer = parsed.path.empty() ? kNoLayer : layer(parsed.path);
+    }
+    scopes.open.push_back(scopes.firstSequence + scopes.history.size());
+    scopes.history.push_back(scope);
+}
+
+void RecordingSession::popRange(std::uint32_t thread, std::int64_t timeNs)
+{
+    auto it = m_threads.find(thread);
+    if (it == m_threads.end() || it->second.open.empty())
+        return; // a pop without its push (pushed before the collector started)
+    ThreadScopes &scopes = it->second;
+    Scope &scope = scopes.history[scopes.open.back() - scopes.firstSequence];
+    scopes.open.pop_back();
+    scope.endNs = std::max(scope.beginNs, relative(timeNs));
+    closeScope(thread, scope);
+}
+
+void RecordingSession::closeScope(std::uint32_t thread, Scope &scope)
+{
+    if (scope.stepNumber) {
+        m_writer.writeStep(Step{*scope.stepNumber, scope.beginNs, scope.endNs});
+        if (m_currentStep == scope.stepNumber)
+            m_currentStep.reset();
+    }
+    if (scope.attributable)
+        m_writer.writeRange(Range{scope.layer, scope.phase, scope.step, scope.beginNs, scope.endNs, thread});
+}
+
+std::pair<std::uint32_t, Phase> RecordingSession::scopeAt(std::uint32_t thread, std::int64_t timeNs) const
+{
+    auto it = m_threads.find(thread);
+    if (it == m_threads.end())
+        return {kNoLayer, Phase::Other};
+    const ThreadScopes &scopes = it->second;
+    auto after = std::upper_bound(scopes.history.begin(), scopes.history.end(), timeNs,
+                                  [](std::int64_t t, const Scope &scope) { return t < scope.beginNs; });
+    if (after == scopes.history.begin())
+        return {kNoLayer, Phase::Other};
+    // The last range begun by then, or one of its enclosing ranges, is the innermost.
+    std::uint64_t sequence = scopes.firstSequence + static_cast<std::uint64_t>(after - scopes.history.begin()) - 1;
+    while (sequence != kNoScope && sequence >= scopes.firstSequence) {
+        const Scope &scope = scopes.history[sequence - scopes.firstSequence];
+        if (scope.endNs > timeNs && scope.attributable)
+            return {scope.layer, scope.phase};
+        sequence = scope.parent;
+    }
+    return {kNoLayer, Phase::Other};
+}
+
+void RecordingSession::add(ActivityRecord record)
+{
+    if (auto *memory = std::get_if<MemoryRecord>(&record)) {
+        m_pending.push_back({*memory, 0});
+    } else if (auto *api = std::get_if<ApiRecord>(&record)) {
+        m_threadOfCall[api->correlation] = {api->thread, m_batch};
+    } else if (auto *pool = std::get_if<PoolRecord>(&record)) {
+        writePool(*pool);
+    } else if (auto *kernel = std::get_if<KernelRecord>(&record)) {
+        writeKernel(*kernel);
+    } else if (auto *marker = std::get_if<MarkerRecord>(&record)) {
+        addMarker(*marker);
+    }
+}
+
+void RecordingSession::endBatch()
+{
+    std::erase_if(m_pending, [this](PendingMemory &pending) {
+        auto call = m_threadOfCall.find(pending.record.correlation);
+        if (call != m_threadOfCall.end()) {
+            writeMemory(pending.record, call->second.first);
+            return true;
+        }
+        if (++pending.batches < kBatchesToWait)
+            return false;
+        writeMemory(pending.record, std::nullopt);
+        return true;
+    });
+    std::erase_if(m_threadOfCall, [this](const auto &call) { return call.second.second + kBatchesToWait <= m_batch; });
+    ++m_batch;
+    dropOldScopes();
+    m_writer.commitIfDue();
+}
+
+void RecordingSession::finish()
+{
+    for (PendingMemory &pending : m_pending) {
+        auto call = m_threadOfCall.find(pending.record.correlation);
+        writeMemory(pending.record, call == m_threadOfCall.end() ? std::nullopt : std::optional(call->second.first));
+    }
+    m_pending.clear();
+    for (auto &[thread, scopes] : m_threads) {
+        while (!scopes.open.empty()) {
+            Scope &scope = scopes.history[scopes.open.back() - scopes.firstSequence];
+            scopes.open.pop_back();
+            scope.endNs = std::max(scope.beginNs, m_lastNs);
+            closeScope(thread, scope);
+        }
+    }
+    m_writer.commit();
+}
+
+void RecordingSession::writeMemory(const MemoryRecord &record, std::optional<std::uint32_t> thread)
+{
+    const std::int64_t t = relative(record.timeNs);
+    const std::int64_t delta = record.allocation ? record.bytes : -record.bytes;
+    const std::uint32_t laneId = lane(record.device, record.stream);
+    if (m_options.segmentsOnly) {
+        m_writer.writeReserved(ReservedEvent{t, delta, record.address, laneId});
+        return;
+    }
+    const auto [layerId, phase] = thread ? scopeAt(*thread, t) : std::pair(kNoLayer, Phase::Other);
+    m_writer.writeEvent(MemoryEvent{t, delta, record.address, laneId, layerId, 0, Category::Unknown, phase});
+    ++m_writtenEvents;
+}
+
+void RecordingSession::writePool(const PoolRecord &record)
+{
+    std::int64_t &bytes = m_poolBytes[{record.device, record.address}];
+    const std::int64_t delta = record.bytes - bytes;
+    bytes = record.bytes;
+    if (delta != 0)
+        m_writer.writeReserved(ReservedEvent{relative(record.timeNs), delta, record.address, lane(record.device, 0)});
+}
+
+void RecordingSession::writeKernel(const KernelRecord &record)
+{
+    auto [name, added] = m_kernelNames.try_emplace(record.name, static_cast<std::uint32_t>(m_kernelNames.size()));
+    if (added)
+        m_writer.writeKernelName(name->second, record.name);
+    const std::int64_t begin = relative(record.beginNs);
+    m_writer.writeKernel(Kernel{name->second, lane(record.device, record.stream), begin,
+                                std::max(begin, relative(record.endNs))});
+}
+
+void RecordingSession::addMarker(const MarkerRecord &record)
+{
+    switch (record.kind) {
+    case MarkerRecord::Kind::Start:
+        m_markerThreads[record.id] = record.thread;
+        pushRange(record.thread, record.timeNs, record.name);
+        break;
+    case MarkerRecord::Kind::End:
+        if (auto it = m_markerThreads.find(record.id); it != m_markerThreads.end()) {
+            popRange(it->second, record.timeNs);
+            m_markerThreads.erase(it);
+        }
+        break;
+    case MarkerRecord::Kind::Instant:
+        break;
+    }
+}
+
+void RecordingSession::dropOldScopes()
+{
+    for (auto &[thread, scopes] : m_threads) {
+        while (scopes.history.size() > kScopesKept && scopes.history.front().endNs != kOpen
+               && scopes.history.front().endNs + kScopeRetentionNs < m_lastNs) {
+            scopes.history.pop_front();
+            ++scopes.firstSequence;
+        }
+    }
+}
+
+} // namespace peaklens::cupti

@@ -1,0 +1,325 @@
+#include "recordingsession.h"
+
+#include "testsupport.h"
+#include "core/error.h"
+#include "core/format/tracereader.h"
+
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+
+using namespace peaklens;
+using namespace peaklens::cupti;
+
+namespace {
+
+constexpr std::uint32_t kMainThread = 101;
+constexpr std::uint32_t kAutogradThread = 202;
+constexpr std::int64_t kOrigin = 1'700'000'000'000'000'000;
+constexpr std::int64_t kMiB = 1 << 20;
+
+// The records CUPTI would deliver for one cudaMalloc or cudaFree made on `thread`.
+struct Call
+{
+    std::uint32_t thread;
+    bool allocation;
+    std::uint64_t address;
+    std::int64_t bytes;
+    std::int64_t timeNs; // relative to kOrigin
+};
+
+MemoryRecord memoryOf(const Call &call, std::uint32_t correlation)
+{
+    return MemoryRecord{call.allocation, call.address, call.bytes, kOrigin + call.timeNs, 0, 7, correlation, false};
+}
+
+ApiRecord apiOf(const Call &call, std::uint32_t correlation)
+{
+    return ApiRecord{correlation, call.thread, kOrigin + call.timeNs - 5, kOrigin + call.timeNs + 5};
+}
+
+struct Recording
+{
+    QTemporaryDir dir;
+    QString path = dir.filePath(QStringLiteral("rank0-pid1.peaklens"));
+    TraceWriter writer{path.toStdString()};
+    RecordingSession session;
+
+    explicit Recording(bool segmentsOnly = false)
+        : session(writer, RecordingSession::Options{kOrigin, segmentsOnly})
+    {
+    }
+
+    void push(std::uint32_t thread, std::int64_t t, const char *name) { session.pushRange(thread, kOrigin + t, name); }
+    void pop(std::uint32_t thread, std::int64_t t) { session.popRange(thread, kOrigin + t); }
+
+    TracePtr finish()
+    {
+        session.finish();
+        writer.finish();
+        return TraceReader::read(path.toStdString());
+    }
+};
+
+std::string layerOf(const Trace &trace, std::size_t event)
+{
+    const std::uint32_t layer = trace.events.layer(event);
+    return layer == kNoLayer ? std::string("-") : trace.layers[layer].path;
+}
+
+std::size_t eventAt(const Trace &trace, std::int64_t timeNs)
+{
+    for (std::size_t i = 0; i < trace.events.size(); ++i) {
+        if (trace.events.timeNs(i) == timeNs)
+            return i;
+    }
+    return trace.events.size();
+}
+
+} // namespace
+
+class tst_RecordingSession : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    // One training step: the forward on the main thread, the backward on the autograd
+    // thread while the main thread waits inside its step range. Each allocation belongs
+    // to the innermost range of the thread that made it, whatever the other thread has
+    // open at that moment; API records arrive one batch late for half the calls.
+    void attributesAllocationsToTheirOwnThreadsInnermostRange()
+    {
+        Recording r;
+        r.push(kMainThread, 0, "step:0");
+        r.push(kMainThread, 100, "fwd:blocks");
+        r.push(kMainThread, 110, "fwd:blocks.0");
+        r.push(kMainThread, 120, "aten::mm"); // a library's own NVTX range: only nests
+        r.pop(kMainThread, 150);
+        r.pop(kMainThread, 200);
+        r.push(kMainThread, 210, "fwd:blocks.1");
+        r.pop(kMainThread, 300);
+        r.pop(kMainThread, 310);
+        r.push(kAutogradThread, 400, "bwd:blocks.1");
+        r.pop(kAutogradThread, 500);
+        r.push(kAutogradThread, 510, "bwd:blocks.0");
+        r.pop(kAutogradThread, 600);
+        r.push(kMainThread, 700, "opt");
+        r.pop(kMainThread, 800);
+        r.pop(kMainThread, 900);
+
+        const std::vector<Call> calls = {
+            {kMainThread, true, 0x1000, 4 * kMiB, 130},     // fwd blocks.0 (inside aten::mm), freed in bwd
+            {kMainThread, true, 0x2000, 1 * kMiB, 140},     // fwd blocks.0, freed in fwd
+            {kMainThread, false, 0x2000, 1 * kMiB, 190},
+            {kMainThread, true, 0x3000, 2 * kMiB, 250},     // fwd blocks.1
+            {kAutogradThread, true, 0x4000, 3 * kMiB, 450}, // bwd blocks.1, a gradient
+            {kMainThread, true, 0x5000, 1 * kMiB, 460},     // main thread between ranges
+            {kAutogradThread, false, 0x3000, 2 * kMiB, 470},
+            {kAutogradThread, false, 0x1000, 4 * kMiB, 550},
+            {kMainThread, true, 0x6000, 6 * kMiB, 750},     // optimizer state
+        };
+        std::uint32_t correlation = 1;
+        std::vector<ApiRecord> late;
+        for (const Call &call : calls) {
+            r.session.add(memoryOf(call, correlation));
+            if (correlation % 2)
+                r.session.add(apiOf(call, correlation));
+            else
+                late.push_back(apiOf(call, correlation));
+            ++correlation;
+        }
+        r.session.endBatch();
+        for (const ApiRecord &api : late)
+            r.session.add(api);
+        r.session.endBatch();
+        const auto trace = r.finish();
+
+        QCOMPARE(trace->events.size(), calls.size());
+        const struct
+        {
+            std::int64_t t;
+            const char *layer;
+            Phase phase;
+            Category category;
+        } expected[] = {
+            {130, "blocks.0", Phase::Forward, Category::Activation},
+            {140, "blocks.0", Phase::Forward, Category::Temporary},
+            {190, "blocks.0", Phase::Forward, Category::Temporary}, // a free keeps its allocation's category
+            {250, "blocks.1", Phase::Forward, Category::Activation},
+            {450, "blocks.1", Phase::Backward, Category::Gradient},
+            {460, "-", Phase::Other, Category::Unknown},
+            {470, "blocks.1", Phase::Backward, Category::Activation},
+            {550, "blocks.0", Phase::Backward, Category::Activation},
+            {750, "-", Phase::Optimizer, Category::OptimizerState},
+        };
+        for (const auto &e : expected) {
+            const std::size_t i = eventAt(*trace, e.t);
+            QVERIFY2(i < trace->events.size(), qPrintable(QStringLiteral("no event at %1").arg(e.t)));
+            QCOMPARE(layerOf(*trace, i), std::string(e.layer));
+            QCOMPARE(trace->events.phase(i), e.phase);
+            QCOMPARE(trace->events.category(i), e.category);
+        }
+
+        QCOMPARE(trace->steps.size(), std::size_t(1));
+        QCOMPARE(trace->steps[0], (Step{0, 0, 900}));
+        // fwd:blocks, fwd:blocks.0, fwd:blocks.1, two bwd ranges and opt; aten::mm is not a range.
+        QCOMPARE(trace->ranges.size(), std::size_t(6));
+        for (const Range &range : trace->ranges) {
+            QCOMPARE(range.step, std::int64_t(0));
+            QCOMPARE(range.thread, range.phase == Phase::Backward ? kAutogradThread : kMainThread);
+        }
+        QCOMPARE(trace->metaValue("source.format"), std::string("cupti"));
+        QCOMPARE(trace->lanes.size(), std::size_t(1));
+        QCOMPARE(trace->lanes[0].stream, std::uint64_t(7));
+    }
+
+    void allocationWithoutItsApiRecordIsKeptWithoutALayer()
+    {
+        Recording r;
+        r.push(kMainThread, 0, "fwd:encoder");
+        r.session.add(MemoryRecord{true, 0x10, kMiB, kOrigin + 10, 0, 0, 5, false});
+        r.session.endBatch();
+        r.session.endBatch(); // two batches without the API record
+        r.session.add(ApiRecord{5, kMainThread, kOrigin + 9, kOrigin + 11}); // too late
+        r.session.endBatch();
+        r.pop(kMainThread, 100);
+        const auto trace = r.finish();
+        QCOMPARE(trace->events.size(), std::size_t(1));
+        QCOMPARE(trace->events.layer(0), kNoLayer);
+        QCOMPARE(trace->events.deltaBytes(0), kMiB);
+    }
+
+    void rangesStillOpenEndAtTheLastTimeSeen()
+    {
+        Recording r;
+        r.push(kMainThread, 0, "step:3");
+        r.push(kMainThread, 10, "fwd:head");
+        r.session.add(MemoryRecord{true, 0x10, kMiB, kOrigin + 50, 0, 0, 1, false});
+        r.session.add(ApiRecord{1, kMainThread, kOrigin + 49, kOrigin + 51});
+        r.session.endBatch();
+        const auto trace = r.finish(); // the process exited inside its step
+        QCOMPARE(trace->steps.size(), std::size_t(1));
+        QCOMPARE(trace->steps[0], (Step{3, 0, 50}));
+        QCOMPARE(trace->ranges.size(), std::size_t(1));
+        QCOMPARE(trace->ranges[0].endNs, std::int64_t(50));
+        QCOMPARE(layerOf(*trace, 0), std::string("head"));
+    }
+
+    void segmentsOfTheCachingAllocatorAreReserved()
+    {
+        Recording r(true);
+        r.session.add(MemoryRecord{true, 0x10, 20 * kMiB, kOrigin + 5, 0, 0, 1, false});
+        r.session.add(MemoryRecord{false, 0x10, 20 * kMiB, kOrigin + 9, 0, 0, 2, false});
+        r.session.endBatch();
+        const auto trace = r.finish();
+        QVERIFY(trace->events.empty());
+        QCOMPARE(trace->reserved.size(), std::size_t(2));
+        QCOMPARE(trace->reserved[0].deltaBytes, 20 * kMiB);
+        QCOMPARE(trace->reserved[1].deltaBytes, -20 * kMiB);
+    }
+
+    void poolsAndKernels()
+    {
+        Recording r;
+        r.session.add(PoolRecord{0xA000, 64 * kMiB, kOrigin + 1, 0});
+        r.session.add(PoolRecord{0xA000, 16 * kMiB, kOrigin + 2, 0}); // trimmed
+        r.session.add(PoolRecord{0xA000, 0, kOrigin + 3, 0});         // destroyed
+        r.session.add(KernelRecord{"gemm", kOrigin + 10, kOrigin + 30, 0, 7, 9});
+        r.session.add(KernelRecord{"gemm", kOrigin + 40, kOrigin + 45, 0, 7, 10});
+        r.session.endBatch();
+        const auto trace = r.finish();
+        QCOMPARE(trace->reserved.size(), std::size_t(3));
+        QCOMPARE(trace->reserved[0].deltaBytes, 64 * kMiB);
+        QCOMPARE(trace->reserved[1].deltaBytes, -48 * kMiB);
+        QCOMPARE(trace->reserved[2].deltaBytes, -16 * kMiB);
+        QCOMPARE(trace->kernelNames, std::vector<std::string>{"gemm"});
+        QCOMPARE(trace->kernels.size(), std::size_t(2));
+        QCOMPARE(trace->kernels[1].beginNs, std::int64_t(40));
+    }
+
+    void markerActivityMakesRangesToo()
+    {
+        Recording r;
+        r.session.add(MarkerRecord{MarkerRecord::Kind::Start, 1, "fwd:stem", kMainThread, kOrigin + 0});
+        r.session.add(MarkerRecord{MarkerRecord::Kind::End, 1, {}, kMainThread, kOrigin + 100});
+        r.session.endBatch();
+        const auto trace = r.finish();
+        QCOMPARE(trace->ranges.size(), std::size_t(1));
+        QCOMPARE(trace->layers[trace->ranges[0].layer].path, std::string("stem"));
+    }
+
+    void manifestGivesKindsParametersAndToggles()
+    {
+        Recording r;
+        r.push(kMainThread, 0, "fwd:blocks.0");
+        r.pop(kMainThread, 10);
+        r.session.applyManifest(R"({"format": "peaklens-manifest", "version": 1, "torch": "2.3.0",
+            "checkpoint": ["blocks.0"], "chain": ["blocks.0", "blocks.1"],
+            "modules": [{"path": "", "type": "GPT", "parameter_bytes": 300},
+                        {"path": "blocks", "type": "ModuleList", "parameter_bytes": 200},
+                        {"path": "blocks.0", "type": "Block", "parameter_bytes": 100},
+                        {"path": "blocks.1", "type": "Block", "parameter_bytes": 100}]})");
+        const auto trace = r.finish();
+        const auto block1 = trace->findLayer("blocks.1");
+        QVERIFY(block1);
+        QCOMPARE(trace->layers[*block1].kind, std::string("Block"));
+        QCOMPARE(trace->layers[*block1].parameterBytes, std::int64_t(100));
+        QCOMPARE(trace->layers[*trace->findLayer("blocks")].kind, std::string("ModuleList"));
+        QCOMPARE(trace->metaValue("checkpoint"), std::string("blocks.0"));
+        QCOMPARE(trace->metaValue("torch.version"), std::string("2.3.0"));
+    }
+
+    void badManifest_data()
+    {
+        QTest::addColumn<QByteArray>("json");
+        QTest::newRow("not JSON") << QByteArray("{\"format\": ");
+        QTest::newRow("another format") << QByteArray(R"({"format": "other", "modules": []})");
+        QTest::newRow("modules not a list") << QByteArray(R"({"format": "peaklens-manifest", "modules": 3})");
+        QTest::newRow("module without path") << QByteArray(R"({"format": "peaklens-manifest", "modules": [{"type": "X"}]})");
+        QTest::newRow("array") << QByteArray("[1, 2]");
+    }
+
+    void badManifest()
+    {
+        QFETCH(QByteArray, json);
+        Recording r;
+        QVERIFY_THROWS_EXCEPTION(Error, r.session.applyManifest(json.toStdString()));
+        QVERIFY(r.finish()); // the recording itself is not harmed
+    }
+
+    void killedRecordingLeavesAReadableAttributedFile()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString path = dir.filePath(QStringLiteral("killed.peaklens"));
+        QProcess recorder;
+        recorder.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-test-sessionstreamer"), {path});
+        QVERIFY(recorder.waitForStarted());
+        int commits = 0;
+        quint64 committed = 0;
+        while (commits < 2) {
+            QVERIFY2(recorder.waitForReadyRead(10000), "the recorder reported no commit within 10 s");
+            while (recorder.canReadLine()) {
+                const QByteArray line = recorder.readLine().trimmed();
+                QVERIFY(line.startsWith("committed "));
+                committed = line.mid(10).toULongLong();
+                ++commits;
+            }
+        }
+        recorder.kill(); // SIGKILL: no final flush
+        QVERIFY(recorder.waitForFinished());
+        QCOMPARE(recorder.exitStatus(), QProcess::CrashExit);
+
+        const auto trace = TraceReader::read(path.toStdString());
+        QVERIFY(committed > 0);
+        QVERIFY(trace->events.size() >= committed);
+        QVERIFY(!trace->steps.empty());
+        for (std::size_t i = 0; i < trace->events.size(); ++i) {
+            if (layerOf(*trace, i) != "layer" || trace->events.phase(i) != Phase::Forward)
+                QFAIL(qPrintable(QStringLiteral("event %1 lost its scope").arg(i)));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_RecordingSession)
+#include "tst_recordingsession.moc"
