@@ -58,8 +58,8 @@ constexpr int kMaxRecent = 10;
 // "rank 1 (pid 4242)" for a recorded process, else the file's name.
 QString processLabel(const TraceDocument &document)
 {
-    const QString rank = QString::fromStdString(document.trace->metaValue("rank"));
-    const QString pid = QString::fromStdString(document.trace->metaValue("pid"));
+    const QString rank = QString::fromStdString(document.trace->metaValue(metakey::Rank));
+    const QString pid = QString::fromStdString(document.trace->metaValue(metakey::ProcessId));
     if (!rank.isEmpty())
         return pid.isEmpty() ? MainWindow::tr("rank %1").arg(rank) : MainWindow::tr("rank %1 (pid %2)").arg(rank, pid);
     if (!pid.isEmpty())
@@ -483,7 +483,7 @@ void MainWindow::openFiles(const QStringList &paths)
         // Ranks in order, then the other processes.
         std::stable_sort(documents.begin(), documents.end(), [](const DocumentPtr &a, const DocumentPtr &b) {
             const auto rank = [](const DocumentPtr &d) {
-                const std::string value = d->trace->metaValue("rank");
+                const std::string value = d->trace->metaValue(metakey::Rank);
                 return value.empty() ? std::numeric_limits<long long>::max() : std::atoll(value.c_str());
             };
             return rank(a) < rank(b);

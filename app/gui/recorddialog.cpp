@@ -60,7 +60,9 @@ RecordDialog::RecordDialog(QWidget *parent)
 
     auto *form = new QFormLayout;
     form->addRow(tr("&Command:"), m_command);
-    form->addRow(tr("&Working directory:"), directoryRow);
+    auto *directoryLabel = new QLabel(tr("&Working directory:"), this);
+    directoryLabel->setBuddy(m_workingDirectory);
+    form->addRow(directoryLabel, directoryRow);
     form->addRow(tr("&Allocator:"), m_allocator);
 
     m_log->setReadOnly(true);
@@ -142,7 +144,7 @@ void RecordDialog::startRecording()
     m_process->start(cli, QStringList{QStringLiteral("record"), QStringLiteral("--allocator"), m_allocator->currentData().toString(),
                                       QStringLiteral("--out"), m_outDirectory, QStringLiteral("--")}
                               + command);
-    m_status->setText(tr("Recording into %1…").arg(m_outDirectory));
+    m_status->setText(tr("Recording into %1… (Cancel stops the command; what was recorded stays)").arg(m_outDirectory));
     setRunning(true);
 }
 

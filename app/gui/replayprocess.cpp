@@ -100,7 +100,7 @@ void ReplayProcess::start(const TraceDocument &document, const RunRecord &record
 
 void ReplayProcess::startRelaunch(const TraceDocument &document, const RunRecord &record)
 {
-    m_rank = meta(document, "rank");
+    m_rank = meta(document, metakey::Rank);
     QString allocator = meta(document, metakey::AllocatorMode);
     if (allocator.isEmpty())
         allocator = QStringLiteral("exact");

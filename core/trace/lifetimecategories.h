@@ -1,6 +1,6 @@
 #pragma once
 // Categories for traces whose source sees only addresses and scopes (the CUPTI collector
-// marks them with meta "categories" = "lifetime"): each allocation still Unknown gets one
+// marks them with metakey::Categories = "lifetime"): each allocation still Unknown gets one
 // from the phase it was made in and how long it lived.
 //
 //   made in    freed before                               else
@@ -14,8 +14,6 @@
 #include "trace.h"
 
 namespace peaklens {
-
-inline constexpr std::string_view kLifetimeCategoriesMeta = "categories";
 
 void classifyByLifetime(Trace &trace);
 

@@ -17,6 +17,11 @@ inline constexpr std::string_view ReplaySpec = "replay.spec";         // JSON mo
 inline constexpr std::string_view ReplayOptions = "replay.options";   // JSON: steps, warmup, device, dtype, micro_batches
 inline constexpr std::string_view ReplayResult = "replay.result";     // JSON: what peaklens-replay --json printed
 inline constexpr std::string_view Checkpoint = "checkpoint";          // comma-separated layer paths toggled on
+inline constexpr std::string_view Categories = "categories";          // "lifetime": classify on load (lifetimecategories.h)
+inline constexpr std::string_view Rank = "rank";                      // recorded traces: RANK, LOCAL_RANK, WORLD_SIZE, pid
+inline constexpr std::string_view LocalRank = "local_rank";
+inline constexpr std::string_view WorldSize = "world_size";
+inline constexpr std::string_view ProcessId = "pid";
 inline constexpr std::string_view CreatedBy = "created.by";           // "peaklens 0.1.0"
 
 } // namespace peaklens::metakey

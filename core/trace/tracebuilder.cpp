@@ -1,6 +1,7 @@
 #include "tracebuilder.h"
 
 #include "lifetimecategories.h"
+#include "metadata.h"
 
 #include "core/error.h"
 
@@ -171,7 +172,7 @@ std::shared_ptr<const Trace> TraceBuilder::finish()
     sortBy(m_trace->steps, [](const Step &s) { return s.beginNs; });
     sortBy(m_trace->kernels, [](const Kernel &k) { return k.beginNs; });
     sortBy(m_trace->markers, [](const Marker &m) { return m.timeNs; });
-    if (m_trace->metaValue(kLifetimeCategoriesMeta) == "lifetime")
+    if (m_trace->metaValue(metakey::Categories) == "lifetime")
         classifyByLifetime(*m_trace);
     std::shared_ptr<const Trace> result(std::move(m_trace));
     m_trace = std::make_unique<Trace>();

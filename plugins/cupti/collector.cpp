@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/format/tracewriter.h"
+#include "core/trace/metadata.h"
 
 #include <cupti.h>
 #include <generated_nvtx_meta.h>
@@ -230,16 +231,19 @@ void forgetInChild()
 
 void writeProcessMeta(TraceWriter &writer)
 {
-    writer.writeMeta("description", "recorded by the CUPTI collector");
-    writer.writeMeta("allocator.mode", environment("PEAKLENS_ALLOCATOR").empty() ? "native" : environment("PEAKLENS_ALLOCATOR"));
-    writer.writeMeta("command", environment("PEAKLENS_COMMAND"));
-    writer.writeMeta("cwd", environment("PEAKLENS_CWD").empty() ? std::filesystem::current_path().string() : environment("PEAKLENS_CWD"));
-    writer.writeMeta("checkpoint", environment("PEAKLENS_CHECKPOINT"));
-    writer.writeMeta("pid", std::to_string(::getpid()));
-    for (const char *name : {"RANK", "LOCAL_RANK", "WORLD_SIZE"}) {
-        if (!environment(name).empty())
-            writer.writeMeta(name == std::string("RANK") ? "rank" : name == std::string("LOCAL_RANK") ? "local_rank" : "world_size",
-                             environment(name));
+    writer.writeMeta(metakey::Description, "recorded by the CUPTI collector");
+    const std::string allocator = environment("PEAKLENS_ALLOCATOR");
+    writer.writeMeta(metakey::AllocatorMode, allocator.empty() ? "native" : allocator);
+    writer.writeMeta(metakey::Command, environment("PEAKLENS_COMMAND"));
+    const std::string cwd = environment("PEAKLENS_CWD");
+    writer.writeMeta(metakey::WorkingDirectory, cwd.empty() ? std::filesystem::current_path().string() : cwd);
+    writer.writeMeta(metakey::Checkpoint, environment("PEAKLENS_CHECKPOINT"));
+    writer.writeMeta(metakey::ProcessId, std::to_string(::getpid()));
+    const std::pair<const char *, std::string_view> launcher[] = {
+        {"RANK", metakey::Rank}, {"LOCAL_RANK", metakey::LocalRank}, {"WORLD_SIZE", metakey::WorldSize}};
+    for (const auto &[variable, key] : launcher) {
+        if (!environment(variable).empty())
+            writer.writeMeta(key, environment(variable));
     }
 }
 

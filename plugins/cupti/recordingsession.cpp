@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/import/annotationranges.h"
+#include "core/trace/metadata.h"
 
 #include <nlohmann/json.hpp>
 
@@ -25,8 +26,8 @@ RecordingSession::RecordingSession(TraceWriter &writer, Options options)
     : m_writer(writer)
     , m_options(options)
 {
-    m_writer.writeMeta("source.format", "cupti");
-    m_writer.writeMeta("categories", "lifetime");
+    m_writer.writeMeta(metakey::SourceFormat, "cupti");
+    m_writer.writeMeta(metakey::Categories, "lifetime");
     m_writer.writeMeta("allocator.view", options.segmentsOnly ? "segments" : "tensors");
 }
 
@@ -92,7 +93,7 @@ void RecordingSession::applyManifest(const nlohmann::json &manifest)
         if (name.is_string())
             toggles += (toggles.empty() ? "" : ",") + name.get<std::string>();
     }
-    m_writer.writeMeta("checkpoint", toggles);
+    m_writer.writeMeta(metakey::Checkpoint, toggles);
     if (const auto torch = field(manifest, "torch"); torch.is_string())
         m_writer.writeMeta("torch.version", torch.get<std::string>());
 }

@@ -1,0 +1,77 @@
+#include "testsupport.h"
+
+#include "core/trace/category.h"
+
+using namespace peaklens;
+using namespace peaklens::test;
+
+Q_DECLARE_METATYPE(Category)
+
+namespace {
+
+// One training step; each row puts the allocation and free of block x somewhere in it.
+QString stepWith(const QString &forward, const QString &backward, const QString &optimizer, const QString &after,
+                 bool lifetimeMeta = true)
+{
+    return (lifetimeMeta ? QStringLiteral("meta categories lifetime\n") : QString())
+           + QStringLiteral("begin step 0\n+10 begin fwd:a\n") + forward + QStringLiteral("\n+10 end fwd:a\n")
+           + QStringLiteral("+10 begin bwd:a\n") + backward + QStringLiteral("\n+10 end bwd:a\n")
+           + QStringLiteral("+10 begin opt\n") + optimizer + QStringLiteral("\n+10 end opt\n+10 end step 0\n") + after
+           + QStringLiteral("\n");
+}
+
+} // namespace
+
+class tst_LifetimeCategories : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void classify_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<Category>("expected");
+
+        const QString alloc = QStringLiteral("+1 alloc x 1MiB");
+        const QString free = QStringLiteral("+1 free x");
+        QTest::newRow("forward, freed in the forward") << stepWith(alloc + u'\n' + free, {}, {}, {}) << Category::Temporary;
+        QTest::newRow("forward, freed in the backward") << stepWith(alloc, free, {}, {}) << Category::Activation;
+        QTest::newRow("forward, never freed") << stepWith(alloc, {}, {}, {}) << Category::Activation;
+        QTest::newRow("backward, freed in the backward") << stepWith({}, alloc + u'\n' + free, {}, {}) << Category::Temporary;
+        QTest::newRow("backward, freed in the optimizer") << stepWith({}, alloc, free, {}) << Category::Temporary;
+        QTest::newRow("backward, kept past the step") << stepWith({}, alloc, {}, free) << Category::Gradient;
+        QTest::newRow("optimizer, kept") << stepWith({}, {}, alloc, {}) << Category::OptimizerState;
+        QTest::newRow("optimizer, freed in the step") << stepWith({}, {}, alloc + u'\n' + free, {}) << Category::Temporary;
+        QTest::newRow("outside every range") << stepWith({}, {}, {}, alloc) << Category::Unknown;
+        QTest::newRow("a known category stays") << stepWith(QStringLiteral("+1 alloc x 1MiB parameter"), {}, {}, {})
+                                                << Category::Parameter;
+        QTest::newRow("without the meta key nothing changes") << stepWith(alloc, free, {}, {}, false) << Category::Unknown;
+    }
+
+    void classify()
+    {
+        QFETCH(QString, text);
+        QFETCH(Category, expected);
+        const auto trace = traceFrom(text);
+        QVERIFY(!trace->events.empty());
+        for (std::size_t i = 0; i < trace->events.size(); ++i)
+            QCOMPARE(trace->events.category(i), expected); // the free follows its allocation
+    }
+
+    // Without steps, the next forward ends a backward allocation's "step".
+    void withoutStepsTheNextForwardEndsTheBackward()
+    {
+        const auto freedSooner = traceFrom(QStringLiteral("meta categories lifetime\n"
+                                                          "begin bwd:a\nalloc g 1MiB\n+1 free g\nend bwd:a\n"
+                                                          "+10 begin fwd:a\nend fwd:a\n"));
+        QCOMPARE(freedSooner->events.category(0), Category::Temporary);
+        const auto kept = traceFrom(QStringLiteral("meta categories lifetime\n"
+                                                   "begin bwd:a\nalloc g 1MiB\nend bwd:a\n"
+                                                   "+10 begin fwd:a\n+1 free g\nend fwd:a\n"));
+        QCOMPARE(kept->events.category(0), Category::Gradient);
+        QCOMPARE(kept->events.category(1), Category::Gradient);
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_LifetimeCategories)
+#include "tst_lifetimecategories.moc"
