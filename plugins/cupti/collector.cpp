@@ -73,13 +73,15 @@ std::string cuptiMessage(CUptiResult result)
     return text ? text : "CUPTI error " + std::to_string(static_cast<int>(result));
 }
 
-// "rank1-pid4242": which process of a (possibly distributed) run this is; the Python
-// helper names its manifest the same way.
+// "rank1-pid4242": which process of a (possibly distributed) run this is, from the
+// launcher's RANK (else LOCAL_RANK); the Python helper names its manifest the same way.
 std::string processTag()
 {
     std::string tag;
     if (!environment("RANK").empty())
         tag = "rank" + environment("RANK") + "-";
+    else if (!environment("LOCAL_RANK").empty())
+        tag = "local" + environment("LOCAL_RANK") + "-";
     return tag + "pid" + std::to_string(::getpid());
 }
 

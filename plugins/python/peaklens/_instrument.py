@@ -209,14 +209,19 @@ class Instrumented:
 
 def default_manifest_path():
     """``PEAKLENS_MANIFEST``, or under ``peaklens-cli record`` the file beside this
-    process's trace that the collector reads: ``$PEAKLENS_OUT/[rank<R>-]pid<P>.manifest.json``."""
+    process's trace that the collector reads: ``$PEAKLENS_OUT/[rank<R>-|local<L>-]pid<P>.manifest.json``."""
     if os.environ.get("PEAKLENS_MANIFEST"):
         return os.environ["PEAKLENS_MANIFEST"]
     out = os.environ.get("PEAKLENS_OUT")
     if not out:
         return None
-    rank = os.environ.get("RANK")
-    tag = ("rank%s-" % rank if rank else "") + "pid%d" % os.getpid()
+    if os.environ.get("RANK"):
+        tag = "rank%s-" % os.environ["RANK"]
+    elif os.environ.get("LOCAL_RANK"):
+        tag = "local%s-" % os.environ["LOCAL_RANK"]
+    else:
+        tag = ""
+    tag += "pid%d" % os.getpid()
     return os.path.join(out, tag + ".manifest.json")
 
 

@@ -79,7 +79,7 @@ class HelperTest(unittest.TestCase):
     def setUp(self):
         Block.calls = {}
         os.environ.pop("PEAKLENS_CHECKPOINT", None)
-        for name in ("PEAKLENS_MANIFEST", "PEAKLENS_OUT", "RANK"):
+        for name in ("PEAKLENS_MANIFEST", "PEAKLENS_OUT", "RANK", "LOCAL_RANK"):
             os.environ.pop(name, None)
 
     def test_ranges_nest_forward_then_backward_in_reverse(self):
@@ -148,6 +148,11 @@ class HelperTest(unittest.TestCase):
             os.environ["RANK"] = "3"
             peaklens.instrument(fresh_model(), sink=Recorder())
             expected = os.path.join(directory, "rank3-pid%d.manifest.json" % os.getpid())
+            self.assertTrue(os.path.exists(expected), os.listdir(directory))
+            del os.environ["RANK"]
+            os.environ["LOCAL_RANK"] = "1"
+            peaklens.instrument(fresh_model(), sink=Recorder())
+            expected = os.path.join(directory, "local1-pid%d.manifest.json" % os.getpid())
             self.assertTrue(os.path.exists(expected), os.listdir(directory))
 
 
