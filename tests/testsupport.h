@@ -47,4 +47,41 @@ inline ToolRun runTool(const QString &program, const QStringList &arguments, int
     return run;
 }
 
+// Starts one of the project's streaming writers (it prints "committed N" after each
+// commit), waits for `commits` commits and kills it with SIGKILL: no destructor, no final
+// flush. Returns the last N reported, or a sentence saying what went wrong.
+struct KilledWriter
+{
+    quint64 committed = 0;
+    QString problem; // empty when it was killed as planned
+};
+
+inline KilledWriter killAfterCommits(const QString &program, const QStringList &arguments, int commits = 2)
+{
+    KilledWriter result;
+    QProcess writer;
+    writer.start(QStringLiteral(PEAKLENS_BIN_DIR "/") + program, arguments);
+    if (!writer.waitForStarted())
+        return {0, program + QStringLiteral(" did not start")};
+    for (int seen = 0; seen < commits;) {
+        if (!writer.waitForReadyRead(10000)) {
+            writer.kill();
+            writer.waitForFinished();
+            return {0, program + QStringLiteral(" reported no commit within 10 s")};
+        }
+        while (writer.canReadLine()) {
+            const QByteArray line = writer.readLine().trimmed();
+            if (!line.startsWith("committed "))
+                return {0, QStringLiteral("unexpected output: ") + QString::fromUtf8(line)};
+            result.committed = line.mid(10).toULongLong();
+            ++seen;
+        }
+    }
+    writer.kill();
+    writer.waitForFinished();
+    if (writer.exitStatus() != QProcess::CrashExit)
+        result.problem = program + QStringLiteral(" was not killed");
+    return result;
+}
+
 } // namespace peaklens::test

@@ -30,17 +30,6 @@ QStringList commandOf(const TraceDocument &document)
     return command;
 }
 
-double medianStepMs(const TraceSummary &summary)
-{
-    std::vector<std::int64_t> durations;
-    for (const StepStats &step : summary.steps)
-        durations.push_back(step.endNs - step.beginNs);
-    if (durations.empty())
-        return 0;
-    std::nth_element(durations.begin(), durations.begin() + durations.size() / 2, durations.end());
-    return durations[durations.size() / 2] / 1e6;
-}
-
 } // namespace
 
 ReplayProcess::ReplayProcess(QObject *parent)
@@ -175,8 +164,12 @@ void ReplayProcess::cancel()
     if (!isRunning())
         return;
     m_cancelled = true;
-    m_process->kill();
-    m_process->waitForFinished(5000);
+    // SIGTERM first: peaklens-cli record passes it on to the training command.
+    m_process->terminate();
+    if (!m_process->waitForFinished(5000)) {
+        m_process->kill();
+        m_process->waitForFinished(5000);
+    }
 }
 
 void ReplayProcess::onFinished(int exitCode, QProcess::ExitStatus status)
@@ -218,8 +211,8 @@ void ReplayProcess::takeRecording(int exitCode)
         const TraceSummary &summary = m_record.document->summary;
         if (summary.peak.primary)
             m_record.measuredPeakBytes = summary.peak.devices[*summary.peak.primary].allocatedBytes;
-        if (!summary.steps.empty())
-            m_record.measuredStepMs = medianStepMs(summary);
+        if (m_record.document->costModel) // the median step, as for the baseline
+            m_record.measuredStepMs = double(m_record.document->costModel->stepTimeNs) / 1e6;
     } catch (const std::exception &error) {
         m_record.outcome = QString::fromUtf8(error.what());
     }

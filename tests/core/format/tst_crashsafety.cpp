@@ -2,7 +2,6 @@
 #include "core/format/tracereader.h"
 
 #include <QFile>
-#include <QProcess>
 #include <QTemporaryDir>
 
 using namespace peaklens;
@@ -17,25 +16,10 @@ private slots:
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
         const QString path = dir.filePath(QStringLiteral("killed.peaklens"));
-        QProcess writer;
-        writer.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-test-streamwriter"), {path});
-        QVERIFY(writer.waitForStarted());
-
         // The writer commits on its own at least every second; wait for two commits.
-        quint64 committed = 0;
-        int commits = 0;
-        while (commits < 2) {
-            QVERIFY2(writer.waitForReadyRead(10000), "the writer reported no commit within 10 s");
-            while (writer.canReadLine()) {
-                const QByteArray line = writer.readLine().trimmed();
-                QVERIFY(line.startsWith("committed "));
-                committed = line.mid(10).toULongLong();
-                ++commits;
-            }
-        }
-        writer.kill(); // SIGKILL: no destructor, no final flush
-        QVERIFY(writer.waitForFinished());
-        QCOMPARE(writer.exitStatus(), QProcess::CrashExit);
+        const auto killed = test::killAfterCommits(QStringLiteral("peaklens-test-streamwriter"), {path});
+        QVERIFY2(killed.problem.isEmpty(), qPrintable(killed.problem));
+        const quint64 committed = killed.committed;
         QVERIFY2(QFile::exists(path + QStringLiteral("-wal")), "the writer should have died mid-run");
 
         const auto trace = TraceReader::read(path.toStdString());

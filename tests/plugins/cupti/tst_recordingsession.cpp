@@ -4,8 +4,6 @@
 #include "core/error.h"
 #include "core/format/tracereader.h"
 
-#include <QFile>
-#include <QProcess>
 #include <QTemporaryDir>
 
 using namespace peaklens;
@@ -292,23 +290,9 @@ private slots:
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
         const QString path = dir.filePath(QStringLiteral("killed.peaklens"));
-        QProcess recorder;
-        recorder.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-test-sessionstreamer"), {path});
-        QVERIFY(recorder.waitForStarted());
-        int commits = 0;
-        quint64 committed = 0;
-        while (commits < 2) {
-            QVERIFY2(recorder.waitForReadyRead(10000), "the recorder reported no commit within 10 s");
-            while (recorder.canReadLine()) {
-                const QByteArray line = recorder.readLine().trimmed();
-                QVERIFY(line.startsWith("committed "));
-                committed = line.mid(10).toULongLong();
-                ++commits;
-            }
-        }
-        recorder.kill(); // SIGKILL: no final flush
-        QVERIFY(recorder.waitForFinished());
-        QCOMPARE(recorder.exitStatus(), QProcess::CrashExit);
+        const auto killed = test::killAfterCommits(QStringLiteral("peaklens-test-sessionstreamer"), {path});
+        QVERIFY2(killed.problem.isEmpty(), qPrintable(killed.problem));
+        const quint64 committed = killed.committed;
 
         const auto trace = TraceReader::read(path.toStdString());
         QVERIFY(committed > 0);
