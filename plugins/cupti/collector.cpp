@@ -28,6 +28,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -38,8 +39,25 @@ namespace {
 constexpr std::size_t kBufferBytes = 8 << 20;
 constexpr auto kFlushInterval = std::chrono::milliseconds(500);
 
+// What CUPTI hands over, queued: training threads and CUPTI's buffer thread only append
+// here and never wait for the file; the flusher thread drains it into the session.
+struct Queue
+{
+    struct RangeCall
+    {
+        std::uint32_t thread;
+        std::int64_t timeNs;
+        std::optional<std::string> pushed; // empty: a pop
+    };
+    std::vector<RangeCall> ranges;
+    std::vector<ActivityRecord> records;
+};
+
 struct Collector
 {
+    std::mutex queueMutex;
+    Queue queue;
+
     std::mutex mutex; // guards writer and session
     std::unique_ptr<TraceWriter> writer;
     std::unique_ptr<RecordingSession> session;
@@ -111,15 +129,9 @@ void CUPTIAPI onBufferCompleted(CUcontext, uint32_t, uint8_t *buffer, size_t, si
     std::free(buffer);
     if (!g_collector)
         return;
-    std::lock_guard lock(g_collector->mutex);
-    if (!g_collector->session)
-        return;
-    try {
-        for (ActivityRecord &decoded : records)
-            g_collector->session->add(std::move(decoded));
-    } catch (const std::exception &error) {
-        abandon(error);
-    }
+    std::lock_guard lock(g_collector->queueMutex);
+    auto &queued = g_collector->queue.records;
+    queued.insert(queued.end(), std::make_move_iterator(records.begin()), std::make_move_iterator(records.end()));
 }
 
 std::string_view pushedName(CUpti_CallbackId id, const CUpti_NvtxData &data)
@@ -143,29 +155,36 @@ void CUPTIAPI onCallback(void *, CUpti_CallbackDomain domain, CUpti_CallbackId i
         return;
     uint64_t now = 0;
     cuptiGetTimestamp(&now);
-    const auto thread = static_cast<std::uint32_t>(::syscall(SYS_gettid));
-    const auto time = static_cast<std::int64_t>(now);
-    std::lock_guard lock(g_collector->mutex);
-    if (!g_collector->session)
-        return;
-    try {
-        if (push)
-            g_collector->session->pushRange(thread, time, pushedName(id, *static_cast<const CUpti_NvtxData *>(data)));
-        else
-            g_collector->session->popRange(thread, time);
-    } catch (const std::exception &error) {
-        abandon(error);
-    }
+    Queue::RangeCall call{static_cast<std::uint32_t>(::syscall(SYS_gettid)), static_cast<std::int64_t>(now), std::nullopt};
+    if (push)
+        call.pushed = std::string(pushedName(id, *static_cast<const CUpti_NvtxData *>(data)));
+    std::lock_guard lock(g_collector->queueMutex);
+    g_collector->queue.ranges.push_back(std::move(call));
 }
 
-// Writes what the buffers delivered since the last batch; commits at least every second.
+// Writes what was queued since the last batch; commits at least every second. Ranges
+// go first: every range around a delivered allocation was pushed before it was made.
 void endBatch()
 {
+    Queue batch;
+    {
+        std::lock_guard lock(g_collector->queueMutex);
+        std::swap(batch, g_collector->queue);
+    }
     std::lock_guard lock(g_collector->mutex);
     if (!g_collector->session)
         return;
     try {
-        g_collector->session->endBatch();
+        RecordingSession &session = *g_collector->session;
+        for (const Queue::RangeCall &call : batch.ranges) {
+            if (call.pushed)
+                session.pushRange(call.thread, call.timeNs, *call.pushed);
+            else
+                session.popRange(call.thread, call.timeNs);
+        }
+        for (ActivityRecord &record : batch.records)
+            session.add(std::move(record));
+        session.endBatch();
     } catch (const std::exception &error) {
         abandon(error);
     }
@@ -208,11 +227,11 @@ void finishRecording()
     if (g_collector->flusher.joinable())
         g_collector->flusher.join();
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    endBatch();
     std::lock_guard lock(g_collector->mutex);
     if (!g_collector->session)
         return;
     try {
-        g_collector->session->endBatch();
         applyManifest();
         g_collector->session->finish();
         const std::uint64_t events = g_collector->session->writtenEvents();
