@@ -219,7 +219,16 @@ void RecordingSession::finish()
 void RecordingSession::writeMemory(const MemoryRecord &record, std::optional<std::uint32_t> thread)
 {
     const std::int64_t t = relative(record.timeNs);
-    const std::int64_t delta = record.allocation ? record.bytes : -record.bytes;
+    // A release may come without its size; the allocation had it.
+    const std::uint64_t block = record.address ^ (std::uint64_t(record.device) << 56);
+    std::int64_t bytes = record.bytes;
+    if (record.allocation) {
+        m_liveBytes[block] = bytes;
+    } else if (auto live = m_liveBytes.find(block); live != m_liveBytes.end()) {
+        bytes = bytes > 0 ? bytes : live->second;
+        m_liveBytes.erase(live);
+    }
+    const std::int64_t delta = record.allocation ? bytes : -bytes;
     const std::uint32_t laneId = lane(record.device, record.stream);
     if (m_options.segmentsOnly) {
         m_writer.writeReserved(ReservedEvent{t, delta, record.address, laneId});

@@ -112,6 +112,7 @@ private:
     std::map<std::string, std::uint32_t, std::less<>> m_kernelNames;
     std::map<std::pair<std::uint32_t, std::uint64_t>, std::int64_t> m_poolBytes;
     std::unordered_map<std::uint32_t, std::uint32_t> m_markerThreads;
+    std::unordered_map<std::uint64_t, std::int64_t> m_liveBytes; // address ^ device << 56 -> bytes
 
     std::unordered_map<std::uint32_t, std::pair<std::uint32_t, std::uint64_t>> m_threadOfCall; // correlation -> thread, batch
     std::vector<PendingMemory> m_pending;

@@ -203,6 +203,17 @@ private slots:
         QCOMPARE(layerOf(*trace, 0), std::string("head"));
     }
 
+    void aReleaseWithoutItsSizeFreesTheWholeBlock()
+    {
+        Recording r;
+        r.session.add(MemoryRecord{true, 0x10, 3 * kMiB, kOrigin + 5, 0, 0, 1, false});
+        r.session.add(MemoryRecord{false, 0x10, 0, kOrigin + 9, 0, 0, 2, false});
+        r.session.endBatch();
+        const auto trace = r.finish();
+        QCOMPARE(trace->events.size(), std::size_t(2));
+        QCOMPARE(trace->events.deltaBytes(1), -3 * kMiB);
+    }
+
     void segmentsOfTheCachingAllocatorAreReserved()
     {
         Recording r(true);
