@@ -558,10 +558,14 @@ void MainWindow::showDocument(const DocumentPtr &document)
     }
     updateRerunAction();
     showLiveSet(std::nullopt);
-    statusBar()->showMessage(tr("%1 memory events, %2 layers, %3 steps")
-                                 .arg(document->trace->events.size())
-                                 .arg(document->trace->layers.size())
-                                 .arg(document->trace->steps.size()));
+    QString status = tr("%1 memory events, %2 layers, %3 steps")
+                         .arg(document->trace->events.size())
+                         .arg(document->trace->layers.size())
+                         .arg(document->trace->steps.size());
+    if (document->trace->metaValue(metakey::AllocatorView) == "segments")
+        status += tr(" — recorded with PyTorch's caching allocator, which hides tensors: only its segments (reserved "
+                     "memory) were seen. Record with the exact or async allocator for per-layer memory.");
+    statusBar()->showMessage(status);
 }
 
 void MainWindow::showLiveSet(std::optional<std::int64_t> timeNs)

@@ -48,6 +48,10 @@ public:
         case Phase::Optimizer:
             return lifetime(freeNs, stepEnd(allocNs), Category::OptimizerState);
         case Phase::Other:
+            // Made before training began and kept through the first step: the model's
+            // weights and buffers.
+            if (!m_trace.steps.empty() && allocNs < m_trace.steps.front().beginNs && freeNs >= m_trace.steps.front().endNs)
+                return Category::Parameter;
             break;
         }
         return Category::Unknown;

@@ -8,8 +8,9 @@
 //   backward   its step ends (no steps: next forward)     Gradient
 //   optimizer  its step ends (no steps: next forward)     OptimizerState
 //
-// What is freed before that point is Temporary; allocations outside any phase stay
-// Unknown. The free gets its allocation's category.
+// What is freed before that point is Temporary. Allocations outside any phase are
+// Parameter when made before the first step and kept through it (weights and buffers),
+// else they stay Unknown. The free gets its allocation's category.
 
 #include "trace.h"
 

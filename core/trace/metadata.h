@@ -10,6 +10,7 @@ inline constexpr std::string_view SourcePath = "source.path";         // the fil
 inline constexpr std::string_view Description = "description";        // a sentence on what this trace is
 inline constexpr std::string_view DeviceName = "device.name";         // "NVIDIA H100 80GB HBM3"
 inline constexpr std::string_view AllocatorMode = "allocator.mode";   // exact | async | native
+inline constexpr std::string_view AllocatorView = "allocator.view";   // recorded: "tensors", or "segments" (native mode)
 inline constexpr std::string_view Command = "command";                // recorded command line, JSON array
 inline constexpr std::string_view WorkingDirectory = "cwd";
 inline constexpr std::string_view Environment = "env";                // JSON object, the subset needed to relaunch

@@ -28,7 +28,7 @@ RecordingSession::RecordingSession(TraceWriter &writer, Options options)
 {
     m_writer.writeMeta(metakey::SourceFormat, "cupti");
     m_writer.writeMeta(metakey::Categories, "lifetime");
-    m_writer.writeMeta("allocator.view", options.segmentsOnly ? "segments" : "tensors");
+    m_writer.writeMeta(metakey::AllocatorView, options.segmentsOnly ? "segments" : "tensors");
 }
 
 std::int64_t RecordingSession::relative(std::int64_t timeNs)

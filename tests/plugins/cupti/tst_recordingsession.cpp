@@ -3,6 +3,8 @@
 #include "testsupport.h"
 #include "core/error.h"
 #include "core/format/tracereader.h"
+#include "core/plan/costmodel.h"
+#include "core/plan/predictor.h"
 
 #include <QTemporaryDir>
 
@@ -169,6 +171,61 @@ private slots:
         QCOMPARE(trace->metaValue("source.format"), std::string("cupti"));
         QCOMPARE(trace->lanes.size(), std::size_t(1));
         QCOMPARE(trace->lanes[0].stream, std::uint64_t(7));
+    }
+
+    // Two steps of a four-block model recorded as the collector sees them: forward on the
+    // main thread, backward on the autograd thread. The planner works on the result as on
+    // a replayed trace: the blocks form the chain, each saving its activation.
+    void aRecordedChainFeedsThePlanner()
+    {
+        Recording r;
+        std::int64_t t = 0;
+        std::uint32_t correlation = 0;
+        auto call = [&](std::uint32_t thread, bool allocation, std::uint64_t address, std::int64_t bytes) {
+            const Call c{thread, allocation, address, bytes, t += 10};
+            r.session.add(memoryOf(c, ++correlation));
+            r.session.add(apiOf(c, correlation));
+        };
+        for (int step = 0; step < 2; ++step) {
+            r.push(kMainThread, t += 10, qPrintable(QStringLiteral("step:%1").arg(step)));
+            r.push(kMainThread, t += 10, "fwd:blocks");
+            for (int block = 0; block < 4; ++block) {
+                r.push(kMainThread, t += 10, qPrintable(QStringLiteral("fwd:blocks.%1").arg(block)));
+                call(kMainThread, true, 0x1000 + block, 4 * kMiB);   // saved for the backward
+                call(kMainThread, true, 0x2000 + block, 8 * kMiB);   // a temporary
+                call(kMainThread, false, 0x2000 + block, 8 * kMiB);
+                call(kMainThread, true, 0x4000 + block, kMiB);       // its output, the next block's input
+                r.pop(kMainThread, t += 10);
+            }
+            r.pop(kMainThread, t += 10);
+            for (int block = 3; block >= 0; --block) {
+                r.push(kAutogradThread, t += 10, qPrintable(QStringLiteral("bwd:blocks.%1").arg(block)));
+                call(kAutogradThread, true, 0x3000 + block, kMiB); // its gradient
+                call(kAutogradThread, false, 0x1000 + block, 4 * kMiB);
+                call(kAutogradThread, false, 0x4000 + block, kMiB);
+                r.pop(kAutogradThread, t += 10);
+            }
+            r.push(kMainThread, t += 10, "opt");
+            for (int block = 0; block < 4; ++block)
+                call(kMainThread, false, 0x3000 + block, kMiB);
+            r.pop(kMainThread, t += 10);
+            r.pop(kMainThread, t += 10);
+            r.session.endBatch();
+        }
+        const auto trace = r.finish();
+        QCOMPARE(trace->steps.size(), std::size_t(2));
+        const CostModel model = buildCostModel(*trace);
+        QCOMPARE(model.layers.size(), std::size_t(4));
+        for (std::size_t i = 0; i < model.layers.size(); ++i) {
+            QCOMPARE(model.layers[i].path, "blocks." + std::to_string(i));
+            QCOMPARE(model.layers[i].savedBytes, 5 * kMiB);
+            QCOMPARE(model.layers[i].outputBytes, kMiB);
+        }
+        QCOMPARE(model.measuredPeakBytes, 3 * 5 * kMiB + 4 * kMiB + 8 * kMiB); // three blocks saved, the fourth's forward
+        const Prediction none = predict(model, {});
+        const Prediction all = predict(model, std::vector<bool>(4, true));
+        QCOMPARE(none.peakBytes, model.measuredPeakBytes);
+        QVERIFY(all.peakBytes < none.peakBytes);
     }
 
     void allocationWithoutItsApiRecordIsKeptWithoutALayer()
