@@ -8,6 +8,7 @@
 #include <charconv>
 #include <map>
 #include <regex>
+#include <tuple>
 #include <unordered_map>
 
 namespace peaklens {
@@ -25,44 +26,6 @@ std::size_t depthOf(const Trace &trace, std::uint32_t layer)
     for (std::uint32_t l = layer; l != kNoLayer; l = trace.layers[l].parent)
         ++depth;
     return depth;
-}
-
-// The children of the deepest container whose children are numbered 0, 1, 2... (a
-// ModuleList or Sequential of repeated blocks), in index order.
-std::vector<std::uint32_t> defaultChain(const Trace &trace)
-{
-    std::map<std::uint32_t, std::vector<std::pair<long, std::uint32_t>>> children;
-    std::map<std::uint32_t, bool> allNumbered;
-    for (std::uint32_t l = 0; l < trace.layers.size(); ++l) {
-        const std::uint32_t parent = trace.layers[l].parent;
-        if (parent == kNoLayer)
-            continue;
-        const std::string_view name = trace.layers[l].name();
-        auto [it, inserted] = allNumbered.try_emplace(parent, true);
-        if (!isIndex(name)) {
-            it->second = false;
-            continue;
-        }
-        long index = 0;
-        std::from_chars(name.data(), name.data() + name.size(), index);
-        children[parent].emplace_back(index, l);
-    }
-    std::optional<std::uint32_t> best;
-    for (const auto &[parent, list] : children) {
-        if (!allNumbered[parent] || list.size() < 2)
-            continue;
-        if (!best || depthOf(trace, parent) > depthOf(trace, *best)
-            || (depthOf(trace, parent) == depthOf(trace, *best) && list.size() > children[*best].size()))
-            best = parent;
-    }
-    std::vector<std::uint32_t> chain;
-    if (best) {
-        auto list = children[*best];
-        std::sort(list.begin(), list.end());
-        for (const auto &[index, layer] : list)
-            chain.push_back(layer);
-    }
-    return chain;
 }
 
 std::int64_t median(std::vector<std::int64_t> values)
@@ -116,6 +79,47 @@ struct Spans
 };
 
 } // namespace
+
+std::vector<std::uint32_t> defaultChain(const Trace &trace)
+{
+    std::map<std::uint32_t, std::vector<std::pair<long, std::uint32_t>>> children;
+    std::map<std::uint32_t, bool> allNumbered;
+    for (std::uint32_t l = 0; l < trace.layers.size(); ++l) {
+        const std::uint32_t parent = trace.layers[l].parent;
+        if (parent == kNoLayer)
+            continue;
+        const std::string_view name = trace.layers[l].name();
+        auto [it, inserted] = allNumbered.try_emplace(parent, true);
+        if (!isIndex(name)) {
+            it->second = false;
+            continue;
+        }
+        long index = 0;
+        std::from_chars(name.data(), name.data() + name.size(), index);
+        children[parent].emplace_back(index, l);
+    }
+    const auto rank = [&](std::uint32_t parent) {
+        const auto &list = children[parent];
+        const std::string &kind = trace.layers[list.front().second].kind;
+        const bool oneKind = !kind.empty() && std::all_of(list.begin(), list.end(), [&](const auto &child) {
+            return trace.layers[child.second].kind == kind;
+        });
+        return std::tuple(oneKind, list.size(), depthOf(trace, parent));
+    };
+    std::optional<std::uint32_t> best;
+    for (const auto &[parent, list] : children) {
+        if (allNumbered[parent] && list.size() >= 2 && (!best || rank(parent) > rank(*best)))
+            best = parent;
+    }
+    std::vector<std::uint32_t> chain;
+    if (best) {
+        auto list = children[*best];
+        std::sort(list.begin(), list.end());
+        for (const auto &[index, layer] : list)
+            chain.push_back(layer);
+    }
+    return chain;
+}
 
 CostModel buildCostModel(const Trace &trace, const ChainSelection &selection)
 {

@@ -54,8 +54,14 @@ struct CostModel
 
 struct ChainSelection
 {
-    std::optional<std::string> layerPattern; // ECMAScript regex on layer paths; default: see chainCandidates
+    std::optional<std::string> layerPattern; // ECMAScript regex on layer paths; default: defaultChain
 };
+
+// The model's repeated blocks, the default chain: among the containers whose children are
+// numbered 0, 1, 2... (a ModuleList or Sequential), the one whose children are all of one
+// kind (blocks rather than Linear, GELU, Linear), then the one with the most children,
+// then the deepest. Its children in index order; empty when there is none.
+std::vector<std::uint32_t> defaultChain(const Trace &trace);
 
 // Throws Error with a sentence when the trace has no usable chain.
 CostModel buildCostModel(const Trace &trace, const ChainSelection &selection = {});

@@ -209,7 +209,7 @@ void applyManifest()
     std::ostringstream text;
     text << in.rdbuf();
     try {
-        g_collector->session->applyManifest(text.str());
+        g_collector->session->applyManifest(parseManifest(text.str()));
     } catch (const Error &error) {
         say(g_collector->manifestPath + ": " + error.what());
     }

@@ -1,10 +1,8 @@
 #include "recordingsession.h"
 
-#include "core/error.h"
 #include "core/import/annotationranges.h"
 #include "core/trace/metadata.h"
 
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <limits>
@@ -59,43 +57,18 @@ std::uint32_t RecordingSession::layer(std::string_view path)
     return id;
 }
 
-void RecordingSession::applyManifest(std::string_view json)
+void RecordingSession::applyManifest(const Manifest &manifest)
 {
-    try {
-        applyManifest(nlohmann::json::parse(json, nullptr, false));
-    } catch (const nlohmann::json::exception &error) {
-        throw Error(std::string("a manifest field has the wrong type: ") + error.what());
-    }
-}
-
-void RecordingSession::applyManifest(const nlohmann::json &manifest)
-{
-    const auto field = [](const nlohmann::json &object, const char *key) {
-        return object.is_object() && object.contains(key) ? object.at(key) : nlohmann::json();
-    };
-    if (field(manifest, "format") != "peaklens-manifest" || !field(manifest, "modules").is_array())
-        throw Error("it is not a PeakLens manifest (a JSON object with format \"peaklens-manifest\" and modules).");
-    for (const auto &module : manifest.at("modules")) {
-        const auto path = field(module, "path");
-        const auto type = field(module, "type");
-        if (!path.is_string() || !type.is_string())
-            throw Error("a module entry has no path or type.");
-        if (path.get<std::string>().empty())
-            continue; // the model itself
-        const std::uint32_t id = layer(path.get<std::string>());
-        const auto bytes = field(module, "parameter_bytes");
-        m_writer.writeLayer(id, Layer{path.get<std::string>(), type.get<std::string>(), m_layers.find(path.get<std::string>())->second.parent,
-                                      bytes.is_number_integer() ? bytes.get<std::int64_t>() : 0});
+    for (const ManifestModule &module : manifest.modules) {
+        const std::uint32_t id = layer(module.path);
+        m_writer.writeLayer(id, Layer{module.path, module.type, m_layers.find(module.path)->second.parent, module.parameterBytes});
     }
     std::string toggles;
-    const auto checkpoint = field(manifest, "checkpoint");
-    for (const auto &name : checkpoint.is_array() ? checkpoint : nlohmann::json::array()) {
-        if (name.is_string())
-            toggles += (toggles.empty() ? "" : ",") + name.get<std::string>();
-    }
+    for (const std::string &name : manifest.checkpoint)
+        toggles += (toggles.empty() ? "" : ",") + name;
     m_writer.writeMeta(metakey::Checkpoint, toggles);
-    if (const auto torch = field(manifest, "torch"); torch.is_string())
-        m_writer.writeMeta("torch.version", torch.get<std::string>());
+    if (!manifest.torchVersion.empty())
+        m_writer.writeMeta("torch.version", manifest.torchVersion);
 }
 
 void RecordingSession::pushRange(std::uint32_t thread, std::int64_t timeNs, std::string_view name)
@@ -110,8 +83,9 @@ void RecordingSession::pushRange(std::uint32_t thread, std::int64_t timeNs, std:
     scope.stepNumber = parsed.step;
     if (parsed.step)
         m_currentStep = parsed.step;
-    // Ranges named otherwise (a library's own NVTX ranges) only nest.
-    scope.attributable = parsed.phase != Phase::Other;
+    // Ranges named otherwise (a library's own NVTX ranges), or with a path no trace can
+    // hold, only nest.
+    scope.attributable = parsed.phase != Phase::Other && (parsed.path.empty() || isLayerPath(parsed.path));
     if (scope.attributable) {
         scope.phase = parsed.phase;
         scope.layer = parsed.path.empty() ? kNoLayer : layer(parsed.path);

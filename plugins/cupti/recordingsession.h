@@ -10,10 +10,9 @@
 // Not thread-safe: the collector serializes every call.
 
 #include "activityrecords.h"
+#include "manifest.h"
 
 #include "core/format/tracewriter.h"
-
-#include <nlohmann/json_fwd.hpp>
 
 #include <deque>
 #include <map>
@@ -40,9 +39,9 @@ public:
     void pushRange(std::uint32_t thread, std::int64_t timeNs, std::string_view name);
     void popRange(std::uint32_t thread, std::int64_t timeNs);
 
-    // The Python helper's manifest (JSON text): module kinds and parameter bytes, and the
-    // checkpoint toggles that were applied. Throws peaklens::Error when it is not one.
-    void applyManifest(std::string_view json);
+    // The Python helper's manifest: module kinds and parameter bytes, and the checkpoint
+    // toggles that were applied.
+    void applyManifest(const Manifest &manifest);
 
     void add(ActivityRecord record);
     // Writes what the records added since the last batch make known; commits when due.
@@ -85,7 +84,6 @@ private:
         std::uint32_t batches = 0;
     };
 
-    void applyManifest(const nlohmann::json &manifest);
     std::int64_t relative(std::int64_t timeNs);
     std::uint32_t lane(std::uint32_t device, std::uint32_t stream);
     std::uint32_t layer(std::string_view path);

@@ -13,6 +13,7 @@ declare -A seeds=(
   [fuzz_timeline]="tests/data/memory_timeline.json"
   [fuzz_native]="resources/samples/training-step.peaklens"
   [fuzz_tracetext]="tests/data/modelled-step.pltxt tests/data/*.pltxt"
+  [fuzz_manifest]="tests/data/manifest.json"
 )
 run() {
   local name=$1 corpus=build-fuzz/corpus/$1 findings=build-fuzz/findings/$1
@@ -25,7 +26,7 @@ run() {
   echo "$name: $(grep -a -E '^#[0-9]+.*(DONE|pulse|NEW|REDUCE)' "build-fuzz/$name.log" | tail -1)"
   echo "$name: $(grep -a -E 'stat::number_of_executed_units' "build-fuzz/$name.log") findings: $(ls "$findings" | wc -l)"
 }
-names=(fuzz_pickle fuzz_snapshot_json fuzz_kineto fuzz_timeline fuzz_native fuzz_tracetext)
+names=(fuzz_pickle fuzz_snapshot_json fuzz_kineto fuzz_timeline fuzz_native fuzz_tracetext fuzz_manifest)
 [ $# -gt 1 ] && names=("${@:2}") # or just the fuzzers named after SECONDS
 for ((i = 0; i < ${#names[@]}; i += 2)); do
   run "${names[i]}" &

@@ -29,16 +29,20 @@ class _NvtxSink:
 
 
 def checkpoint_chain(model):
-    """The paths ``all`` toggles: the children of the deepest container whose children are
-    numbered 0, 1, 2, ... (a ModuleList or Sequential of repeated blocks), as PeakLens's
-    planner chooses its chain."""
-    best, best_depth = None, -1
+    """The paths ``all`` toggles, the model's repeated blocks, chosen as PeakLens's planner
+    chooses its chain: among the containers whose children are numbered 0, 1, 2, ... (a
+    ModuleList or Sequential), the one whose children are all of one type, then the one
+    with the most children, then the deepest."""
+    best, best_rank = None, None
     for path, module in model.named_modules():
-        names = [name for name, _ in module.named_children()]
-        if len(names) >= 2 and all(_NUMBERED.match(name) for name in names):
-            depth = path.count(".") + 1 if path else 0
-            if depth > best_depth:
-                best, best_depth = path, depth
+        children = list(module.named_children())
+        if len(children) < 2 or not all(_NUMBERED.match(name) for name, _ in children):
+            continue
+        one_type = len({type(child) for _, child in children}) == 1
+        depth = path.count(".") + 1 if path else 0
+        rank = (one_type, len(children), depth)
+        if best_rank is None or rank > best_rank:
+            best, best_rank = path, rank
     if best is None:
         return []
     container = model.get_submodule(best)

@@ -158,6 +158,36 @@ private slots:
         QCOMPARE(predict(model, {true, false}).stepTimeNs, model.stepTimeNs + model.layers[0].forwardNs);
     }
 
+    // The repeated blocks are the chain, not the numbered Linear, GELU, Linear inside
+    // each block's MLP (deeper) nor a top-level Sequential of unlike parts.
+    void theChainIsTheRepeatedBlocks_data()
+    {
+        QTest::addColumn<QString>("layers");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("blocks over a deeper numbered MLP")
+            << QStringLiteral("layer blocks.0 kind=Block\nlayer blocks.1 kind=Block\n"
+                              "layer blocks.0.mlp.0 kind=Linear\nlayer blocks.0.mlp.1 kind=GELU\nlayer blocks.0.mlp.2 kind=Linear\n")
+            << QStringLiteral("blocks.0,blocks.1");
+        QTest::newRow("blocks inside a top-level Sequential")
+            << QStringLiteral("layer 0 kind=Embedding\nlayer 1 kind=ModuleList\nlayer 2 kind=Linear\n"
+                              "layer 1.blocks.0 kind=Block\nlayer 1.blocks.1 kind=Block\n")
+            << QStringLiteral("1.blocks.0,1.blocks.1");
+        QTest::newRow("no kinds: the most children")
+            << QStringLiteral("layer blocks.0\nlayer blocks.1\nlayer blocks.0.mlp.0\nlayer blocks.0.mlp.1\nlayer blocks.0.mlp.2\n")
+            << QStringLiteral("blocks.0.mlp.0,blocks.0.mlp.1,blocks.0.mlp.2");
+    }
+
+    void theChainIsTheRepeatedBlocks()
+    {
+        QFETCH(QString, layers);
+        QFETCH(QString, expected);
+        const auto trace = traceFrom(layers);
+        std::string chain;
+        for (std::uint32_t layer : defaultChain(*trace))
+            chain += (chain.empty() ? "" : ",") + trace->layers[layer].path;
+        QCOMPARE(QString::fromStdString(chain), expected);
+    }
+
     void refusesTracesWithoutAChain()
     {
         const auto trace = traceFrom(QStringLiteral("begin fwd:net\nalloc a 5\nend fwd:net\n"));

@@ -3,6 +3,8 @@
 #include "testsupport.h"
 #include "core/error.h"
 #include "core/format/tracereader.h"
+
+#include <QFile>
 #include "core/plan/costmodel.h"
 #include "core/plan/predictor.h"
 
@@ -319,12 +321,12 @@ private slots:
         Recording r;
         r.push(kMainThread, 0, "fwd:blocks.0");
         r.pop(kMainThread, 10);
-        r.session.applyManifest(R"({"format": "peaklens-manifest", "version": 1, "torch": "2.3.0",
+        r.session.applyManifest(parseManifest(R"({"format": "peaklens-manifest", "version": 1, "torch": "2.3.0",
             "checkpoint": ["blocks.0"], "chain": ["blocks.0", "blocks.1"],
             "modules": [{"path": "", "type": "GPT", "parameter_bytes": 300},
                         {"path": "blocks", "type": "ModuleList", "parameter_bytes": 200},
                         {"path": "blocks.0", "type": "Block", "parameter_bytes": 100},
-                        {"path": "blocks.1", "type": "Block", "parameter_bytes": 100}]})");
+                        {"path": "blocks.1", "type": "Block", "parameter_bytes": 100}]})"));
         const auto trace = r.finish();
         const auto block1 = trace->findLayer("blocks.1");
         QVERIFY(block1);
@@ -335,6 +337,24 @@ private slots:
         QCOMPARE(trace->metaValue("torch.version"), std::string("2.3.0"));
     }
 
+    // The manifest tests/data/make_manifest.py wrote with the helper on a real model.
+    void realManifest()
+    {
+        QFile file(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/manifest.json"));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const Manifest manifest = parseManifest(file.readAll().toStdString());
+        QCOMPARE(manifest.checkpoint, std::vector<std::string>{"blocks.1"});
+        QCOMPARE(manifest.modules.size(), std::size_t(27)); // every submodule, not the model itself
+        Recording r;
+        r.session.applyManifest(manifest);
+        const auto trace = r.finish();
+        const auto attention = trace->findLayer("blocks.2.attn");
+        QVERIFY(attention);
+        QCOMPARE(trace->layers[*attention].kind, std::string("MultiheadAttention"));
+        QCOMPARE(trace->layers[*attention].parameterBytes, std::int64_t((3 * 32 * 32 + 3 * 32 + 32 * 32 + 32) * 4));
+        QCOMPARE(defaultChain(*trace).size(), std::size_t(3)); // blocks.0..2, as the helper's chain
+    }
+
     void badManifest_data()
     {
         QTest::addColumn<QByteArray>("json");
@@ -343,14 +363,41 @@ private slots:
         QTest::newRow("modules not a list") << QByteArray(R"({"format": "peaklens-manifest", "modules": 3})");
         QTest::newRow("module without path") << QByteArray(R"({"format": "peaklens-manifest", "modules": [{"type": "X"}]})");
         QTest::newRow("array") << QByteArray("[1, 2]");
+        QTest::newRow("path type not a string") << QByteArray(R"({"format": "peaklens-manifest", "modules": [{"path": 1, "type": "X"}]})");
+        QTest::newRow("empty component") << QByteArray(R"({"format": "peaklens-manifest", "modules": [{"path": "a..b", "type": "X"}]})");
+        QTest::newRow("negative parameters")
+            << QByteArray(R"({"format": "peaklens-manifest", "modules": [{"path": "a", "type": "X", "parameter_bytes": -5}]})");
+        QByteArray deep = "{\"format\": \"peaklens-manifest\", \"modules\": [{\"path\": \"a";
+        for (int i = 0; i < 5000; ++i)
+            deep += ".a";
+        QTest::newRow("5000 levels deep") << (deep + "\", \"type\": \"X\"}]}");
     }
 
     void badManifest()
     {
         QFETCH(QByteArray, json);
+        QVERIFY_THROWS_EXCEPTION(Error, parseManifest(json.toStdString()));
+    }
+
+    // A range whose path no trace can hold nests but names no layer.
+    void absurdRangeNamesOnlyNest()
+    {
         Recording r;
-        QVERIFY_THROWS_EXCEPTION(Error, r.session.applyManifest(json.toStdString()));
-        QVERIFY(r.finish()); // the recording itself is not harmed
+        std::string deep = "fwd:a";
+        for (int i = 0; i < 5000; ++i)
+            deep += ".a";
+        r.push(kMainThread, 0, "fwd:outer");
+        r.push(kMainThread, 10, deep.c_str());
+        r.push(kMainThread, 20, "fwd:..");
+        r.session.add(MemoryRecord{true, 0x10, kMiB, kOrigin + 30, 0, 0, 1, false});
+        r.session.add(ApiRecord{1, kMainThread, kOrigin + 29, kOrigin + 31});
+        r.session.endBatch();
+        r.pop(kMainThread, 40);
+        r.pop(kMainThread, 50);
+        r.pop(kMainThread, 60);
+        const auto trace = r.finish();
+        QCOMPARE(trace->layers.size(), std::size_t(1));
+        QCOMPARE(layerOf(*trace, 0), std::string("outer"));
     }
 
     void killedRecordingLeavesAReadableAttributedFile()

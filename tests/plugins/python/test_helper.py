@@ -120,6 +120,17 @@ class HelperTest(unittest.TestCase):
         train_step(model)
         self.assertEqual(Block.calls, {"0": 2, "1": 2, "2": 2})
 
+    def test_the_chain_is_the_repeated_blocks(self):
+        class MlpBlock(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mlp = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU(), torch.nn.Linear(8, 4))
+
+        stack = torch.nn.Sequential(torch.nn.Embedding(5, 4), torch.nn.ModuleList([MlpBlock(), MlpBlock()]),
+                                    torch.nn.Linear(4, 5))
+        # Not the deeper numbered MLP parts, nor the top-level Sequential of unlike parts.
+        self.assertEqual(checkpoint_chain(stack), ["1.0", "1.1"])
+
     def test_unknown_toggles_are_an_error(self):
         with self.assertRaisesRegex(ValueError, "blocks.9"):
             peaklens.instrument(fresh_model(), checkpoint="blocks.1,blocks.9", sink=Recorder())
