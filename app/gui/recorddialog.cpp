@@ -15,6 +15,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSettings>
 #include <QTextCursor>
 #include <QVBoxLayout>
 
@@ -86,6 +87,16 @@ RecordDialog::RecordDialog(QWidget *parent)
     layout->addLayout(statusRow);
     layout->addWidget(m_buttons);
     resize(760, 460);
+
+    // The last recording's settings, to rerecord after a change to the script.
+    const QSettings settings;
+    m_command->setText(settings.value(QStringLiteral("record/command")).toString());
+    const QString directory = settings.value(QStringLiteral("record/directory")).toString();
+    if (!directory.isEmpty() && QDir(directory).exists())
+        m_workingDirectory->setText(directory);
+    const int mode = m_allocator->findData(settings.value(QStringLiteral("record/allocator")));
+    if (mode >= 0)
+        m_allocator->setCurrentIndex(mode);
 }
 
 RecordDialog::~RecordDialog()
@@ -126,6 +137,10 @@ void RecordDialog::startRecording()
                                             : tr("The working directory %1 does not exist.").arg(directory.path()));
         return;
     }
+    QSettings settings;
+    settings.setValue(QStringLiteral("record/command"), m_command->text());
+    settings.setValue(QStringLiteral("record/directory"), directory.absolutePath());
+    settings.setValue(QStringLiteral("record/allocator"), m_allocator->currentData());
     m_outDirectory = directory.filePath(QStringLiteral("peaklens-") + QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
     m_log->clear();
     m_lastLine.clear();

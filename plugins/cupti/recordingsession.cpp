@@ -3,7 +3,6 @@
 #include "core/import/annotationranges.h"
 #include "core/trace/metadata.h"
 
-
 #include <algorithm>
 #include <limits>
 
@@ -17,6 +16,8 @@ constexpr std::uint32_t kBatchesToWait = 2;
 // Closed ranges are kept this long behind the newest record for records that come late.
 constexpr std::int64_t kScopeRetentionNs = 60'000'000'000;
 constexpr std::size_t kScopesKept = 4096;
+// Far more modules than any model has: beyond it, names are junk and name no layer.
+constexpr std::size_t kLayerLimit = std::size_t(1) << 20;
 
 } // namespace
 
@@ -49,6 +50,8 @@ std::uint32_t RecordingSession::layer(std::string_view path)
 {
     if (auto it = m_layers.find(path); it != m_layers.end())
         return it->second.id;
+    if (m_layers.size() >= kLayerLimit)
+        return kNoLayer;
     const auto dot = path.rfind('.');
     const std::uint32_t parent = dot == std::string_view::npos ? kNoLayer : layer(path.substr(0, dot));
     const auto id = static_cast<std::uint32_t>(m_layers.size());
@@ -61,6 +64,8 @@ void RecordingSession::applyManifest(const Manifest &manifest)
 {
     for (const ManifestModule &module : manifest.modules) {
         const std::uint32_t id = layer(module.path);
+        if (id == kNoLayer)
+            continue;
         m_writer.writeLayer(id, Layer{module.path, module.type, m_layers.find(module.path)->second.parent, module.parameterBytes});
     }
     std::string toggles;
@@ -68,7 +73,7 @@ void RecordingSession::applyManifest(const Manifest &manifest)
         toggles += (toggles.empty() ? "" : ",") + name;
     m_writer.writeMeta(metakey::Checkpoint, toggles);
     if (!manifest.torchVersion.empty())
-        m_writer.writeMeta("torch.version", manifest.torchVersion);
+        m_writer.writeMeta(metakey::TorchVersion, manifest.torchVersion);
 }
 
 void RecordingSession::pushRange(std::uint32_t thread, std::int64_t timeNs, std::string_view name)
