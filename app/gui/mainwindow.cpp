@@ -198,7 +198,6 @@ MainWindow::MainWindow(QWidget *parent)
     m_processSelectorAction->setVisible(false);
     connect(m_processSelector, &QComboBox::activated, this, &MainWindow::showProcess);
 
-    m_progress->setRange(0, 1000);
     m_progress->setMaximumWidth(260);
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancel);

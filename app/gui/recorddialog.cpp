@@ -32,6 +32,7 @@ RecordDialog::RecordDialog(QWidget *parent)
     , m_buttons(new QDialogButtonBox(QDialogButtonBox::Cancel, this))
 {
     setWindowTitle(tr("Record a training run"));
+    m_command->setObjectName(QStringLiteral("command"));
     m_command->setPlaceholderText(tr("python3 train.py --epochs 1"));
     m_command->setToolTip(tr("The training command. The script calls peaklens.instrument(model) to name its layers."));
     auto *browse = new QPushButton(tr("Browse…"), this);

@@ -17,10 +17,12 @@
 #include <QDir>
 #include <QFile>
 #include <QLibrary>
+#include <QLineEdit>
 #include <QScopeGuard>
 #include <QImage>
 #include <QRegularExpression>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTemporaryDir>
 
 using namespace peaklens;
@@ -234,6 +236,22 @@ private slots:
                  qPrintable(failed.front().front().toString()));
         QVERIFY(dialog.log().contains(QStringLiteral("needs a CUDA device")));
         QCOMPARE(recorded.count(), 0);
+
+        // The next dialog starts from the last recording's command, folder and allocator.
+        RecordDialog next;
+        QVERIFY(next.findChild<QLineEdit *>(QStringLiteral("command"))->text().contains(QStringLiteral("print('training')")));
+    }
+
+    // A recording that saw only the caching allocator's segments says why no layer has memory.
+    void segmentOnlyRecordingSaysWhy()
+    {
+        QTemporaryDir directory;
+        MainWindow window;
+        QVERIFY(load(window, writeVariant(directory, QStringLiteral("native.peaklens"), {{"allocator.view", "segments"}})));
+        QVERIFY2(window.statusBar()->currentMessage().contains(QStringLiteral("caching allocator")),
+                 qPrintable(window.statusBar()->currentMessage()));
+        QVERIFY(load(window, kSample));
+        QVERIFY(!window.statusBar()->currentMessage().contains(QStringLiteral("caching allocator")));
     }
 
     void aBadFileKeepsTheWindowUsable()
