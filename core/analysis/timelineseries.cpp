@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 namespace peaklens {
 
@@ -52,6 +53,14 @@ TimelineSeries buildTimeline(const Trace &trace, Device device, GroupBy groupBy,
     };
     std::map<std::uint32_t, GroupState> groups;
     const MemoryEvents &events = trace.events;
+    const auto keyOf = [&](std::size_t i) -> std::uint32_t {
+        if (groupBy == GroupBy::Category)
+            return static_cast<std::uint32_t>(events.category(i));
+        return events.layer(i) == kNoLayer ? kNoLayer : groupOfLayer[events.layer(i)];
+    };
+    // A block belongs to the group of the event that allocated it until it is freed,
+    // whatever layer or phase is running when the free comes.
+    std::unordered_map<std::uint64_t, std::uint32_t> ownerOfBlock;
     std::int64_t total = 0;
     for (std::size_t i = 0; i < events.size(); ++i) {
         if (lanes.deviceOfLane[events.lane(i)] != *deviceIndex)
@@ -60,11 +69,13 @@ TimelineSeries buildTimeline(const Trace &trace, Device device, GroupBy groupBy,
         const std::int64_t delta = events.deltaBytes(i);
         total += delta;
         appendPoint(series.allocated, t, total);
-        std::uint32_t key = 0;
-        if (groupBy == GroupBy::Category)
-            key = static_cast<std::uint32_t>(events.category(i));
-        else
-            key = events.layer(i) == kNoLayer ? kNoLayer : groupOfLayer[events.layer(i)];
+        std::uint32_t key = keyOf(i);
+        if (delta > 0) {
+            ownerOfBlock.insert_or_assign(events.addr(i), key);
+        } else if (auto owner = ownerOfBlock.find(events.addr(i)); owner != ownerOfBlock.end()) {
+            key = owner->second;
+            ownerOfBlock.erase(owner);
+        }
         GroupState &group = groups[key];
         group.bytes += delta;
         group.peak = std::max(group.peak, group.bytes);

@@ -1,6 +1,10 @@
 #include "testsupport.h"
 #include "core/analysis/levelofdetail.h"
+#include "core/analysis/peakfinder.h"
 #include "core/analysis/timelineseries.h"
+#include "core/import/traceloader.h"
+
+#include <map>
 
 using namespace peaklens;
 using peaklens::test::qs;
@@ -31,6 +35,52 @@ const char *const kTrace = "t=0 reserve s 1000\n"
                            "t=2 alloc t 20 temporary\n"
                            "t=3 free a @bwd:net.b0.fc\n"
                            "t=4 alloc x 5 device=cpu\n";
+
+// A group's value at a time: its last point at or before it.
+std::int64_t valueAt(const std::vector<SeriesPoint> &points, std::int64_t timeNs)
+{
+    auto after = std::upper_bound(points.begin(), points.end(), timeNs,
+                                  [](std::int64_t t, const SeriesPoint &p) { return t < p.timeNs; });
+    return after == points.begin() ? 0 : std::prev(after)->bytes;
+}
+
+// Checks the layer bands of the primary device against the blocks live at each checked
+// time (the peak finder's live set, an independent walk): the bands sum to the allocated
+// envelope and each band holds exactly its layer's live blocks. Returns the first
+// disagreement, or an empty string.
+QString bandsAgainstLiveBlocks(const Trace &trace, int samples)
+{
+    const PeakReport peaks = findPeaks(trace);
+    if (!peaks.primary)
+        return QStringLiteral("no peak");
+    const Device device = peaks.devices[*peaks.primary].device;
+    const TimelineSeries series = buildTimeline(trace, device, GroupBy::Layer);
+    std::map<std::uint32_t, const GroupSeries *> bands;
+    for (const GroupSeries &group : series.groups)
+        bands[group.key] = &group;
+    const std::size_t stride = std::max<std::size_t>(1, series.allocated.size() / static_cast<std::size_t>(samples));
+    for (std::size_t p = 0; p < series.allocated.size(); ++p) {
+        const std::int64_t t = series.allocated[p].timeNs;
+        std::int64_t sum = 0;
+        for (const auto &[key, band] : bands)
+            sum += valueAt(band->points, t);
+        if (sum != series.allocated[p].bytes)
+            return QStringLiteral("at %1 ns the bands sum to %2, the envelope is %3").arg(t).arg(sum).arg(series.allocated[p].bytes);
+        if (p % stride != 0 && p + 1 != series.allocated.size())
+            continue;
+        const LiveSet live = liveSetAt(trace, device, t);
+        std::map<std::uint32_t, std::int64_t> expected;
+        for (const LiveGroup &group : live.byLayer)
+            expected[group.key] = group.bytes;
+        for (const auto &[key, band] : bands) {
+            const std::int64_t want = expected.count(key) ? expected[key] : 0;
+            if (valueAt(band->points, t) != want)
+                return QStringLiteral("at %1 ns the band of %2 holds %3, its live blocks %4")
+                    .arg(t).arg(qs(band->label)).arg(valueAt(band->points, t)).arg(want);
+        }
+    }
+    return {};
+}
 
 } // namespace
 
@@ -64,6 +114,30 @@ private slots:
         QCOMPARE(printPoints(series.allocated), QStringLiteral("0:100 1:450 2:470 3:170"));
         QCOMPARE(printPoints(series.reserved), QStringLiteral("0:1000"));
         QCOMPARE(printGroups(series), groups);
+    }
+
+    void aBlockStaysWithTheLayerThatAllocatedIt()
+    {
+        // c is made in net.b1 and freed while net.b0.fc runs its backward.
+        const auto trace = traceFrom(QStringLiteral("t=0 alloc c 50 @fwd:net.b1\nt=1 alloc a 300 @fwd:net.b0.fc\n"
+                                                    "t=2 free c @bwd:net.b0.fc\nt=3 free a @bwd:net.b1\n"));
+        QCOMPARE(printGroups(buildTimeline(*trace, Device{}, GroupBy::Layer)),
+                 QStringLiteral("net.b0.fc [1:300 3:0] net.b1 [0:50 2:0]"));
+        QCOMPARE(bandsAgainstLiveBlocks(*trace, 100), QString());
+    }
+
+    void bandsHoldTheirLayersLiveBlocks_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addRow("a replayed training step") << QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens");
+        QTest::addRow("a modelled step") << QFINDTESTDATA("../../data/modelled-step.pltxt");
+    }
+
+    void bandsHoldTheirLayersLiveBlocks()
+    {
+        QFETCH(QString, file);
+        const auto trace = loadTrace(test::ss(file));
+        QCOMPARE(bandsAgainstLiveBlocks(*trace, 300), QString());
     }
 
     void layerMemorySumsSubLayers_data()
