@@ -18,6 +18,8 @@ packages=(
   qt6-base-dev qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6 xvfb xauth poppler-utils
   # replay engine (Debian's libtorch runs on the reference BLAS without OpenBLAS)
   libtorch-dev libopenblas0-pthread python3-torch
+  # the real-world corpus check (tests/data/real/expected.py)
+  python3
   # benchmarks (RSS measurements) and the fuzz preset (clang with libFuzzer)
   time clang libclang-rt-14-dev
 )

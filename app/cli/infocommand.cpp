@@ -26,25 +26,25 @@ std::string describe(const std::string &path, const Trace &trace)
     if (auto name = trace.metaValue(metakey::DeviceName); !name.empty())
         devices += " (" + name + ")";
     table.addRow({"devices", devices.empty() ? std::string("none") : devices});
-    table.addRow({"memory events", withThousands(static_cast<std::int64_t>(trace.events.size()))});
-    table.addRow({"segment events", withThousands(static_cast<std::int64_t>(trace.reserved.size()))});
+    table.addRow({"memory events", formatCount(static_cast<std::int64_t>(trace.events.size()))});
+    table.addRow({"segment events", formatCount(static_cast<std::int64_t>(trace.reserved.size()))});
     if (!trace.events.empty()) {
         const std::int64_t first = trace.events.timeNs(0);
         const std::int64_t last = trace.events.timeNs(trace.events.size() - 1);
         table.addRow({"time span", formatDuration(last - first) + ", from " + std::to_string(first)
                                        + " ns on the trace's clock"});
     }
-    table.addRow({"layers", withThousands(static_cast<std::int64_t>(trace.layers.size()))});
-    table.addRow({"ranges", withThousands(static_cast<std::int64_t>(trace.ranges.size()))});
-    table.addRow({"steps", withThousands(static_cast<std::int64_t>(trace.steps.size()))});
-    table.addRow({"kernels", withThousands(static_cast<std::int64_t>(trace.kernels.size()))});
+    table.addRow({"layers", formatCount(static_cast<std::int64_t>(trace.layers.size()))});
+    table.addRow({"ranges", formatCount(static_cast<std::int64_t>(trace.ranges.size()))});
+    table.addRow({"steps", formatCount(static_cast<std::int64_t>(trace.steps.size()))});
+    table.addRow({"kernels", formatCount(static_cast<std::int64_t>(trace.kernels.size()))});
     std::int64_t ooms = 0;
     for (const Marker &marker : trace.markers)
         ooms += marker.kind == MarkerKind::OutOfMemory;
     if (ooms > 0)
-        table.addRow({"out of memory", withThousands(ooms) + (ooms == 1 ? " failure" : " failures")});
-    table.addRow({"call stacks", withThousands(static_cast<std::int64_t>(trace.stacks.stackCount() - 1)) + " ("
-                                     + withThousands(static_cast<std::int64_t>(trace.stacks.frames().size()))
+        table.addRow({"out of memory", formatCount(ooms) + (ooms == 1 ? " failure" : " failures")});
+    table.addRow({"call stacks", formatCount(static_cast<std::int64_t>(trace.stacks.stackCount() - 1)) + " ("
+                                     + formatCount(static_cast<std::int64_t>(trace.stacks.frames().size()))
                                      + " frames)"});
     out += table.toString();
     out += "metadata\n";

@@ -20,7 +20,7 @@ namespace {
 
 std::string plural(std::size_t count, const std::string &noun)
 {
-    return withThousands(static_cast<std::int64_t>(count)) + " " + noun + (count == 1 ? "" : "s");
+    return formatCount(static_cast<std::int64_t>(count)) + " " + noun + (count == 1 ? "" : "s");
 }
 
 std::string layerLabel(const Trace &trace, std::uint32_t layer)
@@ -75,13 +75,13 @@ std::string peakSection(const Trace &trace, const TraceSummary &summary)
 std::string liveSection(const Trace &trace, const LiveSet &live, std::size_t top)
 {
     std::string out = "\nLive at the peak: " + formatBytes(live.bytes) + " in "
-                      + withThousands(static_cast<std::int64_t>(live.allocations.size())) + " blocks\n";
+                      + formatCount(static_cast<std::int64_t>(live.allocations.size())) + " blocks\n";
     const auto group = [&](const char *title, const std::vector<LiveGroup> &groups, auto label) {
         TextTable table({title, "bytes", "share", "blocks"}, {false, true, true, true});
         for (std::size_t i = 0; i < std::min(top, groups.size()); ++i)
             table.addRow({label(groups[i].key), formatBytes(groups[i].bytes),
                           percent(static_cast<double>(groups[i].bytes), static_cast<double>(live.bytes)),
-                          withThousands(groups[i].blocks)});
+                          formatCount(groups[i].blocks)});
         out += table.toString();
         if (groups.size() > top)
             out += "  ... and " + std::to_string(groups.size() - top) + " more\n";
@@ -138,7 +138,7 @@ std::string textSummary(const std::string &path, const Trace &trace, const Trace
     std::string out = path + "\n";
     if (auto description = trace.metaValue(metakey::Description); !description.empty())
         out += description + "\n";
-    out += withThousands(static_cast<std::int64_t>(trace.events.size())) + " memory events over "
+    out += formatCount(static_cast<std::int64_t>(trace.events.size())) + " memory events over "
            + formatDuration(summary.lastNs - summary.firstNs) + ", " + plural(trace.steps.size(), "step") + ", "
            + plural(trace.layers.size(), "layer") + "\n\n";
     out += peakSection(trace, summary);

@@ -51,12 +51,4 @@ std::string percent(double part, double whole)
     return buffer;
 }
 
-std::string withThousands(std::int64_t value)
-{
-    std::string digits = std::to_string(value < 0 ? -value : value);
-    for (int pos = static_cast<int>(digits.size()) - 3; pos > 0; pos -= 3)
-        digits.insert(static_cast<std::size_t>(pos), ",");
-    return value < 0 ? "-" + digits : digits;
-}
-
 } // namespace peaklens::cli

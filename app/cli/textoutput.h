@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/trace/units.h"
+
 namespace peaklens::cli {
 
 class TextTable
@@ -21,6 +23,5 @@ private:
 };
 
 std::string percent(double part, double whole);
-std::string withThousands(std::int64_t value);
 
 } // namespace peaklens::cli

@@ -29,7 +29,7 @@ AnnotationScope parseAnnotation(std::string_view name)
 {
     if (auto number = stepNumber(name))
         return {number, Phase::Other, {}};
-    if (name.starts_with("Optimizer.step#"))
+    if (name.starts_with("Optimizer.step#") || name.starts_with("Optimizer.zero_grad#"))
         return {std::nullopt, Phase::Optimizer, {}};
     for (Phase phase : {Phase::Forward, Phase::Backward, Phase::Optimizer}) {
         const std::string_view prefix = phasePrefix(phase);
@@ -38,7 +38,7 @@ AnnotationScope parseAnnotation(std::string_view name)
         if (name.size() > prefix.size() + 1 && name.starts_with(prefix) && name[prefix.size()] == ':')
             return {std::nullopt, phase, std::string(name.substr(prefix.size() + 1))};
     }
-    return {std::nullopt, Phase::Other, std::string(name)};
+    return {};
 }
 
 std::vector<std::vector<Range>> addAnnotations(TraceBuilder &builder, std::vector<Annotation> annotations)
@@ -79,7 +79,7 @@ std::vector<std::vector<Range>> addAnnotations(TraceBuilder &builder, std::vecto
         if (p.start.name.empty() || p.start.group < 0)
             continue;
         const AnnotationScope scope = parseAnnotation(p.start.name);
-        if (scope.step)
+        if (scope.step || scope.phase == Phase::Other)
             continue;
         Range range;
         range.layer = scope.path.empty() ? kNoLayer : builder.layer(scope.path);

@@ -4,8 +4,9 @@
 //
 //   ProfilerStep#N, step:N         a training step
 //   fwd:PATH, bwd:PATH, opt[:PATH] a layer's forward or backward, the optimizer
-//   Optimizer.step#...             the optimizer (PyTorch's own record_function name)
-//   anything else                  a range of a layer named after the annotation
+//   Optimizer.step#..., Optimizer.zero_grad#...  the optimizer (PyTorch's own names)
+//   anything else                  a profiler annotation ("nccl:all_reduce"): no layer
+//                                  and no phase, so it is left out
 
 #include "core/trace/tracebuilder.h"
 
@@ -16,8 +17,8 @@
 
 namespace peaklens {
 
-// What one annotation name stands for: a step, a layer's phase, the optimizer, or (phase
-// Other with a path) a range named after the annotation.
+// What one annotation name stands for: a step, a layer's phase, the optimizer, or nothing
+// PeakLens attributes memory to (phase Other).
 struct AnnotationScope
 {
     std::optional<std::int64_t> step; // set for ProfilerStep#N and step:N

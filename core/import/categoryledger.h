@@ -18,8 +18,9 @@ public:
     }
 
     // Appends the events for `delta` bytes of `category` at timeNs to `events`. Frees take
-    // the newest blocks first; a block freed in part is freed whole and its rest allocated
-    // again. Freeing more than is live frees a block that was never allocated.
+    // the category's newest blocks first, then the newest of other categories; a block
+    // freed in part is freed whole and its rest allocated again. Freeing more than is live
+    // in all frees a block that was never allocated.
     void apply(std::int64_t timeNs, Category category, std::int64_t delta, std::vector<MemoryEvent> &events);
 
 private:

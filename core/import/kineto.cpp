@@ -4,7 +4,9 @@
 #include "core/error.h"
 #include "core/trace/metadata.h"
 #include "core/trace/tracebuilder.h"
+#include "core/trace/units.h"
 #include "jsonscanner.h"
+#include "kinetomemory.h"
 
 #include <simdjson.h>
 
@@ -32,12 +34,6 @@ struct Span
     std::int64_t beginNs;
     std::int64_t endNs;
     std::string name;
-};
-
-struct PendingEvent
-{
-    MemoryEvent event;
-    std::int32_t thread;
 };
 
 class KinetoImporter
@@ -325,10 +321,12 @@ private:
         } else if (ph == "X" && endNs > beginNs) {
             if (cat == "python_function" && name.starts_with(kModulePrefix))
                 m_modules[threadOf(pid, tid)].push_back(Span{beginNs, endNs, std::string(name.substr(kModulePrefix.size()))});
-            else if (cat == "user_annotation")
-                addSpan(threadOf(pid, tid), beginNs, endNs, std::string(name));
-            else if (cat == "cpu_op" && name.starts_with(kBackwardPrefix))
-                addSpan(threadOf(pid, tid), beginNs, endNs, "bwd");
+            else if (cat == "user_annotation" || cat == "cpu_op" || cat == "Operator") { // "Operator": PyTorch 1.8
+                if (name.starts_with(kBackwardPrefix))
+                    addSpan(threadOf(pid, tid), beginNs, endNs, "bwd");
+                else if (const AnnotationScope scope = parseAnnotation(name); scope.step || scope.phase != Phase::Other)
+                    addSpan(threadOf(pid, tid), beginNs, endNs, std::string(name));
+            }
         }
     }
 
@@ -356,45 +354,46 @@ private:
         simdjson::dom::object fields;
         if (!args || args->get_object().get(fields))
             fail("a memory event has no args", offset);
-        std::int64_t addr = 0, bytes = 0, totalAllocated = -1, totalReserved = -1, deviceType = 1, deviceId = 0;
+        KinetoMemory::Record record;
+        record.timeNs = timeNs;
+        record.thread = thread;
+        record.hasAddress = false;
+        std::int64_t deviceType = 1, deviceId = 0;
         for (auto field : fields) {
             const std::string_view key = field.key;
-            if (key == "Addr")
-                addr = integerOf(field.value);
-            else if (key == "Bytes")
-                bytes = integerOf(field.value);
+            if (key == "Addr") {
+                record.addr = static_cast<std::uint64_t>(integerOf(field.value));
+                record.hasAddress = true;
+            } else if (key == "Bytes")
+                record.bytes = integerOf(field.value);
             else if (key == "Total Allocated")
-                totalAllocated = integerOf(field.value);
+                record.totalAllocated = std::max<std::int64_t>(0, integerOf(field.value));
             else if (key == "Total Reserved")
-                totalReserved = integerOf(field.value);
+                record.totalReserved = std::max<std::int64_t>(0, integerOf(field.value));
             else if (key == "Device Type")
                 deviceType = integerOf(field.value);
             else if (key == "Device Id")
                 deviceId = integerOf(field.value);
+            else if (key == "Ev Idx")
+                record.eventIndex = integerOf(field.value);
         }
-        if (deviceType != 0 && deviceType != 1) {
+        // c10's device types: 0 CPU, 1 CUDA, 6 HIP (AMD GPUs, which PyTorch names cuda:N).
+        if (deviceType != 0 && deviceType != 1 && deviceType != 6) {
             ++m_skippedOtherDevices;
             return;
         }
-        if (bytes > TraceBuilder::kMaxEventBytes || bytes < -TraceBuilder::kMaxEventBytes)
-            fail("a memory event has the size " + std::to_string(bytes), offset);
+        m_sawHip = m_sawHip || deviceType == 6;
+        if (record.bytes > TraceBuilder::kMaxEventBytes || record.bytes < -TraceBuilder::kMaxEventBytes
+            || record.totalAllocated > TraceBuilder::kMaxEventBytes || record.totalReserved > TraceBuilder::kMaxEventBytes)
+            fail("a memory event has the size " + std::to_string(record.bytes), offset);
         const Device device{deviceType == 0 ? DeviceType::Cpu : DeviceType::Cuda,
                             static_cast<std::int16_t>(std::clamp<std::int64_t>(deviceId, 0, INT16_MAX))};
-        const std::uint32_t lane = m_builder.lane(Lane{device, 0});
+        record.lane = m_builder.lane(Lane{device, 0});
         if (!allocation) {
-            m_markers.push_back(Marker{timeNs, lane, MarkerKind::OutOfMemory, bytes});
+            m_markers.push_back(Marker{timeNs, record.lane, MarkerKind::OutOfMemory, record.bytes});
             return;
         }
-        DeviceTotals &totals = m_totals[lane];
-        // Memory allocated before profiling began shows in the first event's total.
-        if (!totals.seen && totalAllocated >= 0 && totalAllocated - bytes > 0)
-            m_preexisting.push_back(PendingEvent{MemoryEvent{timeNs, totalAllocated - bytes, 0, lane}, thread});
-        if (totalReserved >= 0 && totalReserved != totals.reserved) {
-            m_reserved.push_back(ReservedEvent{timeNs, totalReserved - totals.reserved, 0, lane});
-            totals.reserved = totalReserved;
-        }
-        totals.seen = true;
-        m_events.push_back(PendingEvent{MemoryEvent{timeNs, bytes, static_cast<std::uint64_t>(addr), lane}, thread});
+        m_memory.add(record);
     }
 
     // Module spans nest into paths ("GPT_0.Block_3.Linear_0"); each becomes a forward range.
@@ -415,6 +414,35 @@ private:
         }
     }
 
+    // Says in the trace's metadata how the events compared with the trace's own totals.
+    void describeTotals(const KinetoMemory::Result &memory)
+    {
+        const auto deviceOf = [&](std::uint32_t lane) { return m_builder.current().lanes[lane].device.toString(); };
+        std::string totals, preexisting;
+        for (const auto &[lane, check] : memory.totals) {
+            if (!totals.empty())
+                totals += "; ";
+            totals += deviceOf(lane) + ": ";
+            if (check.events == 0)
+                totals += "all " + formatCount(check.checked) + " events agree with the trace's Total Allocated";
+            else
+                totals += formatCount(check.events) + " of " + formatCount(check.checked)
+                          + " events disagree with the trace's Total Allocated, by " + formatBytes(check.bytes)
+                          + " in all (largest " + formatBytes(check.largest) + "); the trace's totals are used";
+        }
+        for (const auto &[lane, bytes] : memory.preexistingBytes)
+            preexisting += (preexisting.empty() ? "" : "; ") + deviceOf(lane) + ": " + formatBytes(bytes);
+        if (!totals.empty())
+            m_builder.setMeta("import.totals", totals);
+        if (!preexisting.empty())
+            m_builder.setMeta("import.preexisting", preexisting + " allocated before profiling began");
+        if (memory.addressesMissing)
+            m_builder.setMeta("import.addresses", "the memory events carry no block addresses (an older PyTorch): the "
+                                                  "totals are exact, but frees are matched to the newest blocks");
+        if (m_sawHip)
+            m_builder.setMeta("device.note", "AMD GPUs (HIP) are shown as cuda:N, as PyTorch names them");
+    }
+
     void finish()
     {
         addModuleSpans();
@@ -423,29 +451,38 @@ private:
             annotation.timeNs += m_baseNs;
         const auto rangesByThread = addAnnotations(m_builder, std::move(m_annotations));
 
-        std::vector<std::vector<MemoryEvent>> eventsByThread(m_threads.size());
-        for (const PendingEvent &pending : m_events)
-            eventsByThread[static_cast<std::size_t>(pending.thread)].push_back(pending.event);
-        for (const PendingEvent &pending : m_preexisting) {
-            MemoryEvent event = pending.event;
-            event.timeNs += m_baseNs;
+        KinetoMemory::Result memory = m_memory.finish();
+        describeTotals(memory);
+        // Each event takes the innermost range open on its own thread; the order KinetoMemory
+        // gave (time, and the place of corrections among equal times) is kept.
+        std::vector<MemoryEvent> events;
+        events.reserve(memory.events.size());
+        std::vector<std::vector<std::size_t>> eventsOfThread(m_threads.size());
+        for (const KinetoMemory::ThreadEvent &pending : memory.events) {
+            events.push_back(pending.event);
+            events.back().timeNs += m_baseNs;
+            if (pending.thread != KinetoMemory::kNoThread)
+                eventsOfThread[static_cast<std::size_t>(pending.thread)].push_back(events.size() - 1);
+        }
+        for (std::size_t thread = 0; thread < eventsOfThread.size() && thread < rangesByThread.size(); ++thread) {
+            std::vector<std::size_t> &indices = eventsOfThread[thread];
+            // A thread's events may come from several devices.
+            std::stable_sort(indices.begin(), indices.end(),
+                             [&](std::size_t a, std::size_t b) { return events[a].timeNs < events[b].timeNs; });
+            std::vector<MemoryEvent> ofThread;
+            ofThread.reserve(indices.size());
+            for (std::size_t index : indices)
+                ofThread.push_back(events[index]);
+            assignScopes(ofThread, rangesByThread[thread]);
+            for (std::size_t k = 0; k < indices.size(); ++k)
+                events[indices[k]] = ofThread[k];
+        }
+        for (const MemoryEvent &event : events)
             m_builder.addEvent(event);
-        }
-        for (std::size_t thread = 0; thread < eventsByThread.size(); ++thread) {
-            std::vector<MemoryEvent> &events = eventsByThread[thread];
-            for (MemoryEvent &event : events)
-                event.timeNs += m_baseNs;
-            std::stable_sort(events.begin(), events.end(),
-                             [](const MemoryEvent &a, const MemoryEvent &b) { return a.timeNs < b.timeNs; });
-            if (thread < rangesByThread.size())
-                assignScopes(events, rangesByThread[thread]);
-            for (const MemoryEvent &event : events)
-                m_builder.addEvent(event);
-        }
         if (m_skippedOtherDevices > 0)
             m_builder.setMeta("import.skipped", std::to_string(m_skippedOtherDevices)
-                                                    + " memory events of devices other than CPU and CUDA");
-        for (ReservedEvent event : m_reserved) {
+                                                    + " memory events of devices other than CPU and GPU (CUDA or HIP)");
+        for (ReservedEvent event : memory.reserved) {
             event.timeNs += m_baseNs;
             m_builder.addReserved(event);
         }
@@ -454,12 +491,6 @@ private:
             m_builder.addMarker(marker);
         }
     }
-
-    struct DeviceTotals
-    {
-        bool seen = false;
-        std::int64_t reserved = 0;
-    };
 
     FileBytes &m_bytes;
     std::string m_path;
@@ -471,12 +502,10 @@ private:
     std::unordered_map<std::string, std::int32_t> m_threads;
     std::map<std::int32_t, std::vector<Span>> m_modules;
     std::vector<Annotation> m_annotations;
-    std::vector<PendingEvent> m_events;
-    std::vector<PendingEvent> m_preexisting;
-    std::vector<ReservedEvent> m_reserved;
+    KinetoMemory m_memory;
     std::vector<Marker> m_markers;
-    std::unordered_map<std::uint32_t, DeviceTotals> m_totals;
     std::int64_t m_skippedOtherDevices = 0;
+    bool m_sawHip = false;
 };
 
 } // namespace

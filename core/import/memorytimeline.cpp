@@ -166,7 +166,12 @@ private:
         }
         if (earliest == INT64_MAX)
             earliest = 0;
-        // Time -1 marks memory that existed before profiling began.
+        // In time order, not the file's; time -1 (memory that existed before profiling
+        // began) first. Within one timestamp the file says only what holds after it (PyTorch
+        // plots it so), so frees go first and no moment stands higher.
+        std::stable_sort(entries.begin(), entries.end(), [](const Entry &a, const Entry &b) {
+            return a.t < b.t || (a.t == b.t && a.bytes < 0 && b.bytes >= 0);
+        });
         for (const Entry &entry : entries)
             m_ledger.apply(checkedTime(entry.t < 0 ? earliest : entry.t, 1), entry.category, entry.bytes, m_events);
     }

@@ -84,6 +84,14 @@ std::string formatBytes(std::int64_t bytes)
     return formatScaled(scaled, names[unit]);
 }
 
+std::string formatCount(std::int64_t count)
+{
+    std::string digits = std::to_string(count < 0 ? -count : count);
+    for (int pos = static_cast<int>(digits.size()) - 3; pos > 0; pos -= 3)
+        digits.insert(static_cast<std::size_t>(pos), ",");
+    return count < 0 ? "-" + digits : digits;
+}
+
 std::string formatDuration(std::int64_t ns)
 {
     const double value = static_cast<double>(ns);

@@ -10,6 +10,8 @@ namespace peaklens {
 
 // "512 B", "1.50 KiB", "2.00 GiB"; negative values keep their sign.
 std::string formatBytes(std::int64_t bytes);
+// "28,011": a count with thousands separated.
+std::string formatCount(std::int64_t count);
 // "750 ns", "12.3 us", "4.56 ms", "1.234 s".
 std::string formatDuration(std::int64_t ns);
 
