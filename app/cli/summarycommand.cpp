@@ -4,6 +4,7 @@
 #include "command.h"
 #include "textoutput.h"
 
+#include "core/analysis/allocationsites.h"
 #include "core/analysis/layerranking.h"
 #include "core/analysis/tracesummary.h"
 #include "core/import/traceloader.h"
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 namespace peaklens::cli {
 
@@ -26,20 +28,6 @@ std::string plural(std::size_t count, const std::string &noun)
 std::string layerLabel(const Trace &trace, std::uint32_t layer)
 {
     return layer == kNoLayer ? std::string("(no layer)") : trace.layers[layer].path;
-}
-
-std::string stackLabel(const Trace &trace, std::uint32_t stack)
-{
-    const auto frames = trace.stacks.framesOf(stack);
-    if (frames.empty())
-        return "(no stack)";
-    // The innermost frame and its caller tell most allocation sites apart.
-    std::string label;
-    for (std::size_t i = 0; i < std::min<std::size_t>(2, frames.size()); ++i) {
-        const Frame &frame = trace.stacks.frames()[frames[i]];
-        label += (i ? " <- " : "") + frame.function + " (" + frame.file + ":" + std::to_string(frame.line) + ")";
-    }
-    return label;
 }
 
 std::string peakSection(const Trace &trace, const TraceSummary &summary)
@@ -72,26 +60,53 @@ std::string peakSection(const Trace &trace, const TraceSummary &summary)
     return out;
 }
 
-std::string liveSection(const Trace &trace, const LiveSet &live, std::size_t top)
+// Every frame of the largest stacks at the peak, each marked with what kind of code it is.
+std::string fullStacks(const Trace &trace, const LiveSet &live, const AllocationSites &sites, std::size_t top)
+{
+    std::string out = "\nLargest call stacks at the peak, innermost frame first\n";
+    for (std::size_t i = 0; i < std::min(top, live.byStack.size()); ++i) {
+        const LiveGroup &group = live.byStack[i];
+        out += "  " + std::to_string(i + 1) + ". " + formatBytes(group.bytes) + " in " + formatCount(group.blocks) + " blocks, "
+               + sites.label(sites.siteOf(group.key)) + "\n";
+        for (std::uint32_t frame : trace.stacks.framesOf(group.key))
+            out += "       " + std::string(frameKindName(sites.kindOfFrame(frame))) + std::string(12 - frameKindName(sites.kindOfFrame(frame)).size(), ' ')
+                   + frameLabel(trace.stacks.frames()[frame], true) + "\n";
+    }
+    return out;
+}
+
+std::string liveSection(const Trace &trace, const LiveSet &live, std::size_t top, bool withFullStacks)
 {
     std::string out = "\nLive at the peak: " + formatBytes(live.bytes) + " in "
                       + formatCount(static_cast<std::int64_t>(live.allocations.size())) + " blocks\n";
-    const auto group = [&](const char *title, const std::vector<LiveGroup> &groups, auto label) {
-        TextTable table({title, "bytes", "share", "blocks"}, {false, true, true, true});
+    const auto group = [&](const char *title, const std::vector<LiveGroup> &groups, auto label, auto detail) {
+        TextTable table({title, "bytes", "share", "blocks", detail(std::nullopt)}, {false, true, true, true, false});
         for (std::size_t i = 0; i < std::min(top, groups.size()); ++i)
             table.addRow({label(groups[i].key), formatBytes(groups[i].bytes),
                           percent(static_cast<double>(groups[i].bytes), static_cast<double>(live.bytes)),
-                          formatCount(groups[i].blocks)});
+                          formatCount(groups[i].blocks), detail(groups[i])});
         out += table.toString();
         if (groups.size() > top)
             out += "  ... and " + std::to_string(groups.size() - top) + " more\n";
     };
-    group("category", live.byCategory, [](std::uint32_t key) { return std::string(categoryName(static_cast<Category>(key))); });
+    const auto none = [](const std::optional<LiveGroup> &) { return std::string(); };
+    group("category", live.byCategory, [](std::uint32_t key) { return std::string(categoryName(static_cast<Category>(key))); }, none);
     out += "\n";
-    group("layer", live.byLayer, [&](std::uint32_t key) { return layerLabel(trace, key); });
-    if (live.byStack.size() > 1 || (live.byStack.size() == 1 && live.byStack.front().key != StackTable::kEmptyStack)) {
+    group("layer", live.byLayer, [&](std::uint32_t key) { return layerLabel(trace, key); }, none);
+    if (live.bySite.size() > 1 || (live.bySite.size() == 1 && live.bySite.front().key != AllocationSites::kNoSite)) {
+        const AllocationSites sites(trace.stacks);
         out += "\n";
-        group("allocated at", live.byStack, [&](std::uint32_t key) { return stackLabel(trace, key); });
+        group("allocated at", live.bySite, [&](std::uint32_t key) { return sites.label(key); },
+              [&](const std::optional<LiveGroup> &g) {
+                  if (!g)
+                      return std::string("called from");
+                  std::string callers;
+                  for (const std::string &caller : sites.callers(g->largestStack, 2))
+                      callers += (callers.empty() ? "" : " <- ") + caller;
+                  return callers;
+              });
+        if (withFullStacks)
+            out += fullStacks(trace, live, sites, top);
     }
     return out;
 }
@@ -133,7 +148,8 @@ std::string stepSection(const TraceSummary &summary, std::size_t top)
     return out;
 }
 
-std::string textSummary(const std::string &path, const Trace &trace, const TraceSummary &summary, std::size_t top)
+std::string textSummary(const std::string &path, const Trace &trace, const TraceSummary &summary, std::size_t top,
+                        bool withFullStacks)
 {
     std::string out = path + "\n";
     if (auto description = trace.metaValue(metakey::Description); !description.empty())
@@ -143,7 +159,7 @@ std::string textSummary(const std::string &path, const Trace &trace, const Trace
            + plural(trace.layers.size(), "layer") + "\n\n";
     out += peakSection(trace, summary);
     if (summary.peak.liveAtPeak)
-        out += liveSection(trace, *summary.peak.liveAtPeak, top);
+        out += liveSection(trace, *summary.peak.liveAtPeak, top, withFullStacks);
     out += layerSection(trace, summary, top);
     out += stepSection(summary, top);
     return out;
@@ -160,6 +176,7 @@ Command addSummaryCommand(CLI::App &app)
         bool json = false;
         std::size_t top = 10;
         bool topGiven = false;
+        bool fullStacks = false;
     };
     auto options = std::make_shared<Options>();
     command->add_option("FILE", options->path, "Trace file (*.peaklens, trace text)")->required();
@@ -167,13 +184,15 @@ Command addSummaryCommand(CLI::App &app)
     command->add_option("--top", options->top, "How many layers, groups and steps to list (JSON: all unless given)")
         ->check(CLI::PositiveNumber)
         ->each([options](const std::string &) { options->topGiven = true; });
+    command->add_flag("--full-stacks", options->fullStacks,
+                      "Also print every frame of the largest call stacks at the peak, allocator and interpreter included");
     return {command, [options] {
                 const auto trace = loadTrace(options->path);
                 const TraceSummary summary = summarize(*trace);
                 if (options->json)
                     return summaryToJson(*trace, summary, options->topGiven ? std::optional(options->top) : std::nullopt)
                            + "\n";
-                return textSummary(options->path, *trace, summary, options->top);
+                return textSummary(options->path, *trace, summary, options->top, options->fullStacks);
             }};
 }
 

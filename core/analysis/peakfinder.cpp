@@ -1,5 +1,6 @@
 #include "peakfinder.h"
 
+#include "allocationsites.h"
 #include "lanedevices.h"
 #include "liveblocks.h"
 
@@ -20,12 +21,17 @@ std::vector<LiveGroup> sortedGroups(const std::map<std::uint32_t, LiveGroup> &gr
     return result;
 }
 
-void addToGroup(std::map<std::uint32_t, LiveGroup> &groups, std::uint32_t key, std::int64_t bytes)
+void addToGroup(std::map<std::uint32_t, LiveGroup> &groups, std::uint32_t key, std::int64_t bytes, std::uint32_t stack,
+                std::map<std::uint32_t, std::int64_t> &largestBlock)
 {
     LiveGroup &group = groups[key];
     group.key = key;
     group.bytes += bytes;
     ++group.blocks;
+    if (std::int64_t &largest = largestBlock[key]; bytes > largest) {
+        largest = bytes;
+        group.largestStack = stack;
+    }
 }
 
 // Live set on `device` after applying events [0, endIndex).
@@ -45,17 +51,22 @@ LiveSet liveSetBefore(const Trace &trace, Device device, std::size_t endIndex, s
             live.apply(i);
     }
     set.allocations = live.allocationIndices();
-    std::map<std::uint32_t, LiveGroup> byLayer, byCategory, byStack;
+    const AllocationSites sites(trace.stacks);
+    std::map<std::uint32_t, LiveGroup> byLayer, byCategory, byStack, bySite;
+    std::map<std::uint32_t, std::int64_t> largestOfLayer, largestOfCategory, largestOfStack, largestOfSite;
     for (std::size_t i : set.allocations) {
         const std::int64_t bytes = events.deltaBytes(i);
+        const std::uint32_t stack = events.stack(i);
         set.bytes += bytes;
-        addToGroup(byLayer, events.layer(i), bytes);
-        addToGroup(byCategory, static_cast<std::uint32_t>(events.category(i)), bytes);
-        addToGroup(byStack, events.stack(i), bytes);
+        addToGroup(byLayer, events.layer(i), bytes, stack, largestOfLayer);
+        addToGroup(byCategory, static_cast<std::uint32_t>(events.category(i)), bytes, stack, largestOfCategory);
+        addToGroup(byStack, stack, bytes, stack, largestOfStack);
+        addToGroup(bySite, sites.siteOf(stack), bytes, stack, largestOfSite);
     }
     set.byLayer = sortedGroups(byLayer);
     set.byCategory = sortedGroups(byCategory);
     set.byStack = sortedGroups(byStack);
+    set.bySite = sortedGroups(bySite);
     return set;
 }
 

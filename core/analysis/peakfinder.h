@@ -23,9 +23,10 @@ struct DevicePeak
 
 struct LiveGroup
 {
-    std::uint32_t key = 0; // layer index (kNoLayer for none), category code, or stack id
+    std::uint32_t key = 0; // layer index (kNoLayer for none), category code, stack id or site id
     std::int64_t bytes = 0;
     std::int64_t blocks = 0;
+    std::uint32_t largestStack = 0; // the call stack of the group's largest block
 };
 
 struct LiveSet
@@ -36,7 +37,8 @@ struct LiveSet
     std::vector<std::size_t> allocations; // indices of the allocating events, in time order
     std::vector<LiveGroup> byLayer;       // largest first
     std::vector<LiveGroup> byCategory;
-    std::vector<LiveGroup> byStack;
+    std::vector<LiveGroup> byStack;       // by full call stack
+    std::vector<LiveGroup> bySite;        // by allocation site (AllocationSites ids)
 };
 
 struct PeakReport

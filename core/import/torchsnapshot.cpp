@@ -158,6 +158,30 @@ private:
         return stack;
     }
 
+    // A stack recorded by the allocator's free (with context="all"), not by its malloc.
+    bool isFreeStack(const Value *frames) const
+    {
+        if (!frames || !frames->isSequence())
+            return false;
+        for (const Value &frame : m_doc.items(*frames)) {
+            if (!frame.isDict())
+                continue;
+            const std::string_view name = text(frame, "name");
+            if (name.find("CachingAllocator") == std::string_view::npos)
+                continue;
+            // The innermost allocator frame says which way the allocator was going.
+            return name.find("::malloc(") == std::string_view::npos && name.find("::allocate(") == std::string_view::npos;
+        }
+        return false;
+    }
+
+    // The stack of blocks allocated before the allocator recorded stacks: one frame that
+    // says so, so the live set names them rather than showing an empty stack.
+    std::uint32_t beforeRecordingStack()
+    {
+        return m_builder.stacks().internStack({Frame{std::string(kBeforeRecording), "", 0}});
+    }
+
     std::uint32_t frameOf(const Value &frame)
     {
         if (!frame.isDict())
@@ -216,6 +240,8 @@ private:
                 // Old snapshots have no block address: blocks tile their segment in order.
                 const std::uint64_t at = m_doc.find(block, "address") ? address(block, "address") : blockAddress;
                 blockAddress = at + static_cast<std::uint64_t>(size);
+                // Trace entries carry the size asked for, not the rounded block size.
+                const std::int64_t requested = integer(block, "requested_size", size);
                 const std::string_view blockState = text(block, "state");
                 if (blockState != "active_allocated" && blockState != "active_pending_free")
                     continue;
@@ -226,7 +252,7 @@ private:
                         history && history->isSequence() && !m_doc.items(*history).empty())
                         frames = m_doc.find(m_doc.items(*history).front(), "frames");
                 }
-                state.activeAtDump.push_back({at, Block{size, stackOf(frames), categoryOf(block), stream}});
+                state.activeAtDump.push_back({at, Block{requested, stackOf(frames), categoryOf(block), stream}});
             }
         }
     }
@@ -269,8 +295,10 @@ private:
             } else if (action == "free_completed" || action == "free") {
                 auto it = state.live.find(addr);
                 if (it == state.live.end()) {
-                    // Allocated before the trace began (or before its ring buffer wrapped).
-                    const Block block{size, stackOf(fields.frames), categoryOf(fields.category), stream};
+                    // Allocated before the trace began (or before its ring buffer wrapped). Its
+                    // frames are the allocation's unless the free recorded its own.
+                    const std::uint32_t stack = isFreeStack(fields.frames) ? StackTable::kEmptyStack : stackOf(fields.frames);
+                    const Block block{size, stack, categoryOf(fields.category), stream};
                     state.preexisting.push_back(MemoryEvent{0, size, addr, lane(deviceIndex, stream), kNoLayer,
                                                             block.stack, block.category, Phase::Other});
                     state.events.push_back(freeEvent(timeNs, addr, block, deviceIndex));
@@ -361,6 +389,8 @@ private:
                 m_builder.addReserved(ReservedEvent{start, initialReserved, 0, lane(deviceIndex, 0)});
             for (MemoryEvent event : state.preexisting) {
                 event.timeNs = start;
+                if (event.stack == StackTable::kEmptyStack)
+                    event.stack = beforeRecordingStack();
                 m_builder.addEvent(event);
             }
             if (static_cast<std::size_t>(deviceIndex) < m_rangesByDevice.size())

@@ -1,5 +1,6 @@
 #include "summaryjson.h"
 
+#include "core/analysis/allocationsites.h"
 #include "core/analysis/layerranking.h"
 
 #include <nlohmann/json.hpp>
@@ -32,14 +33,14 @@ json frames(const Trace &trace, std::uint32_t stack)
     json list = json::array();
     for (std::uint32_t frame : trace.stacks.framesOf(stack)) {
         const Frame &f = trace.stacks.frames()[frame];
-        list.push_back({{"function", f.function}, {"file", f.file}, {"line", f.line}});
+        list.push_back({{"function", f.function}, {"file", f.file}, {"line", f.line}, {"kind", frameKindName(classifyFrame(f))}});
     }
     return list;
 }
 
 json liveSet(const Trace &trace, const LiveSet &set, std::optional<std::size_t> top)
 {
-    json byCategory = json::array(), byLayer = json::array(), byStack = json::array();
+    json byCategory = json::array(), byLayer = json::array(), byStack = json::array(), bySite = json::array();
     for (std::size_t i = 0; i < limit(set.byCategory.size(), top); ++i) {
         const LiveGroup &g = set.byCategory[i];
         byCategory.push_back({{"category", categoryName(static_cast<Category>(g.key))}, {"bytes", g.bytes}, {"blocks", g.blocks}});
@@ -52,11 +53,23 @@ json liveSet(const Trace &trace, const LiveSet &set, std::optional<std::size_t> 
         const LiveGroup &g = set.byStack[i];
         byStack.push_back({{"frames", frames(trace, g.key)}, {"bytes", g.bytes}, {"blocks", g.blocks}});
     }
+    const AllocationSites sites(trace.stacks);
+    for (std::size_t i = 0; i < limit(set.bySite.size(), top); ++i) {
+        const LiveGroup &g = set.bySite[i];
+        bySite.push_back({{"site", sites.label(g.key)},
+                          {"location", sites.location(g.key)},
+                          {"kind", siteKindName(sites.site(g.key).kind)},
+                          {"callers", sites.callers(g.largestStack, 8)},
+                          {"bytes", g.bytes},
+                          {"blocks", g.blocks},
+                          {"frames", frames(trace, g.largestStack)}});
+    }
     return {{"time_ns", set.timeNs},
             {"bytes", set.bytes},
             {"blocks", set.allocations.size()},
             {"by_category", byCategory},
             {"by_layer", byLayer},
+            {"by_site", bySite},
             {"by_stack", byStack}};
 }
 

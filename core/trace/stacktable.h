@@ -4,10 +4,14 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 namespace peaklens {
+
+// The one frame of the stack of blocks allocated before their source recorded stacks.
+inline constexpr std::string_view kBeforeRecording = "(allocated before stacks were recorded)";
 
 struct Frame
 {

@@ -1,5 +1,6 @@
 #include "testsupport.h"
 
+#include "core/analysis/allocationsites.h"
 #include "core/analysis/peakfinder.h"
 #include "core/import/traceloader.h"
 
@@ -67,6 +68,44 @@ private slots:
         QCOMPARE(seen.size(), devices.size());
         // What is live at the peak adds up to it.
         QCOMPARE(report.liveAtPeak->bytes, report.devices[*report.primary].allocatedBytes);
+    }
+
+    // Real snapshots' stacks start with the unwinder, the caching allocator, the dispatcher
+    // and CPython; the sites at the peak must name the user's own code instead.
+    void topSitesNameUserCode_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QStringList>("expected"); // user sites among the top five, in order
+        QTest::addRow("a training step") << QStringLiteral("snapshot_cs336_medium_train.pickle.gz")
+                                         << QStringList{QStringLiteral("step (optimizer.py:80)"), QStringLiteral("step (optimizer.py:77)"),
+                                                        QStringLiteral("step (optimizer.py:76)")};
+        QTest::addRow("a forward pass") << QStringLiteral("snapshot_cs336_forward_fp32.pickle.gz")
+                                        << QStringList{QStringLiteral("SiLU (swiglu.py:10)"), QStringLiteral("forward (swiglu.py:32)"),
+                                                       QStringLiteral("forward (swiglu.py:33)"), QStringLiteral("forward (rmsnorm.py:24)")};
+        QTest::addRow("a KV-cache experiment") << QStringLiteral("snapshot_kv_cache_state.pickle.gz")
+                                               << QStringList{QStringLiteral("update_new (cache_utils_V2.py:224)"),
+                                                              QStringLiteral("update_new (cache_utils_V2.py:225)"),
+                                                              QStringLiteral("my_resduialquant (myquant.py:128)"),
+                                                              QStringLiteral("ontbitquant (myquant.py:14)")};
+    }
+
+    void topSitesNameUserCode()
+    {
+        QFETCH(QString, file);
+        QFETCH(QStringList, expected);
+        const auto trace = loadTrace(ss(corpusPath(file)));
+        const PeakReport report = findPeaks(*trace);
+        const AllocationSites sites(trace->stacks);
+        QStringList user;
+        for (std::size_t i = 0; i < std::min<std::size_t>(5, report.liveAtPeak->bySite.size()); ++i) {
+            const std::uint32_t site = report.liveAtPeak->bySite[i].key;
+            const QString label = qs(sites.label(site));
+            for (const char *internal : {"unwind", "CachingAllocator", "_PyEval", "Register", "wrap_kernel", "??"})
+                QVERIFY2(!label.contains(QLatin1String(internal)), qPrintable(label));
+            if (sites.site(site).kind == SiteKind::User)
+                user << label;
+        }
+        QCOMPARE(user, expected);
     }
 };
 

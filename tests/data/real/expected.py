@@ -13,8 +13,10 @@ PyTorch's own semantics of it.
   Memory snapshots  the allocator's replay semantics: "alloc" adds a block,
                     "free_completed" removes it; a block freed but never allocated, and a
                     block still allocated at dump time but never allocated in the trace,
-                    existed before the trace. Segments likewise with segment_alloc/free
-                    (and map/unmap) against the segments present at dump time.
+                    existed before the trace. Trace entries hold the size asked for
+                    (the allocator records requested_size), so blocks at dump time count
+                    theirs too. Segments likewise with segment_alloc/free (and map/unmap)
+                    against the segments present at dump time.
   Memory timelines  export_memory_timeline's raw [time, action, bytes, category] rows
                     summed per timestamp, as PyTorch's own plot does (time -1 is memory
                     that existed before profiling).
@@ -133,7 +135,8 @@ def snapshot(path):
         for segment in device_segments:
             for block in segment.get("blocks", []):
                 if block["state"] in ("active_allocated", "active_pending_free") and block["address"] not in live:
-                    initial += block["size"]
+                    # Trace entries carry the size asked for, not the rounded block size.
+                    initial += block.get("requested_size", block["size"])
         # The segments at dump time are those reserved before the trace plus its changes.
         net, lowest = 0, 0
         for delta in segment_deltas:

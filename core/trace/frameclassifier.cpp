@@ -1,0 +1,174 @@
+#include "frameclassifier.h"
+
+#include <algorithm>
+#include <array>
+
+namespace peaklens {
+
+namespace {
+
+bool contains(std::string_view text, std::string_view part)
+{
+    return text.find(part) != std::string_view::npos;
+}
+
+bool startsWithAny(std::string_view text, std::initializer_list<std::string_view> prefixes)
+{
+    return std::any_of(prefixes.begin(), prefixes.end(), [&](std::string_view p) { return text.starts_with(p); });
+}
+
+bool containsAny(std::string_view text, std::initializer_list<std::string_view> parts)
+{
+    return std::any_of(parts.begin(), parts.end(), [&](std::string_view p) { return contains(text, p); });
+}
+
+// Kineto writes Python files relative to their sys.path entry ("threading.py",
+// "multiprocessing/spawn.py"): the standard library is then known by its module names.
+constexpr std::string_view kStandardModules[] = {
+    "abc", "argparse", "asyncio", "concurrent", "contextlib", "copy", "dataclasses", "enum",
+    "functools", "importlib", "inspect", "logging", "multiprocessing", "queue", "runpy", "selectors",
+    "socket", "subprocess", "threading", "timeit", "traceback", "typing", "unittest", "warnings", "weakref",
+};
+
+std::string_view topLevelModule(std::string_view file)
+{
+    const auto end = file.find_first_of("/.");
+    return file.substr(0, end);
+}
+
+FrameKind classifyPython(std::string_view file)
+{
+    if (file.starts_with("<"))
+        return FrameKind::Interpreter; // <frozen importlib._bootstrap>, <string>
+    if (file.starts_with("torch/") || containsAny(file, {"/torch/", "torchinductor_", "/torch_compile_debug/"}))
+        return FrameKind::Torch;
+    if (containsAny(file, {"site-packages/", "dist-packages/", "/lib/python3", "/lib64/python3", "/usr/lib/python"}))
+        return FrameKind::Library;
+    if (file.front() != '/' && file.find(':') == std::string_view::npos) {
+        const std::string_view module = topLevelModule(file);
+        if (std::find(std::begin(kStandardModules), std::end(kStandardModules), module) != std::end(kStandardModules))
+            return FrameKind::Library;
+    }
+    return FrameKind::User;
+}
+
+FrameKind classifyNative(std::string_view function, std::string_view file)
+{
+    if (function == kBeforeRecording)
+        return FrameKind::System;
+    if (function.empty() || function == "??")
+        return FrameKind::Interpreter; // unsymbolized: nothing to name it by
+    if (containsAny(function, {"torch::unwind::", "CapturedTraceback", "gather_with_cpp"}))
+        return FrameKind::Allocator;
+    if (containsAny(file, {"CachingAllocator", "CUDAAllocator"}) || containsAny(function, {"CachingAllocator", "CUDAAllocator"})
+        || startsWithAny(function, {"at::detail::empty_", "c10::alloc_cpu", "c10::DefaultCPUAllocator", "c10::cuda::"}))
+        return FrameKind::Allocator;
+    if (fileBaseName(file).starts_with("python_")) // PyTorch's Python bindings
+        return FrameKind::Interpreter;
+    if (fileBaseName(file).starts_with("Register") || containsAny(file, {"core/boxing", "Redispatch"})
+        || containsAny(function, {"c10::impl::", "c10::Dispatcher", "c10::KernelFunction", "c10::BoxedKernel", "::redispatch(",
+                                  "at::_ops::", "ADInplaceOrView"}))
+        return FrameKind::Dispatcher;
+    if (containsAny(function, {"torch::autograd::", "autograd::engine::"}) || containsAny(file, {"VariableType", "engine.cpp"}))
+        return containsAny(function, {"THPVariable", "THPFunction", "THPEngine", "torch::autograd::python::"})
+                   ? FrameKind::Interpreter
+                   : FrameKind::Autograd;
+    if (startsWithAny(function, {"_Py", "Py", "cfunction_", "method_vectorcall", "slot_tp_", "vectorcall", "_PyObject",
+                                 "torch::PyWarningHandler", "pybind11::"})
+        || containsAny(function, {"THPVariable", "THPFunction", "THPModule"}))
+        return FrameKind::Interpreter;
+    if (startsWithAny(function, {"_start", "__libc_", "__clone", "clone", "start_thread", "pthread_", "std::", "execute_native_thread_routine"}))
+        return FrameKind::System;
+    if (startsWithAny(function, {"at::", "c10::", "torch::", "caffe2::", "aten::", "autograd::", "<built-in"})
+        || file.ends_with(".cu") || contains(file, "cudafe1"))
+        return FrameKind::Torch;
+    return FrameKind::Library;
+}
+
+} // namespace
+
+std::string_view frameKindName(FrameKind kind)
+{
+    static constexpr std::array<std::string_view, kFrameKindCount> names = {
+        "user", "library", "torch", "autograd", "dispatcher", "allocator", "interpreter", "system"};
+    return names[static_cast<std::size_t>(kind)];
+}
+
+std::string_view fileBaseName(std::string_view path)
+{
+    const auto slash = path.find_last_of("/\\");
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+bool isPythonFrame(const Frame &frame)
+{
+    const std::string_view file = frame.file;
+    return file.ends_with(".py") || (file.starts_with("<") && file.ends_with(">"));
+}
+
+bool isModuleCallFrame(const Frame &frame)
+{
+    return (frame.function == "_call_impl" || frame.function == "_wrapped_call_impl")
+           && std::string_view(frame.file).ends_with("torch/nn/modules/module.py");
+}
+
+FrameKind classifyFrame(const Frame &frame)
+{
+    return isPythonFrame(frame) ? classifyPython(frame.file) : classifyNative(frame.function, frame.file);
+}
+
+std::optional<std::string> operatorName(const Frame &frame)
+{
+    const std::string_view function = frame.function;
+    if (function.starts_with("aten::"))
+        return std::string(function.substr(0, function.find_first_of(" (")));
+    constexpr std::string_view prefix = "at::_ops::";
+    if (!function.starts_with(prefix))
+        return std::nullopt;
+    const std::string_view rest = function.substr(prefix.size());
+    const auto end = rest.find("::call(");
+    if (end == std::string_view::npos)
+        return std::nullopt; // ::redispatch: the dispatcher on its way to a kernel
+    return "aten::" + std::string(rest.substr(0, end));
+}
+
+std::optional<std::string> autogradNodeName(const Frame &frame)
+{
+    std::string_view function = frame.function;
+    constexpr std::string_view kinetoPrefix = "autograd::engine::evaluate_function: ";
+    if (function.starts_with(kinetoPrefix))
+        return std::string(function.substr(kinetoPrefix.size()));
+    if (!function.starts_with("torch::autograd::"))
+        return std::nullopt;
+    const auto apply = function.find("::apply(");
+    if (apply == std::string_view::npos)
+        return std::nullopt;
+    function = function.substr(0, apply);
+    const auto colons = function.rfind("::");
+    const std::string_view name = colons == std::string_view::npos ? function : function.substr(colons + 2);
+    if (name.empty() || name == "Node" || name == "Engine")
+        return std::nullopt;
+    return std::string(name);
+}
+
+Phase phaseHint(const Frame &frame)
+{
+    const std::string_view function = frame.function;
+    const std::string_view file = frame.file;
+    if (isPythonFrame(frame)) {
+        if ((file.ends_with("torch/_tensor.py") && function == "backward")
+            || (file.ends_with("torch/autograd/__init__.py") && function == "backward")
+            || (file.ends_with("torch/autograd/graph.py") && function == "_engine_run_backward"))
+            return Phase::Backward;
+        if (contains(file, "torch/optim/"))
+            return Phase::Optimizer;
+        if (isModuleCallFrame(frame))
+            return Phase::Forward;
+        return Phase::Other;
+    }
+    if (containsAny(function, {"torch::autograd::Engine::", "autograd::engine::evaluate_function", "run_backward"}))
+        return Phase::Backward;
+    return Phase::Other;
+}
+
+} // namespace peaklens

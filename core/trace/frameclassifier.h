@@ -1,0 +1,48 @@
+#pragma once
+// What kind of code a stack frame is: the user's own code, a library, PyTorch, or the
+// machinery every stack shares (unwinder, caching allocator, dispatcher, autograd engine,
+// CPython interpreter, libc). Allocation sites are named by the first frame of user code.
+
+#include "phase.h"
+#include "stacktable.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace peaklens {
+
+enum class FrameKind : std::uint8_t {
+    User,        // Python outside PyTorch, site-packages and the standard library
+    Library,     // other Python packages and the standard library; native code PeakLens does not know
+    Torch,       // PyTorch's Python (torch/..., generated torchinductor code) and its C++ (at::, c10::, torch::)
+    Autograd,    // autograd: VariableType, generated backward nodes, the engine
+    Dispatcher,  // the operator dispatcher: Register*.cpp, boxing, redispatch, at::_ops
+    Allocator,   // the caching allocator, empty_* tensor factories, the unwinder that recorded the stack
+    Interpreter, // CPython (_PyEval_*, PyObject_*, ...), PyTorch's Python bindings, unsymbolized frames
+    System,      // libc and thread start-up (_start, __libc_start_main, clone, std::)
+};
+inline constexpr int kFrameKindCount = 8;
+
+std::string_view frameKindName(FrameKind kind);
+FrameKind classifyFrame(const Frame &frame);
+
+bool isPythonFrame(const Frame &frame);
+// The module-call frames of torch.nn (Module._call_impl, _wrapped_call_impl).
+bool isModuleCallFrame(const Frame &frame);
+
+// "aten::bmm" for an operator frame (at::_ops::bmm::call, or Kineto's cpu_op "aten::bmm").
+std::optional<std::string> operatorName(const Frame &frame);
+// "BmmBackward0" for a frame running an autograd node (its apply, or Kineto's
+// "autograd::engine::evaluate_function: BmmBackward0").
+std::optional<std::string> autogradNodeName(const Frame &frame);
+
+// The phase a frame proves its stack to be in: the autograd engine (backward), an
+// optimizer's step (optimizer), a module call (forward). Phase::Other when it proves none.
+Phase phaseHint(const Frame &frame);
+
+// "model.py" for "/home/me/proj/model.py".
+std::string_view fileBaseName(std::string_view path);
+
+} // namespace peaklens
