@@ -29,8 +29,8 @@ Command addReportCommand(CLI::App &app)
     command->add_option("FILE", options->inputs, "Traces; the first is the baseline the others are compared with")->required();
     command->add_option("-o,--output", options->output, "OUT.html, OUT.csv or OUT.json")->required();
     command->add_option("--budget", options->budget, "Memory budget for the planner's optimum, e.g. 6GiB (default: 75% of the peak)");
-    command->add_option("--table", options->table, "CSV only: layers, plans or events")
-        ->check(CLI::IsMember({"layers", "plans", "events"}));
+    command->add_option("--table", options->table, "CSV only: layers, plans, sites or events")
+        ->check(CLI::IsMember({"layers", "plans", "sites", "events"}));
     return {command, [options] {
                 const std::string extension = std::filesystem::path(options->output).extension().string();
                 if (extension != ".html" && extension != ".csv" && extension != ".json")
@@ -53,6 +53,7 @@ Command addReportCommand(CLI::App &app)
                     contents = renderJsonReport(data);
                 else
                     contents = renderCsvReport(data, options->table == "plans"    ? CsvTable::Plans
+                                                     : options->table == "sites"  ? CsvTable::Sites
                                                      : options->table == "events" ? CsvTable::Events
                                                                                   : CsvTable::Layers);
                 writeFileAtomically(options->output, contents);

@@ -68,9 +68,10 @@ std::string fullStacks(const Trace &trace, const LiveSet &live, const Allocation
         const LiveGroup &group = live.byStack[i];
         out += "  " + std::to_string(i + 1) + ". " + formatBytes(group.bytes) + " in " + formatCount(group.blocks) + " blocks, "
                + sites.label(sites.siteOf(group.key)) + "\n";
-        for (std::uint32_t frame : trace.stacks.framesOf(group.key))
-            out += "       " + std::string(frameKindName(sites.kindOfFrame(frame))) + std::string(12 - frameKindName(sites.kindOfFrame(frame)).size(), ' ')
-                   + frameLabel(trace.stacks.frames()[frame], true) + "\n";
+        for (const StackLine &line : describeStack(trace.stacks, sites, group.key, true)) {
+            const std::string_view kind = frameKindName(line.kind);
+            out += "       " + std::string(kind) + std::string(12 - kind.size(), ' ') + line.text + "\n";
+        }
     }
     return out;
 }

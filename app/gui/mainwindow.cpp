@@ -7,6 +7,8 @@
 #include "recorddialog.h"
 #include "replayprocess.h"
 #include "reportexport.h"
+#include "widgets/livesetpane.h"
+#include "widgets/tables.h"
 #include "widgets/timelineview.h"
 #include "widgets/whatifbar.h"
 
@@ -67,21 +69,6 @@ QString processLabel(const TraceDocument &document)
     return QFileInfo(document.path).fileName();
 }
 
-QTableView *makeTable(QAbstractItemModel *model, QWidget *parent)
-{
-    auto *view = new QTableView(parent);
-    view->setModel(model);
-    view->setSortingEnabled(true);
-    view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    view->setSelectionMode(QAbstractItemView::SingleSelection);
-    view->setAlternatingRowColors(true);
-    view->verticalHeader()->hide();
-    view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
-    view->horizontalHeader()->setStretchLastSection(false);
-    view->setWordWrap(false);
-    return view;
-}
-
 QString bytesText(std::int64_t bytes)
 {
     return QString::fromStdString(formatBytes(bytes));
@@ -96,8 +83,7 @@ MainWindow::MainWindow(QWidget *parent)
     , m_whatIf(new WhatIfBar(this))
     , m_layers(new LayerModel(this))
     , m_layerProxy(new QSortFilterProxyModel(this))
-    , m_live(new LiveSetModel(this))
-    , m_liveProxy(new QSortFilterProxyModel(this))
+    , m_livePane(new LiveSetPane(this))
     , m_progress(new QProgressBar(this))
     , m_cancel(new QPushButton(tr("Cancel"), this))
     , m_detailTabs(new QTabWidget(this))
@@ -126,36 +112,11 @@ MainWindow::MainWindow(QWidget *parent)
     m_layerFilter->setClearButtonEnabled(true);
     connect(m_layerFilter, &QLineEdit::textChanged, m_layerProxy, &QSortFilterProxyModel::setFilterFixedString);
 
-    m_liveProxy->setSourceModel(m_live);
-    m_liveProxy->setSortRole(LiveSetModel::SortRole);
-    m_liveView = makeTable(m_liveProxy, this);
-    m_liveView->horizontalHeader()->setSectionResizeMode(LiveSetModel::NameColumn, QHeaderView::Stretch);
-    m_liveView->sortByColumn(LiveSetModel::BytesColumn, Qt::DescendingOrder);
-    m_liveGrouping = new QComboBox(this);
-    m_liveGrouping->addItems({tr("by layer"), tr("by category"), tr("by allocation site")});
-    m_liveTitle = new QLabel(this);
-    m_liveTitle->setWordWrap(true);
-
     auto *layersPane = new QWidget(this);
     auto *layersLayout = new QVBoxLayout(layersPane);
     layersLayout->setContentsMargins(0, 0, 0, 0);
     layersLayout->addWidget(m_layerFilter);
     layersLayout->addWidget(m_layerView);
-    auto *livePane = new QWidget(this);
-    auto *liveLayout = new QVBoxLayout(livePane);
-    liveLayout->setContentsMargins(0, 0, 0, 0);
-    auto *liveHeader = new QHBoxLayout;
-    liveHeader->addWidget(m_liveTitle, 1);
-    liveHeader->addWidget(m_liveGrouping);
-    liveLayout->addLayout(liveHeader);
-    m_stackFrames = new QPlainTextEdit(this);
-    m_stackFrames->setReadOnly(true);
-    m_stackFrames->setPlaceholderText(tr("Group by allocation site and select one to see its call stack."));
-    m_stackFrames->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    m_stackFrames->setMaximumHeight(m_stackFrames->fontMetrics().height() * 9);
-    liveLayout->addWidget(m_liveView);
-    liveLayout->addWidget(m_stackFrames);
-
     m_runsView = makeTable(m_runs, this);
     m_runsView->setSortingEnabled(false);
     auto *comparisonProxy = new QSortFilterProxyModel(this);
@@ -166,7 +127,7 @@ MainWindow::MainWindow(QWidget *parent)
     auto *runsPane = new QSplitter(Qt::Vertical, this);
     runsPane->addWidget(m_runsView);
     runsPane->addWidget(m_comparisonView);
-    m_detailTabs->addTab(livePane, tr("&Live memory"));
+    m_detailTabs->addTab(m_livePane, tr("&Live memory"));
     m_detailTabs->addTab(runsPane, tr("R&uns"));
 
     auto *bottom = new QSplitter(Qt::Horizontal, this);
@@ -258,10 +219,6 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_whatIf, &WhatIfBar::strategyChanged, this, &MainWindow::applyStrategy);
     connect(m_timeline, &TimelineView::timeClicked, this, [this](std::int64_t timeNs) { showLiveSet(timeNs); });
     connect(m_timeline, &TimelineView::rangeSelected, this, &MainWindow::showRangeStats);
-    connect(m_liveGrouping, &QComboBox::currentIndexChanged, this, [this] { showLiveSet(m_pickedTime); });
-    connect(m_liveView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &current) {
-        m_stackFrames->setPlainText(m_liveProxy->data(current, LiveSetModel::StackRole).toString());
-    });
     connect(m_layerView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &current) {
         const QVariant layer = m_layerProxy->data(current, LayerModel::LayerRole);
         m_timeline->highlightLayer(layer.isValid() ? std::optional<std::uint32_t>(layer.toUInt()) : std::nullopt);
@@ -567,33 +524,15 @@ void MainWindow::showDocument(const DocumentPtr &document)
     statusBar()->showMessage(status);
 }
 
+LiveSetModel *MainWindow::liveSetModel() const
+{
+    return m_livePane->model();
+}
+
 void MainWindow::showLiveSet(std::optional<std::int64_t> timeNs)
 {
     m_pickedTime = timeNs;
-    m_timeline->setMarkedTime(timeNs);
-    if (!m_document)
-        return;
-    const Trace &trace = *m_document->trace;
-    LiveSet live;
-    const auto &peak = m_document->summary.peak;
-    if (timeNs) {
-        live = liveSetAt(trace, m_document->device, *timeNs);
-        m_liveTitle->setText(tr("<b>Live at %1 ms:</b> %2 in %3 blocks")
-                                 .arg(static_cast<double>(*timeNs - m_document->byCategory.allocated.front().timeNs) / 1e6, 0, 'f', 3)
-                                 .arg(bytesText(live.bytes))
-                                 .arg(live.allocations.size()));
-    } else if (peak.liveAtPeak) {
-        live = *peak.liveAtPeak;
-        m_liveTitle->setText(tr("<b>Live at the peak:</b> %1 in %2 blocks on %3")
-                                 .arg(bytesText(live.bytes))
-                                 .arg(live.allocations.size())
-                                 .arg(QString::fromStdString(live.device.toString())));
-    } else {
-        m_liveTitle->setText(tr("The trace allocates nothing."));
-    }
-    m_live->resetData(m_document, live, static_cast<LiveSetModel::Grouping>(m_liveGrouping->currentIndex()));
-    m_liveView->resizeColumnsToContents();
-    m_liveView->horizontalHeader()->setSectionResizeMode(LiveSetModel::NameColumn, QHeaderView::Stretch);
+    m_livePane->showLiveSet(m_document, timeNs);
 }
 
 void MainWindow::applyStrategy()

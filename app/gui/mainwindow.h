@@ -29,6 +29,7 @@ namespace peaklens::gui {
 
 class LayerModel;
 class LiveSetModel;
+class LiveSetPane;
 class RecordDialog;
 class ReplayProcess;
 class RunComparisonModel;
@@ -60,7 +61,7 @@ public:
     void setGroupByLayer(bool byLayer);
 
     LayerModel *layerModel() const { return m_layers; }
-    LiveSetModel *liveSetModel() const { return m_live; }
+    LiveSetModel *liveSetModel() const;
     WhatIfBar *whatIfBar() const { return m_whatIf; }
     TimelineView *timeline() const { return m_timeline; }
     RunsModel *runsModel() const { return m_runs; }
@@ -107,12 +108,7 @@ private:
     QSortFilterProxyModel *m_layerProxy;
     QTreeView *m_layerView;
     QLineEdit *m_layerFilter;
-    LiveSetModel *m_live;
-    QSortFilterProxyModel *m_liveProxy;
-    QTableView *m_liveView;
-    QComboBox *m_liveGrouping;
-    QLabel *m_liveTitle;
-    QPlainTextEdit *m_stackFrames; // the selected allocation site's call stack
+    LiveSetPane *m_livePane;
     QProgressBar *m_progress;
     QPushButton *m_cancel;
     QTabWidget *m_detailTabs;

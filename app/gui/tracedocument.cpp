@@ -33,6 +33,7 @@ DocumentPtr loadDocument(const QString &path, const ImportProgress &progress)
             return {std::nullopt, QString::fromStdString(error.what())};
         }
     });
+    document->sites = std::make_shared<const AllocationSites>(trace.stacks);
     document->byCategory = buildTimeline(trace, device, GroupBy::Category);
     document->allocatedBlocks = SeriesBlocks::build(document->byCategory.allocated);
     document->reservedBlocks = SeriesBlocks::build(document->byCategory.reserved);

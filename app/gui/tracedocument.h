@@ -3,6 +3,7 @@
 // thread: summary (peak, live set, layer and step figures), timelines grouped by category
 // and by layer, and the checkpointing cost model when the trace has a chain.
 
+#include "core/analysis/allocationsites.h"
 #include "core/analysis/levelofdetail.h"
 #include "core/analysis/timelineseries.h"
 #include "core/analysis/tracesummary.h"
@@ -21,6 +22,7 @@ struct TraceDocument
     QString path;
     TracePtr trace;
     TraceSummary summary;
+    std::shared_ptr<const AllocationSites> sites; // of trace->stacks
     Device device;                 // the device of the primary peak; the timeline shows it
     TimelineSeries byCategory;
     TimelineSeries byLayer;

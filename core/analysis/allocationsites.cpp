@@ -158,3 +158,19 @@ std::vector<std::string> AllocationSites::callers(std::uint32_t stack, std::size
 }
 
 } // namespace peaklens
+
+namespace peaklens {
+
+std::vector<StackLine> describeStack(const StackTable &stacks, const AllocationSites &sites, std::uint32_t stack,
+                                     bool machinery)
+{
+    std::vector<StackLine> lines;
+    for (std::uint32_t frame : stacks.framesOf(stack)) {
+        const FrameKind kind = sites.kindOfFrame(frame);
+        if (machinery || !isMachinery(kind))
+            lines.push_back({kind, frameLabel(stacks.frames()[frame], true)});
+    }
+    return lines;
+}
+
+} // namespace peaklens

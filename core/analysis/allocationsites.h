@@ -71,4 +71,14 @@ private:
 // "function (file:line)", the file by its base name or in full.
 std::string frameLabel(const Frame &frame, bool fullPath = false);
 
+struct StackLine
+{
+    FrameKind kind;
+    std::string text; // the frame with its full path
+};
+// A call stack innermost first, each frame with its kind. Without `machinery`, frames of
+// the allocator, dispatcher, interpreter and system are left out.
+std::vector<StackLine> describeStack(const StackTable &stacks, const AllocationSites &sites, std::uint32_t stack,
+                                     bool machinery);
+
 } // namespace peaklens

@@ -1,5 +1,7 @@
 #include "htmlreport.h"
 
+#include "core/analysis/allocationsites.h"
+
 #include "core/analysis/levelofdetail.h"
 #include "core/analysis/phasespans.h"
 #include "core/trace/metadata.h"
@@ -306,12 +308,26 @@ std::string liveTables(const ReportRun &run)
         return out + "</table>";
     };
     const Trace &trace = *run.trace;
-    return "<p>" + escapeHtml(formatBytes(live.bytes)) + " in " + std::to_string(live.allocations.size()) + " blocks.</p>"
+    std::string out = "<p>" + escapeHtml(formatBytes(live.bytes)) + " in " + std::to_string(live.allocations.size()) + " blocks.</p>"
            + "<div class=\"cards\"><div>"
            + table(live.byCategory, "category", [](std::uint32_t key) { return std::string(categoryName(static_cast<Category>(key))); })
            + "</div><div>"
            + table(live.byLayer, "layer", [&trace](std::uint32_t key) { return key < trace.layers.size() ? trace.layers[key].path : std::string("(no layer)"); })
            + "</div></div>";
+    if (live.bySite.empty() || (live.bySite.size() == 1 && live.bySite.front().key == AllocationSites::kNoSite))
+        return out;
+    // Sites by the user's code, each with who called it.
+    const AllocationSites sites(trace.stacks);
+    std::map<std::uint32_t, std::string> callers;
+    for (const LiveGroup &group : live.bySite) {
+        std::string chain;
+        for (const std::string &caller : sites.callers(group.largestStack, 2))
+            chain += (chain.empty() ? "called from " : " ← ") + caller;
+        callers[group.key] = chain;
+    }
+    return out + "<h3>Allocated at</h3>" + table(live.bySite, "site", [&](std::uint32_t key) {
+               return sites.label(key) + (callers[key].empty() ? "" : " — " + callers[key]);
+           });
 }
 
 std::string planTable(const ReportRun &run)

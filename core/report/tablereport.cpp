@@ -1,5 +1,7 @@
 #include "tablereport.h"
 
+#include "core/analysis/allocationsites.h"
+
 #include "summaryjson.h"
 
 #include "core/trace/units.h"
@@ -79,6 +81,20 @@ std::string renderCsvReport(const ReportData &data, CsvTable table)
                 out += csvField(run.path) + "," + csvField(plan.name) + "," + (plan.plan.feasible ? "true" : "false") + ","
                        + csvField(joined(checkpointedPaths(*run.model, plan.plan.checkpoint), ';')) + "," + std::to_string(plan.plan.prediction.peakBytes) + ","
                        + milliseconds(plan.plan.prediction.stepTimeNs) + "," + milliseconds(plan.plan.prediction.addedTimeNs) + "\n";
+            }
+        }
+        break;
+    case CsvTable::Sites:
+        out = "trace,site,location,kind,called_from,bytes,blocks\n";
+        for (const ReportRun &run : data.runs) {
+            if (!run.summary.peak.liveAtPeak)
+                continue;
+            const AllocationSites sites(run.trace->stacks);
+            for (const LiveGroup &group : run.summary.peak.liveAtPeak->bySite) {
+                out += csvField(run.path) + "," + csvField(sites.label(group.key)) + "," + csvField(sites.location(group.key)) + ","
+                       + std::string(siteKindName(sites.site(group.key).kind)) + ","
+                       + csvField(joined(sites.callers(group.largestStack, 8), ';')) + "," + std::to_string(group.bytes) + ","
+                       + std::to_string(group.blocks) + "\n";
             }
         }
         break;

@@ -1,5 +1,6 @@
 #pragma once
-// The report as data for other tools: CSV tables (layers, plans, or every memory event)
+// The report as data for other tools: CSV tables (layers, plans, allocation sites at the
+// peak, or every memory event)
 // and one JSON object (summary, plans and comparison; schema in docs/cli.md).
 
 #include "reportdata.h"
@@ -8,7 +9,7 @@
 
 namespace peaklens {
 
-enum class CsvTable { Layers, Plans, Events };
+enum class CsvTable { Layers, Plans, Sites, Events };
 
 // One table for the runs of the report; every row names its trace in the first column.
 std::string renderCsvReport(const ReportData &data, CsvTable table);

@@ -52,8 +52,20 @@ FrameKind classifyPython(std::string_view file)
     return FrameKind::User;
 }
 
+// Demangled template functions start with their return type ("void at::meta::check<...>(...)",
+// "at::TensorBase at::detail::_empty_generic<long>(...)"): the name is what follows it.
+std::string_view withoutReturnType(std::string_view function)
+{
+    const auto space = function.find(' ');
+    const auto bracket = function.find_first_of("<(");
+    if (space == std::string_view::npos || (bracket != std::string_view::npos && bracket < space))
+        return function;
+    return function.substr(space + 1);
+}
+
 FrameKind classifyNative(std::string_view function, std::string_view file)
 {
+    function = withoutReturnType(function);
     if (function == kBeforeRecording)
         return FrameKind::System;
     if (function.empty() || function == "??")
@@ -61,7 +73,7 @@ FrameKind classifyNative(std::string_view function, std::string_view file)
     if (containsAny(function, {"torch::unwind::", "CapturedTraceback", "gather_with_cpp"}))
         return FrameKind::Allocator;
     if (containsAny(file, {"CachingAllocator", "CUDAAllocator"}) || containsAny(function, {"CachingAllocator", "CUDAAllocator"})
-        || startsWithAny(function, {"at::detail::empty_", "c10::alloc_cpu", "c10::DefaultCPUAllocator", "c10::cuda::"}))
+        || startsWithAny(function, {"at::detail::empty_", "at::detail::_empty_", "c10::alloc_cpu", "c10::DefaultCPUAllocator", "c10::cuda::"}))
         return FrameKind::Allocator;
     if (fileBaseName(file).starts_with("python_")) // PyTorch's Python bindings
         return FrameKind::Interpreter;

@@ -18,7 +18,7 @@ const std::vector<LiveGroup> &LiveSetModel::groups() const
     switch (m_grouping) {
     case Grouping::Layer: return m_live.byLayer;
     case Grouping::Category: return m_live.byCategory;
-    case Grouping::Stack: return m_live.byStack;
+    case Grouping::Site: return m_live.bySite;
     }
     return m_live.byLayer;
 }
@@ -31,26 +31,19 @@ QString LiveSetModel::groupName(const LiveGroup &group) const
         return group.key < trace.layers.size() ? QString::fromStdString(trace.layers[group.key].path) : tr("(no layer)");
     case Grouping::Category:
         return QString::fromUtf8(categoryName(static_cast<Category>(group.key)));
-    case Grouping::Stack: {
-        const auto frames = trace.stacks.framesOf(group.key);
-        if (frames.empty())
-            return tr("(no stack)");
-        const Frame &frame = trace.stacks.frames()[frames.front()];
-        return QStringLiteral("%1  %2:%3").arg(QString::fromStdString(frame.function), QString::fromStdString(frame.file)).arg(frame.line);
-    }
+    case Grouping::Site:
+        return QString::fromStdString(m_document->sites->label(group.key));
     }
     return {};
 }
 
-QString LiveSetModel::stackText(std::uint32_t stack) const
+QString LiveSetModel::siteToolTip(const LiveGroup &group) const
 {
-    const Trace &trace = *m_document->trace;
-    QStringList lines;
-    for (std::uint32_t index : trace.stacks.framesOf(stack)) {
-        const Frame &frame = trace.stacks.frames()[index];
-        lines << QStringLiteral("%1  (%2:%3)").arg(QString::fromStdString(frame.function), QString::fromStdString(frame.file)).arg(frame.line);
-    }
-    return lines.join(QLatin1Char('\n'));
+    const AllocationSites &sites = *m_document->sites;
+    QString text = QString::fromStdString(sites.location(group.key));
+    for (const std::string &caller : sites.callers(group.largestStack, 4))
+        text += QStringLiteral("\ncalled from ") + QString::fromStdString(caller);
+    return text;
 }
 
 int LiveSetModel::rowCount(const QModelIndex &parent) const
@@ -87,9 +80,9 @@ QVariant LiveSetModel::data(const QModelIndex &index, int role) const
     case Qt::TextAlignmentRole:
         return index.column() == NameColumn ? QVariant() : QVariant(Qt::AlignRight | Qt::AlignVCenter);
     case Qt::ToolTipRole:
-        return m_grouping == Grouping::Stack && index.column() == NameColumn ? stackText(group.key) : QVariant();
+        return m_grouping == Grouping::Site && index.column() == NameColumn ? siteToolTip(group) : QVariant();
     case StackRole:
-        return m_grouping == Grouping::Stack ? stackText(group.key) : QVariant();
+        return m_grouping == Grouping::Site && group.key != AllocationSites::kNoSite ? QVariant(group.largestStack) : QVariant();
     }
     return {};
 }

@@ -1,6 +1,6 @@
 #pragma once
 // What is live at one moment (the peak, or any clicked time), grouped by layer, category
-// or allocation site, largest first; the tooltip of a site row is its whole call stack.
+// or allocation site (named by the user's code), largest first.
 
 #include "tracedocument.h"
 
@@ -16,8 +16,8 @@ class LiveSetModel final : public QAbstractTableModel
 
 public:
     enum Columns { NameColumn, BytesColumn, ShareColumn, BlocksColumn, NumColumns };
-    enum Roles { SortRole = Qt::UserRole, StackRole }; // StackRole: the call stack, innermost first (sites only)
-    enum class Grouping { Layer, Category, Stack };
+    enum Roles { SortRole = Qt::UserRole, StackRole }; // StackRole: the stack id of the group's largest block (sites only)
+    enum class Grouping { Layer, Category, Site };
 
     using QAbstractTableModel::QAbstractTableModel;
 
@@ -32,7 +32,7 @@ public:
 private:
     const std::vector<LiveGroup> &groups() const;
     QString groupName(const LiveGroup &group) const;
-    QString stackText(std::uint32_t stack) const;
+    QString siteToolTip(const LiveGroup &group) const;
 
     DocumentPtr m_document;
     LiveSet m_live;

@@ -1,5 +1,7 @@
 #include "timelineview.h"
 
+#include "momenttext.h"
+
 #include "core/analysis/levelofdetail.h"
 #include "core/analysis/phasespans.h"
 #include "core/trace/units.h"
@@ -442,31 +444,7 @@ void TimelineView::resizeEvent(QResizeEvent *event)
 
 QString TimelineView::hoverText(std::int64_t timeNs) const
 {
-    const Trace &trace = *m_document->trace;
-    const auto &times = trace.events;
-    std::size_t low = 0, high = times.size();
-    while (low < high) { // the last event at or before the time
-        const std::size_t mid = (low + high) / 2;
-        if (times.timeNs(mid) <= timeNs)
-            low = mid + 1;
-        else
-            high = mid;
-    }
-    QString text = tr("%1 ms\nallocated %2")
-                       .arg(static_cast<double>(timeNs - m_originNs) / 1e6, 0, 'f', 3)
-                       .arg(QString::fromStdString(formatBytes(valueAt(series().allocated, timeNs))));
-    if (!series().reserved.empty())
-        text += tr("\nreserved %1").arg(QString::fromStdString(formatBytes(valueAt(series().reserved, timeNs))));
-    if (low > 0) {
-        const std::size_t event = low - 1;
-        const std::uint32_t layer = times.layer(event);
-        text += tr("\n%1 of %2")
-                    .arg(QString::fromUtf8(phaseName(times.phase(event))),
-                         layer < trace.layers.size() ? QString::fromStdString(trace.layers[layer].path) : tr("(no layer)"));
-    }
-    if (auto step = trace.stepAt(timeNs))
-        text += tr(", step %1").arg(trace.steps[*step].number);
-    return text;
+    return momentText(*m_document, series(), m_originNs, timeNs);
 }
 
 void TimelineView::mousePressEvent(QMouseEvent *event)

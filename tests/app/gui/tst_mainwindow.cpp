@@ -3,9 +3,12 @@
 #include "mainwindow.h"
 #include "recorddialog.h"
 #include "models/layermodel.h"
+#include "models/livesetmodel.h"
 #include "models/runcomparisonmodel.h"
 #include "models/runsmodel.h"
 #include "replayprocess.h"
+#include "widgets/livesetpane.h"
+#include "widgets/momenttext.h"
 #include "widgets/whatifbar.h"
 
 #include "core/format/tracewriter.h"
@@ -13,7 +16,10 @@
 #include "core/trace/metadata.h"
 #include "core/trace/units.h"
 
+#include <QCheckBox>
 #include <QComboBox>
+#include <QPlainTextEdit>
+#include <QTableView>
 #include <QDir>
 #include <QFile>
 #include <QLibrary>
@@ -252,6 +258,44 @@ private slots:
                  qPrintable(window.statusBar()->currentMessage()));
         QVERIFY(load(window, kSample));
         QVERIFY(!window.statusBar()->currentMessage().contains(QStringLiteral("caching allocator")));
+    }
+
+    // A real snapshot: sites name the user's code; the stack shows user frames first and
+    // every frame one click away.
+    void allocationSitesShowUserCodeAndTheFullStack()
+    {
+        MainWindow window;
+        window.show();
+        QVERIFY(load(window, QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_forward_fp32.pickle.gz")));
+        window.findChild<QComboBox *>(QStringLiteral("liveGrouping"))->setCurrentIndex(int(LiveSetModel::Grouping::Site));
+        auto *view = window.findChild<LiveSetPane *>()->findChild<QTableView *>();
+        int userRow = -1;
+        for (int row = 0; row < view->model()->rowCount() && userRow < 0; ++row) {
+            if (view->model()->index(row, LiveSetModel::NameColumn).data().toString() == QStringLiteral("SiLU (swiglu.py:10)"))
+                userRow = row;
+        }
+        QVERIFY(userRow >= 0);
+        view->setCurrentIndex(view->model()->index(userRow, 0));
+        auto *stack = window.findChild<QPlainTextEdit *>(QStringLiteral("stackFrames"));
+        QVERIFY2(stack->toPlainText().startsWith(QStringLiteral("SiLU (")), qPrintable(stack->toPlainText()));
+        QVERIFY(stack->toPlainText().contains(QStringLiteral("called from forward (swiglu.py:34)")));
+        QVERIFY(stack->toPlainText().contains(QStringLiteral("user        forward (")));
+        QVERIFY(!stack->toPlainText().contains(QStringLiteral("torch::unwind::unwind()")));
+        window.findChild<QCheckBox *>(QStringLiteral("allFrames"))->setChecked(true);
+        QVERIFY(stack->toPlainText().contains(QStringLiteral("allocator   torch::unwind::unwind()")));
+
+        // Hovering over an allocation names its site.
+        const Trace &trace = *window.document()->trace;
+        const AllocationSites &sites = *window.document()->sites;
+        for (std::size_t i = 0; i + 1 < trace.events.size(); ++i) {
+            const std::string label = sites.label(sites.siteOf(trace.events.stack(i)));
+            if (trace.events.deltaBytes(i) > 0 && label == "SiLU (swiglu.py:10)" && trace.events.timeNs(i + 1) > trace.events.timeNs(i)) {
+                const QString hover = momentText(*window.document(), window.document()->byCategory, 0, trace.events.timeNs(i));
+                QVERIFY2(hover.contains(QStringLiteral("allocated at SiLU (swiglu.py:10)")), qPrintable(hover));
+                return;
+            }
+        }
+        QFAIL("no allocation of SiLU (swiglu.py:10) on its own time");
     }
 
     void aBadFileKeepsTheWindowUsable()

@@ -157,6 +157,27 @@ private slots:
         QCOMPARE(sum, expected);
     }
 
+    // A real snapshot: the sites at the peak name the user's code, in the CSV and the HTML.
+    void sitesNameTheUsersCode()
+    {
+        const ReportData data = reportOf({PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_medium_train.pickle.gz"});
+        const auto sites = parseCsv(qs(renderCsvReport(data, CsvTable::Sites)));
+        QCOMPARE(sites.front().join(QLatin1Char(',')), QStringLiteral("trace,site,location,kind,called_from,bytes,blocks"));
+        qint64 total = 0;
+        QStringList user;
+        for (qsizetype i = 1; i < sites.size(); ++i) {
+            total += sites[i][5].toLongLong();
+            if (sites[i][3] == QLatin1String("user"))
+                user << sites[i][1];
+        }
+        QCOMPARE(total, data.runs.front().summary.peak.liveAtPeak->bytes);
+        QCOMPARE(user.value(0), QStringLiteral("step (optimizer.py:80)"));
+        QVERIFY(user.contains(QStringLiteral("forward (model.py:39)")));
+        const std::string html = renderHtmlReport(data);
+        QVERIFY(html.find("step (optimizer.py:80) — called from memory_profile (nsys_profile.py:145)") != std::string::npos);
+        QCOMPARE(xmlProblem(html), QString());
+    }
+
     void csvFields_data()
     {
         QTest::addColumn<QString>("text");

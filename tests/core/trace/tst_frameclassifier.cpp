@@ -23,6 +23,12 @@ private slots:
             << QStringLiteral("CUDACachingAllocator.cpp") << QStringLiteral("allocator");
         QTest::addRow("empty tensor factory") << QStringLiteral("at::detail::empty_cuda(c10::ArrayRef<long>, c10::TensorOptions const&)")
                                               << QStringLiteral("??") << QStringLiteral("allocator");
+        QTest::addRow("a template with its return type")
+            << QStringLiteral("at::TensorBase at::detail::_empty_generic<long>(c10::ArrayRef<long>, c10::Allocator*)")
+            << QStringLiteral("??") << QStringLiteral("allocator");
+        QTest::addRow("a void template")
+            << QStringLiteral("void at::meta::common_checks_baddbmm_bmm<at::meta::structured_bmm>(at::meta::structured_bmm&)")
+            << QStringLiteral("??") << QStringLiteral("torch");
         QTest::addRow("generated registration") << QStringLiteral("at::(anonymous namespace)::create_out(c10::ArrayRef<long>)")
                                                 << QStringLiteral("RegisterCUDA_0.cpp") << QStringLiteral("dispatcher");
         QTest::addRow("boxing wrapper")

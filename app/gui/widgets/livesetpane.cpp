@@ -1,0 +1,115 @@
+#include "livesetpane.h"
+
+#include "models/livesetmodel.h"
+#include "tables.h"
+
+#include "core/analysis/allocationsites.h"
+#include "core/trace/units.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFontDatabase>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QSortFilterProxyModel>
+#include <QVBoxLayout>
+
+namespace peaklens::gui {
+
+LiveSetPane::LiveSetPane(QWidget *parent)
+    : QWidget(parent)
+    , m_model(new LiveSetModel(this))
+    , m_proxy(new QSortFilterProxyModel(this))
+    , m_grouping(new QComboBox(this))
+    , m_title(new QLabel(this))
+    , m_stack(new QPlainTextEdit(this))
+    , m_allFrames(new QCheckBox(tr("All frames"), this))
+{
+    m_proxy->setSourceModel(m_model);
+    m_proxy->setSortRole(LiveSetModel::SortRole);
+    m_view = makeTable(m_proxy, this);
+    m_view->horizontalHeader()->setSectionResizeMode(LiveSetModel::NameColumn, QHeaderView::Stretch);
+    m_view->sortByColumn(LiveSetModel::BytesColumn, Qt::DescendingOrder);
+    m_grouping->setObjectName(QStringLiteral("liveGrouping"));
+    m_grouping->addItems({tr("by layer"), tr("by category"), tr("by allocation site")});
+    m_title->setWordWrap(true);
+    m_stack->setObjectName(QStringLiteral("stackFrames"));
+    m_stack->setReadOnly(true);
+    m_stack->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_stack->setPlaceholderText(tr("Group by allocation site and select one to see its call stack."));
+    m_stack->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_stack->setMaximumHeight(m_stack->fontMetrics().height() * 11);
+    m_allFrames->setObjectName(QStringLiteral("allFrames"));
+    m_allFrames->setToolTip(tr("Also show the frames every stack shares: allocator, dispatcher, interpreter, libc"));
+
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    auto *header = new QHBoxLayout;
+    header->addWidget(m_title, 1);
+    header->addWidget(m_grouping);
+    layout->addLayout(header);
+    layout->addWidget(m_view);
+    auto *stackHeader = new QHBoxLayout;
+    stackHeader->addWidget(new QLabel(tr("Call stack of the selected site, innermost first"), this), 1);
+    stackHeader->addWidget(m_allFrames);
+    layout->addLayout(stackHeader);
+    layout->addWidget(m_stack);
+
+    connect(m_grouping, &QComboBox::currentIndexChanged, this, [this] { showLiveSet(m_document, m_timeNs); });
+    connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &LiveSetPane::showStack);
+    connect(m_allFrames, &QCheckBox::toggled, this, [this] { showStack(m_view->currentIndex()); });
+}
+
+void LiveSetPane::showLiveSet(const DocumentPtr &document, std::optional<std::int64_t> timeNs)
+{
+    m_document = document;
+    m_timeNs = timeNs;
+    if (!document)
+        return;
+    const Trace &trace = *document->trace;
+    LiveSet live;
+    const auto &peak = document->summary.peak;
+    const auto bytes = [](std::int64_t value) { return QString::fromStdString(formatBytes(value)); };
+    if (timeNs) {
+        live = liveSetAt(trace, document->device, *timeNs);
+        m_title->setText(tr("<b>Live at %1 ms:</b> %2 in %3 blocks")
+                             .arg(static_cast<double>(*timeNs - document->byCategory.allocated.front().timeNs) / 1e6, 0, 'f', 3)
+                             .arg(bytes(live.bytes))
+                             .arg(live.allocations.size()));
+    } else if (peak.liveAtPeak) {
+        live = *peak.liveAtPeak;
+        m_title->setText(tr("<b>Live at the peak:</b> %1 in %2 blocks on %3")
+                             .arg(bytes(live.bytes))
+                             .arg(live.allocations.size())
+                             .arg(QString::fromStdString(live.device.toString())));
+    } else {
+        m_title->setText(tr("The trace allocates nothing."));
+    }
+    m_model->resetData(document, live, static_cast<LiveSetModel::Grouping>(m_grouping->currentIndex()));
+    m_view->resizeColumnsToContents();
+    m_view->horizontalHeader()->setSectionResizeMode(LiveSetModel::NameColumn, QHeaderView::Stretch);
+    m_stack->clear();
+}
+
+void LiveSetPane::showStack(const QModelIndex &current)
+{
+    const QVariant stack = m_proxy->data(current, LiveSetModel::StackRole);
+    if (!m_document || !stack.isValid()) {
+        m_stack->clear();
+        return;
+    }
+    const AllocationSites &sites = *m_document->sites;
+    const Trace &trace = *m_document->trace;
+    const auto id = stack.toUInt();
+    const std::uint32_t site = sites.siteOf(id);
+    QStringList lines{QString::fromStdString(sites.location(site))};
+    const auto callers = sites.callers(id, 8);
+    for (const std::string &caller : callers)
+        lines << QStringLiteral("  called from ") + QString::fromStdString(caller);
+    lines << QString();
+    for (const StackLine &line : describeStack(trace.stacks, sites, id, m_allFrames->isChecked()))
+        lines << QString::fromUtf8(frameKindName(line.kind)).leftJustified(12) + QString::fromStdString(line.text);
+    m_stack->setPlainText(lines.join(QLatin1Char('\n')));
+}
+
+} // namespace peaklens::gui
