@@ -7,6 +7,7 @@
 #include "core/trace/units.h"
 #include "jsonscanner.h"
 #include "kinetomemory.h"
+#include "stackscopes.h"
 
 #include <simdjson.h>
 
@@ -35,6 +36,17 @@ struct Span
     std::int64_t endNs;
     std::string name;
 };
+
+// 2021 traces name the autograd nodes themselves ("NllLossBackward", "AddmmBackward",
+// "torch::autograd::AccumulateGrad") rather than evaluate_function spans around them.
+bool isAutogradNodeName(std::string_view name)
+{
+    if (name.starts_with("torch::autograd::AccumulateGrad"))
+        return true;
+    while (!name.empty() && name.back() >= '0' && name.back() <= '9')
+        name.remove_suffix(1);
+    return name.ends_with("Backward") && name.find("::") == std::string_view::npos;
+}
 
 class KinetoImporter
 {
@@ -322,7 +334,7 @@ private:
             if (cat == "python_function" && name.starts_with(kModulePrefix))
                 m_modules[threadOf(pid, tid)].push_back(Span{beginNs, endNs, std::string(name.substr(kModulePrefix.size()))});
             else if (cat == "user_annotation" || cat == "cpu_op" || cat == "Operator") { // "Operator": PyTorch 1.8
-                if (name.starts_with(kBackwardPrefix))
+                if (name.starts_with(kBackwardPrefix) || isAutogradNodeName(name))
                     addSpan(threadOf(pid, tid), beginNs, endNs, "bwd");
                 else if (const AnnotationScope scope = parseAnnotation(name); scope.step || scope.phase != Phase::Other)
                     addSpan(threadOf(pid, tid), beginNs, endNs, std::string(name));
@@ -450,6 +462,12 @@ private:
         for (Annotation &annotation : m_annotations)
             annotation.timeNs += m_baseNs;
         const auto rangesByThread = addAnnotations(m_builder, std::move(m_annotations));
+        // Module spans are named Class_N: the class is the layer's kind.
+        for (std::uint32_t l = 0; l < m_builder.current().layers.size(); ++l) {
+            const std::string_view name = m_builder.current().layers[l].name();
+            if (const auto underscore = name.rfind('_'); underscore != std::string_view::npos && underscore > 0)
+                m_builder.setLayerInfo(l, std::string(name.substr(0, underscore)), 0);
+        }
 
         KinetoMemory::Result memory = m_memory.finish();
         describeTotals(memory);
@@ -457,12 +475,19 @@ private:
         // gave (time, and the place of corrections among equal times) is kept.
         std::vector<MemoryEvent> events;
         events.reserve(memory.events.size());
+        std::vector<bool> recorded;
+        recorded.reserve(memory.events.size());
         std::vector<std::vector<std::size_t>> eventsOfThread(m_threads.size());
+        const std::uint32_t beforeTrace = m_builder.stacks().internStack({Frame{std::string(kBeforeTrace), "", 0}});
+        const std::uint32_t totalsOnly = m_builder.stacks().internStack({Frame{std::string(kTotalsOnly), "", 0}});
         for (const KinetoMemory::ThreadEvent &pending : memory.events) {
             events.push_back(pending.event);
             events.back().timeNs += m_baseNs;
-            if (pending.thread != KinetoMemory::kNoThread)
+            recorded.push_back(pending.origin == KinetoMemory::Origin::Recorded);
+            if (pending.origin == KinetoMemory::Origin::Recorded)
                 eventsOfThread[static_cast<std::size_t>(pending.thread)].push_back(events.size() - 1);
+            else
+                events.back().stack = pending.origin == KinetoMemory::Origin::BeforeTrace ? beforeTrace : totalsOnly;
         }
         for (std::size_t thread = 0; thread < eventsOfThread.size() && thread < rangesByThread.size(); ++thread) {
             std::vector<std::size_t> &indices = eventsOfThread[thread];
@@ -477,6 +502,10 @@ private:
             for (std::size_t k = 0; k < indices.size(); ++k)
                 events[indices[k]] = ofThread[k];
         }
+        if (const std::size_t given = forwardBeforeBackward(m_builder, events, recorded); given > 0)
+            m_builder.setMeta("scopes.source", std::to_string(given) + " allocations before their step's backward taken as the forward pass");
+        if (std::any_of(events.begin(), events.end(), [](const MemoryEvent &e) { return e.phase != Phase::Other; }))
+            m_builder.setMeta(metakey::Categories, "lifetime");
         for (const MemoryEvent &event : events)
             m_builder.addEvent(event);
         if (m_skippedOtherDevices > 0)

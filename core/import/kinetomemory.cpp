@@ -47,15 +47,15 @@ void KinetoMemory::finishLane(std::span<const Record> records, Result &result)
     CategoryLedger ledger(lane);
     std::vector<MemoryEvent> scratch;
     std::int64_t level = 0;
-    const auto addSynthetic = [&](const Record &record, std::int64_t delta, std::int32_t thread) {
+    const auto addSynthetic = [&](const Record &record, std::int64_t delta, Origin origin) {
         scratch.clear();
         ledger.apply(record.timeNs, Category::Unknown, delta, scratch);
         for (const MemoryEvent &event : scratch)
-            result.events.push_back({event, thread});
+            result.events.push_back({event, record.thread, origin});
         level += delta;
     };
     if (preexisting > 0) {
-        addSynthetic(records.front(), preexisting, kNoThread);
+        addSynthetic(records.front(), preexisting, Origin::BeforeTrace);
         result.preexistingBytes[lane] = preexisting;
     }
     TotalsCheck check;
@@ -74,16 +74,16 @@ void KinetoMemory::finishLane(std::span<const Record> records, Result &result)
         // A lowering correction before the event and a raising one after it, so that no
         // moment stands higher than the file's totals on either side.
         if (correction < 0)
-            addSynthetic(record, correction, kNoThread);
+            addSynthetic(record, correction, Origin::Totals);
         if (!record.hasAddress) {
             result.addressesMissing = true;
-            addSynthetic(record, record.bytes, record.thread);
+            addSynthetic(record, record.bytes, Origin::Recorded);
         } else if (record.bytes != 0) {
-            result.events.push_back({MemoryEvent{record.timeNs, record.bytes, record.addr, lane}, record.thread});
+            result.events.push_back({MemoryEvent{record.timeNs, record.bytes, record.addr, lane}, record.thread, Origin::Recorded});
             level += record.bytes;
         }
         if (correction > 0)
-            addSynthetic(record, correction, kNoThread);
+            addSynthetic(record, correction, Origin::Totals);
         if (record.totalReserved != kAbsent && record.totalReserved != reserved) {
             result.reserved.push_back(ReservedEvent{record.timeNs, record.totalReserved - reserved, 0, lane});
             reserved = record.totalReserved;

@@ -34,12 +34,18 @@ public:
         std::int64_t totalReserved = kAbsent;
     };
 
-    static constexpr std::int32_t kNoThread = -1;
+    // Where an event's memory comes from: an event of the trace, or the trace's totals.
+    enum class Origin : std::uint8_t {
+        Recorded,    // a "[memory]" event, on its thread
+        BeforeTrace, // allocated before profiling began
+        Totals,      // in "Total Allocated" but in no event: the file's totals win
+    };
 
     struct ThreadEvent
     {
         MemoryEvent event;
-        std::int32_t thread = 0; // kNoThread: memory no event of the trace accounts for
+        std::int32_t thread = 0; // for Recorded events
+        Origin origin = Origin::Recorded;
     };
 
     // Per device lane: how the running sum compared with the trace's own totals.

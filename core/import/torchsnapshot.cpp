@@ -1,6 +1,7 @@
 #include "torchsnapshot.h"
 
 #include "annotationranges.h"
+#include "stackscopes.h"
 #include "core/error.h"
 #include "core/trace/metadata.h"
 #include "core/trace/tracebuilder.h"
@@ -68,6 +69,11 @@ public:
         else
             m_builder.setMeta("time.source", "none: the snapshot holds only the state at dump time");
         emitDevices();
+        if (m_phasedByStacks > 0) {
+            m_builder.setMeta("scopes.source", "call stacks: " + std::to_string(m_phasedByStacks) + " allocations phased, "
+                                                   + std::to_string(m_layeredByStacks) + " in layers of module calls");
+            m_builder.setMeta(metakey::Categories, "lifetime");
+        }
         return m_builder.finish();
     }
 
@@ -173,13 +179,6 @@ private:
             return name.find("::malloc(") == std::string_view::npos && name.find("::allocate(") == std::string_view::npos;
         }
         return false;
-    }
-
-    // The stack of blocks allocated before the allocator recorded stacks: one frame that
-    // says so, so the live set names them rather than showing an empty stack.
-    std::uint32_t beforeRecordingStack()
-    {
-        return m_builder.stacks().internStack({Frame{std::string(kBeforeRecording), "", 0}});
     }
 
     std::uint32_t frameOf(const Value &frame)
@@ -390,11 +389,14 @@ private:
             for (MemoryEvent event : state.preexisting) {
                 event.timeNs = start;
                 if (event.stack == StackTable::kEmptyStack)
-                    event.stack = beforeRecordingStack();
+                    event.stack = m_builder.stacks().internStack({Frame{std::string(kBeforeTrace), "", 0}});
                 m_builder.addEvent(event);
             }
             if (static_cast<std::size_t>(deviceIndex) < m_rangesByDevice.size())
                 assignScopes(state.events, m_rangesByDevice[static_cast<std::size_t>(deviceIndex)]);
+            const StackScopesResult scopes = deriveScopesFromStacks(m_builder, state.events);
+            m_phasedByStacks += scopes.phased;
+            m_layeredByStacks += scopes.layered;
             for (const MemoryEvent &event : state.events)
                 m_builder.addEvent(event);
             for (const ReservedEvent &event : state.reserved)
@@ -430,6 +432,8 @@ private:
     std::size_t m_totalEntries = 1;
     std::size_t m_sawEntries = 0;
     bool m_sawTime = false;
+    std::size_t m_phasedByStacks = 0;
+    std::size_t m_layeredByStacks = 0;
 };
 
 } // namespace

@@ -82,7 +82,9 @@ struct Spans
 
 std::vector<std::uint32_t> defaultChain(const Trace &trace)
 {
-    std::map<std::uint32_t, std::vector<std::pair<long, std::uint32_t>>> children;
+    // Per parent and group: the numbered children. "" is a ModuleList's (every child a
+    // number); a class name is Kineto's ("Block_3", its name for the fourth Block).
+    std::map<std::pair<std::uint32_t, std::string>, std::vector<std::pair<long, std::uint32_t>>> groups;
     std::map<std::uint32_t, bool> allNumbered;
     for (std::uint32_t l = 0; l < trace.layers.size(); ++l) {
         const std::uint32_t parent = trace.layers[l].parent;
@@ -90,30 +92,36 @@ std::vector<std::uint32_t> defaultChain(const Trace &trace)
             continue;
         const std::string_view name = trace.layers[l].name();
         auto [it, inserted] = allNumbered.try_emplace(parent, true);
+        std::string_view group, digits = name;
         if (!isIndex(name)) {
             it->second = false;
-            continue;
+            const auto underscore = name.rfind('_');
+            if (underscore == std::string_view::npos || underscore == 0 || !isIndex(name.substr(underscore + 1)))
+                continue;
+            group = name.substr(0, underscore);
+            digits = name.substr(underscore + 1);
         }
         long index = 0;
-        std::from_chars(name.data(), name.data() + name.size(), index);
-        children[parent].emplace_back(index, l);
+        std::from_chars(digits.data(), digits.data() + digits.size(), index);
+        groups[{parent, std::string(group)}].emplace_back(index, l);
     }
-    const auto rank = [&](std::uint32_t parent) {
-        const auto &list = children[parent];
+    const auto rank = [&](const auto &entry) {
+        const auto &list = entry.second;
         const std::string &kind = trace.layers[list.front().second].kind;
         const bool oneKind = !kind.empty() && std::all_of(list.begin(), list.end(), [&](const auto &child) {
             return trace.layers[child.second].kind == kind;
         });
-        return std::tuple(oneKind, list.size(), depthOf(trace, parent));
+        return std::tuple(oneKind, list.size(), depthOf(trace, entry.first.first));
     };
-    std::optional<std::uint32_t> best;
-    for (const auto &[parent, list] : children) {
-        if (allNumbered[parent] && list.size() >= 2 && (!best || rank(parent) > rank(*best)))
-            best = parent;
+    const decltype(groups)::value_type *best = nullptr;
+    for (const auto &entry : groups) {
+        const bool usable = entry.first.second.empty() ? allNumbered[entry.first.first] : true;
+        if (usable && entry.second.size() >= 2 && (!best || rank(entry) > rank(*best)))
+            best = &entry;
     }
     std::vector<std::uint32_t> chain;
     if (best) {
-        auto list = children[*best];
+        auto list = best->second;
         std::sort(list.begin(), list.end());
         for (const auto &[index, layer] : list)
             chain.push_back(layer);

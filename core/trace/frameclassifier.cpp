@@ -66,7 +66,7 @@ std::string_view withoutReturnType(std::string_view function)
 FrameKind classifyNative(std::string_view function, std::string_view file)
 {
     function = withoutReturnType(function);
-    if (function == kBeforeRecording)
+    if (function == kBeforeTrace || function == kTotalsOnly)
         return FrameKind::System;
     if (function.empty() || function == "??")
         return FrameKind::Interpreter; // unsymbolized: nothing to name it by
@@ -174,7 +174,9 @@ Phase phaseHint(const Frame &frame)
             return Phase::Backward;
         if (contains(file, "torch/optim/"))
             return Phase::Optimizer;
-        if (isModuleCallFrame(frame))
+        // A module call, or a module's forward itself (some PyTorch builds leave the
+        // module-call frames out of the stacks they record).
+        if (isModuleCallFrame(frame) || function == "forward")
             return Phase::Forward;
         return Phase::Other;
     }

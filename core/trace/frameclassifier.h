@@ -39,7 +39,8 @@ std::optional<std::string> operatorName(const Frame &frame);
 std::optional<std::string> autogradNodeName(const Frame &frame);
 
 // The phase a frame proves its stack to be in: the autograd engine (backward), an
-// optimizer's step (optimizer), a module call (forward). Phase::Other when it proves none.
+// optimizer's step (optimizer), a module call or a forward function (forward).
+// Phase::Other when it proves none.
 Phase phaseHint(const Frame &frame);
 
 // "model.py" for "/home/me/proj/model.py".

@@ -34,6 +34,10 @@ public:
         , m_backwardBegins(beginsOf(trace, Phase::Backward))
         , m_forwardBegins(beginsOf(trace, Phase::Forward))
     {
+        for (const Range &range : trace.ranges) {
+            if (range.phase == Phase::Optimizer)
+                m_optimizerSpans.emplace_back(range.beginNs, range.endNs);
+        }
     }
 
     // The category of an allocation made at `allocNs` in `phase` and freed at `freeNs`
@@ -50,8 +54,11 @@ public:
         case Phase::Other:
             // Made before training began and kept through the first step: the model's
             // weights and buffers.
-            if (!m_trace.steps.empty() && allocNs < m_trace.steps.front().beginNs && freeNs >= m_trace.steps.front().endNs)
+            if (!m_trace.steps.empty() && allocNs <= m_trace.steps.front().beginNs && freeNs >= m_trace.steps.front().endNs)
                 return Category::Parameter;
+            // Made before training began and freed by the optimizer: state it replaced.
+            if (!m_trace.steps.empty() && allocNs <= m_trace.steps.front().beginNs && inOptimizer(freeNs))
+                return Category::OptimizerState;
             break;
         }
         return Category::Unknown;
@@ -72,9 +79,16 @@ private:
         return firstAfter(m_forwardBegins, t);
     }
 
+    bool inOptimizer(std::int64_t t) const
+    {
+        return std::any_of(m_optimizerSpans.begin(), m_optimizerSpans.end(),
+                           [t](const auto &span) { return t >= span.first && t <= span.second; });
+    }
+
     const Trace &m_trace;
     std::vector<std::int64_t> m_backwardBegins;
     std::vector<std::int64_t> m_forwardBegins;
+    std::vector<std::pair<std::int64_t, std::int64_t>> m_optimizerSpans;
 };
 
 struct BlockKey

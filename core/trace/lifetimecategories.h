@@ -10,7 +10,8 @@
 //
 // What is freed before that point is Temporary. Allocations outside any phase are
 // Parameter when made before the first step and kept through it (weights and buffers),
-// else they stay Unknown. The free gets its allocation's category.
+// OptimizerState when made before it and freed during an optimizer range (the state a
+// step replaced), else they stay Unknown. The free gets its allocation's category.
 
 #include "trace.h"
 

@@ -10,8 +10,10 @@
 
 namespace peaklens {
 
-// The one frame of the stack of blocks allocated before their source recorded stacks.
-inline constexpr std::string_view kBeforeRecording = "(allocated before stacks were recorded)";
+// One-frame stacks for memory whose source names no allocation site: blocks that existed
+// before the trace began, and memory a trace's running totals hold but its events miss.
+inline constexpr std::string_view kBeforeTrace = "(allocated before the trace began)";
+inline constexpr std::string_view kTotalsOnly = "(in the trace's totals, in none of its events)";
 
 struct Frame
 {

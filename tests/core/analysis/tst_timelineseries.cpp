@@ -131,6 +131,10 @@ private slots:
         QTest::addColumn<QString>("file");
         QTest::addRow("a replayed training step") << QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens");
         QTest::addRow("a modelled step") << QFINDTESTDATA("../../data/modelled-step.pltxt");
+        // Imported from files recorded on real GPUs: layers from module calls in the
+        // stacks, and from Kineto's nn.Module spans.
+        QTest::addRow("a real snapshot") << QFINDTESTDATA("../../data/real/snapshot_cs336_medium_train.pickle.gz");
+        QTest::addRow("a real Kineto trace") << QFINDTESTDATA("../../data/real/kineto_h100_qwen_inference.pt.trace.json.gz");
     }
 
     void bandsHoldTheirLayersLiveBlocks()

@@ -3,6 +3,7 @@
 #include "core/analysis/allocationsites.h"
 #include "core/analysis/peakfinder.h"
 #include "core/import/traceloader.h"
+#include "core/plan/costmodel.h"
 
 #include <QFile>
 #include <QJsonDocument>
@@ -106,6 +107,57 @@ private slots:
                 user << label;
         }
         QCOMPARE(user, expected);
+    }
+
+    // Files recorded without PeakLens's helper still get phases and layers: from the
+    // call stacks of snapshots, from the spans of Kineto traces. The counts were taken
+    // from the files by a separate reading (the frames of each allocation; the spans
+    // around each memory event on its thread, and for a step's allocations before its
+    // first backward span, the forward).
+    void phasesAndLayersWithoutTheHelper_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("phases"); // allocations on the peak's device in forward, backward, optimizer
+        QTest::addColumn<QString>("chain");  // the default chain: first, last, how many
+        QTest::addRow("snapshot of a training step")
+            << QStringLiteral("snapshot_cs336_medium_train.pickle.gz") << QStringLiteral("1280 2170 3066")
+            << QStringLiteral("nsys_profile:142.model:253.0 .. nsys_profile:142.model:253.23 (24)");
+        QTest::addRow("snapshot of a forward pass")
+            << QStringLiteral("snapshot_cs336_forward_fp32.pickle.gz") << QStringLiteral("681 0 0")
+            << QStringLiteral("benchmark:140.transformer_lm:56.0 .. benchmark:140.transformer_lm:56.11 (12)");
+        QTest::addRow("Kineto trace of 2-GPU training") << QStringLiteral("kineto_v100_rank1.pt.trace.json.gz")
+                                                        << QStringLiteral("4295 9090 0") << QString();
+        QTest::addRow("Kineto trace of inference with module spans")
+            << QStringLiteral("kineto_h100_qwen_inference.pt.trace.json.gz") << QStringLiteral("1125 0 0")
+            << QStringLiteral("Qwen2Model_0.Qwen2DecoderLayer_0 .. Qwen2Model_0.Qwen2DecoderLayer_23 (24)");
+    }
+
+    void phasesAndLayersWithoutTheHelper()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, phases);
+        QFETCH(QString, chain);
+        const auto trace = loadTrace(ss(corpusPath(file)));
+        const PeakReport report = findPeaks(*trace);
+        const Device device = report.devices[*report.primary].device;
+        std::array<int, kPhaseCount> count{};
+        for (std::size_t i = 0; i < trace->events.size(); ++i) {
+            if (trace->events.deltaBytes(i) > 0 && trace->lanes[trace->events.lane(i)].device == device)
+                ++count[std::size_t(trace->events.phase(i))];
+        }
+        QCOMPARE(QStringLiteral("%1 %2 %3").arg(count[std::size_t(Phase::Forward)]).arg(count[std::size_t(Phase::Backward)])
+                     .arg(count[std::size_t(Phase::Optimizer)]),
+                 phases);
+        const auto layers = defaultChain(*trace);
+        const QString found = layers.empty() ? QString()
+                                             : QStringLiteral("%1 .. %2 (%3)").arg(qs(trace->layers[layers.front()].path),
+                                                                                  qs(trace->layers[layers.back()].path))
+                                                   .arg(layers.size());
+        QCOMPARE(found, chain);
+        for (const Layer &layer : trace->layers)
+            QVERIFY2(layer.path.find("ProfilerStep") == std::string::npos && layer.path.find("nccl") == std::string::npos
+                         && layer.path.find("Optimizer") == std::string::npos,
+                     layer.path.c_str());
     }
 };
 

@@ -122,6 +122,7 @@ private slots:
                                                      << int(Phase::Optimizer);
         QTest::addRow("a module call") << QStringLiteral("_call_impl") << QStringLiteral("/v/site-packages/torch/nn/modules/module.py")
                                        << int(Phase::Forward);
+        QTest::addRow("a module's forward") << QStringLiteral("forward") << QStringLiteral("/home/me/model.py") << int(Phase::Forward);
         QTest::addRow("user code proves nothing") << QStringLiteral("step") << QStringLiteral("/home/me/optimizer.py") << int(Phase::Other);
     }
 
