@@ -57,6 +57,7 @@ json chainJson(const CostModel &model)
     }
     return {{"device", model.device.toString()},
             {"step", model.step ? json(*model.step) : json(nullptr)},
+            {"backward_estimated", model.backwardEstimated},
             {"layers", layers}};
 }
 
@@ -79,6 +80,10 @@ std::string planText(const CostModel &model, const Plan &plan, const std::string
            + formatDuration(baseline.stepTimeNs) + " measured (+" + formatDuration(plan.prediction.addedTimeNs) + ")\n";
     if (plan.prediction.peakInRecomputeOf)
         out += "The peak is the recompute of " + model.layers[*plan.prediction.peakInRecomputeOf].path + ".\n";
+    else if (plan.prediction.peakPhase == Phase::Optimizer)
+        out += "The peak is in the optimizer, after the saved activations are freed: checkpointing cannot lower it.\n";
+    if (model.backwardEstimated)
+        out += "The trace times no layer's backward; each was estimated from when the blocks its forward saved were freed.\n";
     return out;
 }
 

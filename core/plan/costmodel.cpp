@@ -78,6 +78,63 @@ struct Spans
     std::int64_t forwardBegin = -1, forwardEnd = -1, backwardBegin = -1, backwardEnd = -1;
 };
 
+// For chain layers the trace gives no backward range (traces imported without PeakLens's
+// helper), from the frees of the blocks each layer's forward left for the backward: a
+// layer's backward begins with the first of them (its output, which the next layer saved
+// and released as its own backward ended) and runs until the previous layer's begins; the
+// first layer's ends with the last of them. False when the step has no backward.
+bool estimateBackwardSpans(const Trace &trace, const LaneDevices &lanes, std::uint32_t device, std::int64_t begin,
+                           std::int64_t end, std::vector<Spans> &chain)
+{
+    const MemoryEvents &events = trace.events;
+    std::int64_t forwardEnd = INT64_MIN;
+    for (const Spans &s : chain)
+        forwardEnd = std::max(forwardEnd, s.forwardEnd);
+    const auto inStep = [&](std::size_t i) {
+        return lanes.deviceOfLane[events.lane(i)] == device && events.timeNs(i) >= begin && events.timeNs(i) < end;
+    };
+    std::optional<std::int64_t> backwardStart;
+    for (std::size_t i = 0; i < events.size() && !backwardStart; ++i) {
+        if (inStep(i) && events.phase(i) == Phase::Backward && events.deltaBytes(i) > 0 && events.timeNs(i) >= forwardEnd)
+            backwardStart = events.timeNs(i);
+    }
+    if (!backwardStart)
+        return false;
+    std::unordered_map<std::uint64_t, std::size_t> savedBy; // live block -> the chain layer whose forward made it
+    std::vector<std::int64_t> firstFree(chain.size(), INT64_MAX), lastFree(chain.size(), INT64_MIN);
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        if (!inStep(i))
+            continue;
+        const std::int64_t t = events.timeNs(i);
+        if (events.deltaBytes(i) > 0) {
+            savedBy.erase(events.addr(i));
+            const auto layer = std::upper_bound(chain.begin(), chain.end(), t, [](std::int64_t time, const Spans &s) {
+                return time < s.forwardBegin;
+            });
+            if (t < *backwardStart && layer != chain.begin() && t <= std::prev(layer)->forwardEnd)
+                savedBy[events.addr(i)] = static_cast<std::size_t>(std::prev(layer) - chain.begin());
+        } else if (auto block = savedBy.find(events.addr(i)); block != savedBy.end()) {
+            if (t >= *backwardStart) {
+                firstFree[block->second] = std::min(firstFree[block->second], t);
+                lastFree[block->second] = std::max(lastFree[block->second], t);
+            }
+            savedBy.erase(block);
+        }
+    }
+    // Backward passes run in reverse chain order, each no earlier than the one after it.
+    std::int64_t floor = *backwardStart;
+    for (std::size_t k = chain.size(); k-- > 0;) {
+        if (chain[k].backwardBegin < 0)
+            chain[k].backwardBegin = std::max(floor, firstFree[k] == INT64_MAX ? floor : firstFree[k]);
+        floor = chain[k].backwardBegin;
+    }
+    for (std::size_t k = 0; k < chain.size(); ++k) {
+        if (chain[k].backwardEnd < 0)
+            chain[k].backwardEnd = k > 0 ? chain[k - 1].backwardBegin : std::max(chain[k].backwardBegin, lastFree[k]);
+    }
+    return true;
+}
+
 } // namespace
 
 std::vector<std::uint32_t> defaultChain(const Trace &trace)
@@ -181,18 +238,23 @@ CostModel buildCostModel(const Trace &trace, const ChainSelection &selection)
             s.backwardEnd = range.endNs;
         }
     }
+    const LaneDevices lanes(trace);
+    const std::uint32_t device = *lanes.indexOf(model.device);
     std::vector<Spans> chain;
     for (std::uint32_t l : candidates) {
         const Spans &s = spans[l];
-        if (s.forwardBegin >= 0 && s.backwardBegin >= 0)
+        if (s.forwardBegin >= 0)
             chain.push_back(s);
     }
+    std::sort(chain.begin(), chain.end(), [](const Spans &a, const Spans &b) { return a.forwardBegin < b.forwardBegin; });
+    if (std::any_of(chain.begin(), chain.end(), [](const Spans &s) { return s.backwardBegin < 0; }))
+        model.backwardEstimated = estimateBackwardSpans(trace, lanes, device, begin, end, chain);
+    std::erase_if(chain, [](const Spans &s) { return s.backwardBegin < 0; });
     if (chain.empty())
         throw Error(selection.layerPattern
                         ? "No layer matching \"" + *selection.layerPattern + "\" runs both forward and backward in the peak's step."
                         : std::string("The trace has no chain of repeated layers (blocks.0, blocks.1, ...) with forward and "
                                       "backward ranges; choose the layers with --layers REGEX."));
-    std::sort(chain.begin(), chain.end(), [](const Spans &a, const Spans &b) { return a.forwardBegin < b.forwardBegin; });
     for (std::size_t i = 0; i + 1 < chain.size(); ++i) {
         const Spans &a = chain[i], &b = chain[i + 1];
         if (a.forwardEnd > b.forwardBegin || b.backwardEnd > a.backwardBegin || b.forwardEnd > b.backwardBegin)
@@ -204,8 +266,6 @@ CostModel buildCostModel(const Trace &trace, const ChainSelection &selection)
         throw Error("The backward of " + trace.layers[chain.back().layer].path + " begins before its forward ends.");
 
     // The measured curve of the step on the peak's device.
-    const LaneDevices lanes(trace);
-    const std::uint32_t device = *lanes.indexOf(model.device);
     const MemoryEvents &events = trace.events;
     std::int64_t bytes = 0;
     std::size_t first = 0;

@@ -50,6 +50,10 @@ struct CostModel
     std::vector<std::int64_t> segmentPeakBytes;
     std::vector<std::size_t> segmentPeakPoint; // index into curve
     std::int64_t measuredPeakBytes = 0;
+    // The trace ranged no backward for some chain layers (imported without PeakLens's
+    // helper): their backward spans were estimated from when the blocks their forward
+    // left for the backward were freed.
+    bool backwardEstimated = false;
 };
 
 struct ChainSelection

@@ -181,7 +181,7 @@ private slots:
                                        << QStringLiteral("/nonexistent.peaklens");
         QTest::addRow("unwritable") << QStringList{QStringLiteral("report"), kBundled, QStringLiteral("-o"), QStringLiteral("/nonexistent/x.html")}
                                     << QStringLiteral("/nonexistent/x.html: cannot be written");
-        QTest::addRow("no chain") << QStringList{QStringLiteral("pareto"), QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/kineto.pt.trace.json")}
+        QTest::addRow("no chain") << QStringList{QStringLiteral("pareto"), QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/memory_timeline.json")}
                                   << QStringLiteral("--layers");
         QTest::addRow("bad regex") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--strategy"), QStringLiteral("all"),
                                                   QStringLiteral("--layers"), QStringLiteral("(")}

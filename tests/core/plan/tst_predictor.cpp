@@ -3,6 +3,7 @@
 #include "core/analysis/peakfinder.h"
 #include "core/plan/predictor.h"
 #include "core/error.h"
+#include "core/import/traceloader.h"
 
 #include <QFile>
 
@@ -172,6 +173,10 @@ private slots:
             << QStringLiteral("layer 0 kind=Embedding\nlayer 1 kind=ModuleList\nlayer 2 kind=Linear\n"
                               "layer 1.blocks.0 kind=Block\nlayer 1.blocks.1 kind=Block\n")
             << QStringLiteral("1.blocks.0,1.blocks.1");
+        QTest::newRow("Kineto's Class_N siblings")
+            << QStringLiteral("layer GPT_0.Embedding_0 kind=Embedding\nlayer GPT_0.Block_0 kind=Block\nlayer GPT_0.Block_1 kind=Block\n"
+                              "layer GPT_0.Block_2 kind=Block\nlayer GPT_0.Block_0.Linear_0 kind=Linear\nlayer GPT_0.Block_0.Linear_1 kind=Linear\n")
+            << QStringLiteral("GPT_0.Block_0,GPT_0.Block_1,GPT_0.Block_2");
         QTest::newRow("no kinds: the most children")
             << QStringLiteral("layer blocks.0\nlayer blocks.1\nlayer blocks.0.mlp.0\nlayer blocks.0.mlp.1\nlayer blocks.0.mlp.2\n")
             << QStringLiteral("blocks.0.mlp.0,blocks.0.mlp.1,blocks.0.mlp.2");
@@ -186,6 +191,34 @@ private slots:
         for (std::uint32_t layer : defaultChain(*trace))
             chain += (chain.empty() ? "" : ",") + trace->layers[layer].path;
         QCOMPARE(QString::fromStdString(chain), expected);
+    }
+
+    // Traces imported without PeakLens's helper time no layer's backward: the model
+    // estimates each from when its saved blocks are freed. Checked against a replay whose
+    // backward ranges were recorded, with those ranges taken away.
+    void estimatedBackwardAgreesWithRecordedRanges()
+    {
+        const auto recorded = loadTrace(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens");
+        Trace stripped = *recorded;
+        std::erase_if(stripped.ranges, [](const Range &r) { return r.phase == Phase::Backward && r.layer != kNoLayer; });
+        const CostModel truth = buildCostModel(*recorded);
+        const CostModel estimate = buildCostModel(stripped);
+        QVERIFY(!truth.backwardEstimated);
+        QVERIFY(estimate.backwardEstimated);
+        QCOMPARE(estimate.layers.size(), truth.layers.size());
+        for (std::size_t k = 0; k < truth.layers.size(); ++k) {
+            // Within a thousandth of the step of the recorded begin.
+            QVERIFY2(std::abs(estimate.layers[k].backwardBeginNs - truth.layers[k].backwardBeginNs) < truth.stepTimeNs / 1000,
+                     truth.layers[k].path.c_str());
+        }
+        for (std::size_t every : {1, 2, 3}) {
+            std::vector<bool> checkpoint(truth.layers.size());
+            for (std::size_t k = 0; k < checkpoint.size(); k += every)
+                checkpoint[k] = true;
+            const double truePeak = double(predict(truth, checkpoint).peakBytes);
+            QVERIFY2(std::abs(double(predict(estimate, checkpoint).peakBytes) - truePeak) < 0.02 * truePeak,
+                     qPrintable(QStringLiteral("every:%1").arg(every)));
+        }
     }
 
     void refusesTracesWithoutAChain()
