@@ -1,5 +1,6 @@
 #include "mainwindow.h"
 
+#include "layereditor.h"
 #include "models/layermodel.h"
 #include "models/livesetmodel.h"
 #include "models/runcomparisonmodel.h"
@@ -84,6 +85,7 @@ MainWindow::MainWindow(QWidget *parent)
     , m_layers(new LayerModel(this))
     , m_layerProxy(new QSortFilterProxyModel(this))
     , m_livePane(new LiveSetPane(this))
+    , m_layerEditor(new LayerEditor(this))
     , m_progress(new QProgressBar(this))
     , m_cancel(new QPushButton(tr("Cancel"), this))
     , m_detailTabs(new QTabWidget(this))
@@ -219,6 +221,23 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_whatIf, &WhatIfBar::strategyChanged, this, &MainWindow::applyStrategy);
     connect(m_timeline, &TimelineView::timeClicked, this, [this](std::int64_t timeNs) { showLiveSet(timeNs); });
     connect(m_timeline, &TimelineView::rangeSelected, this, &MainWindow::showRangeStats);
+    m_layerView->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_layerView, &QWidget::customContextMenuRequested, this, [this](const QPoint &position) {
+        const QVariant layer = m_layerProxy->data(m_layerView->indexAt(position), LayerModel::LayerRole);
+        if (m_document && layer.isValid() && !m_layerEditor->isBusy())
+            m_layerEditor->menuFor(m_document, layer.toUInt(), this)->popup(m_layerView->viewport()->mapToGlobal(position));
+    });
+    connect(m_layerEditor, &LayerEditor::edited, this, [this](const DocumentPtr &document, const QString &what) {
+        std::replace(m_processes.begin(), m_processes.end(), m_document, document);
+        showDocument(document);
+        statusBar()->showMessage(what, 8000);
+        Q_EMIT documentEdited();
+    });
+    connect(m_layerEditor, &LayerEditor::failed, this, [this](const QString &message) {
+        if (QApplication::platformName() != QLatin1String("offscreen"))
+            QMessageBox::warning(this, tr("Cannot change the layers"), message);
+        statusBar()->showMessage(message, 8000);
+    });
     connect(m_layerView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &current) {
         const QVariant layer = m_layerProxy->data(current, LayerModel::LayerRole);
         m_timeline->highlightLayer(layer.isValid() ? std::optional<std::uint32_t>(layer.toUInt()) : std::nullopt);
@@ -482,9 +501,11 @@ void MainWindow::showDocument(const DocumentPtr &document)
     m_layers->resetData(document);
     m_timeline->setDocument(document);
     m_layerView->expandAll();
+    // Layer names in full (the tree scrolls sideways when they are long); the kind gives way.
     for (int column = 0; column < LayerModel::NumColumns; ++column)
         m_layerView->resizeColumnToContents(column);
-    m_layerView->header()->setSectionResizeMode(LayerModel::NameColumn, QHeaderView::Stretch);
+    m_layerView->setColumnWidth(LayerModel::NameColumn,
+                                std::min(m_layerView->columnWidth(LayerModel::NameColumn), m_layerView->width() * 2 / 5));
     m_rerunCount = 0;
     m_runs->resetData({});
     if (document->costModel) {
@@ -514,10 +535,14 @@ void MainWindow::showDocument(const DocumentPtr &document)
     }
     updateRerunAction();
     showLiveSet(std::nullopt);
-    QString status = tr("%1 memory events, %2 layers, %3 steps")
-                         .arg(document->trace->events.size())
-                         .arg(document->trace->layers.size())
-                         .arg(document->trace->steps.size());
+    const auto count = [](std::size_t n, const char *noun) {
+        return QString::fromStdString(formatCount(static_cast<std::int64_t>(n)) + " " + noun + (n == 1 ? "" : "s"));
+    };
+    QString status = count(document->trace->events.size(), "memory event") + QStringLiteral(", ")
+                     + count(document->trace->layers.size(), "layer") + QStringLiteral(", ")
+                     + count(document->trace->steps.size(), "step");
+    if (document->costModel && document->costModel->backwardEstimated)
+        status += tr(" — the trace times no layer's backward: it is estimated from when each layer's saved blocks were freed");
     if (document->trace->metaValue(metakey::AllocatorView) == "segments")
         status += tr(" — recorded with PyTorch's caching allocator, which hides tensors: only its segments (reserved "
                      "memory) were seen. Record with the exact or async allocator for per-layer memory.");

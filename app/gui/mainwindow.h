@@ -27,6 +27,7 @@ class QTreeView;
 
 namespace peaklens::gui {
 
+class LayerEditor;
 class LayerModel;
 class LiveSetModel;
 class LiveSetPane;
@@ -61,6 +62,8 @@ public:
     void setGroupByLayer(bool byLayer);
 
     LayerModel *layerModel() const { return m_layers; }
+    // Chain choice, renames and merges of layers; documentEdited follows each.
+    LayerEditor *layerEditor() const { return m_layerEditor; }
     LiveSetModel *liveSetModel() const;
     WhatIfBar *whatIfBar() const { return m_whatIf; }
     TimelineView *timeline() const { return m_timeline; }
@@ -78,6 +81,7 @@ public:
 
 Q_SIGNALS:
     void documentLoaded();
+    void documentEdited();
     void loadFailed(const QString &message);
     void rerunFinished();
     void reportExported(const QString &path, const QString &problem);
@@ -109,6 +113,7 @@ private:
     QTreeView *m_layerView;
     QLineEdit *m_layerFilter;
     LiveSetPane *m_livePane;
+    LayerEditor *m_layerEditor;
     QProgressBar *m_progress;
     QPushButton *m_cancel;
     QTabWidget *m_detailTabs;

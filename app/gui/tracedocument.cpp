@@ -9,12 +9,18 @@ namespace peaklens::gui {
 
 DocumentPtr loadDocument(const QString &path, const ImportProgress &progress)
 {
-    auto document = std::make_shared<TraceDocument>();
-    document->path = path;
     // Reading is most of the work; the analysis takes the last tenth of the bar.
     ImportProgress reading = progress;
     reading.report = [&progress](double fraction) { progress.tick(fraction * 0.9); };
-    document->trace = loadTrace(path.toStdString(), reading);
+    return analyseDocument(path, loadTrace(path.toStdString(), reading), {}, progress);
+}
+
+DocumentPtr analyseDocument(const QString &path, TracePtr tracePtr, const ChainSelection &chain, const ImportProgress &progress)
+{
+    auto document = std::make_shared<TraceDocument>();
+    document->path = path;
+    document->trace = std::move(tracePtr);
+    document->chain = chain;
     const Trace &trace = *document->trace;
 
     // The analyses read the trace only and are independent: run them side by side.
@@ -25,10 +31,13 @@ DocumentPtr loadDocument(const QString &path, const ImportProgress &progress)
         document->device = trace.lanes.front().device;
     const Device device = document->device;
     auto summary = std::async(std::launch::async, [&trace] { return summarize(trace); });
-    auto byLayer = std::async(std::launch::async, [&trace, device] { return buildTimeline(trace, device, GroupBy::Layer); });
-    auto costModel = std::async(std::launch::async, [&trace]() -> std::pair<std::optional<CostModel>, QString> {
+    // One band per repeated block (and per layer outside them), not per innermost module.
+    auto byLayer = std::async(std::launch::async, [&trace, device, &chain] {
+        return buildTimeline(trace, device, GroupBy::Layer, blockDepth(trace, chain.layers.empty() ? defaultChain(trace) : chain.layers));
+    });
+    auto costModel = std::async(std::launch::async, [&trace, &chain]() -> std::pair<std::optional<CostModel>, QString> {
         try {
-            return {buildCostModel(trace), QString()};
+            return {buildCostModel(trace, chain), QString()};
         } catch (const Error &error) {
             return {std::nullopt, QString::fromStdString(error.what())};
         }

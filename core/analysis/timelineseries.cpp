@@ -134,29 +134,47 @@ std::vector<SeriesPoint> alignedStep(const Trace &trace, const std::vector<Serie
     return out;
 }
 
-std::vector<SeriesPoint> layerMemory(const Trace &trace, const TimelineSeries &byLayer, std::uint32_t layer)
+std::vector<SeriesPoint> layerMemory(const Trace &trace, Device device, std::uint32_t layer)
 {
-    std::vector<std::pair<std::int64_t, std::int64_t>> deltas; // time, change
-    for (const GroupSeries &group : byLayer.groups) {
-        if (group.key >= trace.layers.size() || !trace.isWithin(group.key, layer))
-            continue;
-        std::int64_t previous = 0;
-        for (const SeriesPoint &point : group.points) {
-            deltas.emplace_back(point.timeNs, point.bytes - previous);
-            previous = point.bytes;
-        }
-    }
-    std::stable_sort(deltas.begin(), deltas.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
     std::vector<SeriesPoint> out;
+    const LaneDevices lanes(trace);
+    const auto deviceIndex = lanes.indexOf(device);
+    if (!deviceIndex)
+        return out;
+    std::vector<bool> within(trace.layers.size());
+    for (std::uint32_t l = 0; l < within.size(); ++l)
+        within[l] = trace.isWithin(l, layer);
+    const MemoryEvents &events = trace.events;
+    std::unordered_map<std::uint64_t, std::int64_t> blocks; // the layer's live blocks
     std::int64_t bytes = 0;
-    for (const auto &[time, change] : deltas) {
-        bytes += change;
-        if (!out.empty() && out.back().timeNs == time)
-            out.back().bytes = bytes;
-        else
-            out.push_back({time, bytes});
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        if (lanes.deviceOfLane[events.lane(i)] != *deviceIndex)
+            continue;
+        const std::int64_t before = bytes;
+        // A free ends the layer's block; an allocation at its address ends one never freed.
+        if (auto block = blocks.find(events.addr(i)); block != blocks.end()) {
+            bytes -= block->second;
+            blocks.erase(block);
+        }
+        const std::uint32_t owner = events.layer(i);
+        if (events.deltaBytes(i) > 0 && owner != kNoLayer && within[owner]) {
+            blocks[events.addr(i)] = events.deltaBytes(i);
+            bytes += events.deltaBytes(i);
+        }
+        if (bytes != before)
+            appendPoint(out, events.timeNs(i), bytes);
     }
     return out;
+}
+
+int blockDepth(const Trace &trace, const std::vector<std::uint32_t> &chain)
+{
+    if (chain.empty())
+        return 0;
+    int depth = 0;
+    for (std::uint32_t l = chain.front(); l != kNoLayer; l = trace.layers[l].parent)
+        ++depth;
+    return depth;
 }
 
 } // namespace peaklens

@@ -39,9 +39,13 @@ struct TimelineSeries
 // ancestor N levels below the root (1 = top-level modules such as "blocks").
 TimelineSeries buildTimeline(const Trace &trace, Device device, GroupBy groupBy, int layerDepth = 0);
 
-// The memory of a layer and all its sub-layers over time: the sum of their groups in a
-// timeline grouped by layer (innermost layer, depth 0).
-std::vector<SeriesPoint> layerMemory(const Trace &trace, const TimelineSeries &byLayer, std::uint32_t layer);
+// The memory of a layer and all its sub-layers over time on one device: the blocks their
+// allocations made, each until it is freed.
+std::vector<SeriesPoint> layerMemory(const Trace &trace, Device device, std::uint32_t layer);
+
+// How deep the model's repeated blocks sit (1 = top-level modules), for a timeline
+// grouped by layer that shows one band per block; 0 (innermost layers) without a chain.
+int blockDepth(const Trace &trace, const std::vector<std::uint32_t> &chain);
 
 // One step of a series moved onto another clock: the step numbered `stepNumber` (the
 // first step when the trace has no such step), shifted so that it begins at `alignToNs`,

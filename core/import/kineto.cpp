@@ -327,6 +327,7 @@ private:
             fail("a trace event has the time " + std::to_string(ts) + " us", offset);
         const std::int64_t beginNs = microsToNs(ts);
         const std::int64_t endNs = beginNs + microsToNs(dur);
+        m_memory.setTraceBegin(beginNs);
 
         if (name == "[memory]" || name == "[OutOfMemory]") {
             readMemoryEvent(name == "[memory]", beginNs, threadOf(pid, tid), args, offset);

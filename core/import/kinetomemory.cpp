@@ -16,6 +16,9 @@ KinetoMemory::Result KinetoMemory::finish()
     });
     Result result;
     result.events.reserve(m_records.size());
+    // Memory from before profiling is there from the trace's first event on, on every device.
+    for (const Record &record : m_records)
+        m_earliestNs = std::min(m_earliestNs, record.timeNs);
     for (std::size_t begin = 0; begin < m_records.size();) {
         std::size_t end = begin;
         while (end < m_records.size() && m_records[end].lane == m_records[begin].lane)
@@ -55,7 +58,9 @@ void KinetoMemory::finishLane(std::span<const Record> records, Result &result)
         level += delta;
     };
     if (preexisting > 0) {
-        addSynthetic(records.front(), preexisting, Origin::BeforeTrace);
+        Record first = records.front();
+        first.timeNs = m_earliestNs;
+        addSynthetic(first, preexisting, Origin::BeforeTrace);
         result.preexistingBytes[lane] = preexisting;
     }
     TotalsCheck check;

@@ -9,6 +9,7 @@
 #include "core/trace/memoryevents.h"
 #include "core/trace/reservedevent.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -67,12 +68,16 @@ public:
     };
 
     void add(const Record &record) { m_records.push_back(record); }
+    // When the trace begins (its first event of any kind): memory from before profiling is
+    // there from then on. Without it, from the first memory event.
+    void setTraceBegin(std::int64_t timeNs) { m_earliestNs = std::min(m_earliestNs, timeNs); }
     Result finish();
 
 private:
     void finishLane(std::span<const Record> records, Result &result);
 
     std::vector<Record> m_records;
+    std::int64_t m_earliestNs = INT64_MAX;
 };
 
 } // namespace peaklens

@@ -204,7 +204,13 @@ CostModel buildCostModel(const Trace &trace, const ChainSelection &selection)
     }
 
     std::vector<std::uint32_t> candidates;
-    if (selection.layerPattern) {
+    if (!selection.layers.empty()) {
+        for (std::uint32_t l : selection.layers) {
+            if (l >= trace.layers.size())
+                throw Error("The chain names layer " + std::to_string(l) + ", which the trace does not have.");
+        }
+        candidates = selection.layers;
+    } else if (selection.layerPattern) {
         std::regex pattern;
         try {
             pattern = std::regex(*selection.layerPattern, std::regex::ECMAScript);
@@ -251,10 +257,12 @@ CostModel buildCostModel(const Trace &trace, const ChainSelection &selection)
         model.backwardEstimated = estimateBackwardSpans(trace, lanes, device, begin, end, chain);
     std::erase_if(chain, [](const Spans &s) { return s.backwardBegin < 0; });
     if (chain.empty())
-        throw Error(selection.layerPattern
+        throw Error(!selection.layers.empty() ? std::string("None of the chosen layers runs both forward and backward in the peak's step.")
+                    : selection.layerPattern
                         ? "No layer matching \"" + *selection.layerPattern + "\" runs both forward and backward in the peak's step."
-                        : std::string("The trace has no chain of repeated layers (blocks.0, blocks.1, ...) with forward and "
-                                      "backward ranges; choose the layers with --layers REGEX."));
+                        : std::string("The trace has no chain of repeated layers (blocks.0, blocks.1, ...) that runs forward "
+                                      "and backward; choose the chain's layers (plan --layers REGEX, or in the app "
+                                      "right-click the layer that holds the blocks)."));
     for (std::size_t i = 0; i + 1 < chain.size(); ++i) {
         const Spans &a = chain[i], &b = chain[i + 1];
         if (a.forwardEnd > b.forwardBegin || b.backwardEnd > a.backwardBegin || b.forwardEnd > b.backwardBegin)

@@ -59,6 +59,7 @@ struct CostModel
 struct ChainSelection
 {
     std::optional<std::string> layerPattern; // ECMAScript regex on layer paths; default: defaultChain
+    std::vector<std::uint32_t> layers;       // when given: exactly these layers
 };
 
 // The model's repeated blocks, the default chain: among the containers whose children are

@@ -70,6 +70,7 @@ public:
     {
         m_stackTags[i] = packStackTags(stack(i), category, phase(i));
     }
+    void setLayer(std::size_t i, std::uint32_t layer) { m_layerLane[i] = packLayerLane(layer, lane(i)); }
 
     bool isSortedByTime() const;
     // Stable: events with equal times keep their order.

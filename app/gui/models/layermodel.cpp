@@ -131,6 +131,11 @@ QVariant LayerModel::data(const QModelIndex &index, int role) const
                    : QVariant();
     if (role == Qt::ToolTipRole && index.column() == NameColumn)
         return QString::fromStdString(layer.path);
+    if (role == Qt::ToolTipRole && index.column() == BackwardColumn && stats.backwardCalls == 0)
+        return chain >= 0 && m_document->costModel->backwardEstimated
+                   ? tr("The trace times no backward for this layer: estimated from when the blocks its forward "
+                        "saved were freed")
+                   : tr("The trace times no backward for this layer");
     if (role == Qt::ToolTipRole && index.column() == CheckpointColumn)
         return chain >= 0 ? tr("Checkpoint %1: keep only its input during the forward pass and recompute it in "
                                "the backward pass")
@@ -155,7 +160,12 @@ QVariant LayerModel::data(const QModelIndex &index, int role) const
     case ActivationColumn: return QString::fromStdString(formatBytes(stats.activationBytes));
     case PeakShareColumn: return QString(QString::number(share, 'f', 1) + QLatin1Char('%'));
     case ForwardColumn: return QString::number(milliseconds(stats.forwardNs), 'f', 2);
-    case BackwardColumn: return QString::number(milliseconds(stats.backwardNs), 'f', 2);
+    case BackwardColumn:
+        if (stats.backwardCalls > 0)
+            return QString::number(milliseconds(stats.backwardNs), 'f', 2);
+        if (chain >= 0 && m_document->costModel->backwardEstimated) // not timed: the cost model's estimate
+            return QString(QStringLiteral("≈ ") + QString::number(milliseconds(m_document->costModel->layers[std::size_t(chain)].backwardNs), 'f', 2));
+        return QStringLiteral("—");
     case CheckpointColumn: return {};
     }
     return {};

@@ -17,6 +17,18 @@ namespace {
 
 constexpr std::size_t kMaxStackedGroups = 10;
 constexpr std::size_t kOther = SIZE_MAX;
+constexpr qsizetype kLegendNameLength = 30;
+
+// "…model:253.11" for "nsys_profile:142.model:253.11": whole trailing components that fit.
+QString shortLayerName(const QString &path)
+{
+    if (path.size() <= kLegendNameLength)
+        return path;
+    qsizetype cut = path.indexOf(QLatin1Char('.'), path.size() - kLegendNameLength);
+    if (cut < 0)
+        cut = path.size() - kLegendNameLength;
+    return QChar(0x2026) + path.mid(cut + (path[cut] == QLatin1Char('.') ? 1 : 0));
+}
 
 QColor groupColor(std::size_t index)
 {
@@ -195,7 +207,7 @@ void TimelineView::highlightLayer(std::optional<std::uint32_t> layer)
     m_layerCurve.clear();
     if (m_document && layer) {
         const Trace &trace = *m_document->trace;
-        for (const SeriesPoint &point : layerMemory(trace, m_document->byLayer, *layer))
+        for (const SeriesPoint &point : layerMemory(trace, m_document->device, *layer))
             m_layerCurve.push_back({point.timeNs, point.bytes});
         if (m_layerGraph)
             m_layerGraph->setName(tr("memory of %1").arg(QString::fromStdString(trace.layers[*layer].path)));
@@ -216,6 +228,8 @@ void TimelineView::resetZoom()
 
 void TimelineView::rebuildGraphs()
 {
+    // A long layer path widens the legend past the window: its last components say enough.
+    legend->setWrap(m_grouping == GroupBy::Category ? 12 : 6);
     clearGraphs();
     m_stack.clear();
     m_stackGroups.clear();
@@ -253,6 +267,8 @@ void TimelineView::rebuildGraphs()
         QString name = other ? tr("other") : QString::fromStdString(timeline.groups[i].label);
         if (m_grouping == GroupBy::Category)
             name.replace(QLatin1Char('_'), QLatin1Char(' '));
+        else
+            name = shortLayerName(name);
         graph->setName(name);
         m_stack.push_back(graph);
         m_stackGroups.push_back(other ? kOther : i);

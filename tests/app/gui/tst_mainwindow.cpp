@@ -7,6 +7,7 @@
 #include "models/runcomparisonmodel.h"
 #include "models/runsmodel.h"
 #include "replayprocess.h"
+#include "layereditor.h"
 #include "widgets/livesetpane.h"
 #include "widgets/momenttext.h"
 #include "widgets/whatifbar.h"
@@ -24,6 +25,7 @@
 #include <QFile>
 #include <QLibrary>
 #include <QLineEdit>
+#include <QMenu>
 #include <QScopeGuard>
 #include <QImage>
 #include <QRegularExpression>
@@ -296,6 +298,52 @@ private slots:
             }
         }
         QFAIL("no allocation of SiLU (swiglu.py:10) on its own time");
+    }
+
+    // A real snapshot's layers come from its call stacks: the user picks the chain,
+    // renames and merges layers, and the what-if follows.
+    void layersOfAnImportedTraceCanBeEdited()
+    {
+        MainWindow window;
+        window.show();
+        QVERIFY(load(window, QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_medium_train.pickle.gz")));
+        QVERIFY(window.document()->costModel);
+        QCOMPARE(window.document()->costModel->layers.size(), std::size_t(24));
+        QVERIFY(window.document()->costModel->backwardEstimated);
+        const auto edit = [&](auto action) {
+            QSignalSpy edited(&window, &MainWindow::documentEdited);
+            action();
+            return edited.wait(60000);
+        };
+        const Trace *trace = window.document()->trace.get();
+        const std::uint32_t blocks = *trace->findLayer("nsys_profile:142.model:253");
+
+        // The chain from the context menu: the sub-layers of the layer that holds the blocks.
+        QMenu *menu = window.layerEditor()->menuFor(window.document(), blocks, &window);
+        QAction *children = menu->findChild<QAction *>(QStringLiteral("chainOfChildren"));
+        QVERIFY(children && children->isEnabled());
+        QVERIFY(children->text().contains(QStringLiteral("24 sub-layers")));
+        QVERIFY(edit([&] { children->trigger(); }));
+        QCOMPARE(window.document()->chain.layers.size(), std::size_t(24));
+        QCOMPARE(window.document()->costModel->layers.front().path, std::string("nsys_profile:142.model:253.0"));
+
+        QVERIFY(edit([&] { window.layerEditor()->rename(window.document(), blocks, QStringLiteral("blocks")); }));
+        QVERIFY(window.document()->trace->findLayer("nsys_profile:142.blocks.23"));
+        QCOMPARE(window.document()->costModel->layers.size(), std::size_t(24)); // the default chain again, renamed
+
+        const Trace &renamed = *window.document()->trace;
+        const std::uint32_t block0 = *renamed.findLayer("nsys_profile:142.blocks.0");
+        const std::int64_t activations = window.document()->summary.layers[block0].activationBytes;
+        std::uint32_t sublayer = kNoLayer;
+        for (std::uint32_t l = 0; l < renamed.layers.size() && sublayer == kNoLayer; ++l) {
+            if (renamed.layers[l].parent == block0)
+                sublayer = l;
+        }
+        const std::string merged = renamed.layers[sublayer].path;
+        QVERIFY(edit([&] { window.layerEditor()->mergeIntoParent(window.document(), sublayer); }));
+        QVERIFY(!window.document()->trace->findLayer(merged));
+        const std::uint32_t after = *window.document()->trace->findLayer("nsys_profile:142.blocks.0");
+        QCOMPARE(window.document()->summary.layers[after].activationBytes, activations);
     }
 
     void aBadFileKeepsTheWindowUsable()

@@ -158,8 +158,7 @@ private slots:
         QFETCH(QString, layer);
         QFETCH(QString, points);
         const auto trace = traceFrom(QString::fromUtf8(kTrace));
-        const TimelineSeries byLayer = buildTimeline(*trace, Device{}, GroupBy::Layer);
-        QCOMPARE(printPoints(layerMemory(*trace, byLayer, *trace->findLayer(test::ss(layer)))), points);
+        QCOMPARE(printPoints(layerMemory(*trace, Device{}, *trace->findLayer(test::ss(layer)))), points);
     }
 
     void spanStatsOfASelection_data()
