@@ -24,6 +24,7 @@ PyTorch's own semantics of it.
     python3 expected.py            print the figures as JSON
     python3 expected.py --write    rewrite expected.json beside this script
     python3 expected.py --check    exit 1 when expected.json differs from the files
+    python3 expected.py --file F   the figures of one file (tests/bench/run_corpus_bench.sh times it)
 """
 
 import collections
@@ -162,17 +163,29 @@ def memory_timeline(path):
     return {"cuda:0": {"peak_bytes": peak, "reserved_peak_bytes": None}}
 
 
+READERS = {".pt.trace.json.gz": kineto, ".pickle.gz": snapshot, ".raw.json.gz": memory_timeline}
+
+
+def figures_of(path):
+    for suffix, reader in READERS.items():
+        if path.endswith(suffix):
+            return reader(path)
+    return None
+
+
 def figures():
-    readers = {".pt.trace.json.gz": kineto, ".pickle.gz": snapshot, ".raw.json.gz": memory_timeline}
     result = {}
     for name in sorted(os.listdir(HERE)):
-        for suffix, reader in readers.items():
-            if name.endswith(suffix):
-                result[name] = reader(os.path.join(HERE, name))
+        found = figures_of(os.path.join(HERE, name))
+        if found is not None:
+            result[name] = found
     return result
 
 
 def main():
+    if "--file" in sys.argv:
+        print(json.dumps(figures_of(sys.argv[sys.argv.index("--file") + 1]), sort_keys=True))
+        return 0
     result = figures()
     text = json.dumps(result, indent=2, sort_keys=True) + "\n"
     target = os.path.join(HERE, "expected.json")

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Opening the real-world corpus (tests/data/real), per file: PeakLens reading it and
+# computing everything the app and `summary` show (bench_corpus: import, peak, live set,
+# sites, layers, steps) against the peer, a Python reading of the same file that computes
+# only its peak (tests/data/real/expected.py, json or pickle parsing plus one pass), seven
+# runs each, medians with their range. Then the figures PeakLens reads from each file.
+# Usage: tests/bench/run_corpus_bench.sh [RUNS]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+runs=${1:-7}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+files=(tests/data/real/*.gz)
+
+build/bin/bench_corpus "$runs" "${files[@]}" > "$dir/ours.tsv"
+python3 - "$runs" "$dir/ours.tsv" "${files[@]}" <<'PY'
+import os, statistics, sys, time
+sys.path.insert(0, "tests/data/real")
+import expected
+runs, ours = int(sys.argv[1]), {}
+for line in open(sys.argv[2]):
+    path, events, timing = line.rstrip("\n").split("\t")
+    ours[path] = (events, timing, float(timing.split()[0]))
+print("%-46s %-15s %-24s %-24s %s" % ("file", "events", "PeakLens opens", "Python peak only", "ratio"))
+for path in sys.argv[3:]:
+    times = []
+    for _ in range(runs):
+        begin = time.perf_counter()
+        expected.figures_of(path)
+        times.append((time.perf_counter() - begin) * 1000)
+    times.sort()
+    median = times[len(times) // 2]
+    events, timing, ours_ms = ours[path]
+    print("%-46s %-15s %-24s %-24s %.2f" % (os.path.basename(path), events, timing,
+          "%.2f ms (%.2f-%.2f)" % (median, times[0], times[-1]), ours_ms / median))
+PY
+
+echo
+for file in "${files[@]}"; do
+  build/bin/peaklens-cli summary --json --top 40 "$file" > "$dir/s.json"
+  python3 - "$file" "$dir/s.json" <<'PY'
+import json, os, sys
+d = json.load(open(sys.argv[2]))
+peak = d["peak"]
+gib = lambda b: "%.3f GiB" % (b / 2**30) if b is not None else "none"
+sites = d["live_at_peak"]["by_site"] if d["live_at_peak"] else []
+named = [s for s in sites if s["kind"] != "none"]
+user = [s for s in sites if s["kind"] == "user"]
+print("%s\n  peak %s (%d B) on %s, reserved peak %s\n  top site: %s\n  top user site: %s" % (
+    os.path.basename(sys.argv[1]), gib(peak["allocated_bytes"]), peak["allocated_bytes"], peak["device"],
+    gib(peak["reserved_bytes"]), named[0]["site"] + " (%s)" % gib(named[0]["bytes"]) if named else "(no stacks)",
+    user[0]["site"] + " (%s)" % gib(user[0]["bytes"]) if user else "none"))
+PY
+done
