@@ -7,6 +7,7 @@
 #include "core/trace/units.h"
 #include "jsonscanner.h"
 #include "kinetomemory.h"
+#include "spanstacks.h"
 #include "stackscopes.h"
 
 #include <simdjson.h>
@@ -332,13 +333,17 @@ private:
         if (name == "[memory]" || name == "[OutOfMemory]") {
             readMemoryEvent(name == "[memory]", beginNs, threadOf(pid, tid), args, offset);
         } else if (ph == "X" && endNs > beginNs) {
-            if (cat == "python_function" && name.starts_with(kModulePrefix))
+            if (cat == "python_function" && name.starts_with(kModulePrefix)) {
                 m_modules[threadOf(pid, tid)].push_back(Span{beginNs, endNs, std::string(name.substr(kModulePrefix.size()))});
-            else if (cat == "user_annotation" || cat == "cpu_op" || cat == "Operator") { // "Operator": PyTorch 1.8
+            } else if (cat == "python_function") { // with_stack: a Python frame
+                m_stacks.add(threadOf(pid, tid), beginNs, endNs, m_builder.stacks().internFrame(SpanStacks::frameOf(name)));
+            } else if (cat == "user_annotation" || cat == "cpu_op" || cat == "Operator") { // "Operator": PyTorch 1.8
                 if (name.starts_with(kBackwardPrefix) || isAutogradNodeName(name))
                     addSpan(threadOf(pid, tid), beginNs, endNs, "bwd");
                 else if (const AnnotationScope scope = parseAnnotation(name); scope.step || scope.phase != Phase::Other)
                     addSpan(threadOf(pid, tid), beginNs, endNs, std::string(name));
+                if (cat != "user_annotation") // an operator: the innermost frames of a stack
+                    m_stacks.add(threadOf(pid, tid), beginNs, endNs, m_builder.stacks().internFrame(Frame{std::string(name), "", 0}));
             }
         }
     }
@@ -490,7 +495,7 @@ private:
             else
                 events.back().stack = pending.origin == KinetoMemory::Origin::BeforeTrace ? beforeTrace : totalsOnly;
         }
-        for (std::size_t thread = 0; thread < eventsOfThread.size() && thread < rangesByThread.size(); ++thread) {
+        for (std::size_t thread = 0; thread < eventsOfThread.size(); ++thread) {
             std::vector<std::size_t> &indices = eventsOfThread[thread];
             // A thread's events may come from several devices.
             std::stable_sort(indices.begin(), indices.end(),
@@ -499,7 +504,9 @@ private:
             ofThread.reserve(indices.size());
             for (std::size_t index : indices)
                 ofThread.push_back(events[index]);
-            assignScopes(ofThread, rangesByThread[thread]);
+            m_stacks.assign(static_cast<std::int32_t>(thread), ofThread, m_builder.stacks(), m_baseNs);
+            if (thread < rangesByThread.size())
+                assignScopes(ofThread, rangesByThread[thread]);
             for (std::size_t k = 0; k < indices.size(); ++k)
                 events[indices[k]] = ofThread[k];
         }
@@ -533,6 +540,7 @@ private:
     std::map<std::int32_t, std::vector<Span>> m_modules;
     std::vector<Annotation> m_annotations;
     KinetoMemory m_memory;
+    SpanStacks m_stacks;
     std::vector<Marker> m_markers;
     std::int64_t m_skippedOtherDevices = 0;
     bool m_sawHip = false;

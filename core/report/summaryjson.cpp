@@ -28,12 +28,12 @@ std::size_t limit(std::size_t size, std::optional<std::size_t> top)
     return top ? std::min(size, *top) : size;
 }
 
-json frames(const Trace &trace, std::uint32_t stack)
+json frames(const Trace &trace, const AllocationSites &sites, std::uint32_t stack)
 {
     json list = json::array();
     for (std::uint32_t frame : trace.stacks.framesOf(stack)) {
         const Frame &f = trace.stacks.frames()[frame];
-        list.push_back({{"function", f.function}, {"file", f.file}, {"line", f.line}, {"kind", frameKindName(classifyFrame(f))}});
+        list.push_back({{"function", f.function}, {"file", f.file}, {"line", f.line}, {"kind", frameKindName(sites.kindOfFrame(frame))}});
     }
     return list;
 }
@@ -41,6 +41,7 @@ json frames(const Trace &trace, std::uint32_t stack)
 json liveSet(const Trace &trace, const LiveSet &set, std::optional<std::size_t> top)
 {
     json byCategory = json::array(), byLayer = json::array(), byStack = json::array(), bySite = json::array();
+    const AllocationSites sites(trace.stacks);
     for (std::size_t i = 0; i < limit(set.byCategory.size(), top); ++i) {
         const LiveGroup &g = set.byCategory[i];
         byCategory.push_back({{"category", categoryName(static_cast<Category>(g.key))}, {"bytes", g.bytes}, {"blocks", g.blocks}});
@@ -51,9 +52,8 @@ json liveSet(const Trace &trace, const LiveSet &set, std::optional<std::size_t> 
     }
     for (std::size_t i = 0; i < limit(set.byStack.size(), top); ++i) {
         const LiveGroup &g = set.byStack[i];
-        byStack.push_back({{"frames", frames(trace, g.key)}, {"bytes", g.bytes}, {"blocks", g.blocks}});
+        byStack.push_back({{"frames", frames(trace, sites, g.key)}, {"bytes", g.bytes}, {"blocks", g.blocks}});
     }
-    const AllocationSites sites(trace.stacks);
     for (std::size_t i = 0; i < limit(set.bySite.size(), top); ++i) {
         const LiveGroup &g = set.bySite[i];
         bySite.push_back({{"site", sites.label(g.key)},
@@ -62,7 +62,7 @@ json liveSet(const Trace &trace, const LiveSet &set, std::optional<std::size_t> 
                           {"callers", sites.callers(g.largestStack, 8)},
                           {"bytes", g.bytes},
                           {"blocks", g.blocks},
-                          {"frames", frames(trace, g.largestStack)}});
+                          {"frames", frames(trace, sites, g.largestStack)}});
     }
     return {{"time_ns", set.timeNs},
             {"bytes", set.bytes},

@@ -72,7 +72,8 @@ private slots:
     }
 
     // Real snapshots' stacks start with the unwinder, the caching allocator, the dispatcher
-    // and CPython; the sites at the peak must name the user's own code instead.
+    // and CPython (Kineto's with the interpreter's start-up and the operators); the sites
+    // at the peak must name the user's own code instead.
     void topSitesNameUserCode_data()
     {
         QTest::addColumn<QString>("file");
@@ -83,6 +84,13 @@ private slots:
         QTest::addRow("a forward pass") << QStringLiteral("snapshot_cs336_forward_fp32.pickle.gz")
                                         << QStringList{QStringLiteral("SiLU (swiglu.py:10)"), QStringLiteral("forward (swiglu.py:32)"),
                                                        QStringLiteral("forward (swiglu.py:33)"), QStringLiteral("forward (rmsnorm.py:24)")};
+        QTest::addRow("a Kineto trace with Python stacks")
+            << QStringLiteral("kineto_h100_qwen_inference.pt.trace.json.gz")
+            << QStringList{QStringLiteral("forward (modeling_qwen2.py:150)"), QStringLiteral("apply_rotary_pos_emb (modeling_qwen2.py:68)"),
+                           QStringLiteral("forward (modeling_qwen2.py:56)"), QStringLiteral("forward (modeling_qwen2.py:243)")};
+        QTest::addRow("a Kineto trace of a training test")
+            << QStringLiteral("kineto_mi300x_normalization.pt.trace.json.gz")
+            << QStringList{QStringLiteral("forward (test_perf_model.py:35)"), QStringLiteral("create_normalization_layer_trace (test_perf_model.py:64)")};
         QTest::addRow("a KV-cache experiment") << QStringLiteral("snapshot_kv_cache_state.pickle.gz")
                                                << QStringList{QStringLiteral("update_new (cache_utils_V2.py:224)"),
                                                               QStringLiteral("update_new (cache_utils_V2.py:225)"),
