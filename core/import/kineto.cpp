@@ -432,6 +432,35 @@ private:
         }
     }
 
+    // Traces recorded with_stack: phases, and layers where no module span names them, from
+    // the stacks, one device at a time (the events are grouped by device, in time order).
+    void derivePhasesFromStacks(std::vector<MemoryEvent> &events, const std::vector<bool> &recorded)
+    {
+        if (m_builder.stacks().stackCount() <= 3) // the empty stack and the two of memory from totals
+            return;
+        StackScopesResult total;
+        for (std::size_t begin = 0; begin < events.size();) {
+            std::size_t end = begin;
+            std::vector<std::size_t> indices;
+            for (; end < events.size() && events[end].lane == events[begin].lane; ++end) {
+                if (recorded[end])
+                    indices.push_back(end);
+            }
+            std::vector<MemoryEvent> ofLane;
+            for (std::size_t index : indices)
+                ofLane.push_back(events[index]);
+            const StackScopesResult result = deriveScopesFromStacks(m_builder, ofLane);
+            for (std::size_t k = 0; k < indices.size(); ++k)
+                events[indices[k]] = ofLane[k];
+            total.phased += result.phased;
+            total.layered += result.layered;
+            begin = end;
+        }
+        if (total.phased > 0)
+            m_builder.setMeta("scopes.source", "call stacks: " + std::to_string(total.phased) + " allocations phased, "
+                                                   + std::to_string(total.layered) + " in layers of module calls");
+    }
+
     // Says in the trace's metadata how the events compared with the trace's own totals.
     void describeTotals(const KinetoMemory::Result &memory)
     {
@@ -510,8 +539,9 @@ private:
             for (std::size_t k = 0; k < indices.size(); ++k)
                 events[indices[k]] = ofThread[k];
         }
+        derivePhasesFromStacks(events, recorded);
         if (const std::size_t given = forwardBeforeBackward(m_builder, events, recorded); given > 0)
-            m_builder.setMeta("scopes.source", std::to_string(given) + " allocations before their step's backward taken as the forward pass");
+            m_builder.setMeta("scopes.forward", std::to_string(given) + " allocations before their step's backward taken as the forward pass");
         if (std::any_of(events.begin(), events.end(), [](const MemoryEvent &e) { return e.phase != Phase::Other; }))
             m_builder.setMeta(metakey::Categories, "lifetime");
         for (const MemoryEvent &event : events)

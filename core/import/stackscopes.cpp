@@ -65,8 +65,10 @@ public:
                 // Without module-call frames (some builds leave them out), a forward
                 // function is a module's, called by the Python frame before it.
                 const std::uint32_t site = state.pending ? state.pendingSite : forward[f] ? state.lastPython : kNone;
-                if (site != kNone)
+                if (site != kNone && state.depth < kMaxCallDepth) {
                     state.chain = chainNode(state.chain, {site, f});
+                    ++state.depth;
+                }
                 state.pending = false;
                 state.lastPython = f;
             }
@@ -87,10 +89,14 @@ public:
     }
 
 private:
+    // Real models nest a few dozen module calls; deeper chains (recursion, damage) stop there.
+    static constexpr std::uint32_t kMaxCallDepth = 64;
+
     struct NodeState
     {
         Phase phase = Phase::Other;
         std::uint32_t chain = 0;
+        std::uint32_t depth = 0;
         std::uint32_t lastPython = kNone;
         std::uint32_t pendingSite = kNone;
         bool pending = false;
