@@ -131,6 +131,25 @@ private slots:
         QCOMPARE(spans.front(), std::make_pair(std::int64_t(30), std::int64_t(40)));
     }
 
+    // A recursive (or damaged) stack of 300 nested forward calls: layers stop 64 deep, and
+    // the import goes on.
+    void deepRecursionStopsAtAFixedDepth()
+    {
+        TraceBuilder builder;
+        const std::uint32_t lane = builder.lane(Lane{});
+        std::string stack = "<module>|/p/train.py|1";
+        for (int depth = 0; depth < 300; ++depth)
+            stack += ";forward|/p/tree.py|" + std::to_string(10 + depth % 7);
+        std::vector<MemoryEvent> events{MemoryEvent{10, 64, 0x1000, lane, kNoLayer, intern(builder, stack), Category::Unknown, Phase::Other}};
+        const StackScopesResult result = deriveScopesFromStacks(builder, events);
+        QCOMPARE(result.layered, std::size_t(1));
+        const auto trace = builder.finish();
+        std::size_t deepest = 0;
+        for (const Layer &layer : trace->layers)
+            deepest = std::max<std::size_t>(deepest, std::count(layer.path.begin(), layer.path.end(), '.') + 1);
+        QCOMPARE(deepest, std::size_t(64));
+    }
+
     // The repeated blocks become the checkpointing chain, and the frees of what each block
     // saved show when its backward ran.
     void theBlocksAreTheDefaultChain()
