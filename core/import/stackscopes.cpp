@@ -210,8 +210,9 @@ std::string siteName(const Frame &site)
     std::string stem(fileBaseName(site.file));
     if (stem.ends_with(".py"))
         stem.resize(stem.size() - 3);
-    std::replace(stem.begin(), stem.end(), '.', '_');
-    return (stem.empty() ? site.function : stem) + ":" + std::to_string(site.line);
+    std::string name = (stem.empty() ? site.function : stem) + ":" + std::to_string(site.line);
+    std::replace(name.begin(), name.end(), '.', '_');
+    return name;
 }
 
 // Creates the layers the keys stand for: a site called more than once within one parent

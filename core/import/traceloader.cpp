@@ -97,9 +97,10 @@ TraceFormat detectFormat(const std::string &path)
     return TraceFormat::Unknown;
 }
 
-std::shared_ptr<const Trace> loadTrace(const std::string &path, const ImportProgress &progress)
+namespace {
+
+std::shared_ptr<const Trace> readTrace(const std::string &path, const ImportProgress &progress)
 {
-    progress.tick(0.0);
     switch (detectFormat(path)) {
     case TraceFormat::Native:
         return TraceReader::read(path);
@@ -126,6 +127,23 @@ std::shared_ptr<const Trace> loadTrace(const std::string &path, const ImportProg
     }
     throw ImportError(path, "is not a trace PeakLens can read: it is none of a PeakLens trace, PeakLens trace text, "
                             "a PyTorch memory snapshot (pickle or JSON), a Kineto trace or a memory-timeline export.");
+}
+
+} // namespace
+
+std::shared_ptr<const Trace> loadTrace(const std::string &path, const ImportProgress &progress)
+{
+    progress.tick(0.0);
+    try {
+        return readTrace(path, progress);
+    } catch (const FileError &) {
+        throw;
+    } catch (const ImportCancelled &) {
+        throw;
+    } catch (const Error &error) {
+        // A limit the trace model holds to (too many layers, streams, stacks): name the file.
+        throw ImportError(path, std::string("cannot be opened: ") + error.what());
+    }
 }
 
 } // namespace peaklens

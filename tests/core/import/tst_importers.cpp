@@ -249,6 +249,8 @@ private slots:
         QTest::addRow("Kineto memory event without args (found by fuzzing)")
             << QString() << QStringLiteral("noargs") << QStringLiteral("a memory event has no args");
         QTest::addRow("pickle that is no snapshot") << QString() << QStringLiteral("notsnapshot") << QStringLiteral("not a PyTorch memory snapshot");
+        QTest::addRow("more devices than the trace model holds")
+            << QString() << QStringLiteral("devices") << QStringLiteral("cannot be opened: The trace uses more than 1024");
     }
     void badInputIsOneSentence()
     {
@@ -277,7 +279,16 @@ private slots:
             bytes = QByteArray::fromHex("800263636f6c6c656374696f6e730a4f726465726564446963740a71002952710158010000006171024b01732e");
         else if (damage == QLatin1String("noargs"))
             bytes = R"({"traceEvents": [{"ph": "i", "name": "[memory]", "ts": 1.0}]})";
-        else if (damage == QLatin1String("notsnapshot"))
+        else if (damage == QLatin1String("devices")) {
+            bytes = "{\"traceEvents\": [";
+            for (int device = 0; device < 1100; ++device)
+                bytes += QStringLiteral("%1{\"ph\": \"i\", \"name\": \"[memory]\", \"ts\": 1, \"args\": {\"Addr\": 1, \"Bytes\": 8, "
+                                        "\"Device Type\": 1, \"Device Id\": %2}}")
+                             .arg(device ? QStringLiteral(",") : QString())
+                             .arg(device)
+                             .toUtf8();
+            bytes += "]}";
+        } else if (damage == QLatin1String("notsnapshot"))
             bytes = QByteArray::fromHex("80025d7100284b014b02652e");
         test::writeBytes(path, bytes);
         if (damage == QLatin1String("bomb")) {
