@@ -170,11 +170,16 @@ std::vector<std::uint32_t> defaultChain(const Trace &trace)
         });
         return std::tuple(oneKind, list.size(), depthOf(trace, entry.first.first));
     };
+    // A ModuleList's blocks as the helper chooses them; only without one, Kineto's Block_N.
     const decltype(groups)::value_type *best = nullptr;
-    for (const auto &entry : groups) {
-        const bool usable = entry.first.second.empty() ? allNumbered[entry.first.first] : true;
-        if (usable && entry.second.size() >= 2 && (!best || rank(entry) > rank(*best)))
-            best = &entry;
+    for (const bool named : {false, true}) {
+        for (const auto &entry : groups) {
+            const bool usable = named ? !entry.first.second.empty() : entry.first.second.empty() && allNumbered[entry.first.first];
+            if (usable && entry.second.size() >= 2 && (!best || rank(entry) > rank(*best)))
+                best = &entry;
+        }
+        if (best)
+            break;
     }
     std::vector<std::uint32_t> chain;
     if (best) {

@@ -63,10 +63,11 @@ struct ChainSelection
 };
 
 // The model's repeated blocks, the default chain: among the containers whose children are
-// numbered 0, 1, 2... (a ModuleList or Sequential), and the groups of siblings Kineto
-// names Block_0, Block_1, ..., the one whose members are all of one kind (blocks rather
-// than Linear, GELU, Linear), then the one with the most, then the deepest. Its members
-// in index order; empty when there is none.
+// numbered 0, 1, 2... (a ModuleList or Sequential), the one whose children are all of one
+// kind (blocks rather than Linear, GELU, Linear), then the one with the most children,
+// then the deepest (the helper's rule); without such a container, the same among the
+// groups of siblings Kineto names Block_0, Block_1, ... Its members in index order; empty
+// when there is none.
 std::vector<std::uint32_t> defaultChain(const Trace &trace);
 
 // Throws Error with a sentence when the trace has no usable chain.
