@@ -386,10 +386,11 @@ private:
                 initialReserved = std::max(initialReserved, state.reservedAtDump - state.reservedNow);
             if (initialReserved > 0)
                 m_builder.addReserved(ReservedEvent{start, initialReserved, 0, lane(deviceIndex, 0)});
+            const std::uint32_t beforeTrace = m_builder.stacks().internStack({Frame{std::string(kBeforeTrace), "", 0}});
             for (MemoryEvent event : state.preexisting) {
                 event.timeNs = start;
                 if (event.stack == StackTable::kEmptyStack)
-                    event.stack = m_builder.stacks().internStack({Frame{std::string(kBeforeTrace), "", 0}});
+                    event.stack = beforeTrace;
                 m_builder.addEvent(event);
             }
             if (static_cast<std::size_t>(deviceIndex) < m_rangesByDevice.size())
