@@ -30,6 +30,7 @@ json planJson(const CostModel &model, const Plan &plan)
     const Prediction baseline = predict(model, {});
     return {{"checkpoint", checkpointedPaths(model, plan.checkpoint)},
             {"feasible", plan.feasible},
+            {"margin_bytes", plan.marginBytes},
             {"predicted",
              {{"peak_bytes", plan.prediction.peakBytes},
               {"peak_time_ns", plan.prediction.peakTimeNs},
@@ -47,16 +48,20 @@ json chainJson(const CostModel &model)
     json layers = json::array();
     for (const ChainLayer &layer : model.layers) {
         layers.push_back({{"name", layer.path},
-                          {"saved_bytes", layer.savedBytes},
-                          {"input_bytes", layer.inputBytes},
+                          {"retained_bytes", layer.retainedBytes},
                           {"output_bytes", layer.outputBytes},
-                          {"saving_bytes", layer.savingBytes()},
+                          {"saving_bytes", layer.savingBytes},
+                          {"regenerated_bytes", layer.regeneratedBytes},
+                          {"held_in_backward_bytes", layer.heldInBackwardBytes},
                           {"forward_rise_bytes", layer.forwardRiseBytes},
+                          {"recompute_peak_bytes", layer.recomputePeakBytes},
+                          {"backward_peak_bytes", layer.backwardPeakBytes},
                           {"forward_ms", milliseconds(layer.forwardNs)},
                           {"backward_ms", milliseconds(layer.backwardNs)}});
     }
     return {{"device", model.device.toString()},
             {"step", model.step ? json(*model.step) : json(nullptr)},
+            {"passes", model.passes},
             {"backward_estimated", model.backwardEstimated},
             {"layers", layers}};
 }
@@ -78,6 +83,9 @@ std::string planText(const CostModel &model, const Plan &plan, const std::string
                                      static_cast<double>(baseline.peakBytes)) + ")\n";
     out += "Step time       " + formatDuration(plan.prediction.stepTimeNs) + " predicted, "
            + formatDuration(baseline.stepTimeNs) + " measured (+" + formatDuration(plan.prediction.addedTimeNs) + ")\n";
+    if (plan.marginBytes > 0)
+        out += "Margin          the plan stays " + formatBytes(plan.marginBytes) + " below the budget, for what the model does not see"
+               + (model.backwardEstimated ? std::string(" (more where the backward was estimated)") : std::string()) + "\n";
     if (plan.prediction.peakInRecomputeOf)
         out += "The peak is the recompute of " + model.layers[*plan.prediction.peakInRecomputeOf].path + ".\n";
     else if (plan.prediction.peakPhase == Phase::Optimizer)

@@ -35,8 +35,55 @@ std::int64_t median(std::vector<std::int64_t> values)
     return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-// A single step's times are noisy; with several steps the model takes each layer's
-// median forward and backward time, and the median step time.
+using Interval = std::pair<std::int64_t, std::int64_t>;
+
+// A chain layer's forward and backward ranges within a window of the trace, in time order.
+// A forward range inside one of the layer's backward ranges is a recompute, not a pass.
+struct LayerRanges
+{
+    std::vector<Interval> forward, backward;
+};
+
+std::unordered_map<std::uint32_t, LayerRanges> rangesIn(const Trace &trace, const std::vector<std::uint32_t> &layers,
+                                                        std::int64_t begin, std::int64_t end,
+                                                        std::optional<std::int64_t> step)
+{
+    std::unordered_map<std::uint32_t, LayerRanges> found;
+    for (std::uint32_t l : layers)
+        found[l];
+    for (const Range &range : trace.ranges) {
+        auto it = found.find(range.layer);
+        if (it == found.end() || range.beginNs < begin || range.endNs > end)
+            continue;
+        if (step && range.step != *step && range.step != kNoStep)
+            continue;
+        if (range.phase == Phase::Forward)
+            it->second.forward.emplace_back(range.beginNs, range.endNs);
+        else if (range.phase == Phase::Backward)
+            it->second.backward.emplace_back(range.beginNs, range.endNs);
+    }
+    for (auto &[layer, ranges] : found) {
+        std::sort(ranges.forward.begin(), ranges.forward.end());
+        std::sort(ranges.backward.begin(), ranges.backward.end());
+        std::erase_if(ranges.forward, [&](const Interval &f) {
+            return std::any_of(ranges.backward.begin(), ranges.backward.end(),
+                               [&](const Interval &b) { return b.first <= f.first && f.second <= b.second; });
+        });
+    }
+    return found;
+}
+
+std::int64_t totalNs(const std::vector<Interval> &intervals)
+{
+    std::int64_t ns = 0;
+    for (const auto &[begin, end] : intervals)
+        ns += end - begin;
+    return ns;
+}
+
+// A single step's times are noisy; with several steps the model takes, per chain layer,
+// the median over the steps of its forward and backward time in a step (all passes), and
+// the median step time.
 void useMedianTimes(const Trace &trace, CostModel &model)
 {
     if (trace.steps.size() < 2)
@@ -45,29 +92,24 @@ void useMedianTimes(const Trace &trace, CostModel &model)
     for (const Step &step : trace.steps)
         stepTimes.push_back(step.durationNs());
     model.stepTimeNs = median(stepTimes);
-    std::unordered_map<std::uint32_t, std::size_t> chainIndex;
-    for (std::size_t k = 0; k < model.layers.size(); ++k)
-        chainIndex[model.layers[k].layer] = k;
-    // Per chain layer and step: the first forward and the last backward, as for the model's step.
-    std::vector<std::map<std::int64_t, std::int64_t>> forward(model.layers.size()), backward(model.layers.size());
-    for (const Range &range : trace.ranges) {
-        const auto found = chainIndex.find(range.layer);
-        if (found == chainIndex.end() || range.step == kNoStep)
-            continue;
-        if (range.phase == Phase::Forward)
-            forward[found->second].try_emplace(range.step, range.durationNs());
-        else if (range.phase == Phase::Backward)
-            backward[found->second][range.step] = range.durationNs();
+    std::vector<std::uint32_t> layers;
+    for (const ChainLayer &layer : model.layers)
+        layers.push_back(layer.layer);
+    std::vector<std::vector<std::int64_t>> forward(layers.size()), backward(layers.size());
+    for (const Step &step : trace.steps) {
+        const auto ranges = rangesIn(trace, layers, step.beginNs, step.endNs, step.number);
+        for (std::size_t k = 0; k < layers.size(); ++k) {
+            const LayerRanges &r = ranges.at(layers[k]);
+            if (r.forward.size() == model.passes && r.backward.size() == model.passes) {
+                forward[k].push_back(totalNs(r.forward));
+                backward[k].push_back(totalNs(r.backward));
+            }
+        }
     }
-    for (std::size_t k = 0; k < model.layers.size(); ++k) {
-        std::vector<std::int64_t> f, b;
-        for (const auto &[step, ns] : forward[k])
-            f.push_back(ns);
-        for (const auto &[step, ns] : backward[k])
-            b.push_back(ns);
-        if (f.size() >= 2 && b.size() >= 2) {
-            model.layers[k].forwardNs = median(f);
-            model.layers[k].backwardNs = median(b);
+    for (std::size_t k = 0; k < layers.size(); ++k) {
+        if (forward[k].size() >= 2) {
+            model.layers[k].forwardNs = median(forward[k]);
+            model.layers[k].backwardNs = median(backward[k]);
         }
     }
 }
@@ -82,7 +124,8 @@ struct Spans
 // helper), from the frees of the blocks each layer's forward left for the backward: a
 // layer's backward begins with the first of them (its output, which the next layer saved
 // and released as its own backward ended) and runs until the previous layer's begins; the
-// first layer's ends with the last of them. False when the step has no backward.
+// first layer's ends with the last of them. `chain` is one pass, within [begin, end).
+// False when the pass has no backward.
 bool estimateBackwardSpans(const Trace &trace, const LaneDevices &lanes, std::uint32_t device, std::int64_t begin,
                            std::int64_t end, std::vector<Spans> &chain)
 {
@@ -90,12 +133,12 @@ bool estimateBackwardSpans(const Trace &trace, const LaneDevices &lanes, std::ui
     std::int64_t forwardEnd = INT64_MIN;
     for (const Spans &s : chain)
         forwardEnd = std::max(forwardEnd, s.forwardEnd);
-    const auto inStep = [&](std::size_t i) {
+    const auto inPass = [&](std::size_t i) {
         return lanes.deviceOfLane[events.lane(i)] == device && events.timeNs(i) >= begin && events.timeNs(i) < end;
     };
     std::optional<std::int64_t> backwardStart;
     for (std::size_t i = 0; i < events.size() && !backwardStart; ++i) {
-        if (inStep(i) && events.phase(i) == Phase::Backward && events.deltaBytes(i) > 0 && events.timeNs(i) >= forwardEnd)
+        if (inPass(i) && events.phase(i) == Phase::Backward && events.deltaBytes(i) > 0 && events.timeNs(i) >= forwardEnd)
             backwardStart = events.timeNs(i);
     }
     if (!backwardStart)
@@ -103,7 +146,7 @@ bool estimateBackwardSpans(const Trace &trace, const LaneDevices &lanes, std::ui
     std::unordered_map<std::uint64_t, std::size_t> savedBy; // live block -> the chain layer whose forward made it
     std::vector<std::int64_t> firstFree(chain.size(), INT64_MAX), lastFree(chain.size(), INT64_MIN);
     for (std::size_t i = 0; i < events.size(); ++i) {
-        if (!inStep(i))
+        if (!inPass(i))
             continue;
         const std::int64_t t = events.timeNs(i);
         if (events.deltaBytes(i) > 0) {
@@ -134,6 +177,133 @@ bool estimateBackwardSpans(const Trace &trace, const LaneDevices &lanes, std::ui
     }
     return true;
 }
+
+std::vector<std::uint32_t> chainCandidates(const Trace &trace, const ChainSelection &selection)
+{
+    if (!selection.layers.empty()) {
+        for (std::uint32_t l : selection.layers) {
+            if (l >= trace.layers.size())
+                throw Error("The chain names layer " + std::to_string(l) + ", which the trace does not have.");
+        }
+        return selection.layers;
+    }
+    if (!selection.layerPattern)
+        return defaultChain(trace);
+    std::regex pattern;
+    try {
+        pattern = std::regex(*selection.layerPattern, std::regex::ECMAScript);
+    } catch (const std::regex_error &error) {
+        throw Error("\"" + *selection.layerPattern + "\" is not a valid regular expression: " + error.what() + ".");
+    }
+    std::vector<std::uint32_t> candidates;
+    for (std::uint32_t l = 0; l < trace.layers.size(); ++l) {
+        if (std::regex_match(trace.layers[l].path, pattern))
+            candidates.push_back(l);
+    }
+    return candidates;
+}
+
+// The chain's passes in the step: pass m holds each layer's m-th forward and m-th backward,
+// in forward order. Backward spans the trace lacks are estimated (`estimated` set).
+std::vector<std::vector<Spans>> chainPasses(const Trace &trace, const std::vector<std::uint32_t> &candidates,
+                                            const LaneDevices &lanes, std::uint32_t device, std::int64_t begin,
+                                            std::int64_t end, std::optional<std::int64_t> step, bool &estimated)
+{
+    const auto ranges = rangesIn(trace, candidates, begin, end, step);
+    std::vector<std::uint32_t> layers;
+    for (std::uint32_t l : candidates) {
+        if (!ranges.at(l).forward.empty())
+            layers.push_back(l);
+    }
+    std::vector<std::vector<Spans>> passes;
+    if (layers.empty())
+        return passes;
+    const std::size_t count = ranges.at(layers.front()).forward.size();
+    for (std::uint32_t l : layers) {
+        const LayerRanges &r = ranges.at(l);
+        if (r.forward.size() != count)
+            throw Error(trace.layers[l].path + " runs its forward " + std::to_string(r.forward.size()) + " times in the step and "
+                        + trace.layers[layers.front()].path + " " + std::to_string(count)
+                        + "; a chain's layers run once per pass (micro-batch).");
+        if (!r.backward.empty() && r.backward.size() != count)
+            throw Error(trace.layers[l].path + " runs its forward " + std::to_string(count) + " times in the step but its backward "
+                        + std::to_string(r.backward.size()) + " times.");
+    }
+    passes.resize(count);
+    for (std::size_t m = 0; m < count; ++m) {
+        for (std::uint32_t l : layers) {
+            const LayerRanges &r = ranges.at(l);
+            Spans s{l, r.forward[m].first, r.forward[m].second};
+            if (!r.backward.empty())
+                std::tie(s.backwardBegin, s.backwardEnd) = r.backward[m];
+            passes[m].push_back(s);
+        }
+        std::sort(passes[m].begin(), passes[m].end(), [](const Spans &a, const Spans &b) { return a.forwardBegin < b.forwardBegin; });
+    }
+    for (std::size_t m = 0; m < count; ++m) {
+        if (std::none_of(passes[m].begin(), passes[m].end(), [](const Spans &s) { return s.backwardBegin < 0; }))
+            continue;
+        const std::int64_t windowBegin = m == 0 ? begin : passes[m].front().forwardBegin;
+        const std::int64_t windowEnd = m + 1 < count ? passes[m + 1].front().forwardBegin : end;
+        estimated = estimateBackwardSpans(trace, lanes, device, windowBegin, windowEnd, passes[m]) || estimated;
+    }
+    // A layer without a backward in some pass leaves the chain in all of them.
+    std::vector<std::uint32_t> incomplete;
+    for (const auto &pass : passes) {
+        for (const Spans &s : pass) {
+            if (s.backwardBegin < 0)
+                incomplete.push_back(s.layer);
+        }
+    }
+    for (auto &pass : passes)
+        std::erase_if(pass, [&](const Spans &s) { return std::find(incomplete.begin(), incomplete.end(), s.layer) != incomplete.end(); });
+    if (passes.front().empty())
+        passes.clear();
+    return passes;
+}
+
+void checkChainOrder(const Trace &trace, const std::vector<Spans> &chain)
+{
+    for (std::size_t i = 0; i + 1 < chain.size(); ++i) {
+        const Spans &a = chain[i], &b = chain[i + 1];
+        if (a.forwardEnd > b.forwardBegin || b.backwardEnd > a.backwardBegin || b.forwardEnd > b.backwardBegin)
+            throw Error("The layers " + trace.layers[a.layer].path + " and " + trace.layers[b.layer].path
+                        + " do not form a chain: each forward must end before the next begins, and the backward "
+                          "passes must run in reverse order.");
+    }
+    if (chain.back().forwardEnd > chain.back().backwardBegin)
+        throw Error("The backward of " + trace.layers[chain.back().layer].path + " begins before its forward ends.");
+}
+
+// One chain layer in one pass, as the walk over the step's events measures it.
+struct PassLayer
+{
+    std::size_t firstEvent = 0;                                 // the first event of its forward
+    std::vector<std::pair<std::uint64_t, std::size_t>> blocks;  // (address, event): allocated in its forward
+    std::int64_t ownBytes = 0, forwardRise = 0;                 // its forward's own blocks live, and their most
+    std::int64_t retained = 0, output = 0, aliveAtBackward = 0, saving = 0, regenerated = 0;
+    std::int64_t level = 0, backwardBegin = 0;
+    // Its backward when checkpointed: the measured level plus what the checkpoint holds
+    // that the measured step has freed by then (`held`), and the highest of that.
+    std::int64_t otherRegenerated = 0, held = 0, mostHeld = 0, backwardPeak = 0, backwardPeakTime = 0;
+    std::size_t outputEvent = SIZE_MAX, gradientEvent = SIZE_MAX; // allocating events
+    bool outputLive = false, gradientLive = false;
+    void updateHeld() { held = otherRegenerated + (outputLive ? 0 : output) + (gradientLive ? 0 : output); }
+};
+
+enum class Edge { ForwardEnd, BackwardEnd, ForwardBegin, BackwardBegin }; // in this order at equal times
+
+struct Boundary
+{
+    std::int64_t timeNs;
+    Edge edge;
+    std::size_t pass, layer;
+    auto key() const { return std::tuple(timeNs, edge); }
+};
+
+// A block smaller than this share of a layer's largest kept block is not taken for its
+// output (BatchNorm's and LayerNorm's saved statistics are allocated after it).
+constexpr std::int64_t kOutputShareOfLargest = 256;
 
 } // namespace
 
@@ -207,78 +377,35 @@ CostModel buildCostModel(const Trace &trace, const ChainSelection &selection)
         begin = trace.steps[*index].beginNs;
         end = trace.steps[*index].endNs;
     }
-
-    std::vector<std::uint32_t> candidates;
-    if (!selection.layers.empty()) {
-        for (std::uint32_t l : selection.layers) {
-            if (l >= trace.layers.size())
-                throw Error("The chain names layer " + std::to_string(l) + ", which the trace does not have.");
-        }
-        candidates = selection.layers;
-    } else if (selection.layerPattern) {
-        std::regex pattern;
-        try {
-            pattern = std::regex(*selection.layerPattern, std::regex::ECMAScript);
-        } catch (const std::regex_error &error) {
-            throw Error("\"" + *selection.layerPattern + "\" is not a valid regular expression: " + error.what() + ".");
-        }
-        for (std::uint32_t l = 0; l < trace.layers.size(); ++l) {
-            if (std::regex_match(trace.layers[l].path, pattern))
-                candidates.push_back(l);
-        }
-    } else {
-        candidates = defaultChain(trace);
-    }
-
-    // Each candidate's first forward and last backward range in the step.
-    std::unordered_map<std::uint32_t, Spans> spans;
-    for (std::uint32_t l : candidates)
-        spans[l].layer = l;
-    for (const Range &range : trace.ranges) {
-        auto it = spans.find(range.layer);
-        if (it == spans.end() || range.beginNs < begin || range.endNs > end)
-            continue;
-        if (model.step && range.step != *model.step && range.step != kNoStep)
-            continue;
-        Spans &s = it->second;
-        if (range.phase == Phase::Forward && s.forwardBegin < 0) {
-            s.forwardBegin = range.beginNs;
-            s.forwardEnd = range.endNs;
-        } else if (range.phase == Phase::Backward) {
-            s.backwardBegin = range.beginNs;
-            s.backwardEnd = range.endNs;
-        }
-    }
     const LaneDevices lanes(trace);
     const std::uint32_t device = *lanes.indexOf(model.device);
-    std::vector<Spans> chain;
-    for (std::uint32_t l : candidates) {
-        const Spans &s = spans[l];
-        if (s.forwardBegin >= 0)
-            chain.push_back(s);
-    }
-    std::sort(chain.begin(), chain.end(), [](const Spans &a, const Spans &b) { return a.forwardBegin < b.forwardBegin; });
-    if (std::any_of(chain.begin(), chain.end(), [](const Spans &s) { return s.backwardBegin < 0; }))
-        model.backwardEstimated = estimateBackwardSpans(trace, lanes, device, begin, end, chain);
-    std::erase_if(chain, [](const Spans &s) { return s.backwardBegin < 0; });
-    if (chain.empty())
+    const std::vector<std::vector<Spans>> passes =
+        chainPasses(trace, chainCandidates(trace, selection), lanes, device, begin, end, model.step, model.backwardEstimated);
+    if (passes.empty())
         throw Error(!selection.layers.empty() ? std::string("None of the chosen layers runs both forward and backward in the peak's step.")
                     : selection.layerPattern
                         ? "No layer matching \"" + *selection.layerPattern + "\" runs both forward and backward in the peak's step."
                         : std::string("The trace has no chain of repeated layers (blocks.0, blocks.1, ...) that runs forward "
                                       "and backward; choose the chain's layers (plan --layers REGEX, or in the app "
                                       "right-click the layer that holds the blocks)."));
-    for (std::size_t i = 0; i + 1 < chain.size(); ++i) {
-        const Spans &a = chain[i], &b = chain[i + 1];
-        if (a.forwardEnd > b.forwardBegin || b.backwardEnd > a.backwardBegin || b.forwardEnd > b.backwardBegin)
-            throw Error("The layers " + trace.layers[a.layer].path + " and " + trace.layers[b.layer].path
-                        + " do not form a chain: each forward must end before the next begins, and the backward "
-                          "passes must run in reverse order.");
-    }
-    if (chain.back().forwardEnd > chain.back().backwardBegin)
-        throw Error("The backward of " + trace.layers[chain.back().layer].path + " begins before its forward ends.");
+    for (const auto &pass : passes)
+        checkChainOrder(trace, pass);
+    const std::size_t n = passes.front().size();
+    model.passes = passes.size();
 
-    // The measured curve of the step on the peak's device.
+    std::vector<Boundary> boundaries;
+    for (std::size_t m = 0; m < passes.size(); ++m) {
+        for (std::size_t k = 0; k < n; ++k) {
+            const Spans &s = passes[m][k];
+            boundaries.push_back({s.forwardBegin, Edge::ForwardBegin, m, k});
+            boundaries.push_back({s.forwardEnd, Edge::ForwardEnd, m, k});
+            boundaries.push_back({s.backwardBegin, Edge::BackwardBegin, m, k});
+            boundaries.push_back({s.backwardEnd, Edge::BackwardEnd, m, k});
+        }
+    }
+    std::sort(boundaries.begin(), boundaries.end(), [](const Boundary &a, const Boundary &b) { return a.key() < b.key(); });
+
+    // The level as the step begins.
     const MemoryEvents &events = trace.events;
     std::int64_t bytes = 0;
     std::size_t first = 0;
@@ -291,76 +418,165 @@ CostModel buildCostModel(const Trace &trace, const ChainSelection &selection)
     model.stepTimeNs = stepEnd - model.stepBeginNs;
     model.curve.push_back({model.stepBeginNs, bytes, 0, Phase::Other});
 
-    const std::size_t n = chain.size();
-    model.layers.resize(n);
-    std::vector<std::int64_t> forwardEnds(n), backwardBegins(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        forwardEnds[i] = chain[i].forwardEnd;
-        backwardBegins[i] = chain[i].backwardBegin;
-    }
-    std::sort(backwardBegins.begin(), backwardBegins.end());
-
-    // Blocks allocated in the step and still live: address -> event index.
-    std::unordered_map<std::uint64_t, std::size_t> live;
-    // Backward begins in time order: the last chain layer's first.
-    std::size_t nextBackward = n;
-    const auto snapshotSaved = [&](std::size_t k) {
-        ChainLayer &layer = model.layers[k];
-        std::int64_t latest = INT64_MIN;
-        for (const auto &[addr, index] : live) {
-            const std::int64_t t = events.timeNs(index);
-            if (t >= chain[k].forwardBegin && t < chain[k].forwardEnd) {
-                layer.savedBytes += events.deltaBytes(index);
-                if (t > latest || (t == latest && events.deltaBytes(index) > layer.outputBytes)) {
-                    latest = t;
-                    layer.outputBytes = events.deltaBytes(index);
+    // Walk the step's events, measuring each layer of each pass at its boundaries.
+    std::vector<std::vector<PassLayer>> measured(passes.size(), std::vector<PassLayer>(n));
+    std::unordered_map<std::uint64_t, std::size_t> live; // address -> allocating event
+    const auto stillLive = [&](const std::pair<std::uint64_t, std::size_t> &block) {
+        const auto found = live.find(block.first);
+        return found != live.end() && found->second == block.second;
+    };
+    PassLayer *forward = nullptr, *backward = nullptr;
+    std::vector<std::pair<std::uint64_t, std::size_t>> recent; // allocated since a forward ended or a backward began
+    std::uint32_t backwardOf = kNoChainLayer;
+    std::size_t runningPass = SIZE_MAX, forwardDone = 0, backwardDone = 0, next = 0;
+    const auto cross = [&](const Boundary &b, std::size_t event) {
+        PassLayer &layer = measured[b.pass][b.layer];
+        switch (b.edge) {
+        case Edge::ForwardBegin:
+            forward = &layer;
+            layer.firstEvent = event;
+            if (b.layer == 0) {
+                runningPass = b.pass;
+                forwardDone = backwardDone = 0;
+            }
+            break;
+        case Edge::ForwardEnd: {
+            forward = nullptr;
+            std::erase_if(layer.blocks, [&](const auto &block) { return !stillLive(block); });
+            std::int64_t largest = 0;
+            for (const auto &[addr, index] : layer.blocks) {
+                layer.retained += events.deltaBytes(index);
+                largest = std::max(largest, events.deltaBytes(index));
+            }
+            for (auto it = layer.blocks.rbegin(); it != layer.blocks.rend(); ++it) {
+                if (events.deltaBytes(it->second) * kOutputShareOfLargest >= largest) {
+                    layer.outputEvent = it->second;
+                    layer.output = events.deltaBytes(it->second);
+                    break;
                 }
             }
+            forwardDone += b.pass == runningPass;
+            recent.clear();
+            break;
         }
-        layer.levelAtBackwardBytes = bytes;
+        case Edge::BackwardBegin: {
+            std::int64_t alive = 0;
+            for (const auto &block : layer.blocks) {
+                if (stillLive(block)) {
+                    alive += events.deltaBytes(block.second);
+                    layer.outputLive = layer.outputLive || block.second == layer.outputEvent;
+                }
+            }
+            layer.aliveAtBackward = alive;
+            layer.saving = alive - (layer.outputLive ? layer.output : 0);
+            layer.regenerated = layer.retained - alive;
+            layer.otherRegenerated = layer.regenerated - (layer.outputLive ? 0 : layer.output);
+            // The gradient arriving for its output: the newest live block of the output's
+            // size that the backward so far (the next layer's, or the head's) allocated.
+            for (auto it = recent.rbegin(); it != recent.rend(); ++it) {
+                if (events.deltaBytes(it->second) == layer.output && stillLive(*it)) {
+                    layer.gradientEvent = it->second;
+                    layer.gradientLive = true;
+                    break;
+                }
+            }
+            recent.clear();
+            // A checkpoint's backward holds the recomputed output and that gradient until it
+            // returns, where the measured backward frees both early on.
+            layer.updateHeld();
+            layer.mostHeld = layer.held;
+            layer.level = bytes;
+            layer.backwardBegin = b.timeNs;
+            layer.backwardPeak = bytes + layer.held;
+            layer.backwardPeakTime = b.timeNs;
+            layer.blocks.clear();
+            layer.blocks.shrink_to_fit();
+            backward = &layer;
+            backwardOf = static_cast<std::uint32_t>(b.layer);
+            backwardDone += b.pass == runningPass;
+            break;
+        }
+        case Edge::BackwardEnd:
+            if (backward == &layer) {
+                backward = nullptr;
+                backwardOf = kNoChainLayer;
+            }
+            break;
+        }
     };
-    std::size_t forwardDone = 0, backwardDone = 0;
     for (std::size_t i = first; i < events.size() && events.timeNs(i) < stepEnd + (end == INT64_MAX ? 1 : 0); ++i) {
         if (lanes.deviceOfLane[events.lane(i)] != device)
             continue;
         const std::int64_t t = events.timeNs(i);
-        while (nextBackward > 0 && chain[nextBackward - 1].backwardBegin <= t)
-            snapshotSaved(--nextBackward);
-        if (events.deltaBytes(i) > 0)
+        while (next < boundaries.size() && boundaries[next].timeNs <= t)
+            cross(boundaries[next++], i);
+        const std::int64_t delta = events.deltaBytes(i);
+        if (delta > 0) {
             live.insert_or_assign(events.addr(i), i);
-        else
-            live.erase(events.addr(i));
-        bytes += events.deltaBytes(i);
-        while (forwardDone < n && forwardEnds[forwardDone] <= t)
-            ++forwardDone;
-        while (backwardDone < n && backwardBegins[backwardDone] <= t)
-            ++backwardDone;
-        const auto segment = static_cast<std::uint32_t>(forwardDone - std::min(forwardDone, backwardDone));
+            recent.emplace_back(events.addr(i), i);
+            if (forward) {
+                forward->blocks.emplace_back(events.addr(i), i);
+                forward->ownBytes += delta;
+                forward->forwardRise = std::max(forward->forwardRise, forward->ownBytes);
+            }
+        } else if (auto found = live.find(events.addr(i)); found != live.end()) {
+            if (forward && found->second >= forward->firstEvent)
+                forward->ownBytes += delta;
+            if (backward && (found->second == backward->outputEvent || found->second == backward->gradientEvent)) {
+                (found->second == backward->outputEvent ? backward->outputLive : backward->gradientLive) = false;
+                backward->updateHeld();
+                backward->mostHeld = std::max(backward->mostHeld, backward->held);
+            }
+            live.erase(found);
+        }
+        bytes += delta;
+        if (backward && bytes + backward->held > backward->backwardPeak) {
+            backward->backwardPeak = bytes + backward->held;
+            backward->backwardPeakTime = t;
+        }
+        const auto segment = static_cast<std::uint32_t>(runningPass == SIZE_MAX ? 0 : forwardDone - std::min(forwardDone, backwardDone));
+        const CurvePoint point{t, bytes, segment, events.phase(i), backwardOf, backward ? backward->held : 0};
         if (model.curve.back().timeNs == t)
-            model.curve.back() = {t, bytes, segment, events.phase(i)};
+            model.curve.back() = point;
         else
-            model.curve.push_back({t, bytes, segment, events.phase(i)});
+            model.curve.push_back(point);
     }
-    while (nextBackward > 0)
-        snapshotSaved(--nextBackward);
+    while (next < boundaries.size())
+        cross(boundaries[next++], events.size());
 
+    // Per layer, the passes combined so that no prediction rests on the most favourable one.
+    model.layers.resize(n);
     for (std::size_t k = 0; k < n; ++k) {
         ChainLayer &layer = model.layers[k];
-        layer.layer = chain[k].layer;
-        layer.path = trace.layers[chain[k].layer].path;
-        layer.forwardNs = chain[k].forwardEnd - chain[k].forwardBegin;
-        layer.backwardNs = chain[k].backwardEnd - chain[k].backwardBegin;
-        layer.backwardBeginNs = chain[k].backwardBegin;
-        layer.inputBytes = k > 0 ? model.layers[k - 1].outputBytes : 0;
-        // The rise of its forward over the level it began at.
-        std::int64_t before = model.curve.front().bytes, highest = INT64_MIN;
-        for (const CurvePoint &point : model.curve) {
-            if (point.timeNs < chain[k].forwardBegin)
-                before = point.bytes;
-            else if (point.timeNs < chain[k].forwardEnd)
-                highest = std::max(highest, point.bytes);
+        layer.layer = passes.front()[k].layer;
+        layer.path = trace.layers[layer.layer].path;
+        layer.savingBytes = INT64_MAX;
+        layer.recomputePeakBytes = layer.backwardPeakBytes = INT64_MIN;
+        for (std::size_t m = 0; m < passes.size(); ++m) {
+            const PassLayer &p = measured[m][k];
+            const Spans &s = passes[m][k];
+            layer.retainedBytes = std::max(layer.retainedBytes, p.retained);
+            layer.outputBytes = std::max(layer.outputBytes, p.output);
+            layer.savingBytes = std::min(layer.savingBytes, p.saving);
+            layer.regeneratedBytes = std::max(layer.regeneratedBytes, p.regenerated);
+            layer.forwardRiseBytes = std::max(layer.forwardRiseBytes, p.forwardRise);
+            layer.levelAtBackwardBytes = std::max(layer.levelAtBackwardBytes, p.level);
+            // A recompute starts from the level without any of its blocks (the next layer
+            // has released the output by then) and climbs by the forward's rise.
+            const std::int64_t recompute = p.level - p.aliveAtBackward + p.forwardRise;
+            if (recompute > layer.recomputePeakBytes) {
+                layer.recomputePeakBytes = recompute;
+                layer.recomputePeakTimeNs = p.backwardBegin;
+            }
+            layer.heldInBackwardBytes = std::max(layer.heldInBackwardBytes, p.mostHeld);
+            if (p.backwardPeak > layer.backwardPeakBytes) {
+                layer.backwardPeakBytes = p.backwardPeak;
+                layer.backwardPeakTimeNs = p.backwardPeakTime;
+            }
+            layer.forwardNs += s.forwardEnd - s.forwardBegin;
+            layer.backwardNs += s.backwardEnd - s.backwardBegin;
+            layer.backwardBeginsNs.push_back(s.backwardBegin);
         }
-        layer.forwardRiseBytes = highest == INT64_MIN ? 0 : std::max<std::int64_t>(0, highest - before);
     }
 
     model.segmentPeakBytes.assign(n + 1, INT64_MIN);

@@ -1,8 +1,8 @@
 #pragma once
 // The checkpointing cost model of one training step, measured from a trace: the chain of
-// checkpointable layers with what each saves for backward, and the measured memory curve
-// cut into segments by which layers' saved activations are alive. docs/planning.md
-// describes the model and what it ignores.
+// checkpointable layers with what each keeps for backward, frees when checkpointed and
+// makes again when recomputed, and the measured memory curve cut into segments by which
+// layers' activations are alive. docs/planning.md describes the model and its limits.
 
 #include "core/trace/trace.h"
 
@@ -13,29 +13,46 @@
 
 namespace peaklens {
 
+// A chain layer's quantities. Memory is measured from the blocks its forward allocates,
+// in each pass of the step (a micro-batch's forward and backward); where passes differ,
+// the figure that predicts more memory is kept (the highest, or for savingBytes the
+// lowest), so a prediction never rests on the most favourable pass.
 struct ChainLayer
 {
     std::uint32_t layer = kNoLayer;
     std::string path;
-    std::int64_t savedBytes = 0;     // s_i: allocated in its forward, still live when its backward begins
-    std::int64_t outputBytes = 0;    // its output, which the next layer keeps either way
-    std::int64_t inputBytes = 0;     // in_i: the previous layer's output, what a checkpoint keeps
-    std::int64_t forwardRiseBytes = 0; // w_i: how far its forward lifts memory, replayed by a recompute
-    std::int64_t forwardNs = 0;      // f_i
-    std::int64_t backwardNs = 0;     // b_i
-    std::int64_t levelAtBackwardBytes = 0; // measured allocated bytes as its backward begins
-    std::int64_t backwardBeginNs = 0;
-
-    // What checkpointing the layer frees between its forward and its backward.
-    std::int64_t savingBytes() const { return savedBytes - outputBytes; }
+    std::int64_t retainedBytes = 0;    // A: allocated in its forward and still live when the forward ends
+    std::int64_t outputBytes = 0;      // o: the newest of those, its output, which the next layer keeps either way
+    std::int64_t savingBytes = 0;      // d: the rest of A still live when its backward begins; what checkpointing frees
+    std::int64_t regeneratedBytes = 0; // x: the part of A already freed when its backward begins, made again by a recompute
+    // h: the most its backward holds, when checkpointed, beyond the measured backward: the
+    // regenerated blocks, the recomputed output and the output's gradient (kept until
+    // the checkpoint's backward returns, where the measured one frees them early).
+    std::int64_t heldInBackwardBytes = 0;
+    std::int64_t forwardRiseBytes = 0; // w: the most its forward's own blocks hold at once
+    std::int64_t levelAtBackwardBytes = 0; // L: measured allocated bytes as its backward begins
+    // When it is checkpointed, before what other checkpoints free: the top of its
+    // recompute (L - A + w, A's blocks still live at L taken out), and of its backward (the
+    // highest of the measured level plus what the checkpoint holds beyond it at that time).
+    std::int64_t recomputePeakBytes = 0;
+    std::int64_t backwardPeakBytes = 0;
+    std::int64_t recomputePeakTimeNs = 0;
+    std::int64_t backwardPeakTimeNs = 0;
+    std::int64_t forwardNs = 0;        // f: its forwards in one step, all passes: what recomputing it adds
+    std::int64_t backwardNs = 0;       // b: its backwards in one step
+    std::vector<std::int64_t> backwardBeginsNs; // per pass, where a recompute runs
 };
+
+inline constexpr std::uint32_t kNoChainLayer = UINT32_MAX;
 
 struct CurvePoint
 {
     std::int64_t timeNs = 0;
     std::int64_t bytes = 0;      // measured allocated bytes from this time on
-    std::uint32_t segment = 0;   // how many chain layers' saved activations are alive
+    std::uint32_t segment = 0;   // how many chain layers' activations of the running pass are alive
     Phase phase = Phase::Other;
+    std::uint32_t backwardOf = kNoChainLayer; // the chain layer whose backward runs
+    std::int64_t heldBytes = 0;  // in a chain layer's backward: what its checkpoint would hold beyond this
 };
 
 struct CostModel
@@ -44,6 +61,7 @@ struct CostModel
     std::optional<std::int64_t> step;
     std::int64_t stepBeginNs = 0;
     std::int64_t stepTimeNs = 0;
+    std::size_t passes = 1;              // forward and backward passes in the step (micro-batches)
     std::vector<ChainLayer> layers;      // in forward order
     std::vector<CurvePoint> curve;       // the measured step
     // Per segment p = 0..N: the highest measured point with exactly layers 0..p-1 alive.

@@ -66,14 +66,13 @@ std::optional<std::vector<bool>> cheapestWithin(const CostModel &model, std::int
     std::vector<std::vector<std::uint32_t>> history(n);
     for (std::size_t k = 0; k < n; ++k) {
         const ChainLayer &layer = model.layers[k];
-        const std::int64_t saving = std::max<std::int64_t>(0, layer.savingBytes());
+        // Its recompute and its backward must fit too, with what the layers before it free.
+        const std::int64_t ownPeak = std::max(layer.recomputePeakBytes, layer.backwardPeakBytes);
         toggled.clear();
-        if (saving > 0) {
+        if (layer.savingBytes > 0) {
             for (std::uint32_t s = 0; s < front.size(); ++s) {
-                const std::int64_t freed = front[s].freed + saving;
-                // Its recompute must fit too.
-                if (layer.levelAtBackwardBytes - freed + layer.forwardRiseBytes <= budget)
-                    toggled.push_back({freed, front[s].cost + layer.forwardNs, s << 1 | 1u});
+                if (ownPeak - front[s].freed <= budget)
+                    toggled.push_back({front[s].freed + layer.savingBytes, front[s].cost + layer.forwardNs, s << 1 | 1u});
             }
         }
         // Both lists are sorted by freed bytes: merge them.
@@ -138,13 +137,24 @@ std::int64_t lowestReachablePeak(const CostModel &model, const PlannerOptions &o
 
 } // namespace
 
+std::int64_t budgetMargin(const CostModel &model, std::int64_t budgetBytes)
+{
+    const double share = model.backwardEstimated ? 0.025 : 0.005;
+    return static_cast<std::int64_t>(std::ceil(share * static_cast<double>(std::max<std::int64_t>(0, budgetBytes))));
+}
+
 Plan planForBudget(const CostModel &model, std::int64_t budgetBytes, const PlannerOptions &options)
 {
-    if (auto checkpoint = cheapestWithin(model, budgetBytes, options))
-        return makePlan(model, std::move(*checkpoint), true);
-    Plan lowest = lowestPeakPlan(model, options);
-    lowest.feasible = false;
-    return lowest;
+    const std::int64_t margin = budgetMargin(model, budgetBytes);
+    Plan plan;
+    if (auto checkpoint = cheapestWithin(model, budgetBytes - margin, options)) {
+        plan = makePlan(model, std::move(*checkpoint), true);
+    } else {
+        plan = lowestPeakPlan(model, options);
+        plan.feasible = false;
+    }
+    plan.marginBytes = margin;
+    return plan;
 }
 
 Plan lowestPeakPlan(const CostModel &model, const PlannerOptions &options)

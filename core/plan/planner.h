@@ -15,6 +15,8 @@ struct Plan
     std::vector<bool> checkpoint; // per chain layer
     Prediction prediction;
     bool feasible = true;         // false: nothing fits; this is the lowest peak reachable
+    // For a budget: how far below it the plan was made to stay, for what the model does not see.
+    std::int64_t marginBytes = 0;
 };
 
 struct PlannerOptions
@@ -24,6 +26,11 @@ struct PlannerOptions
     std::size_t maxStates = 4096;
 };
 
+// The margin a plan for `budgetBytes` keeps below it: 0.5 % of the budget for what the
+// model does not see (a checkpoint's own state, allocator rounding), 2.5 % where the
+// trace's backward spans were estimated.
+std::int64_t budgetMargin(const CostModel &model, std::int64_t budgetBytes);
+// The cheapest plan predicted to stay within the budget less its margin.
 Plan planForBudget(const CostModel &model, std::int64_t budgetBytes, const PlannerOptions &options = {});
 // The lowest predicted peak whose added time stays within fraction * measured step time.
 Plan planForOverhead(const CostModel &model, double fraction, const PlannerOptions &options = {});

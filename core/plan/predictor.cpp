@@ -16,14 +16,8 @@ std::vector<std::int64_t> freedBySegment(const CostModel &model, const std::vect
 {
     std::vector<std::int64_t> freed(model.layers.size() + 1, 0);
     for (std::size_t i = 0; i < model.layers.size(); ++i)
-        freed[i + 1] = freed[i] + (isOn(checkpoint, i) ? std::max<std::int64_t>(0, model.layers[i].savingBytes()) : 0);
+        freed[i + 1] = freed[i] + (isOn(checkpoint, i) ? model.layers[i].savingBytes : 0);
     return freed;
-}
-
-std::int64_t recomputePeak(const CostModel &model, const std::vector<std::int64_t> &freed, std::size_t i)
-{
-    const ChainLayer &layer = model.layers[i];
-    return layer.levelAtBackwardBytes - freed[i + 1] + layer.forwardRiseBytes;
 }
 
 } // namespace
@@ -44,16 +38,20 @@ Prediction predict(const CostModel &model, const std::vector<bool> &checkpoint)
             prediction.peakPhase = point.phase;
         }
     }
+    // A checkpointed layer's recompute, and its backward with what the recompute made again.
     for (std::size_t i = 0; i < model.layers.size(); ++i) {
         if (!isOn(checkpoint, i))
             continue;
-        prediction.addedTimeNs += model.layers[i].forwardNs;
-        const std::int64_t bytes = recomputePeak(model, freed, i);
-        if (bytes > prediction.peakBytes) {
-            prediction.peakBytes = bytes;
-            prediction.peakTimeNs = model.layers[i].backwardBeginNs;
-            prediction.peakPhase = Phase::Backward;
-            prediction.peakInRecomputeOf = i;
+        const ChainLayer &layer = model.layers[i];
+        prediction.addedTimeNs += layer.forwardNs;
+        for (const auto &[bytes, timeNs] : {std::pair(layer.recomputePeakBytes, layer.recomputePeakTimeNs),
+                                            std::pair(layer.backwardPeakBytes, layer.backwardPeakTimeNs)}) {
+            if (bytes - freed[i] > prediction.peakBytes) {
+                prediction.peakBytes = bytes - freed[i];
+                prediction.peakTimeNs = timeNs;
+                prediction.peakPhase = Phase::Backward;
+                prediction.peakInRecomputeOf = i;
+            }
         }
     }
     prediction.stepTimeNs = model.stepTimeNs + prediction.addedTimeNs;
@@ -63,16 +61,25 @@ Prediction predict(const CostModel &model, const std::vector<bool> &checkpoint)
 std::vector<PredictedPoint> predictCurve(const CostModel &model, const std::vector<bool> &checkpoint)
 {
     const std::vector<std::int64_t> freed = freedBySegment(model, checkpoint);
-    std::vector<PredictedPoint> curve;
-    curve.reserve(model.curve.size() + 2 * model.layers.size());
-    std::size_t next = model.layers.size(); // recomputes run in reverse chain order
-    for (const CurvePoint &point : model.curve) {
-        while (next > 0 && model.layers[next - 1].backwardBeginNs <= point.timeNs) {
-            --next;
-            if (isOn(checkpoint, next)) // a spike just as its backward begins
-                curve.push_back({model.layers[next].backwardBeginNs, recomputePeak(model, freed, next)});
+    // Recompute spikes, in time order: one per pass of each checkpointed layer.
+    std::vector<std::pair<std::int64_t, std::size_t>> spikes;
+    for (std::size_t i = 0; i < model.layers.size(); ++i) {
+        if (isOn(checkpoint, i)) {
+            for (std::int64_t begin : model.layers[i].backwardBeginsNs)
+                spikes.emplace_back(begin, i);
         }
-        curve.push_back({point.timeNs, point.bytes - freed[point.segment]});
+    }
+    std::sort(spikes.begin(), spikes.end());
+    std::vector<PredictedPoint> curve;
+    curve.reserve(model.curve.size() + spikes.size());
+    auto spike = spikes.begin();
+    for (const CurvePoint &point : model.curve) {
+        for (; spike != spikes.end() && spike->first <= point.timeNs; ++spike)
+            curve.push_back({spike->first, model.layers[spike->second].recomputePeakBytes - freed[spike->second]});
+        std::int64_t bytes = point.bytes - freed[point.segment];
+        if (point.backwardOf != kNoChainLayer && isOn(checkpoint, point.backwardOf))
+            bytes += point.heldBytes;
+        curve.push_back({point.timeNs, bytes});
     }
     return curve;
 }

@@ -1,8 +1,8 @@
 #pragma once
 // Predicts a step's memory and time for a set of checkpointed chain layers: the measured
 // curve lowered by what each checkpointed layer frees while its activations would have
-// waited for backward, plus the spike of its recompute. With nothing checkpointed it is
-// the measured step itself.
+// waited for backward, plus the spike of its recompute and what the recompute makes again
+// during its backward. With nothing checkpointed it is the measured step itself.
 
 #include "costmodel.h"
 
@@ -16,7 +16,7 @@ struct Prediction
     std::int64_t peakBytes = 0;
     std::int64_t peakTimeNs = 0;
     Phase peakPhase = Phase::Other;
-    std::optional<std::size_t> peakInRecomputeOf; // chain index, when a recompute makes the peak
+    std::optional<std::size_t> peakInRecomputeOf; // chain index, when a recompute (or the backward after it) makes the peak
     std::int64_t stepTimeNs = 0;
     std::int64_t addedTimeNs = 0;
 };

@@ -82,25 +82,16 @@ public:
         }
         restoreStates(generators, current);
 
-        std::vector<torch::Tensor> wrt;
-        if (detached.requires_grad())
-            wrt.push_back(detached);
-        for (const torch::Tensor &parameter : stage.parameters) {
-            if (parameter.requires_grad())
-                wrt.push_back(parameter);
-        }
-        variable_list grads;
-        if (!wrt.empty() && output.requires_grad())
-            grads = torch::autograd::grad({output}, wrt, {gradOutputs.at(0)}, /*retain_graph=*/false,
-                                          /*create_graph=*/false, /*allow_unused=*/true);
+        // Back-propagate through the recompute: parameters' gradients accumulate as they are
+        // made, as without checkpointing; the input's is returned.
+        if (output.requires_grad())
+            torch::autograd::backward({output}, {gradOutputs.at(0)}, /*retain_graph=*/false, /*create_graph=*/false);
 
-        // One gradient per forward input: the input, each parameter, and the stage address.
+        // One gradient per forward input: the input, none for the parameters (accumulated
+        // already), and none for the stage address.
         variable_list result;
-        std::size_t next = 0;
-        auto take = [&](bool wanted) { return wanted && next < grads.size() ? grads[next++] : torch::Tensor(); };
-        result.push_back(take(detached.requires_grad()));
-        for (const torch::Tensor &parameter : stage.parameters)
-            result.push_back(take(parameter.requires_grad()));
+        result.push_back(detached.requires_grad() ? detached.grad() : torch::Tensor());
+        result.resize(1 + stage.parameters.size());
         result.emplace_back();
         return result;
     }

@@ -28,12 +28,10 @@ CostModel randomChain(std::mt19937_64 &random, std::size_t n)
     }
     for (std::size_t i = 0; i < n; ++i) {
         ChainLayer layer;
-        layer.outputBytes = bytes(random) / 8;
-        layer.savedBytes = layer.outputBytes + bytes(random);
-        layer.forwardRiseBytes = bytes(random);
-        layer.levelAtBackwardBytes = (8ll << 30) + static_cast<std::int64_t>(i) * (200 << 20);
+        layer.savingBytes = bytes(random);
+        layer.recomputePeakBytes = (8ll << 30) + static_cast<std::int64_t>(i) * (200 << 20) + bytes(random);
+        layer.backwardPeakBytes = (8ll << 30) + static_cast<std::int64_t>(i) * (200 << 20) + bytes(random) / 2;
         layer.forwardNs = time(random);
-        layer.backwardBeginNs = static_cast<std::int64_t>(2 * n - i);
         model.layers.push_back(layer);
     }
     return model;

@@ -220,8 +220,9 @@ private slots:
         QCOMPARE(model.layers.size(), std::size_t(4));
         for (std::size_t i = 0; i < model.layers.size(); ++i) {
             QCOMPARE(model.layers[i].path, "blocks." + std::to_string(i));
-            QCOMPARE(model.layers[i].savedBytes, 5 * kMiB);
+            QCOMPARE(model.layers[i].retainedBytes, 5 * kMiB);
             QCOMPARE(model.layers[i].outputBytes, kMiB);
+            QCOMPARE(model.layers[i].savingBytes, 4 * kMiB);
         }
         QCOMPARE(model.measuredPeakBytes, 3 * 5 * kMiB + 4 * kMiB + 8 * kMiB); // three blocks saved, the fourth's forward
         const Prediction none = predict(model, {});

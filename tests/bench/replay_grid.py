@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Predicted against measured checkpointing over a grid of models, strategies, dtypes and
+micro-batch counts, on this machine's CPU (or a GPU with --device cuda).
+
+For each model x dtype x micro-batches: replay the baseline and keep its trace; for each
+toggle set (strategies, the planner at fractions of the measured peak, seeded random
+subsets) predict peak and step time with `peaklens-cli plan`, replay with those toggles and
+measure. Every planner plan is also replayed with `--memory-limit` set to its budget: the
+budget guarantee is that it never runs out of memory. Prints one table row per run and a
+summary of the largest errors; --json FILE keeps every row.
+
+Usage: replay_grid.py [--build DIR] [--models gpt,mlp,cnn] [--dtypes fp32,bf16]
+                      [--micro-batches 1,2,3] [--device cpu|cuda] [--json FILE]
+"""
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+
+MODELS = {
+    "gpt": ["--model", "gpt", "--layers", "8", "--d-model", "128", "--heads", "4", "--seq", "128", "--batch", "8"],
+    "mlp": ["--model", "mlp", "--layers", "12", "--batch", "512"],
+    "cnn": ["--model", "cnn", "--layers", "6"],
+}
+FRACTIONS = (0.5, 0.7, 0.85)
+RANDOM_SUBSETS = 2
+
+
+def run(command, allow_oom=False):
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0 and not (allow_oom and done.returncode == 3):
+        sys.exit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr.strip()}")
+    return json.loads(done.stdout)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--models", default="gpt,mlp,cnn")
+    parser.add_argument("--dtypes", default="fp32,bf16")
+    parser.add_argument("--micro-batches", default="1,2,3")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--steps", default="5")
+    parser.add_argument("--json")
+    args = parser.parse_args()
+
+    pin = []
+    if args.device == "cpu":
+        # One core, one BLAS thread: idle BLAS threads spinning on a shared core make step
+        # times drift by 10 %.
+        os.environ.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+        pin = ["taskset", "-c", os.environ.get("BENCH_CORE", str(os.cpu_count() - 1))]
+    replay = pin + [os.path.join(args.build, "bin", "peaklens-replay")]
+    cli = [os.path.join(args.build, "bin", "peaklens-cli")]
+    rows = []
+    print(f"{'model':5} {'dtype':5} {'mb':>2} {'set':14} {'pred MiB':>9} {'meas MiB':>9} {'err':>7} "
+          f"{'pred ms':>8} {'meas ms':>8} {'spread':>7} {'err':>7}  note")
+    with tempfile.TemporaryDirectory() as work:
+        base_trace = os.path.join(work, "base.peaklens")
+        for model in args.models.split(","):
+            for dtype in args.dtypes.split(","):
+                for mb in args.micro_batches.split(","):
+                    config = MODELS[model] + ["--dtype", dtype, "--micro-batches", mb, "--device", args.device,
+                                              "--steps", args.steps, "--warmup", "2", "--progress", "none", "--json"]
+                    base = run(replay + config + ["--checkpoint", "none", "--out", base_trace])
+                    chain = run(cli + ["plan", base_trace, "--strategy", "none", "--json"])["chain"]["layers"]
+                    names = [layer["name"] for layer in chain]
+                    sets = [(s, ["--strategy", s]) for s in ("none", "all", "every:2", "every:3", "sqrt")]
+                    sets += [(f"plan@{int(f * 100)}%", ["--budget", str(int(base["peak_allocated_bytes"] * f))])
+                             for f in FRACTIONS]
+                    chooser = random.Random(f"{model}/{dtype}/{mb}")
+                    for i in range(RANDOM_SUBSETS):
+                        subset = [n for n in names if chooser.random() < 0.5] or names[:1]
+                        sets.append((f"random{i + 1}", ["--checkpoint", ",".join(subset)]))
+                    for label, plan_args in sets:
+                        plan = run(cli + ["plan", base_trace, "--json"] + plan_args)
+                        toggles = ",".join(plan["checkpoint"]) or "none"
+                        measured = base if label == "none" else run(replay + config + ["--checkpoint", toggles], True)
+                        row = {"model": model, "dtype": dtype, "micro_batches": int(mb), "set": label,
+                               "checkpoint": plan["checkpoint"], "feasible": plan["feasible"],
+                               "predicted_bytes": plan["predicted"]["peak_bytes"],
+                               "predicted_ms": plan["predicted"]["step_time_ms"],
+                               "measured_bytes": measured["peak_allocated_bytes"],
+                               "measured_ms": measured["step_time_ms"],
+                               "measured_ms_runs": measured["step_times_ms"]}
+                        note = ""
+                        if label.startswith("plan@") and plan["feasible"]:
+                            budget = int(plan_args[1])
+                            limited = run(replay + config + ["--checkpoint", toggles, "--memory-limit", str(budget)], True)
+                            row["budget_bytes"] = budget
+                            row["budget_held"] = limited["oom"] is None
+                            note = "budget held" if row["budget_held"] else "OUT OF MEMORY under the budget"
+                        elif label.startswith("plan@"):
+                            note = "infeasible: lowest reachable"
+                        rows.append(row)
+                        pe = (row["predicted_bytes"] - row["measured_bytes"]) / row["measured_bytes"] * 100
+                        te = (row["predicted_ms"] - row["measured_ms"]) / row["measured_ms"] * 100
+                        runs = row["measured_ms_runs"]
+                        spread = (max(runs) - min(runs)) / statistics.median(runs) * 100
+                        row["peak_error_pct"], row["time_error_pct"], row["spread_pct"] = pe, te, spread
+                        print(f"{model:5} {dtype:5} {mb:>2} {label:14} {row['predicted_bytes'] / 2**20:9.2f} "
+                              f"{row['measured_bytes'] / 2**20:9.2f} {pe:+6.1f}% {row['predicted_ms']:8.1f} "
+                              f"{row['measured_ms']:8.1f} {spread:6.1f}% {te:+6.1f}%  {note}", flush=True)
+    peak_errors = [abs(r["peak_error_pct"]) for r in rows]
+    time_errors = [abs(r["time_error_pct"]) for r in rows]
+    held = [r["budget_held"] for r in rows if "budget_held" in r]
+    print(f"\n{len(rows)} runs: peak error max {max(peak_errors):.2f} %, median {statistics.median(peak_errors):.2f} %;"
+          f" step time error max {max(time_errors):.1f} %, median {statistics.median(time_errors):.1f} %;"
+          f" budgets held {sum(held)} of {len(held)}")
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(rows, out, indent=1)
+
+
+if __name__ == "__main__":
+    main()
