@@ -1,0 +1,107 @@
+#include "testsupport.h"
+
+#include "core/plan/planner.h"
+#include "plugins/torch/replayrunner.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace peaklens;
+using namespace peaklens::replay;
+using test::qs;
+
+namespace {
+
+ModelSpec specFor(const QString &model)
+{
+    nlohmann::json object;
+    if (model == QStringLiteral("gpt"))
+        object = {{"model", "gpt"}, {"layers", 5}, {"d_model", 32}, {"heads", 2}, {"seq", 64}, {"batch", 8}, {"vocab", 64}};
+    else if (model == QStringLiteral("mlp"))
+        object = {{"model", "mlp"}, {"layers", 6}, {"d_model", 64}, {"batch", 512}, {"classes", 5}};
+    else
+        object = {{"model", "cnn"}, {"layers", 5}, {"channels", 8}, {"image", 16}, {"batch", 8}, {"classes", 5}};
+    return parseModelSpec(object, "test", ".");
+}
+
+RunResult run(const ModelSpec &spec, const std::string &checkpoint, int microBatches, bool bf16,
+              std::optional<std::int64_t> limit = std::nullopt)
+{
+    RunOptions options;
+    options.checkpoint = checkpoint;
+    options.steps = 2;
+    options.warmupSteps = 1;
+    options.device = DeviceChoice::Cpu;
+    options.microBatches = microBatches;
+    options.bf16 = bf16;
+    options.memoryLimitBytes = limit;
+    return runReplay(spec, options);
+}
+
+std::string joined(const std::vector<std::string> &paths)
+{
+    std::string list;
+    for (const std::string &path : paths)
+        list += (list.empty() ? "" : ",") + path;
+    return list.empty() ? "none" : list;
+}
+
+} // namespace
+
+// A plan made for a budget B, replayed with its memory limited to B, never runs out of
+// memory: over budgets from the lowest reachable peak to the measured one, on each
+// built-in model, with micro-batches and bf16.
+class tst_BudgetGuarantee : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void plansHoldTheirBudget_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<int>("microBatches");
+        QTest::addColumn<bool>("bf16");
+        for (const char *model : {"gpt", "mlp", "cnn"}) {
+            QTest::addRow("%s", model) << QString::fromLatin1(model) << 1 << false;
+            QTest::addRow("%s, 2 micro-batches", model) << QString::fromLatin1(model) << 2 << false;
+        }
+        QTest::addRow("gpt, bf16") << QStringLiteral("gpt") << 1 << true;
+    }
+    void plansHoldTheirBudget()
+    {
+        QFETCH(QString, model);
+        QFETCH(int, microBatches);
+        QFETCH(bool, bf16);
+        const ModelSpec spec = specFor(model);
+        const RunResult baseline = run(spec, "none", microBatches, bf16);
+        const CostModel costs = buildCostModel(*baseline.trace);
+        QCOMPARE(costs.passes, std::size_t(microBatches));
+        const std::int64_t measured = *baseline.peakAllocatedBytes;
+        const std::int64_t lowest = lowestPeakPlan(costs).prediction.peakBytes;
+        QVERIFY2(lowest < measured * 9 / 10, "checkpointing lowers the peak by less than 10 %");
+
+        constexpr int kBudgets = 8;
+        int feasible = 0;
+        for (int i = 0; i < kBudgets; ++i) {
+            const std::int64_t budget = lowest + (measured - lowest) * i / (kBudgets - 1);
+            const Plan plan = planForBudget(costs, budget);
+            if (!plan.feasible)
+                continue;
+            ++feasible;
+            const std::string toggles = joined(checkpointedPaths(costs, plan.checkpoint));
+            const RunResult limited = run(spec, toggles, microBatches, bf16, budget);
+            const QString what = QStringLiteral("budget %1 (%2 of the way from the lowest peak %3 to the measured %4), checkpoint %5")
+                                     .arg(budget).arg(i).arg(lowest).arg(measured).arg(qs(toggles));
+            QVERIFY2(!limited.oom, qPrintable(what + QStringLiteral(": ") + qs(limited.oom ? limited.oom->message : "")));
+            QVERIFY2(*limited.peakAllocatedBytes <= budget, qPrintable(what));
+            // And the prediction is close to what the rerun measured.
+            const double error = double(plan.prediction.peakBytes - *limited.peakAllocatedBytes) / double(*limited.peakAllocatedBytes);
+            QVERIFY2(std::abs(error) < 0.03, qPrintable(what + QStringLiteral(": predicted %1, measured %2")
+                                                               .arg(plan.prediction.peakBytes)
+                                                               .arg(*limited.peakAllocatedBytes)));
+        }
+        QVERIFY2(feasible >= kBudgets - 2, "too few budgets could be planned for");
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_BudgetGuarantee)
+#include "tst_budgetguarantee.moc"
