@@ -130,6 +130,8 @@ void ReplayProcess::startReplay(const TraceDocument &document, const RunRecord &
                           record.checkpoint.isEmpty() ? QStringLiteral("none") : record.checkpoint.join(QLatin1Char(',')),
                           QStringLiteral("--json"), QStringLiteral("--out"),
                           m_directory->filePath(QStringLiteral("run.peaklens"))};
+    if (!record.checkpoint.isEmpty())
+        arguments << QStringLiteral("--verify-gradients");
     // Same steps, warm-up, device and precision as the trace being compared with.
     const QJsonObject options = QJsonDocument::fromJson(meta(document, metakey::ReplayOptions).toUtf8()).object();
     const std::pair<const char *, const char *> flags[] = {
@@ -221,7 +223,7 @@ void ReplayProcess::takeRecording(int exitCode)
 void ReplayProcess::takeReplayResult(int exitCode)
 {
     const QJsonObject result = QJsonDocument::fromJson(m_process->readAllStandardOutput()).object();
-    if (exitCode != 0 && exitCode != 3) {
+    if (exitCode != 0 && exitCode != 3 && exitCode != 4) { // 3: out of memory, 4: gradients differ
         m_record.outcome = QString::fromUtf8(m_stderrTail).remove(QStringLiteral("peaklens-replay: "));
     } else {
         const QJsonValue peak = result.value(QLatin1String("peak_allocated_bytes"));
@@ -230,6 +232,11 @@ void ReplayProcess::takeReplayResult(int exitCode)
             m_record.measuredPeakBytes = static_cast<std::int64_t>(peak.toDouble());
         if (time.isDouble())
             m_record.measuredStepMs = time.toDouble();
+        const QJsonObject check = result.value(QLatin1String("gradient_check")).toObject();
+        if (!check.isEmpty()) {
+            m_record.gradientDifference = check.value(QLatin1String("max_relative_difference")).toDouble();
+            m_record.gradientsAgree = check.value(QLatin1String("agree")).toBool();
+        }
         const QJsonObject oom = result.value(QLatin1String("oom")).toObject();
         if (!oom.isEmpty())
             m_record.outcome = oom.value(QLatin1String("message")).toString();

@@ -24,6 +24,10 @@ struct RunRecord
     std::int64_t predictedStepNs = 0;
     std::optional<std::int64_t> measuredPeakBytes;
     std::optional<double> measuredStepMs;
+    // The rerun's gradients against a plain step's (peaklens-replay --verify-gradients):
+    // the largest difference relative to the largest gradient, and whether it is within rounding.
+    std::optional<double> gradientDifference;
+    bool gradientsAgree = true;
     QString outcome;                    // empty when measured; else OOM or failure sentence
     DocumentPtr document;               // the run's own trace, when it wrote one
 };

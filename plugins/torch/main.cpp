@@ -1,6 +1,7 @@
 // peaklens-replay: runs training steps of a built-in or TorchScript model with LibTorch,
 // with per-layer activation checkpointing, and measures peak memory and step time.
-// Exit codes: 0 measured, 2 bad spec or usage (one sentence on stderr), 3 out of memory.
+// Exit codes: 0 measured, 2 bad spec or usage (one sentence on stderr), 3 out of memory,
+// 4 --verify-gradients found gradients that differ.
 
 #include "modelspec.h"
 #include "replayrunner.h"
@@ -40,6 +41,7 @@ struct Arguments
     std::string progress = "stderr";
     bool json = false;
     bool quiet = false;
+    bool verifyGradients = false;
 };
 
 // The spec named by --model with the size options laid over it, checked again.
@@ -68,6 +70,18 @@ ModelSpec specFrom(const Arguments &arguments)
     set("dropout", arguments.dropout);
     set("seed", arguments.seed);
     return parseModelSpec(object, builtin ? "--model " + arguments.model : arguments.model, ".");
+}
+
+std::string gradientText(const GradientCheck &check)
+{
+    char buffer[160];
+    if (check.maxAbsDifference == 0)
+        std::snprintf(buffer, sizeof buffer, "identical with and without checkpointing, %s values", formatCount(check.values).c_str());
+    else
+        std::snprintf(buffer, sizeof buffer, "largest difference %.3g (%.3g of the largest gradient, in %s) over %s values: %s",
+                      check.maxAbsDifference, check.maxRelativeDifference, check.worstParameter.c_str(),
+                      formatCount(check.values).c_str(), check.agree() ? "within rounding" : "THEY DIFFER");
+    return "Gradients       " + std::string(buffer) + "\n";
 }
 
 std::string summaryText(const RunResult &result, const std::string &out)
@@ -123,6 +137,8 @@ int main(int argc, char **argv)
     app.add_option("--out", arguments.out, "Write the recorded trace to RUN.peaklens");
     app.add_option("--progress", arguments.progress, "Where JSON-lines progress goes: stderr, none, or a file descriptor");
     app.add_flag("--json", arguments.json, "Print one JSON result object on stdout");
+    app.add_flag("--verify-gradients", arguments.verifyGradients,
+                 "Also run one step plain and one with the toggles, and compare every gradient");
 
     try {
         app.parse(argc, argv);
@@ -163,17 +179,22 @@ int main(int argc, char **argv)
         if (!arguments.out.empty() && !arguments.out.ends_with(".peaklens"))
             throw Error("--out: \"" + arguments.out + "\" must end in .peaklens.");
 
-        const RunResult result = runReplay(specFrom(arguments), options);
+        const ModelSpec spec = specFrom(arguments);
+        const RunResult result = runReplay(spec, options);
         if (!arguments.out.empty())
             TraceWriter::writeTrace(*result.trace, arguments.out);
+        std::optional<GradientCheck> check;
+        if (arguments.verifyGradients && !result.oom)
+            check = verifyGradients(spec, options);
         if (arguments.json) {
             auto object = result.toJson();
             object["trace"] = arguments.out.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(arguments.out);
+            object["gradient_check"] = check ? check->toJson() : nlohmann::ordered_json(nullptr);
             std::cout << object.dump(2) << std::endl;
         } else {
-            std::cout << summaryText(result, arguments.out) << std::flush;
+            std::cout << summaryText(result, arguments.out) << (check ? gradientText(*check) : std::string()) << std::flush;
         }
-        return result.oom ? 3 : 0;
+        return result.oom ? 3 : check && !check->agree() ? 4 : 0;
     } catch (const peaklens::Error &error) {
         std::cerr << "peaklens-replay: " << error.what() << '\n';
     } catch (const c10::Error &error) {

@@ -399,8 +399,13 @@ public:
         if (!m_result.oom)
             runSteps(batches, *optimizer);
         if (m_options.keepGradients && m_model) {
-            for (const torch::Tensor &parameter : m_model->parameters())
-                m_result.gradients.push_back(parameter.grad().defined() ? parameter.grad().clone() : torch::Tensor());
+            for (const Stage &stage : m_model->stages()) {
+                for (std::size_t i = 0; i < stage.parameters.size(); ++i) {
+                    const torch::Tensor &grad = stage.parameters[i].grad();
+                    m_result.gradients.push_back(grad.defined() ? grad.clone() : torch::Tensor());
+                    m_result.gradientNames.push_back(stage.path + "[" + std::to_string(i) + "]");
+                }
+            }
         }
         m_result.trace = assembleTrace();
         notify({{"event", "done"}});
@@ -539,6 +544,54 @@ RunResult runReplay(const ModelSpec &spec, const RunOptions &options)
     if (options.steps < 1 || options.warmupSteps < 0 || options.microBatches < 1)
         throw Error("--steps and --micro-batches must be at least 1 and --warmup at least 0.");
     return Replay(spec, options).run();
+}
+
+nlohmann::ordered_json GradientCheck::toJson() const
+{
+    return {{"max_abs_difference", maxAbsDifference},
+            {"max_relative_difference", maxRelativeDifference},
+            {"worst_parameter", worstParameter},
+            {"values", values},
+            {"tolerance", tolerance},
+            {"agree", agree()}};
+}
+
+GradientCheck verifyGradients(const ModelSpec &spec, const RunOptions &options)
+{
+    RunOptions once = options;
+    once.steps = 1;
+    once.warmupSteps = 0;
+    once.keepGradients = true;
+    once.progress = nullptr;
+    const auto gradientsOf = [&](const std::string &checkpoint) {
+        once.checkpoint = checkpoint;
+        RunResult result = runReplay(spec, once);
+        if (result.oom)
+            throw Error("the gradient check ran out of memory with --checkpoint " + checkpoint + ": " + result.oom->message);
+        return result;
+    };
+    const RunResult plain = gradientsOf("none");
+    const RunResult checkpointed = gradientsOf(options.checkpoint);
+    GradientCheck check;
+    check.tolerance = options.bf16 ? 1e-2 : 1e-5;
+    for (std::size_t i = 0; i < plain.gradients.size() && i < checkpointed.gradients.size(); ++i) {
+        const torch::Tensor &a = plain.gradients[i], &b = checkpointed.gradients[i];
+        if (a.defined() != b.defined())
+            throw Error("with --checkpoint " + options.checkpoint + ", " + plain.gradientNames[i]
+                        + (a.defined() ? " gets no gradient" : " gets a gradient it does not get without checkpointing") + ".");
+        if (!a.defined())
+            continue;
+        const double difference = (b.to(torch::kDouble) - a.to(torch::kDouble)).abs().max().item<double>();
+        const double scale = a.to(torch::kDouble).abs().max().item<double>();
+        const double relative = difference == 0 ? 0 : scale == 0 ? INFINITY : difference / scale;
+        check.maxAbsDifference = std::max(check.maxAbsDifference, difference);
+        if (relative > check.maxRelativeDifference || check.worstParameter.empty()) {
+            check.maxRelativeDifference = std::max(check.maxRelativeDifference, relative);
+            check.worstParameter = plain.gradientNames[i];
+        }
+        check.values += a.numel();
+    }
+    return check;
 }
 
 } // namespace peaklens::replay

@@ -64,7 +64,8 @@ struct RunResult
     std::optional<double> stepTimeMs;               // median over measured steps
     std::optional<OutOfMemoryResult> oom;
     TracePtr trace;
-    std::vector<torch::Tensor> gradients;
+    std::vector<torch::Tensor> gradients;      // with keepGradients
+    std::vector<std::string> gradientNames;    // "blocks.3[2]": the stage and the parameter's index in it
 
     nlohmann::ordered_json toJson() const;
 };
@@ -75,5 +76,22 @@ std::vector<bool> resolveCheckpoint(const std::vector<Stage> &stages, const std:
 
 // Throws Error for a device that is not there or a model that cannot be built or run.
 RunResult runReplay(const ModelSpec &spec, const RunOptions &options);
+
+// Gradients of one training step with the toggles against the same step without any,
+// from the same parameters, batch and random numbers.
+struct GradientCheck
+{
+    double maxAbsDifference = 0;      // largest |checkpointed - plain| over all gradient values
+    double maxRelativeDifference = 0; // per parameter that difference over its largest |plain| value; the largest
+    std::string worstParameter;       // where the relative difference is largest
+    std::int64_t values = 0;
+    double tolerance = 0;             // relative: 1e-5 in fp32, 1e-2 in bf16
+    bool agree() const { return maxRelativeDifference <= tolerance; }
+    nlohmann::ordered_json toJson() const;
+};
+
+// Runs the step twice (plain, then with options.checkpoint) with options' device, dtype,
+// micro-batches and memory limit. Throws Error when either run fails or runs out of memory.
+GradientCheck verifyGradients(const ModelSpec &spec, const RunOptions &options);
 
 } // namespace peaklens::replay

@@ -59,6 +59,10 @@ QVariant RunsModel::data(const QModelIndex &index, int role) const
     const auto peakError = relativeError(static_cast<double>(run.predictedPeakBytes), measuredPeak);
     const auto stepError = relativeError(predictedStepMs, run.measuredStepMs);
 
+    if (role == Qt::ToolTipRole && index.column() == GradientsColumn)
+        return run.gradientDifference ? tr("Largest gradient difference against a step without checkpointing, relative to the "
+                                           "largest gradient of that parameter")
+                                      : QString();
     if (role == Qt::ToolTipRole)
         return run.outcome.isEmpty() ? run.checkpoint.join(QStringLiteral(", ")) : run.outcome;
     if (role == Qt::TextAlignmentRole)
@@ -78,6 +82,12 @@ QVariant RunsModel::data(const QModelIndex &index, int role) const
     case PredictedStepColumn: return QString::number(predictedStepMs, 'f', 1);
     case MeasuredStepColumn: return run.measuredStepMs ? QString::number(*run.measuredStepMs, 'f', 1) : QString();
     case StepErrorColumn: return percentText(stepError);
+    case GradientsColumn:
+        if (!run.gradientDifference)
+            return QString();
+        if (*run.gradientDifference == 0)
+            return tr("identical");
+        return (run.gradientsAgree ? tr("≤ %1") : tr("DIFFER by %1")).arg(*run.gradientDifference, 0, 'g', 2);
     }
     return {};
 }
@@ -95,6 +105,7 @@ QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int rol
     case PredictedStepColumn: return tr("Predicted ms");
     case MeasuredStepColumn: return tr("Measured ms");
     case StepErrorColumn: return tr("Δ step");
+    case GradientsColumn: return tr("Gradients");
     }
     return {};
 }

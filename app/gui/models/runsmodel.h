@@ -16,7 +16,7 @@ class RunsModel final : public QAbstractTableModel
 
 public:
     enum Columns { RunColumn, CheckpointColumn, PredictedPeakColumn, MeasuredPeakColumn, PeakErrorColumn,
-                   PredictedStepColumn, MeasuredStepColumn, StepErrorColumn, NumColumns };
+                   PredictedStepColumn, MeasuredStepColumn, StepErrorColumn, GradientsColumn, NumColumns };
     enum Roles { SortRole = Qt::UserRole };
 
     using QAbstractTableModel::QAbstractTableModel;

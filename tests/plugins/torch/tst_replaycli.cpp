@@ -67,6 +67,31 @@ private slots:
         QVERIFY(trace->findLayer("blocks.1"));
     }
 
+    // --verify-gradients compares a plain step's gradients with the toggled one's, with
+    // dropout, bf16 and micro-batches.
+    void verifyGradients_data()
+    {
+        QTest::addColumn<QStringList>("options");
+        QTest::newRow("all, fp32") << QStringList{QStringLiteral("--checkpoint"), QStringLiteral("all")};
+        QTest::newRow("every:2, bf16, 2 micro-batches")
+            << QStringList{QStringLiteral("--checkpoint"), QStringLiteral("every:2"), QStringLiteral("--dtype"),
+                           QStringLiteral("bf16"), QStringLiteral("--micro-batches"), QStringLiteral("2")};
+    }
+    void verifyGradients()
+    {
+        QFETCH(QStringList, options);
+        const auto run = replay(QStringList(kSmallGpt) << options << QStringLiteral("--dropout") << QStringLiteral("0.2")
+                                                       << QStringLiteral("--json") << QStringLiteral("--verify-gradients"));
+        QCOMPARE(run.exitCode, 0);
+        const QJsonObject check = QJsonDocument::fromJson(run.out).object()[QStringLiteral("gradient_check")].toObject();
+        QVERIFY2(!check.isEmpty(), run.out.constData());
+        QVERIFY(check[QStringLiteral("agree")].toBool());
+        QCOMPARE(check[QStringLiteral("max_abs_difference")].toDouble(), 0.0); // the CPU recompute is exact
+        QVERIFY(check[QStringLiteral("values")].toDouble() > 10000);
+        const auto text = replay(QStringList(kSmallGpt) << options << QStringLiteral("--verify-gradients"));
+        QVERIFY2(text.out.contains("Gradients       identical with and without checkpointing"), text.out.constData());
+    }
+
     void outOfMemoryExitsWithThree_data()
     {
         QTest::addColumn<QString>("limit");
