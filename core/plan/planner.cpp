@@ -52,9 +52,19 @@ void keepFront(const std::vector<State> &states, std::vector<State> &out, std::s
 // The cheapest checkpoint set whose predicted peak is at most budget, or nothing. A
 // dynamic programme over the chain: after each layer, the front of (bytes freed, time
 // added) over the choices so far; the constraints of predict() are checked as it goes.
+// States kept per layer: the option's limit, lowered on long chains so that one programme
+// stays near 2M state updates (a search runs a dozen of them).
+std::size_t stateLimit(const CostModel &model, const PlannerOptions &options)
+{
+    constexpr std::size_t kWork = 2'000'000, kFewest = 256;
+    const std::size_t n = std::max<std::size_t>(model.layers.size(), 1);
+    return std::min(options.maxStates, std::max(kFewest, kWork / n));
+}
+
 std::optional<std::vector<bool>> cheapestWithin(const CostModel &model, std::int64_t budget, const PlannerOptions &options)
 {
     const std::size_t n = model.layers.size();
+    const std::size_t limit = stateLimit(model, options);
     const auto &segments = model.segmentPeakBytes;
     const auto segmentFits = [&](std::size_t p, std::int64_t freed) {
         return segments[p] == INT64_MIN || segments[p] - freed <= budget;
@@ -86,7 +96,7 @@ std::optional<std::vector<bool>> cheapestWithin(const CostModel &model, std::int
             if (segmentFits(k + 1, state.freed))
                 merged.push_back(state);
         }
-        keepFront(merged, front, options.maxStates);
+        keepFront(merged, front, limit);
         if (front.empty())
             return std::nullopt;
         history[k].reserve(front.size());
@@ -127,12 +137,31 @@ std::int64_t smallestBudget(std::int64_t low, std::int64_t high, Accept accept)
     return high;
 }
 
-std::int64_t lowestReachablePeak(const CostModel &model, const PlannerOptions &options)
+// Whether any set of checkpoints fits the budget. Freeing more never breaks a later
+// constraint, so checkpointing every layer whose recompute and backward fit is the best
+// chance: O(N).
+bool anyFits(const CostModel &model, std::int64_t budget)
+{
+    const auto &segments = model.segmentPeakBytes;
+    const auto segmentFits = [&](std::size_t p, std::int64_t freed) { return segments[p] == INT64_MIN || segments[p] - freed <= budget; };
+    std::int64_t freed = 0;
+    if (!segmentFits(0, 0))
+        return false;
+    for (std::size_t k = 0; k < model.layers.size(); ++k) {
+        const ChainLayer &layer = model.layers[k];
+        if (layer.savingBytes > 0 && std::max(layer.recomputePeakBytes, layer.backwardPeakBytes) - freed <= budget)
+            freed += layer.savingBytes;
+        if (!segmentFits(k + 1, freed))
+            return false;
+    }
+    return true;
+}
+
+std::int64_t lowestReachablePeak(const CostModel &model)
 {
     const std::int64_t measured = predict(model, {}).peakBytes;
     const std::int64_t floor = model.segmentPeakBytes.front() == INT64_MIN ? 0 : model.segmentPeakBytes.front();
-    return smallestBudget(std::min(floor, measured), measured,
-                          [&](std::int64_t budget) { return cheapestWithin(model, budget, options).has_value(); });
+    return smallestBudget(std::min(floor, measured), measured, [&](std::int64_t budget) { return anyFits(model, budget); });
 }
 
 } // namespace
@@ -159,7 +188,7 @@ Plan planForBudget(const CostModel &model, std::int64_t budgetBytes, const Plann
 
 Plan lowestPeakPlan(const CostModel &model, const PlannerOptions &options)
 {
-    const std::int64_t lowest = lowestReachablePeak(model, options);
+    const std::int64_t lowest = lowestReachablePeak(model);
     return makePlan(model, *cheapestWithin(model, lowest, options), true);
 }
 
@@ -167,11 +196,21 @@ Plan planForOverhead(const CostModel &model, double fraction, const PlannerOptio
 {
     const auto allowed = static_cast<std::int64_t>(std::floor(std::max(0.0, fraction) * static_cast<double>(model.stepTimeNs)));
     const std::int64_t measured = predict(model, {}).peakBytes;
-    const std::int64_t lowest = lowestReachablePeak(model, options);
-    const std::int64_t budget = smallestBudget(lowest, measured, [&](std::int64_t b) {
+    const std::int64_t lowest = lowestReachablePeak(model);
+    const auto accept = [&](std::int64_t b) {
         const auto checkpoint = cheapestWithin(model, b, options);
         return checkpoint && predict(model, *checkpoint).addedTimeNs <= allowed;
-    });
+    };
+    // To a ten-thousandth of the measured peak: a dozen programmes, not forty.
+    const std::int64_t step = std::max<std::int64_t>(1, measured / 10'000);
+    std::int64_t low = lowest, high = measured;
+    if (accept(lowest))
+        high = lowest;
+    while (high - low > step) {
+        const std::int64_t middle = low + (high - low) / 2;
+        (accept(middle) ? high : low) = middle;
+    }
+    const std::int64_t budget = high;
     return makePlan(model, *cheapestWithin(model, budget, options), true);
 }
 
@@ -229,7 +268,7 @@ Plan planForLayers(const CostModel &model, const std::vector<std::string> &paths
 std::vector<Plan> paretoSweep(const CostModel &model, std::size_t budgets, const PlannerOptions &options)
 {
     const std::int64_t measured = predict(model, {}).peakBytes;
-    const std::int64_t lowest = lowestReachablePeak(model, options);
+    const std::int64_t lowest = lowestReachablePeak(model);
     std::vector<Plan> plans;
     budgets = std::max<std::size_t>(budgets, 2);
     for (std::size_t i = 0; i < budgets; ++i) {
