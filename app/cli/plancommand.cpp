@@ -57,11 +57,13 @@ json chainJson(const CostModel &model)
                           {"recompute_peak_bytes", layer.recomputePeakBytes},
                           {"backward_peak_bytes", layer.backwardPeakBytes},
                           {"forward_ms", milliseconds(layer.forwardNs)},
-                          {"backward_ms", milliseconds(layer.backwardNs)}});
+                          {"backward_ms", milliseconds(layer.backwardNs)},
+                          {"recompute_ms", milliseconds(layer.recomputeNs)}});
     }
     return {{"device", model.device.toString()},
             {"step", model.step ? json(*model.step) : json(nullptr)},
             {"passes", model.passes},
+            {"recompute_measured", model.recomputeMeasured},
             {"backward_estimated", model.backwardEstimated},
             {"layers", layers}};
 }

@@ -3,6 +3,9 @@
 #include "core/analysis/lanedevices.h"
 #include "core/analysis/peakfinder.h"
 #include "core/error.h"
+#include "core/trace/metadata.h"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -112,6 +115,29 @@ void useMedianTimes(const Trace &trace, CostModel &model)
             model.layers[k].backwardNs = median(backward[k]);
         }
     }
+}
+
+// What a checkpoint adds to a step is its forward time, unless the trace carries a
+// measurement (peaklens-replay's calibration steps): on a CPU a forward without a graph
+// and a recompute reuse memory warm in the cache and cost less than the measured forward.
+void useMeasuredCheckpointCosts(const Trace &trace, CostModel &model)
+{
+    for (ChainLayer &layer : model.layers)
+        layer.recomputeNs = layer.forwardNs;
+    const std::string text = trace.metaValue(metakey::CheckpointCosts);
+    if (text.empty())
+        return;
+    const nlohmann::json costs = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!costs.is_object())
+        return;
+    const bool all = std::all_of(model.layers.begin(), model.layers.end(), [&](const ChainLayer &layer) {
+        return costs.contains(layer.path) && costs[layer.path].is_number_integer();
+    });
+    if (!all)
+        return;
+    for (ChainLayer &layer : model.layers)
+        layer.recomputeNs = costs[layer.path].get<std::int64_t>();
+    model.recomputeMeasured = true;
 }
 
 struct Spans
@@ -590,6 +616,7 @@ CostModel buildCostModel(const Trace &trace, const ChainSelection &selection)
         model.measuredPeakBytes = std::max(model.measuredPeakBytes, point.bytes);
     }
     useMedianTimes(trace, model);
+    useMeasuredCheckpointCosts(trace, model);
     return model;
 }
 

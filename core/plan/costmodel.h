@@ -38,7 +38,10 @@ struct ChainLayer
     std::int64_t backwardPeakBytes = 0;
     std::int64_t recomputePeakTimeNs = 0;
     std::int64_t backwardPeakTimeNs = 0;
-    std::int64_t forwardNs = 0;        // f: its forwards in one step, all passes: what recomputing it adds
+    std::int64_t forwardNs = 0;        // f: its forwards in one step, all passes
+    // What checkpointing it adds to a step: measured by peaklens-replay's calibration
+    // steps where the trace has them (its "checkpoint.costs"), else f.
+    std::int64_t recomputeNs = 0;
     std::int64_t backwardNs = 0;       // b: its backwards in one step
     std::vector<std::int64_t> backwardBeginsNs; // per pass, where a recompute runs
 };
@@ -62,6 +65,7 @@ struct CostModel
     std::int64_t stepBeginNs = 0;
     std::int64_t stepTimeNs = 0;
     std::size_t passes = 1;              // forward and backward passes in the step (micro-batches)
+    bool recomputeMeasured = false;      // recomputeNs come from calibration steps
     std::vector<ChainLayer> layers;      // in forward order
     std::vector<CurvePoint> curve;       // the measured step
     // Per segment p = 0..N: the highest measured point with exactly layers 0..p-1 alive.

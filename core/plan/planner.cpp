@@ -82,7 +82,7 @@ std::optional<std::vector<bool>> cheapestWithin(const CostModel &model, std::int
         if (layer.savingBytes > 0) {
             for (std::uint32_t s = 0; s < front.size(); ++s) {
                 if (ownPeak - front[s].freed <= budget)
-                    toggled.push_back({front[s].freed + layer.savingBytes, front[s].cost + layer.forwardNs, s << 1 | 1u});
+                    toggled.push_back({front[s].freed + layer.savingBytes, front[s].cost + layer.recomputeNs, s << 1 | 1u});
             }
         }
         // Both lists are sorted by freed bytes: merge them.

@@ -43,7 +43,7 @@ Prediction predict(const CostModel &model, const std::vector<bool> &checkpoint)
         if (!isOn(checkpoint, i))
             continue;
         const ChainLayer &layer = model.layers[i];
-        prediction.addedTimeNs += layer.forwardNs;
+        prediction.addedTimeNs += layer.recomputeNs;
         for (const auto &[bytes, timeNs] : {std::pair(layer.recomputePeakBytes, layer.recomputePeakTimeNs),
                                             std::pair(layer.backwardPeakBytes, layer.backwardPeakTimeNs)}) {
             if (bytes - freed[i] > prediction.peakBytes) {

@@ -42,6 +42,7 @@ struct Arguments
     bool json = false;
     bool quiet = false;
     bool verifyGradients = false;
+    std::optional<int> calibrationSteps;
 };
 
 // The spec named by --model with the size options laid over it, checked again.
@@ -137,6 +138,10 @@ int main(int argc, char **argv)
     app.add_option("--out", arguments.out, "Write the recorded trace to RUN.peaklens");
     app.add_option("--progress", arguments.progress, "Where JSON-lines progress goes: stderr, none, or a file descriptor");
     app.add_flag("--json", arguments.json, "Print one JSON result object on stdout");
+    app.add_option("--calibration-steps", arguments.calibrationSteps,
+                   "Steps with every chain stage checkpointed after the measured ones, timing what each checkpoint "
+                   "adds for the planner (default 3 with --out, else 0)")
+        ->check(CLI::Range(0, 1000));
     app.add_flag("--verify-gradients", arguments.verifyGradients,
                  "Also run one step plain and one with the toggles, and compare every gradient");
 
@@ -156,6 +161,7 @@ int main(int argc, char **argv)
                          : arguments.device == "cuda" ? DeviceChoice::Cuda
                                                       : DeviceChoice::Auto;
         options.bf16 = arguments.dtype == "bf16";
+        options.calibrationSteps = arguments.calibrationSteps.value_or(arguments.out.empty() ? 0 : 3);
         if (!arguments.memoryLimit.empty()) {
             options.memoryLimitBytes = parseBytes(arguments.memoryLimit);
             if (!options.memoryLimitBytes || *options.memoryLimitBytes <= 0)

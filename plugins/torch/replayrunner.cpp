@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <regex>
 
 namespace peaklens::replay {
@@ -341,7 +342,8 @@ nlohmann::ordered_json RunResult::toJson() const
 
 namespace {
 
-double median(std::vector<double> values)
+template<typename T>
+T median(std::vector<T> values)
 {
     std::sort(values.begin(), values.end());
     const std::size_t n = values.size();
@@ -398,6 +400,8 @@ public:
         }
         if (!m_result.oom)
             runSteps(batches, *optimizer);
+        m_measuredEvents = m_recorder.eventCount();
+        m_measuredEndNs = m_recorder.nowNs();
         if (m_options.keepGradients && m_model) {
             for (const Stage &stage : m_model->stages()) {
                 for (std::size_t i = 0; i < stage.parameters.size(); ++i) {
@@ -407,6 +411,8 @@ public:
                 }
             }
         }
+        if (!m_result.oom && m_options.calibrationSteps > 0)
+            calibrate(batches, *optimizer);
         m_result.trace = assembleTrace();
         notify({{"event", "done"}});
         return std::move(m_result);
@@ -461,6 +467,47 @@ private:
             m_result.stepTimeMs = median(measuredTimes);
     }
 
+    // Per stage, its forward and backward time in each step of `ranges`.
+    std::vector<std::vector<std::int64_t>> stageTimes(const std::vector<Range> &ranges) const
+    {
+        std::map<std::pair<std::uint32_t, std::int64_t>, std::int64_t> perStep; // (layer, step) -> ns
+        for (const Range &range : ranges) {
+            if (range.phase == Phase::Forward || range.phase == Phase::Backward)
+                perStep[{range.layer, range.step}] += range.durationNs();
+        }
+        std::vector<std::vector<std::int64_t>> times(m_ids.stages.size());
+        for (std::size_t k = 0; k < m_ids.stages.size(); ++k) {
+            for (auto it = perStep.lower_bound({m_ids.stages[k], INT64_MIN}); it != perStep.end() && it->first.first == m_ids.stages[k]; ++it)
+                times[k].push_back(it->second);
+        }
+        return times;
+    }
+
+    // Steps with every chain stage checkpointed, after the measured ones and left out of
+    // the trace: what checkpointing a stage adds is the median of its forward and backward
+    // time there less the median in the measured steps. A failure only skips it.
+    void calibrate(const std::vector<Batch> &batches, torch::optim::Optimizer &optimizer)
+    {
+        std::vector<bool> all = m_toggles;
+        for (std::size_t k = 0; k < all.size(); ++k)
+            all[k] = all[k] || m_model->stages()[k].chain;
+        StepRunner runner(*m_model, all, m_ids, m_options, m_device);
+        std::vector<Range> ranges;
+        try {
+            for (int i = 0; i < m_options.calibrationSteps; ++i)
+                runner.run(m_options.warmupSteps + m_options.steps + i, batches, optimizer, ranges);
+        } catch (const std::exception &) {
+            return;
+        }
+        const auto measured = stageTimes(m_ranges), checkpointed = stageTimes(ranges);
+        nlohmann::json costs = nlohmann::json::object();
+        for (std::size_t k = 0; k < all.size(); ++k) {
+            if (all[k] && !m_toggles[k] && !measured[k].empty() && !checkpointed[k].empty())
+                costs[m_model->stages()[k].path] = std::max<std::int64_t>(0, median(checkpointed[k]) - median(measured[k]));
+        }
+        m_checkpointCosts = costs.dump();
+    }
+
     // Out of memory becomes the result; anything else is an error naming where it happened.
     void failed(const std::exception &error, std::optional<std::int64_t> step)
     {
@@ -486,7 +533,9 @@ private:
     // The trace: every block the run allocated, attributed as it happened.
     TracePtr assembleTrace()
     {
-        const std::vector<RecordedEvent> events = m_recorder.events();
+        // The measured steps only: calibration comes after them.
+        std::vector<RecordedEvent> events = m_recorder.events();
+        events.resize(std::min(events.size(), m_measuredEvents));
         m_builder.reserveEvents(events.size());
         for (const RecordedEvent &event : events) {
             m_builder.addEvent({event.timeNs, event.deltaBytes, event.addr, m_lane, event.scope.layer, 0,
@@ -494,8 +543,11 @@ private:
         }
         for (ReservedEvent reserved : m_recorder.reservedEvents()) {
             reserved.lane = m_lane;
-            m_builder.addReserved(reserved);
+            if (reserved.timeNs <= m_measuredEndNs)
+                m_builder.addReserved(reserved);
         }
+        if (!m_checkpointCosts.empty())
+            m_builder.setMeta(metakey::CheckpointCosts, m_checkpointCosts);
         for (const Range &range : m_ranges)
             m_builder.addRange(range);
 
@@ -534,6 +586,9 @@ private:
     LayerIds m_ids;
     std::vector<bool> m_toggles;
     std::vector<Range> m_ranges;
+    std::size_t m_measuredEvents = SIZE_MAX;
+    std::int64_t m_measuredEndNs = INT64_MAX;
+    std::string m_checkpointCosts; // JSON, after calibration
     RunResult m_result;
 };
 

@@ -32,7 +32,11 @@ struct RunOptions
     // available when the run starts, so a too-large model ends in a result, not in swap.
     std::optional<std::int64_t> memoryLimitBytes;
     std::function<void(const nlohmann::json &)> progress; // JSON lines: start, step, done
-    bool keepGradients = false; // RunResult::gradients: each parameter's gradient of the last step
+    bool keepGradients = false; // RunResult::gradients: each parameter's gradient of the last measured step
+    // After the measured steps, this many steps with every chain stage checkpointed, not
+    // in the trace: per stage, what checkpointing it adds to a step, in the trace's
+    // "checkpoint.costs" metadata for the planner. 0: none.
+    int calibrationSteps = 0;
 };
 
 struct StepMeasure

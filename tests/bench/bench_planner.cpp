@@ -32,7 +32,7 @@ CostModel randomChain(std::mt19937_64 &random, std::size_t n)
         layer.savingBytes = bytes(random);
         layer.recomputePeakBytes = (8ll << 30) + static_cast<std::int64_t>(i) * (200 << 20) + bytes(random);
         layer.backwardPeakBytes = (8ll << 30) + static_cast<std::int64_t>(i) * (200 << 20) + bytes(random) / 2;
-        layer.forwardNs = time(random);
+        layer.recomputeNs = time(random);
         model.layers.push_back(layer);
     }
     return model;

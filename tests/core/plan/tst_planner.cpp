@@ -28,7 +28,7 @@ CostModel randomChain(std::mt19937_64 &random, std::size_t n)
         layer.savingBytes = random() % 5 == 0 ? 0 : bytes(random); // some free nothing
         layer.recomputePeakBytes = 1500 + bytes(random) * 4;
         layer.backwardPeakBytes = 1500 + bytes(random) * 4;
-        layer.forwardNs = time(random);
+        layer.recomputeNs = time(random);
         model.layers.push_back(layer);
     }
     return model;

@@ -192,6 +192,27 @@ private slots:
         QCOMPARE(predict(model, {true, false}).stepTimeNs, model.stepTimeNs + model.layers[0].forwardNs);
     }
 
+    // A checkpoint adds its layer's forward time, unless the trace carries measured costs
+    // for every chain layer (peaklens-replay's calibration steps).
+    void measuredCheckpointCosts_data()
+    {
+        QTest::addColumn<QString>("meta");
+        QTest::addColumn<bool>("measured");
+        QTest::newRow("none") << QString() << false;
+        QTest::newRow("every layer") << QStringLiteral(R"(meta checkpoint.costs {"blocks.0": 3, "blocks.1": 4})") << true;
+        QTest::newRow("one layer missing") << QStringLiteral(R"(meta checkpoint.costs {"blocks.0": 3})") << false;
+        QTest::newRow("not JSON") << QStringLiteral("meta checkpoint.costs {blocks.0: 3") << false;
+    }
+    void measuredCheckpointCosts()
+    {
+        QFETCH(QString, meta);
+        QFETCH(bool, measured);
+        const CostModel model = buildCostModel(*traceFrom(meta + QLatin1Char('\n') + chain(300, 100, 500, 50, 200, 100)));
+        QCOMPARE(model.recomputeMeasured, measured);
+        QCOMPARE(model.layers[0].recomputeNs, measured ? qint64(3) : model.layers[0].forwardNs);
+        QCOMPARE(predict(model, {true, true}).addedTimeNs, measured ? qint64(7) : model.layers[0].forwardNs + model.layers[1].forwardNs);
+    }
+
     // The repeated blocks are the chain, not the numbered Linear, GELU, Linear inside
     // each block's MLP (deeper) nor a top-level Sequential of unlike parts.
     void theChainIsTheRepeatedBlocks_data()

@@ -1,5 +1,6 @@
 #include "testsupport.h"
 
+#include "core/analysis/peakfinder.h"
 #include "core/import/traceloader.h"
 
 #include <QFile>
@@ -64,6 +65,12 @@ private slots:
         const TracePtr trace = loadTrace(ss(out));
         QCOMPARE(trace->steps.size(), std::size_t(2));
         QCOMPARE(qs(trace->metaValue("checkpoint")), QStringLiteral("blocks.1"));
+        // Calibration steps after the measured ones time what checkpointing each other
+        // block adds; they stay out of the trace.
+        const QJsonObject costs = QJsonDocument::fromJson(trace->metaValue("checkpoint.costs").c_str()).object();
+        QCOMPARE(costs.keys(), QStringList{QStringLiteral("blocks.0")});
+        QVERIFY(costs[QStringLiteral("blocks.0")].isDouble() && costs[QStringLiteral("blocks.0")].toDouble() >= 0);
+        QCOMPARE(findPeaks(*trace).devices.at(0).allocatedBytes, std::int64_t(peak));
         QVERIFY(trace->findLayer("blocks.1"));
     }
 
