@@ -7,6 +7,8 @@
 
 #include "core/error.h"
 #include "core/import/traceloader.h"
+#include "core/plan/batchscaling.h"
+#include "core/plan/budget.h"
 #include "core/plan/planner.h"
 #include "core/trace/units.h"
 
@@ -68,9 +70,11 @@ json chainJson(const CostModel &model)
             {"layers", layers}};
 }
 
-std::string planText(const CostModel &model, const Plan &plan, const std::string &goal)
+// `baseline` names what the plan is compared with: the measured step, or for a batch the
+// trace did not run, the prediction without checkpoints.
+std::string planText(const CostModel &model, const Plan &plan, const std::string &goal, const std::string &baseline = "measured")
 {
-    const Prediction baseline = predict(model, {});
+    const Prediction plain = predict(model, {});
     std::string out = goal + "\n";
     if (!plan.feasible)
         out += "No set of checkpoints fits: this is the lowest peak the chain can reach.\n";
@@ -80,11 +84,11 @@ std::string planText(const CostModel &model, const Plan &plan, const std::string
         list += (list.empty() ? "" : ", ") + path;
     out += "Checkpoint      " + (paths.empty() ? std::string("nothing") : std::to_string(paths.size()) + " of "
                                  + std::to_string(model.layers.size()) + " layers: " + list) + "\n";
-    out += "Peak            " + formatBytes(plan.prediction.peakBytes) + " predicted, " + formatBytes(baseline.peakBytes)
-           + " measured (" + percent(static_cast<double>(plan.prediction.peakBytes - baseline.peakBytes),
-                                     static_cast<double>(baseline.peakBytes)) + ")\n";
+    out += "Peak            " + formatBytes(plan.prediction.peakBytes) + " predicted, " + formatBytes(plain.peakBytes)
+           + " " + baseline + " (" + percent(static_cast<double>(plan.prediction.peakBytes - plain.peakBytes),
+                                     static_cast<double>(plain.peakBytes)) + ")\n";
     out += "Step time       " + formatDuration(plan.prediction.stepTimeNs) + " predicted, "
-           + formatDuration(baseline.stepTimeNs) + " measured (+" + formatDuration(plan.prediction.addedTimeNs) + ")\n";
+           + formatDuration(plain.stepTimeNs) + " measured (+" + formatDuration(plan.prediction.addedTimeNs) + ")\n";
     if (plan.marginBytes > 0)
         out += "Margin          the plan stays " + formatBytes(plan.marginBytes) + " below the budget, for what the model does not see"
                + (model.backwardEstimated ? std::string(" (more where the backward was estimated)") : std::string()) + "\n";
@@ -101,6 +105,9 @@ struct PlanOptions
 {
     std::string path;
     std::string budget;
+    double activationBudget = 1;
+    bool maxBatch = false;
+    std::int64_t batch = 0;
     std::string overhead;
     std::string strategy;
     std::vector<std::string> checkpoint;
@@ -108,13 +115,53 @@ struct PlanOptions
     bool json = false;
 };
 
-CostModel loadModel(const PlanOptions &options)
+ChainSelection selectionOf(const PlanOptions &options)
 {
-    const auto trace = loadTrace(options.path);
     ChainSelection selection;
     if (!options.layers.empty())
         selection.layerPattern = options.layers;
-    return buildCostModel(*trace, selection);
+    return selection;
+}
+
+CostModel loadModel(const PlanOptions &options)
+{
+    return buildCostModel(*loadTrace(options.path), selectionOf(options));
+}
+
+// plan --max-batch: the largest batch whose cheapest plan fits the budget.
+std::string maxBatchOutput(const PlanOptions &options, const Budget &budget)
+{
+    const auto trace = loadTrace(options.path);
+    const ChainSelection selection = selectionOf(options);
+    const CostModel model = buildCostModel(*trace, selection);
+    const std::int64_t bytes = budget.bytes(model);
+    std::optional<std::int64_t> traced = options.batch > 0 ? std::optional(options.batch) : tracedBatch(*trace);
+    const BatchFit fit = largestBatch(*trace, selection, bytes, traced, budget.isLimit());
+    const CostModel scaled = buildCostModel(withBatchScaled(*trace, fit.factor), selection);
+    if (options.json) {
+        json result = planJson(scaled, fit.plan);
+        result["max_batch"] = {{"fits", fit.fits},
+                               {"batch", fit.batch ? json(*fit.batch) : json(nullptr)},
+                               {"traced_batch", traced ? json(*traced) : json(nullptr)},
+                               {"factor", fit.factor},
+                               {"budget_bytes", bytes}};
+        result["chain"] = chainJson(scaled);
+        return result.dump(2) + "\n";
+    }
+    char factor[32];
+    std::snprintf(factor, sizeof factor, "%.2f", fit.factor);
+    std::string out;
+    if (!fit.fits)
+        out = "Not even " + std::string(traced ? "a batch of 1" : "a hundredth of the traced batch") + " fits in "
+              + budget.describe(model) + ".\n";
+    else if (fit.batch)
+        out = "Largest batch   " + std::to_string(*fit.batch) + " (traced: " + std::to_string(*traced) + ", x" + factor + ") within "
+              + budget.describe(model) + "\n";
+    else
+        out = "Largest batch   x" + std::string(factor) + " the traced one within " + budget.describe(model)
+              + " (pass --batch N for samples)\n";
+    return out + planText(scaled, fit.plan, "Its cheapest checkpoints, with activations scaled to that batch:", "without checkpoints")
+           + "Times are the traced batch's; a larger batch's step and recomputes take longer.\n";
 }
 
 } // namespace
@@ -124,27 +171,45 @@ Command addPlanCommand(CLI::App &app)
     auto *command = app.add_subcommand("plan", "Which layers to checkpoint for a memory budget, a time overhead or a strategy");
     auto options = std::make_shared<PlanOptions>();
     command->add_option("FILE", options->path, "Trace file")->required();
-    auto *budget = command->add_option("--budget", options->budget, "Peak to stay under, e.g. 6GiB");
+    auto *budget = command->add_option("--budget", options->budget, "Peak to stay under: 6GiB, or 70% of the measured peak");
+    auto *activationBudget = command->add_option("--activation-budget", options->activationBudget,
+                                                 "Share of the freeable activation memory to keep, 0..1");
+    auto *maxBatch = command->add_flag("--max-batch", options->maxBatch, "The largest batch that fits the budget");
+    command->add_option("--batch", options->batch, "The traced batch, when the trace does not say (with --max-batch)")
+        ->check(CLI::PositiveNumber);
+    activationBudget->excludes(budget);
     auto *overhead = command->add_option("--overhead", options->overhead, "Added step time allowed, e.g. 10%");
     auto *strategy = command->add_option("--strategy", options->strategy, "none, all, every:K or sqrt");
     auto *checkpoint = command->add_option("--checkpoint", options->checkpoint, "Predict exactly these layers, NAME,NAME,...")
                            ->delimiter(',');
     budget->excludes(overhead)->excludes(strategy)->excludes(checkpoint);
+    activationBudget->excludes(overhead)->excludes(strategy)->excludes(checkpoint);
+    maxBatch->excludes(overhead)->excludes(strategy)->excludes(checkpoint);
     overhead->excludes(strategy)->excludes(checkpoint);
     strategy->excludes(checkpoint);
     command->add_option("--layers", options->layers, "Regular expression choosing the chain's layers");
     command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
-    return {command, [options, budget, overhead, strategy, checkpoint] {
-                if (!*budget && !*overhead && !*strategy && !*checkpoint)
-                    throw Error("Say what to plan for: --budget BYTES, --overhead PERCENT, --strategy NAME or "
-                                "--checkpoint NAME,NAME,...");
+    return {command, [options, budget, activationBudget, maxBatch, overhead, strategy, checkpoint]() -> CommandOutput {
+                if (*maxBatch && !*budget && !*activationBudget)
+                    throw Error("--max-batch needs a budget: --budget 80GiB, --budget 90% or --activation-budget 0.5.");
+                if (!*budget && !*activationBudget && !*overhead && !*strategy && !*checkpoint)
+                    throw Error("Say what to plan for: --budget BYTES or PERCENT, --activation-budget SHARE, --overhead "
+                                "PERCENT, --strategy NAME or --checkpoint NAME,NAME,...");
+                std::optional<Budget> target;
+                if (*budget)
+                    target = Budget::parse(options->budget);
+                else if (*activationBudget)
+                    target = Budget::activationShare(options->activationBudget);
+                if (*maxBatch)
+                    return maxBatchOutput(*options, *target);
                 const CostModel model = loadModel(*options);
                 Plan plan;
                 std::string goal;
-                if (*budget) {
-                    const std::int64_t bytes = parseBudget(options->budget);
-                    plan = planForBudget(model, bytes);
-                    goal = "Cheapest checkpoints for a peak of at most " + formatBytes(bytes);
+                if (target) {
+                    PlannerOptions planner;
+                    planner.keepMargin = target->isLimit();
+                    plan = planForBudget(model, target->bytes(model), planner);
+                    goal = "Cheapest checkpoints for a peak of at most " + target->describe(model);
                 } else if (*overhead) {
                     std::string text = options->overhead;
                     if (!text.empty() && text.back() == '%')

@@ -174,7 +174,7 @@ std::int64_t budgetMargin(const CostModel &model, std::int64_t budgetBytes)
 
 Plan planForBudget(const CostModel &model, std::int64_t budgetBytes, const PlannerOptions &options)
 {
-    const std::int64_t margin = budgetMargin(model, budgetBytes);
+    const std::int64_t margin = options.keepMargin ? budgetMargin(model, budgetBytes) : 0;
     Plan plan;
     if (auto checkpoint = cheapestWithin(model, budgetBytes - margin, options)) {
         plan = makePlan(model, std::move(*checkpoint), true);

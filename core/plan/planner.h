@@ -25,6 +25,9 @@ struct PlannerOptions
     // 2M / N but no fewer than 256). Below it the plan is exact; above it states are
     // thinned, which can cost optimality but never the budget.
     std::size_t maxStates = 4096;
+    // planForBudget stays budgetMargin() below a budget: a memory limit. Off for a budget
+    // that is a trade-off rather than a limit (an activation budget).
+    bool keepMargin = true;
 };
 
 // The margin a plan for `budgetBytes` keeps below it: 0.5 % of the budget for what the

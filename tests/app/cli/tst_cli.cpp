@@ -137,6 +137,48 @@ private slots:
         QVERIFY(text.out.contains("lowest peak"));
     }
 
+    // Budgets as users write them: a share of the measured peak, and PyTorch's activation
+    // budget (1 keeps every activation, 0 frees all checkpointing can).
+    void planBudgetForms_data()
+    {
+        QTest::addColumn<QStringList>("goal");
+        QTest::addColumn<double>("share");           // of the measured peak; -1: the activation budget's bounds
+        QTest::newRow("80% of the peak") << QStringList{QStringLiteral("--budget"), QStringLiteral("80%")} << 0.8;
+        QTest::newRow("activation budget 1") << QStringList{QStringLiteral("--activation-budget"), QStringLiteral("1")} << 1.0;
+        QTest::newRow("activation budget 0") << QStringList{QStringLiteral("--activation-budget"), QStringLiteral("0")} << -1.0;
+    }
+    void planBudgetForms()
+    {
+        QFETCH(QStringList, goal);
+        QFETCH(double, share);
+        const Run run = runCli(QStringList{QStringLiteral("plan"), kSample} << goal << QStringLiteral("--json"));
+        QCOMPARE(run.exitCode, 0);
+        const QJsonObject json = QJsonDocument::fromJson(run.out).object();
+        const qint64 measured = json[QStringLiteral("baseline")].toObject()[QStringLiteral("peak_bytes")].toInteger();
+        const qint64 peak = json[QStringLiteral("predicted")].toObject()[QStringLiteral("peak_bytes")].toInteger();
+        QVERIFY(json[QStringLiteral("feasible")].toBool());
+        if (share > 0) {
+            QVERIFY(peak <= qint64(share * double(measured)));
+        } else {
+            const Run lowest = runCli({QStringLiteral("plan"), kSample, QStringLiteral("--budget"), QStringLiteral("1KiB"), QStringLiteral("--json")});
+            QCOMPARE(peak, QJsonDocument::fromJson(lowest.out).object()[QStringLiteral("predicted")].toObject()[QStringLiteral("peak_bytes")].toInteger());
+        }
+    }
+
+    // The largest batch that fits: the sample says nothing of its batch, so --batch tells it.
+    void planMaxBatch()
+    {
+        const Run run = runCli({QStringLiteral("plan"), kSample, QStringLiteral("--max-batch"), QStringLiteral("--budget"),
+                                QStringLiteral("100%"), QStringLiteral("--batch"), QStringLiteral("8"), QStringLiteral("--json")});
+        QCOMPARE(run.exitCode, 0);
+        const QJsonObject fit = QJsonDocument::fromJson(run.out).object()[QStringLiteral("max_batch")].toObject();
+        QVERIFY(fit[QStringLiteral("fits")].toBool());
+        QCOMPARE(fit[QStringLiteral("traced_batch")].toInt(), 8);
+        QVERIFY2(fit[QStringLiteral("batch")].toInt() > 8, run.out.constData()); // checkpointing makes room
+        const Run text = runCli({QStringLiteral("plan"), kSample, QStringLiteral("--max-batch"), QStringLiteral("--budget"), QStringLiteral("90%")});
+        QVERIFY2(text.out.contains("Largest batch   x"), text.out.constData());
+    }
+
     // A hand-picked set predicts what the same set chosen by a strategy predicts.
     void planChosenLayers()
     {
@@ -160,6 +202,13 @@ private slots:
         QTest::addRow("no goal") << QStringList{QStringLiteral("plan"), kSample} << QStringLiteral("Say what to plan for");
         QTest::addRow("bad budget") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--budget"), QStringLiteral("lots")}
                                     << QStringLiteral("is not a budget");
+        QTest::addRow("budget over 100 %") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--budget"), QStringLiteral("150%")}
+                                           << QStringLiteral("at most 100 %");
+        QTest::addRow("activation budget over 1")
+            << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--activation-budget"), QStringLiteral("1.5")}
+            << QStringLiteral("share from 0");
+        QTest::addRow("max batch without budget") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--max-batch")}
+                                                  << QStringLiteral("--max-batch needs a budget");
         QTest::addRow("bad strategy") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--strategy"), QStringLiteral("every:x")}
                                       << QStringLiteral("is not a strategy");
         QTest::addRow("layer outside the chain")

@@ -1,5 +1,6 @@
 #include "testsupport.h"
 
+#include "core/plan/batchscaling.h"
 #include "core/plan/planner.h"
 #include "plugins/torch/replayrunner.h"
 
@@ -100,6 +101,36 @@ private Q_SLOTS:
                                                                .arg(*limited.peakAllocatedBytes)));
         }
         QVERIFY2(feasible >= kBudgets - 2, "too few budgets could be planned for");
+    }
+
+    // The largest batch predicted to fit a budget, replayed with its plan under that
+    // memory limit, fits.
+    void largestBatchFits_data()
+    {
+        QTest::addColumn<QString>("model");
+        for (const char *model : {"gpt", "mlp", "cnn"})
+            QTest::newRow(model) << QString::fromLatin1(model);
+    }
+    void largestBatchFits()
+    {
+        QFETCH(QString, model);
+        const ModelSpec spec = specFor(model);
+        const RunResult baseline = run(spec, "none", 1, false);
+        const std::int64_t budget = *baseline.peakAllocatedBytes * 3 / 2;
+        QCOMPARE(tracedBatch(*baseline.trace), std::optional<std::int64_t>(spec.batch));
+        const BatchFit fit = largestBatch(*baseline.trace, {}, budget, spec.batch);
+        QVERIFY(fit.fits);
+        QVERIFY2(*fit.batch > spec.batch, "half as much memory again holds no larger batch");
+        nlohmann::json object = spec.toJson();
+        object["batch"] = *fit.batch;
+        const ModelSpec larger = parseModelSpec(object, "test", ".");
+        const CostModel scaled = buildCostModel(withBatchScaled(*baseline.trace, fit.factor));
+        const RunResult limited = run(larger, joined(checkpointedPaths(scaled, fit.plan.checkpoint)), 1, false, budget);
+        QVERIFY2(!limited.oom, qPrintable(QStringLiteral("batch %1: ").arg(*fit.batch) + qs(limited.oom ? limited.oom->message : "")));
+        const double error = double(fit.plan.prediction.peakBytes - *limited.peakAllocatedBytes) / double(*limited.peakAllocatedBytes);
+        QVERIFY2(std::abs(error) < 0.03, qPrintable(QStringLiteral("batch %1: predicted %2, measured %3")
+                                                       .arg(*fit.batch).arg(fit.plan.prediction.peakBytes)
+                                                       .arg(*limited.peakAllocatedBytes)));
     }
 };
 
