@@ -41,8 +41,14 @@ json planJson(const CostModel &model, const Plan &plan)
                                            ? json(model.layers[*plan.prediction.peakInRecomputeOf].path)
                                            : json(nullptr)},
               {"step_time_ms", milliseconds(plan.prediction.stepTimeNs)},
+              {"step_time_spread_ms", milliseconds(model.stepTimeSpreadNs)},
               {"added_time_ms", milliseconds(plan.prediction.addedTimeNs)}}},
-            {"baseline", {{"peak_bytes", baseline.peakBytes}, {"step_time_ms", milliseconds(baseline.stepTimeNs)}}}};
+            {"runner_up_added_ms", plan.runnerUpAddedNs ? json(milliseconds(*plan.runnerUpAddedNs)) : json(nullptr)},
+            {"ranked_within_noise", plan.rankedWithinNoise(model)},
+            {"baseline",
+             {{"peak_bytes", baseline.peakBytes},
+              {"step_time_ms", milliseconds(baseline.stepTimeNs)},
+              {"step_time_spread_ms", milliseconds(model.stepTimeSpreadNs)}}}};
 }
 
 json chainJson(const CostModel &model)
@@ -87,8 +93,13 @@ std::string planText(const CostModel &model, const Plan &plan, const std::string
     out += "Peak            " + formatBytes(plan.prediction.peakBytes) + " predicted, " + formatBytes(plain.peakBytes)
            + " " + baseline + " (" + percent(static_cast<double>(plan.prediction.peakBytes - plain.peakBytes),
                                      static_cast<double>(plain.peakBytes)) + ")\n";
-    out += "Step time       " + formatDuration(plan.prediction.stepTimeNs) + " predicted, "
-           + formatDuration(plain.stepTimeNs) + " measured (+" + formatDuration(plan.prediction.addedTimeNs) + ")\n";
+    const std::string spread = model.stepTimeSpreadNs > 0 ? " ± " + formatDuration(model.stepTimeSpreadNs) : std::string();
+    out += "Step time       " + formatDuration(plan.prediction.stepTimeNs) + spread + " predicted, "
+           + formatDuration(plain.stepTimeNs) + spread + " measured (+" + formatDuration(plan.prediction.addedTimeNs) + ")\n";
+    if (plan.rankedWithinNoise(model))
+        out += "The next cheapest plan that fits adds only " + formatDuration(*plan.runnerUpAddedNs - plan.prediction.addedTimeNs)
+               + " more, less than the steps' spread (±" + formatDuration(model.stepTimeSpreadNs)
+               + "): which is faster cannot be told from this trace; rerun both.\n";
     if (plan.marginBytes > 0)
         out += "Margin          the plan stays " + formatBytes(plan.marginBytes) + " below the budget, for what the model does not see"
                + (model.backwardEstimated ? std::string(" (more where the backward was estimated)") : std::string()) + "\n";
@@ -257,16 +268,26 @@ Command addParetoCommand(CLI::App &app)
                     return json{{"chain", chainJson(model)}, {"plans", list}}.dump(2) + "\n";
                 }
                 TextTable table({"peak", "step time", "added", "checkpointed"}, {true, true, true, true});
-                for (const Plan &plan : plans) {
+                // Neighbours closer in time than the steps' spread are marked: their order is noise.
+                bool close = false;
+                for (std::size_t i = 0; i < plans.size(); ++i) {
+                    const Plan &plan = plans[i];
                     std::size_t count = 0;
                     for (bool on : plan.checkpoint)
                         count += on;
+                    const bool near = i > 0 && std::abs(plan.prediction.addedTimeNs - plans[i - 1].prediction.addedTimeNs)
+                                                   < model.stepTimeSpreadNs;
+                    close = close || near;
                     table.addRow({formatBytes(plan.prediction.peakBytes), formatDuration(plan.prediction.stepTimeNs),
-                                  "+" + formatDuration(plan.prediction.addedTimeNs),
+                                  (near ? "≈ +" : "+") + formatDuration(plan.prediction.addedTimeNs),
                                   std::to_string(count) + " of " + std::to_string(model.layers.size())});
                 }
-                return "Peak against step time, " + std::to_string(model.layers.size()) + " checkpointable layers ("
-                       + model.layers.front().path + " ... " + model.layers.back().path + ")\n" + table.toString();
+                std::string out = "Peak against step time, " + std::to_string(model.layers.size()) + " checkpointable layers ("
+                                  + model.layers.front().path + " ... " + model.layers.back().path + ")\n" + table.toString();
+                if (close)
+                    out += "≈: within the steps' spread (±" + formatDuration(model.stepTimeSpreadNs)
+                           + ") of the plan above; their order in time is noise.\n";
+                return out;
             }};
 }
 

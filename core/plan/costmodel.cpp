@@ -95,6 +95,8 @@ void useMedianTimes(const Trace &trace, CostModel &model)
     for (const Step &step : trace.steps)
         stepTimes.push_back(step.durationNs());
     model.stepTimeNs = median(stepTimes);
+    const auto [fastest, slowest] = std::minmax_element(stepTimes.begin(), stepTimes.end());
+    model.stepTimeSpreadNs = (*slowest - *fastest) / 2;
     std::vector<std::uint32_t> layers;
     for (const ChainLayer &layer : model.layers)
         layers.push_back(layer.layer);

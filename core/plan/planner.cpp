@@ -61,7 +61,10 @@ std::size_t stateLimit(const CostModel &model, const PlannerOptions &options)
     return std::min(options.maxStates, std::max(kFewest, kWork / n));
 }
 
-std::optional<std::vector<bool>> cheapestWithin(const CostModel &model, std::int64_t budget, const PlannerOptions &options)
+// `runnerUp`, when given, gets the added time of the next cheapest plan that fits (the
+// front's second state), if there is one.
+std::optional<std::vector<bool>> cheapestWithin(const CostModel &model, std::int64_t budget, const PlannerOptions &options,
+                                                std::optional<std::int64_t> *runnerUp = nullptr)
 {
     const std::size_t n = model.layers.size();
     const std::size_t limit = stateLimit(model, options);
@@ -103,6 +106,8 @@ std::optional<std::vector<bool>> cheapestWithin(const CostModel &model, std::int
         for (const State &state : front)
             history[k].push_back(state.from);
     }
+    if (runnerUp && front.size() > 1)
+        *runnerUp = front[1].cost;
     // The cheapest final state is the first: costs rise with freed bytes along the front.
     std::vector<bool> checkpoint(n, false);
     std::uint32_t s = 0;
@@ -176,8 +181,10 @@ Plan planForBudget(const CostModel &model, std::int64_t budgetBytes, const Plann
 {
     const std::int64_t margin = options.keepMargin ? budgetMargin(model, budgetBytes) : 0;
     Plan plan;
-    if (auto checkpoint = cheapestWithin(model, budgetBytes - margin, options)) {
+    std::optional<std::int64_t> runnerUp;
+    if (auto checkpoint = cheapestWithin(model, budgetBytes - margin, options, &runnerUp)) {
         plan = makePlan(model, std::move(*checkpoint), true);
+        plan.runnerUpAddedNs = runnerUp;
     } else {
         plan = lowestPeakPlan(model, options);
         plan.feasible = false;

@@ -5,6 +5,7 @@
 
 #include "predictor.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,13 @@ struct Plan
     bool feasible = true;         // false: nothing fits; this is the lowest peak reachable
     // For a budget: how far below it the plan was made to stay, for what the model does not see.
     std::int64_t marginBytes = 0;
+    // For a budget: the added time of the next cheapest plan that fits. Closer to this
+    // plan's than the step-time spread, the ranking is within the trace's noise.
+    std::optional<std::int64_t> runnerUpAddedNs;
+    bool rankedWithinNoise(const CostModel &model) const
+    {
+        return runnerUpAddedNs && *runnerUpAddedNs - prediction.addedTimeNs < model.stepTimeSpreadNs;
+    }
 };
 
 struct PlannerOptions

@@ -119,6 +119,8 @@ private slots:
         const QJsonObject baseline = json[QStringLiteral("baseline")].toObject();
         QVERIFY(predicted[QStringLiteral("peak_bytes")].toInteger() <= qint64(1.8 * (1 << 30)));
         QVERIFY(predicted[QStringLiteral("step_time_ms")].toDouble() > baseline[QStringLiteral("step_time_ms")].toDouble());
+        QVERIFY(predicted[QStringLiteral("step_time_spread_ms")].isDouble());
+        QVERIFY(json[QStringLiteral("ranked_within_noise")].isBool());
         const auto trace = loadTrace(test::ss(kSample));
         QCOMPARE(baseline[QStringLiteral("peak_bytes")].toInteger(), findPeaks(*trace).devices.at(0).allocatedBytes);
         const QJsonArray checkpoint = json[QStringLiteral("checkpoint")].toArray();

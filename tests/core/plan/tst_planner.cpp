@@ -119,6 +119,24 @@ private slots:
         }
     }
 
+    // A budget plan names the next cheapest plan that fits; when it is closer than the
+    // steps' spread, the ranking is noise.
+    void runnerUpAgainstTheSpread()
+    {
+        std::mt19937_64 random(11);
+        CostModel model = randomChain(random, 12);
+        const std::int64_t measured = predict(model, {}).peakBytes;
+        const std::int64_t lowest = lowestPeakPlan(model).prediction.peakBytes;
+        const Plan plan = planForBudget(model, lowest + (measured - lowest) / 2);
+        QVERIFY(plan.feasible);
+        QVERIFY(plan.runnerUpAddedNs);
+        QVERIFY(*plan.runnerUpAddedNs > plan.prediction.addedTimeNs);
+        model.stepTimeSpreadNs = 0;
+        QVERIFY(!plan.rankedWithinNoise(model));
+        model.stepTimeSpreadNs = *plan.runnerUpAddedNs - plan.prediction.addedTimeNs + 1;
+        QVERIFY(plan.rankedWithinNoise(model));
+    }
+
     void overheadAndStrategies()
     {
         std::mt19937_64 random(3);

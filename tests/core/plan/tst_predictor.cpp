@@ -189,6 +189,8 @@ private slots:
         QVERIFY(near(model.layers[0].forwardNs, 20'000));
         QVERIFY(near(model.layers[1].backwardNs, 40'000));
         QVERIFY(near(model.stepTimeNs, 2 * (2 * 10 + 2 * 20 + 5) * 1000));
+        // The spread is half the range of the step times: (3 - 1) * 65 us / 2.
+        QVERIFY(near(model.stepTimeSpreadNs, 65'000));
         QCOMPARE(predict(model, {true, false}).stepTimeNs, model.stepTimeNs + model.layers[0].forwardNs);
     }
 
