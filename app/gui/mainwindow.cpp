@@ -568,11 +568,7 @@ void MainWindow::applyStrategy()
     std::optional<Plan> plan;
     switch (m_whatIf->strategy()) {
     case WhatIfBar::Strategy::Custom: break;
-    case WhatIfBar::Strategy::None: plan = planForStrategy(model, "none"); break;
-    case WhatIfBar::Strategy::All: plan = planForStrategy(model, "all"); break;
-    case WhatIfBar::Strategy::Every2: plan = planForStrategy(model, "every:2"); break;
-    case WhatIfBar::Strategy::Every3: plan = planForStrategy(model, "every:3"); break;
-    case WhatIfBar::Strategy::SquareRoot: plan = planForStrategy(model, "sqrt"); break;
+    case WhatIfBar::Strategy::Rule: plan = planForStrategy(model, m_whatIf->rule()); break;
     case WhatIfBar::Strategy::Budget: plan = planForBudget(model, static_cast<std::int64_t>(m_whatIf->budgetBytes())); break;
     case WhatIfBar::Strategy::Overhead: plan = planForOverhead(model, m_whatIf->overheadFraction()); break;
     }
@@ -600,8 +596,9 @@ void MainWindow::setCheckpointStrategy(const QString &strategy)
 {
     if (!m_document || !m_document->costModel)
         return;
-    m_layers->setCheckpoint(planForStrategy(*m_document->costModel, strategy.toStdString()).checkpoint);
-    m_whatIf->showStrategyName(strategy);
+    const CheckpointStrategy parsed = CheckpointStrategy::parse(strategy.toStdString());
+    m_layers->setCheckpoint(planForStrategy(*m_document->costModel, parsed).checkpoint);
+    m_whatIf->showStrategy(parsed);
 }
 
 void MainWindow::updatePrediction()

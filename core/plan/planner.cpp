@@ -221,28 +221,17 @@ Plan planForOverhead(const CostModel &model, double fraction, const PlannerOptio
     return makePlan(model, *cheapestWithin(model, budget, options), true);
 }
 
+Plan planForStrategy(const CostModel &model, const CheckpointStrategy &strategy)
+{
+    std::vector<std::string> chain;
+    for (const ChainLayer &layer : model.layers)
+        chain.push_back(layer.path);
+    return makePlan(model, strategy.resolve(chain, chain), true);
+}
+
 Plan planForStrategy(const CostModel &model, const std::string &strategy)
 {
-    const std::size_t n = model.layers.size();
-    std::size_t every = 0;
-    if (strategy == "none")
-        every = 0;
-    else if (strategy == "all")
-        every = 1;
-    else if (strategy == "sqrt")
-        every = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(std::max<std::size_t>(n, 1)))));
-    else if (strategy.starts_with("every:")) {
-        const std::string_view digits = std::string_view(strategy).substr(6);
-        auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), every);
-        if (ec != std::errc() || end != digits.data() + digits.size() || every == 0)
-            throw Error("\"" + strategy + "\" is not a strategy: every:K needs a whole number K of at least 1.");
-    } else {
-        throw Error("\"" + strategy + "\" is not a strategy (none, all, every:K or sqrt).");
-    }
-    std::vector<bool> checkpoint(n, false);
-    for (std::size_t i = 0; every > 0 && i < n; i += every)
-        checkpoint[i] = true;
-    return makePlan(model, std::move(checkpoint), true);
+    return planForStrategy(model, CheckpointStrategy::parse(strategy));
 }
 
 std::vector<std::string> checkpointedPaths(const CostModel &model, const std::vector<bool> &checkpoint)
@@ -257,19 +246,7 @@ std::vector<std::string> checkpointedPaths(const CostModel &model, const std::ve
 
 Plan planForLayers(const CostModel &model, const std::vector<std::string> &paths)
 {
-    std::vector<bool> checkpoint(model.layers.size(), false);
-    for (const std::string &path : paths) {
-        const auto found = std::find_if(model.layers.begin(), model.layers.end(),
-                                        [&](const ChainLayer &layer) { return layer.path == path; });
-        if (found == model.layers.end()) {
-            std::string chain;
-            for (const ChainLayer &layer : model.layers)
-                chain += (chain.empty() ? "" : ", ") + layer.path;
-            throw Error("\"" + path + "\" is not in the checkpointable chain (" + chain + ").");
-        }
-        checkpoint[static_cast<std::size_t>(found - model.layers.begin())] = true;
-    }
-    return makePlan(model, std::move(checkpoint), true);
+    return planForStrategy(model, CheckpointStrategy::layers(paths));
 }
 
 std::vector<Plan> paretoSweep(const CostModel &model, std::size_t budgets, const PlannerOptions &options)

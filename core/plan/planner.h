@@ -3,6 +3,7 @@
 // the least added time whose predicted peak fits a budget (a dynamic programme over the
 // bytes freed so far, O(N·S)); the other plans are built on it.
 
+#include "checkpointstrategy.h"
 #include "predictor.h"
 
 #include <optional>
@@ -49,8 +50,9 @@ Plan planForOverhead(const CostModel &model, double fraction, const PlannerOptio
 // The lowest peak any set of checkpoints reaches (and the cheapest set that reaches it).
 Plan lowestPeakPlan(const CostModel &model, const PlannerOptions &options = {});
 
-// "none", "all", "every:K" (layers 0, K, 2K, ...), "sqrt" (every:ceil(sqrt(N))).
+// A strategy over the chain (checkpointstrategy.h); its named layers must be chain layers.
 // Throws Error for anything else.
+Plan planForStrategy(const CostModel &model, const CheckpointStrategy &strategy);
 Plan planForStrategy(const CostModel &model, const std::string &strategy);
 
 // The paths of the chain layers a toggle vector checkpoints, in chain order.

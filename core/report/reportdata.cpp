@@ -47,8 +47,8 @@ ReportRun analyse(const std::string &path, const TracePtr &trace, std::optional<
         return run;
     const CostModel &model = *run.model;
     run.stepTimeNs = model.stepTimeNs;
-    for (const char *strategy : {"none", "all", "every:2", "sqrt"})
-        run.plans.push_back({strategy, planForStrategy(model, strategy)});
+    for (const CheckpointStrategy &strategy : CheckpointStrategy::presets())
+        run.plans.push_back({strategy.toString(), planForStrategy(model, strategy)});
     const std::int64_t target = budget ? *budget : static_cast<std::int64_t>(static_cast<double>(model.measuredPeakBytes) * 0.75);
     run.plans.push_back({"cheapest within " + formatBytes(target), planForBudget(model, target)});
     run.plans.push_back({"lowest reachable peak", lowestPeakPlan(model)});

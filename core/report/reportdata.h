@@ -16,7 +16,7 @@ namespace peaklens {
 
 struct ReportPlan
 {
-    std::string name; // "none", "all", "every:2", "sqrt", "budget 6.000 GiB"
+    std::string name; // a preset strategy ("none", "every:2", ...), "cheapest within 6.000 GiB", ...
     Plan plan;
 };
 

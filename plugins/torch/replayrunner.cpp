@@ -5,6 +5,7 @@
 #include "memoryrecorder.h"
 
 #include "core/error.h"
+#include "core/plan/checkpointstrategy.h"
 #include "core/trace/metadata.h"
 #include "core/trace/tracebuilder.h"
 
@@ -26,22 +27,6 @@
 namespace peaklens::replay {
 
 namespace {
-
-std::vector<std::string> splitNames(const std::string &list)
-{
-    std::vector<std::string> names;
-    std::size_t begin = 0;
-    while (begin <= list.size()) {
-        const std::size_t comma = std::min(list.find(',', begin), list.size());
-        std::string name = list.substr(begin, comma - begin);
-        name.erase(0, name.find_first_not_of(' '));
-        name.erase(name.find_last_not_of(' ') + 1);
-        if (!name.empty())
-            names.push_back(std::move(name));
-        begin = comma + 1;
-    }
-    return names;
-}
 
 torch::Device chooseDevice(DeviceChoice choice)
 {
@@ -274,39 +259,17 @@ std::string describeWhere(const Trace &trace, const Scope &scope, std::int64_t s
 
 std::vector<bool> resolveCheckpoint(const std::vector<Stage> &stages, const std::string &argument)
 {
-    std::vector<bool> toggles(stages.size(), false);
-    std::vector<std::size_t> chain;
-    for (std::size_t i = 0; i < stages.size(); ++i) {
-        if (stages[i].chain)
-            chain.push_back(i);
+    std::vector<std::string> chain, all;
+    for (const Stage &stage : stages) {
+        all.push_back(stage.path);
+        if (stage.chain)
+            chain.push_back(stage.path);
     }
-    auto every = [&](std::size_t k) {
-        for (std::size_t j = 0; j < chain.size(); j += k)
-            toggles[chain[j]] = true;
-    };
-    std::smatch match;
-    if (argument == "none" || argument.empty())
-        return toggles;
-    if (argument == "all") {
-        every(1);
-    } else if (argument == "sqrt") {
-        every(std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(chain.size()))))));
-    } else if (std::regex_match(argument, match, std::regex("every:([1-9][0-9]{0,5})"))) {
-        every(std::stoul(match[1]));
-    } else {
-        for (const std::string &name : splitNames(argument)) {
-            const auto found = std::find_if(stages.begin(), stages.end(), [&](const Stage &s) { return s.path == name; });
-            if (found == stages.end()) {
-                std::string list;
-                for (const Stage &stage : stages)
-                    list += (list.empty() ? "" : ", ") + stage.path;
-                throw Error("--checkpoint: the model has no layer \"" + name + "\"; its layers are " + list
-                            + " (or say none, all, every:K or sqrt).");
-            }
-            toggles[static_cast<std::size_t>(found - stages.begin())] = true;
-        }
+    try {
+        return CheckpointStrategy::parse(argument).resolve(chain, all);
+    } catch (const Error &error) {
+        throw Error(std::string("--checkpoint: ") + error.what());
     }
-    return toggles;
 }
 
 nlohmann::ordered_json RunResult::toJson() const

@@ -6,6 +6,9 @@
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPoint>
+
+#include <algorithm>
 #include <QSignalBlocker>
 #include <QSpinBox>
 
@@ -41,14 +44,13 @@ WhatIfBar::WhatIfBar(QWidget *parent)
     , m_baseline(new QLabel(this))
     , m_prediction(new QLabel(this))
 {
-    m_strategy->addItem(tr("Custom toggles"), int(Strategy::Custom));
-    m_strategy->addItem(tr("None"), int(Strategy::None));
-    m_strategy->addItem(tr("All layers"), int(Strategy::All));
-    m_strategy->addItem(tr("Every 2nd layer"), int(Strategy::Every2));
-    m_strategy->addItem(tr("Every 3rd layer"), int(Strategy::Every3));
-    m_strategy->addItem(tr("Every √N-th layer"), int(Strategy::SquareRoot));
-    m_strategy->addItem(tr("Cheapest within budget"), int(Strategy::Budget));
-    m_strategy->addItem(tr("Lowest peak within overhead"), int(Strategy::Overhead));
+    // Item data: the Strategy, and for rules the index into CheckpointStrategy::presets().
+    m_strategy->addItem(tr("Custom toggles"), QPoint(int(Strategy::Custom), 0));
+    const auto &presets = CheckpointStrategy::presets();
+    for (std::size_t i = 0; i < presets.size(); ++i)
+        m_strategy->addItem(QString::fromStdString(presets[i].label()), QPoint(int(Strategy::Rule), int(i)));
+    m_strategy->addItem(tr("Cheapest within budget"), QPoint(int(Strategy::Budget), 0));
+    m_strategy->addItem(tr("Lowest peak within overhead"), QPoint(int(Strategy::Overhead), 0));
     m_strategy->setToolTip(tr("Which layers to checkpoint (Ctrl+Shift+S)"));
     m_budget->setDecimals(3);
     m_budget->setRange(0.001, 1 << 20);
@@ -100,7 +102,7 @@ void WhatIfBar::setBaseline(std::int64_t peakBytes, std::int64_t stepTimeNs)
     m_baselinePeak = peakBytes;
     m_baselineTime = stepTimeNs;
     const QSignalBlocker blocker(this);
-    m_strategy->setCurrentIndex(m_strategy->findData(int(Strategy::None)));
+    showStrategy(CheckpointStrategy());
     m_budget->setValue(static_cast<double>(peakBytes) * 0.75 / double(1 << 30));
     m_baseline->setText(tr("Measured: peak %1, step %2").arg(bytesText(peakBytes), millisecondsText(stepTimeNs)));
 }
@@ -118,14 +120,21 @@ void WhatIfBar::showPrediction(std::int64_t peakBytes, std::int64_t stepTimeNs, 
 void WhatIfBar::markCustom()
 {
     const QSignalBlocker blocker(m_strategy);
-    m_strategy->setCurrentIndex(m_strategy->findData(int(Strategy::Custom)));
+    m_strategy->setCurrentIndex(m_strategy->findData(QPoint(int(Strategy::Custom), 0)));
     m_budget->setVisible(false);
     m_overhead->setVisible(false);
 }
 
 WhatIfBar::Strategy WhatIfBar::strategy() const
 {
-    return static_cast<Strategy>(m_strategy->currentData().toInt());
+    return static_cast<Strategy>(m_strategy->currentData().toPoint().x());
+}
+
+CheckpointStrategy WhatIfBar::rule() const
+{
+    const auto &presets = CheckpointStrategy::presets();
+    const int index = m_strategy->currentData().toPoint().y();
+    return strategy() == Strategy::Rule && index < int(presets.size()) ? presets[std::size_t(index)] : CheckpointStrategy();
 }
 
 double WhatIfBar::budgetBytes() const
@@ -138,18 +147,14 @@ double WhatIfBar::overheadFraction() const
     return m_overhead->value() / 100.0;
 }
 
-void WhatIfBar::showStrategyName(const QString &strategy)
+void WhatIfBar::showStrategy(const CheckpointStrategy &strategy)
 {
-    static const std::pair<const char *, Strategy> names[] = {{"none", Strategy::None},      {"all", Strategy::All},
-                                                              {"every:2", Strategy::Every2}, {"every:3", Strategy::Every3},
-                                                              {"sqrt", Strategy::SquareRoot}};
-    Strategy shown = Strategy::Custom;
-    for (const auto &[name, value] : names) {
-        if (strategy == QLatin1String(name))
-            shown = value;
-    }
+    const auto &presets = CheckpointStrategy::presets();
+    const auto found = std::find(presets.begin(), presets.end(), strategy);
+    const QPoint shown = found == presets.end() ? QPoint(int(Strategy::Custom), 0)
+                                                : QPoint(int(Strategy::Rule), int(found - presets.begin()));
     const QSignalBlocker blocker(m_strategy);
-    m_strategy->setCurrentIndex(m_strategy->findData(int(shown)));
+    m_strategy->setCurrentIndex(m_strategy->findData(shown));
 }
 
 void WhatIfBar::focusStrategy()

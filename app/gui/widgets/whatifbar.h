@@ -2,6 +2,8 @@
 // The what-if bar: pick a checkpointing strategy (or toggle layers by hand) and read the
 // predicted peak and step time against the measured baseline.
 
+#include "core/plan/checkpointstrategy.h"
+
 #include <QWidget>
 
 #include <cstdint>
@@ -18,7 +20,8 @@ class WhatIfBar final : public QWidget
     Q_OBJECT
 
 public:
-    enum class Strategy { Custom, None, All, Every2, Every3, SquareRoot, Budget, Overhead };
+    // A rule is one of CheckpointStrategy::presets(), given by rule().
+    enum class Strategy { Custom, Rule, Budget, Overhead };
 
     explicit WhatIfBar(QWidget *parent = nullptr);
 
@@ -29,12 +32,13 @@ public:
     // Toggling a layer by hand makes the strategy "custom" without re-planning.
     void markCustom();
     Strategy strategy() const;
+    CheckpointStrategy rule() const; // with Strategy::Rule
     double budgetBytes() const;
     double overheadFraction() const;
     QString predictedPeakText() const;
     void focusStrategy();
-    // Shows the strategy (none, all, every:2, every:3, sqrt) that set the toggles, without re-planning.
-    void showStrategyName(const QString &strategy);
+    // Shows the strategy that set the toggles, without re-planning: its preset, or custom.
+    void showStrategy(const CheckpointStrategy &strategy);
 
 Q_SIGNALS:
     void strategyChanged();

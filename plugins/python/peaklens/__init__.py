@@ -12,7 +12,8 @@ checkpoint toggles a rerun asks for::
 ``instrument`` pushes ``fwd:<module path>`` and ``bwd:<module path>`` ranges around each
 module's forward and backward (NVTX on CUDA, which the collector records), writes a
 manifest of the module tree (types, parameter bytes, input/output shapes), and wraps the
-modules named in ``PEAKLENS_CHECKPOINT`` (comma-separated paths, or ``all``) in
+modules ``PEAKLENS_CHECKPOINT`` chooses (``all``, ``every:K``, ``sqrt`` over the repeated
+blocks, or comma-separated module paths; the grammar of PeakLens's planner) in
 non-reentrant ``torch.utils.checkpoint``. Without CUDA it still applies the toggles and
 writes the manifest.
 """

@@ -3,6 +3,7 @@
 import contextlib
 import functools
 import json
+import math
 import os
 import re
 import threading
@@ -48,6 +49,39 @@ def checkpoint_chain(model):
     container = model.get_submodule(best)
     prefix = best + "." if best else ""
     return [prefix + name for name, _ in container.named_children()]
+
+
+def resolve_checkpoint(text, chain, toggleable):
+    """The layers a checkpoint strategy toggles, in ``toggleable`` order: PeakLens's grammar
+    (docs/planning.md), read here exactly as its planner and replay engine read it. ``none``
+    or nothing; ``all``, ``every:K`` (every K-th layer of ``chain`` from the first) or
+    ``sqrt`` (every ceil(sqrt(N))-th); or layer paths ``NAME,NAME,...`` from ``toggleable``.
+    Raises ValueError with a sentence for anything else."""
+    body = text.strip(" \t")
+    if body in ("", "none"):
+        return []
+    if body == "all":
+        k = 1
+    elif body == "sqrt":
+        k = math.ceil(math.sqrt(max(len(chain), 1)))
+    elif body.startswith("every:"):
+        digits = body[len("every:"):]
+        if not (digits.isascii() and digits.isdigit()) or not 1 <= int(digits) <= 1_000_000:
+            raise ValueError(f'"{text}" is not a strategy: every:K needs a whole number K of at least 1.')
+        k = int(digits)
+    else:
+        names = [name.strip(" \t") for name in body.split(",")]
+        if any(not n or n in ("none", "all", "sqrt") or n.startswith("every:") for n in names):
+            raise ValueError(f'"{text}" is not a strategy: say none, all, every:K or sqrt on its own, '
+                             "or name layers as NAME,NAME,...")
+        for name in names:
+            if name not in toggleable:
+                shown = ", ".join(toggleable[:12]) + (", ... " + toggleable[-1] if len(toggleable) > 12 else "")
+                raise ValueError(f'"{name}" is not among the layers that can be checkpointed ({shown}).')
+        chosen = set(names)
+        return [path for path in toggleable if path in chosen]
+    picked = set(chain[::k])
+    return [path for path in toggleable if path in picked]
 
 
 def _shapes(value):
@@ -165,15 +199,12 @@ class Instrumented:
     def _apply_toggles(self, checkpoint):
         if checkpoint is None:
             checkpoint = os.environ.get("PEAKLENS_CHECKPOINT", "")
-        names = [name.strip() for name in checkpoint.split(",") if name.strip()]
-        if names == ["all"]:
-            names = checkpoint_chain(self.model)
-        if names in ([], ["none"]):
-            return []
         modules = dict(self.model.named_modules())
-        unknown = [name for name in names if name not in modules or not name]
-        if unknown:
-            raise ValueError("PEAKLENS_CHECKPOINT names modules the model does not have: " + ", ".join(unknown))
+        toggleable = [path for path in modules if path]
+        try:
+            names = resolve_checkpoint(checkpoint, checkpoint_chain(self.model), toggleable)
+        except ValueError as error:
+            raise ValueError(f"PEAKLENS_CHECKPOINT: {error}") from None
         for name in names:
             module = modules[name]
             original = module.forward

@@ -215,7 +215,7 @@ private slots:
                                       << QStringLiteral("is not a strategy");
         QTest::addRow("layer outside the chain")
             << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--checkpoint"), QStringLiteral("blocks.0,embed")}
-            << QStringLiteral("\"embed\" is not in the checkpointable chain (blocks.0, blocks.1");
+            << QStringLiteral("\"embed\" is not among the layers that can be checkpointed (blocks.0, blocks.1");
         QTest::addRow("two goals") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--checkpoint"), QStringLiteral("blocks.0"),
                                                   QStringLiteral("--strategy"), QStringLiteral("all")}
                                    << QStringLiteral("excludes");

@@ -5,13 +5,14 @@ Run by tst_pythonhelper: python3 -m unittest test_helper, with PYTHONPATH=plugin
 
 import json
 import os
+import re
 import tempfile
 import unittest
 
 import torch
 
 import peaklens
-from peaklens._instrument import checkpoint_chain
+from peaklens._instrument import checkpoint_chain, resolve_checkpoint
 
 
 class Recorder:
@@ -130,6 +131,23 @@ class HelperTest(unittest.TestCase):
                                     torch.nn.Linear(4, 5))
         # Not the deeper numbered MLP parts, nor the top-level Sequential of unlike parts.
         self.assertEqual(checkpoint_chain(stack), ["1.0", "1.1"])
+
+    def test_the_strategy_grammar_is_the_planners(self):
+        """The cases core/plan/checkpointstrategy.cpp is tested against, read the same here."""
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "checkpoint_strategies.json")
+        with open(path) as file:
+            shared = json.load(file)
+        for case in shared["cases"]:
+            with self.subTest(text=case["text"]):
+                if "error" in case:
+                    with self.assertRaisesRegex(ValueError, re.escape(case["error"])):
+                        resolve_checkpoint(case["text"], shared["chain"], shared["toggleable"])
+                else:
+                    self.assertEqual(resolve_checkpoint(case["text"], shared["chain"], shared["toggleable"]), case["toggles"])
+
+    def test_every_k_over_the_repeated_blocks(self):
+        model = peaklens.instrument(fresh_model(), checkpoint="every:2", sink=Recorder())
+        self.assertEqual(model._peaklens.checkpointed, ["blocks.0", "blocks.2"])
 
     def test_unknown_toggles_are_an_error(self):
         with self.assertRaisesRegex(ValueError, "blocks.9"):

@@ -133,7 +133,7 @@ private slots:
         QTest::addRow("missing spec file") << QStringList{QStringLiteral("--model"), QStringLiteral("/nonexistent/spec.json")}
                                            << QStringLiteral("/nonexistent/spec.json: cannot open");
         QTest::addRow("unknown layer") << (QStringList(kSmallGpt) << QStringLiteral("--checkpoint") << QStringLiteral("blocks.7"))
-                                       << QStringLiteral("no layer \"blocks.7\"");
+                                       << QStringLiteral("\"blocks.7\" is not among the layers that can be checkpointed (embed, blocks.0");
         QTest::addRow("heads do not divide") << (QStringList(kSmallGpt) << QStringLiteral("--heads") << QStringLiteral("5"))
                                              << QStringLiteral("must be a multiple of \"heads\"");
         QTest::addRow("bad memory limit") << (QStringList(kSmallGpt) << QStringLiteral("--memory-limit") << QStringLiteral("lots"))
