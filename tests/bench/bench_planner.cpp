@@ -1,10 +1,12 @@
 // Benchmark of the checkpoint planner and predictor on a random chain of N layers:
 //   bench_planner [N=500] [STATES=4096] [BRUTE_N=20]
 // prints the median time of planForBudget, the mean time of one predict() call, the
-// time of an impossible-budget, an overhead and a pareto search, and the time brute force
+// time of an impossible-budget, an overhead and a pareto search, the time to build the
+// cost model from a recorded step of N layers, and the time brute force
 // takes over all 2^BRUTE_N subsets of a smaller chain.
 
 #include "core/plan/planner.h"
+#include "core/trace/tracebuilder.h"
 
 #include <algorithm>
 #include <chrono>
@@ -36,6 +38,49 @@ CostModel randomChain(std::mt19937_64 &random, std::size_t n)
         model.layers.push_back(layer);
     }
     return model;
+}
+
+// A recorded step of n chain layers as the replay engine writes one: per layer a forward
+// saving four blocks and passing an output on, a backward freeing them; a loss, an
+// optimizer step. About 12 events per layer.
+TracePtr chainTrace(std::size_t n)
+{
+    TraceBuilder builder;
+    const std::uint32_t lane = builder.lane({{DeviceType::Cuda, 0}, 0});
+    std::int64_t t = 0;
+    std::uint64_t address = 1;
+    const auto event = [&](std::int64_t bytes, std::uint64_t addr, std::uint32_t layer, Phase phase, Category category) {
+        builder.addEvent({t += 10, bytes, addr, lane, layer, 0, category, phase});
+    };
+    event(1 << 30, address++, kNoLayer, Phase::Other, Category::Parameter);
+    std::vector<std::uint32_t> layers;
+    std::vector<std::vector<std::uint64_t>> saved(n);
+    for (std::size_t k = 0; k < n; ++k) {
+        const std::uint32_t layer = builder.layer("blocks." + std::to_string(k));
+        layers.push_back(layer);
+        const std::int64_t begin = t;
+        for (int b = 0; b < 4; ++b) {
+            saved[k].push_back(address);
+            event(1 << 20, address++, layer, Phase::Forward, Category::Activation);
+        }
+        event(4 << 20, address, layer, Phase::Forward, Category::Temporary);
+        event(-(4 << 20), address++, layer, Phase::Forward, Category::Temporary);
+        saved[k].push_back(address);
+        event(1 << 20, address++, layer, Phase::Forward, Category::Activation); // its output
+        builder.addRange({layer, Phase::Forward, 0, begin, t + 1, 0});
+        t += 1;
+    }
+    for (std::size_t k = n; k-- > 0;) {
+        const std::int64_t begin = t;
+        event(1 << 20, address, layers[k], Phase::Backward, Category::Temporary);
+        event(-(1 << 20), address++, layers[k], Phase::Backward, Category::Temporary);
+        for (std::uint64_t addr : saved[k])
+            event(-(1 << 20), addr, layers[k], Phase::Backward, Category::Activation);
+        builder.addRange({layers[k], Phase::Backward, 0, begin, t + 1, 0});
+        t += 1;
+    }
+    builder.addStep({0, 0, t + 10});
+    return builder.finish();
 }
 
 double since(std::chrono::steady_clock::time_point start)
@@ -98,6 +143,13 @@ int main(int argc, char **argv)
     const auto smallStart = std::chrono::steady_clock::now();
     const Plan smallPlan = planForBudget(small, smallBudget, options);
     const double smallMs = since(smallStart);
+
+    // Building the cost model from a recorded step of N layers.
+    const TracePtr trace = chainTrace(n);
+    const auto buildStart = std::chrono::steady_clock::now();
+    const CostModel built = buildCostModel(*trace);
+    std::printf("{\"cost_model_ms\": %.1f, \"events\": %zu, \"layers\": %zu}\n", since(buildStart), trace->events.size(),
+                built.layers.size());
 
     // The searches built on the programme: an impossible budget (the lowest reachable peak),
     // an overhead, and the pareto sweep.
