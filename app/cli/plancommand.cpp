@@ -148,7 +148,7 @@ std::string maxBatchOutput(const PlanOptions &options, const Budget &budget)
     const std::int64_t bytes = budget.bytes(model);
     std::optional<std::int64_t> traced = options.batch > 0 ? std::optional(options.batch) : tracedBatch(*trace);
     const BatchFit fit = largestBatch(*trace, selection, bytes, traced, budget.isLimit());
-    const CostModel scaled = buildCostModel(withBatchScaled(*trace, fit.factor), selection);
+    const CostModel &scaled = fit.model;
     if (options.json) {
         json result = planJson(scaled, fit.plan);
         result["max_batch"] = {{"fits", fit.fits},
@@ -164,12 +164,12 @@ std::string maxBatchOutput(const PlanOptions &options, const Budget &budget)
     std::string out;
     if (!fit.fits)
         out = "Not even " + std::string(traced ? "a batch of 1" : "a hundredth of the traced batch") + " fits in "
-              + budget.describe(model) + ".\n";
+              + budget.describe(bytes) + ".\n";
     else if (fit.batch)
         out = "Largest batch   " + std::to_string(*fit.batch) + " (traced: " + std::to_string(*traced) + ", x" + factor + ") within "
-              + budget.describe(model) + "\n";
+              + budget.describe(bytes) + "\n";
     else
-        out = "Largest batch   x" + std::string(factor) + " the traced one within " + budget.describe(model)
+        out = "Largest batch   x" + std::string(factor) + " the traced one within " + budget.describe(bytes)
               + " (pass --batch N for samples)\n";
     return out + planText(scaled, fit.plan, "Its cheapest checkpoints, with activations scaled to that batch:", "without checkpoints")
            + "Times are the traced batch's; a larger batch's step and recomputes take longer.\n";
@@ -219,8 +219,9 @@ Command addPlanCommand(CLI::App &app)
                 if (target) {
                     PlannerOptions planner;
                     planner.keepMargin = target->isLimit();
-                    plan = planForBudget(model, target->bytes(model), planner);
-                    goal = "Cheapest checkpoints for a peak of at most " + target->describe(model);
+                    const std::int64_t bytes = target->bytes(model);
+                    plan = planForBudget(model, bytes, planner);
+                    goal = "Cheapest checkpoints for a peak of at most " + target->describe(bytes);
                 } else if (*overhead) {
                     std::string text = options->overhead;
                     if (!text.empty() && text.back() == '%')

@@ -65,7 +65,8 @@ BatchFit largestBatch(const Trace &trace, const ChainSelection &selection, std::
         fit.factor = factor;
         if (traced)
             fit.batch = units;
-        fit.plan = planForBudget(buildCostModel(withBatchScaled(trace, factor), selection), budgetBytes, options);
+        fit.model = buildCostModel(withBatchScaled(trace, factor), selection);
+        fit.plan = planForBudget(fit.model, budgetBytes, options);
         fit.fits = fit.plan.feasible;
         return fit;
     };

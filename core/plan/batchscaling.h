@@ -21,6 +21,7 @@ struct BatchFit
     bool fits = false;                 // false: not even the traced batch (or a hundredth of it) fits
     double factor = 0;                 // the largest batch over the traced one
     std::optional<std::int64_t> batch; // in samples, when the traced batch is known
+    CostModel model;                   // the step with activations scaled to it
     Plan plan;                         // the cheapest checkpoints for it
 };
 

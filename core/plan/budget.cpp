@@ -47,9 +47,9 @@ std::int64_t Budget::bytes(const CostModel &model) const
     return 0;
 }
 
-std::string Budget::describe(const CostModel &model) const
+std::string Budget::describe(std::int64_t bytes) const
 {
-    const std::string inBytes = formatBytes(bytes(model));
+    const std::string inBytes = formatBytes(bytes);
     char share[32];
     std::snprintf(share, sizeof share, "%g", kind == Kind::PeakShare ? value * 100 : value);
     switch (kind) {

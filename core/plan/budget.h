@@ -29,8 +29,9 @@ struct Budget
     // activation share s of the range from the lowest reachable peak L to the measured
     // peak P, L + s (P - L).
     std::int64_t bytes(const CostModel &model) const;
-    // "4.2 GiB", "70 % of the measured peak (4.2 GiB)", "activation budget 0.5 (4.2 GiB)".
-    std::string describe(const CostModel &model) const;
+    // With the budget's bytes(): "4.2 GiB", "70 % of the measured peak (4.2 GiB)",
+    // "activation budget 0.5 (4.2 GiB)".
+    std::string describe(std::int64_t bytes) const;
 };
 
 } // namespace peaklens

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <map>
 #include <regex>
 #include <tuple>
@@ -95,8 +96,11 @@ void useMedianTimes(const Trace &trace, CostModel &model)
     for (const Step &step : trace.steps)
         stepTimes.push_back(step.durationNs());
     model.stepTimeNs = median(stepTimes);
-    const auto [fastest, slowest] = std::minmax_element(stepTimes.begin(), stepTimes.end());
-    model.stepTimeSpreadNs = (*slowest - *fastest) / 2;
+    // The median absolute deviation: a warm-up step ten times as long leaves it alone.
+    std::vector<std::int64_t> deviations;
+    for (std::int64_t ns : stepTimes)
+        deviations.push_back(std::abs(ns - model.stepTimeNs));
+    model.stepTimeSpreadNs = median(deviations);
     std::vector<std::uint32_t> layers;
     for (const ChainLayer &layer : model.layers)
         layers.push_back(layer.layer);

@@ -64,7 +64,7 @@ struct CostModel
     std::optional<std::int64_t> step;
     std::int64_t stepBeginNs = 0;
     std::int64_t stepTimeNs = 0;
-    std::int64_t stepTimeSpreadNs = 0;   // half the range of the trace's step times; 0 with one step
+    std::int64_t stepTimeSpreadNs = 0;   // median absolute deviation of the step times; 0 with one step
     std::size_t passes = 1;              // forward and backward passes in the step (micro-batches)
     bool recomputeMeasured = false;      // recomputeNs come from calibration steps
     std::vector<ChainLayer> layers;      // in forward order
