@@ -29,8 +29,9 @@ double milliseconds(std::int64_t ns)
 
 json planJson(const CostModel &model, const Plan &plan)
 {
-    const Prediction baseline = predict(model, {});
+    const Prediction baseline = predict(model, CheckpointSchedule{});
     return {{"checkpoint", checkpointedPaths(model, plan.checkpoint)},
+            {"strategy", strategyOf(model, plan).toString()},
             {"feasible", plan.feasible},
             {"margin_bytes", plan.marginBytes},
             {"predicted",
@@ -59,6 +60,7 @@ json chainJson(const CostModel &model)
                           {"retained_bytes", layer.retainedBytes},
                           {"output_bytes", layer.outputBytes},
                           {"saving_bytes", layer.savingBytes},
+                          {"kept_bytes", layer.keptBytes},
                           {"regenerated_bytes", layer.regeneratedBytes},
                           {"held_in_backward_bytes", layer.heldInBackwardBytes},
                           {"forward_rise_bytes", layer.forwardRiseBytes},
@@ -80,7 +82,7 @@ json chainJson(const CostModel &model)
 // trace did not run, the prediction without checkpoints.
 std::string planText(const CostModel &model, const Plan &plan, const std::string &goal, const std::string &baseline = "measured")
 {
-    const Prediction plain = predict(model, {});
+    const Prediction plain = predict(model, CheckpointSchedule{});
     std::string out = goal + "\n";
     if (!plan.feasible)
         out += "No set of checkpoints fits: this is the lowest peak the chain can reach.\n";
@@ -88,8 +90,12 @@ std::string planText(const CostModel &model, const Plan &plan, const std::string
     std::string list;
     for (const std::string &path : paths)
         list += (list.empty() ? "" : ", ") + path;
-    out += "Checkpoint      " + (paths.empty() ? std::string("nothing") : std::to_string(paths.size()) + " of "
-                                 + std::to_string(model.layers.size()) + " layers: " + list) + "\n";
+    if (isPerLayer(plan.schedule))
+        out += "Checkpoint      " + (paths.empty() ? std::string("nothing") : std::to_string(paths.size()) + " of "
+                                     + std::to_string(model.layers.size()) + " layers: " + list) + "\n";
+    else
+        out += "Checkpoint      " + std::to_string(paths.size()) + " of " + std::to_string(model.layers.size()) + " layers in "
+               + std::to_string(plan.schedule.size()) + " units: " + strategyOf(model, plan).toString() + "\n";
     out += "Peak            " + formatBytes(plan.prediction.peakBytes) + " predicted, " + formatBytes(plain.peakBytes)
            + " " + baseline + " (" + percent(static_cast<double>(plan.prediction.peakBytes - plain.peakBytes),
                                      static_cast<double>(plain.peakBytes)) + ")\n";
@@ -190,7 +196,7 @@ Command addPlanCommand(CLI::App &app)
         ->check(CLI::PositiveNumber);
     activationBudget->excludes(budget);
     auto *overhead = command->add_option("--overhead", options->overhead, "Added step time allowed, e.g. 10%");
-    auto *strategy = command->add_option("--strategy", options->strategy, "none, all, every:K or sqrt");
+    auto *strategy = command->add_option("--strategy", options->strategy, "none, all, every:K, segments:K, sqrt, or units NAME, FIRST..LAST, FIRST..LAST(INNER,...) (docs/planning.md)");
     auto *checkpoint = command->add_option("--checkpoint", options->checkpoint, "Predict exactly these layers, NAME,NAME,...")
                            ->delimiter(',');
     budget->excludes(overhead)->excludes(strategy)->excludes(checkpoint);

@@ -509,7 +509,7 @@ void MainWindow::showDocument(const DocumentPtr &document)
     m_rerunCount = 0;
     m_runs->resetData({});
     if (document->costModel) {
-        const Prediction baseline = predict(*document->costModel, {});
+        const Prediction baseline = predict(*document->costModel, CheckpointSchedule{});
         m_whatIf->setBaseline(baseline.peakBytes, baseline.stepTimeNs);
         updatePrediction();
         // The trace itself is the first run: what the reruns are compared with.

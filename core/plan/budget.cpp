@@ -35,7 +35,7 @@ Budget Budget::activationShare(double share)
 
 std::int64_t Budget::bytes(const CostModel &model) const
 {
-    const double measured = static_cast<double>(predict(model, {}).peakBytes);
+    const double measured = static_cast<double>(predict(model, CheckpointSchedule{}).peakBytes);
     switch (kind) {
     case Kind::Bytes: return static_cast<std::int64_t>(value);
     case Kind::PeakShare: return static_cast<std::int64_t>(std::floor(value * measured));

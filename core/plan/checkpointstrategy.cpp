@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <tuple>
 
 namespace peaklens {
 
 namespace {
+
+using Item = CheckpointStrategy::Item;
 
 std::string_view trimmed(std::string_view text)
 {
@@ -17,14 +20,6 @@ std::string_view trimmed(std::string_view text)
     while (!text.empty() && (text.back() == ' ' || text.back() == '\t'))
         text.remove_suffix(1);
     return text;
-}
-
-std::string joined(const std::vector<std::string> &paths)
-{
-    std::string list;
-    for (const std::string &path : paths)
-        list += (list.empty() ? "" : ",") + path;
-    return list;
 }
 
 // "a, b, c", shortened past 12 paths.
@@ -38,6 +33,150 @@ std::string listed(const std::vector<std::string> &paths)
     return list;
 }
 
+bool isKeyword(std::string_view name)
+{
+    return name == "none" || name == "all" || name == "sqrt" || name.starts_with("every:") || name.starts_with("segments:");
+}
+
+// Units nest no deeper than this: a schedule deeper than the chain is long means nothing.
+constexpr int kDeepestNesting = 64;
+
+// The list form: ITEM,ITEM,... where ITEM is NAME, NAME..NAME or NAME..NAME(ITEM,...).
+class ListParser
+{
+public:
+    ListParser(std::string_view text, std::string_view body) : m_text(text), m_body(body) {}
+
+    std::vector<Item> parse()
+    {
+        std::vector<Item> items = list(0);
+        if (m_pos < m_body.size())
+            fail(m_body[m_pos] == ')' ? "a \")\" closes nothing" : "unexpected \"" + std::string(1, m_body[m_pos]) + "\"");
+        return items;
+    }
+
+private:
+    [[noreturn]] void fail(const std::string &why) const
+    {
+        throw Error("\"" + std::string(m_text) + "\" is not a strategy: " + why + ".");
+    }
+
+    std::vector<Item> list(int depth)
+    {
+        if (depth > kDeepestNesting)
+            fail("units nest deeper than " + std::to_string(kDeepestNesting) + " levels");
+        std::vector<Item> items;
+        for (;;) {
+            items.push_back(item(depth));
+            if (m_pos < m_body.size() && m_body[m_pos] == ',') {
+                ++m_pos;
+                continue;
+            }
+            return items;
+        }
+    }
+
+    std::string name(std::string_view token) const
+    {
+        token = trimmed(token);
+        if (token.empty() || isKeyword(token))
+            fail("say none, all, every:K, segments:K or sqrt on its own, or list units as NAME, NAME..NAME or "
+                 "NAME..NAME(UNIT,...), separated by commas");
+        return std::string(token);
+    }
+
+    Item item(int depth)
+    {
+        const std::size_t end = std::min(m_body.find_first_of(",()", m_pos), m_body.size());
+        const std::string_view token = m_body.substr(m_pos, end - m_pos);
+        m_pos = end;
+        Item item;
+        const std::size_t dots = token.find("..");
+        item.first = name(token.substr(0, dots));
+        if (dots != std::string_view::npos)
+            item.last = name(token.substr(dots + 2));
+        while (m_pos < m_body.size() && (m_body[m_pos] == ' ' || m_body[m_pos] == '\t'))
+            ++m_pos;
+        if (m_pos < m_body.size() && m_body[m_pos] == '(') {
+            if (item.last.empty())
+                fail("only a segment FIRST..LAST has inner units (\"" + item.first + "(\")");
+            ++m_pos;
+            item.inner = list(depth + 1);
+            if (m_pos >= m_body.size() || m_body[m_pos] != ')')
+                fail("the \"(\" after " + item.first + ".." + item.last + " is not closed");
+            ++m_pos;
+            while (m_pos < m_body.size() && (m_body[m_pos] == ' ' || m_body[m_pos] == '\t'))
+                ++m_pos;
+        }
+        return item;
+    }
+
+    std::string_view m_text, m_body;
+    std::size_t m_pos = 0;
+};
+
+std::string written(const std::vector<Item> &items)
+{
+    std::string text;
+    for (const Item &item : items) {
+        text += (text.empty() ? "" : ",") + item.first;
+        if (!item.last.empty())
+            text += ".." + item.last;
+        if (!item.inner.empty())
+            text += "(" + written(item.inner) + ")";
+    }
+    return text;
+}
+
+// Items resolved to positions in `toggleable`, checked: ends in order, inner units within
+// their unit and ending before it, no overlap among siblings.
+class Resolver
+{
+public:
+    explicit Resolver(const std::vector<std::string> &toggleable) : m_toggleable(toggleable) {}
+
+    std::vector<CheckpointUnit> units(const std::vector<Item> &items, const CheckpointUnit *parent) const
+    {
+        std::vector<CheckpointUnit> resolved;
+        for (const Item &item : items) {
+            CheckpointUnit unit{indexOf(item.first), item.last.empty() ? indexOf(item.first) : indexOf(item.last), {}};
+            const std::string name = item.first + (item.last.empty() ? "" : ".." + item.last);
+            if (unit.last < unit.first)
+                throw Error("\"" + name + "\" is not a segment: " + item.last + " runs before " + item.first + ".");
+            if (parent && (unit.first < parent->first || unit.last >= parent->last))
+                throw Error("\"" + name + "\" is not an inner unit of " + m_toggleable[parent->first] + ".."
+                            + m_toggleable[parent->last] + ": it must lie within it and end before it ends.");
+            unit.inner = units(item.inner, &unit);
+            resolved.push_back(std::move(unit));
+        }
+        std::sort(resolved.begin(), resolved.end(), [](const CheckpointUnit &a, const CheckpointUnit &b) {
+            return std::tie(a.first, a.last) < std::tie(b.first, b.last);
+        });
+        resolved.erase(std::unique(resolved.begin(), resolved.end()), resolved.end());
+        for (std::size_t i = 0; i + 1 < resolved.size(); ++i) {
+            if (resolved[i].last >= resolved[i + 1].first)
+                throw Error("The units " + label(resolved[i]) + " and " + label(resolved[i + 1]) + " overlap.");
+        }
+        return resolved;
+    }
+
+private:
+    std::size_t indexOf(const std::string &path) const
+    {
+        const auto found = std::find(m_toggleable.begin(), m_toggleable.end(), path);
+        if (found == m_toggleable.end())
+            throw Error("\"" + path + "\" is not among the layers that can be checkpointed (" + listed(m_toggleable) + ").");
+        return static_cast<std::size_t>(found - m_toggleable.begin());
+    }
+
+    std::string label(const CheckpointUnit &unit) const
+    {
+        return unit.first == unit.last ? m_toggleable[unit.first] : m_toggleable[unit.first] + ".." + m_toggleable[unit.last];
+    }
+
+    const std::vector<std::string> &m_toggleable;
+};
+
 } // namespace
 
 CheckpointStrategy CheckpointStrategy::parse(std::string_view text)
@@ -46,35 +185,28 @@ CheckpointStrategy CheckpointStrategy::parse(std::string_view text)
     CheckpointStrategy strategy;
     if (body.empty() || body == "none")
         return strategy;
-    if (body == "all") {
-        strategy.m_kind = Kind::All;
-        return strategy;
-    }
+    if (body == "all")
+        return every(1);
     if (body == "sqrt") {
         strategy.m_kind = Kind::SquareRoot;
         return strategy;
     }
-    if (body.starts_with("every:")) {
-        const std::string_view digits = body.substr(6);
+    for (const std::string_view rule : {std::string_view("every:"), std::string_view("segments:")}) {
+        if (!body.starts_with(rule))
+            continue;
+        const std::string_view digits = body.substr(rule.size());
         std::size_t k = 0;
         const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), k);
         if (error != std::errc() || end != digits.data() + digits.size() || k == 0 || k > 1'000'000)
-            throw Error("\"" + std::string(text) + "\" is not a strategy: every:K needs a whole number K of at least 1.");
-        return every(k);
+            throw Error("\"" + std::string(text) + "\" is not a strategy: " + std::string(rule)
+                        + "K needs a whole number K of at least 1.");
+        if (rule == "every:")
+            return every(k);
+        strategy.m_kind = Kind::Segments;
+        strategy.m_every = k;
+        return strategy;
     }
-    std::vector<std::string> paths;
-    std::size_t start = 0;
-    while (start <= body.size()) {
-        const std::size_t comma = std::min(body.find(',', start), body.size());
-        const std::string_view name = trimmed(body.substr(start, comma - start));
-        if (name.empty() || name == "none" || name == "all" || name == "sqrt" || name.starts_with("every:"))
-            throw Error("\"" + std::string(text) + "\" is not a strategy: say none, all, every:K or sqrt on its own, "
-                        "or name layers as NAME,NAME,...");
-        if (std::find(paths.begin(), paths.end(), name) == paths.end())
-            paths.emplace_back(name);
-        start = comma + 1;
-    }
-    return layers(std::move(paths));
+    return units(ListParser(text, body).parse());
 }
 
 CheckpointStrategy CheckpointStrategy::every(std::size_t k)
@@ -85,11 +217,19 @@ CheckpointStrategy CheckpointStrategy::every(std::size_t k)
     return strategy;
 }
 
-CheckpointStrategy CheckpointStrategy::layers(std::vector<std::string> paths)
+CheckpointStrategy CheckpointStrategy::layers(const std::vector<std::string> &paths)
+{
+    std::vector<Item> items;
+    for (const std::string &path : paths)
+        items.push_back({path, {}, {}});
+    return units(std::move(items));
+}
+
+CheckpointStrategy CheckpointStrategy::units(std::vector<Item> items)
 {
     CheckpointStrategy strategy;
-    strategy.m_kind = paths.empty() ? Kind::None : Kind::Layers;
-    strategy.m_paths = std::move(paths);
+    strategy.m_kind = items.empty() ? Kind::None : Kind::Units;
+    strategy.m_items = std::move(items);
     return strategy;
 }
 
@@ -105,8 +245,9 @@ std::string CheckpointStrategy::toString() const
     case Kind::None: return "none";
     case Kind::All: return "all";
     case Kind::Every: return "every:" + std::to_string(m_every);
+    case Kind::Segments: return "segments:" + std::to_string(m_every);
     case Kind::SquareRoot: return "sqrt";
-    case Kind::Layers: return joined(m_paths);
+    case Kind::Units: return written(m_items);
     }
     return "none";
 }
@@ -121,35 +262,63 @@ std::string CheckpointStrategy::label() const
         const char *suffix = k % 10 == 2 && k % 100 != 12 ? "nd" : k % 10 == 3 && k % 100 != 13 ? "rd" : "th";
         return "Every " + std::to_string(k) + suffix + " layer";
     }
-    case Kind::SquareRoot: return "Every √N-th layer";
-    case Kind::Layers: return std::to_string(m_paths.size()) + " chosen layers";
+    case Kind::Segments: return "Segments of " + std::to_string(m_every) + " layers";
+    case Kind::SquareRoot: return "Segments of √N layers";
+    case Kind::Units: {
+        const bool single = std::all_of(m_items.begin(), m_items.end(), [](const Item &item) { return item.last.empty(); });
+        return std::to_string(m_items.size()) + (single ? " chosen layers" : " checkpoint units");
+    }
     }
     return {};
+}
+
+CheckpointSchedule CheckpointStrategy::schedule(const std::vector<std::string> &chain,
+                                                const std::vector<std::string> &toggleable) const
+{
+    if (m_kind == Kind::Units)
+        return Resolver(toggleable).units(m_items, nullptr);
+    std::vector<Item> items;
+    const std::size_t n = chain.size();
+    if (m_kind == Kind::All || m_kind == Kind::Every) {
+        for (std::size_t j = 0; j < n; j += m_every)
+            items.push_back({chain[j], {}, {}});
+    } else if (m_kind == Kind::Segments || m_kind == Kind::SquareRoot) {
+        const std::size_t k = m_kind == Kind::Segments
+                                  ? m_every
+                                  : static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(std::max<std::size_t>(n, 1)))));
+        for (std::size_t j = 0; j + k < n; j += k)
+            items.push_back({chain[j], chain[j + k - 1], {}});
+    }
+    CheckpointSchedule units = Resolver(toggleable).units(items, nullptr);
+    // A rule's segment is the chain's layers from its first to its last, one after another.
+    for (const CheckpointUnit &unit : units) {
+        for (std::size_t p = unit.first; p <= unit.last; ++p) {
+            if (std::find(chain.begin(), chain.end(), toggleable[p]) == chain.end())
+                throw Error(toggleable[p] + " runs between the chain's layers " + toggleable[unit.first] + " and "
+                            + toggleable[unit.last] + ", so they cannot form one segment.");
+        }
+    }
+    return units;
 }
 
 std::vector<bool> CheckpointStrategy::resolve(const std::vector<std::string> &chain,
                                               const std::vector<std::string> &toggleable) const
 {
-    std::vector<bool> toggles(toggleable.size(), false);
-    const auto indexOf = [&](const std::string &path) {
-        const auto found = std::find(toggleable.begin(), toggleable.end(), path);
-        if (found == toggleable.end())
-            throw Error("\"" + path + "\" is not among the layers that can be checkpointed (" + listed(toggleable) + ").");
-        return static_cast<std::size_t>(found - toggleable.begin());
+    return toggledPositions(schedule(chain, toggleable), toggleable.size());
+}
+
+CheckpointStrategy CheckpointStrategy::of(const CheckpointSchedule &schedule, const std::vector<std::string> &paths)
+{
+    const auto itemsOf = [&](const auto &self, const std::vector<CheckpointUnit> &units) -> std::vector<Item> {
+        std::vector<Item> items;
+        for (const CheckpointUnit &unit : units) {
+            Item item{paths.at(unit.first), unit.first == unit.last && unit.inner.empty() ? std::string() : paths.at(unit.last), {}};
+            item.inner = self(self, unit.inner);
+            items.push_back(std::move(item));
+        }
+        return items;
     };
-    if (m_kind == Kind::Layers) {
-        for (const std::string &path : m_paths)
-            toggles[indexOf(path)] = true;
-        return toggles;
-    }
-    std::size_t k = 0;
-    if (m_kind == Kind::All || m_kind == Kind::Every)
-        k = m_every;
-    else if (m_kind == Kind::SquareRoot)
-        k = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(std::max<std::size_t>(chain.size(), 1)))));
-    for (std::size_t j = 0; k > 0 && j < chain.size(); j += k)
-        toggles[indexOf(chain[j])] = true;
-    return toggles;
+    return units(itemsOf(itemsOf, schedule));
 }
 
 } // namespace peaklens

@@ -1,9 +1,14 @@
 #pragma once
 // What to checkpoint, as one value: a rule over the chain of repeated layers ("none",
-// "all", "every:K", "sqrt") or named layers ("blocks.1,blocks.4"). The planner, the replay
-// engine, the app's what-if bar, the reports and the Python helper's PEAKLENS_CHECKPOINT
-// all read this grammar (docs/planning.md); tests/data/checkpoint_strategies.json holds
-// the cases both the C++ and the Python side must agree on.
+// "all", "every:K", "segments:K", "sqrt"), or a list of units: a layer ("blocks.1"), a
+// segment run as one checkpoint ("blocks.0..blocks.3"), and a segment whose recompute
+// checkpoints parts of it again ("blocks.0..blocks.7(blocks.0..blocks.3)"). The planner,
+// the replay engine, the app's what-if bar, the reports and the Python helper's
+// PEAKLENS_CHECKPOINT all read this grammar (docs/planning.md);
+// tests/data/checkpoint_strategies.json holds the cases the C++ and the Python side must
+// agree on.
+
+#include "checkpointschedule.h"
 
 #include <cstddef>
 #include <string>
@@ -15,33 +20,48 @@ namespace peaklens {
 class CheckpointStrategy
 {
 public:
-    enum class Kind { None, All, Every, SquareRoot, Layers };
+    enum class Kind { None, All, Every, Segments, SquareRoot, Units };
+
+    // A listed unit: one layer (last empty) or the layers first..last, with inner units.
+    struct Item
+    {
+        std::string first, last;
+        std::vector<Item> inner;
+        bool operator==(const Item &) const = default;
+    };
 
     CheckpointStrategy() = default;
     // Throws Error with a sentence naming the text for anything outside the grammar.
     static CheckpointStrategy parse(std::string_view text);
     static CheckpointStrategy every(std::size_t k);
-    static CheckpointStrategy layers(std::vector<std::string> paths);
+    static CheckpointStrategy layers(const std::vector<std::string> &paths);
+    static CheckpointStrategy units(std::vector<Item> items);
     // The rules the app's what-if bar and the reports offer: none, all, every:2, every:3, sqrt.
     static const std::vector<CheckpointStrategy> &presets();
 
     Kind kind() const { return m_kind; }
-    bool isRule() const { return m_kind != Kind::Layers; }
-    const std::vector<std::string> &paths() const { return m_paths; }
+    bool isRule() const { return m_kind != Kind::Units; }
     std::string toString() const; // parses back to the same value
     std::string label() const;    // "Every 2nd layer", for menus
 
-    // The toggles over `toggleable` (layer paths, in order): rules choose from `chain`
-    // (every K-th of it from the first; sqrt: every ceil(sqrt(N))-th), names from all of
-    // `toggleable`. Throws Error naming a path `toggleable` lacks, with the paths to choose from.
+    // The units over `toggleable` (layer paths, in the order they run). Rules choose from
+    // `chain`: every:K every K-th layer from the first; segments:K runs of K layers, each
+    // one checkpoint but the last (which would be recomputed at once), as PyTorch's
+    // checkpoint_sequential does; sqrt segments of ceil(sqrt(N)) layers. Throws Error
+    // naming a path `toggleable` lacks, a segment whose layers do not run one after
+    // another, or units that overlap.
+    CheckpointSchedule schedule(const std::vector<std::string> &chain, const std::vector<std::string> &toggleable) const;
+    // Per layer of `toggleable`: whether a top-level unit holds it.
     std::vector<bool> resolve(const std::vector<std::string> &chain, const std::vector<std::string> &toggleable) const;
+    // The units of `schedule` over `paths`, written out.
+    static CheckpointStrategy of(const CheckpointSchedule &schedule, const std::vector<std::string> &paths);
 
     bool operator==(const CheckpointStrategy &) const = default;
 
 private:
     Kind m_kind = Kind::None;
     std::size_t m_every = 1;
-    std::vector<std::string> m_paths;
+    std::vector<Item> m_items;
 };
 
 } // namespace peaklens

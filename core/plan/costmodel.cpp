@@ -313,7 +313,7 @@ struct PassLayer
     std::size_t firstEvent = 0;                                 // the first event of its forward
     std::vector<std::pair<std::uint64_t, std::size_t>> blocks;  // (address, event): allocated in its forward
     std::int64_t ownBytes = 0, forwardRise = 0;                 // its forward's own blocks live, and their most
-    std::int64_t retained = 0, output = 0, aliveAtBackward = 0, saving = 0, regenerated = 0;
+    std::int64_t retained = 0, output = 0, aliveAtBackward = 0, saving = 0, regenerated = 0, kept = 0;
     std::int64_t level = 0, backwardBegin = 0;
     // Its backward when checkpointed: the measured level plus what the checkpoint holds
     // that the measured step has freed by then (`held`), and the highest of that.
@@ -338,6 +338,13 @@ struct Boundary
 constexpr std::int64_t kOutputShareOfLargest = 256;
 
 } // namespace
+
+std::int64_t CostModel::segmentPeakBytes(std::size_t p) const
+{
+    std::int64_t peak = std::max(p < forwardPeakBytes.size() ? forwardPeakBytes[p] : INT64_MIN,
+                                 p < gapPeakBytes.size() ? gapPeakBytes[p] : INT64_MIN);
+    return p < layers.size() ? std::max(peak, layers[p].backwardLevelPeakBytes) : peak;
+}
 
 std::vector<std::uint32_t> defaultChain(const Trace &trace)
 {
@@ -448,7 +455,7 @@ CostModel buildCostModel(const Trace &trace, const ChainSelection &selection)
     model.stepBeginNs = begin == INT64_MIN ? (first < events.size() ? events.timeNs(first) : 0) : begin;
     const std::int64_t stepEnd = end == INT64_MAX ? (events.empty() ? 0 : events.timeNs(events.size() - 1)) : end;
     model.stepTimeNs = stepEnd - model.stepBeginNs;
-    model.curve.push_back({model.stepBeginNs, bytes, 0, Phase::Other});
+    model.curve.push_back({model.stepBeginNs, bytes, 0, false, Phase::Other});
 
     // Walk the step's events, measuring each layer of each pass at its boundaries.
     std::vector<std::vector<PassLayer>> measured(passes.size(), std::vector<PassLayer>(n));
@@ -486,6 +493,13 @@ CostModel buildCostModel(const Trace &trace, const ChainSelection &selection)
                     layer.output = events.deltaBytes(it->second);
                     break;
                 }
+            }
+            layer.kept = layer.retained;
+            if (b.layer > 0) {
+                PassLayer &before = measured[b.pass][b.layer - 1];
+                before.kept = 0;
+                for (const auto &block : before.blocks)
+                    before.kept += stillLive(block) ? events.deltaBytes(block.second) : 0;
             }
             forwardDone += b.pass == runningPass;
             recent.clear();
@@ -567,7 +581,7 @@ CostModel buildCostModel(const Trace &trace, const ChainSelection &selection)
             backward->backwardPeakTime = t;
         }
         const auto segment = static_cast<std::uint32_t>(runningPass == SIZE_MAX ? 0 : forwardDone - std::min(forwardDone, backwardDone));
-        const CurvePoint point{t, bytes, segment, events.phase(i), backwardOf, backward ? backward->held : 0};
+        const CurvePoint point{t, bytes, segment, backwardDone > 0, events.phase(i), backwardOf, backward ? backward->held : 0};
         if (model.curve.back().timeNs == t)
             model.curve.back() = point;
         else
@@ -582,7 +596,8 @@ CostModel buildCostModel(const Trace &trace, const ChainSelection &selection)
         ChainLayer &layer = model.layers[k];
         layer.layer = passes.front()[k].layer;
         layer.path = trace.layers[layer.layer].path;
-        layer.savingBytes = INT64_MAX;
+        layer.savingBytes = layer.keptBytes = INT64_MAX;
+        layer.levelBeforeRecomputeBytes = INT64_MIN;
         layer.recomputePeakBytes = layer.backwardPeakBytes = INT64_MIN;
         for (std::size_t m = 0; m < passes.size(); ++m) {
             const PassLayer &p = measured[m][k];
@@ -593,6 +608,8 @@ CostModel buildCostModel(const Trace &trace, const ChainSelection &selection)
             layer.regeneratedBytes = std::max(layer.regeneratedBytes, p.regenerated);
             layer.forwardRiseBytes = std::max(layer.forwardRiseBytes, p.forwardRise);
             layer.levelAtBackwardBytes = std::max(layer.levelAtBackwardBytes, p.level);
+            layer.keptBytes = std::min(layer.keptBytes, p.kept);
+            layer.levelBeforeRecomputeBytes = std::max(layer.levelBeforeRecomputeBytes, p.level - p.aliveAtBackward);
             // A recompute starts from the level without any of its blocks (the next layer
             // has released the output by then) and climbs by the forward's rise.
             const std::int64_t recompute = p.level - p.aliveAtBackward + p.forwardRise;
@@ -611,13 +628,24 @@ CostModel buildCostModel(const Trace &trace, const ChainSelection &selection)
         }
     }
 
-    model.segmentPeakBytes.assign(n + 1, INT64_MIN);
-    model.segmentPeakPoint.assign(n + 1, 0);
+    model.forwardPeakBytes.assign(n + 1, INT64_MIN);
+    model.gapPeakBytes.assign(n + 1, INT64_MIN);
+    model.forwardPeakPoint.assign(n + 1, 0);
+    model.gapPeakPoint.assign(n + 1, 0);
     for (std::size_t p = 0; p < model.curve.size(); ++p) {
         const CurvePoint &point = model.curve[p];
-        if (point.bytes > model.segmentPeakBytes[point.segment]) {
-            model.segmentPeakBytes[point.segment] = point.bytes;
-            model.segmentPeakPoint[point.segment] = p;
+        if (point.backwardOf != kNoChainLayer) {
+            ChainLayer &layer = model.layers[point.backwardOf];
+            if (point.bytes > layer.backwardLevelPeakBytes) {
+                layer.backwardLevelPeakBytes = point.bytes;
+                layer.backwardLevelPeakTimeNs = point.timeNs;
+            }
+        } else {
+            auto &peaks = point.backwardSide ? model.gapPeakBytes : model.forwardPeakBytes;
+            if (point.bytes > peaks[point.segment]) {
+                peaks[point.segment] = point.bytes;
+                (point.backwardSide ? model.gapPeakPoint : model.forwardPeakPoint)[point.segment] = p;
+            }
         }
         model.measuredPeakBytes = std::max(model.measuredPeakBytes, point.bytes);
     }

@@ -31,6 +31,11 @@ struct ChainLayer
     std::int64_t heldInBackwardBytes = 0;
     std::int64_t forwardRiseBytes = 0; // w: the most its forward's own blocks hold at once
     std::int64_t levelAtBackwardBytes = 0; // L: measured allocated bytes as its backward begins
+    // B: the part of A still live when the next layer's forward ends: what a segment that
+    // holds both frees of it (the output too, when the next layer keeps it for backward).
+    std::int64_t keptBytes = 0;
+    // L less A's blocks still live then: where the recompute of a segment ending here starts.
+    std::int64_t levelBeforeRecomputeBytes = 0;
     // When it is checkpointed, before what other checkpoints free: the top of its
     // recompute (L - A + w, A's blocks still live at L taken out), and of its backward (the
     // highest of the measured level plus what the checkpoint holds beyond it at that time).
@@ -38,6 +43,10 @@ struct ChainLayer
     std::int64_t backwardPeakBytes = 0;
     std::int64_t recomputePeakTimeNs = 0;
     std::int64_t backwardPeakTimeNs = 0;
+    // The highest measured level during its backward (what a backward holds when no
+    // checkpoint ends at this layer).
+    std::int64_t backwardLevelPeakBytes = INT64_MIN;
+    std::int64_t backwardLevelPeakTimeNs = 0;
     std::int64_t forwardNs = 0;        // f: its forwards in one step, all passes
     // What checkpointing it adds to a step: measured by peaklens-replay's calibration
     // steps where the trace has them (its "checkpoint.costs"), else f.
@@ -53,6 +62,7 @@ struct CurvePoint
     std::int64_t timeNs = 0;
     std::int64_t bytes = 0;      // measured allocated bytes from this time on
     std::uint32_t segment = 0;   // how many chain layers' activations of the running pass are alive
+    bool backwardSide = false;   // the running pass's backward has reached the chain
     Phase phase = Phase::Other;
     std::uint32_t backwardOf = kNoChainLayer; // the chain layer whose backward runs
     std::int64_t heldBytes = 0;  // in a chain layer's backward: what its checkpoint would hold beyond this
@@ -69,9 +79,13 @@ struct CostModel
     bool recomputeMeasured = false;      // recomputeNs come from calibration steps
     std::vector<ChainLayer> layers;      // in forward order
     std::vector<CurvePoint> curve;       // the measured step
-    // Per segment p = 0..N: the highest measured point with exactly layers 0..p-1 alive.
-    std::vector<std::int64_t> segmentPeakBytes;
-    std::vector<std::size_t> segmentPeakPoint; // index into curve
+    // Per segment p = 0..N, the highest measured point with exactly layers 0..p-1 alive:
+    // before the backward reaches them, and after it has (outside any chain layer's
+    // backward, which ChainLayer::backwardLevelPeakBytes covers). INT64_MIN: no point.
+    std::vector<std::int64_t> forwardPeakBytes, gapPeakBytes;
+    std::vector<std::size_t> forwardPeakPoint, gapPeakPoint; // index into curve
+    // The highest measured point with layers 0..p-1 alive, either side.
+    std::int64_t segmentPeakBytes(std::size_t p) const;
     std::int64_t measuredPeakBytes = 0;
     // The trace ranged no backward for some chain layers (imported without PeakLens's
     // helper): their backward spans were estimated from when the blocks their forward

@@ -1,5 +1,7 @@
 #include "planner.h"
 
+#include "schedulesearch.h"
+
 #include "core/error.h"
 
 #include <algorithm>
@@ -63,12 +65,14 @@ std::size_t stateLimit(const CostModel &model, const PlannerOptions &options)
 
 // `runnerUp`, when given, gets the added time of the next cheapest plan that fits (the
 // front's second state), if there is one.
-std::optional<std::vector<bool>> cheapestWithin(const CostModel &model, std::int64_t budget, const PlannerOptions &options,
+std::optional<std::vector<bool>> cheapestPerLayer(const CostModel &model, std::int64_t budget, const PlannerOptions &options,
                                                 std::optional<std::int64_t> *runnerUp = nullptr)
 {
     const std::size_t n = model.layers.size();
     const std::size_t limit = stateLimit(model, options);
-    const auto &segments = model.segmentPeakBytes;
+    std::vector<std::int64_t> segments(n + 1);
+    for (std::size_t p = 0; p <= n; ++p)
+        segments[p] = model.segmentPeakBytes(p);
     const auto segmentFits = [&](std::size_t p, std::int64_t freed) {
         return segments[p] == INT64_MIN || segments[p] - freed <= budget;
     };
@@ -119,15 +123,6 @@ std::optional<std::vector<bool>> cheapestWithin(const CostModel &model, std::int
     return checkpoint;
 }
 
-Plan makePlan(const CostModel &model, std::vector<bool> checkpoint, bool feasible)
-{
-    Plan plan;
-    plan.prediction = predict(model, checkpoint);
-    plan.checkpoint = std::move(checkpoint);
-    plan.feasible = feasible;
-    return plan;
-}
-
 // The smallest budget in [low, high] for which `accept` holds; accept(high) must hold.
 template<typename Accept>
 std::int64_t smallestBudget(std::int64_t low, std::int64_t high, Accept accept)
@@ -145,10 +140,12 @@ std::int64_t smallestBudget(std::int64_t low, std::int64_t high, Accept accept)
 // Whether any set of checkpoints fits the budget. Freeing more never breaks a later
 // constraint, so checkpointing every layer whose recompute and backward fit is the best
 // chance: O(N).
-bool anyFits(const CostModel &model, std::int64_t budget)
+bool anyFitsPerLayer(const CostModel &model, std::int64_t budget)
 {
-    const auto &segments = model.segmentPeakBytes;
-    const auto segmentFits = [&](std::size_t p, std::int64_t freed) { return segments[p] == INT64_MIN || segments[p] - freed <= budget; };
+    const auto segmentFits = [&](std::size_t p, std::int64_t freed) {
+        const std::int64_t peak = model.segmentPeakBytes(p);
+        return peak == INT64_MIN || peak - freed <= budget;
+    };
     std::int64_t freed = 0;
     if (!segmentFits(0, 0))
         return false;
@@ -162,11 +159,81 @@ bool anyFits(const CostModel &model, std::int64_t budget)
     return true;
 }
 
-std::int64_t lowestReachablePeak(const CostModel &model)
+// The cheapest schedule for a budget: per layer on any chain (exact, planForBudget's
+// dynamic programme), and over segments and multi-level schedules on chains of up to
+// ScheduleSearch::kMostLayers layers; the one that adds less time, per layer on a tie.
+class Search
 {
-    const std::int64_t measured = predict(model, {}).peakBytes;
-    const std::int64_t floor = model.segmentPeakBytes.front() == INT64_MIN ? 0 : model.segmentPeakBytes.front();
-    return smallestBudget(std::min(floor, measured), measured, [&](std::int64_t budget) { return anyFits(model, budget); });
+public:
+    Search(const CostModel &model, const PlannerOptions &options)
+        : m_model(model)
+        , m_options(options)
+    {
+        if (!model.layers.empty() && model.layers.size() <= ScheduleSearch::kMostLayers)
+            m_schedules.emplace(model, options.memorySlots);
+    }
+
+    // `runnerUp`, when given, gets the added time of the next cheapest plan the searches
+    // found that fits.
+    std::optional<CheckpointSchedule> cheapestWithin(std::int64_t budget, std::optional<std::int64_t> *runnerUp = nullptr)
+    {
+        std::optional<CheckpointSchedule> best;
+        std::optional<std::int64_t> second;
+        if (auto toggles = cheapestPerLayer(m_model, budget, m_options, &second))
+            best = singleLayerUnits(*toggles);
+        if (m_schedules) {
+            std::optional<std::int64_t> other;
+            auto schedule = m_schedules->cheapestWithin(budget, &other);
+            if (schedule && (!best || *schedule != *best)) {
+                const std::int64_t added = predict(m_model, *schedule).addedTimeNs;
+                if (!best || added < predict(m_model, *best).addedTimeNs) {
+                    if (best)
+                        second = predict(m_model, *best).addedTimeNs;
+                    if (other && (!second || *other < *second))
+                        second = other;
+                    best = std::move(schedule);
+                } else if (!second || added < *second) {
+                    second = added;
+                }
+            }
+        }
+        if (runnerUp)
+            *runnerUp = second;
+        return best;
+    }
+
+    bool fits(std::int64_t budget)
+    {
+        return anyFitsPerLayer(m_model, budget) || (m_schedules && m_schedules->cheapestWithin(budget));
+    }
+
+    // The lowest peak any schedule reaches.
+    std::int64_t lowestPeak()
+    {
+        const std::int64_t measured = predict(m_model, CheckpointSchedule{}).peakBytes;
+        const std::int64_t floor = std::max<std::int64_t>(0, m_model.segmentPeakBytes(0));
+        return smallestBudget(std::min(floor, measured), measured, [&](std::int64_t budget) { return fits(budget); });
+    }
+
+private:
+    const CostModel &m_model;
+    const PlannerOptions &m_options;
+    std::optional<ScheduleSearch> m_schedules;
+};
+
+Plan makePlan(const CostModel &model, CheckpointSchedule schedule, bool feasible)
+{
+    Plan plan;
+    plan.prediction = predict(model, schedule);
+    plan.checkpoint = toggledPositions(schedule, model.layers.size());
+    plan.schedule = std::move(schedule);
+    plan.feasible = feasible;
+    return plan;
+}
+
+Plan makePlan(const CostModel &model, const std::vector<bool> &checkpoint, bool feasible)
+{
+    return makePlan(model, singleLayerUnits(checkpoint), feasible);
 }
 
 } // namespace
@@ -180,14 +247,17 @@ std::int64_t budgetMargin(const CostModel &model, std::int64_t budgetBytes)
 Plan planForBudget(const CostModel &model, std::int64_t budgetBytes, const PlannerOptions &options)
 {
     const std::int64_t margin = options.keepMargin ? budgetMargin(model, budgetBytes) : 0;
+    Search search(model, options);
     Plan plan;
     std::optional<std::int64_t> runnerUp;
-    if (auto checkpoint = cheapestWithin(model, budgetBytes - margin, options, &runnerUp)) {
-        plan = makePlan(model, std::move(*checkpoint), true);
+    if (auto schedule = search.cheapestWithin(budgetBytes - margin, &runnerUp)) {
+        plan = makePlan(model, std::move(*schedule), true);
         plan.runnerUpAddedNs = runnerUp;
     } else {
-        plan = lowestPeakPlan(model, options);
-        plan.feasible = false;
+        // Counted in slots, the search can miss by less than a slot what the lowest plan
+        // it finds shows to fit.
+        plan = makePlan(model, *search.cheapestWithin(search.lowestPeak()), false);
+        plan.feasible = plan.prediction.peakBytes <= budgetBytes - margin;
     }
     plan.marginBytes = margin;
     return plan;
@@ -195,18 +265,19 @@ Plan planForBudget(const CostModel &model, std::int64_t budgetBytes, const Plann
 
 Plan lowestPeakPlan(const CostModel &model, const PlannerOptions &options)
 {
-    const std::int64_t lowest = lowestReachablePeak(model);
-    return makePlan(model, *cheapestWithin(model, lowest, options), true);
+    Search search(model, options);
+    return makePlan(model, *search.cheapestWithin(search.lowestPeak()), true);
 }
 
 Plan planForOverhead(const CostModel &model, double fraction, const PlannerOptions &options)
 {
     const auto allowed = static_cast<std::int64_t>(std::floor(std::max(0.0, fraction) * static_cast<double>(model.stepTimeNs)));
-    const std::int64_t measured = predict(model, {}).peakBytes;
-    const std::int64_t lowest = lowestReachablePeak(model);
+    Search search(model, options);
+    const std::int64_t measured = predict(model, CheckpointSchedule{}).peakBytes;
+    const std::int64_t lowest = search.lowestPeak();
     const auto accept = [&](std::int64_t b) {
-        const auto checkpoint = cheapestWithin(model, b, options);
-        return checkpoint && predict(model, *checkpoint).addedTimeNs <= allowed;
+        const auto schedule = search.cheapestWithin(b);
+        return schedule && predict(model, *schedule).addedTimeNs <= allowed;
     };
     // To a ten-thousandth of the measured peak: a dozen programmes, not forty.
     const std::int64_t step = std::max<std::int64_t>(1, measured / 10'000);
@@ -217,16 +288,26 @@ Plan planForOverhead(const CostModel &model, double fraction, const PlannerOptio
         const std::int64_t middle = low + (high - low) / 2;
         (accept(middle) ? high : low) = middle;
     }
-    const std::int64_t budget = high;
-    return makePlan(model, *cheapestWithin(model, budget, options), true);
+    return makePlan(model, *search.cheapestWithin(high), true);
 }
 
-Plan planForStrategy(const CostModel &model, const CheckpointStrategy &strategy)
+std::vector<std::string> chainPaths(const CostModel &model)
 {
     std::vector<std::string> chain;
     for (const ChainLayer &layer : model.layers)
         chain.push_back(layer.path);
-    return makePlan(model, strategy.resolve(chain, chain), true);
+    return chain;
+}
+
+Plan planForStrategy(const CostModel &model, const CheckpointStrategy &strategy)
+{
+    const std::vector<std::string> chain = chainPaths(model);
+    return makePlan(model, strategy.schedule(chain, chain), true);
+}
+
+CheckpointStrategy strategyOf(const CostModel &model, const Plan &plan)
+{
+    return CheckpointStrategy::of(plan.schedule, chainPaths(model));
 }
 
 Plan planForStrategy(const CostModel &model, const std::string &strategy)
@@ -251,15 +332,16 @@ Plan planForLayers(const CostModel &model, const std::vector<std::string> &paths
 
 std::vector<Plan> paretoSweep(const CostModel &model, std::size_t budgets, const PlannerOptions &options)
 {
-    const std::int64_t measured = predict(model, {}).peakBytes;
-    const std::int64_t lowest = lowestReachablePeak(model);
+    Search search(model, options);
+    const std::int64_t measured = predict(model, CheckpointSchedule{}).peakBytes;
+    const std::int64_t lowest = search.lowestPeak();
     std::vector<Plan> plans;
     budgets = std::max<std::size_t>(budgets, 2);
     for (std::size_t i = 0; i < budgets; ++i) {
         const std::int64_t budget = lowest + static_cast<std::int64_t>(
                                                  static_cast<long double>(measured - lowest) * i / (budgets - 1));
-        Plan plan = makePlan(model, *cheapestWithin(model, budget, options), true);
-        if (!plans.empty() && plans.back().checkpoint == plan.checkpoint)
+        Plan plan = makePlan(model, *search.cheapestWithin(budget), true);
+        if (!plans.empty() && plans.back().schedule == plan.schedule)
             continue;
         // Keep only plans no earlier one beats on both peak and time.
         if (!plans.empty() && plans.back().prediction.addedTimeNs <= plan.prediction.addedTimeNs

@@ -14,7 +14,8 @@ namespace peaklens {
 
 struct Plan
 {
-    std::vector<bool> checkpoint; // per chain layer
+    CheckpointSchedule schedule;  // units over chain indices
+    std::vector<bool> checkpoint; // per chain layer: whether a top-level unit holds it
     Prediction prediction;
     bool feasible = true;         // false: nothing fits; this is the lowest peak reachable
     // For a budget: how far below it the plan was made to stay, for what the model does not see.
@@ -37,6 +38,9 @@ struct PlannerOptions
     // planForBudget stays budgetMargin() below a budget: a memory limit. Off for a budget
     // that is a trade-off rather than a limit (an activation budget).
     bool keepMargin = true;
+    // Segments and multi-level schedules are searched with memory counted in this many
+    // slots of the highest level (schedulesearch.h); more is finer and slower.
+    std::size_t memorySlots = 1024;
 };
 
 // The margin a plan for `budgetBytes` keeps below it: 0.5 % of the budget for what the
@@ -55,6 +59,10 @@ Plan lowestPeakPlan(const CostModel &model, const PlannerOptions &options = {});
 Plan planForStrategy(const CostModel &model, const CheckpointStrategy &strategy);
 Plan planForStrategy(const CostModel &model, const std::string &strategy);
 
+// The chain layers' paths, in order.
+std::vector<std::string> chainPaths(const CostModel &model);
+// A plan's schedule written out over the chain's paths.
+CheckpointStrategy strategyOf(const CostModel &model, const Plan &plan);
 // The paths of the chain layers a toggle vector checkpoints, in chain order.
 std::vector<std::string> checkpointedPaths(const CostModel &model, const std::vector<bool> &checkpoint);
 // Exactly these chain layers, by path. Throws Error naming a path outside the chain.

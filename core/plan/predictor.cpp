@@ -6,68 +6,237 @@ namespace peaklens {
 
 namespace {
 
-bool isOn(const std::vector<bool> &checkpoint, std::size_t i)
+// A unit of the schedule, with the index of the unit that holds it.
+struct FlatUnit
 {
-    return i < checkpoint.size() && checkpoint[i];
+    std::size_t first, last;
+    std::size_t parent; // index into the flat list; SIZE_MAX at the top level
+    std::int64_t childrenFreed = 0; // what its inner units free, once it is recomputed
+};
+
+void flatten(const std::vector<CheckpointUnit> &units, std::size_t parent, std::size_t count, std::vector<FlatUnit> &out)
+{
+    for (const CheckpointUnit &unit : units) {
+        if (unit.first > unit.last || unit.last >= count)
+            continue;
+        out.push_back({unit.first, unit.last, parent});
+        flatten(unit.inner, out.size() - 1, count, out);
+    }
 }
 
-// freed[p]: bytes freed by checkpoints while layers 0..p-1 hold their activations.
-std::vector<std::int64_t> freedBySegment(const CostModel &model, const std::vector<bool> &checkpoint)
+// What a unit frees while none of its layers is needed: all its layers keep, but the
+// last one's output, which the layer after it keeps either way.
+std::int64_t unitSaving(const CostModel &model, std::size_t first, std::size_t last)
 {
-    std::vector<std::int64_t> freed(model.layers.size() + 1, 0);
-    for (std::size_t i = 0; i < model.layers.size(); ++i)
-        freed[i + 1] = freed[i] + (isOn(checkpoint, i) ? model.layers[i].savingBytes : 0);
-    return freed;
+    std::int64_t bytes = model.layers[last].savingBytes;
+    for (std::size_t k = first; k < last; ++k)
+        bytes += model.layers[k].keptBytes;
+    return bytes;
+}
+
+// While a unit's layers run their forward without keeping anything, at segment p (layers
+// before p done): a layer frees what its backward would need, and once the next layer has
+// run, its output too, unless it is the unit's last. Adds, for p in [offset, offset +
+// size), to `at` (that p only) and `from` (that p onwards, as differences).
+void addForwardSavings(const CostModel &model, const FlatUnit &unit, std::size_t offset, std::vector<std::int64_t> &at,
+                       std::vector<std::int64_t> &from)
+{
+    const auto add = [&](std::vector<std::int64_t> &to, std::size_t p, std::int64_t bytes) {
+        if (p >= offset && p - offset < to.size())
+            to[p - offset] += bytes;
+    };
+    for (std::size_t k = unit.first; k <= unit.last; ++k) {
+        const ChainLayer &layer = model.layers[k];
+        if (k == unit.last) {
+            add(from, k + 1, layer.savingBytes);
+        } else {
+            add(at, k + 1, layer.savingBytes);
+            add(from, k + 2, layer.keptBytes);
+        }
+    }
+}
+
+// Running sums of `from` plus `at`.
+std::vector<std::int64_t> summed(const std::vector<std::int64_t> &at, const std::vector<std::int64_t> &from)
+{
+    std::vector<std::int64_t> out(at.size());
+    std::int64_t running = 0;
+    for (std::size_t p = 0; p < at.size(); ++p) {
+        running += from[p];
+        out[p] = running + at[p];
+    }
+    return out;
+}
+
+void addOver(std::vector<std::int64_t> &differences, std::size_t begin, std::size_t end, std::int64_t bytes)
+{
+    if (begin >= end)
+        return;
+    differences[begin] += bytes;
+    differences[end] -= bytes;
+}
+
+std::vector<std::int64_t> runningSum(std::vector<std::int64_t> differences)
+{
+    for (std::size_t p = 1; p < differences.size(); ++p)
+        differences[p] += differences[p - 1];
+    return differences;
+}
+
+struct Spike
+{
+    std::size_t last;
+    std::int64_t bytes;
+};
+
+// What a schedule changes in the measured step: per segment p = 0..N the bytes freed
+// before the backward reaches p (forwardFreed) and after (backwardFreed, the units not
+// yet recomputed); per chain layer k what units still running their backward hold
+// beyond the measured one, in its backward (heldInBackward, plus endingAt[k] times its
+// own held bytes) and after it (heldInGap, by p); and each unit's recompute spike.
+struct Effect
+{
+    std::vector<std::int64_t> forwardFreed, backwardFreed, heldInBackward, heldInGap;
+    std::vector<std::uint32_t> endingAt;
+    std::vector<Spike> spikes;
+    std::int64_t addedNs = 0;
+};
+
+Effect effectOf(const CostModel &model, const CheckpointSchedule &schedule)
+{
+    const std::size_t n = model.layers.size();
+    std::vector<FlatUnit> units;
+    flatten(schedule, SIZE_MAX, n, units);
+    Effect effect;
+    std::vector<std::int64_t> at(n + 1, 0), from(n + 1, 0), freed(n + 2, 0), held(n + 2, 0), gap(n + 2, 0);
+    effect.endingAt.assign(n, 0);
+    for (FlatUnit &unit : units) {
+        const std::int64_t saving = unitSaving(model, unit.first, unit.last);
+        if (unit.parent == SIZE_MAX) {
+            addForwardSavings(model, unit, 0, at, from);
+            addOver(freed, unit.last + 1, n + 1, saving);
+        } else {
+            addOver(freed, unit.last + 1, units[unit.parent].last + 1, saving);
+            units[unit.parent].childrenFreed += saving;
+        }
+        const std::int64_t mostHeld = model.layers[unit.last].heldInBackwardBytes;
+        addOver(held, unit.first, unit.last, mostHeld);
+        addOver(gap, unit.first + 1, unit.last + 1, mostHeld);
+        ++effect.endingAt[unit.last];
+        for (std::size_t k = unit.first; k <= unit.last; ++k)
+            effect.addedNs += model.layers[k].recomputeNs;
+    }
+    effect.forwardFreed = summed(at, from);
+    effect.backwardFreed = runningSum(freed);
+    effect.heldInBackward = runningSum(held);
+    effect.heldInGap = runningSum(gap);
+
+    // A recompute starts from the level without the unit's layers (their blocks still
+    // live in the measured step taken out), with the outer units' savings and holds, and
+    // climbs through its layers' forwards, its inner units keeping only what they keep.
+    for (std::size_t u = 0; u < units.size(); ++u) {
+        const FlatUnit &unit = units[u];
+        const std::size_t b = unit.last;
+        const std::int64_t outer = effect.backwardFreed[b] - unit.childrenFreed - effect.heldInBackward[b];
+        if (unit.first == b && unit.childrenFreed == 0) {
+            effect.spikes.push_back({b, model.layers[b].recomputePeakBytes - outer});
+            continue;
+        }
+        const std::size_t size = b - unit.first + 2;
+        std::vector<std::int64_t> innerAt(size, 0), innerFrom(size, 0);
+        for (std::size_t c = u + 1; c < units.size() && units[c].first <= b; ++c) {
+            if (units[c].parent == u)
+                addForwardSavings(model, units[c], unit.first, innerAt, innerFrom);
+        }
+        const std::vector<std::int64_t> innerFreed = summed(innerAt, innerFrom);
+        std::int64_t kept = 0, rise = INT64_MIN;
+        for (std::size_t k = unit.first; k <= b; ++k) {
+            const ChainLayer &layer = model.layers[k];
+            std::int64_t level = kept - innerFreed[k - unit.first] + layer.forwardRiseBytes;
+            if (k > unit.first) // the input the layer reads, whether or not the measured step kept it
+                level += model.layers[k - 1].retainedBytes - model.layers[k - 1].keptBytes;
+            rise = std::max(rise, level);
+            if (k < b)
+                kept += layer.keptBytes;
+        }
+        effect.spikes.push_back({b, model.layers[b].levelBeforeRecomputeBytes - kept + rise - outer});
+    }
+    return effect;
+}
+
+class PeakTracker
+{
+public:
+    void consider(std::int64_t bytes, std::int64_t timeNs, Phase phase, std::optional<std::size_t> recomputeOf = {})
+    {
+        if (bytes > m_prediction.peakBytes || (bytes == m_prediction.peakBytes && !recomputeOf && timeNs < m_prediction.peakTimeNs)) {
+            m_prediction.peakBytes = bytes;
+            m_prediction.peakTimeNs = timeNs;
+            m_prediction.peakPhase = phase;
+            m_prediction.peakInRecomputeOf = recomputeOf;
+        }
+    }
+    Prediction &prediction() { return m_prediction; }
+
+private:
+    Prediction m_prediction{INT64_MIN};
+};
+
+// What a backward holds in chain layer k's backward beyond the measured level.
+std::int64_t backwardLevel(const ChainLayer &layer, std::uint32_t endingHere)
+{
+    if (endingHere == 0)
+        return layer.backwardLevelPeakBytes;
+    return layer.backwardPeakBytes + static_cast<std::int64_t>(endingHere - 1) * layer.heldInBackwardBytes;
 }
 
 } // namespace
 
-Prediction predict(const CostModel &model, const std::vector<bool> &checkpoint)
+Prediction predict(const CostModel &model, const CheckpointSchedule &schedule)
 {
-    const std::vector<std::int64_t> freed = freedBySegment(model, checkpoint);
-    Prediction prediction;
-    prediction.peakBytes = INT64_MIN;
-    for (std::size_t p = 0; p < model.segmentPeakBytes.size(); ++p) {
-        if (model.segmentPeakBytes[p] == INT64_MIN)
-            continue;
-        const CurvePoint &point = model.curve[model.segmentPeakPoint[p]];
-        const std::int64_t bytes = model.segmentPeakBytes[p] - freed[p];
-        if (bytes > prediction.peakBytes || (bytes == prediction.peakBytes && point.timeNs < prediction.peakTimeNs)) {
-            prediction.peakBytes = bytes;
-            prediction.peakTimeNs = point.timeNs;
-            prediction.peakPhase = point.phase;
+    const Effect effect = effectOf(model, schedule);
+    PeakTracker tracker;
+    for (std::size_t p = 0; p < model.forwardPeakBytes.size(); ++p) {
+        if (model.forwardPeakBytes[p] != INT64_MIN) {
+            const CurvePoint &point = model.curve[model.forwardPeakPoint[p]];
+            tracker.consider(model.forwardPeakBytes[p] - effect.forwardFreed[p], point.timeNs, point.phase);
+        }
+        if (p < model.gapPeakBytes.size() && model.gapPeakBytes[p] != INT64_MIN) {
+            const CurvePoint &point = model.curve[model.gapPeakPoint[p]];
+            tracker.consider(model.gapPeakBytes[p] - effect.backwardFreed[p] + effect.heldInGap[p], point.timeNs, point.phase);
         }
     }
-    // A checkpointed layer's recompute, and its backward with what the recompute made again.
-    for (std::size_t i = 0; i < model.layers.size(); ++i) {
-        if (!isOn(checkpoint, i))
+    for (std::size_t k = 0; k < model.layers.size(); ++k) {
+        const ChainLayer &layer = model.layers[k];
+        const std::int64_t level = backwardLevel(layer, effect.endingAt[k]);
+        if (level == INT64_MIN)
             continue;
-        const ChainLayer &layer = model.layers[i];
-        prediction.addedTimeNs += layer.recomputeNs;
-        for (const auto &[bytes, timeNs] : {std::pair(layer.recomputePeakBytes, layer.recomputePeakTimeNs),
-                                            std::pair(layer.backwardPeakBytes, layer.backwardPeakTimeNs)}) {
-            if (bytes - freed[i] > prediction.peakBytes) {
-                prediction.peakBytes = bytes - freed[i];
-                prediction.peakTimeNs = timeNs;
-                prediction.peakPhase = Phase::Backward;
-                prediction.peakInRecomputeOf = i;
-            }
-        }
+        const bool ends = effect.endingAt[k] > 0;
+        tracker.consider(level - effect.backwardFreed[k] + effect.heldInBackward[k],
+                         ends ? layer.backwardPeakTimeNs : layer.backwardLevelPeakTimeNs, Phase::Backward,
+                         ends ? std::optional<std::size_t>(k) : std::nullopt);
     }
+    for (const Spike &spike : effect.spikes)
+        tracker.consider(spike.bytes, model.layers[spike.last].recomputePeakTimeNs, Phase::Backward, spike.last);
+    Prediction prediction = tracker.prediction();
+    prediction.addedTimeNs = effect.addedNs;
     prediction.stepTimeNs = model.stepTimeNs + prediction.addedTimeNs;
     return prediction;
 }
 
-std::vector<PredictedPoint> predictCurve(const CostModel &model, const std::vector<bool> &checkpoint)
+Prediction predict(const CostModel &model, const std::vector<bool> &checkpoint)
 {
-    const std::vector<std::int64_t> freed = freedBySegment(model, checkpoint);
-    // Recompute spikes, in time order: one per pass of each checkpointed layer.
-    std::vector<std::pair<std::int64_t, std::size_t>> spikes;
-    for (std::size_t i = 0; i < model.layers.size(); ++i) {
-        if (isOn(checkpoint, i)) {
-            for (std::int64_t begin : model.layers[i].backwardBeginsNs)
-                spikes.emplace_back(begin, i);
-        }
+    return predict(model, singleLayerUnits(checkpoint));
+}
+
+std::vector<PredictedPoint> predictCurve(const CostModel &model, const CheckpointSchedule &schedule)
+{
+    const Effect effect = effectOf(model, schedule);
+    // Recompute spikes, in time order: one per pass of each unit.
+    std::vector<std::pair<std::int64_t, std::int64_t>> spikes;
+    for (const Spike &spike : effect.spikes) {
+        for (std::int64_t begin : model.layers[spike.last].backwardBeginsNs)
+            spikes.emplace_back(begin, spike.bytes);
     }
     std::sort(spikes.begin(), spikes.end());
     std::vector<PredictedPoint> curve;
@@ -75,13 +244,23 @@ std::vector<PredictedPoint> predictCurve(const CostModel &model, const std::vect
     auto spike = spikes.begin();
     for (const CurvePoint &point : model.curve) {
         for (; spike != spikes.end() && spike->first <= point.timeNs; ++spike)
-            curve.push_back({spike->first, model.layers[spike->second].recomputePeakBytes - freed[spike->second]});
-        std::int64_t bytes = point.bytes - freed[point.segment];
-        if (point.backwardOf != kNoChainLayer && isOn(checkpoint, point.backwardOf))
-            bytes += point.heldBytes;
+            curve.push_back({spike->first, spike->second});
+        std::int64_t bytes = point.bytes;
+        if (!point.backwardSide)
+            bytes -= effect.forwardFreed[point.segment];
+        else if (point.backwardOf == kNoChainLayer)
+            bytes += effect.heldInGap[point.segment] - effect.backwardFreed[point.segment];
+        else
+            bytes += effect.heldInBackward[point.backwardOf] + effect.endingAt[point.backwardOf] * point.heldBytes
+                     - effect.backwardFreed[point.segment];
         curve.push_back({point.timeNs, bytes});
     }
     return curve;
+}
+
+std::vector<PredictedPoint> predictCurve(const CostModel &model, const std::vector<bool> &checkpoint)
+{
+    return predictCurve(model, singleLayerUnits(checkpoint));
 }
 
 } // namespace peaklens

@@ -1,9 +1,11 @@
 #pragma once
-// Predicts a step's memory and time for a set of checkpointed chain layers: the measured
-// curve lowered by what each checkpointed layer frees while its activations would have
-// waited for backward, plus the spike of its recompute and what the recompute makes again
-// during its backward. With nothing checkpointed it is the measured step itself.
+// Predicts a step's memory and time for a checkpoint schedule over the chain: the
+// measured curve lowered by what each unit frees while its layers' activations would
+// have waited for backward, plus the spike of each unit's recompute and what a unit holds
+// through its backward. With nothing checkpointed it is the measured step itself.
+// docs/planning.md describes the model.
 
+#include "checkpointschedule.h"
 #include "costmodel.h"
 
 #include <optional>
@@ -21,7 +23,9 @@ struct Prediction
     std::int64_t addedTimeNs = 0;
 };
 
-// checkpoint[i] toggles model.layers[i]; a shorter vector leaves the rest off.
+// Units over chain indices (model.layers).
+Prediction predict(const CostModel &model, const CheckpointSchedule &schedule);
+// checkpoint[i] checkpoints model.layers[i] on its own; a shorter vector leaves the rest off.
 Prediction predict(const CostModel &model, const std::vector<bool> &checkpoint);
 
 struct PredictedPoint
@@ -31,6 +35,7 @@ struct PredictedPoint
 };
 
 // The predicted curve over the step, recompute spikes included; same clock as the trace.
+std::vector<PredictedPoint> predictCurve(const CostModel &model, const CheckpointSchedule &schedule);
 std::vector<PredictedPoint> predictCurve(const CostModel &model, const std::vector<bool> &checkpoint);
 
 } // namespace peaklens

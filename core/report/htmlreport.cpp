@@ -334,7 +334,7 @@ std::string planTable(const ReportRun &run)
 {
     if (!run.model)
         return "<p class=\"muted\">No what-if: " + escapeHtml(run.modelProblem) + "</p>";
-    const Prediction baseline = predict(*run.model, {});
+    const Prediction baseline = predict(*run.model, CheckpointSchedule{});
     std::string out = "<table width=\"100%\"><tr><th>strategy</th><th>checkpointed</th><th class=\"n\">predicted peak</th><th class=\"n\">change</th>"
                       "<th class=\"n\">predicted step</th><th class=\"n\">change</th></tr>";
     for (const ReportPlan &plan : run.plans) {

@@ -46,25 +46,46 @@ void restoreStates(std::vector<at::Generator> &generators, const std::vector<std
     }
 }
 
+// Runs stages first..last of `unit` under grad (a recompute): inner units checkpointed
+// again, and each stage's output but the last marked for where its backward begins.
+torch::Tensor recompute(const std::vector<Stage> &stages, const CheckpointUnit &unit, torch::Tensor x, const StageMarks &marks);
+
+struct Unit
+{
+    const std::vector<Stage> *stages;
+    const CheckpointUnit *unit;
+    const StageMarks *marks;
+    bool marksForward; // false in a recompute, whose forwards are not the step's
+};
+
 class CheckpointFunction : public torch::autograd::Function<CheckpointFunction>
 {
 public:
-    // `stage` is the address of the Stage, which outlives the step.
+    // `unit` is the address of a Unit, which outlives the step.
     static variable_list forward(AutogradContext *context, const torch::Tensor &input, at::TensorList parameters,
-                                 std::int64_t stage)
+                                 std::int64_t unit)
     {
         (void)parameters; // passed so that autograd routes their gradients through this node
+        const Unit &u = *reinterpret_cast<const Unit *>(unit);
         context->save_for_backward({input});
-        context->saved_data["stage"] = stage;
+        context->saved_data["unit"] = unit;
         auto generators = generatorsFor(input.device());
         context->saved_data["rng"] = c10::List<std::string>(captureStates(generators));
         context->saved_data["autocast"] = AutocastScope::capture().toIValue();
-        return {reinterpret_cast<const Stage *>(stage)->forward(input)};
+        torch::Tensor x = input;
+        for (std::size_t k = u.unit->first; k <= u.unit->last; ++k) {
+            if (u.marksForward)
+                u.marks->forwardBegins(k);
+            x = (*u.stages)[k].forward(x);
+            if (u.marksForward)
+                u.marks->forwardEnds();
+        }
+        return {x};
     }
 
     static variable_list backward(AutogradContext *context, variable_list gradOutputs)
     {
-        const Stage &stage = *reinterpret_cast<const Stage *>(context->saved_data["stage"].toInt());
+        const Unit &u = *reinterpret_cast<const Unit *>(context->saved_data["unit"].toInt());
         const torch::Tensor input = context->get_saved_variables().at(0);
         torch::Tensor detached = input.detach();
         detached.requires_grad_(input.requires_grad());
@@ -82,7 +103,7 @@ public:
         {
             torch::AutoGradMode enableGrad(true);
             AutocastScope autocast(AutocastState::fromIValue(context->saved_data["autocast"]));
-            output = stage.forward(detached);
+            output = recompute(*u.stages, *u.unit, detached, *u.marks);
         }
         restoreStates(generators, current);
 
@@ -92,20 +113,59 @@ public:
             torch::autograd::backward({output}, {gradOutputs.at(0)}, /*retain_graph=*/false, /*create_graph=*/false);
 
         // One gradient per forward input: the input, none for the parameters (accumulated
-        // already), and none for the stage address.
+        // already), and none for the unit's address.
+        std::size_t parameters = 0;
+        for (std::size_t k = u.unit->first; k <= u.unit->last; ++k)
+            parameters += (*u.stages)[k].parameters.size();
         variable_list result;
         result.push_back(detached.requires_grad() ? detached.grad() : torch::Tensor());
-        result.resize(1 + stage.parameters.size());
+        result.resize(1 + parameters);
         result.emplace_back();
         return result;
     }
 };
 
+// The unit's bookkeeping lives as long as the graph node that reads it: a hook on the
+// output holds it.
+torch::Tensor checkpointed(Unit unit, const torch::Tensor &input)
+{
+    std::vector<torch::Tensor> parameters;
+    for (std::size_t k = unit.unit->first; k <= unit.unit->last; ++k) {
+        const auto &own = (*unit.stages)[k].parameters;
+        parameters.insert(parameters.end(), own.begin(), own.end());
+    }
+    auto owned = std::make_shared<Unit>(unit);
+    torch::Tensor output = CheckpointFunction::apply(input, at::TensorList(parameters), reinterpret_cast<std::int64_t>(owned.get()))[0];
+    if (output.requires_grad())
+        output.register_hook([owned](const torch::Tensor &) {});
+    return output;
+}
+
+torch::Tensor recompute(const std::vector<Stage> &stages, const CheckpointUnit &unit, torch::Tensor x, const StageMarks &marks)
+{
+    auto inner = unit.inner.begin();
+    for (std::size_t k = unit.first; k <= unit.last; ++k) {
+        if (inner != unit.inner.end() && inner->first == k) {
+            x = checkpointed(Unit{&stages, &*inner, &marks, false}, x);
+            k = inner->last;
+            ++inner;
+        } else {
+            x = stages[k].forward(x);
+        }
+        if (k != unit.last && x.requires_grad()) {
+            const StageMarks *m = &marks;
+            x.register_hook([m, k](const torch::Tensor &) { m->backwardBegins(k); });
+        }
+    }
+    return x;
+}
+
 } // namespace
 
-torch::Tensor runCheckpointed(const Stage &stage, const torch::Tensor &input)
+torch::Tensor runCheckpointed(const std::vector<Stage> &stages, const CheckpointUnit &unit, const torch::Tensor &input,
+                              const StageMarks &marks)
 {
-    return CheckpointFunction::apply(input, at::TensorList(stage.parameters), reinterpret_cast<std::int64_t>(&stage))[0];
+    return checkpointed(Unit{&stages, &unit, &marks, true}, input);
 }
 
 } // namespace peaklens::replay

@@ -155,14 +155,27 @@ LayerIds registerLayers(TraceBuilder &builder, const ReplayModel &model)
 class StepRunner
 {
 public:
-    StepRunner(ReplayModel &model, const std::vector<bool> &toggles, const LayerIds &ids, const RunOptions &options,
+    StepRunner(ReplayModel &model, const CheckpointSchedule &schedule, const LayerIds &ids, const RunOptions &options,
                const torch::Device &device)
         : m_model(model)
-        , m_toggles(toggles)
+        , m_schedule(schedule)
         , m_ids(ids)
         , m_options(options)
         , m_device(device)
     {
+        // A unit's stages are marked on the step's ranges as they run.
+        m_marks.forwardBegins = [this](std::size_t stage) {
+            if (auto current = m_current.lock())
+                current->open(m_ids.stages[stage], Phase::Forward);
+        };
+        m_marks.forwardEnds = [this] {
+            if (auto current = m_current.lock())
+                current->closeOpen();
+        };
+        m_marks.backwardBegins = [this](std::size_t stage) {
+            if (auto current = m_current.lock())
+                current->open(m_ids.stages[stage], Phase::Backward);
+        };
     }
 
     // One optimizer step over all micro-batches; appends its ranges.
@@ -216,10 +229,17 @@ private:
             autocast.emplace(AutocastState{!m_device.is_cuda(), m_device.is_cuda(), at::kBFloat16, at::kBFloat16});
         torch::Tensor x = batch.input;
         const auto &stages = m_model.stages();
+        auto unit = m_schedule.begin();
         for (std::size_t i = 0; i < stages.size(); ++i) {
-            record.open(m_ids.stages[i], Phase::Forward);
-            x = m_toggles[i] ? runCheckpointed(stages[i], x) : stages[i].forward(x);
-            record.closeOpen();
+            if (unit != m_schedule.end() && unit->first == i) {
+                x = runCheckpointed(stages, *unit, x, m_marks);
+                i = unit->last;
+                ++unit;
+            } else {
+                record.open(m_ids.stages[i], Phase::Forward);
+                x = stages[i].forward(x);
+                record.closeOpen();
+            }
             if (x.requires_grad()) {
                 // The gradient of a stage's output arriving is where that stage's backward begins.
                 std::weak_ptr<RangeRecorder> weak = m_current;
@@ -239,7 +259,8 @@ private:
     }
 
     ReplayModel &m_model;
-    const std::vector<bool> &m_toggles;
+    const CheckpointSchedule &m_schedule;
+    StageMarks m_marks;
     const LayerIds &m_ids;
     const RunOptions &m_options;
     torch::Device m_device;
@@ -257,7 +278,7 @@ std::string describeWhere(const Trace &trace, const Scope &scope, std::int64_t s
 
 } // namespace
 
-std::vector<bool> resolveCheckpoint(const std::vector<Stage> &stages, const std::string &argument)
+CheckpointSchedule resolveCheckpoint(const std::vector<Stage> &stages, const std::string &argument)
 {
     std::vector<std::string> chain, all;
     for (const Stage &stage : stages) {
@@ -266,7 +287,7 @@ std::vector<bool> resolveCheckpoint(const std::vector<Stage> &stages, const std:
             chain.push_back(stage.path);
     }
     try {
-        return CheckpointStrategy::parse(argument).resolve(chain, all);
+        return CheckpointStrategy::parse(argument).schedule(chain, all);
     } catch (const Error &error) {
         throw Error(std::string("--checkpoint: ") + error.what());
     }
@@ -347,7 +368,7 @@ public:
             m_recorder.setScope({kNoLayer, Phase::Other, Category::Parameter});
             m_model = buildModel(m_spec, m_device);
             m_ids = registerLayers(m_builder, *m_model);
-            m_toggles = resolveCheckpoint(m_model->stages(), m_options.checkpoint);
+            m_schedule = resolveCheckpoint(m_model->stages(), m_options.checkpoint);
             m_recorder.setScope({kNoLayer, Phase::Other, Category::Input});
             for (int i = 0; i < m_options.microBatches; ++i)
                 batches.push_back(m_model->makeBatch(m_device));
@@ -357,9 +378,12 @@ public:
         } catch (const std::exception &error) {
             failed(error, std::nullopt);
         }
-        for (std::size_t i = 0; i < m_toggles.size(); ++i) {
-            if (m_toggles[i])
-                m_result.checkpoint.push_back(m_model->stages()[i].path);
+        if (m_model) {
+            const std::vector<bool> toggles = toggledPositions(m_schedule, m_model->stages().size());
+            for (std::size_t i = 0; i < toggles.size(); ++i) {
+                if (toggles[i])
+                    m_result.checkpoint.push_back(m_model->stages()[i].path);
+            }
         }
         if (!m_result.oom)
             runSteps(batches, *optimizer);
@@ -393,7 +417,7 @@ private:
         const int totalSteps = m_options.warmupSteps + m_options.steps;
         notify({{"event", "start"}, {"device", m_result.device}, {"layers", m_model->stages().size()}, {"steps", totalSteps}});
         std::vector<double> measuredTimes;
-        StepRunner runner(*m_model, m_toggles, m_ids, m_options, m_device);
+        StepRunner runner(*m_model, m_schedule, m_ids, m_options, m_device);
         for (int step = 0; step < totalSteps; ++step) {
             synchronize(m_device);
             if (step == m_options.warmupSteps) {
@@ -451,9 +475,16 @@ private:
     // time there less the median in the measured steps. A failure only skips it.
     void calibrate(const std::vector<Batch> &batches, torch::optim::Optimizer &optimizer)
     {
-        std::vector<bool> all = m_toggles;
-        for (std::size_t k = 0; k < all.size(); ++k)
-            all[k] = all[k] || m_model->stages()[k].chain;
+        const std::vector<bool> toggled = toggledPositions(m_schedule, m_model->stages().size());
+        CheckpointSchedule all = m_schedule;
+        std::vector<bool> calibrated(toggled.size(), false);
+        for (std::size_t k = 0; k < toggled.size(); ++k) {
+            if (!toggled[k] && m_model->stages()[k].chain) {
+                all.push_back({k, k, {}});
+                calibrated[k] = true;
+            }
+        }
+        std::sort(all.begin(), all.end(), [](const CheckpointUnit &a, const CheckpointUnit &b) { return a.first < b.first; });
         StepRunner runner(*m_model, all, m_ids, m_options, m_device);
         std::vector<Range> ranges;
         try {
@@ -464,8 +495,8 @@ private:
         }
         const auto measured = stageTimes(m_ranges), checkpointed = stageTimes(ranges);
         nlohmann::json costs = nlohmann::json::object();
-        for (std::size_t k = 0; k < all.size(); ++k) {
-            if (all[k] && !m_toggles[k] && !measured[k].empty() && !checkpointed[k].empty())
+        for (std::size_t k = 0; k < calibrated.size(); ++k) {
+            if (calibrated[k] && !measured[k].empty() && !checkpointed[k].empty())
                 costs[m_model->stages()[k].path] = std::max<std::int64_t>(0, median(checkpointed[k]) - median(measured[k]));
         }
         m_checkpointCosts = costs.dump();
@@ -514,9 +545,13 @@ private:
         for (const Range &range : m_ranges)
             m_builder.addRange(range);
 
-        std::string checkpointList;
-        for (const std::string &path : m_result.checkpoint)
-            checkpointList += (checkpointList.empty() ? "" : ",") + path;
+        std::vector<std::string> paths;
+        if (m_model) {
+            for (const Stage &stage : m_model->stages())
+                paths.push_back(stage.path);
+        }
+        const std::string written = CheckpointStrategy::of(m_schedule, paths).toString();
+        const std::string checkpointList = written == "none" ? std::string() : written;
         m_builder.setMeta(metakey::SourceFormat, "replay");
         m_builder.setMeta(metakey::Description, modelKindName(m_spec.kind) + " training step replayed by peaklens-replay on "
                                                     + m_result.device + ", checkpoint "
@@ -547,7 +582,7 @@ private:
     std::uint32_t m_lane = 0;
     std::unique_ptr<ReplayModel> m_model;
     LayerIds m_ids;
-    std::vector<bool> m_toggles;
+    CheckpointSchedule m_schedule;
     std::vector<Range> m_ranges;
     std::size_t m_measuredEvents = SIZE_MAX;
     std::int64_t m_measuredEndNs = INT64_MAX;

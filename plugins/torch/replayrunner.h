@@ -7,6 +7,7 @@
 #include "modelspec.h"
 #include "replaymodel.h"
 
+#include "core/plan/checkpointschedule.h"
 #include "core/trace/trace.h"
 
 #include <nlohmann/json.hpp>
@@ -22,7 +23,7 @@ enum class DeviceChoice { Auto, Cpu, Cuda };
 
 struct RunOptions
 {
-    std::string checkpoint = "none"; // none | all | every:K | sqrt | NAME,NAME,...
+    std::string checkpoint = "none"; // a checkpoint strategy (core/plan/checkpointstrategy.h)
     int steps = 5;
     int warmupSteps = 2;
     DeviceChoice device = DeviceChoice::Auto;
@@ -74,9 +75,9 @@ struct RunResult
     nlohmann::ordered_json toJson() const;
 };
 
-// The stages a --checkpoint argument toggles, in stage order. Throws Error naming what is
+// The units a --checkpoint argument checkpoints, over the stages in order. Throws Error naming what is
 // unknown, with the stage names to choose from.
-std::vector<bool> resolveCheckpoint(const std::vector<Stage> &stages, const std::string &argument);
+CheckpointSchedule resolveCheckpoint(const std::vector<Stage> &stages, const std::string &argument);
 
 // Throws Error for a device that is not there or a model that cannot be built or run.
 RunResult runReplay(const ModelSpec &spec, const RunOptions &options);

@@ -25,9 +25,11 @@ CostModel randomChain(std::mt19937_64 &random, std::size_t n)
     CostModel model;
     model.stepTimeNs = 1'000'000'000;
     for (std::size_t i = 0; i <= n; ++i) {
-        model.curve.push_back({static_cast<std::int64_t>(i), 0, static_cast<std::uint32_t>(i), Phase::Forward});
-        model.segmentPeakBytes.push_back((8ll << 30) + static_cast<std::int64_t>(i) * (200 << 20) + bytes(random));
-        model.segmentPeakPoint.push_back(i);
+        model.curve.push_back({static_cast<std::int64_t>(i), 0, static_cast<std::uint32_t>(i), false, Phase::Forward});
+        model.forwardPeakBytes.push_back((8ll << 30) + static_cast<std::int64_t>(i) * (200 << 20) + bytes(random));
+        model.forwardPeakPoint.push_back(i);
+        model.gapPeakBytes.push_back(INT64_MIN);
+        model.gapPeakPoint.push_back(0);
     }
     for (std::size_t i = 0; i < n; ++i) {
         ChainLayer layer;
@@ -99,7 +101,7 @@ int main(int argc, char **argv)
 
     std::mt19937_64 random(1);
     const CostModel model = randomChain(random, n);
-    const std::int64_t measured = predict(model, {}).peakBytes;
+    const std::int64_t measured = predict(model, CheckpointSchedule{}).peakBytes;
     const std::int64_t lowest = lowestPeakPlan(model, options).prediction.peakBytes;
     const std::int64_t budget = lowest + (measured - lowest) / 3;
 
@@ -130,7 +132,7 @@ int main(int argc, char **argv)
     const auto bruteStart = std::chrono::steady_clock::now();
     std::vector<bool> set(bruteN);
     std::int64_t best = INT64_MAX;
-    const std::int64_t smallBudget = predict(small, {}).peakBytes - (300 << 20);
+    const std::int64_t smallBudget = predict(small, CheckpointSchedule{}).peakBytes - (300 << 20);
     const std::int64_t smallTarget = smallBudget - budgetMargin(small, smallBudget); // what the planner aims at
     for (std::uint64_t mask = 0; mask < (std::uint64_t(1) << bruteN); ++mask) {
         for (std::size_t i = 0; i < bruteN; ++i)

@@ -45,8 +45,10 @@ def main():
     parser.add_argument("--micro-batches", default="1,2,3")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--steps", default="5")
+    parser.add_argument("--sets", help="only these sets, e.g. sqrt,two-level,plan@50%%")
     parser.add_argument("--json")
     args = parser.parse_args()
+    only = set(args.sets.split(",")) if args.sets else None
 
     pin = []
     if args.device == "cpu":
@@ -69,7 +71,10 @@ def main():
                     base = run(replay + config + ["--checkpoint", "none", "--out", base_trace])
                     chain = run(cli + ["plan", base_trace, "--strategy", "none", "--json"])["chain"]["layers"]
                     names = [layer["name"] for layer in chain]
-                    sets = [(s, ["--strategy", s]) for s in ("none", "all", "every:2", "every:3", "sqrt")]
+                    sets = [(s, ["--strategy", s]) for s in ("none", "all", "every:2", "every:3", "segments:2", "sqrt")]
+                    # Two levels: the first half as one segment whose recompute checkpoints its first half again.
+                    half, quarter = max(len(names) // 2, 2), max(len(names) // 4, 1)
+                    sets.append(("two-level", ["--strategy", f"{names[0]}..{names[half - 1]}({names[0]}..{names[quarter - 1]})"]))
                     sets += [(f"plan@{int(f * 100)}%", ["--budget", str(int(base["peak_allocated_bytes"] * f))])
                              for f in FRACTIONS]
                     chooser = random.Random(f"{model}/{dtype}/{mb}")
@@ -77,11 +82,13 @@ def main():
                         subset = [n for n in names if chooser.random() < 0.5] or names[:1]
                         sets.append((f"random{i + 1}", ["--checkpoint", ",".join(subset)]))
                     for label, plan_args in sets:
+                        if only and label not in only and label != "none":
+                            continue
                         plan = run(cli + ["plan", base_trace, "--json"] + plan_args)
-                        toggles = ",".join(plan["checkpoint"]) or "none"
+                        toggles = plan["strategy"]
                         measured = base if label == "none" else run(replay + config + ["--checkpoint", toggles], True)
                         row = {"model": model, "dtype": dtype, "micro_batches": int(mb), "set": label,
-                               "checkpoint": plan["checkpoint"], "feasible": plan["feasible"],
+                               "checkpoint": plan["strategy"], "feasible": plan["feasible"],
                                "predicted_bytes": plan["predicted"]["peak_bytes"],
                                "predicted_ms": plan["predicted"]["step_time_ms"],
                                "measured_bytes": measured["peak_allocated_bytes"],

@@ -11,11 +11,14 @@ checkpoint toggles a rerun asks for::
 
 ``instrument`` pushes ``fwd:<module path>`` and ``bwd:<module path>`` ranges around each
 module's forward and backward (NVTX on CUDA, which the collector records), writes a
-manifest of the module tree (types, parameter bytes, input/output shapes), and wraps the
-modules ``PEAKLENS_CHECKPOINT`` chooses (``all``, ``every:K``, ``sqrt`` over the repeated
-blocks, or comma-separated module paths; the grammar of PeakLens's planner) in
-non-reentrant ``torch.utils.checkpoint``. Without CUDA it still applies the toggles and
-writes the manifest.
+manifest of the module tree (types, parameter bytes, input/output shapes), and applies
+the checkpoint strategy ``PEAKLENS_CHECKPOINT`` asks for, in the grammar of PeakLens's
+planner: ``all``, ``every:K``, ``segments:K`` or ``sqrt`` over the repeated blocks, or
+units ``NAME``, ``NAME..NAME`` and ``NAME..NAME(UNIT,...)`` separated by commas. A layer
+is wrapped in non-reentrant ``torch.utils.checkpoint``; a segment of consecutive layers
+of a ModuleList or Sequential runs as one such checkpoint when the code iterates that
+container (``for block in self.blocks: x = block(x, ...)``), its inner units checkpointed
+again within it. Without CUDA it still applies the toggles and writes the manifest.
 """
 
 from ._instrument import Instrumented, instrument, step

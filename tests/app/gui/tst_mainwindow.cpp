@@ -99,7 +99,7 @@ private slots:
         const Prediction prediction = predict(*document->costModel, toggles);
         const QString expected = QStringLiteral("peak ") + QString::fromStdString(formatBytes(prediction.peakBytes));
         QVERIFY2(window.whatIfBar()->predictedPeakText().contains(expected), qPrintable(window.whatIfBar()->predictedPeakText()));
-        QVERIFY(prediction.peakBytes < predict(*document->costModel, {}).peakBytes);
+        QVERIFY(prediction.peakBytes < predict(*document->costModel, CheckpointSchedule{}).peakBytes);
     }
 
     // The whole loop on the CPU: toggle, rerun with peaklens-replay, find the measured run.

@@ -59,7 +59,7 @@ private slots:
     void inBytes()
     {
         const CostModel model = buildCostModel(*traceFrom(QString::fromLatin1(kStep)));
-        const std::int64_t measured = predict(model, {}).peakBytes; // 1000 + 800 + 100
+        const std::int64_t measured = predict(model, CheckpointSchedule{}).peakBytes; // 1000 + 800 + 100
         QCOMPARE(measured, std::int64_t(1900));
         QCOMPARE(Budget::parse("50%").bytes(model), std::int64_t(950));
         const std::int64_t lowest = lowestPeakPlan(model).prediction.peakBytes;

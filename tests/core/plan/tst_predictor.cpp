@@ -152,7 +152,7 @@ private slots:
         const auto trace = parseTraceText(file.readAll().toStdString());
         const CostModel model = buildCostModel(*trace);
         QCOMPARE(model.layers.size(), std::size_t(4));
-        const Prediction prediction = predict(model, {});
+        const Prediction prediction = predict(model, CheckpointSchedule{});
         const DevicePeak measured = findPeaks(*trace).devices.at(0);
         QCOMPARE(prediction.peakBytes, measured.allocatedBytes);
         QCOMPARE(prediction.peakTimeNs, measured.timeNs);

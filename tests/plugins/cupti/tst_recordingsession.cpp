@@ -225,7 +225,7 @@ private slots:
             QCOMPARE(model.layers[i].savingBytes, 4 * kMiB);
         }
         QCOMPARE(model.measuredPeakBytes, 3 * 5 * kMiB + 4 * kMiB + 8 * kMiB); // three blocks saved, the fourth's forward
-        const Prediction none = predict(model, {});
+        const Prediction none = predict(model, CheckpointSchedule{});
         const Prediction all = predict(model, std::vector<bool>(4, true));
         QCOMPARE(none.peakBytes, model.measuredPeakBytes);
         QVERIFY(all.peakBytes < none.peakBytes);

@@ -3,6 +3,7 @@
 Run by tst_pythonhelper: python3 -m unittest test_helper, with PYTHONPATH=plugins/python.
 """
 
+import collections
 import json
 import os
 import re
@@ -12,7 +13,7 @@ import unittest
 import torch
 
 import peaklens
-from peaklens._instrument import checkpoint_chain, resolve_checkpoint
+from peaklens._instrument import checkpoint_chain, checkpoint_schedule, resolve_checkpoint, write_schedule
 
 
 class Recorder:
@@ -137,13 +138,46 @@ class HelperTest(unittest.TestCase):
         path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "checkpoint_strategies.json")
         with open(path) as file:
             shared = json.load(file)
+        chain, toggleable = shared["chain"], shared["toggleable"]
         for case in shared["cases"]:
             with self.subTest(text=case["text"]):
                 if "error" in case:
                     with self.assertRaisesRegex(ValueError, re.escape(case["error"])):
-                        resolve_checkpoint(case["text"], shared["chain"], shared["toggleable"])
+                        checkpoint_schedule(case["text"], chain, toggleable)
+                    with self.assertRaisesRegex(ValueError, re.escape(case["error"])):
+                        resolve_checkpoint(case["text"], chain, toggleable)
                 else:
-                    self.assertEqual(resolve_checkpoint(case["text"], shared["chain"], shared["toggleable"]), case["toggles"])
+                    self.assertEqual(write_schedule(checkpoint_schedule(case["text"], chain, toggleable)), case["schedule"])
+                    self.assertEqual(resolve_checkpoint(case["text"], chain, toggleable), case["toggles"])
+                    # The canonical text reads back to the same units.
+                    self.assertEqual(write_schedule(checkpoint_schedule(case["schedule"], chain, toggleable)), case["schedule"])
+
+    def test_units_nest_at_most_64_deep(self):
+        chain = ["b.%d" % i for i in range(70)]
+
+        def nested(depth):
+            return "b.0..b.%d" % (69 - depth) + ("(" + nested(depth + 1) + ")" if depth < 66 else "")
+
+        deep = nested(0)
+        with self.assertRaisesRegex(ValueError, "deeper than 64"):
+            checkpoint_schedule(deep, chain, chain)
+        fits = "b.0..b.69(" * 64 + "b.0" + ")" * 64
+        with self.assertRaisesRegex(ValueError, "inner unit"):  # parsed, then refused as not nested within
+            checkpoint_schedule(fits, chain, chain)
+
+    def test_a_segment_holds_its_layers_sub_layers(self):
+        """Over the whole module tree a segment's layers keep their sub-layers: they neither
+        break a rule's run of chain layers nor are named on their own."""
+        toggleable = [path for path, _ in Net().named_modules() if path]
+        chain = ["blocks.0", "blocks.1", "blocks.2"]
+        self.assertEqual(write_schedule(checkpoint_schedule("segments:2", chain, toggleable)), "blocks.0..blocks.1")
+        self.assertEqual(resolve_checkpoint("segments:2", chain, toggleable), ["blocks.0", "blocks.1"])
+        self.assertEqual(resolve_checkpoint("blocks.0..blocks.2(blocks.1.fc1)", chain, toggleable),
+                         ["blocks.0", "blocks.1", "blocks.2"])
+        with self.assertRaisesRegex(ValueError, "overlap"):
+            checkpoint_schedule("blocks.0..blocks.1,blocks.0.fc2", chain, toggleable)
+        with self.assertRaisesRegex(ValueError, "embed runs between"):
+            checkpoint_schedule("segments:2", chain, ["blocks.0", "embed", "blocks.1", "blocks.2"])
 
     def test_every_k_over_the_repeated_blocks(self):
         model = peaklens.instrument(fresh_model(), checkpoint="every:2", sink=Recorder())
@@ -163,6 +197,7 @@ class HelperTest(unittest.TestCase):
                 manifest = json.load(source)
         self.assertEqual(manifest["format"], "peaklens-manifest")
         self.assertEqual(manifest["checkpoint"], ["blocks.2"])
+        self.assertEqual(manifest["schedule"], "blocks.2")
         self.assertEqual(manifest["chain"], ["blocks.0", "blocks.1", "blocks.2"])
         modules = {m["path"]: m for m in manifest["modules"]}
         self.assertEqual(modules["blocks.0"]["type"], "Block")
@@ -183,6 +218,385 @@ class HelperTest(unittest.TestCase):
             peaklens.instrument(fresh_model(), sink=Recorder())
             expected = os.path.join(directory, "local1-pid%d.manifest.json" % os.getpid())
             self.assertTrue(os.path.exists(expected), os.listdir(directory))
+
+
+class Residual(torch.nn.Module):
+    """A block of the segment tests: an MLP with dropout on a residual path, counting its
+    forwards (recomputes included) in ``runs``."""
+
+    runs = {}
+
+    def __init__(self, name, width=16):
+        super().__init__()
+        self.name = name
+        self.fc1 = torch.nn.Linear(width, 2 * width)
+        self.act = torch.nn.GELU()
+        self.fc2 = torch.nn.Linear(2 * width, width)
+        self.dropout = torch.nn.Dropout(0.3)
+
+    def forward(self, x, gate=None, shift=None):
+        Residual.runs[self.name] = Residual.runs.get(self.name, 0) + 1
+        y = self.dropout(self.fc2(self.act(self.fc1(x))))
+        if gate is not None:
+            y = y * gate
+        return x + y if shift is None else x + y + shift
+
+
+class Tower(torch.nn.Module):
+    """Six blocks in a ModuleList, iterated with extra arguments that need gradients."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Linear(8, 16)
+        self.gate = torch.nn.Parameter(torch.linspace(0.5, 1.5, 16))
+        self.blocks = torch.nn.ModuleList([Residual("blocks.%d" % i) for i in range(6)])
+        self.head = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        x = self.embed(x)
+        gate, shift = torch.sigmoid(self.gate), 0.1 * self.gate
+        for block in self.blocks:
+            x = block(x, gate, shift=shift)
+        return self.head(x)
+
+
+class IndexingTower(Tower):
+    """Calls its blocks by index, which a segment cannot run through."""
+
+    def forward(self, x):
+        x = self.embed(x)
+        for i in range(len(self.blocks)):
+            x = self.blocks[i](x)
+        return self.head(x)
+
+
+class EnumeratingTower(Tower):
+    """Gives each block its own scale by index, ``x = block(x, scale[i])``: floats, or
+    tensors that need gradients. ``picks`` builds the list: ``scale[i]`` is the ``picks[i]``-th
+    of six distinct scales (the i-th by default), the same object for equal picks; or, when
+    ``fresh``, a value computed anew for each block (equal, but another object)."""
+
+    def __init__(self, tensors, picks=range(6), fresh=False):
+        torch.manual_seed(3)
+        super().__init__()
+        self.tensors, self.picks, self.fresh = tensors, list(picks), fresh
+
+    def forward(self, x):
+        factors = torch.sigmoid(self.gate)
+        x = self.embed(x) * factors
+
+        def scale_of(k):
+            return factors * (1 + 0.1 * k) if self.tensors else 1 + 0.1 * k
+
+        distinct = [scale_of(k) for k in range(6)]
+        scale = [scale_of(k) if self.fresh else distinct[k] for k in self.picks]
+        for i, block in enumerate(self.blocks):
+            x = block(x, scale[i])
+        return self.head(x)
+
+
+# Strategy -> picks of EnumeratingTower alike within each outermost segment (the scale of
+# its first layer), so that the segment's runner gives each block the scale it is given.
+ENUMERATED_SCALES = {
+    "segments:2": [0, 0, 2, 2, 4, 5],
+    "blocks.0..blocks.3(blocks.0..blocks.1)": [0, 0, 0, 0, 4, 5],
+}
+
+
+def sequential_tower():
+    """An nn.Sequential whose chain is a Sequential of four blocks (paths 1.0 .. 1.3)."""
+    torch.manual_seed(2)
+    return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Sequential(*[Residual("1.%d" % i) for i in range(4)]),
+                               torch.nn.Linear(16, 4))
+
+
+def fresh_tower():
+    torch.manual_seed(3)
+    return Tower()
+
+
+def counted_step(model, seed=0):
+    """One training step: the parameters' gradients and each block's forward count."""
+    Residual.runs = {}
+    model.zero_grad(set_to_none=True)
+    torch.manual_seed(seed)
+    x = torch.randn(5, 8)
+    with peaklens.step():
+        model(x).pow(2).mean().backward()
+    return [p.grad.clone() for p in model.parameters()], dict(Residual.runs)
+
+
+def ranges_per_step(recorder):
+    """Per step range of the recorder: how often each range name opened within it."""
+    def names(node):
+        for child in node[1]:
+            yield child[0]
+            yield from names(child)
+
+    return [collections.Counter(names(step)) for step in recorder.root[1]]
+
+
+# Strategy -> forwards per block of Tower in one step: 1 + the units (any level) holding it.
+TOWER_STRATEGIES = {
+    "segments:2": [2, 2, 2, 2, 1, 1],
+    "sqrt": [2, 2, 2, 1, 1, 1],  # ceil(sqrt(6)) = 3: one segment, the last run stays plain
+    "blocks.0..blocks.3(blocks.0..blocks.1)": [3, 3, 2, 2, 1, 1],
+    "blocks.0..blocks.4(blocks.0..blocks.3(blocks.0..blocks.1))": [4, 4, 3, 3, 2, 1],
+    "blocks.0..blocks.2(blocks.1),blocks.3,blocks.4..blocks.5(blocks.4.fc1)": [2, 3, 2, 2, 2, 2],
+}
+
+
+class SegmentTest(unittest.TestCase):
+    """Segments and nested units run by the helper, on CPU."""
+
+    def setUp(self):
+        os.environ.pop("PEAKLENS_CHECKPOINT", None)
+        for name in ("PEAKLENS_MANIFEST", "PEAKLENS_OUT", "RANK", "LOCAL_RANK"):
+            os.environ.pop(name, None)
+
+    def assert_same_gradients(self, expected, actual):
+        # Bitwise: the recompute replays the random state, so every dropout mask, every
+        # value and the backward graph itself are those of the plain step.
+        self.assertEqual(len(expected), len(actual))
+        for a, b in zip(expected, actual):
+            self.assertTrue(torch.equal(a, b), (a - b).abs().max())
+
+    def test_gradients_equal_those_without_checkpoints(self):
+        plain, runs = counted_step(peaklens.instrument(fresh_tower(), checkpoint="none", sink=Recorder()))
+        self.assertEqual(runs, {"blocks.%d" % i: 1 for i in range(6)})
+        for strategy in TOWER_STRATEGIES:
+            with self.subTest(strategy=strategy):
+                model = peaklens.instrument(fresh_tower(), checkpoint=strategy, sink=Recorder())
+                self.assert_same_gradients(plain, counted_step(model)[0])
+
+    def test_each_block_runs_once_more_per_unit_holding_it(self):
+        for strategy, expected in TOWER_STRATEGIES.items():
+            with self.subTest(strategy=strategy):
+                model = peaklens.instrument(fresh_tower(), checkpoint=strategy, sink=Recorder())
+                runs = counted_step(model)[1]
+                self.assertEqual([runs["blocks.%d" % i] for i in range(6)], expected)
+        # A layer inside a block, checkpointed again within its segment: module hooks see its
+        # forward and the segment's recompute, not its own checkpoint's recompute (which
+        # calls its forward directly), so it runs 3 times and its hook fires twice.
+        model = peaklens.instrument(fresh_tower(), checkpoint="blocks.4..blocks.5(blocks.4.fc1)", sink=Recorder())
+        fc1_calls = []
+        model.blocks[4].fc1.register_forward_hook(lambda *args: fc1_calls.append(1))
+        counted_step(model)
+        self.assertEqual(len(fc1_calls), 2)
+
+    def test_one_forward_and_one_backward_range_per_block_per_step(self):
+        for strategy in TOWER_STRATEGIES:
+            with self.subTest(strategy=strategy):
+                recorder = Recorder()
+                model = peaklens.instrument(fresh_tower(), checkpoint=strategy, sink=recorder)
+                counted_step(model, seed=0)
+                counted_step(model, seed=1)
+                self.assertEqual(len(recorder.stack), 1, "every range was closed")
+                steps = ranges_per_step(recorder)
+                self.assertEqual(len(steps), 2)
+                for ranges in steps:
+                    for i in range(6):
+                        self.assertEqual(ranges["fwd:blocks.%d" % i], 1)
+                        self.assertEqual(ranges["bwd:blocks.%d" % i], 1)
+                        self.assertEqual(ranges["fwd:blocks.%d.fc1" % i], 1)
+
+    def test_enumerating_the_blocks_keeps_their_indices(self):
+        """The iteration yields one item per child, a pass-through at a segment's later
+        positions, so ``scale[i]`` reaches the i-th block outside segments; inside one, every
+        layer gets the arguments given at the segment's first position, which the code must
+        give at its other positions too: then the gradients are those of the plain step."""
+        for tensors in (False, True):
+            for strategy, uses in ENUMERATED_SCALES.items():
+                with self.subTest(tensors=tensors, strategy=strategy):
+                    recorder = Recorder()
+                    model = peaklens.instrument(EnumeratingTower(tensors, uses), checkpoint=strategy, sink=recorder)
+                    self.assertEqual(len(list(model.blocks)), len(model.blocks))
+                    self.assertEqual(len(list(enumerate(model.blocks))), 6)
+                    gradients, runs = counted_step(model)
+                    self.assertEqual([runs["blocks.%d" % i] for i in range(6)], TOWER_STRATEGIES[strategy])
+                    (ranges,) = ranges_per_step(recorder)
+                    for i in range(6):
+                        self.assertEqual(ranges["fwd:blocks.%d" % i], 1)
+                        self.assertEqual(ranges["bwd:blocks.%d" % i], 1)
+                    self.assertEqual(len(recorder.stack), 1, "every range was closed")
+                    expected, plain_runs = counted_step(
+                        peaklens.instrument(EnumeratingTower(tensors, uses), checkpoint="none", sink=Recorder()))
+                    self.assert_same_gradients(expected, gradients)
+                    self.assertEqual(plain_runs, {"blocks.%d" % i: 1 for i in range(6)})
+        # The picks tell the steps apart: a plain step with a scale per block differs.
+        plain = counted_step(peaklens.instrument(EnumeratingTower(False), checkpoint="none", sink=Recorder()))[0]
+        alike = counted_step(peaklens.instrument(EnumeratingTower(False, ENUMERATED_SCALES["segments:2"]),
+                                                 checkpoint="none", sink=Recorder()))[0]
+        self.assertFalse(all(torch.equal(a, b) for a, b in zip(plain, alike)))
+
+    def test_per_layer_arguments_in_a_segment_are_an_error(self):
+        """``x = block(x, scale[i])`` with a scale per block: the segment's runner would give
+        its later layers the first one's scale, so their pass-throughs refuse theirs."""
+        failing = {"segments:2": "blocks.0..blocks.1", "blocks.0..blocks.3(blocks.0..blocks.1)": "blocks.0..blocks.3"}
+        for tensors in (False, True):
+            for strategy, label in failing.items():
+                with self.subTest(tensors=tensors, strategy=strategy):
+                    recorder = Recorder()
+                    model = peaklens.instrument(EnumeratingTower(tensors), checkpoint=strategy, sink=recorder)
+                    message = (f"blocks.1 was given extra arguments other than those given to blocks.0, but it is a "
+                               f"layer of the checkpoint segment {label}, which gave every layer blocks.0's: layers "
+                               "in one checkpoint segment must take the same extra arguments")
+                    with self.assertRaisesRegex(RuntimeError, re.escape(message)):
+                        counted_step(model)
+                    self.assertEqual(len(recorder.stack), 1, "every range was closed")
+                    # Nothing stale is left: with the scales alike, the next step is the plain one.
+                    model.picks = ENUMERATED_SCALES[strategy]
+                    expected = counted_step(peaklens.instrument(EnumeratingTower(tensors, model.picks),
+                                                                checkpoint="none", sink=Recorder()))[0]
+                    self.assert_same_gradients(expected, counted_step(model)[0])
+        # Single-layer checkpoints take a scale per block.
+        plain = counted_step(peaklens.instrument(EnumeratingTower(True), checkpoint="none", sink=Recorder()))[0]
+        single = peaklens.instrument(EnumeratingTower(True), checkpoint="blocks.0,blocks.1,blocks.2", sink=Recorder())
+        self.assert_same_gradients(plain, counted_step(single)[0])
+
+    def test_equal_numbers_pass_but_equal_tensors_must_be_the_same(self):
+        """Floats equal within each segment but computed anew per block (other objects)
+        pass; tensors so computed do not, though equal, for a tensor is compared by identity."""
+        strategy = "blocks.0..blocks.3(blocks.0..blocks.1)"
+        uses = ENUMERATED_SCALES[strategy]
+        plain = counted_step(peaklens.instrument(EnumeratingTower(False, uses, fresh=True), checkpoint="none",
+                                                 sink=Recorder()))[0]
+        model = peaklens.instrument(EnumeratingTower(False, uses, fresh=True), checkpoint=strategy, sink=Recorder())
+        self.assert_same_gradients(plain, counted_step(model)[0])
+        model = peaklens.instrument(EnumeratingTower(True, uses, fresh=True), checkpoint=strategy, sink=Recorder())
+        with self.assertRaisesRegex(RuntimeError, "blocks.1 was given extra arguments other than those given to "
+                                                  "blocks.0.*same extra arguments.*single-layer checkpoints"):
+            counted_step(model)
+
+    def test_a_segments_layers_must_be_called_alike_in_order(self):
+        """Each pass-through checks its input is the segment's output and its keyword
+        arguments are the runner's, key for key."""
+        class Skipping(Tower):  # never calls blocks.0, the segment's runner
+            def forward(self, x):
+                x = self.embed(x)
+                for i, block in enumerate(self.blocks):
+                    if i:
+                        x = block(x)
+                return self.head(x)
+
+        class Rescaling(Tower):  # changes x between the segment's layers
+            def forward(self, x):
+                x = self.embed(x)
+                for block in self.blocks:
+                    x = block(x) * 1.0
+                return self.head(x)
+
+        class Shifting(Tower):  # a shift at even blocks only
+            def forward(self, x):
+                x = self.embed(x)
+                shift = 0.1 * self.gate
+                for i, block in enumerate(self.blocks):
+                    x = block(x, shift=shift) if i % 2 == 0 else block(x)
+                return self.head(x)
+
+        class ShiftingEach(Tower):  # a shift of its own for each block, by keyword
+            def forward(self, x):
+                x = self.embed(x)
+                for i, block in enumerate(self.blocks):
+                    x = block(x, shift=0.1 * i * self.gate)
+                return self.head(x)
+
+        other_input = "blocks.1 was called on something other than the output of the checkpoint segment blocks.0..blocks.1"
+        other_arguments = ("blocks.1 was given extra arguments other than those given to blocks.0, but it is a layer "
+                           "of the checkpoint segment blocks.0..blocks.1")
+        for tower, message in ((Skipping, other_input), (Rescaling, other_input), (Shifting, other_arguments),
+                               (ShiftingEach, other_arguments)):
+            with self.subTest(tower=tower.__name__):
+                torch.manual_seed(3)
+                model = peaklens.instrument(tower(), checkpoint="segments:2", sink=Recorder())
+                with self.assertRaisesRegex(RuntimeError, re.escape(message)):
+                    counted_step(model)
+                with torch.no_grad(), self.assertRaisesRegex(RuntimeError, re.escape(message)):
+                    model(torch.randn(2, 8))
+                torch.manual_seed(3)  # single-layer checkpoints take such calls
+                single = peaklens.instrument(tower(), checkpoint="blocks.0,blocks.1,blocks.2", sink=Recorder())
+                single(torch.randn(2, 8)).pow(2).mean().backward()
+
+    def test_a_sequential_chain_runs_its_segments(self):
+        self.assertEqual(checkpoint_chain(sequential_tower()), ["1.0", "1.1", "1.2", "1.3"])
+        plain, _ = counted_step(peaklens.instrument(sequential_tower(), checkpoint="none", sink=Recorder()))
+        for strategy, expected in {"segments:2": [2, 2, 1, 1], "1.0..1.3(1.1..1.2)": [2, 3, 3, 2]}.items():
+            with self.subTest(strategy=strategy):
+                recorder = Recorder()
+                model = peaklens.instrument(sequential_tower(), checkpoint=strategy, sink=recorder)
+                gradients, runs = counted_step(model)
+                self.assert_same_gradients(plain, gradients)
+                self.assertEqual([runs["1.%d" % i] for i in range(4)], expected)
+                (ranges,) = ranges_per_step(recorder)
+                self.assertEqual([ranges["fwd:1.%d" % i] for i in range(4)], [1] * 4)
+                self.assertEqual([ranges["bwd:1.%d" % i] for i in range(4)], [1] * 4)
+
+    def test_without_gradients_segments_run_plainly(self):
+        plain = fresh_tower().eval()
+        model = peaklens.instrument(fresh_tower().eval(), checkpoint="blocks.0..blocks.3(blocks.1..blocks.2)",
+                                    sink=Recorder())
+        x = torch.randn(3, 8)
+        Residual.runs = {}
+        with torch.no_grad():
+            self.assertTrue(torch.equal(plain(x), model(x)))
+        self.assertEqual(Residual.runs, {"blocks.%d" % i: 2 for i in range(6)})  # once each, in both
+
+    def test_the_manifest_names_the_schedule(self):
+        model = peaklens.instrument(fresh_tower(), checkpoint=" blocks.3..blocks.5 , blocks.0..blocks.2(blocks.1) ",
+                                    sink=Recorder())
+        manifest = model._peaklens.manifest()
+        self.assertEqual(manifest["schedule"], "blocks.0..blocks.2(blocks.1),blocks.3..blocks.5")
+        self.assertEqual(manifest["checkpoint"], ["blocks.%d" % i for i in range(6)])
+        self.assertEqual({m["path"]: m["type"] for m in manifest["modules"]}["blocks"], "ModuleList")
+
+    def test_remove_restores_the_container(self):
+        keys = list(fresh_tower().state_dict())
+        model = peaklens.instrument(fresh_tower(), checkpoint="blocks.0..blocks.3(blocks.0..blocks.1),blocks.5",
+                                    sink=Recorder())
+        self.assertIsNot(type(model.blocks), torch.nn.ModuleList)
+        self.assertIsInstance(model.blocks, torch.nn.ModuleList)
+        self.assertEqual(type(model.blocks).__name__, "ModuleList")
+        self.assertEqual(list(model.state_dict()), keys)
+        # The segment's runner, three pass-throughs, blocks.4, blocks.5: one item per child.
+        items = list(model.blocks)
+        self.assertEqual(len(items), 6)
+        self.assertEqual(repr(items[0]), "<checkpoint segment blocks.0..blocks.3>")
+        self.assertEqual([repr(item) for item in items[1:4]],
+                         ["<checkpoint segment blocks.0..blocks.3: pass-through at %d>" % i for i in (1, 2, 3)])
+        self.assertEqual(items[4:], [model.blocks[4], model.blocks[5]])
+        counted_step(model)
+        model._peaklens.remove()
+        self.assertIs(type(model.blocks), torch.nn.ModuleList)
+        self.assertEqual(list(model.blocks), [model.blocks[i] for i in range(6)])
+        self.assertNotIn("forward", model.blocks[5].__dict__)
+        self.assertEqual(list(model.state_dict()), keys)
+        self.assertEqual(counted_step(model)[1], {"blocks.%d" % i: 1 for i in range(6)})
+
+    def test_calling_a_segments_first_layer_by_index_is_an_error(self):
+        torch.manual_seed(3)
+        model = peaklens.instrument(IndexingTower(), checkpoint="blocks.2..blocks.3", sink=Recorder())
+        with self.assertRaisesRegex(RuntimeError, re.escape("blocks.2 was called on its own, but it begins the "
+                                                            "checkpoint segment blocks.2..blocks.3, which runs as "
+                                                            "one only when the code iterates blocks")):
+            model(torch.randn(2, 8))
+
+    def test_a_segment_outside_a_container_is_an_error(self):
+        model = fresh_tower()
+        with self.assertRaisesRegex(ValueError, "embed..blocks.0 cannot run as one checkpoint.*ModuleList or Sequential"):
+            peaklens.instrument(model, checkpoint="embed..blocks.0", sink=Recorder())
+        with self.assertRaisesRegex(ValueError, "blocks.5.fc1..blocks.5.fc2 cannot run"):
+            peaklens.instrument(model, checkpoint="blocks.0,blocks.0.fc2,blocks.5.fc1..blocks.5.fc2", sink=Recorder())
+        self.assertNotIn("forward", model.blocks[0].__dict__, "nothing was left applied")
+        self.assertNotIn("forward", model.blocks[0].fc2.__dict__)
+        self.assertEqual(counted_step(model)[1], {"blocks.%d" % i: 1 for i in range(6)})
+
+    def test_a_container_takes_the_segments_of_one_instrument_at_a_time(self):
+        model = peaklens.instrument(fresh_tower(), checkpoint="segments:2", sink=Recorder())
+        with self.assertRaisesRegex(ValueError, "remove"):
+            peaklens.instrument(model, checkpoint="segments:3", sink=Recorder())
+        model._peaklens.remove()
+        model = peaklens.instrument(model, checkpoint="segments:3", sink=Recorder())
+        self.assertEqual(model._peaklens.schedule, "blocks.0..blocks.2")
 
 
 if __name__ == "__main__":

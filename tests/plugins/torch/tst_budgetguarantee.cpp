@@ -38,14 +38,6 @@ RunResult run(const ModelSpec &spec, const std::string &checkpoint, int microBat
     return runReplay(spec, options);
 }
 
-std::string joined(const std::vector<std::string> &paths)
-{
-    std::string list;
-    for (const std::string &path : paths)
-        list += (list.empty() ? "" : ",") + path;
-    return list.empty() ? "none" : list;
-}
-
 } // namespace
 
 // A plan made for a budget B, replayed with its memory limited to B, never runs out of
@@ -88,7 +80,7 @@ private Q_SLOTS:
             if (!plan.feasible)
                 continue;
             ++feasible;
-            const std::string toggles = joined(checkpointedPaths(costs, plan.checkpoint));
+            const std::string toggles = strategyOf(costs, plan).toString();
             const RunResult limited = run(spec, toggles, microBatches, bf16, budget);
             const QString what = QStringLiteral("budget %1 (%2 of the way from the lowest peak %3 to the measured %4), checkpoint %5")
                                      .arg(budget).arg(i).arg(lowest).arg(measured).arg(qs(toggles));
@@ -124,7 +116,7 @@ private Q_SLOTS:
         nlohmann::json object = spec.toJson();
         object["batch"] = *fit.batch;
         const ModelSpec larger = parseModelSpec(object, "test", ".");
-        const RunResult limited = run(larger, joined(checkpointedPaths(fit.model, fit.plan.checkpoint)), 1, false, budget);
+        const RunResult limited = run(larger, strategyOf(fit.model, fit.plan).toString(), 1, false, budget);
         QVERIFY2(!limited.oom, qPrintable(QStringLiteral("batch %1: ").arg(*fit.batch) + qs(limited.oom ? limited.oom->message : "")));
         const double error = double(fit.plan.prediction.peakBytes - *limited.peakAllocatedBytes) / double(*limited.peakAllocatedBytes);
         QVERIFY2(std::abs(error) < 0.03, qPrintable(QStringLiteral("batch %1: predicted %2, measured %3")

@@ -83,6 +83,10 @@ private slots:
         QTest::newRow("every:2, bf16, 2 micro-batches")
             << QStringList{QStringLiteral("--checkpoint"), QStringLiteral("every:2"), QStringLiteral("--dtype"),
                            QStringLiteral("bf16"), QStringLiteral("--micro-batches"), QStringLiteral("2")};
+        QTest::newRow("sqrt segments") << QStringList{QStringLiteral("--checkpoint"), QStringLiteral("sqrt")};
+        QTest::newRow("two levels, bf16, 2 micro-batches")
+            << QStringList{QStringLiteral("--checkpoint"), QStringLiteral("embed..blocks.1(embed,blocks.0)"), QStringLiteral("--dtype"),
+                           QStringLiteral("bf16"), QStringLiteral("--micro-batches"), QStringLiteral("2")};
     }
     void verifyGradients()
     {

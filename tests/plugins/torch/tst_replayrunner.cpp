@@ -1,6 +1,7 @@
 #include "testsupport.h"
 
 #include "core/error.h"
+#include "core/plan/checkpointstrategy.h"
 #include "core/plan/costmodel.h"
 #include "core/plan/planner.h"
 #include "plugins/torch/replayrunner.h"
@@ -277,11 +278,14 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("argument");
         QTest::addColumn<QString>("expected"); // toggled stages of gpt with 5 blocks
-        QTest::addRow("none") << QStringLiteral("none") << QString();
-        QTest::addRow("all") << QStringLiteral("all") << QStringLiteral("blocks.0 blocks.1 blocks.2 blocks.3 blocks.4");
-        QTest::addRow("every:2") << QStringLiteral("every:2") << QStringLiteral("blocks.0 blocks.2 blocks.4");
-        QTest::addRow("sqrt") << QStringLiteral("sqrt") << QStringLiteral("blocks.0 blocks.3");
-        QTest::addRow("names") << QStringLiteral("head, blocks.1") << QStringLiteral("blocks.1 head");
+        QTest::addRow("none") << QStringLiteral("none") << QStringLiteral("none");
+        QTest::addRow("all") << QStringLiteral("all") << QStringLiteral("blocks.0,blocks.1,blocks.2,blocks.3,blocks.4");
+        QTest::addRow("every:2") << QStringLiteral("every:2") << QStringLiteral("blocks.0,blocks.2,blocks.4");
+        QTest::addRow("sqrt") << QStringLiteral("sqrt") << QStringLiteral("blocks.0..blocks.2");
+        QTest::addRow("segments:2") << QStringLiteral("segments:2") << QStringLiteral("blocks.0..blocks.1,blocks.2..blocks.3");
+        QTest::addRow("names") << QStringLiteral("head, blocks.1") << QStringLiteral("blocks.1,head");
+        QTest::addRow("nested") << QStringLiteral("embed..blocks.3(embed,blocks.1..blocks.2)")
+                                << QStringLiteral("embed..blocks.3(embed,blocks.1..blocks.2)");
     }
 
     void resolveCheckpoint()
@@ -291,13 +295,11 @@ private Q_SLOTS:
         nlohmann::json object = smallSpec(QStringLiteral("gpt")).toJson();
         object["layers"] = 5;
         const auto model = buildModel(parseModelSpec(object, "test", "."), torch::kCPU);
-        const std::vector<bool> toggles = replay::resolveCheckpoint(model->stages(), ss(argument));
-        QStringList names;
-        for (std::size_t i = 0; i < toggles.size(); ++i) {
-            if (toggles[i])
-                names << qs(model->stages()[i].path);
-        }
-        QCOMPARE(names.join(QLatin1Char(' ')), expected);
+        const CheckpointSchedule schedule = replay::resolveCheckpoint(model->stages(), ss(argument));
+        std::vector<std::string> paths;
+        for (const Stage &stage : model->stages())
+            paths.push_back(stage.path);
+        QCOMPARE(qs(CheckpointStrategy::of(schedule, paths).toString()), expected);
     }
 
     void unknownCheckpointNames_data()

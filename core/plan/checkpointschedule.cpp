@@ -1,0 +1,53 @@
+#include "checkpointschedule.h"
+
+#include <algorithm>
+
+namespace peaklens {
+
+namespace {
+
+void countUnits(const std::vector<CheckpointUnit> &units, std::vector<std::size_t> &counts)
+{
+    for (const CheckpointUnit &unit : units) {
+        for (std::size_t k = unit.first; k <= unit.last && k < counts.size(); ++k)
+            ++counts[k];
+        countUnits(unit.inner, counts);
+    }
+}
+
+} // namespace
+
+CheckpointSchedule singleLayerUnits(const std::vector<bool> &toggles)
+{
+    CheckpointSchedule schedule;
+    for (std::size_t k = 0; k < toggles.size(); ++k) {
+        if (toggles[k])
+            schedule.push_back({k, k, {}});
+    }
+    return schedule;
+}
+
+std::vector<bool> toggledPositions(const CheckpointSchedule &schedule, std::size_t count)
+{
+    std::vector<bool> toggles(count, false);
+    for (const CheckpointUnit &unit : schedule) {
+        for (std::size_t k = unit.first; k <= unit.last && k < count; ++k)
+            toggles[k] = true;
+    }
+    return toggles;
+}
+
+std::vector<std::size_t> recomputeCounts(const CheckpointSchedule &schedule, std::size_t count)
+{
+    std::vector<std::size_t> counts(count, 0);
+    countUnits(schedule, counts);
+    return counts;
+}
+
+bool isPerLayer(const CheckpointSchedule &schedule)
+{
+    return std::all_of(schedule.begin(), schedule.end(),
+                       [](const CheckpointUnit &unit) { return unit.first == unit.last && unit.inner.empty(); });
+}
+
+} // namespace peaklens
