@@ -516,7 +516,12 @@ void MainWindow::showDocument(const DocumentPtr &document)
         RunRecord record;
         record.label = tr("baseline (this trace)");
         const QString toggles = QString::fromStdString(document->trace->metaValue(metakey::Checkpoint));
-        record.checkpoint = toggles.isEmpty() ? QStringList() : toggles.split(QLatin1Char(','));
+        try {
+            for (const std::string &unit : CheckpointStrategy::parse(toggles.toStdString()).unitTexts())
+                record.checkpoint << QString::fromStdString(unit);
+        } catch (const Error &) {
+            record.checkpoint = toggles.isEmpty() ? QStringList() : toggles.split(QLatin1Char(','));
+        }
         record.predictedPeakBytes = baseline.peakBytes;
         record.predictedStepNs = baseline.stepTimeNs;
         const QJsonObject result =

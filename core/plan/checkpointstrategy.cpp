@@ -252,6 +252,18 @@ std::string CheckpointStrategy::toString() const
     return "none";
 }
 
+std::vector<std::string> CheckpointStrategy::unitTexts() const
+{
+    if (m_kind == Kind::None)
+        return {};
+    if (m_kind != Kind::Units)
+        return {toString()};
+    std::vector<std::string> texts;
+    for (const Item &item : m_items)
+        texts.push_back(written({item}));
+    return texts;
+}
+
 std::string CheckpointStrategy::label() const
 {
     switch (m_kind) {

@@ -42,6 +42,9 @@ public:
     Kind kind() const { return m_kind; }
     bool isRule() const { return m_kind != Kind::Units; }
     std::string toString() const; // parses back to the same value
+    // Its top-level units written out one by one ("blocks.0..blocks.3(blocks.0)", "blocks.5"),
+    // or the rule: for lists of what a run checkpointed.
+    std::vector<std::string> unitTexts() const;
     std::string label() const;    // "Every 2nd layer", for menus
 
     // The units over `toggleable` (layer paths, in the order they run). Rules choose from

@@ -1,6 +1,7 @@
 #include "reportdata.h"
 
 #include "core/error.h"
+#include "core/plan/checkpointstrategy.h"
 #include "core/trace/metadata.h"
 #include "core/trace/units.h"
 
@@ -36,7 +37,11 @@ ReportRun analyse(const std::string &path, const TracePtr &trace, std::optional<
         run.peakBytes = peaks.devices[*peaks.primary].allocatedBytes;
     }
     run.timeline = buildTimeline(*trace, device, GroupBy::Category);
-    run.checkpoint = splitList(trace->metaValue(metakey::Checkpoint));
+    try {
+        run.checkpoint = CheckpointStrategy::parse(trace->metaValue(metakey::Checkpoint)).unitTexts();
+    } catch (const Error &) {
+        run.checkpoint = splitList(trace->metaValue(metakey::Checkpoint));
+    }
     run.stepTimeNs = run.summary.lastNs - run.summary.firstNs;
     try {
         run.model = buildCostModel(*trace);

@@ -6,6 +6,7 @@
 // takes over all 2^BRUTE_N subsets of a smaller chain.
 
 #include "core/plan/planner.h"
+#include "core/plan/schedulesearch.h"
 #include "core/trace/tracebuilder.h"
 
 #include <algorithm>
@@ -165,10 +166,20 @@ int main(int argc, char **argv)
     const double paretoMs = timed([&] { paretoSweep(model, 24, options); });
     std::printf("{\"impossible_budget_ms\": %.1f, \"overhead_ms\": %.1f, \"pareto_ms\": %.1f}\n", impossibleMs, overheadMs, paretoMs);
 
+    // Segments and multi-level schedules are searched on chains of up to
+    // ScheduleSearch::kMostLayers layers: a measured step of that many.
+    const CostModel deep = buildCostModel(*chainTrace(ScheduleSearch::kMostLayers));
+    const std::int64_t deepMeasured = predict(deep, CheckpointSchedule{}).peakBytes;
+    const std::int64_t deepLowest = lowestPeakPlan(deep).prediction.peakBytes;
+    const double scheduleMs = timed([&] { planForBudget(deep, deepLowest + (deepMeasured - deepLowest) / 3); });
+    const double scheduleParetoMs = timed([&] { paretoSweep(deep, 24); });
+    std::printf("{\"schedule_search_layers\": %zu, \"schedule_budget_ms\": %.1f, \"schedule_pareto_ms\": %.1f}\n",
+                deep.layers.size(), scheduleMs, scheduleParetoMs);
+
     std::printf("{\"n\": %zu, \"states\": %zu, \"plan_ms_median\": %.3f, \"plan_ms_max\": %.3f, \"checkpointed\": %zu, "
                 "\"predict_ms\": %.5f, \"brute_force_n\": %zu, \"brute_force_ms\": %.1f, \"planner_ms_same_chain\": %.3f, "
-                "\"same_answer\": %s, \"sink\": %lld}\n",
+                "\"no_worse_than_every_subset\": %s, \"sink\": %lld}\n",
                 n, options.maxStates, times[times.size() / 2], times.back(), count, predictMs, bruteN, bruteMs, smallMs,
-                smallPlan.prediction.addedTimeNs == best ? "true" : "false", static_cast<long long>(sink % 7));
+                smallPlan.prediction.addedTimeNs <= best ? "true" : "false", static_cast<long long>(sink % 7));
     return 0;
 }
