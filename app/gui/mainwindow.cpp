@@ -216,6 +216,7 @@ MainWindow::MainWindow(QWidget *parent)
     });
     connect(m_layers, &LayerModel::checkpointChanged, this, [this] {
         m_whatIf->markCustom();
+        m_schedule = singleLayerUnits(m_layers->checkpoint());
         updatePrediction();
     });
     connect(m_whatIf, &WhatIfBar::strategyChanged, this, &MainWindow::applyStrategy);
@@ -372,11 +373,11 @@ void MainWindow::rerun()
         || !ReplayProcess::unavailableReason(*m_document).isEmpty())
         return;
     const CostModel &model = *m_document->costModel;
-    const Prediction prediction = predict(model, m_layers->checkpoint());
+    const Prediction prediction = predict(model, m_schedule);
     RunRecord record;
     record.label = tr("rerun %1").arg(++m_rerunCount);
-    for (const std::string &path : checkpointedPaths(model, m_layers->checkpoint()))
-        record.checkpoint << QString::fromStdString(path);
+    for (const std::string &unit : CheckpointStrategy::of(m_schedule, chainPaths(model)).unitTexts())
+        record.checkpoint << QString::fromStdString(unit);
     record.predictedPeakBytes = prediction.peakBytes;
     record.predictedStepNs = prediction.stepTimeNs;
     m_progress->setVisible(true);
@@ -508,6 +509,7 @@ void MainWindow::showDocument(const DocumentPtr &document)
                                 std::min(m_layerView->columnWidth(LayerModel::NameColumn), m_layerView->width() * 2 / 5));
     m_rerunCount = 0;
     m_runs->resetData({});
+    m_schedule.clear();
     if (document->costModel) {
         const Prediction baseline = predict(*document->costModel, CheckpointSchedule{});
         m_whatIf->setBaseline(baseline.peakBytes, baseline.stepTimeNs);
@@ -579,11 +581,7 @@ void MainWindow::applyStrategy()
     }
     if (!plan)
         return;
-    {
-        const QSignalBlocker blocker(m_layers);
-        m_layers->setCheckpoint(plan->checkpoint);
-    }
-    m_layerView->viewport()->update();
+    showSchedule(*plan);
     updatePrediction();
     if (!plan->feasible)
         m_whatIf->showPrediction(plan->prediction.peakBytes, plan->prediction.stepTimeNs, false);
@@ -602,8 +600,19 @@ void MainWindow::setCheckpointStrategy(const QString &strategy)
     if (!m_document || !m_document->costModel)
         return;
     const CheckpointStrategy parsed = CheckpointStrategy::parse(strategy.toStdString());
-    m_layers->setCheckpoint(planForStrategy(*m_document->costModel, parsed).checkpoint);
+    showSchedule(planForStrategy(*m_document->costModel, parsed));
     m_whatIf->showStrategy(parsed);
+    updatePrediction();
+}
+
+void MainWindow::showSchedule(const Plan &plan)
+{
+    m_schedule = plan.schedule;
+    {
+        const QSignalBlocker blocker(m_layers);
+        m_layers->setCheckpoint(plan.checkpoint);
+    }
+    m_layerView->viewport()->update();
 }
 
 void MainWindow::updatePrediction()
@@ -611,11 +620,9 @@ void MainWindow::updatePrediction()
     if (!m_document || !m_document->costModel)
         return;
     const CostModel &model = *m_document->costModel;
-    const std::vector<bool> &checkpoint = m_layers->checkpoint();
-    const Prediction prediction = predict(model, checkpoint);
+    const Prediction prediction = predict(model, m_schedule);
     m_whatIf->showPrediction(prediction.peakBytes, prediction.stepTimeNs, true);
-    const bool any = std::find(checkpoint.begin(), checkpoint.end(), true) != checkpoint.end();
-    m_timeline->setPrediction(any ? predictCurve(model, checkpoint) : std::vector<PredictedPoint>{});
+    m_timeline->setPrediction(m_schedule.empty() ? std::vector<PredictedPoint>{} : predictCurve(model, m_schedule));
 }
 
 void MainWindow::showRangeStats(std::int64_t beginNs, std::int64_t endNs)

@@ -5,6 +5,8 @@
 
 #include "tracedocument.h"
 
+#include "core/plan/planner.h"
+
 #include <QFutureWatcher>
 #include <QMainWindow>
 
@@ -91,6 +93,8 @@ protected:
     void dropEvent(QDropEvent *event) override;
 
 private:
+    // Ticks a plan's layers without marking the toggles custom, and keeps its units.
+    void showSchedule(const Plan &plan);
     void createActions();
     void showDocument(const DocumentPtr &document);
     void showLiveSet(std::optional<std::int64_t> timeNs);
@@ -109,6 +113,9 @@ private:
     TimelineView *m_timeline;
     WhatIfBar *m_whatIf;
     LayerModel *m_layers;
+    // What the what-if predicts and a rerun runs: the ticked layers one by one, or the
+    // units of the strategy or plan last applied (segments tick all their layers).
+    CheckpointSchedule m_schedule;
     QSortFilterProxyModel *m_layerProxy;
     QTreeView *m_layerView;
     QLineEdit *m_layerFilter;

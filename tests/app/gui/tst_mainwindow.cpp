@@ -102,6 +102,33 @@ private slots:
         QVERIFY(prediction.peakBytes < predict(*document->costModel, CheckpointSchedule{}).peakBytes);
     }
 
+    // A strategy with segments ticks all their layers but predicts the segments, not the
+    // layers one by one; ticking a layer by hand goes back to single layers.
+    void segmentsArePredictedAsSegments()
+    {
+        MainWindow window;
+        QVERIFY(load(window, kSample));
+        const CostModel &model = *window.document()->costModel;
+        QVERIFY(model.layers.size() >= 4);
+        window.setCheckpointStrategy(QStringLiteral("sqrt"));
+        const Plan segments = planForStrategy(model, "sqrt");
+        QVERIFY(!isPerLayer(segments.schedule));
+        QCOMPARE(window.layerModel()->checkpoint(), segments.checkpoint);
+        const auto shown = [&] { return window.whatIfBar()->predictedPeakText(); };
+        QVERIFY2(shown().contains(QStringLiteral("peak ") + QString::fromStdString(formatBytes(segments.prediction.peakBytes))),
+                 qPrintable(shown()));
+        const Prediction oneByOne = predict(model, segments.checkpoint);
+        QVERIFY(oneByOne.peakBytes != segments.prediction.peakBytes);
+
+        LayerModel *layers = window.layerModel();
+        QVERIFY(layers->setData(layers->indexOfLayer(model.layers.back().layer, LayerModel::CheckpointColumn), Qt::Checked,
+                                Qt::CheckStateRole));
+        std::vector<bool> ticked = segments.checkpoint;
+        ticked.back() = true;
+        QVERIFY2(shown().contains(QStringLiteral("peak ") + QString::fromStdString(formatBytes(predict(model, ticked).peakBytes))),
+                 qPrintable(shown()));
+    }
+
     // The whole loop on the CPU: toggle, rerun with peaklens-replay, find the measured run.
     void rerunJoinsTheRunsList()
     {

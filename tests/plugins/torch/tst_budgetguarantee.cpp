@@ -3,6 +3,7 @@
 #include "core/plan/batchscaling.h"
 #include "core/plan/planner.h"
 #include "plugins/torch/replayrunner.h"
+#include "smallmodels.h"
 
 #include <nlohmann/json.hpp>
 
@@ -14,28 +15,7 @@ namespace {
 
 ModelSpec specFor(const QString &model)
 {
-    nlohmann::json object;
-    if (model == QStringLiteral("gpt"))
-        object = {{"model", "gpt"}, {"layers", 5}, {"d_model", 32}, {"heads", 2}, {"seq", 64}, {"batch", 8}, {"vocab", 64}};
-    else if (model == QStringLiteral("mlp"))
-        object = {{"model", "mlp"}, {"layers", 6}, {"d_model", 64}, {"batch", 512}, {"classes", 5}};
-    else
-        object = {{"model", "cnn"}, {"layers", 5}, {"channels", 8}, {"image", 16}, {"batch", 8}, {"classes", 5}};
-    return parseModelSpec(object, "test", ".");
-}
-
-RunResult run(const ModelSpec &spec, const std::string &checkpoint, int microBatches, bool bf16,
-              std::optional<std::int64_t> limit = std::nullopt)
-{
-    RunOptions options;
-    options.checkpoint = checkpoint;
-    options.steps = 2;
-    options.warmupSteps = 1;
-    options.device = DeviceChoice::Cpu;
-    options.microBatches = microBatches;
-    options.bf16 = bf16;
-    options.memoryLimitBytes = limit;
-    return runReplay(spec, options);
+    return test::smallModel(model, model == QStringLiteral("gpt") ? 5 : model == QStringLiteral("mlp") ? 6 : 5);
 }
 
 } // namespace
@@ -65,7 +45,7 @@ private Q_SLOTS:
         QFETCH(int, microBatches);
         QFETCH(bool, bf16);
         const ModelSpec spec = specFor(model);
-        const RunResult baseline = run(spec, "none", microBatches, bf16);
+        const RunResult baseline = test::replaySteps(spec, "none", microBatches, bf16);
         const CostModel costs = buildCostModel(*baseline.trace);
         QCOMPARE(costs.passes, std::size_t(microBatches));
         const std::int64_t measured = *baseline.peakAllocatedBytes;
@@ -81,7 +61,7 @@ private Q_SLOTS:
                 continue;
             ++feasible;
             const std::string toggles = strategyOf(costs, plan).toString();
-            const RunResult limited = run(spec, toggles, microBatches, bf16, budget);
+            const RunResult limited = test::replaySteps(spec, toggles, microBatches, bf16, budget);
             const QString what = QStringLiteral("budget %1 (%2 of the way from the lowest peak %3 to the measured %4), checkpoint %5")
                                      .arg(budget).arg(i).arg(lowest).arg(measured).arg(qs(toggles));
             QVERIFY2(!limited.oom, qPrintable(what + QStringLiteral(": ") + qs(limited.oom ? limited.oom->message : "")));
@@ -107,7 +87,7 @@ private Q_SLOTS:
     {
         QFETCH(QString, model);
         const ModelSpec spec = specFor(model);
-        const RunResult baseline = run(spec, "none", 1, false);
+        const RunResult baseline = test::replaySteps(spec, "none", 1, false);
         const std::int64_t budget = *baseline.peakAllocatedBytes * 3 / 2;
         QCOMPARE(tracedBatch(*baseline.trace), std::optional<std::int64_t>(spec.batch));
         const BatchFit fit = largestBatch(*baseline.trace, {}, budget, spec.batch);
@@ -116,7 +96,7 @@ private Q_SLOTS:
         nlohmann::json object = spec.toJson();
         object["batch"] = *fit.batch;
         const ModelSpec larger = parseModelSpec(object, "test", ".");
-        const RunResult limited = run(larger, strategyOf(fit.model, fit.plan).toString(), 1, false, budget);
+        const RunResult limited = test::replaySteps(larger, strategyOf(fit.model, fit.plan).toString(), 1, false, budget);
         QVERIFY2(!limited.oom, qPrintable(QStringLiteral("batch %1: ").arg(*fit.batch) + qs(limited.oom ? limited.oom->message : "")));
         const double error = double(fit.plan.prediction.peakBytes - *limited.peakAllocatedBytes) / double(*limited.peakAllocatedBytes);
         QVERIFY2(std::abs(error) < 0.03, qPrintable(QStringLiteral("batch %1: predicted %2, measured %3")

@@ -4,8 +4,7 @@
 
 #include "core/plan/planner.h"
 #include "plugins/torch/replayrunner.h"
-
-#include <nlohmann/json.hpp>
+#include "smallmodels.h"
 
 using namespace peaklens;
 using namespace peaklens::replay;
@@ -15,25 +14,7 @@ namespace {
 
 ModelSpec specFor(const QString &model)
 {
-    nlohmann::json object;
-    if (model == QStringLiteral("gpt"))
-        object = {{"model", "gpt"}, {"layers", 8}, {"d_model", 32}, {"heads", 2}, {"seq", 64}, {"batch", 8}, {"vocab", 64}};
-    else if (model == QStringLiteral("mlp"))
-        object = {{"model", "mlp"}, {"layers", 12}, {"d_model", 64}, {"batch", 512}, {"classes", 5}};
-    else
-        object = {{"model", "cnn"}, {"layers", 6}, {"channels", 8}, {"image", 16}, {"batch", 8}, {"classes", 5}};
-    return parseModelSpec(object, "test", ".");
-}
-
-RunResult run(const ModelSpec &spec, const std::string &checkpoint, std::optional<std::int64_t> limit = std::nullopt)
-{
-    RunOptions options;
-    options.checkpoint = checkpoint;
-    options.steps = 2;
-    options.warmupSteps = 1;
-    options.device = DeviceChoice::Cpu;
-    options.memoryLimitBytes = limit;
-    return runReplay(spec, options);
+    return test::smallModel(model, model == QStringLiteral("gpt") ? 8 : model == QStringLiteral("mlp") ? 12 : 6);
 }
 
 // The measured chain as Rotor sees a chain: per stage its times, its output, all it keeps
@@ -80,7 +61,7 @@ private Q_SLOTS:
     {
         QFETCH(QString, model);
         const ModelSpec spec = specFor(model);
-        const RunResult baseline = run(spec, "none");
+        const RunResult baseline = test::replaySteps(spec, "none");
         const CostModel costs = buildCostModel(*baseline.trace);
         const std::int64_t measured = predict(costs, CheckpointSchedule{}).peakBytes;
         std::int64_t activations = 0;
@@ -101,19 +82,20 @@ private Q_SLOTS:
             const Plan plan = planForBudget(costs, budget, fine);
             QVERIFY(plan.feasible);
             QVERIFY(plan.prediction.peakBytes <= budget);
-            const RunResult limited = run(spec, strategyOf(costs, plan).toString(), budget);
+            const RunResult limited = test::replaySteps(spec, strategyOf(costs, plan).toString(), 1, false, budget);
             QVERIFY2(!limited.oom, qPrintable(QStringLiteral("the plan for %1 B ran out of memory").arg(budget)));
 
             QString rotorText = QStringLiteral("nothing fits");
             if (const auto rotor = test::rotorOptimum(stages, budget - rest)) {
                 const Prediction predicted = predict(costs, rotor->schedule);
                 rotorFloor = std::min(rotorFloor, predicted.peakBytes);
-                const RunResult rotorRun = run(spec, CheckpointStrategy::of(rotor->schedule, chainPaths(costs)).toString(), budget);
+                const std::string written = CheckpointStrategy::of(rotor->schedule, chainPaths(costs)).toString();
+                const RunResult rotorRun = test::replaySteps(spec, written, 1, false, budget);
                 rotorOutOfMemory += rotorRun.oom.has_value();
                 rotorText = QStringLiteral("+%1 ms, %2 MiB predicted, %3 (%4)")
                                 .arg(ms(predicted.addedTimeNs), mib(predicted.peakBytes),
                                      rotorRun.oom ? QStringLiteral("out of memory") : QStringLiteral("fits"),
-                                     qs(CheckpointStrategy::of(rotor->schedule, chainPaths(costs)).toString()));
+                                     qs(written));
                 if (predicted.peakBytes <= budget) {
                     ++compared;
                     QVERIFY2(plan.prediction.addedTimeNs <= predicted.addedTimeNs,
