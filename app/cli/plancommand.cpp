@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <memory>
 
 namespace peaklens::cli {
@@ -30,7 +31,7 @@ double milliseconds(std::int64_t ns)
 json planJson(const CostModel &model, const Plan &plan)
 {
     const Prediction baseline = predict(model, CheckpointSchedule{});
-    return {{"checkpoint", checkpointedPaths(model, plan.checkpoint)},
+    return {{"checkpoint", checkpointedPaths(model, plan.schedule)},
             {"strategy", strategyOf(model, plan).toString()},
             {"feasible", plan.feasible},
             {"margin_bytes", plan.marginBytes},
@@ -69,6 +70,15 @@ json chainJson(const CostModel &model)
                           {"forward_ms", milliseconds(layer.forwardNs)},
                           {"backward_ms", milliseconds(layer.backwardNs)},
                           {"recompute_ms", milliseconds(layer.recomputeNs)}});
+        json parts = json::array();
+        for (const ChainPart &part : layer.parts) {
+            parts.push_back({{"name", part.path},
+                             {"saving_bytes", part.savingBytes},
+                             {"held_in_backward_bytes", part.heldInBackwardBytes},
+                             {"forward_ms", milliseconds(part.forwardNs)},
+                             {"recompute_ms", milliseconds(part.recomputeNs)}});
+        }
+        layers.back()["parts"] = std::move(parts);
     }
     return {{"device", model.device.toString()},
             {"step", model.step ? json(*model.step) : json(nullptr)},
@@ -93,9 +103,13 @@ std::string planText(const CostModel &model, const Plan &plan, const std::string
     if (isPerLayer(plan.schedule))
         out += "Checkpoint      " + (paths.empty() ? std::string("nothing") : std::to_string(paths.size()) + " of "
                                      + std::to_string(model.layers.size()) + " layers: " + list) + "\n";
-    else
-        out += "Checkpoint      " + std::to_string(paths.size()) + " of " + std::to_string(model.layers.size()) + " layers in "
-               + std::to_string(plan.schedule.size()) + " units: " + strategyOf(model, plan).toString() + "\n";
+    else {
+        const auto parts = static_cast<std::size_t>(
+            std::count_if(plan.schedule.begin(), plan.schedule.end(), [](const CheckpointUnit &unit) { return unit.isPart(); }));
+        out += "Checkpoint      " + std::to_string(paths.size()) + " of " + std::to_string(model.layers.size()) + " layers"
+               + (parts ? " and " + std::to_string(parts) + (parts == 1 ? " module" : " modules") + " inside layers" : "")
+               + " in " + std::to_string(plan.schedule.size()) + " units: " + strategyOf(model, plan).toString() + "\n";
+    }
     out += "Peak            " + formatBytes(plan.prediction.peakBytes) + " predicted, " + formatBytes(plain.peakBytes)
            + " " + baseline + " (" + percent(static_cast<double>(plan.prediction.peakBytes - plain.peakBytes),
                                      static_cast<double>(plain.peakBytes)) + ")\n";

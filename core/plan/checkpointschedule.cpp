@@ -9,6 +9,8 @@ namespace {
 void countUnits(const std::vector<CheckpointUnit> &units, std::vector<std::size_t> &counts)
 {
     for (const CheckpointUnit &unit : units) {
+        if (unit.isPart())
+            continue;
         for (std::size_t k = unit.first; k <= unit.last && k < counts.size(); ++k)
             ++counts[k];
         countUnits(unit.inner, counts);
@@ -31,7 +33,7 @@ std::vector<bool> toggledPositions(const CheckpointSchedule &schedule, std::size
 {
     std::vector<bool> toggles(count, false);
     for (const CheckpointUnit &unit : schedule) {
-        for (std::size_t k = unit.first; k <= unit.last && k < count; ++k)
+        for (std::size_t k = unit.first; k <= unit.last && k < count && !unit.isPart(); ++k)
             toggles[k] = true;
     }
     return toggles;
@@ -47,7 +49,17 @@ std::vector<std::size_t> recomputeCounts(const CheckpointSchedule &schedule, std
 bool isPerLayer(const CheckpointSchedule &schedule)
 {
     return std::all_of(schedule.begin(), schedule.end(),
-                       [](const CheckpointUnit &unit) { return unit.first == unit.last && unit.inner.empty(); });
+                       [](const CheckpointUnit &unit) { return unit.first == unit.last && unit.inner.empty() && !unit.isPart(); });
+}
+
+std::vector<std::uint64_t> partMasks(const CheckpointSchedule &schedule, std::size_t count)
+{
+    std::vector<std::uint64_t> masks(count, 0);
+    for (const CheckpointUnit &unit : schedule) {
+        if (unit.isPart() && unit.first < count && unit.part < 64)
+            masks[unit.first] |= std::uint64_t(1) << unit.part;
+    }
+    return masks;
 }
 
 } // namespace peaklens

@@ -3,30 +3,42 @@
 // the replay engine's stages): units of consecutive layers, each run as one checkpoint
 // that keeps only its input. A unit's recompute may checkpoint parts of it again (its
 // inner units), so a layer is recomputed once per unit that holds it: Rotor's multi-level
-// schedules. One layer per unit and no inner units is per-layer checkpointing.
+// schedules. One layer per unit and no inner units is per-layer checkpointing. A unit
+// may also be one part of a layer (a module inside it, "blocks.3.attn"), checkpointed
+// while the rest of the layer runs plainly: selective checkpointing.
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace peaklens {
+
+inline constexpr std::size_t kWholeLayer = SIZE_MAX;
 
 struct CheckpointUnit
 {
     std::size_t first = 0, last = 0;  // inclusive
     std::vector<CheckpointUnit> inner; // within [first, last], in order, disjoint
+    // kWholeLayer: the layers first..last. Else the index of one part of layer first
+    // (== last; no inner units): that module alone is checkpointed.
+    std::size_t part = kWholeLayer;
+    bool isPart() const { return part != kWholeLayer; }
     bool operator==(const CheckpointUnit &) const = default;
 };
 
-// Top-level units in order, disjoint.
+// Top-level units in order (by first layer, then part), disjoint: no part of a layer a
+// whole unit holds, no part inside another.
 using CheckpointSchedule = std::vector<CheckpointUnit>;
 
 // One single-layer unit per toggled position.
 CheckpointSchedule singleLayerUnits(const std::vector<bool> &toggles);
-// Per position of `count`: whether a top-level unit holds it.
+// Per position of `count`: whether a top-level unit holds it whole.
 std::vector<bool> toggledPositions(const CheckpointSchedule &schedule, std::size_t count);
-// Per position of `count`: how many units (of any level) hold it, the times it is recomputed.
+// Per position of `count`: how many units (of any level) hold it whole, the times it is recomputed.
 std::vector<std::size_t> recomputeCounts(const CheckpointSchedule &schedule, std::size_t count);
-// True when every unit is one layer without inner units.
+// True when every unit is one whole layer without inner units.
 bool isPerLayer(const CheckpointSchedule &schedule);
+// Per position of `count`: a bit per part the schedule checkpoints (parts 0..63).
+std::vector<std::uint64_t> partMasks(const CheckpointSchedule &schedule, std::size_t count);
 
 } // namespace peaklens

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <tuple>
 
 namespace peaklens {
@@ -128,19 +129,30 @@ std::string written(const std::vector<Item> &items)
     return text;
 }
 
-// Items resolved to positions in `toggleable`, checked: ends in order, inner units within
-// their unit and ending before it, no overlap among siblings.
+// Items resolved to positions in `toggleable` (or parts of them), checked: ends in order,
+// inner units within their unit and ending before it, no overlap among siblings, parts
+// on their own at the top level.
 class Resolver
 {
 public:
-    explicit Resolver(const std::vector<std::string> &toggleable) : m_toggleable(toggleable) {}
+    Resolver(const std::vector<std::string> &toggleable, const LayerParts &parts) : m_toggleable(toggleable), m_parts(parts) {}
 
     std::vector<CheckpointUnit> units(const std::vector<Item> &items, const CheckpointUnit *parent) const
     {
         std::vector<CheckpointUnit> resolved;
         for (const Item &item : items) {
-            CheckpointUnit unit{indexOf(item.first), item.last.empty() ? indexOf(item.first) : indexOf(item.last), {}};
             const std::string name = item.first + (item.last.empty() ? "" : ".." + item.last);
+            const auto [first, part] = indexOf(item.first);
+            if (part != kWholeLayer) {
+                if (!item.last.empty() || !item.inner.empty() || parent)
+                    throw Error("\"" + name + "\": " + item.first + " is a module inside " + m_toggleable[first]
+                                + "; it is checkpointed on its own, not as part of a segment.");
+                resolved.push_back({first, first, {}, part});
+                continue;
+            }
+            CheckpointUnit unit{first, item.last.empty() ? first : indexOf(item.last).first, {}};
+            if (!item.last.empty() && indexOf(item.last).second != kWholeLayer)
+                throw Error("\"" + name + "\": " + item.last + " is a module inside a layer, so it cannot end a segment.");
             if (unit.last < unit.first)
                 throw Error("\"" + name + "\" is not a segment: " + item.last + " runs before " + item.first + ".");
             if (parent && (unit.first < parent->first || unit.last >= parent->last))
@@ -149,32 +161,62 @@ public:
             unit.inner = units(item.inner, &unit);
             resolved.push_back(std::move(unit));
         }
+        // A whole unit before the parts of its first layer, which then lie inside it.
         std::sort(resolved.begin(), resolved.end(), [](const CheckpointUnit &a, const CheckpointUnit &b) {
-            return std::tie(a.first, a.last) < std::tie(b.first, b.last);
+            const bool aPart = a.isPart(), bPart = b.isPart();
+            return std::tie(a.first, aPart, a.last, a.part) < std::tie(b.first, bPart, b.last, b.part);
         });
         resolved.erase(std::unique(resolved.begin(), resolved.end()), resolved.end());
-        for (std::size_t i = 0; i + 1 < resolved.size(); ++i) {
-            if (resolved[i].last >= resolved[i + 1].first)
-                throw Error("The units " + label(resolved[i]) + " and " + label(resolved[i + 1]) + " overlap.");
+        std::optional<std::size_t> whole; // the last whole unit so far
+        for (std::size_t i = 0; i < resolved.size(); ++i) {
+            const CheckpointUnit &unit = resolved[i];
+            if (whole && resolved[*whole].last >= unit.first) {
+                if (unit.isPart())
+                    throw Error(label(unit) + " lies inside " + label(resolved[*whole]) + ", which is checkpointed whole.");
+                throw Error("The units " + label(resolved[*whole]) + " and " + label(unit) + " overlap.");
+            }
+            if (!unit.isPart()) {
+                whole = i;
+                continue;
+            }
+            for (std::size_t j = i + 1; j < resolved.size() && resolved[j].first == unit.first; ++j) {
+                const std::string a = label(unit), b = label(resolved[j]);
+                if (resolved[j].isPart() && (b.starts_with(a + ".") || a.starts_with(b + ".")))
+                    throw Error("The units " + a + " and " + b + " overlap: one module is inside the other.");
+            }
         }
         return resolved;
     }
 
 private:
-    std::size_t indexOf(const std::string &path) const
+    // The position, and the part of it (kWholeLayer: the layer itself).
+    std::pair<std::size_t, std::size_t> indexOf(const std::string &path) const
     {
         const auto found = std::find(m_toggleable.begin(), m_toggleable.end(), path);
-        if (found == m_toggleable.end())
-            throw Error("\"" + path + "\" is not among the layers that can be checkpointed (" + listed(m_toggleable) + ").");
-        return static_cast<std::size_t>(found - m_toggleable.begin());
+        if (found != m_toggleable.end())
+            return {static_cast<std::size_t>(found - m_toggleable.begin()), kWholeLayer};
+        for (std::size_t k = 0; k < m_parts.size() && k < m_toggleable.size(); ++k) {
+            const auto part = std::find(m_parts[k].begin(), m_parts[k].end(), path);
+            if (part != m_parts[k].end())
+                return {k, static_cast<std::size_t>(part - m_parts[k].begin())};
+        }
+        for (std::size_t k = 0; k < m_toggleable.size(); ++k) {
+            if (path.starts_with(m_toggleable[k] + "."))
+                throw Error("\"" + path + "\" is not a module of " + m_toggleable[k] + " that can be checkpointed on its own"
+                            + (k < m_parts.size() && !m_parts[k].empty() ? " (" + listed(m_parts[k]) + ")" : std::string()) + ".");
+        }
+        throw Error("\"" + path + "\" is not among the layers that can be checkpointed (" + listed(m_toggleable) + ").");
     }
 
     std::string label(const CheckpointUnit &unit) const
     {
+        if (unit.isPart())
+            return m_parts[unit.first][unit.part];
         return unit.first == unit.last ? m_toggleable[unit.first] : m_toggleable[unit.first] + ".." + m_toggleable[unit.last];
     }
 
     const std::vector<std::string> &m_toggleable;
+    const LayerParts &m_parts;
 };
 
 } // namespace
@@ -285,10 +327,10 @@ std::string CheckpointStrategy::label() const
 }
 
 CheckpointSchedule CheckpointStrategy::schedule(const std::vector<std::string> &chain,
-                                                const std::vector<std::string> &toggleable) const
+                                                const std::vector<std::string> &toggleable, const LayerParts &parts) const
 {
     if (m_kind == Kind::Units)
-        return Resolver(toggleable).units(m_items, nullptr);
+        return Resolver(toggleable, parts).units(m_items, nullptr);
     std::vector<Item> items;
     const std::size_t n = chain.size();
     if (m_kind == Kind::All || m_kind == Kind::Every) {
@@ -301,7 +343,7 @@ CheckpointSchedule CheckpointStrategy::schedule(const std::vector<std::string> &
         for (std::size_t j = 0; j + k < n; j += k)
             items.push_back({chain[j], chain[j + k - 1], {}});
     }
-    CheckpointSchedule units = Resolver(toggleable).units(items, nullptr);
+    CheckpointSchedule units = Resolver(toggleable, parts).units(items, nullptr);
     // A rule's segment is the chain's layers from its first to its last, one after another.
     for (const CheckpointUnit &unit : units) {
         for (std::size_t p = unit.first; p <= unit.last; ++p) {
@@ -319,11 +361,16 @@ std::vector<bool> CheckpointStrategy::resolve(const std::vector<std::string> &ch
     return toggledPositions(schedule(chain, toggleable), toggleable.size());
 }
 
-CheckpointStrategy CheckpointStrategy::of(const CheckpointSchedule &schedule, const std::vector<std::string> &paths)
+CheckpointStrategy CheckpointStrategy::of(const CheckpointSchedule &schedule, const std::vector<std::string> &paths,
+                                          const LayerParts &parts)
 {
     const auto itemsOf = [&](const auto &self, const std::vector<CheckpointUnit> &units) -> std::vector<Item> {
         std::vector<Item> items;
         for (const CheckpointUnit &unit : units) {
+            if (unit.isPart()) {
+                items.push_back({parts.at(unit.first).at(unit.part), {}, {}});
+                continue;
+            }
             Item item{paths.at(unit.first), unit.first == unit.last && unit.inner.empty() ? std::string() : paths.at(unit.last), {}};
             item.inner = self(self, unit.inner);
             items.push_back(std::move(item));

@@ -2,7 +2,8 @@
 // What to checkpoint, as one value: a rule over the chain of repeated layers ("none",
 // "all", "every:K", "segments:K", "sqrt"), or a list of units: a layer ("blocks.1"), a
 // segment run as one checkpoint ("blocks.0..blocks.3"), and a segment whose recompute
-// checkpoints parts of it again ("blocks.0..blocks.7(blocks.0..blocks.3)"). The planner,
+// checkpoints parts of it again ("blocks.0..blocks.7(blocks.0..blocks.3)"), and a module
+// inside a layer, checkpointed on its own ("blocks.3.attn"). The planner,
 // the replay engine, the app's what-if bar, the reports and the Python helper's
 // PEAKLENS_CHECKPOINT all read this grammar (docs/planning.md);
 // tests/data/checkpoint_strategies.json holds the cases the C++ and the Python side must
@@ -16,6 +17,10 @@
 #include <vector>
 
 namespace peaklens {
+
+// Per layer: the paths of the modules inside it that can be checkpointed on their own
+// (its parts), in the order they run.
+using LayerParts = std::vector<std::vector<std::string>>;
 
 class CheckpointStrategy
 {
@@ -52,12 +57,14 @@ public:
     // one checkpoint but the last (which would be recomputed at once), as PyTorch's
     // checkpoint_sequential does; sqrt segments of ceil(sqrt(N)) layers. Throws Error
     // naming a path `toggleable` lacks, a segment whose layers do not run one after
-    // another, or units that overlap.
-    CheckpointSchedule schedule(const std::vector<std::string> &chain, const std::vector<std::string> &toggleable) const;
+    // another, or units that overlap. A name among parts[i] is that part of toggleable[i].
+    CheckpointSchedule schedule(const std::vector<std::string> &chain, const std::vector<std::string> &toggleable,
+                                const LayerParts &parts = {}) const;
     // Per layer of `toggleable`: whether a top-level unit holds it.
     std::vector<bool> resolve(const std::vector<std::string> &chain, const std::vector<std::string> &toggleable) const;
-    // The units of `schedule` over `paths`, written out.
-    static CheckpointStrategy of(const CheckpointSchedule &schedule, const std::vector<std::string> &paths);
+    // The units of `schedule` over `paths` (and their `parts`), written out.
+    static CheckpointStrategy of(const CheckpointSchedule &schedule, const std::vector<std::string> &paths,
+                                 const LayerParts &parts = {});
 
     bool operator==(const CheckpointStrategy &) const = default;
 

@@ -1,5 +1,7 @@
 #include "costmodel.h"
 
+#include "chainmeasure.h"
+
 #include "core/analysis/lanedevices.h"
 #include "core/analysis/peakfinder.h"
 #include "core/error.h"
@@ -37,44 +39,6 @@ std::int64_t median(std::vector<std::int64_t> values)
     std::sort(values.begin(), values.end());
     const std::size_t n = values.size();
     return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-using Interval = std::pair<std::int64_t, std::int64_t>;
-
-// A chain layer's forward and backward ranges within a window of the trace, in time order.
-// A forward range inside one of the layer's backward ranges is a recompute, not a pass.
-struct LayerRanges
-{
-    std::vector<Interval> forward, backward;
-};
-
-std::unordered_map<std::uint32_t, LayerRanges> rangesIn(const Trace &trace, const std::vector<std::uint32_t> &layers,
-                                                        std::int64_t begin, std::int64_t end,
-                                                        std::optional<std::int64_t> step)
-{
-    std::unordered_map<std::uint32_t, LayerRanges> found;
-    for (std::uint32_t l : layers)
-        found[l];
-    for (const Range &range : trace.ranges) {
-        auto it = found.find(range.layer);
-        if (it == found.end() || range.beginNs < begin || range.endNs > end)
-            continue;
-        if (step && range.step != *step && range.step != kNoStep)
-            continue;
-        if (range.phase == Phase::Forward)
-            it->second.forward.emplace_back(range.beginNs, range.endNs);
-        else if (range.phase == Phase::Backward)
-            it->second.backward.emplace_back(range.beginNs, range.endNs);
-    }
-    for (auto &[layer, ranges] : found) {
-        std::sort(ranges.forward.begin(), ranges.forward.end());
-        std::sort(ranges.backward.begin(), ranges.backward.end());
-        std::erase_if(ranges.forward, [&](const Interval &f) {
-            return std::any_of(ranges.backward.begin(), ranges.backward.end(),
-                               [&](const Interval &b) { return b.first <= f.first && f.second <= b.second; });
-        });
-    }
-    return found;
 }
 
 std::int64_t totalNs(const std::vector<Interval> &intervals)
@@ -136,6 +100,12 @@ void useMeasuredCheckpointCosts(const Trace &trace, CostModel &model)
     const nlohmann::json costs = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (!costs.is_object())
         return;
+    for (ChainLayer &layer : model.layers) {
+        for (ChainPart &part : layer.parts) {
+            if (costs.contains(part.path) && costs[part.path].is_number_integer())
+                part.recomputeNs = costs[part.path].get<std::int64_t>();
+        }
+    }
     const bool all = std::all_of(model.layers.begin(), model.layers.end(), [&](const ChainLayer &layer) {
         return costs.contains(layer.path) && costs[layer.path].is_number_integer();
     });
@@ -146,11 +116,7 @@ void useMeasuredCheckpointCosts(const Trace &trace, CostModel &model)
     model.recomputeMeasured = true;
 }
 
-struct Spans
-{
-    std::uint32_t layer;
-    std::int64_t forwardBegin = -1, forwardEnd = -1, backwardBegin = -1, backwardEnd = -1;
-};
+using Spans = ChainSpans;
 
 // For chain layers the trace gives no backward range (traces imported without PeakLens's
 // helper), from the frees of the blocks each layer's forward left for the backward: a
@@ -333,11 +299,39 @@ struct Boundary
     auto key() const { return std::tuple(timeNs, edge); }
 };
 
-// A block smaller than this share of a layer's largest kept block is not taken for its
-// output (BatchNorm's and LayerNorm's saved statistics are allocated after it).
-constexpr std::int64_t kOutputShareOfLargest = 256;
 
 } // namespace
+
+std::int64_t ChainLayer::partSavingBytes(std::uint64_t chosen) const
+{
+    std::int64_t bytes = 0;
+    for (std::size_t c = 0; c < parts.size(); ++c)
+        bytes += (chosen >> c & 1u) ? parts[c].savingBytes : 0;
+    return bytes;
+}
+
+std::pair<std::int64_t, std::int64_t> ChainLayer::backwardPeakWithParts(std::uint64_t chosen) const
+{
+    if (chosen == 0 || backwardPieces.empty())
+        return {backwardLevelPeakBytes, backwardLevelPeakTimeNs};
+    std::pair<std::int64_t, std::int64_t> peak{INT64_MIN, 0};
+    for (const BackwardPiece &piece : backwardPieces) {
+        std::int64_t bytes = piece.levelPeakBytes;
+        if (piece.recomputeOf != SIZE_MAX && !(chosen >> piece.recomputeOf & 1u))
+            continue;
+        // A chosen part running its backward (at most one: chosen parts do not nest).
+        for (const auto &[part, held] : piece.heldPeakBytes) {
+            if (chosen >> part & 1u)
+                bytes = held;
+        }
+        if (bytes == INT64_MIN)
+            continue;
+        bytes -= partSavingBytes(piece.pending & chosen);
+        if (bytes > peak.first)
+            peak = {bytes, piece.levelPeakTimeNs};
+    }
+    return peak;
+}
 
 std::int64_t CostModel::segmentPeakBytes(std::size_t p) const
 {
@@ -482,18 +476,10 @@ CostModel buildCostModel(const Trace &trace, const ChainSelection &selection)
         case Edge::ForwardEnd: {
             forward = nullptr;
             std::erase_if(layer.blocks, [&](const auto &block) { return !stillLive(block); });
-            std::int64_t largest = 0;
-            for (const auto &[addr, index] : layer.blocks) {
+            for (const auto &[addr, index] : layer.blocks)
                 layer.retained += events.deltaBytes(index);
-                largest = std::max(largest, events.deltaBytes(index));
-            }
-            for (auto it = layer.blocks.rbegin(); it != layer.blocks.rend(); ++it) {
-                if (events.deltaBytes(it->second) * kOutputShareOfLargest >= largest) {
-                    layer.outputEvent = it->second;
-                    layer.output = events.deltaBytes(it->second);
-                    break;
-                }
-            }
+            layer.outputEvent = outputEvent(events, layer.blocks);
+            layer.output = layer.outputEvent == SIZE_MAX ? 0 : events.deltaBytes(layer.outputEvent);
             layer.kept = layer.retained;
             if (b.layer > 0) {
                 PassLayer &before = measured[b.pass][b.layer - 1];
@@ -649,6 +635,7 @@ CostModel buildCostModel(const Trace &trace, const ChainSelection &selection)
         }
         model.measuredPeakBytes = std::max(model.measuredPeakBytes, point.bytes);
     }
+    measureParts(trace, lanes, device, begin, end == INT64_MAX ? stepEnd + 1 : stepEnd, model.step, passes, model);
     useMedianTimes(trace, model);
     useMeasuredCheckpointCosts(trace, model);
     return model;

@@ -13,6 +13,37 @@
 
 namespace peaklens {
 
+// A module inside a chain layer (one of its parts) that can be checkpointed on its own
+// while the rest of the layer runs plainly, measured as a chain layer is, per pass.
+struct ChainPart
+{
+    std::uint32_t layer = kNoLayer;
+    std::string path;
+    // d: its forward's blocks, but its output, still live when its backward begins: what
+    // checkpointing it frees from the end of its layer's forward until then; less its
+    // input, where the measured step had freed that by then and a checkpoint keeps it.
+    std::int64_t savingBytes = 0;
+    // The most its checkpoint holds in its backward beyond the measured one (regenerated
+    // blocks, the recomputed output, the output's gradient).
+    std::int64_t heldInBackwardBytes = 0;
+    std::int64_t forwardNs = 0;   // its forwards in one step, all passes
+    std::int64_t recomputeNs = 0; // what checkpointing it adds: measured ("checkpoint.costs"), else its forward time
+    std::vector<std::int64_t> backwardBeginsNs, backwardEndsNs; // per pass
+};
+
+// A stretch of a chain layer's backward, in one pass, between its parts' backward
+// boundaries: which parts' backward has not begun (and so would still be freed) and which
+// runs, with the highest measured level, and per running part the highest level plus what
+// its checkpoint would hold. Or the top of a part's recompute (recomputeOf set): its
+// level as the part's backward begins, less its live blocks, plus its forward's rise.
+struct BackwardPiece
+{
+    std::uint64_t pending = 0, within = 0; // a bit per part
+    std::int64_t levelPeakBytes = INT64_MIN, levelPeakTimeNs = 0;
+    std::vector<std::pair<std::size_t, std::int64_t>> heldPeakBytes; // (part, bytes)
+    std::size_t recomputeOf = SIZE_MAX;
+};
+
 // A chain layer's quantities. Memory is measured from the blocks its forward allocates,
 // in each pass of the step (a micro-batch's forward and backward); where passes differ,
 // the figure that predicts more memory is kept (the highest, or for savingBytes the
@@ -53,6 +84,15 @@ struct ChainLayer
     std::int64_t recomputeNs = 0;
     std::int64_t backwardNs = 0;       // b: its backwards in one step
     std::vector<std::int64_t> backwardBeginsNs; // per pass, where a recompute runs
+    // Its parts that can be checkpointed on their own (at most 64), in forward order, and
+    // its backward cut at their boundaries, every pass.
+    std::vector<ChainPart> parts;
+    std::vector<BackwardPiece> backwardPieces;
+    // What checkpointing these parts (a bit each) frees, and the highest point of its
+    // backward then (the parts' recomputes included), with its time. With no parts: the
+    // measured backward's highest level.
+    std::int64_t partSavingBytes(std::uint64_t parts) const;
+    std::pair<std::int64_t, std::int64_t> backwardPeakWithParts(std::uint64_t parts) const;
 };
 
 inline constexpr std::uint32_t kNoChainLayer = UINT32_MAX;

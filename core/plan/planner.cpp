@@ -15,10 +15,66 @@ namespace {
 
 struct State
 {
-    std::int64_t freed; // bytes freed by the checkpoints chosen so far
-    std::int64_t cost;  // time they add
-    std::uint32_t from; // (index of the state it came from) << 1 | checkpointed
+    std::int64_t freed;   // bytes freed by the checkpoints chosen so far
+    std::int64_t cost;    // time they add
+    std::uint32_t from;   // index of the state it came from
+    std::uint32_t option; // the chosen layer's option (LayerOption) it took
 };
+
+// One way to run a chain layer: plainly, checkpointed whole, or with some of its parts
+// checkpointed. What it frees for the layers after it, what it adds, and the highest
+// point of its own backward before what the layers before it free.
+struct LayerOption
+{
+    std::int64_t saving = 0, cost = 0, ownPeak = INT64_MIN;
+    bool whole = false;
+    std::uint64_t parts = 0;
+};
+
+// Parts the planner combines per layer: the direct children that free something, the
+// ones that free most.
+constexpr std::size_t kMostPlannedParts = 6;
+
+std::vector<LayerOption> optionsOf(const ChainLayer &layer)
+{
+    std::vector<LayerOption> options{{0, 0, layer.backwardLevelPeakBytes, false, 0}};
+    if (layer.savingBytes > 0)
+        options.push_back({layer.savingBytes, layer.recomputeNs,
+                           std::max({layer.recomputePeakBytes, layer.backwardPeakBytes, layer.backwardLevelPeakBytes}), true, 0});
+    std::vector<std::size_t> children;
+    for (std::size_t c = 0; c < layer.parts.size(); ++c) {
+        const std::string &path = layer.parts[c].path;
+        if (layer.parts[c].savingBytes > 0 && path.find('.', layer.path.size() + 1) == std::string::npos)
+            children.push_back(c);
+    }
+    std::stable_sort(children.begin(), children.end(),
+                     [&](std::size_t a, std::size_t b) { return layer.parts[a].savingBytes > layer.parts[b].savingBytes; });
+    children.resize(std::min(children.size(), kMostPlannedParts));
+    for (std::uint32_t subset = 1; subset < (1u << children.size()); ++subset) {
+        LayerOption option;
+        for (std::size_t i = 0; i < children.size(); ++i) {
+            if (subset >> i & 1u) {
+                option.parts |= std::uint64_t(1) << children[i];
+                option.cost += layer.parts[children[i]].recomputeNs;
+            }
+        }
+        option.saving = layer.partSavingBytes(option.parts);
+        option.ownPeak = layer.backwardPeakWithParts(option.parts).first;
+        options.push_back(option);
+    }
+    // Drop the options another beats on all three counts.
+    std::vector<LayerOption> kept;
+    for (const LayerOption &option : options) {
+        const bool beaten = std::any_of(options.begin(), options.end(), [&](const LayerOption &other) {
+            return &other != &option && other.saving >= option.saving && other.cost <= option.cost && other.ownPeak <= option.ownPeak
+                   && (other.saving > option.saving || other.cost < option.cost || other.ownPeak < option.ownPeak
+                       || &other < &option);
+        });
+        if (!beaten)
+            kept.push_back(option);
+    }
+    return kept;
+}
 
 // Keeps, in `out`, the states no other beats (more freed for no more cost), sorted by
 // freed bytes; thins them to at most `limit`, keeping the cheapest of each band of freed
@@ -65,62 +121,62 @@ std::size_t stateLimit(const CostModel &model, const PlannerOptions &options)
 
 // `runnerUp`, when given, gets the added time of the next cheapest plan that fits (the
 // front's second state), if there is one.
-std::optional<std::vector<bool>> cheapestPerLayer(const CostModel &model, std::int64_t budget, const PlannerOptions &options,
-                                                std::optional<std::int64_t> *runnerUp = nullptr)
+std::optional<CheckpointSchedule> cheapestPerLayer(const CostModel &model, const std::vector<std::vector<LayerOption>> &options,
+                                                   std::int64_t budget, const PlannerOptions &plannerOptions,
+                                                   std::optional<std::int64_t> *runnerUp = nullptr)
 {
     const std::size_t n = model.layers.size();
-    const std::size_t limit = stateLimit(model, options);
-    std::vector<std::int64_t> segments(n + 1);
+    const std::size_t limit = stateLimit(model, plannerOptions);
+    std::vector<std::int64_t> segments(n + 1, INT64_MIN);
     for (std::size_t p = 0; p <= n; ++p)
-        segments[p] = model.segmentPeakBytes(p);
+        segments[p] = std::max(model.forwardPeakBytes[p], model.gapPeakBytes[p]);
     const auto segmentFits = [&](std::size_t p, std::int64_t freed) {
         return segments[p] == INT64_MIN || segments[p] - freed <= budget;
     };
     if (!segmentFits(0, 0))
         return std::nullopt;
-    std::vector<State> front{{0, 0, 0}}, toggled, merged;
+    std::vector<State> front{{0, 0, 0, 0}}, next;
     // Per layer, where each state of the front after it came from: enough to rebuild a plan.
-    std::vector<std::vector<std::uint32_t>> history(n);
+    std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> history(n);
     for (std::size_t k = 0; k < n; ++k) {
-        const ChainLayer &layer = model.layers[k];
-        // Its recompute and its backward must fit too, with what the layers before it free.
-        const std::int64_t ownPeak = std::max(layer.recomputePeakBytes, layer.backwardPeakBytes);
-        toggled.clear();
-        if (layer.savingBytes > 0) {
+        next.clear();
+        for (std::uint32_t o = 0; o < options[k].size(); ++o) {
+            const LayerOption &option = options[k][o];
             for (std::uint32_t s = 0; s < front.size(); ++s) {
-                if (ownPeak - front[s].freed <= budget)
-                    toggled.push_back({front[s].freed + layer.savingBytes, front[s].cost + layer.recomputeNs, s << 1 | 1u});
+                // Its recompute and its backward must fit, with what the layers before it free.
+                const std::int64_t freed = front[s].freed + option.saving;
+                if ((option.ownPeak == INT64_MIN || option.ownPeak - front[s].freed <= budget) && segmentFits(k + 1, freed))
+                    next.push_back({freed, front[s].cost + option.cost, s, o});
             }
         }
-        // Both lists are sorted by freed bytes: merge them.
-        merged.clear();
-        std::size_t a = 0, b = 0;
-        while (a < front.size() || b < toggled.size()) {
-            const bool takeKept = b == toggled.size() || (a < front.size() && front[a].freed <= toggled[b].freed);
-            const State state = takeKept ? State{front[a].freed, front[a].cost, static_cast<std::uint32_t>(a) << 1}
-                                         : toggled[b];
-            takeKept ? ++a : ++b;
-            if (segmentFits(k + 1, state.freed))
-                merged.push_back(state);
-        }
-        keepFront(merged, front, limit);
+        std::sort(next.begin(), next.end(), [](const State &a, const State &b) {
+            return a.freed != b.freed ? a.freed < b.freed : a.cost > b.cost;
+        });
+        keepFront(next, front, limit);
         if (front.empty())
             return std::nullopt;
         history[k].reserve(front.size());
         for (const State &state : front)
-            history[k].push_back(state.from);
+            history[k].emplace_back(state.from, state.option);
     }
     if (runnerUp && front.size() > 1)
         *runnerUp = front[1].cost;
     // The cheapest final state is the first: costs rise with freed bytes along the front.
-    std::vector<bool> checkpoint(n, false);
+    CheckpointSchedule schedule;
     std::uint32_t s = 0;
     for (std::size_t k = n; k > 0; --k) {
-        const std::uint32_t from = history[k - 1][s];
-        checkpoint[k - 1] = from & 1u;
-        s = from >> 1;
+        const auto [from, o] = history[k - 1][s];
+        const LayerOption &option = options[k - 1][o];
+        if (option.whole)
+            schedule.push_back({k - 1, k - 1, {}});
+        for (std::size_t c = 0; c < 64; ++c) {
+            if (option.parts >> (63 - c) & 1u)
+                schedule.push_back({k - 1, k - 1, {}, 63 - c});
+        }
+        s = from;
     }
-    return checkpoint;
+    std::reverse(schedule.begin(), schedule.end());
+    return schedule;
 }
 
 // The smallest budget in [low, high] for which `accept` holds; accept(high) must hold.
@@ -138,21 +194,26 @@ std::int64_t smallestBudget(std::int64_t low, std::int64_t high, Accept accept)
 }
 
 // Whether any set of checkpoints fits the budget. Freeing more never breaks a later
-// constraint, so checkpointing every layer whose recompute and backward fit is the best
-// chance: O(N).
-bool anyFitsPerLayer(const CostModel &model, std::int64_t budget)
+// constraint, so per layer the option that frees most among those whose own backward
+// fits is the best chance: O(N).
+bool anyFitsPerLayer(const CostModel &model, const std::vector<std::vector<LayerOption>> &options, std::int64_t budget)
 {
     const auto segmentFits = [&](std::size_t p, std::int64_t freed) {
-        const std::int64_t peak = model.segmentPeakBytes(p);
+        const std::int64_t peak = std::max(model.forwardPeakBytes[p], model.gapPeakBytes[p]);
         return peak == INT64_MIN || peak - freed <= budget;
     };
     std::int64_t freed = 0;
     if (!segmentFits(0, 0))
         return false;
     for (std::size_t k = 0; k < model.layers.size(); ++k) {
-        const ChainLayer &layer = model.layers[k];
-        if (layer.savingBytes > 0 && std::max(layer.recomputePeakBytes, layer.backwardPeakBytes) - freed <= budget)
-            freed += layer.savingBytes;
+        std::optional<std::int64_t> most;
+        for (const LayerOption &option : options[k]) {
+            if (option.ownPeak == INT64_MIN || option.ownPeak - freed <= budget)
+                most = std::max(most.value_or(INT64_MIN), option.saving);
+        }
+        if (!most)
+            return false;
+        freed += *most;
         if (!segmentFits(k + 1, freed))
             return false;
     }
@@ -171,6 +232,8 @@ public:
     {
         if (!model.layers.empty() && model.layers.size() <= ScheduleSearch::kMostLayers)
             m_schedules.emplace(model, options.memorySlots);
+        for (const ChainLayer &layer : model.layers)
+            m_layerOptions.push_back(optionsOf(layer));
     }
 
     // `runnerUp`, when given, gets the added time of the next cheapest plan the searches
@@ -179,8 +242,7 @@ public:
     {
         std::optional<CheckpointSchedule> best;
         std::optional<std::int64_t> second;
-        if (auto toggles = cheapestPerLayer(m_model, budget, m_options, &second))
-            best = singleLayerUnits(*toggles);
+        best = cheapestPerLayer(m_model, m_layerOptions, budget, m_options, &second);
         if (m_schedules) {
             std::optional<std::int64_t> other;
             auto schedule = m_schedules->cheapestWithin(budget, &other);
@@ -204,7 +266,7 @@ public:
 
     bool fits(std::int64_t budget)
     {
-        return anyFitsPerLayer(m_model, budget) || (m_schedules && m_schedules->cheapestWithin(budget));
+        return anyFitsPerLayer(m_model, m_layerOptions, budget) || (m_schedules && m_schedules->cheapestWithin(budget));
     }
 
     // The lowest peak any schedule reaches.
@@ -219,6 +281,7 @@ private:
     const CostModel &m_model;
     const PlannerOptions &m_options;
     std::optional<ScheduleSearch> m_schedules;
+    std::vector<std::vector<LayerOption>> m_layerOptions;
 };
 
 Plan makePlan(const CostModel &model, CheckpointSchedule schedule, bool feasible)
@@ -299,15 +362,26 @@ std::vector<std::string> chainPaths(const CostModel &model)
     return chain;
 }
 
+LayerParts chainParts(const CostModel &model)
+{
+    LayerParts parts;
+    for (const ChainLayer &layer : model.layers) {
+        parts.emplace_back();
+        for (const ChainPart &part : layer.parts)
+            parts.back().push_back(part.path);
+    }
+    return parts;
+}
+
 Plan planForStrategy(const CostModel &model, const CheckpointStrategy &strategy)
 {
     const std::vector<std::string> chain = chainPaths(model);
-    return makePlan(model, strategy.schedule(chain, chain), true);
+    return makePlan(model, strategy.schedule(chain, chain, chainParts(model)), true);
 }
 
 CheckpointStrategy strategyOf(const CostModel &model, const Plan &plan)
 {
-    return CheckpointStrategy::of(plan.schedule, chainPaths(model));
+    return CheckpointStrategy::of(plan.schedule, chainPaths(model), chainParts(model));
 }
 
 Plan planForStrategy(const CostModel &model, const std::string &strategy)
@@ -321,6 +395,20 @@ std::vector<std::string> checkpointedPaths(const CostModel &model, const std::ve
     for (std::size_t i = 0; i < checkpoint.size() && i < model.layers.size(); ++i) {
         if (checkpoint[i])
             paths.push_back(model.layers[i].path);
+    }
+    return paths;
+}
+
+std::vector<std::string> checkpointedPaths(const CostModel &model, const CheckpointSchedule &schedule)
+{
+    std::vector<std::string> paths;
+    for (const CheckpointUnit &unit : schedule) {
+        for (std::size_t k = unit.first; k <= unit.last && k < model.layers.size(); ++k) {
+            if (!unit.isPart())
+                paths.push_back(model.layers[k].path);
+            else if (unit.part < model.layers[k].parts.size())
+                paths.push_back(model.layers[k].parts[unit.part].path);
+        }
     }
     return paths;
 }

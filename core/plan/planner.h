@@ -1,7 +1,9 @@
 #pragma once
 // Chooses which chain layers to checkpoint. planForBudget finds, exactly, the set with
 // the least added time whose predicted peak fits a budget (a dynamic programme over the
-// bytes freed so far, O(N·S)); the other plans are built on it.
+// bytes freed so far, O(N·S), each layer run plainly, whole or with some of its parts
+// checkpointed), or the segments and multi-level schedules that beat it; the other plans
+// are built on it.
 
 #include "checkpointstrategy.h"
 #include "predictor.h"
@@ -59,12 +61,15 @@ Plan lowestPeakPlan(const CostModel &model, const PlannerOptions &options = {});
 Plan planForStrategy(const CostModel &model, const CheckpointStrategy &strategy);
 Plan planForStrategy(const CostModel &model, const std::string &strategy);
 
-// The chain layers' paths, in order.
+// The chain layers' paths, in order, and per layer its parts' paths.
 std::vector<std::string> chainPaths(const CostModel &model);
+LayerParts chainParts(const CostModel &model);
 // A plan's schedule written out over the chain's paths.
 CheckpointStrategy strategyOf(const CostModel &model, const Plan &plan);
 // The paths of the chain layers a toggle vector checkpoints, in chain order.
 std::vector<std::string> checkpointedPaths(const CostModel &model, const std::vector<bool> &checkpoint);
+// The paths of the layers (held by any top-level unit) and parts a schedule checkpoints, in chain order.
+std::vector<std::string> checkpointedPaths(const CostModel &model, const CheckpointSchedule &schedule);
 // Exactly these chain layers, by path. Throws Error naming a path outside the chain.
 Plan planForLayers(const CostModel &model, const std::vector<std::string> &paths);
 // Peak against step time over budgets from the lowest reachable peak to the measured one;

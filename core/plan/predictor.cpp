@@ -17,7 +17,7 @@ struct FlatUnit
 void flatten(const std::vector<CheckpointUnit> &units, std::size_t parent, std::size_t count, std::vector<FlatUnit> &out)
 {
     for (const CheckpointUnit &unit : units) {
-        if (unit.first > unit.last || unit.last >= count)
+        if (unit.first > unit.last || unit.last >= count || unit.isPart())
             continue;
         out.push_back({unit.first, unit.last, parent});
         flatten(unit.inner, out.size() - 1, count, out);
@@ -98,6 +98,7 @@ struct Effect
 {
     std::vector<std::int64_t> forwardFreed, backwardFreed, heldInBackward, heldInGap;
     std::vector<std::uint32_t> endingAt;
+    std::vector<std::uint64_t> parts; // per chain layer not checkpointed whole: its parts checkpointed
     std::vector<Spike> spikes;
     std::int64_t addedNs = 0;
 };
@@ -110,6 +111,19 @@ Effect effectOf(const CostModel &model, const CheckpointSchedule &schedule)
     Effect effect;
     std::vector<std::int64_t> at(n + 1, 0), from(n + 1, 0), freed(n + 2, 0), held(n + 2, 0), gap(n + 2, 0);
     effect.endingAt.assign(n, 0);
+    // A part frees what it keeps from the end of its layer's forward on, until the
+    // backward reaches that layer (whose backward, cut at the parts, predict() reads).
+    effect.parts = partMasks(schedule, n);
+    for (std::size_t k = 0; k < n; ++k) {
+        const ChainLayer &layer = model.layers[k];
+        if (effect.parts[k] == 0)
+            continue;
+        const std::int64_t saving = layer.partSavingBytes(effect.parts[k]);
+        from[k + 1] += saving;
+        addOver(freed, k + 1, n + 1, saving);
+        for (std::size_t c = 0; c < layer.parts.size(); ++c)
+            effect.addedNs += (effect.parts[k] >> c & 1u) ? layer.parts[c].recomputeNs : 0;
+    }
     for (FlatUnit &unit : units) {
         const std::int64_t saving = unitSaving(model, unit.first, unit.last);
         if (unit.parent == SIZE_MAX) {
@@ -182,12 +196,36 @@ private:
     Prediction m_prediction{INT64_MIN};
 };
 
-// What a backward holds in chain layer k's backward beyond the measured level.
-std::int64_t backwardLevel(const ChainLayer &layer, std::uint32_t endingHere)
+// The highest point of chain layer k's backward, before what other layers free, and when.
+std::pair<std::int64_t, std::int64_t> backwardLevel(const ChainLayer &layer, std::uint32_t endingHere, std::uint64_t parts)
 {
     if (endingHere == 0)
-        return layer.backwardLevelPeakBytes;
-    return layer.backwardPeakBytes + static_cast<std::int64_t>(endingHere - 1) * layer.heldInBackwardBytes;
+        return layer.backwardPeakWithParts(parts);
+    return {layer.backwardPeakBytes + static_cast<std::int64_t>(endingHere - 1) * layer.heldInBackwardBytes,
+            layer.backwardPeakTimeNs};
+}
+
+// In a chain layer's backward at `timeNs`, what its chosen parts change: less what those
+// whose backward has not begun free, plus the most a running one's checkpoint holds.
+std::int64_t partsInBackward(const ChainLayer &layer, std::uint64_t parts, std::int64_t timeNs)
+{
+    std::int64_t bytes = 0;
+    if (parts == 0)
+        return bytes;
+    const auto pass = static_cast<std::size_t>(
+        std::upper_bound(layer.backwardBeginsNs.begin(), layer.backwardBeginsNs.end(), timeNs) - layer.backwardBeginsNs.begin());
+    if (pass == 0)
+        return bytes;
+    for (std::size_t c = 0; c < layer.parts.size(); ++c) {
+        const ChainPart &part = layer.parts[c];
+        if (!(parts >> c & 1u) || pass > part.backwardBeginsNs.size())
+            continue;
+        if (timeNs < part.backwardBeginsNs[pass - 1])
+            bytes -= part.savingBytes;
+        else if (timeNs < part.backwardEndsNs[pass - 1])
+            bytes += part.heldInBackwardBytes;
+    }
+    return bytes;
 }
 
 } // namespace
@@ -208,13 +246,12 @@ Prediction predict(const CostModel &model, const CheckpointSchedule &schedule)
     }
     for (std::size_t k = 0; k < model.layers.size(); ++k) {
         const ChainLayer &layer = model.layers[k];
-        const std::int64_t level = backwardLevel(layer, effect.endingAt[k]);
+        const auto [level, timeNs] = backwardLevel(layer, effect.endingAt[k], effect.parts[k]);
         if (level == INT64_MIN)
             continue;
-        const bool ends = effect.endingAt[k] > 0;
-        tracker.consider(level - effect.backwardFreed[k] + effect.heldInBackward[k],
-                         ends ? layer.backwardPeakTimeNs : layer.backwardLevelPeakTimeNs, Phase::Backward,
-                         ends ? std::optional<std::size_t>(k) : std::nullopt);
+        const bool recomputes = effect.endingAt[k] > 0 || effect.parts[k] != 0;
+        tracker.consider(level - effect.backwardFreed[k] + effect.heldInBackward[k], timeNs, Phase::Backward,
+                         recomputes ? std::optional<std::size_t>(k) : std::nullopt);
     }
     for (const Spike &spike : effect.spikes)
         tracker.consider(spike.bytes, model.layers[spike.last].recomputePeakTimeNs, Phase::Backward, spike.last);
@@ -238,6 +275,18 @@ std::vector<PredictedPoint> predictCurve(const CostModel &model, const Checkpoin
         for (std::int64_t begin : model.layers[spike.last].backwardBeginsNs)
             spikes.emplace_back(begin, spike.bytes);
     }
+    // Parts' recomputes: at each pass's start of their backward, the highest of their
+    // recompute pieces with the other chosen parts still pending.
+    for (std::size_t k = 0; k < model.layers.size(); ++k) {
+        const ChainLayer &layer = model.layers[k];
+        for (const BackwardPiece &piece : layer.backwardPieces) {
+            if (piece.recomputeOf == SIZE_MAX || !(effect.parts[k] >> piece.recomputeOf & 1u))
+                continue;
+            const std::int64_t bytes = piece.heldPeakBytes.front().second - layer.partSavingBytes(piece.pending & effect.parts[k])
+                                       - effect.backwardFreed[k] + effect.heldInBackward[k];
+            spikes.emplace_back(piece.levelPeakTimeNs, bytes);
+        }
+    }
     std::sort(spikes.begin(), spikes.end());
     std::vector<PredictedPoint> curve;
     curve.reserve(model.curve.size() + spikes.size());
@@ -252,7 +301,7 @@ std::vector<PredictedPoint> predictCurve(const CostModel &model, const Checkpoin
             bytes += effect.heldInGap[point.segment] - effect.backwardFreed[point.segment];
         else
             bytes += effect.heldInBackward[point.backwardOf] + effect.endingAt[point.backwardOf] * point.heldBytes
-                     - effect.backwardFreed[point.segment];
+                     - effect.backwardFreed[point.segment] + partsInBackward(model.layers[point.backwardOf], effect.parts[point.backwardOf], point.timeNs);
         curve.push_back({point.timeNs, bytes});
     }
     return curve;

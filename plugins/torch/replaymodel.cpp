@@ -64,29 +64,54 @@ struct CausalSelfAttentionImpl : nn::Module
 };
 TORCH_MODULE(CausalSelfAttention);
 
+struct GptMlpImpl : nn::Module
+{
+    GptMlpImpl(const ModelSpec &spec)
+        : fc(register_module("fc", nn::Linear(spec.dModel, 4 * spec.dModel)))
+        , proj(register_module("proj", nn::Linear(4 * spec.dModel, spec.dModel)))
+        , dropout(register_module("dropout", nn::Dropout(spec.dropout)))
+    {
+    }
+    torch::Tensor forward(const torch::Tensor &x) { return dropout(proj(torch::gelu(fc(x)))); }
+
+    nn::Linear fc, proj;
+    nn::Dropout dropout;
+};
+TORCH_MODULE(GptMlp);
+
+// A block's parts as a stage's: each child module by name, with its parameters.
+template<typename Module>
+Stage partStage(const std::string &path, const std::string &kind, Module module)
+{
+    return Stage{path, kind, false, [module](const torch::Tensor &x) mutable { return module->forward(x); }, module->parameters(), {}, {}};
+}
+
 struct GptBlockImpl : nn::Module
 {
     GptBlockImpl(const ModelSpec &spec)
         : ln1(register_module("ln1", nn::LayerNorm(nn::LayerNormOptions({spec.dModel}))))
         , attn(register_module("attn", CausalSelfAttention(spec)))
         , ln2(register_module("ln2", nn::LayerNorm(nn::LayerNormOptions({spec.dModel}))))
-        , fc(register_module("fc", nn::Linear(spec.dModel, 4 * spec.dModel)))
-        , proj(register_module("proj", nn::Linear(4 * spec.dModel, spec.dModel)))
-        , dropout(register_module("dropout", nn::Dropout(spec.dropout)))
+        , mlp(register_module("mlp", GptMlp(spec)))
     {
     }
 
-    torch::Tensor forward(const torch::Tensor &input)
+    std::vector<Stage> parts(const std::string &path) const
     {
-        torch::Tensor x = input + attn(ln1(input));
-        return x + dropout(proj(torch::gelu(fc(ln2(x)))));
+        return {partStage(path + ".ln1", "LayerNorm", ln1), partStage(path + ".attn", "CausalSelfAttention", attn),
+                partStage(path + ".ln2", "LayerNorm", ln2), partStage(path + ".mlp", "MLP", mlp)};
+    }
+
+    static torch::Tensor compose(const torch::Tensor &input, const Stage::PartRunner &run)
+    {
+        torch::Tensor x = input + run(1, run(0, input));
+        return x + run(3, run(2, x));
     }
 
     nn::LayerNorm ln1;
     CausalSelfAttention attn;
     nn::LayerNorm ln2;
-    nn::Linear fc, proj;
-    nn::Dropout dropout;
+    GptMlp mlp;
 };
 TORCH_MODULE(GptBlock);
 
@@ -116,12 +141,21 @@ struct MlpBlockImpl : nn::Module
 {
     MlpBlockImpl(const ModelSpec &spec)
         : linear(register_module("linear", nn::Linear(spec.dModel, spec.dModel)))
+        , act(register_module("act", nn::GELU()))
         , dropout(register_module("dropout", nn::Dropout(spec.dropout)))
     {
     }
-    torch::Tensor forward(const torch::Tensor &x) { return dropout(torch::gelu(linear(x))); }
+
+    std::vector<Stage> parts(const std::string &path) const
+    {
+        return {partStage(path + ".linear", "Linear", linear), partStage(path + ".act", "GELU", act),
+                partStage(path + ".dropout", "Dropout", dropout)};
+    }
+
+    static torch::Tensor compose(const torch::Tensor &x, const Stage::PartRunner &run) { return run(2, run(1, run(0, x))); }
 
     nn::Linear linear;
+    nn::GELU act;
     nn::Dropout dropout;
 };
 TORCH_MODULE(MlpBlock);
@@ -141,10 +175,18 @@ struct ResidualBlockImpl : nn::Module
         , bn2(register_module("bn2", nn::BatchNorm2d(spec.channels)))
     {
     }
-    torch::Tensor forward(const torch::Tensor &x)
+
+    std::vector<Stage> parts(const std::string &path) const
     {
-        torch::Tensor y = dropout(torch::relu(bn1(conv1(x))));
-        return torch::relu(x + bn2(conv2(y)));
+        return {partStage(path + ".conv1", "Conv2d", conv1), partStage(path + ".bn1", "BatchNorm2d", bn1),
+                partStage(path + ".dropout", "Dropout", dropout), partStage(path + ".conv2", "Conv2d", conv2),
+                partStage(path + ".bn2", "BatchNorm2d", bn2)};
+    }
+
+    static torch::Tensor compose(const torch::Tensor &x, const Stage::PartRunner &run)
+    {
+        torch::Tensor y = run(2, torch::relu(run(1, run(0, x))));
+        return torch::relu(x + run(4, run(3, y)));
     }
 
     nn::Conv2d conv1;
@@ -182,8 +224,16 @@ public:
         module->to(device);
         module->train();
         m_modules.push_back(module.ptr());
-        Stage stage{path, kind, chain, [module](const torch::Tensor &x) mutable { return module->forward(x); },
-                    module->parameters()};
+        Stage stage{path, kind, chain, {}, module->parameters(), {}, {}};
+        if constexpr (requires { module->parts(path); }) {
+            stage.parts = module->parts(path);
+            stage.compose = [](const torch::Tensor &x, const Stage::PartRunner &run) { return Holder::Impl::compose(x, run); };
+            stage.forward = [parts = stage.parts](const torch::Tensor &x) {
+                return Holder::Impl::compose(x, [&parts](std::size_t i, const torch::Tensor &in) { return parts[i].forward(in); });
+            };
+        } else {
+            stage.forward = [module](const torch::Tensor &x) mutable { return module->forward(x); };
+        }
         m_stages.push_back(std::move(stage));
     }
 
@@ -294,7 +344,7 @@ public:
             }
             module->train(true);
             Stage stage{block.name, module->type()->name() ? module->type()->name()->name() : "ScriptModule", true,
-                        [module](const torch::Tensor &x) { return module->forward({x}).toTensor(); }, {}};
+                        [module](const torch::Tensor &x) { return module->forward({x}).toTensor(); }, {}, {}, {}};
             for (const torch::Tensor &parameter : module->parameters()) {
                 parameter.requires_grad_(true);
                 stage.parameters.push_back(parameter);

@@ -1,7 +1,8 @@
 #pragma once
 // A model as the replay engine runs it: a sequence of stages (named layers) applied one
-// after another, then a loss. Checkpointing toggles whole stages; the chain stages are
-// the repeated blocks that "all", "every:K" and "sqrt" choose from.
+// after another, then a loss. Checkpointing toggles whole stages, or modules inside a
+// stage (its parts: a GPT block's attn and mlp); the chain stages are the repeated
+// blocks that "all", "every:K" and "sqrt" choose from.
 
 #include "modelspec.h"
 
@@ -16,11 +17,19 @@ namespace peaklens::replay {
 
 struct Stage
 {
+    // Runs part i of a stage on its input.
+    using PartRunner = std::function<torch::Tensor(std::size_t, const torch::Tensor &)>;
+
     std::string path;   // "blocks.3"
     std::string kind;   // "GPTBlock"
     bool chain = false; // one of the repeated blocks
     std::function<torch::Tensor(const torch::Tensor &)> forward;
     std::vector<torch::Tensor> parameters;
+    // The modules inside it that can be checkpointed on their own ("blocks.3.attn"), in
+    // the order they run, and its forward written over them; forward is `compose` with
+    // each part run plainly. Empty for a stage without parts.
+    std::vector<Stage> parts;
+    std::function<torch::Tensor(const torch::Tensor &, const PartRunner &)> compose;
     std::int64_t parameterBytes() const;
 };
 

@@ -23,6 +23,7 @@
 #include <cmath>
 #include <map>
 #include <regex>
+#include <tuple>
 
 namespace peaklens::replay {
 
@@ -89,7 +90,8 @@ double milliseconds(std::int64_t ns)
 }
 
 // The ranges of one run: forward ranges are opened and closed around each stage, backward
-// ranges move from stage to stage as the gradient reaches each stage's output.
+// ranges move from stage to stage as the gradient reaches each stage's output. A part's
+// ranges nest inside its stage's: pushed and popped.
 class RangeRecorder
 {
 public:
@@ -98,22 +100,44 @@ public:
     {
     }
 
+    // Closes what is open and opens a stage's range. The ranges of its parts already
+    // pushed (a part whose output is the stage's own gets its gradient first) stay open,
+    // inside it.
     void open(std::uint32_t layer, Phase phase)
     {
-        closeOpen();
-        MemoryRecorder &recorder = MemoryRecorder::instance();
-        recorder.setScope({layer, phase, Category::Temporary});
-        m_open = Range{layer, phase, m_step, recorder.nowNs(), 0, 0};
+        std::vector<Open> parts;
+        while (!m_open.empty() && m_open.back().parent == layer && m_open.back().range.phase == phase) {
+            parts.push_back(m_open.back());
+            m_open.pop_back();
+        }
+        // What was open ends where the stage's backward began: with its first part's.
+        const std::int64_t begin = parts.empty() ? MemoryRecorder::instance().nowNs() : parts.back().range.beginNs;
+        close(0, begin);
+        m_open.push_back({Range{layer, phase, m_step, begin, 0, 0}, kNoLayer});
+        m_open.insert(m_open.end(), parts.rbegin(), parts.rend());
+        setScope();
     }
 
-    void closeOpen()
+    // Opens the range of a part of stage `parent`, inside what is open.
+    void push(std::uint32_t layer, Phase phase, std::uint32_t parent)
     {
-        if (!m_open)
-            return;
-        m_open->endNs = MemoryRecorder::instance().nowNs();
-        m_ranges.push_back(*m_open);
-        m_open.reset();
+        m_open.push_back({Range{layer, phase, m_step, MemoryRecorder::instance().nowNs(), 0, 0}, parent});
+        setScope();
     }
+
+    // Closes the innermost open range of `layer` and those inside it; the one around it
+    // attributes again.
+    void pop(std::uint32_t layer)
+    {
+        const auto found = std::find_if(m_open.rbegin(), m_open.rend(), [&](const Open &open) { return open.range.layer == layer; });
+        if (found == m_open.rend())
+            return;
+        close(static_cast<std::size_t>(m_open.rend() - found) - 1, MemoryRecorder::instance().nowNs());
+        if (!m_open.empty())
+            setScope();
+    }
+
+    void closeOpen() { close(0, MemoryRecorder::instance().nowNs()); }
 
     std::vector<Range> take()
     {
@@ -122,14 +146,36 @@ public:
     }
 
 private:
+    struct Open
+    {
+        Range range;
+        std::uint32_t parent; // the stage of a part's range
+    };
+
+    void setScope() const
+    {
+        MemoryRecorder::instance().setScope({m_open.back().range.layer, m_open.back().range.phase, Category::Temporary});
+    }
+
+    // Closes the open ranges from `depth` in, innermost first, at `endNs`.
+    void close(std::size_t depth, std::int64_t endNs)
+    {
+        while (m_open.size() > depth) {
+            m_open.back().range.endNs = std::max(endNs, m_open.back().range.beginNs);
+            m_ranges.push_back(m_open.back().range);
+            m_open.pop_back();
+        }
+    }
+
     std::int64_t m_step;
-    std::optional<Range> m_open;
+    std::vector<Open> m_open; // outermost first
     std::vector<Range> m_ranges;
 };
 
 struct LayerIds
 {
     std::vector<std::uint32_t> stages;
+    std::vector<std::vector<std::uint32_t>> parts; // per stage
     std::uint32_t loss = kNoLayer;
 };
 
@@ -142,6 +188,11 @@ LayerIds registerLayers(TraceBuilder &builder, const ReplayModel &model)
         const std::uint32_t id = builder.layer(stage.path);
         builder.setLayerInfo(id, stage.kind, stage.parameterBytes());
         ids.stages.push_back(id);
+        ids.parts.emplace_back();
+        for (const Stage &part : stage.parts) {
+            ids.parts.back().push_back(builder.layer(part.path));
+            builder.setLayerInfo(ids.parts.back().back(), part.kind, part.parameterBytes());
+        }
         if (stage.chain)
             chainBytes += stage.parameterBytes();
     }
@@ -158,7 +209,6 @@ public:
     StepRunner(ReplayModel &model, const CheckpointSchedule &schedule, const LayerIds &ids, const RunOptions &options,
                const torch::Device &device)
         : m_model(model)
-        , m_schedule(schedule)
         , m_ids(ids)
         , m_options(options)
         , m_device(device)
@@ -176,6 +226,19 @@ public:
             if (auto current = m_current.lock())
                 current->open(m_ids.stages[stage], Phase::Backward);
         };
+        // A part's ranges are pushed around it by runPart; its checkpoint marks nothing.
+        m_partMarks.forwardBegins = [](std::size_t) {};
+        m_partMarks.forwardEnds = [] {};
+        m_partMarks.backwardBegins = [](std::size_t) {};
+        m_partUnits.resize(model.stages().size());
+        for (std::size_t i = 0; i < model.stages().size(); ++i)
+            m_partUnits[i].resize(model.stages()[i].parts.size());
+        for (const CheckpointUnit &unit : schedule) {
+            if (unit.isPart())
+                m_partUnits[unit.first][unit.part] = CheckpointUnit{unit.part, unit.part, {}};
+            else
+                m_wholeUnits.push_back(unit);
+        }
     }
 
     // One optimizer step over all micro-batches; appends its ranges.
@@ -229,15 +292,18 @@ private:
             autocast.emplace(AutocastState{!m_device.is_cuda(), m_device.is_cuda(), at::kBFloat16, at::kBFloat16});
         torch::Tensor x = batch.input;
         const auto &stages = m_model.stages();
-        auto unit = m_schedule.begin();
+        auto unit = m_wholeUnits.begin();
         for (std::size_t i = 0; i < stages.size(); ++i) {
-            if (unit != m_schedule.end() && unit->first == i) {
+            if (unit != m_wholeUnits.end() && unit->first == i) {
                 x = runCheckpointed(stages, *unit, x, m_marks);
                 i = unit->last;
                 ++unit;
             } else {
                 record.open(m_ids.stages[i], Phase::Forward);
-                x = stages[i].forward(x);
+                x = stages[i].parts.empty() ? stages[i].forward(x)
+                                            : stages[i].compose(x, [&](std::size_t part, const torch::Tensor &in) {
+                                                  return runPart(i, part, in, record);
+                                              });
                 record.closeOpen();
             }
             if (x.requires_grad()) {
@@ -249,6 +315,7 @@ private:
                         current->open(layer, Phase::Backward);
                 });
             }
+
         }
         record.open(m_ids.loss, Phase::Forward);
         torch::Tensor loss = m_model.loss(x, batch.target);
@@ -258,9 +325,37 @@ private:
         return loss;
     }
 
+    // Part `part` of stage `stage`, in its own ranges: its forward, and its backward from
+    // its output's gradient arriving to its input's. Checkpointed when the schedule says.
+    torch::Tensor runPart(std::size_t stage, std::size_t part, const torch::Tensor &input, RangeRecorder &record)
+    {
+        const std::uint32_t layer = m_ids.parts[stage][part];
+        const std::optional<CheckpointUnit> &unit = m_partUnits[stage][part];
+        const std::uint32_t parent = m_ids.stages[stage];
+        record.push(layer, Phase::Forward, parent);
+        torch::Tensor output = unit ? runCheckpointed(m_model.stages()[stage].parts, *unit, input, m_partMarks)
+                                    : m_model.stages()[stage].parts[part].forward(input);
+        record.pop(layer);
+        std::weak_ptr<RangeRecorder> weak = m_current;
+        if (output.requires_grad()) {
+            output.register_hook([weak, layer, parent](const torch::Tensor &) {
+                if (auto current = weak.lock())
+                    current->push(layer, Phase::Backward, parent);
+            });
+        }
+        if (input.requires_grad()) {
+            input.register_hook([weak, layer](const torch::Tensor &) {
+                if (auto current = weak.lock())
+                    current->pop(layer);
+            });
+        }
+        return output;
+    }
+
     ReplayModel &m_model;
-    const CheckpointSchedule &m_schedule;
-    StageMarks m_marks;
+    CheckpointSchedule m_wholeUnits; // the schedule's units of whole stages
+    StageMarks m_marks, m_partMarks;
+    std::vector<std::vector<std::optional<CheckpointUnit>>> m_partUnits; // per stage and part
     const LayerIds &m_ids;
     const RunOptions &m_options;
     torch::Device m_device;
@@ -278,6 +373,21 @@ std::string describeWhere(const Trace &trace, const Scope &scope, std::int64_t s
 
 } // namespace
 
+namespace {
+
+LayerParts partPaths(const std::vector<Stage> &stages)
+{
+    LayerParts parts;
+    for (const Stage &stage : stages) {
+        parts.emplace_back();
+        for (const Stage &part : stage.parts)
+            parts.back().push_back(part.path);
+    }
+    return parts;
+}
+
+} // namespace
+
 CheckpointSchedule resolveCheckpoint(const std::vector<Stage> &stages, const std::string &argument)
 {
     std::vector<std::string> chain, all;
@@ -287,7 +397,7 @@ CheckpointSchedule resolveCheckpoint(const std::vector<Stage> &stages, const std
             chain.push_back(stage.path);
     }
     try {
-        return CheckpointStrategy::parse(argument).schedule(chain, all);
+        return CheckpointStrategy::parse(argument).schedule(chain, all, partPaths(stages));
     } catch (const Error &error) {
         throw Error(std::string("--checkpoint: ") + error.what());
     }
@@ -379,10 +489,10 @@ public:
             failed(error, std::nullopt);
         }
         if (m_model) {
-            const std::vector<bool> toggles = toggledPositions(m_schedule, m_model->stages().size());
-            for (std::size_t i = 0; i < toggles.size(); ++i) {
-                if (toggles[i])
-                    m_result.checkpoint.push_back(m_model->stages()[i].path);
+            for (const CheckpointUnit &unit : m_schedule) {
+                for (std::size_t i = unit.first; i <= unit.last; ++i)
+                    m_result.checkpoint.push_back(unit.isPart() ? m_model->stages()[i].parts[unit.part].path
+                                                                : m_model->stages()[i].path);
             }
         }
         if (!m_result.oom)
@@ -454,51 +564,81 @@ private:
             m_result.stepTimeMs = median(measuredTimes);
     }
 
-    // Per stage, its forward and backward time in each step of `ranges`.
-    std::vector<std::vector<std::int64_t>> stageTimes(const std::vector<Range> &ranges) const
+    // Per layer of `layers`, its forward and backward time in each step of `ranges`.
+    static std::vector<std::vector<std::int64_t>> layerTimes(const std::vector<Range> &ranges, const std::vector<std::uint32_t> &layers)
     {
         std::map<std::pair<std::uint32_t, std::int64_t>, std::int64_t> perStep; // (layer, step) -> ns
         for (const Range &range : ranges) {
             if (range.phase == Phase::Forward || range.phase == Phase::Backward)
                 perStep[{range.layer, range.step}] += range.durationNs();
         }
-        std::vector<std::vector<std::int64_t>> times(m_ids.stages.size());
-        for (std::size_t k = 0; k < m_ids.stages.size(); ++k) {
-            for (auto it = perStep.lower_bound({m_ids.stages[k], INT64_MIN}); it != perStep.end() && it->first.first == m_ids.stages[k]; ++it)
+        std::vector<std::vector<std::int64_t>> times(layers.size());
+        for (std::size_t k = 0; k < layers.size(); ++k) {
+            for (auto it = perStep.lower_bound({layers[k], INT64_MIN}); it != perStep.end() && it->first.first == layers[k]; ++it)
                 times[k].push_back(it->second);
         }
         return times;
     }
 
-    // Steps with every chain stage checkpointed, after the measured ones and left out of
-    // the trace: what checkpointing a stage adds is the median of its forward and backward
-    // time there less the median in the measured steps. A failure only skips it.
-    void calibrate(const std::vector<Batch> &batches, torch::optim::Optimizer &optimizer)
+    // Steps run with `schedule` after the measured ones, left out of the trace: per layer of
+    // `calibrated` (with its path), what checkpointing it adds to a step is the median of
+    // its forward and backward time there less the median in the measured steps. A failure
+    // only skips it.
+    void calibrateWith(const CheckpointSchedule &schedule, const std::vector<std::pair<std::uint32_t, std::string>> &calibrated,
+                       const std::vector<Batch> &batches, torch::optim::Optimizer &optimizer, nlohmann::json &costs,
+                       int &stepNumber)
     {
-        const std::vector<bool> toggled = toggledPositions(m_schedule, m_model->stages().size());
-        CheckpointSchedule all = m_schedule;
-        std::vector<bool> calibrated(toggled.size(), false);
-        for (std::size_t k = 0; k < toggled.size(); ++k) {
-            if (!toggled[k] && m_model->stages()[k].chain) {
-                all.push_back({k, k, {}});
-                calibrated[k] = true;
-            }
-        }
-        std::sort(all.begin(), all.end(), [](const CheckpointUnit &a, const CheckpointUnit &b) { return a.first < b.first; });
-        StepRunner runner(*m_model, all, m_ids, m_options, m_device);
+        if (calibrated.empty())
+            return;
+        StepRunner runner(*m_model, schedule, m_ids, m_options, m_device);
         std::vector<Range> ranges;
         try {
             for (int i = 0; i < m_options.calibrationSteps; ++i)
-                runner.run(m_options.warmupSteps + m_options.steps + i, batches, optimizer, ranges);
+                runner.run(stepNumber++, batches, optimizer, ranges);
         } catch (const std::exception &) {
             return;
         }
-        const auto measured = stageTimes(m_ranges), checkpointed = stageTimes(ranges);
-        nlohmann::json costs = nlohmann::json::object();
+        std::vector<std::uint32_t> layers;
+        for (const auto &entry : calibrated)
+            layers.push_back(entry.first);
+        const auto measured = layerTimes(m_ranges, layers), checkpointed = layerTimes(ranges, layers);
         for (std::size_t k = 0; k < calibrated.size(); ++k) {
-            if (calibrated[k] && !measured[k].empty() && !checkpointed[k].empty())
-                costs[m_model->stages()[k].path] = std::max<std::int64_t>(0, median(checkpointed[k]) - median(measured[k]));
+            if (!measured[k].empty() && !checkpointed[k].empty())
+                costs[calibrated[k].second] = std::max<std::int64_t>(0, median(checkpointed[k]) - median(measured[k]));
         }
+    }
+
+    // Calibration: steps with every chain stage the schedule leaves plain checkpointed
+    // whole, then steps with each of their parts checkpointed on its own; the costs go to
+    // the trace's "checkpoint.costs" for the planner.
+    void calibrate(const std::vector<Batch> &batches, torch::optim::Optimizer &optimizer)
+    {
+        const auto &stages = m_model->stages();
+        const std::vector<bool> toggled = toggledPositions(m_schedule, stages.size());
+        const std::vector<std::uint64_t> parted = partMasks(m_schedule, stages.size());
+        CheckpointSchedule wholes = m_schedule, parts = m_schedule;
+        std::vector<std::pair<std::uint32_t, std::string>> wholeLayers, partLayers;
+        for (std::size_t k = 0; k < stages.size(); ++k) {
+            if (toggled[k] || parted[k] != 0 || !stages[k].chain)
+                continue;
+            wholes.push_back({k, k, {}});
+            wholeLayers.emplace_back(m_ids.stages[k], stages[k].path);
+            for (std::size_t c = 0; c < stages[k].parts.size(); ++c) {
+                parts.push_back({k, k, {}, c});
+                partLayers.emplace_back(m_ids.parts[k][c], stages[k].parts[c].path);
+            }
+        }
+        const auto inOrder = [](CheckpointSchedule &schedule) {
+            std::sort(schedule.begin(), schedule.end(), [](const CheckpointUnit &a, const CheckpointUnit &b) {
+                return std::tie(a.first, a.part) < std::tie(b.first, b.part);
+            });
+        };
+        inOrder(wholes);
+        inOrder(parts);
+        nlohmann::json costs = nlohmann::json::object();
+        int stepNumber = m_options.warmupSteps + m_options.steps;
+        calibrateWith(wholes, wholeLayers, batches, optimizer, costs, stepNumber);
+        calibrateWith(parts, partLayers, batches, optimizer, costs, stepNumber);
         m_checkpointCosts = costs.dump();
     }
 
@@ -550,7 +690,7 @@ private:
             for (const Stage &stage : m_model->stages())
                 paths.push_back(stage.path);
         }
-        const std::string written = CheckpointStrategy::of(m_schedule, paths).toString();
+        const std::string written = CheckpointStrategy::of(m_schedule, paths, m_model ? partPaths(m_model->stages()) : LayerParts{}).toString();
         const std::string checkpointList = written == "none" ? std::string() : written;
         m_builder.setMeta(metakey::SourceFormat, "replay");
         m_builder.setMeta(metakey::Description, modelKindName(m_spec.kind) + " training step replayed by peaklens-replay on "

@@ -75,8 +75,8 @@ struct RunResult
     nlohmann::ordered_json toJson() const;
 };
 
-// The units a --checkpoint argument checkpoints, over the stages in order. Throws Error naming what is
-// unknown, with the stage names to choose from.
+// The units a --checkpoint argument checkpoints, over the stages in order (and the stages'
+// parts). Throws Error naming what is unknown, with the stage names to choose from.
 CheckpointSchedule resolveCheckpoint(const std::vector<Stage> &stages, const std::string &argument);
 
 // Throws Error for a device that is not there or a model that cannot be built or run.

@@ -163,29 +163,70 @@ def _parse(text):
 
 class _Resolver:
     """Items placed in ``toggleable`` and checked: ends in order, inner units within their
-    unit and ending before it, no overlap among siblings."""
+    unit and ending before it, no overlap among siblings, parts on their own at the top
+    level. A part is a module inside a layer of ``chain`` (``blocks.1.attn`` of
+    ``blocks.1``): it is checkpointed on its own while the rest of its layer runs plainly,
+    so it neither begins, ends nor lies within a segment, and no whole unit holds its layer."""
 
-    def __init__(self, toggleable):
+    def __init__(self, toggleable, chain):
         self.toggleable = toggleable
         self.positions = {}
         for index, path in enumerate(toggleable):
             self.positions.setdefault(path, index)
+        self.layers = {path for path in chain if path in self.positions}
+        self.parts = {}  # a part's path -> the path of its layer
+        for path in self.positions:
+            layer = self._layer_holding(path)
+            if layer is not None:
+                self.parts[path] = layer
+
+    def _layer_holding(self, path):
+        """The layer of ``chain`` that ``path`` lies inside, or None."""
+        names = path.split(".")
+        for count in range(len(names) - 1, 0, -1):
+            prefix = ".".join(names[:count])
+            if prefix in self.layers:
+                return prefix
+        return None
 
     def position(self, path):
         if path not in self.positions:
+            layer = self._layer_holding(path)
+            if layer is not None:
+                parts = [part for part in self.positions if self.parts.get(part) == layer]
+                listed = f" ({_listed(parts)})" if parts else ""
+                raise ValueError(f'"{path}" is not a module of {layer} that can be checkpointed on its own{listed}.')
             raise ValueError(f'"{path}" is not among the layers that can be checkpointed ({_listed(self.toggleable)}).')
         return self.positions[path]
+
+    def place(self, path):
+        """The position of ``path``, or of its layer for a part, and the part's own
+        position (None for a layer itself)."""
+        position = self.position(path)
+        if path in self.parts:
+            return self.positions[self.parts[path]], position
+        return position, None
 
     def label(self, first, last):
         return self.toggleable[first] if first == last else self.toggleable[first] + ".." + self.toggleable[last]
 
     def units(self, items, parent=None):
         """The Units of ``items``, in order; ``parent`` the positions of the unit holding them."""
-        placed = []
+        placed = []  # (first, last, part, Unit); part None for a unit of whole layers
         for item in items:
-            first = self.position(item.first)
-            last = first if item.last is None else self.position(item.last)
             name = item.first if item.last is None else item.first + ".." + item.last
+            first, part = self.place(item.first)
+            if part is not None:
+                if item.last is not None or item.inner or parent:
+                    raise ValueError(f'"{name}": {item.first} is a module inside {self.toggleable[first]}; '
+                                     "it is checkpointed on its own, not as part of a segment.")
+                placed.append((first, first, part, Unit(item.first, item.first, ())))
+                continue
+            last = first
+            if item.last is not None:
+                last, last_part = self.place(item.last)
+                if last_part is not None:
+                    raise ValueError(f'"{name}": {item.last} is a module inside a layer, so it cannot end a segment.')
             if last < first:
                 raise ValueError(f'"{name}" is not a segment: {item.last} runs before {item.first}.')
             if parent and (first < parent[0] or last >= parent[1]):
@@ -193,13 +234,26 @@ class _Resolver:
                 raise ValueError(f'"{name}" is not an inner unit of {holder}: '
                                  "it must lie within it and end before it ends.")
             inner = tuple(self.units(item.inner, (first, last)))
-            placed.append((first, last, Unit(self.toggleable[first], self.toggleable[last], inner)))
-        placed.sort(key=lambda entry: entry[:2])
+            placed.append((first, last, None, Unit(self.toggleable[first], self.toggleable[last], inner)))
+        # By first layer; a whole unit before the parts of its first layer, which it holds.
+        placed.sort(key=lambda entry: (entry[0], entry[2] is not None, entry[1], entry[2] or 0))
         unique = [entry for i, entry in enumerate(placed) if i == 0 or entry != placed[i - 1]]
-        for before, after in zip(unique, unique[1:]):
-            if before[1] >= after[0]:
-                raise ValueError(f"The units {self.label(*before[:2])} and {self.label(*after[:2])} overlap.")
-        return [unit for _, _, unit in unique]
+        whole = None  # the last whole unit so far
+        for i, (first, last, part, unit) in enumerate(unique):
+            if whole is not None and whole[1] >= first:
+                if part is not None:
+                    raise ValueError(f"{unit.first} lies inside {self.label(*whole[:2])}, which is checkpointed whole.")
+                raise ValueError(f"The units {self.label(*whole[:2])} and {self.label(first, last)} overlap.")
+            if part is None:
+                whole = first, last
+                continue
+            for other in unique[i + 1:]:
+                if other[0] != first:
+                    break
+                a, b = unit.first, other[3].first
+                if other[2] is not None and (_is_inside(b, a) or _is_inside(a, b)):
+                    raise ValueError(f"The units {a} and {b} overlap: one module is inside the other.")
+        return [unit for _, _, _, unit in unique]
 
 
 def _is_inside(path, layer):
@@ -216,11 +270,14 @@ def checkpoint_schedule(text, chain, toggleable):
     (segments of ceil(sqrt(N)) layers); or units ``NAME``, ``NAME..NAME`` (a segment: those
     layers and all between them, as one checkpoint) and ``NAME..NAME(UNIT,...)`` (a segment
     whose recompute checkpoints its inner units again), separated by commas. A sub-layer of
-    a segment's layer (``blocks.0.fc1`` after ``blocks.0``) is part of that layer. Raises
-    ValueError with a sentence for anything else."""
+    a segment's layer (``blocks.0.fc1`` after ``blocks.0``) is part of that layer. A module
+    inside a layer of ``chain`` (a part: ``blocks.1.attn``) is a unit of its own, checkpointed
+    while the rest of its layer runs plainly: it cannot begin, end or lie within a segment,
+    nor lie inside a layer a whole unit holds, nor inside another part. Raises ValueError
+    with a sentence for anything else."""
     rule, value = _parse(text)
     if rule == "units":
-        return _Resolver(toggleable).units(value)
+        return _Resolver(toggleable, chain).units(value)
     n = len(chain)
     if rule == "every":
         items = [_Item(path, None, []) for path in chain[::value]]
@@ -229,7 +286,7 @@ def checkpoint_schedule(text, chain, toggleable):
         items = [_Item(chain[j], chain[j + k - 1], []) for j in range(0, n - k, k)]
     else:
         items = []
-    resolver = _Resolver(toggleable)
+    resolver = _Resolver(toggleable, chain)
     units = resolver.units(items)
     # A rule's segment is the chain's layers from its first to its last, one after another.
     in_chain = set(chain)
@@ -245,8 +302,8 @@ def checkpoint_schedule(text, chain, toggleable):
 
 
 def write_schedule(units):
-    """Units written in the grammar, canonically: in order, a single layer as its name, a
-    segment as ``first..last`` with ``(inner,...)``; ``none`` for no units."""
+    """Units written in the grammar, canonically: in order, a single layer or part as its
+    name, a segment as ``first..last`` with ``(inner,...)``; ``none`` for no units."""
     def written(unit):
         if unit.first == unit.last and not unit.inner:
             return unit.first
@@ -257,7 +314,8 @@ def write_schedule(units):
 
 def held_layers(units, toggleable):
     """The layers the (top-level) ``units`` hold, in ``toggleable`` order; a sub-layer of a
-    segment's layer is part of it and not named on its own."""
+    segment's layer is part of it and not named on its own, and a part's unit holds just
+    that module."""
     positions = {}
     for index, path in enumerate(toggleable):
         positions.setdefault(path, index)
@@ -471,7 +529,10 @@ class Instrumented:
     raises RuntimeError if not: ``for i, block in enumerate(self.blocks): x = block(x,
     past[i])`` fails at a segment's second layer. A segment suits layers whose extra
     arguments are alike (a mask, a position encoding), not per-layer state, which needs
-    single-layer checkpoints."""
+    single-layer checkpoints.
+
+    A single layer, or a part (a module inside a layer of the chain, ``blocks.3.attn``), has
+    its forward wrapped in a checkpoint; the rest of a part's layer runs plainly."""
 
     def __init__(self, model, checkpoint=None, manifest_path=None, sink=None):
         self.model = model

@@ -59,9 +59,12 @@ private slots:
         const QJsonObject all = cases();
         const auto chain = strings(all[QStringLiteral("chain")]);
         const auto toggleable = strings(all[QStringLiteral("toggleable")]);
+        LayerParts parts;
+        for (const std::string &layer : toggleable)
+            parts.push_back(strings(all[QStringLiteral("parts")].toObject()[QString::fromStdString(layer)]));
         if (!error.isEmpty()) {
             try {
-                CheckpointStrategy::parse(text.toStdString()).resolve(chain, toggleable);
+                CheckpointStrategy::parse(text.toStdString()).schedule(chain, toggleable, parts);
                 QFAIL("accepted");
             } catch (const Error &e) {
                 QVERIFY2(QString::fromUtf8(e.what()).contains(error), e.what());
@@ -69,15 +72,20 @@ private slots:
             return;
         }
         const CheckpointStrategy strategy = CheckpointStrategy::parse(text.toStdString());
-        const std::vector<bool> resolved = strategy.resolve(chain, toggleable);
+        const CheckpointSchedule units = strategy.schedule(chain, toggleable, parts);
+        const std::vector<bool> resolved = toggledPositions(units, toggleable.size());
+        const std::vector<std::uint64_t> chosen = partMasks(units, toggleable.size());
         std::vector<std::string> on;
         for (std::size_t i = 0; i < resolved.size(); ++i) {
             if (resolved[i])
                 on.push_back(toggleable[i]);
+            for (std::size_t c = 0; c < parts[i].size(); ++c) {
+                if (chosen[i] >> c & 1u)
+                    on.push_back(parts[i][c]);
+            }
         }
         QCOMPARE(on, strings(toggles));
-        QCOMPARE(QString::fromStdString(CheckpointStrategy::of(strategy.schedule(chain, toggleable), toggleable).toString()),
-                 schedule);
+        QCOMPARE(QString::fromStdString(CheckpointStrategy::of(units, toggleable, parts).toString()), schedule);
         // Printing reads back as the same value.
         QCOMPARE(CheckpointStrategy::parse(strategy.toString()), strategy);
     }

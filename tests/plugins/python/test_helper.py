@@ -134,11 +134,14 @@ class HelperTest(unittest.TestCase):
         self.assertEqual(checkpoint_chain(stack), ["1.0", "1.1"])
 
     def test_the_strategy_grammar_is_the_planners(self):
-        """The cases core/plan/checkpointstrategy.cpp is tested against, read the same here."""
+        """The cases core/plan/checkpointstrategy.cpp is tested against, read the same here.
+        The helper's toggleable paths are all the model's modules in order, so each layer's
+        parts follow it."""
         path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "checkpoint_strategies.json")
         with open(path) as file:
             shared = json.load(file)
-        chain, toggleable = shared["chain"], shared["toggleable"]
+        chain, parts = shared["chain"], shared.get("parts", {})
+        toggleable = [path for layer in shared["toggleable"] for path in [layer] + parts.get(layer, [])]
         for case in shared["cases"]:
             with self.subTest(text=case["text"]):
                 if "error" in case:
@@ -167,15 +170,28 @@ class HelperTest(unittest.TestCase):
 
     def test_a_segment_holds_its_layers_sub_layers(self):
         """Over the whole module tree a segment's layers keep their sub-layers: they neither
-        break a rule's run of chain layers nor are named on their own."""
+        break a rule's run of chain layers nor are named on their own. A sub-layer of a chain
+        layer is a part, checkpointed on its own or not at all."""
         toggleable = [path for path, _ in Net().named_modules() if path]
         chain = ["blocks.0", "blocks.1", "blocks.2"]
         self.assertEqual(write_schedule(checkpoint_schedule("segments:2", chain, toggleable)), "blocks.0..blocks.1")
         self.assertEqual(resolve_checkpoint("segments:2", chain, toggleable), ["blocks.0", "blocks.1"])
-        self.assertEqual(resolve_checkpoint("blocks.0..blocks.2(blocks.1.fc1)", chain, toggleable),
+        self.assertEqual(resolve_checkpoint("blocks.0..blocks.2(blocks.1)", chain, toggleable),
                          ["blocks.0", "blocks.1", "blocks.2"])
-        with self.assertRaisesRegex(ValueError, "overlap"):
+        self.assertEqual(resolve_checkpoint("blocks.2.fc2,blocks.0..blocks.1,embed", chain, toggleable),
+                         ["embed", "blocks.0", "blocks.1", "blocks.2.fc2"])
+        with self.assertRaisesRegex(ValueError, re.escape("blocks.1.fc1 is a module inside blocks.1; it is "
+                                                          "checkpointed on its own, not as part of a segment")):
+            checkpoint_schedule("blocks.0..blocks.2(blocks.1.fc1)", chain, toggleable)
+        with self.assertRaisesRegex(ValueError, re.escape("blocks.0.fc2 lies inside blocks.0..blocks.1, which is "
+                                                          "checkpointed whole")):
             checkpoint_schedule("blocks.0..blocks.1,blocks.0.fc2", chain, toggleable)
+        with self.assertRaisesRegex(ValueError, "overlap"):
+            checkpoint_schedule("blocks.0..blocks.1,blocks.1..blocks.2", chain, toggleable)
+        with self.assertRaisesRegex(ValueError, re.escape('"blocks.1.fc3" is not a module of blocks.1 that can be '
+                                                          "checkpointed on its own (blocks.1.fc1, blocks.1.fc2, "
+                                                          "blocks.1.dropout).")):
+            checkpoint_schedule("blocks.1.fc3", chain, toggleable)
         with self.assertRaisesRegex(ValueError, "embed runs between"):
             checkpoint_schedule("segments:2", chain, ["blocks.0", "embed", "blocks.1", "blocks.2"])
 
@@ -342,7 +358,7 @@ TOWER_STRATEGIES = {
     "sqrt": [2, 2, 2, 1, 1, 1],  # ceil(sqrt(6)) = 3: one segment, the last run stays plain
     "blocks.0..blocks.3(blocks.0..blocks.1)": [3, 3, 2, 2, 1, 1],
     "blocks.0..blocks.4(blocks.0..blocks.3(blocks.0..blocks.1))": [4, 4, 3, 3, 2, 1],
-    "blocks.0..blocks.2(blocks.1),blocks.3,blocks.4..blocks.5(blocks.4.fc1)": [2, 3, 2, 2, 2, 2],
+    "blocks.0..blocks.2(blocks.1),blocks.3,blocks.4.fc1,blocks.5": [2, 3, 2, 2, 1, 2],
 }
 
 
@@ -375,14 +391,15 @@ class SegmentTest(unittest.TestCase):
                 model = peaklens.instrument(fresh_tower(), checkpoint=strategy, sink=Recorder())
                 runs = counted_step(model)[1]
                 self.assertEqual([runs["blocks.%d" % i] for i in range(6)], expected)
-        # A layer inside a block, checkpointed again within its segment: module hooks see its
-        # forward and the segment's recompute, not its own checkpoint's recompute (which
-        # calls its forward directly), so it runs 3 times and its hook fires twice.
-        model = peaklens.instrument(fresh_tower(), checkpoint="blocks.4..blocks.5(blocks.4.fc1)", sink=Recorder())
-        fc1_calls = []
-        model.blocks[4].fc1.register_forward_hook(lambda *args: fc1_calls.append(1))
+        # Module hooks see a layer's forward and a segment's recompute, not a part's own
+        # recompute (which calls its forward directly): a part's hook fires once, the hook of
+        # a layer inside a segment's block twice.
+        model = peaklens.instrument(fresh_tower(), checkpoint="blocks.3.fc1,blocks.4..blocks.5", sink=Recorder())
+        fc1_calls = collections.Counter()
+        for i in (3, 4):
+            model.blocks[i].fc1.register_forward_hook(lambda *args, i=i: fc1_calls.update([i]))
         counted_step(model)
-        self.assertEqual(len(fc1_calls), 2)
+        self.assertEqual(fc1_calls, {3: 1, 4: 2})
 
     def test_one_forward_and_one_backward_range_per_block_per_step(self):
         for strategy in TOWER_STRATEGIES:
@@ -584,10 +601,12 @@ class SegmentTest(unittest.TestCase):
         model = fresh_tower()
         with self.assertRaisesRegex(ValueError, "embed..blocks.0 cannot run as one checkpoint.*ModuleList or Sequential"):
             peaklens.instrument(model, checkpoint="embed..blocks.0", sink=Recorder())
-        with self.assertRaisesRegex(ValueError, "blocks.5.fc1..blocks.5.fc2 cannot run"):
-            peaklens.instrument(model, checkpoint="blocks.0,blocks.0.fc2,blocks.5.fc1..blocks.5.fc2", sink=Recorder())
+        with self.assertRaisesRegex(ValueError, "blocks.5..head cannot run"):
+            peaklens.instrument(model, checkpoint="blocks.0,blocks.1.fc2,blocks.5..head", sink=Recorder())
         self.assertNotIn("forward", model.blocks[0].__dict__, "nothing was left applied")
-        self.assertNotIn("forward", model.blocks[0].fc2.__dict__)
+        self.assertNotIn("forward", model.blocks[1].fc2.__dict__)
+        with self.assertRaisesRegex(ValueError, "blocks.5.fc1 is a module inside blocks.5; it is checkpointed on its own"):
+            peaklens.instrument(model, checkpoint="blocks.5.fc1..blocks.5.fc2", sink=Recorder())
         self.assertEqual(counted_step(model)[1], {"blocks.%d" % i: 1 for i in range(6)})
 
     def test_a_container_takes_the_segments_of_one_instrument_at_a_time(self):
@@ -598,6 +617,187 @@ class SegmentTest(unittest.TestCase):
         model = peaklens.instrument(model, checkpoint="segments:3", sink=Recorder())
         self.assertEqual(model._peaklens.schedule, "blocks.0..blocks.2")
 
+
+
+class CausalSelfAttention(torch.nn.Module):
+    """The attention of the C++ replay's GPT block, counting its forwards in ``runs``."""
+
+    def __init__(self, runs, width, heads, dropout):
+        super().__init__()
+        self.runs, self.heads = runs, heads
+        self.qkv = torch.nn.Linear(width, 3 * width)
+        self.proj = torch.nn.Linear(width, width)
+        self.attn_dropout = torch.nn.Dropout(dropout)
+        self.resid_dropout = torch.nn.Dropout(dropout)
+
+    def forward(self, x):
+        self.runs.update(["attn"])
+        batch, time, width = x.shape
+        q, k, v = (t.view(batch, time, self.heads, -1).transpose(1, 2) for t in self.qkv(x).split(width, 2))
+        scores = q @ k.transpose(-2, -1) / (width // self.heads) ** 0.5
+        scores = scores.masked_fill(torch.ones(time, time, dtype=torch.bool).triu(1), float("-inf"))
+        y = (self.attn_dropout(torch.softmax(scores, -1)) @ v).transpose(1, 2).reshape(batch, time, width)
+        return self.resid_dropout(self.proj(y))
+
+
+class GptMlp(torch.nn.Module):
+    def __init__(self, runs, width, dropout):
+        super().__init__()
+        self.runs = runs
+        self.fc = torch.nn.Linear(width, 4 * width)
+        self.proj = torch.nn.Linear(4 * width, width)
+        self.dropout = torch.nn.Dropout(dropout)
+
+    def forward(self, x):
+        self.runs.update(["mlp"])
+        return self.dropout(self.proj(torch.nn.functional.gelu(self.fc(x))))
+
+
+class GptBlock(torch.nn.Module):
+    """``x + attn(ln1(x))``, then ``x + mlp(ln2(x))``; ``runs`` counts the forwards of the
+    block, its attention and its MLP."""
+
+    def __init__(self, width, heads, dropout):
+        super().__init__()
+        self.runs = collections.Counter()
+        self.ln1 = torch.nn.LayerNorm(width)
+        self.attn = CausalSelfAttention(self.runs, width, heads, dropout)
+        self.ln2 = torch.nn.LayerNorm(width)
+        self.mlp = GptMlp(self.runs, width, dropout)
+
+    def forward(self, x):
+        self.runs.update(["block"])
+        x = x + self.attn(self.ln1(x))
+        return x + self.mlp(self.ln2(x))
+
+
+class Gpt(torch.nn.Module):
+    def __init__(self, dropout=0.0, vocab=11, width=16, heads=2, seq=8, layers=4):
+        torch.manual_seed(5)
+        super().__init__()
+        self.wte = torch.nn.Embedding(vocab, width)
+        self.wpe = torch.nn.Embedding(seq, width)
+        self.blocks = torch.nn.ModuleList([GptBlock(width, heads, dropout) for _ in range(layers)])
+        self.ln_f = torch.nn.LayerNorm(width)
+        self.head = torch.nn.Linear(width, vocab)
+
+    def forward(self, ids):
+        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1]))
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln_f(x))
+
+    def runs(self):
+        """Per block: its forwards, its attention's and its MLP's, since the last call."""
+        blocks = [self.blocks[i] for i in range(len(self.blocks))]  # not the segments' runners
+        runs = [[block.runs[name] for name in ("block", "attn", "mlp")] for block in blocks]
+        for block in blocks:
+            block.runs.clear()
+        return runs
+
+
+def gpt_step(model, seed=0):
+    """One training step of ``model``: the parameters' gradients and its runs (see Gpt.runs)."""
+    model.zero_grad(set_to_none=True)
+    model.runs()
+    torch.manual_seed(seed)
+    ids = torch.randint(0, 11, (3, 8))
+    targets = torch.randint(0, 11, (3, 8))
+    with peaklens.step():
+        torch.nn.functional.cross_entropy(model(ids).flatten(0, 1), targets.flatten()).backward()
+    return [p.grad.clone() for p in model.parameters()], model.runs()
+
+
+class SelectiveTest(unittest.TestCase):
+    """Modules inside a layer checkpointed on their own, the rest of the layer run plainly."""
+
+    def setUp(self):
+        os.environ.pop("PEAKLENS_CHECKPOINT", None)
+        for name in ("PEAKLENS_MANIFEST", "PEAKLENS_OUT", "RANK", "LOCAL_RANK"):
+            os.environ.pop(name, None)
+
+    def tearDown(self):
+        os.environ.pop("PEAKLENS_CHECKPOINT", None)
+
+    def test_parts_recompute_alone_with_the_gradients_of_the_plain_step(self):
+        for dropout in (0.0, 0.1):
+            with self.subTest(dropout=dropout):
+                plain, plain_runs = gpt_step(peaklens.instrument(Gpt(dropout), checkpoint="none", sink=Recorder()))
+                self.assertEqual(plain_runs, [[1, 1, 1]] * 4)
+                os.environ["PEAKLENS_CHECKPOINT"] = "blocks.2.mlp, blocks.1.attn"
+                recorder = Recorder()
+                model = peaklens.instrument(Gpt(dropout), sink=recorder)
+                self.assertEqual(model._peaklens.checkpointed, ["blocks.1.attn", "blocks.2.mlp"])
+                self.assertEqual(model._peaklens.schedule, "blocks.1.attn,blocks.2.mlp")
+                self.assertEqual(checkpoint_chain(model), ["blocks.%d" % i for i in range(4)])
+                for step in range(2):
+                    gradients, runs = gpt_step(model, seed=step)
+                    # Each part runs again in the backward; its block and the rest do not.
+                    self.assertEqual(runs, [[1, 1, 1], [1, 2, 1], [1, 1, 2], [1, 1, 1]])
+                    if step == 0:
+                        self.assertEqual(len(plain), len(gradients))
+                        for a, b in zip(plain, gradients):
+                            self.assertTrue(torch.equal(a, b), (a - b).abs().max())
+                self.assertEqual(len(recorder.stack), 1, "every range was closed")
+                for ranges in ranges_per_step(recorder):
+                    for path in ("blocks.1", "blocks.1.attn", "blocks.1.attn.qkv", "blocks.2.mlp", "blocks.2.mlp.fc"):
+                        self.assertEqual((ranges["fwd:" + path], ranges["bwd:" + path]), (1, 1), path)
+                model._peaklens.remove()
+                self.assertEqual(gpt_step(model)[1], [[1, 1, 1]] * 4)
+                os.environ.pop("PEAKLENS_CHECKPOINT")
+
+    def test_without_gradients_parts_run_plainly(self):
+        plain = Gpt().eval()
+        model = peaklens.instrument(Gpt().eval(), checkpoint="blocks.1.attn,blocks.2.mlp", sink=Recorder())
+        ids = torch.randint(0, 11, (2, 8))
+        with torch.no_grad():
+            self.assertTrue(torch.equal(plain(ids), model(ids)))
+        self.assertEqual(model.runs(), [[1, 1, 1]] * 4)
+
+    def test_parts_beside_segments_and_layers(self):
+        model = peaklens.instrument(Gpt(), checkpoint="blocks.3,blocks.0..blocks.1,blocks.2.attn.qkv", sink=Recorder())
+        self.assertEqual(model._peaklens.schedule, "blocks.0..blocks.1,blocks.2.attn.qkv,blocks.3")
+        self.assertEqual(model._peaklens.checkpointed, ["blocks.0", "blocks.1", "blocks.2.attn.qkv", "blocks.3"])
+        plain = gpt_step(peaklens.instrument(Gpt(), checkpoint="none", sink=Recorder()))[0]
+        gradients, runs = gpt_step(model)
+        self.assertEqual(runs, [[2, 2, 2], [2, 2, 2], [1, 1, 1], [2, 2, 2]])
+        for a, b in zip(plain, gradients):
+            self.assertTrue(torch.equal(a, b), (a - b).abs().max())
+
+    def test_a_part_of_a_layer_checkpointed_whole_is_an_error(self):
+        model = Gpt()
+        for text, part, whole in (("blocks.1,blocks.1.attn", "blocks.1.attn", "blocks.1"),
+                                  ("blocks.1.attn,blocks.1", "blocks.1.attn", "blocks.1"),
+                                  ("blocks.1.attn,blocks.1..blocks.2", "blocks.1.attn", "blocks.1..blocks.2"),
+                                  ("blocks.0..blocks.2,blocks.1.mlp.fc", "blocks.1.mlp.fc", "blocks.0..blocks.2")):
+            with self.subTest(text=text):
+                os.environ["PEAKLENS_CHECKPOINT"] = text
+                with self.assertRaisesRegex(ValueError, re.escape(f"PEAKLENS_CHECKPOINT: {part} lies inside {whole}, "
+                                                                  "which is checkpointed whole.")):
+                    peaklens.instrument(model, sink=Recorder())
+        self.assertFalse([name for name, module in model.named_modules() if "forward" in module.__dict__],
+                         "nothing was left applied")
+        self.assertIs(type(model.blocks), torch.nn.ModuleList)
+
+    def test_parts_that_cannot_be_units(self):
+        model = Gpt()
+        errors = {
+            "blocks.1.attn,blocks.1.attn.proj": "The units blocks.1.attn and blocks.1.attn.proj overlap: one module "
+                                                "is inside the other.",
+            "blocks.1.attn..blocks.2": '"blocks.1.attn..blocks.2": blocks.1.attn is a module inside blocks.1; it is '
+                                       "checkpointed on its own, not as part of a segment.",
+            "blocks.0..blocks.2(blocks.1.mlp)": '"blocks.1.mlp": blocks.1.mlp is a module inside blocks.1; it is '
+                                                "checkpointed on its own, not as part of a segment.",
+            "blocks.0..blocks.1.mlp": '"blocks.0..blocks.1.mlp": blocks.1.mlp is a module inside a layer, so it '
+                                      "cannot end a segment.",
+            "blocks.1.ffn": '"blocks.1.ffn" is not a module of blocks.1 that can be checkpointed on its own '
+                            "(blocks.1.ln1, blocks.1.attn, blocks.1.attn.qkv, blocks.1.attn.proj, ",
+        }
+        for text, message in errors.items():
+            with self.subTest(text=text):
+                with self.assertRaisesRegex(ValueError, re.escape(message)):
+                    peaklens.instrument(model, checkpoint=text, sink=Recorder())
+        self.assertEqual(gpt_step(model)[1], [[1, 1, 1]] * 4)
 
 if __name__ == "__main__":
     unittest.main()
