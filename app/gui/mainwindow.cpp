@@ -216,7 +216,7 @@ MainWindow::MainWindow(QWidget *parent)
     });
     connect(m_layers, &LayerModel::checkpointChanged, this, [this] {
         m_whatIf->markCustom();
-        m_schedule = singleLayerUnits(m_layers->checkpoint());
+        m_schedule = m_layers->schedule();
         updatePrediction();
     });
     connect(m_whatIf, &WhatIfBar::strategyChanged, this, &MainWindow::applyStrategy);
@@ -376,7 +376,7 @@ void MainWindow::rerun()
     const Prediction prediction = predict(model, m_schedule);
     RunRecord record;
     record.label = tr("rerun %1").arg(++m_rerunCount);
-    for (const std::string &unit : CheckpointStrategy::of(m_schedule, chainPaths(model)).unitTexts())
+    for (const std::string &unit : CheckpointStrategy::of(m_schedule, chainPaths(model), chainParts(model)).unitTexts())
         record.checkpoint << QString::fromStdString(unit);
     record.predictedPeakBytes = prediction.peakBytes;
     record.predictedStepNs = prediction.stepTimeNs;
@@ -610,7 +610,7 @@ void MainWindow::showSchedule(const Plan &plan)
     m_schedule = plan.schedule;
     {
         const QSignalBlocker blocker(m_layers);
-        m_layers->setCheckpoint(plan.checkpoint);
+        m_layers->setSchedule(plan.schedule);
     }
     m_layerView->viewport()->update();
 }

@@ -126,7 +126,7 @@ int main(int argc, char **argv)
     app.add_option("--batch", arguments.batch, "Batch size (per micro-batch)");
     app.add_option("--dropout", arguments.dropout, "Dropout probability");
     app.add_option("--seed", arguments.seed, "Seed of parameters, batch and dropout");
-    app.add_option("--checkpoint", arguments.checkpoint, "none, all, every:K, sqrt, or layer names NAME,NAME,...");
+    app.add_option("--checkpoint", arguments.checkpoint, "none, all, every:K, segments:K, sqrt, or units: NAME, FIRST..LAST, FIRST..LAST(UNIT,...), or a module inside a block (blocks.3.attn)");
     app.add_option("--steps", arguments.steps, "Measured steps (after warm-up)")->check(CLI::Range(1, 100000));
     app.add_option("--warmup", arguments.warmup, "Warm-up steps, not measured")->check(CLI::Range(0, 100000));
     app.add_option("--micro-batches", arguments.microBatches, "Gradient accumulation: micro-batches per step")

@@ -81,6 +81,21 @@ def main():
                     for i in range(RANDOM_SUBSETS):
                         subset = [n for n in names if chooser.random() < 0.5] or names[:1]
                         sets.append((f"random{i + 1}", ["--checkpoint", ",".join(subset)]))
+                    # Modules inside the layers (selective checkpointing): each layer's part
+                    # that frees most, and a random mix of whole layers and parts.
+                    parts = [[p for p in layer["parts"] if "." not in p["name"][len(layer["name"]) + 1:]] for layer in chain]
+                    largest = [max(ps, key=lambda p: p["saving_bytes"])["name"] for ps in parts if ps]
+                    if largest:
+                        sets.append(("parts", ["--strategy", ",".join(largest)]))
+                        mixed = []
+                        for layer, ps in zip(names, parts):
+                            pick = chooser.random()
+                            if pick < 0.25:
+                                mixed.append(layer)
+                            elif pick < 0.75 and ps:
+                                mixed += sorted(chooser.sample([p["name"] for p in ps], min(len(ps), 1 + (pick > 0.5))),
+                                                key=[p["name"] for p in ps].index)
+                        sets.append(("parts-random", ["--strategy", ",".join(mixed) or largest[0]]))
                     for label, plan_args in sets:
                         if only and label not in only and label != "none":
                             continue

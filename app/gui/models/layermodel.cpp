@@ -14,14 +14,22 @@ void LayerModel::resetData(const DocumentPtr &document)
     m_document = document;
     rebuildTree();
     m_chainIndex.assign(document ? document->trace->layers.size() : 0, -1);
+    m_partIndex.assign(m_chainIndex.size(), -1);
     m_checkpoint.clear();
+    m_parts.clear();
     m_peakBytes = 0;
     if (document) {
         if (document->costModel) {
             const auto &chain = document->costModel->layers;
-            for (std::size_t i = 0; i < chain.size(); ++i)
+            for (std::size_t i = 0; i < chain.size(); ++i) {
                 m_chainIndex[chain[i].layer] = static_cast<int>(i);
+                for (std::size_t c = 0; c < chain[i].parts.size(); ++c) {
+                    m_chainIndex[chain[i].parts[c].layer] = static_cast<int>(i);
+                    m_partIndex[chain[i].parts[c].layer] = static_cast<int>(c);
+                }
+            }
             m_checkpoint.assign(chain.size(), false);
+            m_parts.assign(chain.size(), 0);
         }
         const auto &peak = document->summary.peak;
         if (peak.primary)
@@ -79,18 +87,54 @@ QModelIndex LayerModel::parent(const QModelIndex &child) const
     return createIndex(m_row[parent], 0, static_cast<quintptr>(parent));
 }
 
-void LayerModel::setCheckpoint(const std::vector<bool> &checkpoint)
+CheckpointSchedule LayerModel::schedule() const
 {
-    if (checkpoint.size() != m_checkpoint.size() || checkpoint == m_checkpoint)
+    CheckpointSchedule schedule;
+    for (std::size_t k = 0; k < m_checkpoint.size(); ++k) {
+        if (m_checkpoint[k])
+            schedule.push_back({k, k, {}});
+        for (std::size_t c = 0; c < 64; ++c) {
+            if (m_parts[k] >> c & 1u)
+                schedule.push_back({k, k, {}, c});
+        }
+    }
+    return schedule;
+}
+
+void LayerModel::setSchedule(const CheckpointSchedule &schedule)
+{
+    const std::vector<bool> whole = toggledPositions(schedule, m_checkpoint.size());
+    const std::vector<std::uint64_t> parts = partMasks(schedule, m_checkpoint.size());
+    if (whole == m_checkpoint && parts == m_parts)
         return;
-    m_checkpoint = checkpoint;
-    // Only chain layers change; tell the views about each.
-    const auto &chain = m_document->costModel->layers;
-    for (const ChainLayer &layer : chain) {
-        const QModelIndex box = indexOfLayer(layer.layer, CheckpointColumn);
+    m_checkpoint = whole;
+    m_parts = parts;
+    emitTicksChanged();
+}
+
+void LayerModel::emitTicksChanged()
+{
+    // Only chain layers and their parts change; tell the views about each.
+    for (const ChainLayer &layer : m_document->costModel->layers) {
+        QModelIndex box = indexOfLayer(layer.layer, CheckpointColumn);
         Q_EMIT dataChanged(box, box, {Qt::CheckStateRole});
+        for (const ChainPart &part : layer.parts) {
+            box = indexOfLayer(part.layer, CheckpointColumn);
+            Q_EMIT dataChanged(box, box, {Qt::CheckStateRole});
+        }
     }
     Q_EMIT checkpointChanged();
+}
+
+bool LayerModel::isTicked(std::size_t row) const
+{
+    const auto chain = static_cast<std::size_t>(m_chainIndex[row]);
+    return m_partIndex[row] < 0 ? bool(m_checkpoint[chain]) : (m_parts[chain] >> m_partIndex[row] & 1u) || m_checkpoint[chain];
+}
+
+bool LayerModel::isHeldWhole(std::size_t row) const
+{
+    return m_partIndex[row] >= 0 && m_checkpoint[static_cast<std::size_t>(m_chainIndex[row])];
 }
 
 QModelIndex LayerModel::indexOfLayer(std::uint32_t layer, int column) const
@@ -124,7 +168,7 @@ QVariant LayerModel::data(const QModelIndex &index, int role) const
     if (role == LayerRole)
         return static_cast<uint>(row);
     if (role == Qt::CheckStateRole && index.column() == CheckpointColumn && chain >= 0)
-        return m_checkpoint[static_cast<std::size_t>(chain)] ? Qt::Checked : Qt::Unchecked;
+        return isTicked(row) ? Qt::Checked : Qt::Unchecked;
     if (role == Qt::TextAlignmentRole)
         return index.column() >= ActivationColumn && index.column() <= BackwardColumn
                    ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
@@ -136,11 +180,20 @@ QVariant LayerModel::data(const QModelIndex &index, int role) const
                    ? tr("The trace times no backward for this layer: estimated from when the blocks its forward "
                         "saved were freed")
                    : tr("The trace times no backward for this layer");
-    if (role == Qt::ToolTipRole && index.column() == CheckpointColumn)
-        return chain >= 0 ? tr("Checkpoint %1: keep only its input during the forward pass and recompute it in "
-                               "the backward pass")
-                                .arg(QString::fromStdString(layer.path))
-                          : tr("Only the layers of the checkpointable chain can be toggled");
+    if (role == Qt::ToolTipRole && index.column() == CheckpointColumn) {
+        if (chain < 0)
+            return tr("Only the layers of the checkpointable chain, and the modules inside them, can be toggled");
+        const ChainLayer &owner = m_document->costModel->layers[static_cast<std::size_t>(chain)];
+        if (isHeldWhole(row))
+            return tr("Recomputed with %1, which is checkpointed whole").arg(QString::fromStdString(owner.path));
+        if (m_partIndex[row] >= 0)
+            return tr("Checkpoint %1 alone: keep its input, recompute it in the backward pass; the rest of %2 runs "
+                      "plainly. Frees %3")
+                .arg(QString::fromStdString(layer.path), QString::fromStdString(owner.path),
+                     QString::fromStdString(formatBytes(owner.parts[static_cast<std::size_t>(m_partIndex[row])].savingBytes)));
+        return tr("Checkpoint %1: keep only its input during the forward pass and recompute it in the backward pass")
+            .arg(QString::fromStdString(layer.path));
+    }
     if (role == SortRole) {
         switch (index.column()) {
         case NameColumn: return static_cast<uint>(row); // module order
@@ -149,7 +202,7 @@ QVariant LayerModel::data(const QModelIndex &index, int role) const
         case PeakShareColumn: return static_cast<qlonglong>(stats.activationBytes);
         case ForwardColumn: return static_cast<qlonglong>(stats.forwardNs);
         case BackwardColumn: return static_cast<qlonglong>(stats.backwardNs);
-        case CheckpointColumn: return chain >= 0 ? int(m_checkpoint[static_cast<std::size_t>(chain)]) : -1;
+        case CheckpointColumn: return chain >= 0 ? int(isTicked(row)) : -1;
         }
     }
     if (role != Qt::DisplayRole)
@@ -190,8 +243,12 @@ QVariant LayerModel::headerData(int section, Qt::Orientation orientation, int ro
 Qt::ItemFlags LayerModel::flags(const QModelIndex &index) const
 {
     Qt::ItemFlags flags = QAbstractItemModel::flags(index);
-    if (index.isValid() && index.column() == CheckpointColumn && m_chainIndex[static_cast<std::size_t>(index.internalId())] >= 0)
+    const auto row = static_cast<std::size_t>(index.internalId());
+    if (index.isValid() && index.column() == CheckpointColumn && m_chainIndex[row] >= 0) {
         flags |= Qt::ItemIsUserCheckable;
+        if (isHeldWhole(row))
+            flags &= ~Qt::ItemIsEnabled;
+    }
     return flags;
 }
 
@@ -200,15 +257,30 @@ bool LayerModel::setData(const QModelIndex &index, const QVariant &value, int ro
     if (!checkIndex(index, CheckIndexOption::IndexIsValid) || role != Qt::CheckStateRole
         || index.column() != CheckpointColumn)
         return false;
-    const int chain = m_chainIndex[static_cast<std::size_t>(index.internalId())];
-    if (chain < 0)
+    const auto row = static_cast<std::size_t>(index.internalId());
+    const int chain = m_chainIndex[row];
+    if (chain < 0 || isHeldWhole(row))
         return false;
     const bool on = value.value<Qt::CheckState>() == Qt::Checked;
-    if (m_checkpoint[static_cast<std::size_t>(chain)] == on)
+    if (isTicked(row) == on)
         return true;
-    m_checkpoint[static_cast<std::size_t>(chain)] = on;
-    Q_EMIT dataChanged(index, index, {Qt::CheckStateRole});
-    Q_EMIT checkpointChanged();
+    const auto k = static_cast<std::size_t>(chain);
+    const int part = m_partIndex[row];
+    if (part < 0) {
+        // Whole: its parts are recomputed with it.
+        m_checkpoint[k] = on;
+        m_parts[k] = 0;
+    } else {
+        // A module alone: none inside it or around it stays ticked.
+        const std::vector<ChainPart> &parts = m_document->costModel->layers[k].parts;
+        const std::string &path = parts[static_cast<std::size_t>(part)].path;
+        for (std::size_t c = 0; c < parts.size(); ++c) {
+            if (parts[c].path.starts_with(path + ".") || path.starts_with(parts[c].path + "."))
+                m_parts[k] &= ~(std::uint64_t(1) << c);
+        }
+        m_parts[k] = on ? m_parts[k] | std::uint64_t(1) << part : m_parts[k] & ~(std::uint64_t(1) << part);
+    }
+    emitTicksChanged();
     return true;
 }
 

@@ -1,9 +1,12 @@
 #pragma once
 // The layers of a trace as the module tree (or a flat list of paths), one row each: name,
 // kind, activation bytes kept for the backward pass, share of the peak, forward and
-// backward time, and a checkbox to toggle checkpointing on the checkpointable chain.
+// backward time, and a checkbox to toggle checkpointing on the checkpointable chain: on
+// a chain layer (checkpointed whole) or on a module inside one (checkpointed alone).
 
 #include "tracedocument.h"
+
+#include "core/plan/checkpointschedule.h"
 
 #include <QAbstractItemModel>
 
@@ -26,9 +29,12 @@ public:
     // Flat: every layer at the top level, named by its whole path.
     void setFlat(bool flat);
     bool isFlat() const { return m_flat; }
-    // One flag per chain layer of the document's cost model.
+    // One flag per chain layer of the document's cost model: checkpointed whole.
     const std::vector<bool> &checkpoint() const { return m_checkpoint; }
-    void setCheckpoint(const std::vector<bool> &checkpoint);
+    // The ticks as units: a single-layer unit per ticked layer, a part unit per ticked module.
+    CheckpointSchedule schedule() const;
+    // Ticks the layers a schedule's top-level units hold and the parts it checkpoints.
+    void setSchedule(const CheckpointSchedule &schedule);
     // The index (first column) of a trace layer; invalid for none.
     QModelIndex indexOfLayer(std::uint32_t layer, int column = NameColumn) const;
 
@@ -53,8 +59,14 @@ private:
     std::vector<std::uint32_t> m_topLevel;
     std::vector<std::vector<std::uint32_t>> m_children; // per layer, in module order
     std::vector<int> m_row;                              // per layer: its row under its parent
-    std::vector<int> m_chainIndex; // per trace layer: its index in the chain, or -1
+    // Per trace layer: its chain layer's index (a chain layer, or a part of one), or -1, and
+    // its index among that layer's parts, or -1 for the chain layer itself.
+    std::vector<int> m_chainIndex, m_partIndex;
     std::vector<bool> m_checkpoint;
+    std::vector<std::uint64_t> m_parts; // per chain layer: its ticked parts
+    bool isTicked(std::size_t row) const;
+    bool isHeldWhole(std::size_t row) const; // a part of a layer ticked whole
+    void emitTicksChanged();
     std::int64_t m_peakBytes = 0;
 };
 

@@ -97,8 +97,37 @@ private slots:
         QCOMPARE(changed.count(), 1);
         QVERIFY(model.checkpoint()[1]);
         QCOMPARE(box.data(Qt::CheckStateRole).value<Qt::CheckState>(), Qt::Checked);
-        model.setCheckpoint(std::vector<bool>(chain.size(), true));
+        model.setSchedule(singleLayerUnits(std::vector<bool>(chain.size(), true)));
         QCOMPARE(changed.count(), 2);
+    }
+
+    // A module inside a chain layer is ticked on its own; ticking its layer whole holds it.
+    void partsAreCheckableAlone()
+    {
+        LayerModel model;
+        QAbstractItemModelTester tester(&model);
+        const DocumentPtr document = loadDocument(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/modelled-step.pltxt"));
+        model.resetData(document);
+        const auto &chain = document->costModel->layers;
+        QVERIFY(chain[1].parts.size() >= 2);
+        const QModelIndex attn = model.indexOfLayer(chain[1].parts[1].layer, LayerModel::CheckpointColumn);
+        const QModelIndex layer = model.indexOfLayer(chain[1].layer, LayerModel::CheckpointColumn);
+        QVERIFY(model.flags(attn) & Qt::ItemIsUserCheckable);
+        QVERIFY(attn.data(Qt::ToolTipRole).toString().contains(QStringLiteral("alone")));
+        QVERIFY(model.setData(attn, Qt::Checked, Qt::CheckStateRole));
+        QCOMPARE(model.schedule(), (CheckpointSchedule{{1, 1, {}, 1}}));
+        QCOMPARE(layer.data(Qt::CheckStateRole).value<Qt::CheckState>(), Qt::Unchecked);
+
+        // Whole, the layer holds its parts: ticked, not to be unticked alone.
+        QVERIFY(model.setData(layer, Qt::Checked, Qt::CheckStateRole));
+        QCOMPARE(model.schedule(), (CheckpointSchedule{{1, 1, {}}}));
+        QCOMPARE(attn.data(Qt::CheckStateRole).value<Qt::CheckState>(), Qt::Checked);
+        QVERIFY(!(model.flags(attn) & Qt::ItemIsEnabled));
+        QVERIFY(!model.setData(attn, Qt::Unchecked, Qt::CheckStateRole));
+
+        const CheckpointSchedule mixed{{0, 0, {}, 3}, {2, 2, {}}};
+        model.setSchedule(mixed);
+        QCOMPARE(model.schedule(), mixed);
     }
 
     void runComparisonMatchesLayersByPath()

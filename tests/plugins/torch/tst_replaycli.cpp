@@ -89,6 +89,9 @@ private slots:
         QTest::newRow("two levels, bf16, 2 micro-batches")
             << QStringList{QStringLiteral("--checkpoint"), QStringLiteral("embed..blocks.1(embed,blocks.0)"), QStringLiteral("--dtype"),
                            QStringLiteral("bf16"), QStringLiteral("--micro-batches"), QStringLiteral("2")};
+        QTest::newRow("modules inside layers, bf16, 2 micro-batches")
+            << QStringList{QStringLiteral("--checkpoint"), QStringLiteral("blocks.0.attn,blocks.1.mlp,blocks.1.ln1"), QStringLiteral("--dtype"),
+                           QStringLiteral("bf16"), QStringLiteral("--micro-batches"), QStringLiteral("2")};
     }
     void verifyGradients()
     {
