@@ -139,8 +139,9 @@ int main(int argc, char **argv)
     app.add_option("--progress", arguments.progress, "Where JSON-lines progress goes: stderr, none, or a file descriptor");
     app.add_flag("--json", arguments.json, "Print one JSON result object on stdout");
     app.add_option("--calibration-steps", arguments.calibrationSteps,
-                   "Steps with every chain stage checkpointed after the measured ones, timing what each checkpoint "
-                   "adds for the planner (default 3 with --out, else 0)")
+                   "Rounds after the measured steps of a plain step beside steps with every chain stage and every "
+                   "module in it checkpointed, timing what each checkpoint adds for the planner (default 3 with "
+                   "--out, else 0)")
         ->check(CLI::Range(0, 1000));
     app.add_flag("--verify-gradients", arguments.verifyGradients,
                  "Also run one step plain and one with the toggles, and compare every gradient");

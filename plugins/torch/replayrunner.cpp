@@ -580,65 +580,87 @@ private:
         return times;
     }
 
-    // Steps run with `schedule` after the measured ones, left out of the trace: per layer of
-    // `calibrated` (with its path), what checkpointing it adds to a step is the median of
-    // its forward and backward time there less the median in the measured steps. A failure
-    // only skips it.
-    void calibrateWith(const CheckpointSchedule &schedule, const std::vector<std::pair<std::uint32_t, std::string>> &calibrated,
-                       const std::vector<Batch> &batches, torch::optim::Optimizer &optimizer, nlohmann::json &costs,
-                       int &stepNumber)
-    {
-        if (calibrated.empty())
-            return;
-        StepRunner runner(*m_model, schedule, m_ids, m_options, m_device);
-        std::vector<Range> ranges;
-        try {
-            for (int i = 0; i < m_options.calibrationSteps; ++i)
-                runner.run(stepNumber++, batches, optimizer, ranges);
-        } catch (const std::exception &) {
-            return;
-        }
-        std::vector<std::uint32_t> layers;
-        for (const auto &entry : calibrated)
-            layers.push_back(entry.first);
-        const auto measured = layerTimes(m_ranges, layers), checkpointed = layerTimes(ranges, layers);
-        for (std::size_t k = 0; k < calibrated.size(); ++k) {
-            if (!measured[k].empty() && !checkpointed[k].empty())
-                costs[calibrated[k].second] = std::max<std::int64_t>(0, median(checkpointed[k]) - median(measured[k]));
-        }
-    }
-
-    // Calibration: steps with every chain stage the schedule leaves plain checkpointed
-    // whole, then steps with each of their parts checkpointed on its own; the costs go to
-    // the trace's "checkpoint.costs" for the planner.
+    // Calibration, after the measured steps and left out of the trace: rounds of a plain
+    // step (the schedule as given), a step with every chain stage it leaves plain
+    // checkpointed whole, and a step with each of their parts checkpointed on its own. What
+    // checkpointing a stage or part adds to a step is the median over the rounds of its
+    // forward and backward time there less in the same round's plain step: pairs run side by
+    // side, so a machine that drifts between the measured steps and these does not move the
+    // costs. The first round warms the new schedules up and is not counted. A schedule that
+    // fails is skipped. The costs go to the trace's "checkpoint.costs" for the planner.
     void calibrate(const std::vector<Batch> &batches, torch::optim::Optimizer &optimizer)
     {
         const auto &stages = m_model->stages();
         const std::vector<bool> toggled = toggledPositions(m_schedule, stages.size());
         const std::vector<std::uint64_t> parted = partMasks(m_schedule, stages.size());
-        CheckpointSchedule wholes = m_schedule, parts = m_schedule;
-        std::vector<std::pair<std::uint32_t, std::string>> wholeLayers, partLayers;
+        struct Trial
+        {
+            CheckpointSchedule schedule;
+            std::vector<std::pair<std::uint32_t, std::string>> calibrated; // layer id, path
+            std::vector<Range> ranges;
+            bool failed = false;
+        };
+        Trial wholes{m_schedule, {}, {}}, parts{m_schedule, {}, {}};
         for (std::size_t k = 0; k < stages.size(); ++k) {
             if (toggled[k] || parted[k] != 0 || !stages[k].chain)
                 continue;
-            wholes.push_back({k, k, {}});
-            wholeLayers.emplace_back(m_ids.stages[k], stages[k].path);
+            wholes.schedule.push_back({k, k, {}});
+            wholes.calibrated.emplace_back(m_ids.stages[k], stages[k].path);
             for (std::size_t c = 0; c < stages[k].parts.size(); ++c) {
-                parts.push_back({k, k, {}, c});
-                partLayers.emplace_back(m_ids.parts[k][c], stages[k].parts[c].path);
+                parts.schedule.push_back({k, k, {}, c});
+                parts.calibrated.emplace_back(m_ids.parts[k][c], stages[k].parts[c].path);
             }
         }
-        const auto inOrder = [](CheckpointSchedule &schedule) {
-            std::sort(schedule.begin(), schedule.end(), [](const CheckpointUnit &a, const CheckpointUnit &b) {
+        for (Trial *trial : {&wholes, &parts}) {
+            std::sort(trial->schedule.begin(), trial->schedule.end(), [](const CheckpointUnit &a, const CheckpointUnit &b) {
                 return std::tie(a.first, a.part) < std::tie(b.first, b.part);
             });
-        };
-        inOrder(wholes);
-        inOrder(parts);
+            trial->failed = trial->calibrated.empty();
+        }
+        if (wholes.failed && parts.failed)
+            return;
+
+        StepRunner plainRunner(*m_model, m_schedule, m_ids, m_options, m_device);
+        StepRunner wholeRunner(*m_model, wholes.schedule, m_ids, m_options, m_device);
+        StepRunner partRunner(*m_model, parts.schedule, m_ids, m_options, m_device);
+        const std::vector<std::pair<Trial *, StepRunner *>> trials{{&wholes, &wholeRunner}, {&parts, &partRunner}};
+        std::vector<Range> plainRanges, warmup;
+        std::int64_t stepNumber = m_options.warmupSteps + m_options.steps;
+        try {
+            for (int round = 0; round <= m_options.calibrationSteps; ++round) {
+                plainRunner.run(stepNumber, batches, optimizer, round == 0 ? warmup : plainRanges);
+                for (auto [trial, runner] : trials) {
+                    if (trial->failed)
+                        continue;
+                    try {
+                        runner->run(stepNumber, batches, optimizer, round == 0 ? warmup : trial->ranges);
+                    } catch (const std::exception &) {
+                        trial->failed = true;
+                    }
+                }
+                ++stepNumber;
+            }
+        } catch (const std::exception &) {
+            return;
+        }
+
         nlohmann::json costs = nlohmann::json::object();
-        int stepNumber = m_options.warmupSteps + m_options.steps;
-        calibrateWith(wholes, wholeLayers, batches, optimizer, costs, stepNumber);
-        calibrateWith(parts, partLayers, batches, optimizer, costs, stepNumber);
+        for (auto [trial, runner] : trials) {
+            if (trial->failed)
+                continue;
+            std::vector<std::uint32_t> layers;
+            for (const auto &entry : trial->calibrated)
+                layers.push_back(entry.first);
+            const auto plain = layerTimes(plainRanges, layers), checkpointed = layerTimes(trial->ranges, layers);
+            for (std::size_t k = 0; k < layers.size(); ++k) {
+                if (plain[k].size() != checkpointed[k].size() || plain[k].empty())
+                    continue;
+                std::vector<std::int64_t> added;
+                for (std::size_t round = 0; round < plain[k].size(); ++round)
+                    added.push_back(checkpointed[k][round] - plain[k][round]);
+                costs[trial->calibrated[k].second] = std::max<std::int64_t>(0, median(added));
+            }
+        }
         m_checkpointCosts = costs.dump();
     }
 

@@ -9,6 +9,13 @@ measure. Every planner plan is also replayed with `--memory-limit` set to its bu
 budget guarantee is that it never runs out of memory. Prints one table row per run and a
 summary of the largest errors; --json FILE keeps every row.
 
+A machine's speed drifts over minutes (on a shared CPU by several per cent), and a
+prediction is the baseline trace's step time plus what the toggles add. So every rerun is
+bracketed by plain reruns of the baseline, and its step-time error is taken against the
+prediction moved onto them: the mean of the two bracketing baselines plus the predicted
+added time. The error against the baseline trace's own time is kept beside it ("raw").
+"none" is rerun like any other set.
+
 Usage: replay_grid.py [--build DIR] [--models gpt,mlp,cnn] [--dtypes fp32,bf16]
                       [--micro-batches 1,2,3] [--device cpu|cuda] [--json FILE]
 """
@@ -60,7 +67,7 @@ def main():
     cli = [os.path.join(args.build, "bin", "peaklens-cli")]
     rows = []
     print(f"{'model':5} {'dtype':5} {'mb':>2} {'set':14} {'pred MiB':>9} {'meas MiB':>9} {'err':>7} "
-          f"{'pred ms':>8} {'meas ms':>8} {'spread':>7} {'err':>7}  note")
+          f"{'pred ms':>8} {'meas ms':>8} {'spread':>7} {'err':>7} {'raw':>7}  note")
     with tempfile.TemporaryDirectory() as work:
         base_trace = os.path.join(work, "base.peaklens")
         for model in args.models.split(","):
@@ -69,6 +76,7 @@ def main():
                     config = MODELS[model] + ["--dtype", dtype, "--micro-batches", mb, "--device", args.device,
                                               "--steps", args.steps, "--warmup", "2", "--progress", "none", "--json"]
                     base = run(replay + config + ["--checkpoint", "none", "--out", base_trace])
+                    before = base["step_time_ms"]
                     chain = run(cli + ["plan", base_trace, "--strategy", "none", "--json"])["chain"]["layers"]
                     names = [layer["name"] for layer in chain]
                     sets = [(s, ["--strategy", s]) for s in ("none", "all", "every:2", "every:3", "segments:2", "sqrt")]
@@ -101,11 +109,16 @@ def main():
                             continue
                         plan = run(cli + ["plan", base_trace, "--json"] + plan_args)
                         toggles = plan["strategy"]
-                        measured = base if label == "none" else run(replay + config + ["--checkpoint", toggles], True)
+                        measured = run(replay + config + ["--checkpoint", toggles], True)
+                        after = run(replay + config + ["--checkpoint", "none"])["step_time_ms"]
+                        added = plan["predicted"]["step_time_ms"] - base["step_time_ms"]
                         row = {"model": model, "dtype": dtype, "micro_batches": int(mb), "set": label,
                                "checkpoint": plan["strategy"], "feasible": plan["feasible"],
                                "predicted_bytes": plan["predicted"]["peak_bytes"],
                                "predicted_ms": plan["predicted"]["step_time_ms"],
+                               "baseline_ms": base["step_time_ms"],
+                               "baselines_beside_ms": [before, after],
+                               "predicted_beside_ms": (before + after) / 2 + added,
                                "measured_bytes": measured["peak_allocated_bytes"],
                                "measured_ms": measured["step_time_ms"],
                                "measured_ms_runs": measured["step_times_ms"]}
@@ -118,20 +131,27 @@ def main():
                             note = "budget held" if row["budget_held"] else "OUT OF MEMORY under the budget"
                         elif label.startswith("plan@"):
                             note = "infeasible: lowest reachable"
+                        before = after
                         rows.append(row)
                         pe = (row["predicted_bytes"] - row["measured_bytes"]) / row["measured_bytes"] * 100
-                        te = (row["predicted_ms"] - row["measured_ms"]) / row["measured_ms"] * 100
+                        te = (row["predicted_beside_ms"] - row["measured_ms"]) / row["measured_ms"] * 100
+                        raw = (row["predicted_ms"] - row["measured_ms"]) / row["measured_ms"] * 100
                         runs = row["measured_ms_runs"]
                         spread = (max(runs) - min(runs)) / statistics.median(runs) * 100
-                        row["peak_error_pct"], row["time_error_pct"], row["spread_pct"] = pe, te, spread
+                        row["peak_error_pct"], row["time_error_pct"], row["time_error_raw_pct"] = pe, te, raw
+                        row["spread_pct"] = spread
                         print(f"{model:5} {dtype:5} {mb:>2} {label:14} {row['predicted_bytes'] / 2**20:9.2f} "
-                              f"{row['measured_bytes'] / 2**20:9.2f} {pe:+6.1f}% {row['predicted_ms']:8.1f} "
-                              f"{row['measured_ms']:8.1f} {spread:6.1f}% {te:+6.1f}%  {note}", flush=True)
+                              f"{row['measured_bytes'] / 2**20:9.2f} {pe:+6.1f}% {row['predicted_beside_ms']:8.1f} "
+                              f"{row['measured_ms']:8.1f} {spread:6.1f}% {te:+6.1f}% {raw:+6.1f}%  {note}", flush=True)
     peak_errors = [abs(r["peak_error_pct"]) for r in rows]
     time_errors = [abs(r["time_error_pct"]) for r in rows]
+    raw_errors = [abs(r["time_error_raw_pct"]) for r in rows]
+    drift = [abs(b - a) / a * 100 for r in rows for a, b in [r["baselines_beside_ms"]]]
     held = [r["budget_held"] for r in rows if "budget_held" in r]
     print(f"\n{len(rows)} runs: peak error max {max(peak_errors):.2f} %, median {statistics.median(peak_errors):.2f} %;"
-          f" step time error max {max(time_errors):.1f} %, median {statistics.median(time_errors):.1f} %;"
+          f" step time error max {max(time_errors):.1f} %, median {statistics.median(time_errors):.1f} %"
+          f" (raw: max {max(raw_errors):.1f} %, median {statistics.median(raw_errors):.1f} %;"
+          f" bracketing baselines apart by up to {max(drift):.1f} %, median {statistics.median(drift):.1f} %);"
           f" budgets held {sum(held)} of {len(held)}")
     if args.json:
         with open(args.json, "w") as out:
