@@ -6,6 +6,7 @@
 #include "core/import/traceloader.h"
 #include "core/trace/metadata.h"
 #include "core/trace/units.h"
+#include "core/trace/visibletext.h"
 
 #include <memory>
 
@@ -15,7 +16,7 @@ namespace {
 
 std::string describe(const std::string &path, const Trace &trace)
 {
-    std::string out = path + "\n";
+    std::string out = visibleText(path) + "\n";
     TextTable table({"", ""});
     table.addRow({"source", trace.metaValue(metakey::SourceFormat)});
     if (auto description = trace.metaValue(metakey::Description); !description.empty())

@@ -4,6 +4,7 @@
 #include "command.h"
 
 #include "core/error.h"
+#include "core/trace/visibletext.h"
 
 #include <iostream>
 #include <new>
@@ -36,9 +37,13 @@ int main(int argc, char **argv)
             std::cout << output.text << std::flush;
             return output.exitCode;
         } catch (const peaklens::Error &error) {
-            std::cerr << "peaklens-cli: " << error.what() << '\n';
+            // One line, whatever a file's name or content put into the message.
+            std::cerr << "peaklens-cli: " << peaklens::visibleText(error.what()) << '\n';
         } catch (const std::bad_alloc &) {
-            std::cerr << "peaklens-cli: out of memory.\n";
+            std::cerr << "peaklens-cli: " << command.subcommand->get_name() << " ran out of memory.\n";
+        } catch (const std::exception &error) {
+            std::cerr << "peaklens-cli: " << command.subcommand->get_name()
+                      << " failed: " << peaklens::visibleText(error.what()) << '\n';
         }
         return 2;
     }

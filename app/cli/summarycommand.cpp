@@ -11,6 +11,7 @@
 #include "core/report/summaryjson.h"
 #include "core/trace/metadata.h"
 #include "core/trace/units.h"
+#include "core/trace/visibletext.h"
 
 #include <algorithm>
 #include <memory>
@@ -152,7 +153,7 @@ std::string stepSection(const TraceSummary &summary, std::size_t top)
 std::string textSummary(const std::string &path, const Trace &trace, const TraceSummary &summary, std::size_t top,
                         bool withFullStacks)
 {
-    std::string out = path + "\n";
+    std::string out = visibleText(path) + "\n";
     if (auto description = trace.metaValue(metakey::Description); !description.empty())
         out += description + "\n";
     out += formatCount(static_cast<std::int64_t>(trace.events.size())) + " memory events over "

@@ -1,6 +1,7 @@
 #include "layereditor.h"
 
 #include "core/trace/layeredits.h"
+#include "core/trace/visibletext.h"
 
 #include <QInputDialog>
 #include <QMenu>
@@ -57,7 +58,7 @@ void LayerEditor::start(const QString &what, std::function<DocumentPtr()> work)
                 throw;
             }
         } catch (const std::exception &error) {
-            Q_EMIT failed(QString::fromUtf8(error.what()));
+            Q_EMIT failed(QString::fromStdString(visibleText(error.what())));
         }
     });
     m_watcher.setFuture(QtConcurrent::run(std::move(work)));

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/import/traceloader.h"
+#include "core/trace/visibletext.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -75,7 +76,7 @@ int main(int argc, char **argv)
             std::printf("wrote %s\n", qPrintable(parser.value(exportReport)));
             return 0;
         } catch (const std::exception &error) {
-            std::fprintf(stderr, "peaklens: %s\n", error.what());
+            std::fprintf(stderr, "peaklens: %s\n", peaklens::visibleText(error.what()).c_str());
             return 2;
         }
     }

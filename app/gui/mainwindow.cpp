@@ -17,6 +17,7 @@
 #include "core/plan/planner.h"
 #include "core/trace/metadata.h"
 #include "core/trace/units.h"
+#include "core/trace/visibletext.h"
 
 #include <QAction>
 #include <QApplication>
@@ -207,7 +208,7 @@ MainWindow::MainWindow(QWidget *parent)
             statusBar()->showMessage(tr("Opening %1 was cancelled.").arg(m_loadingPaths.join(QStringLiteral(", "))), 5000);
             Q_EMIT loadFailed(tr("cancelled"));
         } catch (const std::exception &error) {
-            const QString message = QString::fromUtf8(error.what());
+            const QString message = QString::fromStdString(visibleText(error.what()));
             Q_EMIT loadFailed(message);
             if (QApplication::platformName() != QLatin1String("offscreen"))
                 QMessageBox::critical(this, tr("Cannot open the trace"), message);
@@ -353,7 +354,7 @@ void MainWindow::exportReportTo(const QString &path)
             exportReport(buildReport(traces, std::nullopt), path);
             return {};
         } catch (const std::exception &error) {
-            return QString::fromUtf8(error.what());
+            return QString::fromStdString(visibleText(error.what()));
         }
     }));
 }
@@ -498,7 +499,7 @@ void MainWindow::showDocument(const DocumentPtr &document)
 {
     m_document = document;
     m_pickedTime.reset();
-    setWindowTitle(tr("%1 — PeakLens").arg(QFileInfo(document->path).fileName()));
+    setWindowTitle(tr("%1 — PeakLens").arg(QString::fromStdString(visibleText(QFileInfo(document->path).fileName().toStdString()))));
     m_layers->resetData(document);
     m_timeline->setDocument(document);
     m_layerView->expandAll();

@@ -1,6 +1,7 @@
 #include "replayprocess.h"
 
 #include "core/trace/metadata.h"
+#include "core/trace/visibletext.h"
 
 #include <algorithm>
 
@@ -216,7 +217,7 @@ void ReplayProcess::takeRecording(int exitCode)
         if (m_record.document->costModel) // the median step, as for the baseline
             m_record.measuredStepMs = double(m_record.document->costModel->stepTimeNs) / 1e6;
     } catch (const std::exception &error) {
-        m_record.outcome = QString::fromUtf8(error.what());
+        m_record.outcome = QString::fromStdString(visibleText(error.what()));
     }
 }
 
@@ -245,7 +246,7 @@ void ReplayProcess::takeReplayResult(int exitCode)
             if (!trace.isEmpty())
                 m_record.document = loadDocument(trace);
         } catch (const std::exception &error) {
-            m_record.outcome = QString::fromUtf8(error.what());
+            m_record.outcome = QString::fromStdString(visibleText(error.what()));
         }
     }
 }

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/import/traceloader.h"
+#include "core/trace/visibletext.h"
 
 #include <future>
 
@@ -39,7 +40,7 @@ DocumentPtr analyseDocument(const QString &path, TracePtr tracePtr, const ChainS
         try {
             return {buildCostModel(trace, chain), QString()};
         } catch (const Error &error) {
-            return {std::nullopt, QString::fromStdString(error.what())};
+            return {std::nullopt, QString::fromStdString(visibleText(error.what()))};
         }
     });
     document->sites = std::make_shared<const AllocationSites>(trace.stacks);

@@ -5,7 +5,8 @@
 
 namespace peaklens {
 
-// Throws ImportError when the path does not exist, is a directory, or cannot be opened.
+// Throws ImportError when the path does not exist, is not a regular file, or cannot be
+// opened. Streams (pipes, FIFOs, devices) are read through InputFile instead.
 void requireReadableFile(const std::string &path);
 
 } // namespace peaklens

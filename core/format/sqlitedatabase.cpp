@@ -102,6 +102,17 @@ SqliteDatabase::SqliteDatabase(const std::string &path, int openFlags)
     sqlite3_extended_result_codes(m_db, 1);
 }
 
+std::unique_ptr<SqliteDatabase> SqliteDatabase::fromImage(std::span<const char> image)
+{
+    auto db = std::make_unique<SqliteDatabase>(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    // SQLITE_DESERIALIZE_READONLY: SQLite reads the bytes and never writes them.
+    auto *bytes = reinterpret_cast<unsigned char *>(const_cast<char *>(image.data()));
+    const auto size = static_cast<sqlite3_int64>(image.size());
+    if (int code = sqlite3_deserialize(db->m_db, "main", bytes, size, size, SQLITE_DESERIALIZE_READONLY); code != SQLITE_OK)
+        throwSqlite(db->m_db, code);
+    return db;
+}
+
 SqliteDatabase::~SqliteDatabase()
 {
     sqlite3_close_v2(m_db);

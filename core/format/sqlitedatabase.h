@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,6 +45,8 @@ class SqliteDatabase
 {
 public:
     SqliteDatabase(const std::string &path, int openFlags);
+    // A read-only database over a whole file's bytes in memory, which must outlive it.
+    static std::unique_ptr<SqliteDatabase> fromImage(std::span<const char> image);
     ~SqliteDatabase();
     SqliteDatabase(const SqliteDatabase &) = delete;
     SqliteDatabase &operator=(const SqliteDatabase &) = delete;

@@ -6,6 +6,7 @@
 #include "schema.h"
 #include "sqlitedatabase.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <filesystem>
@@ -51,16 +52,22 @@ T load(const std::byte *column, std::size_t i)
 class NativeFileReader
 {
 public:
-    explicit NativeFileReader(std::string path)
+    // `image`: the whole file, already read (from a pipe); else the file at `path` is opened.
+    NativeFileReader(std::string path, std::span<const char> image)
         : m_path(std::move(path))
+        , m_image(image)
     {
     }
 
     std::shared_ptr<const Trace> read()
     {
-        checkHeader();
+        if (m_image.data())
+            checkImageHeader();
+        else
+            checkHeader();
         try {
-            m_db = std::make_unique<SqliteDatabase>(m_path, SQLITE_OPEN_READONLY);
+            m_db = m_image.data() ? SqliteDatabase::fromImage(m_image)
+                                  : std::make_unique<SqliteDatabase>(m_path, SQLITE_OPEN_READONLY);
             checkVersionAndTables();
             readMeta();
             readLanes();
@@ -117,6 +124,17 @@ private:
             throw ImportError(m_path, "is truncated: it has " + std::to_string(m_fileBytes) + " bytes, but its header says "
                                           + std::to_string(expected)
                                           + ". It was probably cut off while being copied or downloaded.");
+    }
+
+    void checkImageHeader()
+    {
+        const auto span = std::as_bytes(m_image.first(std::min(m_image.size(), kHeaderSize)));
+        if (!hasSqliteMagic(span))
+            throw ImportError(m_path, "is not a PeakLens trace: it is not an SQLite database.");
+        if (span.size() < kHeaderSize)
+            throw ImportError(m_path, "is truncated: it ends inside its " + std::to_string(kHeaderSize) + "-byte header.");
+        m_fileBytes = m_image.size();
+        checkIdentity(bigEndian32(span, 68), bigEndian32(span, 60));
     }
 
     void checkIdentity(std::uint32_t applicationId, std::uint32_t version) const
@@ -323,6 +341,7 @@ private:
     }
 
     std::string m_path;
+    std::span<const char> m_image;
     std::uint64_t m_fileBytes = 0;
     std::unique_ptr<SqliteDatabase> m_db;
     TraceBuilder m_builder;
@@ -336,7 +355,12 @@ private:
 
 std::shared_ptr<const Trace> TraceReader::read(const std::string &path)
 {
-    return NativeFileReader(path).read();
+    return NativeFileReader(path, {}).read();
+}
+
+std::shared_ptr<const Trace> TraceReader::readImage(const std::string &path, std::span<const char> image)
+{
+    return NativeFileReader(path, image.empty() ? std::span<const char>("", 0) : image).read();
 }
 
 bool TraceReader::recognizes(std::span<const std::byte> header)

@@ -16,6 +16,8 @@ class TraceReader
 {
 public:
     static std::shared_ptr<const Trace> read(const std::string &path);
+    // The same for a whole file already in memory (read from a pipe); `path` names it.
+    static std::shared_ptr<const Trace> readImage(const std::string &path, std::span<const char> image);
     // True when these first bytes of a file are those of a PeakLens trace.
     static bool recognizes(std::span<const std::byte> header);
 };

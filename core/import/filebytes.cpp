@@ -181,7 +181,10 @@ FileBytes readFileBytes(const std::string &path, std::size_t padding, const Impo
     constexpr std::size_t kMapAbove = 1u << 20;
     requireReadableFile(path);
     FileBytes result;
-    const std::uint64_t rawSize = std::filesystem::file_size(path);
+    std::error_code error;
+    const std::uint64_t rawSize = std::filesystem::file_size(path, error);
+    if (error)
+        throw ImportError(path, "cannot be read: " + error.message() + ".");
     char magic[2] = {0, 0};
     std::ifstream(path, std::ios::binary).read(magic, 2);
     if (!isGzip(magic, rawSize) && rawSize > kMapAbove) {
@@ -196,7 +199,20 @@ FileBytes readFileBytes(const std::string &path, std::size_t padding, const Impo
             return result;
         }
     }
-    std::vector<char> raw = readRaw(path, padding);
+    return decodedBytes(readRaw(path, padding), rawSize, path, padding, progress);
+}
+
+FileBytes streamBytes(std::vector<char> content, const std::string &path, std::size_t padding, const ImportProgress &progress)
+{
+    const std::uint64_t rawSize = content.size();
+    content.resize(content.size() + padding, '\0');
+    return decodedBytes(std::move(content), rawSize, path, padding, progress);
+}
+
+FileBytes decodedBytes(std::vector<char> raw, std::uint64_t rawSize, const std::string &path, std::size_t padding,
+                       const ImportProgress &progress)
+{
+    FileBytes result;
     if (!isGzip(raw.data(), rawSize)) {
         result.m_heap = std::move(raw);
         result.m_size = rawSize;
@@ -222,6 +238,11 @@ std::string readContentPrefix(const std::string &path, std::size_t bytes)
     std::string prefix(bytes, '\0');
     file.read(prefix.data(), static_cast<std::streamsize>(bytes));
     prefix.resize(static_cast<std::size_t>(file.gcount()));
+    return contentPrefix(std::move(prefix), bytes);
+}
+
+std::string contentPrefix(std::string prefix, std::size_t bytes)
+{
     if (!isGzip(prefix.data(), prefix.size()))
         return prefix;
     // Inflate just enough of the start.

@@ -32,6 +32,8 @@ public:
     bool gzipped() const { return m_gzipped; }
 
 private:
+    friend FileBytes decodedBytes(std::vector<char> raw, std::uint64_t rawSize, const std::string &path,
+                                  std::size_t padding, const ImportProgress &progress);
     friend FileBytes readFileBytes(const std::string &path, std::size_t padding, const ImportProgress &progress);
     void release();
 
@@ -46,7 +48,15 @@ private:
 
 // Throws ImportError for unreadable files, broken gzip streams and gzip bombs.
 FileBytes readFileBytes(const std::string &path, std::size_t padding, const ImportProgress &progress = {});
+// What a pipe delivered (see InputFile), inflated when gzipped, with the padding.
+FileBytes streamBytes(std::vector<char> content, const std::string &path, std::size_t padding,
+                      const ImportProgress &progress = {});
+// `raw` (rawSize bytes and the padding) as is, or inflated when gzipped.
+FileBytes decodedBytes(std::vector<char> raw, std::uint64_t rawSize, const std::string &path, std::size_t padding,
+                       const ImportProgress &progress);
 // The first bytes of the content (inflated when gzipped), for sniffing the format.
 std::string readContentPrefix(const std::string &path, std::size_t bytes);
+// The same for a prefix already read.
+std::string contentPrefix(std::string prefix, std::size_t bytes);
 
 } // namespace peaklens

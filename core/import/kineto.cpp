@@ -2,6 +2,7 @@
 
 #include "annotationranges.h"
 #include "core/error.h"
+#include "core/trace/loadbudget.h"
 #include "core/trace/metadata.h"
 #include "core/trace/tracebuilder.h"
 #include "core/trace/units.h"
@@ -350,6 +351,7 @@ private:
 
     void addSpan(std::int32_t thread, std::int64_t beginNs, std::int64_t endNs, std::string name)
     {
+        LoadBudget::charge(2 * (name.size() + sizeof(Annotation)), "module and phase spans");
         m_annotations.push_back(Annotation{name, true, beginNs, thread});
         m_annotations.push_back(Annotation{std::move(name), false, endNs, thread});
     }
@@ -426,6 +428,11 @@ private:
                 while (!open.empty() && open.back().first <= span.beginNs)
                     open.pop_back();
                 std::string path = open.empty() ? span.name : open.back().second + "." + span.name;
+                // Each open span keeps its whole path: bound them before depth times length adds up.
+                if (path.size() > TraceBuilder::kMaxLayerPathBytes)
+                    throw ImportError(m_path, "is not a valid Kineto trace: module spans nest into a path of more than "
+                                                  + std::to_string(TraceBuilder::kMaxLayerPathBytes) + " bytes ("
+                                                  + std::to_string(open.size() + 1) + " deep).");
                 addSpan(thread, span.beginNs, span.endNs, "fwd:" + path);
                 open.emplace_back(span.endNs, std::move(path));
             }

@@ -3,6 +3,7 @@
 #include "annotationranges.h"
 #include "stackscopes.h"
 #include "core/error.h"
+#include "core/trace/loadbudget.h"
 #include "core/trace/metadata.h"
 #include "core/trace/tracebuilder.h"
 
@@ -57,6 +58,8 @@ public:
             std::size_t total = 0;
             for (const Value &device : devices)
                 total += expectSequence(device, "a device trace").size();
+            // Counted before anything is built: a pickle may list one shared trace many times.
+            LoadBudget::charge(total * sizeof(MemoryEvent), "trace entries");
             m_totalEntries = std::max<std::size_t>(total, 1);
             if (devices.size() > static_cast<std::size_t>(INT16_MAX))
                 fail("is not a valid memory snapshot: it has traces for " + std::to_string(devices.size()) + " devices");
@@ -221,6 +224,13 @@ private:
 
     void readSegments(std::span<const Value> segments)
     {
+        // Counted before anything is built: a pickle may list one shared segment many times.
+        std::size_t blockCount = 0;
+        for (const Value &segment : segments) {
+            if (const Value *blocks = segment.isDict() ? m_doc.find(segment, "blocks") : nullptr; blocks && blocks->isSequence())
+                blockCount += m_doc.items(*blocks).size();
+        }
+        LoadBudget::charge(blockCount * sizeof(std::pair<std::uint64_t, Block>), "segment blocks");
         for (const Value &segment : segments) {
             if (!segment.isDict())
                 fail("is not a valid memory snapshot: a segment is not a dict");

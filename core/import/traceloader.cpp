@@ -1,8 +1,10 @@
 #include "traceloader.h"
 
 #include "core/error.h"
+#include "core/format/inputfile.h"
 #include "core/format/readablefile.h"
 #include "core/format/tracereader.h"
+#include "core/trace/loadbudget.h"
 #include "core/trace/tracetext.h"
 #include "filebytes.h"
 #include "kineto.h"
@@ -13,6 +15,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <array>
 
 namespace peaklens {
@@ -62,25 +65,10 @@ bool looksLikeSnapshotJson(std::string_view prefix)
     return prefix[start] == '[' && next != std::string_view::npos && prefix[next] == '{';
 }
 
-std::shared_ptr<const Trace> loadSnapshot(const std::string &path, bool json, const ImportProgress &progress)
-{
-    FileBytes bytes = readFileBytes(path, simdjson::SIMDJSON_PADDING, progress);
-    pickle::Document document;
-    if (json) {
-        pickle::parseJsonDocument(bytes, document, path);
-    } else {
-        document.bytes = std::move(bytes);
-        pickle::unpickle(document, path, progress);
-    }
-    return importTorchSnapshot(document, path, progress);
-}
-
 } // namespace
 
-TraceFormat detectFormat(const std::string &path)
+TraceFormat formatOf(std::string_view prefix)
 {
-    requireReadableFile(path);
-    const std::string prefix = readContentPrefix(path, kSniffBytes);
     if (TraceReader::recognizes(std::as_bytes(std::span(prefix.data(), prefix.size())))
         || prefix.starts_with("SQLite format 3"))
         return TraceFormat::Native;
@@ -97,25 +85,83 @@ TraceFormat detectFormat(const std::string &path)
     return TraceFormat::Unknown;
 }
 
+TraceFormat detectFormat(const std::string &path)
+{
+    requireReadableFile(path);
+    return formatOf(readContentPrefix(path, kSniffBytes));
+}
+
 namespace {
 
-std::shared_ptr<const Trace> readTrace(const std::string &path, const ImportProgress &progress)
+// One read of the input: a regular file where it lies, a stream from what InputFile read.
+class Input
 {
-    switch (detectFormat(path)) {
+public:
+    Input(const std::string &path, const ImportProgress &progress)
+        : m_file(InputFile::open(path, kSniffBytes))
+        , m_budget(path, m_file.size())
+        , m_progress(progress)
+    {
+        m_format = m_file.isStream() ? formatOf(contentPrefix(std::string(m_file.streamed().begin(), m_file.streamed().end()), kSniffBytes))
+                                     : detectFormat(path);
+        if (m_format == TraceFormat::Unknown)
+            return; // not read on: a stream that holds no trace may never end
+        m_file.readToEnd(LoadBudget::kMaxStreamBytes);
+        m_budget.setInputBytes(m_file.size());
+    }
+
+    TraceFormat format() const { return m_format; }
+    const std::string &path() const { return m_file.path(); }
+
+    // The content, inflated when gzipped; the budget grows with what inflating revealed.
+    FileBytes bytes(std::size_t padding)
+    {
+        FileBytes bytes = m_file.isStream() ? streamBytes(m_file.takeStreamed(), path(), padding, m_progress)
+                                            : readFileBytes(path(), padding, m_progress);
+        m_budget.setInputBytes(std::max<std::uint64_t>(m_file.size(), bytes.size()));
+        return bytes;
+    }
+
+    std::shared_ptr<const Trace> native()
+    {
+        if (!m_file.isStream())
+            return TraceReader::read(path());
+        return TraceReader::readImage(path(), std::span(m_file.streamed().data(), m_file.streamed().size()));
+    }
+
+private:
+    InputFile m_file;
+    LoadBudget::Scope m_budget;
+    const ImportProgress &m_progress;
+    TraceFormat m_format = TraceFormat::Unknown;
+};
+
+std::shared_ptr<const Trace> readTrace(Input &input, const ImportProgress &progress)
+{
+    const std::string &path = input.path();
+    switch (input.format()) {
     case TraceFormat::Native:
-        return TraceReader::read(path);
+        return input.native();
     case TraceFormat::TorchSnapshot:
-        return loadSnapshot(path, false, progress);
-    case TraceFormat::TorchSnapshotJson:
-        return loadSnapshot(path, true, progress);
+    case TraceFormat::TorchSnapshotJson: {
+        FileBytes bytes = input.bytes(simdjson::SIMDJSON_PADDING);
+        pickle::Document document;
+        if (input.format() == TraceFormat::TorchSnapshotJson) {
+            pickle::parseJsonDocument(bytes, document, path);
+        } else {
+            document.bytes = std::move(bytes);
+            pickle::unpickle(document, path, progress);
+        }
+        return importTorchSnapshot(document, path, progress);
+    }
     case TraceFormat::KinetoTrace: {
-        FileBytes bytes = readFileBytes(path, simdjson::SIMDJSON_PADDING, progress);
+        FileBytes bytes = input.bytes(simdjson::SIMDJSON_PADDING);
         return importKinetoTrace(bytes, path, progress);
     }
     case TraceFormat::MemoryTimeline:
-        return importMemoryTimeline(readFileBytes(path, simdjson::SIMDJSON_PADDING, progress), path, progress);
+        return importMemoryTimeline(input.bytes(simdjson::SIMDJSON_PADDING), path, progress);
     case TraceFormat::TraceText: {
-        const FileBytes bytes = readFileBytes(path, 0, progress);
+        const FileBytes bytes = input.bytes(0);
         try {
             return parseTraceText(bytes.view());
         } catch (const TraceTextError &error) {
@@ -135,7 +181,8 @@ std::shared_ptr<const Trace> loadTrace(const std::string &path, const ImportProg
 {
     progress.tick(0.0);
     try {
-        return readTrace(path, progress);
+        Input input(path, progress);
+        return readTrace(input, progress);
     } catch (const FileError &) {
         throw;
     } catch (const ImportCancelled &) {
@@ -143,6 +190,8 @@ std::shared_ptr<const Trace> loadTrace(const std::string &path, const ImportProg
     } catch (const Error &error) {
         // A limit the trace model holds to (too many layers, streams, stacks): name the file.
         throw ImportError(path, std::string("cannot be opened: ") + error.what());
+    } catch (const std::bad_alloc &) {
+        throw ImportError(path, "could not be loaded: the machine ran out of memory.");
     }
 }
 

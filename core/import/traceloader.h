@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace peaklens {
 
@@ -22,6 +23,8 @@ enum class TraceFormat {
 };
 
 TraceFormat detectFormat(const std::string &path);
+// The format of a file that starts with these bytes (inflated, when gzipped).
+TraceFormat formatOf(std::string_view prefix);
 std::shared_ptr<const Trace> loadTrace(const std::string &path, const ImportProgress &progress = {});
 
 } // namespace peaklens

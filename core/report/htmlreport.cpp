@@ -6,6 +6,7 @@
 #include "core/analysis/phasespans.h"
 #include "core/trace/metadata.h"
 #include "core/trace/units.h"
+#include "core/trace/visibletext.h"
 
 #include <algorithm>
 #include <cmath>
@@ -443,21 +444,19 @@ std::string comparisonTable(const ReportData &data)
 
 std::string escapeHtml(std::string_view text)
 {
+    // Control, bidirectional and invisible characters written out: they are not allowed in
+    // XML, and a hostile name must neither break the file nor display as something else.
+    const std::string shown = visibleText(text);
     std::string out;
-    out.reserve(text.size());
-    for (char c : text) {
+    out.reserve(shown.size());
+    for (char c : shown) {
         switch (c) {
         case '&': out += "&amp;"; break;
         case '<': out += "&lt;"; break;
         case '>': out += "&gt;"; break;
         case '"': out += "&quot;"; break;
         case '\'': out += "&#39;"; break;
-        default:
-            // Control characters are not allowed in XML; a hostile path must not break the file.
-            if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
-                out += ' ';
-            else
-                out += c;
+        default: out += c;
         }
     }
     return out;

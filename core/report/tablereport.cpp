@@ -5,6 +5,7 @@
 #include "summaryjson.h"
 
 #include "core/trace/units.h"
+#include "core/trace/visibletext.h"
 
 #include <nlohmann/json.hpp>
 
@@ -124,7 +125,7 @@ std::string renderJsonReport(const ReportData &data)
         json plans = json::array();
         for (const ReportPlan &plan : run.plans)
             plans.push_back(planJson(run, plan));
-        runs.push_back({{"trace", run.path},
+        runs.push_back({{"trace", validUtf8(run.path)},
                         {"checkpoint", run.checkpoint},
                         {"peak_allocated_bytes", run.peakBytes},
                         {"step_time_ms", static_cast<double>(run.stepTimeNs) / 1e6},
@@ -135,7 +136,7 @@ std::string renderJsonReport(const ReportData &data)
     json comparisons = json::array();
     for (const ReportComparison &comparison : data.comparisons) {
         const ReportRun &run = data.runs[comparison.run];
-        json entry = {{"trace", run.path},
+        json entry = {{"trace", validUtf8(run.path)},
                       {"checkpoint", run.checkpoint},
                       {"measured", {{"peak_bytes", run.peakBytes}, {"step_time_ms", static_cast<double>(run.stepTimeNs) / 1e6}}},
                       {"predicted", nullptr},

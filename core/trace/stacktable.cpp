@@ -1,8 +1,17 @@
 #include "stacktable.h"
 
+#include "loadbudget.h"
+#include "visibletext.h"
+
 #include <functional>
 
 namespace peaklens {
+
+namespace {
+// A stack node and its entry in the index, charged to the load in steps.
+constexpr std::size_t kNodeBytes = 48;
+constexpr std::size_t kChargeStep = 65536;
+} // namespace
 
 StackTable::StackTable()
 {
@@ -19,8 +28,10 @@ std::size_t StackTable::FrameHash::operator()(const Frame &frame) const
 std::uint32_t StackTable::internFrame(const Frame &frame)
 {
     auto [it, inserted] = m_frameIds.try_emplace(frame, static_cast<std::uint32_t>(m_frames.size()));
-    if (inserted)
-        m_frames.push_back(frame);
+    if (inserted) { // what a stack shows is readable, whatever bytes the file held
+        LoadBudget::charge(2 * (frame.function.size() + frame.file.size() + sizeof(Frame)), "stack frames");
+        m_frames.push_back({visibleText(frame.function), visibleText(frame.file), frame.line});
+    }
     return it->second;
 }
 
@@ -28,8 +39,11 @@ std::uint32_t StackTable::internStack(std::uint32_t parent, std::uint32_t frame)
 {
     const std::uint64_t key = static_cast<std::uint64_t>(parent) << 32 | frame;
     auto [it, inserted] = m_nodeIds.try_emplace(key, static_cast<std::uint32_t>(m_nodes.size()));
-    if (inserted)
+    if (inserted) {
+        if (m_nodes.size() % kChargeStep == 0)
+            LoadBudget::charge(kChargeStep * kNodeBytes, "call stacks");
         m_nodes.push_back({parent, frame});
+    }
     return it->second;
 }
 

@@ -1,7 +1,9 @@
 #include "tracebuilder.h"
 
 #include "lifetimecategories.h"
+#include "loadbudget.h"
 #include "metadata.h"
+#include "visibletext.h"
 
 #include "core/error.h"
 
@@ -16,7 +18,9 @@ TraceBuilder::TraceBuilder()
 
 void TraceBuilder::setMeta(std::string_view key, std::string value)
 {
-    m_trace->meta.insert_or_assign(std::string(key), std::move(value));
+    // Values may hold several lines.
+    LoadBudget::charge(key.size() + value.size() + kEntryBytes, "metadata");
+    m_trace->meta.insert_or_assign(visibleText(key), visibleLines(value));
 }
 
 std::uint32_t TraceBuilder::lane(const Lane &lane)
@@ -33,12 +37,23 @@ std::uint32_t TraceBuilder::lane(const Lane &lane)
     return id;
 }
 
-std::uint32_t TraceBuilder::layer(std::string_view path)
+std::uint32_t TraceBuilder::layer(std::string_view given)
 {
+    if (auto it = m_layerIds.find(given); it != m_layerIds.end())
+        return it->second;
+    if (given.empty())
+        throw Error("A layer needs a non-empty module path.");
+    if (static_cast<std::size_t>(std::count(given.begin(), given.end(), '.')) >= kMaxLayerDepth)
+        throw Error("The layer path \"" + visibleText(given.substr(0, 80)) + "...\" nests deeper than "
+                    + std::to_string(kMaxLayerDepth) + " modules.");
+    if (given.size() > kMaxLayerPathBytes)
+        throw Error("The layer path \"" + visibleText(given.substr(0, 80)) + "...\" is " + std::to_string(given.size())
+                    + " bytes long; module paths are far shorter, and PeakLens reads at most "
+                    + std::to_string(kMaxLayerPathBytes) + ".");
+    const std::string shown = isVisibleText(given) ? std::string() : visibleText(given);
+    const std::string_view path = shown.empty() ? given : std::string_view(shown);
     if (auto it = m_layerIds.find(path); it != m_layerIds.end())
         return it->second;
-    if (path.empty())
-        throw Error("A layer needs a non-empty module path.");
     // The path and those of its ancestors not yet known, deepest first.
     std::vector<std::string_view> missing{path};
     std::uint32_t parent = kNoLayer;
@@ -51,15 +66,13 @@ std::uint32_t TraceBuilder::layer(std::string_view path)
             parent = it->second;
             break;
         }
-        if (missing.size() >= kMaxLayerDepth)
-            throw Error("The layer path \"" + std::string(path.substr(0, 80))
-                        + "...\" nests deeper than " + std::to_string(kMaxLayerDepth) + " modules.");
         missing.push_back(prefix);
     }
     for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
         if (m_trace->layers.size() >= kNoLayer)
             throw Error("The trace has more than " + std::to_string(kNoLayer) + " layers, more than PeakLens can hold.");
         const auto id = static_cast<std::uint32_t>(m_trace->layers.size());
+        LoadBudget::charge(2 * (it->size() + kEntryBytes), "layer paths"); // the layer and its index
         m_trace->layers.push_back(Layer{std::string(*it), {}, parent, 0});
         m_layerIds.emplace(std::string(*it), id);
         parent = id;
@@ -70,7 +83,7 @@ std::uint32_t TraceBuilder::layer(std::string_view path)
 void TraceBuilder::setLayerInfo(std::uint32_t layer, std::string kind, std::int64_t parameterBytes)
 {
     Layer &target = m_trace->layers.at(layer);
-    target.kind = std::move(kind);
+    target.kind = visibleText(kind);
     target.parameterBytes = parameterBytes;
 }
 
@@ -78,8 +91,10 @@ std::uint32_t TraceBuilder::kernelName(std::string_view name)
 {
     auto [it, inserted] = m_kernelNameIds.try_emplace(std::string(name),
                                                       static_cast<std::uint32_t>(m_trace->kernelNames.size()));
-    if (inserted)
-        m_trace->kernelNames.emplace_back(name);
+    if (inserted) {
+        LoadBudget::charge(2 * (name.size() + kEntryBytes), "kernel names");
+        m_trace->kernelNames.push_back(visibleText(name));
+    }
     return it->second;
 }
 
@@ -108,13 +123,31 @@ void TraceBuilder::addEvent(const MemoryEvent &event)
                     + " distinct call stacks, more than PeakLens can hold.");
     if (m_trace->events.size() >= UINT32_MAX)
         throw Error("The trace has more than 4 billion memory events, more than PeakLens can hold.");
+    growTo(m_chargedEvents, m_trace->events.size() + 1, kEventBytes, "memory events");
     m_trace->events.append(event);
+}
+
+void TraceBuilder::reserveEvents(std::size_t count)
+{
+    growTo(m_chargedEvents, count, kEventBytes, "memory events");
+    m_trace->events.reserve(count);
+}
+
+void TraceBuilder::growTo(std::size_t &charged, std::size_t count, std::size_t itemBytes, std::string_view what)
+{
+    if (count <= charged)
+        return;
+    // In steps, so that the hot path only compares.
+    const std::size_t more = std::max<std::size_t>(count - charged, kChargeStep);
+    LoadBudget::charge(more * itemBytes, what);
+    charged += more;
 }
 
 void TraceBuilder::addReserved(const ReservedEvent &event)
 {
     checkLane(event.lane);
     checkSize(event.deltaBytes);
+    growTo(m_chargedOther, ++m_otherCount, sizeof(ReservedEvent), "reserved-memory events");
     m_trace->reserved.push_back(event);
 }
 
@@ -124,6 +157,7 @@ void TraceBuilder::addRange(const Range &range)
         throw Error("A range refers to layer " + std::to_string(range.layer) + ", which the trace does not define.");
     if (range.endNs < range.beginNs)
         throw Error("A range ends before it begins.");
+    growTo(m_chargedOther, ++m_otherCount, sizeof(Range), "ranges");
     m_trace->ranges.push_back(range);
 }
 
@@ -139,6 +173,7 @@ void TraceBuilder::addStep(const Step &step)
 {
     if (step.endNs < step.beginNs)
         throw Error("Step " + std::to_string(step.number) + " ends before it begins.");
+    growTo(m_chargedOther, ++m_otherCount, sizeof(Step), "steps");
     m_trace->steps.push_back(step);
 }
 
@@ -147,12 +182,14 @@ void TraceBuilder::addKernel(const Kernel &kernel)
     checkLane(kernel.lane);
     if (kernel.name >= m_trace->kernelNames.size())
         throw Error("A kernel refers to a name the trace does not define.");
+    growTo(m_chargedOther, ++m_otherCount, sizeof(Kernel), "kernels");
     m_trace->kernels.push_back(kernel);
 }
 
 void TraceBuilder::addMarker(const Marker &marker)
 {
     checkLane(marker.lane);
+    growTo(m_chargedOther, ++m_otherCount, sizeof(Marker), "markers");
     m_trace->markers.push_back(marker);
 }
 
@@ -179,6 +216,7 @@ std::shared_ptr<const Trace> TraceBuilder::finish()
     m_layerIds.clear();
     m_laneIds.clear();
     m_kernelNameIds.clear();
+    m_chargedEvents = m_chargedOther = m_otherCount = 0;
     return result;
 }
 

@@ -18,20 +18,23 @@ public:
     static constexpr std::int64_t kMaxEventBytes = std::int64_t(1) << 48;
     // Model trees are a few dozen modules deep; far deeper paths are damage.
     static constexpr std::size_t kMaxLayerDepth = 1024;
+    // and far longer ones: each ancestor's path is kept in full, so length times depth adds up.
+    static constexpr std::size_t kMaxLayerPathBytes = 4096;
 
     TraceBuilder();
 
     void setMeta(std::string_view key, std::string value);
     std::uint32_t lane(const Lane &lane);
 
-    // The layer with this module path, created (with its ancestors) if new.
+    // The layer with this module path, created (with its ancestors) if new. Names are
+    // stored as visibleText shows them, metadata values as visibleLines does.
     std::uint32_t layer(std::string_view path);
     void setLayerInfo(std::uint32_t layer, std::string kind, std::int64_t parameterBytes);
 
     StackTable &stacks() { return m_trace->stacks; }
     std::uint32_t kernelName(std::string_view name);
 
-    void reserveEvents(std::size_t count) { m_trace->events.reserve(count); }
+    void reserveEvents(std::size_t count);
     // Throws peaklens::Error when an index is out of range.
     void addEvent(const MemoryEvent &event);
     void addReserved(const ReservedEvent &event);
@@ -47,13 +50,20 @@ public:
     std::shared_ptr<const Trace> finish();
 
 private:
+    // What the trace holds is charged to the load's LoadBudget: per event its columns and a
+    // sorting permutation, per named thing its text twice (the item and its index).
+    static constexpr std::size_t kEventBytes = 48;
+    static constexpr std::size_t kEntryBytes = 48;
+    static constexpr std::size_t kChargeStep = 65536;
     void checkLane(std::uint32_t lane) const;
     void checkSize(std::int64_t deltaBytes) const;
+    static void growTo(std::size_t &charged, std::size_t count, std::size_t itemBytes, std::string_view what);
 
     std::unique_ptr<Trace> m_trace;
     std::map<std::string, std::uint32_t, std::less<>> m_layerIds;
     std::map<Lane, std::uint32_t> m_laneIds;
     std::map<std::string, std::uint32_t, std::less<>> m_kernelNameIds;
+    std::size_t m_chargedEvents = 0, m_chargedOther = 0, m_otherCount = 0;
 };
 
 } // namespace peaklens

@@ -1,0 +1,52 @@
+#pragma once
+// How much memory loading one input may take, relative to the input's size: one policy for
+// every importer and the native reader, so a small crafted file cannot make PeakLens build
+// gigabytes. docs/formats.md ("Limits") documents it.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace peaklens {
+
+class LoadBudget
+{
+public:
+    // A load may hold kBaseBytes plus kBytesPerInputByte for every byte of its input (after
+    // decompression): real traces need 1 to 4 bytes of memory per byte of file.
+    static constexpr std::uint64_t kBaseBytes = std::uint64_t(512) << 20;
+    static constexpr std::uint64_t kBytesPerInputByte = 16;
+
+    // What a pipe may deliver: it is held in memory whole.
+    static constexpr std::uint64_t kMaxStreamBytes = std::uint64_t(8) << 30;
+
+    static std::uint64_t limitFor(std::uint64_t inputBytes);
+
+    // While a Scope lives, what this thread builds is charged to a budget for `path`; scopes
+    // nest (the innermost counts). Without one, nothing is limited: traces built in memory.
+    class Scope
+    {
+    public:
+        Scope(std::string path, std::uint64_t inputBytes);
+        ~Scope();
+        Scope(const Scope &) = delete;
+        Scope &operator=(const Scope &) = delete;
+        // Once the input's real size is known (a stream read, a gzip file inflated).
+        void setInputBytes(std::uint64_t inputBytes);
+        std::uint64_t usedBytes() const { return m_used; }
+
+    private:
+        friend class LoadBudget;
+        std::string m_path;
+        std::uint64_t m_inputBytes = 0;
+        std::uint64_t m_limit = 0;
+        std::uint64_t m_used = 0;
+        Scope *m_outer = nullptr;
+    };
+
+    // Counts `bytes` more against the current scope; throws ImportError naming the file,
+    // what was being built and the limit once the total passes it.
+    static void charge(std::uint64_t bytes, std::string_view what);
+};
+
+} // namespace peaklens
