@@ -33,7 +33,8 @@ inline void execSql(const QString &path, const char *sql)
 }
 
 // damage: missing, directory, empty, random, prose, header, half, foreign, newer, droptable,
-// nolayers, shortcolumn, category, stackorder, stackcycle, scribble, badtext. Anything else leaves the
+// nolayers, shortcolumn, category, stackorder, stackcycle, scribble, badtext, generated, view,
+// trigger, exprindex, redefined. Anything else leaves the
 // good trace, written from `traceText`.
 inline void writeDamagedTrace(const QString &path, const QString &damage, const char *traceText)
 {
@@ -87,6 +88,18 @@ inline void writeDamagedTrace(const QString &path, const QString &damage, const 
         for (qsizetype i = 100; i < bytes.size(); i += 7)
             bytes[i] = static_cast<char>(0xA5);
         writeBytes(path, bytes);
+    } else if (is("generated")) {
+        // Computing this column on every read would build gigabytes.
+        execSql(path, "ALTER TABLE steps ADD COLUMN pad BLOB GENERATED ALWAYS AS (zeroblob(1000000000)) VIRTUAL");
+    } else if (is("view")) {
+        execSql(path, "CREATE VIEW everything AS SELECT * FROM events, events, events");
+    } else if (is("trigger")) {
+        execSql(path, "CREATE TRIGGER wipe AFTER INSERT ON steps BEGIN DELETE FROM events; END");
+    } else if (is("exprindex")) {
+        execSql(path, "CREATE INDEX slow ON steps(number * t_begin_ns)");
+    } else if (is("redefined")) {
+        execSql(path, "DROP TABLE markers; CREATE TABLE markers(t_ns INTEGER NOT NULL, lane INTEGER NOT NULL, "
+                      "kind TEXT NOT NULL, bytes INTEGER NOT NULL CHECK(bytes > 0))");
     } else if (is("badtext")) {
         writeBytes(path, "alloc a 5\nfree b\n");
     }

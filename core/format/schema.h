@@ -37,8 +37,4 @@ CREATE TABLE kernels(name INTEGER NOT NULL, lane INTEGER NOT NULL, t_begin_ns IN
 CREATE TABLE markers(t_ns INTEGER NOT NULL, lane INTEGER NOT NULL, kind TEXT NOT NULL, bytes INTEGER NOT NULL);
 )sql";
 
-inline constexpr std::string_view kTableNames[] = {
-    "meta", "lanes", "layers", "ranges", "steps", "frames", "stacks", "events", "reserved", "kernel_names", "kernels", "markers",
-};
-
 } // namespace peaklens::schema

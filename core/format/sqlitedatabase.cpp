@@ -9,6 +9,25 @@ namespace {
 {
     throw Error(db ? sqlite3_errmsg(db) : sqlite3_errstr(code));
 }
+
+// An SQLite URI names a file with %-escapes for every byte that is not plainly safe.
+std::string fileUri(const std::string &path)
+{
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    std::string uri = "file:";
+    for (const unsigned char c : path) {
+        const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/'
+                           || c == '-' || c == '.' || c == '_' || c == '~';
+        if (plain) {
+            uri += static_cast<char>(c);
+        } else {
+            uri += '%';
+            uri += kHex[c >> 4];
+            uri += kHex[c & 15];
+        }
+    }
+    return uri;
+}
 } // namespace
 
 SqliteStatement::SqliteStatement(sqlite3 *db, std::string_view sql)
@@ -111,6 +130,35 @@ std::unique_ptr<SqliteDatabase> SqliteDatabase::fromImage(std::span<const char> 
     if (int code = sqlite3_deserialize(db->m_db, "main", bytes, size, size, SQLITE_DESERIALIZE_READONLY); code != SQLITE_OK)
         throwSqlite(db->m_db, code);
     return db;
+}
+
+std::unique_ptr<SqliteDatabase> SqliteDatabase::openImmutable(const std::string &path)
+{
+    return std::make_unique<SqliteDatabase>(fileUri(path) + "?immutable=1", SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+}
+
+void SqliteDatabase::restrictToReading()
+{
+    for (const int option : {SQLITE_DBCONFIG_DEFENSIVE, SQLITE_DBCONFIG_DQS_DDL, SQLITE_DBCONFIG_DQS_DML,
+                             SQLITE_DBCONFIG_ENABLE_TRIGGER, SQLITE_DBCONFIG_ENABLE_VIEW, SQLITE_DBCONFIG_TRUSTED_SCHEMA,
+                             SQLITE_DBCONFIG_ENABLE_FKEY, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION}) {
+        const int on = option == SQLITE_DBCONFIG_DEFENSIVE ? 1 : 0;
+        if (int code = sqlite3_db_config(m_db, option, on, nullptr); code != SQLITE_OK)
+            throwSqlite(m_db, code);
+    }
+    // Our own statements need little; a value may be large (an events chunk is 512 KiB a column).
+    sqlite3_limit(m_db, SQLITE_LIMIT_LENGTH, 256 << 20);
+    sqlite3_limit(m_db, SQLITE_LIMIT_SQL_LENGTH, 64 << 10);
+    sqlite3_limit(m_db, SQLITE_LIMIT_COLUMN, 64);
+    sqlite3_limit(m_db, SQLITE_LIMIT_EXPR_DEPTH, 32);
+    sqlite3_limit(m_db, SQLITE_LIMIT_COMPOUND_SELECT, 2);
+    sqlite3_limit(m_db, SQLITE_LIMIT_VDBE_OP, 10000);
+    sqlite3_limit(m_db, SQLITE_LIMIT_FUNCTION_ARG, 8);
+    sqlite3_limit(m_db, SQLITE_LIMIT_ATTACHED, 0);
+    sqlite3_limit(m_db, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 64);
+    sqlite3_limit(m_db, SQLITE_LIMIT_VARIABLE_NUMBER, 16);
+    sqlite3_limit(m_db, SQLITE_LIMIT_TRIGGER_DEPTH, 1);
+    exec("PRAGMA query_only = ON; PRAGMA cell_size_check = ON; PRAGMA mmap_size = 0");
 }
 
 SqliteDatabase::~SqliteDatabase()

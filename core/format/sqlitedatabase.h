@@ -47,6 +47,9 @@ public:
     SqliteDatabase(const std::string &path, int openFlags);
     // A read-only database over a whole file's bytes in memory, which must outlive it.
     static std::unique_ptr<SqliteDatabase> fromImage(std::span<const char> image);
+    // A file no one writes while it is open: SQLite takes no locks and creates nothing
+    // beside it (no -wal, -shm or -journal).
+    static std::unique_ptr<SqliteDatabase> openImmutable(const std::string &path);
     ~SqliteDatabase();
     SqliteDatabase(const SqliteDatabase &) = delete;
     SqliteDatabase &operator=(const SqliteDatabase &) = delete;
@@ -56,6 +59,11 @@ public:
     SqliteStatement prepare(std::string_view sql) { return SqliteStatement(m_db, sql); }
     bool hasTable(std::string_view name);
     void close();
+
+    // For a file someone else made: no writes, no triggers or views, no schema functions
+    // with side effects, and tight limits on what a statement may build. Call before the
+    // first statement.
+    void restrictToReading();
 
     sqlite3 *handle() const { return m_db; }
 

@@ -1,7 +1,9 @@
 #include "tracereader.h"
 
 #include "core/error.h"
+#include "core/trace/loadbudget.h"
 #include "core/trace/tracebuilder.h"
+#include "privatecopy.h"
 #include "readablefile.h"
 #include "schema.h"
 #include "sqlitedatabase.h"
@@ -11,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 
 namespace peaklens {
@@ -40,6 +43,44 @@ bool hasSqliteMagic(std::span<const std::byte> header)
     return header.size() >= kSqliteMagic.size() && std::memcmp(header.data(), kSqliteMagic.data(), kSqliteMagic.size()) == 0;
 }
 
+// Whitespace runs as one space: SQLite keeps each CREATE statement as it was written.
+std::string normalizedSql(std::string_view sql)
+{
+    std::string text;
+    for (const char c : sql) {
+        const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
+        if (!space)
+            text += c;
+        else if (!text.empty() && text.back() != ' ')
+            text += ' ';
+    }
+    while (!text.empty() && text.back() == ' ')
+        text.pop_back();
+    return text;
+}
+
+// Table name -> its CREATE statement, as PeakLens writes it.
+const std::map<std::string, std::string, std::less<>> &expectedTables()
+{
+    static const auto tables = [] {
+        std::map<std::string, std::string, std::less<>> map;
+        std::string_view rest = schema::kCreateTables;
+        for (std::size_t end; (end = rest.find(';')) != std::string_view::npos; rest.remove_prefix(end + 1)) {
+            const std::string statement = normalizedSql(rest.substr(0, end));
+            const std::size_t nameBegin = std::string_view("CREATE TABLE ").size();
+            map.emplace(statement.substr(nameBegin, statement.find('(') - nameBegin), statement);
+        }
+        return map;
+    }();
+    return tables;
+}
+
+// SQLite's progress handler: a non-zero answer interrupts the running statement.
+int stopWhenTimeIsUp(void *)
+{
+    return LoadBudget::timeIsUp() ? 1 : 0;
+}
+
 template<typename T>
 T load(const std::byte *column, std::size_t i)
 {
@@ -66,8 +107,7 @@ public:
         else
             checkHeader();
         try {
-            m_db = m_image.data() ? SqliteDatabase::fromImage(m_image)
-                                  : std::make_unique<SqliteDatabase>(m_path, SQLITE_OPEN_READONLY);
+            open();
             checkVersionAndTables();
             readMeta();
             readLanes();
@@ -83,12 +123,30 @@ public:
         } catch (const ImportError &) {
             throw;
         } catch (const Error &error) {
+            // An interrupted statement is a load out of time: say so rather than "damaged".
+            LoadBudget::checkTime();
             damaged(error.what());
         }
         return m_builder.finish();
     }
 
 private:
+    // The file is data: it is opened so that nothing in it runs and nothing is written beside it.
+    void open()
+    {
+        if (m_image.data()) {
+            m_db = SqliteDatabase::fromImage(m_image);
+        } else if (PrivateCopy::isNeededFor(m_path)) {
+            m_copy = std::make_unique<PrivateCopy>(m_path);
+            // Read-write, so SQLite can replay the log or roll the journal back in the copy.
+            m_db = std::make_unique<SqliteDatabase>(m_copy->path(), SQLITE_OPEN_READWRITE);
+        } else {
+            m_db = SqliteDatabase::openImmutable(m_path);
+        }
+        m_db->restrictToReading();
+        sqlite3_progress_handler(m_db->handle(), 10000, stopWhenTimeIsUp, nullptr);
+    }
+
     [[noreturn]] void damaged(const std::string &problem) const
     {
         throw ImportError(m_path, "is damaged: " + problem + ".");
@@ -154,9 +212,33 @@ private:
                       static_cast<std::uint32_t>(version));
         if (version != schema::kFormatVersion)
             damaged("its format version is " + std::to_string(version));
-        for (std::string_view table : schema::kTableNames) {
-            if (!m_db->hasTable(table))
-                damaged("the table \"" + std::string(table) + "\" is missing");
+        checkSchema();
+    }
+
+    // Exactly the tables PeakLens writes, each as it defines them: a generated column, a
+    // view, a trigger or an index on an expression would make reading run the file's own SQL.
+    void checkSchema()
+    {
+        std::size_t tables = 0;
+        auto rows = m_db->prepare("SELECT type, name, tbl_name, sql FROM sqlite_schema");
+        while (rows.step()) {
+            const std::string type = rows.text(0);
+            const std::string name = rows.text(1);
+            const auto expected = expectedTables().find(name);
+            if (type == "table" && expected != expectedTables().end()) {
+                if (normalizedSql(rows.text(3)) != expected->second)
+                    damaged("its table \"" + name + "\" is not defined as PeakLens defines it");
+                ++tables;
+            } else if (type != "index" || !rows.isNull(3) || !name.starts_with("sqlite_autoindex_")
+                       || !expectedTables().contains(rows.text(2))) {
+                damaged("it has the " + type + " \"" + name + "\", which PeakLens does not write");
+            }
+        }
+        if (tables != expectedTables().size()) {
+            for (const auto &[table, statement] : expectedTables()) {
+                if (!m_db->hasTable(table))
+                    damaged("the table \"" + table + "\" is missing");
+            }
         }
     }
 
@@ -343,6 +425,7 @@ private:
     std::string m_path;
     std::span<const char> m_image;
     std::uint64_t m_fileBytes = 0;
+    std::unique_ptr<PrivateCopy> m_copy;
     std::unique_ptr<SqliteDatabase> m_db;
     TraceBuilder m_builder;
     std::vector<std::uint32_t> m_laneIds;

@@ -9,7 +9,12 @@ namespace peaklens {
 
 namespace {
 thread_local LoadBudget::Scope *t_current = nullptr;
+
+std::string shown(std::uint64_t bytes)
+{
+    return formatBytes(static_cast<std::int64_t>(std::min<std::uint64_t>(bytes, INT64_MAX)));
 }
+} // namespace
 
 std::uint64_t LoadBudget::limitFor(std::uint64_t inputBytes)
 {
@@ -19,8 +24,14 @@ std::uint64_t LoadBudget::limitFor(std::uint64_t inputBytes)
     return kBaseBytes + scaled;
 }
 
+std::chrono::seconds LoadBudget::timeLimitFor(std::uint64_t inputBytes)
+{
+    return std::chrono::seconds(kBaseSeconds + static_cast<std::int64_t>(inputBytes >> 20) * kSecondsPerMiB);
+}
+
 LoadBudget::Scope::Scope(std::string path, std::uint64_t inputBytes)
     : m_path(std::move(path))
+    , m_start(std::chrono::steady_clock::now())
     , m_outer(t_current)
 {
     setInputBytes(inputBytes);
@@ -36,6 +47,7 @@ void LoadBudget::Scope::setInputBytes(std::uint64_t inputBytes)
 {
     m_inputBytes = inputBytes;
     m_limit = limitFor(inputBytes);
+    m_deadline = m_start + timeLimitFor(inputBytes);
 }
 
 void LoadBudget::charge(std::uint64_t bytes, std::string_view what)
@@ -43,15 +55,33 @@ void LoadBudget::charge(std::uint64_t bytes, std::string_view what)
     Scope *scope = t_current;
     if (!scope)
         return;
+    checkTime();
     scope->m_used = bytes > UINT64_MAX - scope->m_used ? UINT64_MAX : scope->m_used + bytes;
     if (scope->m_used <= scope->m_limit)
         return;
-    const auto shown = [](std::uint64_t value) { return formatBytes(static_cast<std::int64_t>(std::min<std::uint64_t>(value, INT64_MAX))); };
     throw ImportError(scope->m_path, "would take more than " + shown(scope->m_limit) + " of memory to load (building "
                                          + std::string(what) + "), the limit for an input of " + shown(scope->m_inputBytes)
                                          + ": a load may take " + shown(kBaseBytes) + " plus "
                                          + std::to_string(kBytesPerInputByte)
                                          + " bytes per byte of input. The file is damaged or made to exhaust memory.");
+}
+
+bool LoadBudget::timeIsUp()
+{
+    const Scope *scope = t_current;
+    return scope && std::chrono::steady_clock::now() > scope->m_deadline;
+}
+
+void LoadBudget::checkTime()
+{
+    if (!timeIsUp())
+        return;
+    const Scope &scope = *t_current;
+    throw ImportError(scope.m_path, "took more than " + std::to_string(timeLimitFor(scope.m_inputBytes).count())
+                                        + " seconds to load, the limit for an input of " + shown(scope.m_inputBytes)
+                                        + ": a load may take " + std::to_string(kBaseSeconds) + " seconds plus "
+                                        + std::to_string(kSecondsPerMiB)
+                                        + " per MiB of input. The file is damaged or made to exhaust time.");
 }
 
 } // namespace peaklens

@@ -1,8 +1,9 @@
 #pragma once
-// How much memory loading one input may take, relative to the input's size: one policy for
-// every importer and the native reader, so a small crafted file cannot make PeakLens build
-// gigabytes. docs/formats.md ("Limits") documents it.
+// How much memory and time loading one input may take, relative to the input's size: one
+// policy for every importer and the native reader, so a small crafted file cannot make
+// PeakLens build gigabytes or work for minutes. docs/formats.md ("Limits") documents it.
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -17,10 +18,16 @@ public:
     static constexpr std::uint64_t kBaseBytes = std::uint64_t(512) << 20;
     static constexpr std::uint64_t kBytesPerInputByte = 16;
 
+    // And it may take kBaseSeconds plus kSecondsPerMiB for every MiB of its input: real
+    // traces load at 50 MiB/s and more.
+    static constexpr std::int64_t kBaseSeconds = 30;
+    static constexpr std::int64_t kSecondsPerMiB = 1;
+
     // What a pipe may deliver: it is held in memory whole.
     static constexpr std::uint64_t kMaxStreamBytes = std::uint64_t(8) << 30;
 
     static std::uint64_t limitFor(std::uint64_t inputBytes);
+    static std::chrono::seconds timeLimitFor(std::uint64_t inputBytes);
 
     // While a Scope lives, what this thread builds is charged to a budget for `path`; scopes
     // nest (the innermost counts). Without one, nothing is limited: traces built in memory.
@@ -41,12 +48,20 @@ public:
         std::uint64_t m_inputBytes = 0;
         std::uint64_t m_limit = 0;
         std::uint64_t m_used = 0;
+        std::chrono::steady_clock::time_point m_start;
+        std::chrono::steady_clock::time_point m_deadline;
         Scope *m_outer = nullptr;
     };
 
     // Counts `bytes` more against the current scope; throws ImportError naming the file,
     // what was being built and the limit once the total passes it.
+    // Checks the time as well.
     static void charge(std::uint64_t bytes, std::string_view what);
+
+    // Throws ImportError naming the file and the limit once the current scope's time is up.
+    static void checkTime();
+    // The same as a question, for callbacks that must not throw (SQLite's progress handler).
+    static bool timeIsUp();
 };
 
 } // namespace peaklens

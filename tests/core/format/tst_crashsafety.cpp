@@ -1,6 +1,7 @@
 #include "testsupport.h"
 #include "core/format/tracereader.h"
 
+#include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
 
@@ -22,7 +23,10 @@ private slots:
         const quint64 committed = killed.committed;
         QVERIFY2(QFile::exists(path + QStringLiteral("-wal")), "the writer should have died mid-run");
 
+        // Read in a private copy: not a file appears or goes beside the input.
+        const QStringList before = QDir(dir.path()).entryList(QDir::Files);
         const auto trace = TraceReader::read(path.toStdString());
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files), before);
         QVERIFY(committed > 0);
         QVERIFY(trace->events.size() >= committed);
         for (std::size_t i = 0; i < trace->events.size(); ++i) {

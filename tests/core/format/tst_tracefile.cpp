@@ -6,8 +6,11 @@
 #include "testsupport.h"
 #include "tracefiledamage.h"
 
+#include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
+
+#include <sqlite3.h>
 
 
 using namespace peaklens;
@@ -114,6 +117,45 @@ private slots:
         QCOMPARE(TraceReader::read(path)->events.size(), std::size_t(100001));
     }
 
+    // A hot journal (a writer died mid-transaction) must be rolled back before the file reads
+    // consistently: that happens in a private copy, never beside the input.
+    void hotJournalIsRolledBackWithoutWritingBesideTheInput()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("trace.peaklens"));
+        TraceWriter::writeTrace(*parseTraceText(kRichTrace), ss(path));
+        sqlite3 *writer = nullptr;
+        QCOMPARE(sqlite3_open(qPrintable(path), &writer), SQLITE_OK);
+        QCOMPARE(sqlite3_exec(writer, "BEGIN; UPDATE meta SET value = 'half-written' WHERE key = 'description'", nullptr,
+                              nullptr, nullptr),
+                 SQLITE_OK);
+        // Copied while the transaction is open: a database with its hot journal, as a crash leaves it.
+        QTemporaryDir crashed;
+        const QString copy = crashed.filePath(QStringLiteral("crashed.peaklens"));
+        QVERIFY(QFile::copy(path, copy));
+        QVERIFY(QFile::copy(path + QStringLiteral("-journal"), copy + QStringLiteral("-journal")));
+        sqlite3_exec(writer, "ROLLBACK", nullptr, nullptr, nullptr);
+        sqlite3_close(writer);
+
+        const QStringList before = QDir(crashed.path()).entryList(QDir::Files);
+        const auto trace = loadTrace(ss(copy));
+        QCOMPARE(trace->metaValue("description"), std::string("every feature"));
+        QCOMPARE(QDir(crashed.path()).entryList(QDir::Files), before);
+    }
+
+    // A finished file is read as immutable: nothing appears beside it, whoever reads it.
+    void readingWritesNothingBesideTheFile()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("trace.peaklens"));
+        TraceWriter::writeTrace(*parseTraceText(kRichTrace), ss(path));
+        // Even a file left in WAL mode, which SQLite would otherwise give a -wal and -shm.
+        test::execSql(path, "PRAGMA journal_mode = WAL");
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList{QStringLiteral("trace.peaklens")});
+        QVERIFY(*TraceReader::read(ss(path)) == *parseTraceText(kRichTrace));
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList{QStringLiteral("trace.peaklens")});
+    }
+
     void badFilesGetOneClearSentence_data()
     {
         QTest::addColumn<QString>("damage");
@@ -134,6 +176,11 @@ private slots:
         QTest::addRow("stacks out of sequence (found by fuzzing)") << QStringLiteral("stackorder") << QStringLiteral("out of sequence");
         QTest::addRow("stack cycle") << QStringLiteral("stackcycle") << QStringLiteral("bad parent");
         QTest::addRow("overwritten pages") << QStringLiteral("scribble") << QStringLiteral("is damaged");
+        QTest::addRow("generated column") << QStringLiteral("generated") << QStringLiteral("table \"steps\" is not defined as PeakLens defines it");
+        QTest::addRow("view") << QStringLiteral("view") << QStringLiteral("has the view \"everything\", which PeakLens does not write");
+        QTest::addRow("trigger") << QStringLiteral("trigger") << QStringLiteral("has the trigger \"wipe\"");
+        QTest::addRow("index on an expression") << QStringLiteral("exprindex") << QStringLiteral("has the index \"slow\"");
+        QTest::addRow("check constraint") << QStringLiteral("redefined") << QStringLiteral("table \"markers\" is not defined");
         QTest::addRow("bad trace text") << QStringLiteral("badtext") << QStringLiteral("line 2: block \"b\" was never allocated");
     }
     void badFilesGetOneClearSentence()
