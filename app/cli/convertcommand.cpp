@@ -3,12 +3,12 @@
 #include "command.h"
 
 #include "core/error.h"
+#include "core/format/outputfile.h"
 #include "core/format/tracewriter.h"
 #include "core/import/traceloader.h"
 #include "core/trace/metadata.h"
 #include "core/trace/tracebuilder.h"
 
-#include <filesystem>
 #include <memory>
 
 namespace peaklens::cli {
@@ -27,13 +27,11 @@ Command addConvertCommand(CLI::App &app)
     command->add_option("OUT", options->output, "The *.peaklens file to write")->required();
     command->add_flag("--force", options->force, "Replace OUT if it exists (atomically, never in place)");
     return {command, [options] {
-                std::error_code ec;
-                if (std::filesystem::equivalent(options->input, options->output, ec))
-                    throw FileError(options->output, "is the input file; write the converted trace to a new file.");
-                if (!options->force && std::filesystem::exists(options->output, ec))
-                    throw FileError(options->output, "already exists; pass --force to replace it.");
+                // Checked before the slow load, and again, atomically, when the file is moved into place.
+                OutputFile output(options->output, options->force ? OutputFile::Existing::Replace : OutputFile::Existing::Refuse,
+                                  {options->input});
                 const auto trace = loadTrace(options->input);
-                TraceWriter::writeTrace(*trace, options->output);
+                TraceWriter::writeTrace(*trace, output);
                 return "wrote " + options->output + " (" + std::to_string(trace->events.size()) + " memory events)\n";
             }};
 }

@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "core/import/traceloader.h"
 #include "core/report/htmlreport.h"
-#include "core/report/reportfile.h"
+#include "core/format/outputfile.h"
 #include "core/report/tablereport.h"
 #include "core/trace/units.h"
 
@@ -38,13 +38,10 @@ Command addReportCommand(CLI::App &app)
                 std::optional<std::int64_t> budget;
                 if (!options->budget.empty())
                     budget = parseBudget(options->budget);
+                OutputFile output(options->output, OutputFile::Existing::Replace, options->inputs);
                 std::vector<std::pair<std::string, TracePtr>> traces;
-                for (const std::string &input : options->inputs) {
-                    std::error_code ec;
-                    if (std::filesystem::equivalent(input, options->output, ec))
-                        throw FileError(options->output, "is one of the traces; write the report to a new file.");
+                for (const std::string &input : options->inputs)
                     traces.emplace_back(input, loadTrace(input));
-                }
                 const ReportData data = buildReport(traces, budget);
                 std::string contents;
                 if (extension == ".html")
@@ -56,7 +53,7 @@ Command addReportCommand(CLI::App &app)
                                                      : options->table == "sites"  ? CsvTable::Sites
                                                      : options->table == "events" ? CsvTable::Events
                                                                                   : CsvTable::Layers);
-                writeFileAtomically(options->output, contents);
+                output.write(contents);
                 return "wrote " + options->output + " (" + formatBytes(static_cast<std::int64_t>(contents.size())) + ")\n";
             }};
 }

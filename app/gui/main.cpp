@@ -69,10 +69,13 @@ int main(int argc, char **argv)
         // Headless: no window; the first trace is the baseline the others are compared with.
         try {
             std::vector<std::pair<std::string, peaklens::TracePtr>> traces;
+            std::vector<std::string> inputs;
             const QStringList files = parser.positionalArguments().isEmpty() ? QStringList{path} : parser.positionalArguments();
-            for (const QString &file : files)
-                traces.emplace_back(file.toStdString(), peaklens::loadTrace(file.toStdString()));
-            peaklens::gui::exportReport(peaklens::buildReport(traces, std::nullopt), parser.value(exportReport));
+            for (const QString &file : files) {
+                inputs.push_back(file.toStdString());
+                traces.emplace_back(inputs.back(), peaklens::loadTrace(inputs.back()));
+            }
+            peaklens::gui::exportReport(peaklens::buildReport(traces, std::nullopt), parser.value(exportReport), inputs);
             std::printf("wrote %s\n", qPrintable(parser.value(exportReport)));
             return 0;
         } catch (const std::exception &error) {

@@ -336,9 +336,15 @@ void MainWindow::exportReportTo(const QString &path)
         return;
     // The open trace is the baseline; each measured rerun is compared with it.
     std::vector<std::pair<std::string, TracePtr>> traces{{m_document->path.toStdString(), m_document->trace}};
+    // Never written onto: anything the window has open.
+    std::vector<std::string> inputs{m_document->path.toStdString()};
+    for (const DocumentPtr &process : m_processes)
+        inputs.push_back(process->path.toStdString());
     for (int row = 1; row < m_runs->rowCount(); ++row) {
-        if (const DocumentPtr &run = m_runs->run(row).document)
+        if (const DocumentPtr &run = m_runs->run(row).document) {
             traces.emplace_back(m_runs->run(row).label.toStdString(), run->trace);
+            inputs.push_back(run->path.toStdString());
+        }
     }
     statusBar()->showMessage(tr("Writing %1…").arg(path));
     m_exporter.disconnect(this);
@@ -349,9 +355,9 @@ void MainWindow::exportReportTo(const QString &path)
             QMessageBox::critical(this, tr("Cannot export the report"), problem);
         Q_EMIT reportExported(path, problem);
     });
-    m_exporter.setFuture(QtConcurrent::run([traces, path]() -> QString {
+    m_exporter.setFuture(QtConcurrent::run([traces, inputs, path]() -> QString {
         try {
-            exportReport(buildReport(traces, std::nullopt), path);
+            exportReport(buildReport(traces, std::nullopt), path, inputs);
             return {};
         } catch (const std::exception &error) {
             return QString::fromStdString(visibleText(error.what()));

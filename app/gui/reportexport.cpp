@@ -2,14 +2,14 @@
 
 #include "core/error.h"
 #include "core/report/htmlreport.h"
-#include "core/report/reportfile.h"
+#include "core/format/outputfile.h"
 #include "core/report/tablereport.h"
 
+#include <QBuffer>
 #include <QFileInfo>
 #include <QImage>
 #include <QPainter>
 #include <QPdfWriter>
-#include <QSaveFile>
 #include <QSvgRenderer>
 #include <QTextDocument>
 #include <QUrl>
@@ -18,7 +18,7 @@ namespace peaklens::gui {
 
 namespace {
 
-void writePdf(const ReportData &data, const QString &path)
+QByteArray renderPdf(const ReportData &data, const QString &path)
 {
     const HtmlWithCharts report = renderHtmlReportWithChartImages(data);
     QTextDocument document;
@@ -36,10 +36,9 @@ void writePdf(const ReportData &data, const QString &path)
     }
     document.setHtml(QString::fromStdString(report.html));
 
-    // Written beside the target and renamed over it only when complete.
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        throw FileError(path.toStdString(), "cannot be written: " + file.errorString().toStdString() + ".");
+    QByteArray pdf;
+    QBuffer file(&pdf);
+    file.open(QIODevice::WriteOnly);
     {
         QPdfWriter writer(&file);
         writer.setPageSize(QPageSize(QPageSize::A4));
@@ -51,19 +50,20 @@ void writePdf(const ReportData &data, const QString &path)
         document.setPageSize(QSizeF(writer.width(), writer.height()));
         document.print(&writer);
     }
-    if (!file.commit())
-        throw FileError(path.toStdString(), "cannot be written: " + file.errorString().toStdString() + ".");
+    return pdf;
 }
 
 } // namespace
 
-void exportReport(const ReportData &data, const QString &path)
+void exportReport(const ReportData &data, const QString &path, const std::vector<std::string> &inputs)
 {
     const QString suffix = QFileInfo(path).suffix().toLower();
-    if (suffix == QLatin1String("pdf"))
-        return writePdf(data, path);
+    // Checked before the slow rendering: never onto an input, never onto a device.
+    OutputFile output(path.toStdString(), OutputFile::Existing::Replace, inputs);
     std::string contents;
-    if (suffix == QLatin1String("html"))
+    if (suffix == QLatin1String("pdf"))
+        contents = renderPdf(data, path).toStdString();
+    else if (suffix == QLatin1String("html"))
         contents = renderHtmlReport(data);
     else if (suffix == QLatin1String("json"))
         contents = renderJsonReport(data);
@@ -71,7 +71,7 @@ void exportReport(const ReportData &data, const QString &path)
         contents = renderCsvReport(data, CsvTable::Layers);
     else
         throw FileError(path.toStdString(), "must end in .pdf, .html, .csv or .json, which says what to write.");
-    writeFileAtomically(path.toStdString(), contents);
+    output.write(contents);
 }
 
 } // namespace peaklens::gui

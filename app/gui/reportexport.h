@@ -7,9 +7,13 @@
 
 #include <QString>
 
+#include <string>
+#include <vector>
+
 namespace peaklens::gui {
 
-// Throws peaklens::Error (FileError naming the path) when it cannot be written.
-void exportReport(const ReportData &data, const QString &path);
+// Throws peaklens::Error (FileError naming the path) when it cannot be written, or is one
+// of `inputs` (the traces the report is made from).
+void exportReport(const ReportData &data, const QString &path, const std::vector<std::string> &inputs);
 
 } // namespace peaklens::gui

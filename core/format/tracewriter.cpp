@@ -1,14 +1,13 @@
 #include "tracewriter.h"
 
+#include "outputfile.h"
+
 #include "core/error.h"
 #include "schema.h"
 #include "sqlitedatabase.h"
 
 #include <bit>
-#include <cstdio>
 #include <filesystem>
-#include <fcntl.h>
-#include <unistd.h>
 
 namespace peaklens {
 
@@ -85,10 +84,11 @@ TraceWriter::~TraceWriter()
 {
     if (m_finished || !m_db)
         return;
+    // Whoever is unwinding reports the first failure; a second one here would only repeat
+    // it (a full disk), and a streamed file stays readable from its log regardless.
     try {
         finish();
-    } catch (const Error &error) {
-        std::fprintf(stderr, "peaklens: %s\n", error.what());
+    } catch (const Error &) {
     }
 }
 
@@ -328,11 +328,14 @@ void TraceWriter::finish()
 
 void TraceWriter::writeTrace(const Trace &trace, const std::string &path)
 {
-    const std::string temporary = path + ".partial-" + std::to_string(::getpid());
-    std::error_code ec;
-    std::filesystem::remove(temporary, ec);
+    OutputFile output(path, OutputFile::Existing::Replace);
+    writeTrace(trace, output);
+}
+
+void TraceWriter::writeTrace(const Trace &trace, OutputFile &output)
+{
     try {
-        TraceWriter writer(temporary, Mode::Bulk);
+        TraceWriter writer(output.temporary(), Mode::Bulk);
         for (const auto &[key, value] : trace.meta)
             writer.writeMeta(key, value);
         for (std::uint32_t i = 0; i < trace.lanes.size(); ++i)
@@ -358,26 +361,11 @@ void TraceWriter::writeTrace(const Trace &trace, const std::string &path)
         for (const Marker &marker : trace.markers)
             writer.writeMarker(marker);
         writer.finish();
-
-        // Durable before it replaces anything: the rename is the commit.
-        const int fd = ::open(temporary.c_str(), O_RDONLY);
-        if (fd < 0 || ::fsync(fd) != 0) {
-            if (fd >= 0)
-                ::close(fd);
-            throw FileError(path, "could not be written: syncing the data to disk failed.");
-        }
-        ::close(fd);
-        std::filesystem::rename(temporary, path);
     } catch (const FileError &error) {
-        std::filesystem::remove(temporary, ec);
-        throw FileError(path, error.problem());
-    } catch (const std::filesystem::filesystem_error &error) {
-        std::filesystem::remove(temporary, ec);
-        throw FileError(path, std::string("could not be written: ") + error.code().message() + ".");
-    } catch (...) {
-        std::filesystem::remove(temporary, ec);
-        throw;
+        // The writer names its temporary; the user knows the target.
+        throw FileError(output.path(), error.problem());
     }
+    output.commit();
 }
 
 } // namespace peaklens

@@ -1,7 +1,7 @@
 #pragma once
 // Writes the native *.peaklens file (schema.h). Streaming mode is for collectors that
 // append while training runs: WAL, a commit at least every second, so a killed process
-// leaves a readable file. writeTrace() saves a whole Trace atomically (temp file + rename).
+// leaves a readable file. writeTrace() saves a whole Trace through an OutputFile: complete or not at all.
 // Not thread-safe: one writer per thread.
 
 #include "core/trace/trace.h"
@@ -13,6 +13,7 @@
 
 namespace peaklens {
 
+class OutputFile;
 class SqliteDatabase;
 class SqliteStatement;
 
@@ -50,7 +51,9 @@ public:
 
     std::uint64_t committedEvents() const { return m_committedEvents; }
 
+    // Replaces `path` if it exists; with an OutputFile, as it was set up to.
     static void writeTrace(const Trace &trace, const std::string &path);
+    static void writeTrace(const Trace &trace, OutputFile &output);
 
 private:
     struct Chunk;

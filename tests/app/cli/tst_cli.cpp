@@ -223,7 +223,7 @@ private slots:
                                            << QStringLiteral("must end in .html, .csv or .json");
         const QString snapshot = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/snapshot.json");
         QTest::addRow("onto its input") << QStringList{QStringLiteral("report"), snapshot, QStringLiteral("-o"), snapshot}
-                                        << QStringLiteral("is one of the traces");
+                                        << QStringLiteral("is one of the inputs");
         QTest::addRow("bad budget") << QStringList{QStringLiteral("report"), kBundled, QStringLiteral("--budget"), QStringLiteral("lots"),
                                                    QStringLiteral("-o"), QStringLiteral("/tmp/x.html")}
                                     << QStringLiteral("is not a budget");

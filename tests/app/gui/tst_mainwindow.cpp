@@ -441,6 +441,32 @@ private slots:
         QVERIFY(exported.last().at(1).toString().contains(QStringLiteral("/nonexistent/report.pdf")));
     }
 
+    // Headless or from the window, a report is never written onto a trace that is open.
+    void exportNeverWritesOntoAnInput()
+    {
+        QTemporaryDir directory;
+        const QString trace = directory.filePath(QStringLiteral("trace.html"));
+        QVERIFY(QFile::copy(kSample, trace));
+        const QByteArray original = [&] {
+            QFile file(trace);
+            return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+        }();
+        const auto run = test::runTool(QStringLiteral("peaklens"), {QStringLiteral("--export-report"), trace, trace});
+        QCOMPARE(run.exitCode, 2);
+        QVERIFY2(run.err.contains("is one of the inputs"), run.err.constData());
+
+        MainWindow window;
+        QVERIFY(load(window, trace));
+        QSignalSpy exported(&window, &MainWindow::reportExported);
+        window.exportReportTo(trace);
+        QVERIFY(exported.wait(60000));
+        QVERIFY2(exported.front().at(1).toString().contains(QStringLiteral("is one of the inputs")),
+                 qPrintable(exported.front().at(1).toString()));
+        QFile file(trace);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QCOMPARE(file.readAll(), original);
+    }
+
     void screenshotOfAMissingFileFails()
     {
         QTemporaryDir directory;

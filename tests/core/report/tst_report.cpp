@@ -2,7 +2,7 @@
 
 #include "core/import/traceloader.h"
 #include "core/report/htmlreport.h"
-#include "core/report/reportfile.h"
+#include "core/format/outputfile.h"
 #include "core/report/tablereport.h"
 #include "core/trace/units.h"
 
@@ -218,13 +218,13 @@ private slots:
     {
         QTemporaryDir directory;
         const std::string path = ss(directory.filePath(QStringLiteral("report.html")));
-        writeFileAtomically(path, "first");
-        writeFileAtomically(path, "second");
+        OutputFile(path, OutputFile::Existing::Replace).write("first");
+        OutputFile(path, OutputFile::Existing::Replace).write("second");
         QFile file(qs(path));
         QVERIFY(file.open(QIODevice::ReadOnly));
         QCOMPARE(file.readAll(), QByteArray("second"));
         QCOMPARE(QDir(directory.path()).entryList(QDir::Files).size(), 1); // no temporary left
-        QVERIFY_THROWS_EXCEPTION(FileError, writeFileAtomically("/nonexistent/dir/report.html", "x"));
+        QVERIFY_THROWS_EXCEPTION(FileError, OutputFile("/nonexistent/dir/report.html", OutputFile::Existing::Replace).write("x"));
     }
 };
 
