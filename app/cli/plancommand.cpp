@@ -154,9 +154,21 @@ ChainSelection selectionOf(const PlanOptions &options)
     return selection;
 }
 
+// A trace whose layers cannot be planned (no chain) is a problem with that file: name it.
+CostModel modelOf(const Trace &trace, const PlanOptions &options)
+{
+    try {
+        return buildCostModel(trace, selectionOf(options));
+    } catch (const FileError &) {
+        throw;
+    } catch (const Error &error) {
+        throw FileError(options.path, std::string("cannot be planned: ") + error.what());
+    }
+}
+
 CostModel loadModel(const PlanOptions &options)
 {
-    return buildCostModel(*loadTrace(options.path), selectionOf(options));
+    return modelOf(*loadTrace(options.path), options);
 }
 
 // plan --max-batch: the largest batch whose cheapest plan fits the budget.
@@ -164,7 +176,7 @@ std::string maxBatchOutput(const PlanOptions &options, const Budget &budget)
 {
     const auto trace = loadTrace(options.path);
     const ChainSelection selection = selectionOf(options);
-    const CostModel model = buildCostModel(*trace, selection);
+    const CostModel model = modelOf(*trace, options);
     const std::int64_t bytes = budget.bytes(model);
     std::optional<std::int64_t> traced = options.batch > 0 ? std::optional(options.batch) : tracedBatch(*trace);
     const BatchFit fit = largestBatch(*trace, selection, bytes, traced, budget.isLimit());

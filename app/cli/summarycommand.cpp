@@ -156,6 +156,8 @@ std::string textSummary(const std::string &path, const Trace &trace, const Trace
     std::string out = visibleText(path) + "\n";
     if (auto description = trace.metaValue(metakey::Description); !description.empty())
         out += description + "\n";
+    if (auto warnings = trace.metaValue(metakey::ImportWarnings); !warnings.empty())
+        out += "Warning: " + warnings + "\n";
     out += formatCount(static_cast<std::int64_t>(trace.events.size())) + " memory events over "
            + formatDuration(summary.lastNs - summary.firstNs) + ", " + plural(trace.steps.size(), "step") + ", "
            + plural(trace.layers.size(), "layer") + "\n\n";

@@ -203,6 +203,10 @@ MainWindow::MainWindow(QWidget *parent)
                 throw;
             }
             rememberRecent(m_loadingPaths.front());
+            for (const DocumentPtr &document : m_processes) {
+                if (const std::string warning = document->trace->metaValue(metakey::ImportWarnings); !warning.empty())
+                    statusBar()->showMessage(tr("%1: %2").arg(document->path, QString::fromStdString(warning)));
+            }
             Q_EMIT documentLoaded();
         } catch (const ImportCancelled &) {
             statusBar()->showMessage(tr("Opening %1 was cancelled.").arg(m_loadingPaths.join(QStringLiteral(", "))), 5000);

@@ -147,8 +147,12 @@ private:
         sqlite3_progress_handler(m_db->handle(), 10000, stopWhenTimeIsUp, nullptr);
     }
 
-    [[noreturn]] void damaged(const std::string &problem) const
+    [[noreturn]] void damaged(std::string problem) const
     {
+        // SQLite may quote the file's own schema text: its first line says enough.
+        problem = problem.substr(0, problem.find('\n'));
+        if (problem.size() > 200)
+            problem = problem.substr(0, 200) + "...";
         throw ImportError(m_path, "is damaged: " + problem + ".");
     }
 

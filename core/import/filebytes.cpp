@@ -143,6 +143,8 @@ FileBytes &FileBytes::operator=(FileBytes &&other) noexcept
     if (this == &other)
         return *this;
     release();
+    // Moving a vector keeps its buffer: the content stays where it began within it.
+    const std::ptrdiff_t offset = other.m_mapping || other.m_heap.empty() ? 0 : other.m_data - other.m_heap.data();
     m_heap = std::move(other.m_heap);
     m_mapping = std::exchange(other.m_mapping, nullptr);
     m_mappingLength = std::exchange(other.m_mappingLength, 0);
@@ -151,8 +153,18 @@ FileBytes &FileBytes::operator=(FileBytes &&other) noexcept
     m_capacity = std::exchange(other.m_capacity, 0);
     m_gzipped = other.m_gzipped;
     if (!m_mapping && !m_heap.empty())
-        m_data = m_heap.data();
+        m_data = m_heap.data() + offset;
     return *this;
+}
+
+bool FileBytes::dropByteOrderMark()
+{
+    if (!view().starts_with(kUtf8ByteOrderMark))
+        return false;
+    m_data += kUtf8ByteOrderMark.size();
+    m_size -= kUtf8ByteOrderMark.size();
+    m_capacity -= kUtf8ByteOrderMark.size();
+    return true;
 }
 
 void FileBytes::release()

@@ -11,6 +11,8 @@
 
 namespace peaklens {
 
+inline constexpr std::string_view kUtf8ByteOrderMark = "\xEF\xBB\xBF";
+
 class FileBytes
 {
 public:
@@ -30,6 +32,9 @@ public:
     std::size_t capacity() const { return m_capacity; } // size() plus at least the padding asked for
     std::string_view view() const { return {m_data, m_size}; }
     bool gzipped() const { return m_gzipped; }
+    // Text editors on some systems begin UTF-8 files with a byte-order mark; the formats
+    // know nothing of it. True when there was one.
+    bool dropByteOrderMark();
 
 private:
     friend FileBytes decodedBytes(std::vector<char> raw, std::uint64_t rawSize, const std::string &path,

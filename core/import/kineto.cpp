@@ -90,6 +90,10 @@ public:
             } while (scanner.consume(','));
             scanner.expect('}');
         }
+        scanner.skipWhitespace();
+        if (!scanner.atEnd())
+            m_builder.setMeta(metakey::ImportWarnings, std::to_string(m_bytes.size() - scanner.position())
+                                                           + " bytes after the end of the JSON were ignored.");
         if (!sawEvents)
             throw ImportError(m_path, "is JSON, but not a Kineto trace: it has no \"traceEvents\".");
         finish();

@@ -32,6 +32,9 @@ public:
     {
         m_builder.setMeta(metakey::SourceFormat, "torch-snapshot");
         m_builder.setMeta(metakey::SourcePath, m_path);
+        if (m_doc.trailingBytes > 0)
+            m_builder.setMeta(metakey::ImportWarnings, std::to_string(m_doc.trailingBytes)
+                                                           + " bytes after the end of the pickle were ignored.");
         const Value &root = m_doc.root;
         const Value *segments = nullptr;
         const Value *traces = nullptr;

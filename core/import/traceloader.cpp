@@ -74,6 +74,8 @@ TraceFormat formatOf(std::string_view prefix)
         return TraceFormat::Native;
     if (pickle::looksLikePickle(prefix))
         return TraceFormat::TorchSnapshot;
+    if (prefix.starts_with(kUtf8ByteOrderMark))
+        prefix.remove_prefix(kUtf8ByteOrderMark.size());
     if (looksLikeKinetoTrace(prefix))
         return TraceFormat::KinetoTrace;
     if (looksLikeSnapshotJson(prefix))
@@ -119,6 +121,7 @@ public:
         FileBytes bytes = m_file.isStream() ? streamBytes(m_file.takeStreamed(), path(), padding, m_progress)
                                             : readFileBytes(path(), padding, m_progress);
         m_budget.setInputBytes(std::max<std::uint64_t>(m_file.size(), bytes.size()));
+        bytes.dropByteOrderMark();
         return bytes;
     }
 

@@ -27,6 +27,7 @@ inline constexpr std::string_view LocalRank = "local_rank";
 inline constexpr std::string_view WorldSize = "world_size";
 inline constexpr std::string_view ProcessId = "pid";
 inline constexpr std::string_view TorchVersion = "torch.version";     // recorded: the training's PyTorch
+inline constexpr std::string_view ImportWarnings = "import.warnings"; // what the import ignored, a sentence a line
 inline constexpr std::string_view CreatedBy = "created.by";           // "peaklens 0.1.0"
 
 } // namespace peaklens::metakey

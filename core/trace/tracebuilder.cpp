@@ -182,6 +182,8 @@ void TraceBuilder::addKernel(const Kernel &kernel)
     checkLane(kernel.lane);
     if (kernel.name >= m_trace->kernelNames.size())
         throw Error("A kernel refers to a name the trace does not define.");
+    if (kernel.endNs < kernel.beginNs)
+        throw Error("A kernel ends before it begins.");
     growTo(m_chargedOther, ++m_otherCount, sizeof(Kernel), "kernels");
     m_trace->kernels.push_back(kernel);
 }
@@ -201,6 +203,39 @@ void sortBy(std::vector<T> &items, Key key)
 }
 } // namespace
 
+void TraceBuilder::checkSpan() const
+{
+    const Trace &trace = *m_trace;
+    std::int64_t first = INT64_MAX, last = INT64_MIN;
+    const auto see = [&](std::int64_t t) {
+        first = std::min(first, t);
+        last = std::max(last, t);
+    };
+    if (!trace.events.empty()) {
+        see(trace.events.timeNs(0));
+        see(trace.events.timeNs(trace.events.size() - 1));
+    }
+    for (const ReservedEvent &event : trace.reserved)
+        see(event.timeNs);
+    for (const Marker &marker : trace.markers)
+        see(marker.timeNs);
+    for (const Range &range : trace.ranges) {
+        see(range.beginNs);
+        see(range.endNs);
+    }
+    for (const Step &step : trace.steps) {
+        see(step.beginNs);
+        see(step.endNs);
+    }
+    for (const Kernel &kernel : trace.kernels) {
+        see(kernel.beginNs);
+        see(kernel.endNs);
+    }
+    if (first < last && static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(first) > std::uint64_t(kMaxSpanNs))
+        throw Error("Its times run from " + std::to_string(first) + " to " + std::to_string(last)
+                    + " ns, more than 104 days apart: they are damaged.");
+}
+
 std::shared_ptr<const Trace> TraceBuilder::finish()
 {
     m_trace->events.sortByTime();
@@ -209,6 +244,7 @@ std::shared_ptr<const Trace> TraceBuilder::finish()
     sortBy(m_trace->steps, [](const Step &s) { return s.beginNs; });
     sortBy(m_trace->kernels, [](const Kernel &k) { return k.beginNs; });
     sortBy(m_trace->markers, [](const Marker &m) { return m.timeNs; });
+    checkSpan();
     if (m_trace->metaValue(metakey::Categories) == "lifetime")
         classifyByLifetime(*m_trace);
     std::shared_ptr<const Trace> result(std::move(m_trace));

@@ -20,6 +20,9 @@ public:
     static constexpr std::size_t kMaxLayerDepth = 1024;
     // and far longer ones: each ancestor's path is kept in full, so length times depth adds up.
     static constexpr std::size_t kMaxLayerPathBytes = 4096;
+    // 2^53 ns, 104 days: a trace whose times span more is damage, and refusing it keeps every
+    // duration, and every sum of them, far from overflow.
+    static constexpr std::int64_t kMaxSpanNs = std::int64_t(1) << 53;
 
     TraceBuilder();
 
@@ -57,6 +60,7 @@ private:
     static constexpr std::size_t kChargeStep = 65536;
     void checkLane(std::uint32_t lane) const;
     void checkSize(std::int64_t deltaBytes) const;
+    void checkSpan() const;
     static void growTo(std::size_t &charged, std::size_t count, std::size_t itemBytes, std::string_view what);
 
     std::unique_ptr<Trace> m_trace;

@@ -34,14 +34,24 @@ std::vector<std::string_view> splitWords(std::string_view line)
     return words;
 }
 
+// Only the escapes the printer writes (docs/formats.md): any other %XX stays as it is, so a
+// name cannot smuggle in a control byte or half a UTF-8 sequence.
 std::string percentDecoded(std::string_view text)
 {
+    static constexpr std::pair<std::string_view, char> kEscapes[] = {
+        {"20", ' '}, {"25", '%'}, {"3B", ';'}, {"23", '#'}, {"09", '\t'}, {"0A", '\n'}, {"3D", '='},
+    };
     std::string result;
     for (std::size_t i = 0; i < text.size(); ++i) {
-        int code = 0;
-        if (text[i] == '%' && i + 2 < text.size()
-            && std::from_chars(text.data() + i + 1, text.data() + i + 3, code, 16).ptr == text.data() + i + 3) {
-            result.push_back(static_cast<char>(code));
+        const auto *escape = text[i] == '%' && i + 2 < text.size()
+                                 ? std::find_if(std::begin(kEscapes), std::end(kEscapes),
+                                                [&](const auto &e) {
+                                                    return std::toupper(static_cast<unsigned char>(text[i + 1])) == e.first[0]
+                                                           && std::toupper(static_cast<unsigned char>(text[i + 2])) == e.first[1];
+                                                })
+                                 : std::end(kEscapes);
+        if (escape != std::end(kEscapes)) {
+            result.push_back(escape->second);
             i += 2;
         } else {
             result.push_back(text[i]);

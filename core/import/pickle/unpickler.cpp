@@ -58,6 +58,7 @@ public:
         if (m_stack.size() != 1 || !m_marks.empty())
             fail("ends with " + std::to_string(m_stack.size()) + " values on its stack instead of one");
         m_doc.root = m_stack.back();
+        m_doc.trailingBytes = m_size - m_pos;
         m_doc.seal();
     }
 

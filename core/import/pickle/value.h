@@ -67,6 +67,7 @@ public:
     FileBytes bytes;                      // the decoded file: pickle strings point here
     std::deque<std::string> ownedStrings; // strings decoded from JSON escapes point here
     Value root;
+    std::size_t trailingBytes = 0; // after the pickle's STOP: ignored, and said so
 
     // Building. Throws Error when the document outgrows 32-bit indices.
     Value newContainer(Kind kind);

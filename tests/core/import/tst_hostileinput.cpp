@@ -4,6 +4,7 @@
 #include "core/import/traceloader.h"
 #include "core/report/summaryjson.h"
 #include "core/trace/loadbudget.h"
+#include "core/trace/metadata.h"
 #include "core/trace/tracebuilder.h"
 #include "testsupport.h"
 #include "tracefiledamage.h"
@@ -17,6 +18,7 @@
 #include <thread>
 
 using namespace peaklens;
+using peaklens::test::qs;
 using peaklens::test::ss;
 
 namespace {
@@ -191,6 +193,66 @@ private slots:
             QVERIFY2(message.startsWith(path + QStringLiteral(": ")), error.what());
             QVERIFY2(message.contains(problem), error.what());
         }
+    }
+
+    // Times so far apart that durations and their sums would overflow are refused as damage,
+    // rather than shown as a step of -1 ns or a forward of -4.6e18 ns.
+    void timesThatWouldOverflowAreRefused()
+    {
+        QTemporaryDir dir;
+        const QString path = writeTemp(dir, QStringLiteral("far.pltxt"), "alloc a 8\n+17280000s free a\n");
+        try {
+            loadTrace(ss(path));
+            QFAIL("a trace spanning 200 days was loaded");
+        } catch (const ImportError &error) {
+            QVERIFY2(QString::fromStdString(error.what()).startsWith(path + QStringLiteral(": ")), error.what());
+            QVERIFY2(QString::fromStdString(error.what()).contains(QStringLiteral("more than 104 days apart")), error.what());
+        }
+        TraceBuilder whole;
+        whole.addStep(Step{0, INT64_MIN, INT64_MAX});
+        QVERIFY_THROWS_EXCEPTION(Error, whole.finish());
+        TraceBuilder backwards;
+        backwards.lane(Lane{});
+        backwards.kernelName("gemm");
+        QVERIFY_THROWS_EXCEPTION(Error, backwards.addKernel(Kernel{0, 0, 10, 5}));
+        TraceBuilder fine;
+        fine.addStep(Step{0, 1'700'000'000'000'000'000, 1'700'000'000'000'000'000 + TraceBuilder::kMaxSpanNs});
+        QCOMPARE(fine.finish()->steps.size(), std::size_t(1));
+    }
+
+    // A byte-order mark some editors write is not part of the format: the file reads as without.
+    // Bytes after the end of a Kineto trace's JSON or a pickle's STOP are ignored, and said so.
+    void editorsAndTrailingBytes_data()
+    {
+        QTest::addColumn<QString>("fixture");
+        QTest::addColumn<QByteArray>("before");
+        QTest::addColumn<QByteArray>("after");
+        QTest::addColumn<QString>("warning");
+        const QByteArray bom("\xEF\xBB\xBF");
+        for (const char *fixture : {"snapshot.json", "kineto.pt.trace.json", "memory_timeline.json", "modelled-step.pltxt"})
+            QTest::addRow("byte-order mark before %s", fixture) << QString::fromLatin1(fixture) << bom << QByteArray() << QString();
+        QTest::addRow("bytes after a Kineto trace")
+            << QStringLiteral("kineto.pt.trace.json") << QByteArray() << QByteArray("\n{\"more\": 1}")
+            << QStringLiteral("11 bytes after the end of the JSON were ignored.");
+        QTest::addRow("bytes after a pickle's STOP")
+            << QStringLiteral("snapshot_p4.pickle") << QByteArray() << QByteArray("GARBAGE")
+            << QStringLiteral("7 bytes after the end of the pickle were ignored.");
+    }
+    void editorsAndTrailingBytes()
+    {
+        QFETCH(QString, fixture);
+        QFETCH(QByteArray, before);
+        QFETCH(QByteArray, after);
+        QFETCH(QString, warning);
+        QFile original(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/") + fixture);
+        QVERIFY(original.open(QIODevice::ReadOnly));
+        const QByteArray content = original.readAll();
+        QTemporaryDir dir;
+        const auto plain = loadTrace(ss(original.fileName()));
+        const auto changed = loadTrace(ss(writeTemp(dir, fixture, QByteArray(before + content + after).toStdString())));
+        QCOMPARE(changed->events.size(), plain->events.size());
+        QCOMPARE(changed->layers.size(), plain->layers.size());
+        QCOMPARE(qs(changed->metaValue(metakey::ImportWarnings)), warning);
     }
 
     // The same shapes at a size real traces have still load.

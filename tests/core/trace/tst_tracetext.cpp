@@ -70,6 +70,25 @@ private slots:
         QVERIFY(*parseTraceText(printTraceText(*trace)) == *trace);
     }
 
+    // Only the escapes the printer writes are decoded: %1B stays three characters, never ESC.
+    void decodesOnlyDocumentedEscapes_data()
+    {
+        QTest::addColumn<QString>("written");
+        QTest::addColumn<QString>("name");
+        QTest::addRow("space and semicolon") << QStringLiteral("a%20b%3Bc") << QStringLiteral("a b;c");
+        QTest::addRow("lower-case hex") << QStringLiteral("a%3db") << QStringLiteral("a=b");
+        QTest::addRow("terminal escape") << QStringLiteral("a%1B[2Jb") << QStringLiteral("a%1B[2Jb");
+        QTest::addRow("half a UTF-8 sequence") << QStringLiteral("a%C3") << QStringLiteral("a%C3");
+        QTest::addRow("percent at the end") << QStringLiteral("a%2") << QStringLiteral("a%2");
+    }
+    void decodesOnlyDocumentedEscapes()
+    {
+        QFETCH(QString, written);
+        QFETCH(QString, name);
+        const auto trace = parseTraceText("kernel " + ss(written) + " 3us\n");
+        QCOMPARE(qs(trace->kernelNames.at(0)), name);
+    }
+
     void rejectsWhatItDoesNotUnderstand_data()
     {
         QTest::addColumn<QString>("text");
