@@ -43,18 +43,18 @@ Command addReportCommand(CLI::App &app)
                 for (const std::string &input : options->inputs)
                     traces.emplace_back(input, loadTrace(input));
                 const ReportData data = buildReport(traces, budget);
-                std::string contents;
-                if (extension == ".html")
-                    contents = renderHtmlReport(data);
-                else if (extension == ".json")
-                    contents = renderJsonReport(data);
-                else
-                    contents = renderCsvReport(data, options->table == "plans"    ? CsvTable::Plans
-                                                     : options->table == "sites"  ? CsvTable::Sites
-                                                     : options->table == "events" ? CsvTable::Events
-                                                                                  : CsvTable::Layers);
-                output.write(contents);
-                return "wrote " + options->output + " (" + formatBytes(static_cast<std::int64_t>(contents.size())) + ")\n";
+                if (extension == ".csv") {
+                    const CsvTable table = options->table == "plans"    ? CsvTable::Plans
+                                           : options->table == "sites"  ? CsvTable::Sites
+                                           : options->table == "events" ? CsvTable::Events
+                                                                        : CsvTable::Layers;
+                    output.write([&](std::ostream &out) { writeCsvReport(data, table, out); });
+                } else {
+                    output.write(extension == ".html" ? renderHtmlReport(data) : renderJsonReport(data));
+                }
+                std::error_code ec;
+                const auto bytes = std::filesystem::file_size(options->output, ec);
+                return "wrote " + options->output + " (" + formatBytes(ec ? 0 : static_cast<std::int64_t>(bytes)) + ")\n";
             }};
 }
 

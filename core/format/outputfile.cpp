@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -201,6 +202,20 @@ void OutputFile::write(std::string_view contents)
     }
     if (::close(fd) != 0)
         fail("cannot be written: " + errnoText(errno) + ".");
+    commit();
+}
+
+void OutputFile::write(const std::function<void(std::ostream &)> &produce)
+{
+    {
+        std::ofstream file(m_temporary, std::ios::binary | std::ios::trunc);
+        if (!file)
+            fail("cannot be written: " + errnoText(errno) + ".");
+        produce(file);
+        file.flush();
+        if (!file)
+            fail("cannot be written: " + errnoText(errno) + ".");
+    }
     commit();
 }
 

@@ -6,6 +6,8 @@
 // into place only when complete; temporaries that killed processes left at the same place
 // are removed on the next write there.
 
+#include <functional>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +36,8 @@ public:
     void commit();
     // The whole content at once: written to the temporary, then committed.
     void write(std::string_view contents);
+    // Content too large to hold: `produce` writes it to the temporary, then it is committed.
+    void write(const std::function<void(std::ostream &)> &produce);
 
     // The temporary's name for a target named `name`, written by process `pid` as its
     // `serial`th output: "NAME.partial-PID-SERIAL", the name shortened so the whole fits

@@ -1,5 +1,8 @@
 #include "tablereport.h"
 
+#include <ostream>
+#include <sstream>
+
 #include "core/analysis/allocationsites.h"
 
 #include "summaryjson.h"
@@ -57,17 +60,16 @@ std::string csvField(std::string_view text)
     return quoted + "\"";
 }
 
-std::string renderCsvReport(const ReportData &data, CsvTable table)
+void writeCsvReport(const ReportData &data, CsvTable table, std::ostream &out)
 {
-    std::string out;
     switch (table) {
     case CsvTable::Layers:
-        out = "trace,layer,kind,parameter_bytes,activation_bytes,self_activation_bytes,forward_ms,backward_ms,forward_calls,backward_calls\n";
+        out << "trace,layer,kind,parameter_bytes,activation_bytes,self_activation_bytes,forward_ms,backward_ms,forward_calls,backward_calls\n";
         for (const ReportRun &run : data.runs) {
             for (std::size_t l = 0; l < run.trace->layers.size(); ++l) {
                 const Layer &layer = run.trace->layers[l];
                 const LayerStats &stats = run.summary.layers[l];
-                out += csvField(run.path) + "," + csvField(layer.path) + "," + csvField(layer.kind) + ","
+                out << csvField(run.path) + "," + csvField(layer.path) + "," + csvField(layer.kind) + ","
                        + std::to_string(layer.parameterBytes) + "," + std::to_string(stats.activationBytes) + ","
                        + std::to_string(stats.selfActivationBytes) + "," + milliseconds(stats.forwardNs) + ","
                        + milliseconds(stats.backwardNs) + "," + std::to_string(stats.forwardCalls) + ","
@@ -76,23 +78,23 @@ std::string renderCsvReport(const ReportData &data, CsvTable table)
         }
         break;
     case CsvTable::Plans:
-        out = "trace,strategy,feasible,checkpoint,predicted_peak_bytes,predicted_step_ms,added_ms\n";
+        out << "trace,strategy,feasible,checkpoint,predicted_peak_bytes,predicted_step_ms,added_ms\n";
         for (const ReportRun &run : data.runs) {
             for (const ReportPlan &plan : run.plans) {
-                out += csvField(run.path) + "," + csvField(plan.name) + "," + (plan.plan.feasible ? "true" : "false") + ","
+                out << csvField(run.path) + "," + csvField(plan.name) + "," + (plan.plan.feasible ? "true" : "false") + ","
                        + csvField(joined(checkpointedPaths(*run.model, plan.plan.checkpoint), ';')) + "," + std::to_string(plan.plan.prediction.peakBytes) + ","
                        + milliseconds(plan.plan.prediction.stepTimeNs) + "," + milliseconds(plan.plan.prediction.addedTimeNs) + "\n";
             }
         }
         break;
     case CsvTable::Sites:
-        out = "trace,site,location,kind,called_from,bytes,blocks\n";
+        out << "trace,site,location,kind,called_from,bytes,blocks\n";
         for (const ReportRun &run : data.runs) {
             if (!run.summary.peak.liveAtPeak)
                 continue;
             const AllocationSites sites(run.trace->stacks);
             for (const LiveGroup &group : run.summary.peak.liveAtPeak->bySite) {
-                out += csvField(run.path) + "," + csvField(sites.label(group.key)) + "," + csvField(sites.location(group.key)) + ","
+                out << csvField(run.path) + "," + csvField(sites.label(group.key)) + "," + csvField(sites.location(group.key)) + ","
                        + std::string(siteKindName(sites.site(group.key).kind)) + ","
                        + csvField(joined(sites.callers(group.largestStack, 8), ';')) + "," + std::to_string(group.bytes) + ","
                        + std::to_string(group.blocks) + "\n";
@@ -100,14 +102,14 @@ std::string renderCsvReport(const ReportData &data, CsvTable table)
         }
         break;
     case CsvTable::Events:
-        out = "trace,time_ns,delta_bytes,address,device,stream,layer,category,phase\n";
+        out << "trace,time_ns,delta_bytes,address,device,stream,layer,category,phase\n";
         for (const ReportRun &run : data.runs) {
             const Trace &trace = *run.trace;
             const std::string name = csvField(run.path);
             for (std::size_t i = 0; i < trace.events.size(); ++i) {
                 const Lane &lane = trace.lanes[trace.events.lane(i)];
                 const std::uint32_t layer = trace.events.layer(i);
-                out += name + "," + std::to_string(trace.events.timeNs(i)) + "," + std::to_string(trace.events.deltaBytes(i)) + ","
+                out << name + "," + std::to_string(trace.events.timeNs(i)) + "," + std::to_string(trace.events.deltaBytes(i)) + ","
                        + std::to_string(trace.events.addr(i)) + "," + lane.device.toString() + "," + std::to_string(lane.stream) + ","
                        + (layer < trace.layers.size() ? csvField(trace.layers[layer].path) : std::string()) + ","
                        + std::string(categoryName(trace.events.category(i))) + "," + std::string(phaseName(trace.events.phase(i))) + "\n";
@@ -115,7 +117,13 @@ std::string renderCsvReport(const ReportData &data, CsvTable table)
         }
         break;
     }
-    return out;
+}
+
+std::string renderCsvReport(const ReportData &data, CsvTable table)
+{
+    std::ostringstream out;
+    writeCsvReport(data, table, out);
+    return std::move(out).str();
 }
 
 std::string renderJsonReport(const ReportData &data)

@@ -5,6 +5,7 @@
 
 #include "reportdata.h"
 
+#include <iosfwd>
 #include <string>
 
 namespace peaklens {
@@ -12,6 +13,8 @@ namespace peaklens {
 enum class CsvTable { Layers, Plans, Sites, Events };
 
 // One table for the runs of the report; every row names its trace in the first column.
+// Written as it is made: the events table of a large trace runs to gigabytes.
+void writeCsvReport(const ReportData &data, CsvTable table, std::ostream &out);
 std::string renderCsvReport(const ReportData &data, CsvTable table);
 std::string renderJsonReport(const ReportData &data);
 
