@@ -4,6 +4,7 @@
 // and tests; works with QT_QPA_PLATFORM=offscreen). `peaklens --export-report OUT.pdf FILE
 // [FILE...]` writes a report without opening a window.
 
+#include "localpath.h"
 #include "mainwindow.h"
 #include "recorddialog.h"
 #include "reportexport.h"
@@ -62,7 +63,11 @@ int main(int argc, char **argv)
     parser.addOptions({screenshot, groupByLayer, strategy, rerun, select, exportReport, record});
     parser.addPositionalArgument(QStringLiteral("FILE"),
                                  QStringLiteral("Traces to open, several for the ranks of one run (default: the bundled sample)"));
-    parser.process(app);
+    // From argv's bytes, so a file name that is not UTF-8 still opens.
+    QStringList arguments;
+    for (int i = 0; i < argc; ++i)
+        arguments << peaklens::gui::fromLocalPath(argv[i]);
+    parser.process(arguments);
     const QString path = parser.positionalArguments().value(0, bundledSample());
 
     if (parser.isSet(exportReport)) {
@@ -72,7 +77,7 @@ int main(int argc, char **argv)
             std::vector<std::string> inputs;
             const QStringList files = parser.positionalArguments().isEmpty() ? QStringList{path} : parser.positionalArguments();
             for (const QString &file : files) {
-                inputs.push_back(file.toStdString());
+                inputs.push_back(peaklens::gui::localPath(file));
                 traces.emplace_back(inputs.back(), peaklens::loadTrace(inputs.back()));
             }
             peaklens::gui::exportReport(peaklens::buildReport(traces, std::nullopt), parser.value(exportReport), inputs);

@@ -1,5 +1,7 @@
 #include "mainwindow.h"
 
+#include "localpath.h"
+
 #include "layereditor.h"
 #include "models/layermodel.h"
 #include "models/livesetmodel.h"
@@ -339,15 +341,15 @@ void MainWindow::exportReportTo(const QString &path)
     if (!m_document || m_exporter.isRunning())
         return;
     // The open trace is the baseline; each measured rerun is compared with it.
-    std::vector<std::pair<std::string, TracePtr>> traces{{m_document->path.toStdString(), m_document->trace}};
+    std::vector<std::pair<std::string, TracePtr>> traces{{localPath(m_document->path), m_document->trace}};
     // Never written onto: anything the window has open.
-    std::vector<std::string> inputs{m_document->path.toStdString()};
+    std::vector<std::string> inputs{localPath(m_document->path)};
     for (const DocumentPtr &process : m_processes)
-        inputs.push_back(process->path.toStdString());
+        inputs.push_back(localPath(process->path));
     for (int row = 1; row < m_runs->rowCount(); ++row) {
         if (const DocumentPtr &run = m_runs->run(row).document) {
             traces.emplace_back(m_runs->run(row).label.toStdString(), run->trace);
-            inputs.push_back(run->path.toStdString());
+            inputs.push_back(localPath(run->path));
         }
     }
     statusBar()->showMessage(tr("Writing %1…").arg(path));
@@ -509,7 +511,7 @@ void MainWindow::showDocument(const DocumentPtr &document)
 {
     m_document = document;
     m_pickedTime.reset();
-    setWindowTitle(tr("%1 — PeakLens").arg(QString::fromStdString(visibleText(QFileInfo(document->path).fileName().toStdString()))));
+    setWindowTitle(tr("%1 — PeakLens").arg(QString::fromStdString(visibleText(localPath(QFileInfo(document->path).fileName())))));
     m_layers->resetData(document);
     m_timeline->setDocument(document);
     m_layerView->expandAll();

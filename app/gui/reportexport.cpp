@@ -1,5 +1,7 @@
 #include "reportexport.h"
 
+#include "localpath.h"
+
 #include "core/error.h"
 #include "core/report/htmlreport.h"
 #include "core/format/outputfile.h"
@@ -25,7 +27,7 @@ QByteArray renderPdf(const ReportData &data, const QString &path)
     for (std::size_t i = 0; i < report.charts.size(); ++i) {
         QSvgRenderer renderer(QByteArray::fromStdString(report.charts[i]));
         if (!renderer.isValid())
-            throw FileError(path.toStdString(), "a chart of the report could not be drawn.");
+            throw FileError(localPath(path), "a chart of the report could not be drawn.");
         // Twice the size it is shown at, so it stays sharp in print.
         QImage image(renderer.defaultSize() * 2, QImage::Format_ARGB32);
         image.fill(Qt::white);
@@ -59,7 +61,7 @@ void exportReport(const ReportData &data, const QString &path, const std::vector
 {
     const QString suffix = QFileInfo(path).suffix().toLower();
     // Checked before the slow rendering: never onto an input, never onto a device.
-    OutputFile output(path.toStdString(), OutputFile::Existing::Replace, inputs);
+    OutputFile output(localPath(path), OutputFile::Existing::Replace, inputs);
     std::string contents;
     if (suffix == QLatin1String("pdf"))
         contents = renderPdf(data, path).toStdString();
@@ -70,7 +72,7 @@ void exportReport(const ReportData &data, const QString &path, const std::vector
     else if (suffix == QLatin1String("csv"))
         contents = renderCsvReport(data, CsvTable::Layers);
     else
-        throw FileError(path.toStdString(), "must end in .pdf, .html, .csv or .json, which says what to write.");
+        throw FileError(localPath(path), "must end in .pdf, .html, .csv or .json, which says what to write.");
     output.write(contents);
 }
 

@@ -1,5 +1,7 @@
 #include "tracedocument.h"
 
+#include "localpath.h"
+
 #include "core/error.h"
 #include "core/import/traceloader.h"
 #include "core/trace/visibletext.h"
@@ -13,7 +15,7 @@ DocumentPtr loadDocument(const QString &path, const ImportProgress &progress)
     // Reading is most of the work; the analysis takes the last tenth of the bar.
     ImportProgress reading = progress;
     reading.report = [&progress](double fraction) { progress.tick(fraction * 0.9); };
-    return analyseDocument(path, loadTrace(path.toStdString(), reading), {}, progress);
+    return analyseDocument(path, loadTrace(localPath(path), reading), {}, progress);
 }
 
 DocumentPtr analyseDocument(const QString &path, TracePtr tracePtr, const ChainSelection &chain, const ImportProgress &progress)
