@@ -9,6 +9,7 @@
 #include "sqlitedatabase.h"
 
 #include <algorithm>
+#include <cctype>
 #include <array>
 #include <cstring>
 #include <filesystem>
@@ -120,6 +121,7 @@ public:
             readSteps();
             readKernels();
             readMarkers();
+            return m_builder.finish();
         } catch (const ImportError &) {
             throw;
         } catch (const Error &error) {
@@ -127,7 +129,6 @@ public:
             LoadBudget::checkTime();
             damaged(error.what());
         }
-        return m_builder.finish();
     }
 
 private:
@@ -151,6 +152,12 @@ private:
     {
         // SQLite may quote the file's own schema text: its first line says enough.
         problem = problem.substr(0, problem.find('\n'));
+        // The model's own sentences ("Its times run...") continue this one.
+        if (problem.size() > 1 && std::isupper(static_cast<unsigned char>(problem[0]))
+            && std::islower(static_cast<unsigned char>(problem[1])))
+            problem[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(problem[0])));
+        if (problem.ends_with('.'))
+            problem.pop_back();
         if (problem.size() > 200)
             problem = problem.substr(0, 200) + "...";
         throw ImportError(m_path, "is damaged: " + problem + ".");
