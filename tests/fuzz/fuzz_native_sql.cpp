@@ -1,0 +1,72 @@
+// Fuzzes the native reader with traces edited through SQLite: each input is a program of
+// edits (sqlmutator.h) to the sample trace, and the edited database is read from memory.
+// The reader may only refuse it with an ImportError naming the file; what it accepts must
+// also save and read back, as `peaklens-cli convert` does.
+#include "scratchfolder.h"
+#include "sourcefile.h"
+#include "sqlmutator.h"
+
+#include "core/error.h"
+#include "core/format/tracereader.h"
+#include "core/format/tracewriter.h"
+#include "core/trace/loadbudget.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <span>
+#include <string>
+
+namespace {
+
+const std::string &scratchFile()
+{
+    static const peaklens::fuzz::ScratchFolder folder({});
+    static const std::string path = folder.path() / "rewritten.peaklens";
+    return path;
+}
+
+[[noreturn]] void fail(const char *what, const std::string &detail)
+{
+    std::fprintf(stderr, "fuzz_native_sql: %s: %s\n", what, detail.c_str());
+    __builtin_trap();
+}
+
+void checkRewritable(const peaklens::Trace &trace)
+{
+    std::shared_ptr<const peaklens::Trace> again;
+    try {
+        peaklens::TraceWriter::writeTrace(trace, scratchFile());
+        again = peaklens::TraceReader::read(scratchFile());
+    } catch (const peaklens::Error &error) {
+        fail("a trace the reader accepted did not save and read back", error.what());
+    }
+    if (again->events.size() != trace.events.size() || again->layers.size() != trace.layers.size()
+        || again->ranges.size() != trace.ranges.size() || again->steps.size() != trace.steps.size()
+        || again->lanes.size() != trace.lanes.size() || again->markers.size() != trace.markers.size()
+        || again->reserved.size() != trace.reserved.size() || again->kernels.size() != trace.kernels.size())
+        fail("a trace saved and read back", "lost or gained items");
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
+{
+    static const peaklens::fuzz::SqlMutator mutator(readSourceFile("resources/samples/training-step.peaklens"));
+    const std::vector<unsigned char> image = mutator.run(data, size);
+    std::shared_ptr<const peaklens::Trace> trace;
+    try {
+        // As loadTrace() reads a trace from a pipe: within a budget for the input's size.
+        peaklens::LoadBudget::Scope budget("fuzz.peaklens", image.size());
+        trace = peaklens::TraceReader::readImage("fuzz.peaklens",
+                                                 std::span(reinterpret_cast<const char *>(image.data()), image.size()));
+    } catch (const peaklens::ImportError &error) {
+        if (error.path() != "fuzz.peaklens")
+            fail("the reader's error names another file", error.what());
+        return 0;
+    } catch (const peaklens::Error &error) {
+        // tracereader.h: whatever is wrong with a file, the error names it.
+        fail("the reader threw an error that is not an ImportError", error.what());
+    }
+    checkRewritable(*trace);
+    return 0;
+}
