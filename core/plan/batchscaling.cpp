@@ -1,5 +1,6 @@
 #include "batchscaling.h"
 
+#include "core/error.h"
 #include "core/trace/metadata.h"
 
 #include <nlohmann/json.hpp>
@@ -59,6 +60,10 @@ BatchFit largestBatch(const Trace &trace, const ChainSelection &selection, std::
     options.keepMargin = keepMargin;
     // Units: samples when the traced batch is known, else hundredths of it.
     const std::int64_t unit = traced ? *traced : 100;
+    // The search goes up to 1024 times the traced batch: keep that far from overflow.
+    if (unit <= 0 || unit > kMaxTracedBatch)
+        throw Error("A traced batch of " + std::to_string(unit) + " is outside what PeakLens scales (1 to "
+                    + std::to_string(kMaxTracedBatch) + ").");
     const auto attempt = [&](std::int64_t units) {
         const double factor = static_cast<double>(units) / static_cast<double>(unit);
         BatchFit fit;

@@ -29,6 +29,8 @@ struct BatchFit
 // `traced` (the traced batch) is known, else as a factor to a hundredth, at most 1024
 // times the traced batch.
 // `keepMargin` as in PlannerOptions.
+inline constexpr std::int64_t kMaxTracedBatch = std::int64_t(1) << 40;
+
 BatchFit largestBatch(const Trace &trace, const ChainSelection &selection, std::int64_t budgetBytes,
                       std::optional<std::int64_t> traced, bool keepMargin = true);
 

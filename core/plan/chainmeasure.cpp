@@ -24,7 +24,8 @@ std::unordered_map<std::uint32_t, LayerRanges> rangesIn(const Trace &trace, cons
         else if (range.phase == Phase::Backward)
             it->second.backward.emplace_back(range.beginNs, range.endNs);
     }
-    for (auto &[layer, ranges] : found) {
+    for (auto &entry : found) {
+        LayerRanges &ranges = entry.second;
         std::sort(ranges.forward.begin(), ranges.forward.end());
         std::sort(ranges.backward.begin(), ranges.backward.end());
         std::erase_if(ranges.forward, [&](const Interval &f) {

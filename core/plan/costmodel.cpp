@@ -187,6 +187,10 @@ std::vector<std::uint32_t> chainCandidates(const Trace &trace, const ChainSelect
     }
     if (!selection.layerPattern)
         return defaultChain(trace);
+    // std::regex compiles recursively, a stack frame per term: a long pattern would overflow it.
+    if (selection.layerPattern->size() > ChainSelection::kMaxLayerPatternLength)
+        throw Error("The layer pattern is " + std::to_string(selection.layerPattern->size())
+                    + " characters long; PeakLens takes at most " + std::to_string(ChainSelection::kMaxLayerPatternLength) + ".");
     std::regex pattern;
     try {
         pattern = std::regex(*selection.layerPattern, std::regex::ECMAScript);

@@ -136,6 +136,7 @@ struct CostModel
 struct ChainSelection
 {
     std::optional<std::string> layerPattern; // ECMAScript regex on layer paths; default: defaultChain
+    static constexpr std::size_t kMaxLayerPatternLength = 512;
     std::vector<std::uint32_t> layers;       // when given: exactly these layers
 };
 

@@ -1,8 +1,5 @@
 #include "tablereport.h"
 
-#include <ostream>
-#include <sstream>
-
 #include "core/analysis/allocationsites.h"
 
 #include "summaryjson.h"
@@ -13,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <ostream>
+#include <sstream>
 
 namespace peaklens {
 
@@ -49,14 +48,19 @@ json planJson(const ReportRun &run, const ReportPlan &plan)
 
 std::string csvField(std::string_view text)
 {
-    std::string value(text);
-    if (!value.empty() && (value[0] == '=' || value[0] == '+' || value[0] == '-' || value[0] == '@'))
+    // Paths come from the user's file system; names are already shown as visible text.
+    std::string value = visibleText(text);
+    if (!value.empty() && std::string_view("=+-@\t\r").find(value[0]) != std::string_view::npos)
         value.insert(value.begin(), '\'');
     if (value.find_first_of(",\"\n\r") == std::string::npos)
         return value;
     std::string quoted = "\"";
-    for (char c : value)
-        quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    quoted.reserve(value.size() + 2);
+    for (char c : value) {
+        quoted += c;
+        if (c == '"')
+            quoted += '"';
+    }
     return quoted + "\"";
 }
 

@@ -1,11 +1,10 @@
-// Fuzzes the report writers with hostile names: a real trace's structure with its layer
+// Fuzzes the report writers with hostile names: a small trace's structure with its layer
 // paths and kinds, metadata, frames and kernel names (and the reported file names) taken
 // from the input. Each output must hold what its format promises, whatever the names:
 // HTML and SVG well-formed, with nothing hidden or reordering text; JSON that parses;
 // CSV with one field per column and no formulas; all of it UTF-8.
 #include "hostiletrace.h"
 #include "outputcheck.h"
-#include "sourcefile.h"
 
 #include "core/error.h"
 #include "core/report/htmlreport.h"
@@ -66,14 +65,91 @@ std::string reportedPath(FuzzedDataProvider &input)
     return input.ConsumeBool() ? "run.peaklens" : peaklens::fuzz::hostileText(input);
 }
 
+// A training step small enough to report many times a second, with what every part of a
+// report needs: nested layers that form a checkpointable chain, a peak, call stacks with
+// user and library frames, and an optimizer step.
+constexpr std::string_view kSkeleton = R"(
+meta description a small modelled step
+layer embed kind=Embedding params=1MiB
+layer blocks.0 kind=Block params=2MiB
+layer blocks.1 kind=Block params=2MiB
+layer blocks.0.attn kind=Attention params=1MiB
+layer blocks.0.mlp kind=MLP params=1MiB
+layer blocks.1.attn kind=Attention params=1MiB
+layer blocks.1.mlp kind=MLP params=1MiB
+layer head kind=Linear params=1MiB
+alloc p0 6MiB parameter stack=main@train.py:88;__init__@model.py:120 @other:embed
+begin step 1
++5us begin fwd:embed
+alloc a0 1MiB activation stack=main@train.py:88;forward@model.py:140;embedding@torch/nn/functional.py:2210
++10us end fwd:embed
++2us begin fwd:blocks.0
++2us begin fwd:blocks.0.attn
+alloc a1 2MiB activation stack=main@train.py:88;forward@model.py:71;linear@torch/nn/functional.py:1848
+alloc t1 4MiB temporary stack=main@train.py:88;forward@model.py:74;matmul@model.py:74
+free t1
+alloc a2 1MiB activation stack=main@train.py:88;forward@model.py:80;linear@torch/nn/functional.py:1848
++20us end fwd:blocks.0.attn
++2us begin fwd:blocks.0.mlp
+alloc a3 4MiB activation stack=main@train.py:88;forward@model.py:55;gelu@torch/nn/functional.py:1697
+alloc a4 1MiB activation stack=main@train.py:88;forward@model.py:57;linear@torch/nn/functional.py:1848
++20us end fwd:blocks.0.mlp
++2us end fwd:blocks.0
++2us begin fwd:blocks.1
++2us begin fwd:blocks.1.attn
+alloc a5 2MiB activation stack=main@train.py:88;forward@model.py:71;linear@torch/nn/functional.py:1848
+alloc a6 1MiB activation stack=main@train.py:88;forward@model.py:80;linear@torch/nn/functional.py:1848
++20us end fwd:blocks.1.attn
++2us begin fwd:blocks.1.mlp
+alloc a7 4MiB activation stack=main@train.py:88;forward@model.py:55;gelu@torch/nn/functional.py:1697
+alloc a8 1MiB activation stack=main@train.py:88;forward@model.py:57;linear@torch/nn/functional.py:1848
++20us end fwd:blocks.1.mlp
++2us end fwd:blocks.1
++2us begin fwd:head
+alloc a9 2MiB activation stack=main@train.py:88;forward@model.py:150;linear@torch/nn/functional.py:1848
++10us end fwd:head
++2us begin bwd:head
+alloc g9 1MiB gradient stack=main@train.py:88;backward@torch/autograd/__init__.py:200
+free a9
++10us end bwd:head
++2us begin bwd:blocks.1
++2us begin bwd:blocks.1.mlp
+alloc g8 1MiB gradient stack=main@train.py:88;backward@torch/autograd/__init__.py:200
+free a8
+free a7
++20us end bwd:blocks.1.mlp
++2us begin bwd:blocks.1.attn
+alloc g7 1MiB gradient stack=main@train.py:88;backward@torch/autograd/__init__.py:200
+free a6
+free a5
++20us end bwd:blocks.1.attn
++2us end bwd:blocks.1
++2us begin bwd:blocks.0
++2us begin bwd:blocks.0.mlp
+alloc g6 1MiB gradient stack=main@train.py:88;backward@torch/autograd/__init__.py:200
+free a4
+free a3
++20us end bwd:blocks.0.mlp
++2us begin bwd:blocks.0.attn
+alloc g5 1MiB gradient stack=main@train.py:88;backward@torch/autograd/__init__.py:200
+free a2
+free a1
++20us end bwd:blocks.0.attn
++2us end bwd:blocks.0
++2us begin bwd:embed
+free a0
++10us end bwd:embed
++5us begin opt
+alloc o1 6MiB optimizer_state stack=main@train.py:88;step@torch/optim/adamw.py:160 @opt:embed
++20us end opt
+end step 1
+)";
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
 {
-    static const peaklens::TracePtr skeleton = [] {
-        const std::vector<unsigned char> text = readSourceFile("tests/data/modelled-step.pltxt");
-        return peaklens::parseTraceText(std::string_view(reinterpret_cast<const char *>(text.data()), text.size()));
-    }();
+    static const peaklens::TracePtr skeleton = peaklens::parseTraceText(kSkeleton);
     FuzzedDataProvider input(data, size);
     peaklens::ReportData report;
     try {

@@ -1,5 +1,5 @@
 #pragma once
-// Traces for the report writers whose every name is hostile: the structure of a real
+// Traces for the report writers whose every name is hostile: the structure of a given
 // trace (layers, events, ranges, steps, stacks) with its layer paths and kinds, metadata,
 // frames and kernel names replaced by text from the fuzz input.
 

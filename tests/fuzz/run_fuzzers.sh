@@ -51,6 +51,7 @@ cli_seeds=(
   '--help'
   'plan|--help'
   '--version'
+  $'summary|training-step.peaklens|--top|\x01\x019' # 512 nines: "\x01" COUNT TEXT repeats TEXT
 )
 write_cli_seeds() {
   local i=0

@@ -204,7 +204,7 @@ private slots:
         QTest::addRow("no goal") << QStringList{QStringLiteral("plan"), kSample} << QStringLiteral("Say what to plan for");
         QTest::addRow("bad budget") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--budget"), QStringLiteral("lots")}
                                     << QStringLiteral("is not a budget");
-        QTest::addRow("budget over 100 %") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--budget"), QStringLiteral("150%")}
+        QTest::addRow("budget over 100 %%") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--budget"), QStringLiteral("150%")}
                                            << QStringLiteral("at most 100 %");
         QTest::addRow("activation budget over 1")
             << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--activation-budget"), QStringLiteral("1.5")}
@@ -237,6 +237,15 @@ private slots:
         QTest::addRow("bad regex") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--strategy"), QStringLiteral("all"),
                                                   QStringLiteral("--layers"), QStringLiteral("(")}
                                    << QStringLiteral("not a valid regular expression");
+        // std::regex would overflow the stack compiling it.
+        QTest::addRow("overlong layer pattern") << QStringList{QStringLiteral("pareto"), kSample, QStringLiteral("--layers"),
+                                                               QString(100000, QLatin1Char('a'))}
+                                                << QStringLiteral("characters long; PeakLens takes at most 512");
+        // 2^53 and more would overflow the search for the largest batch.
+        QTest::addRow("batch beyond any machine")
+            << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--max-batch"), QStringLiteral("--budget"),
+                           QStringLiteral("10GiB"), QStringLiteral("--batch"), QStringLiteral("9007199254740993")}
+            << QStringLiteral("--batch");
     }
     void commandErrors()
     {

@@ -185,8 +185,15 @@ private slots:
         QTest::addRow("plain") << QStringLiteral("blocks.0") << QStringLiteral("blocks.0");
         QTest::addRow("comma") << QStringLiteral("a,b") << QStringLiteral("\"a,b\"");
         QTest::addRow("quote") << QStringLiteral("say \"hi\"") << QStringLiteral("\"say \"\"hi\"\"\"");
-        QTest::addRow("newline") << QStringLiteral("a\nb") << QStringLiteral("\"a\nb\"");
+        QTest::addRow("newline, one row a line") << QStringLiteral("a\nb") << QStringLiteral("a\\x0Ab");
         QTest::addRow("formula") << QStringLiteral("=cmd()") << QStringLiteral("'=cmd()");
+        QTest::addRow("formula after a tab") << QStringLiteral("\t=cmd()") << QStringLiteral("\\x09=cmd()");
+    }
+
+    // A trace's path comes from the file system as bytes: the CSV stays valid UTF-8.
+    void csvPathThatIsNotUtf8()
+    {
+        QCOMPARE(csvField("caf\xFF.pickle"), std::string("caf\\xFF.pickle"));
     }
 
     void csvFields()
