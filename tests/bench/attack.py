@@ -307,6 +307,19 @@ def main():
     verdicts.judge("outputs that must not be written", long_name, run([cli, "convert", SAMPLE, long_name]),
                    check=lambda: None if os.path.exists(long_name) else "not written")
 
+    # A full disk: a 512 KiB tmpfs with 500 KiB taken (needs the right to mount, else skipped).
+    full = os.path.join(work, "full")
+    os.mkdir(full)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", full], capture_output=True).returncode == 0:
+        open(os.path.join(full, "filler"), "wb").write(b"x" * 500 * 1024)
+        empty = lambda: None if os.listdir(full) == ["filler"] else "left %s" % os.listdir(full)
+        for out, argv in ((os.path.join(full, "out.peaklens"), [cli, "convert", SAMPLE]),
+                          (os.path.join(full, "out.csv"), [cli, "report", SAMPLE, "--table", "events", "-o"]),
+                          (os.path.join(full, "out.pdf"), [app, "--export-report"])):
+            argv = argv + [out] + ([SAMPLE] if argv[0] == app else [])
+            verdicts.judge("a full disk", out, run(argv, env=app_env), names=[out], must_fail=True, check=empty)
+        subprocess.run(["umount", full])
+
     # Smaller: byte-order marks, trailing bytes, times that overflow, escapes.
     for fixture in ("snapshot.json", "kineto.pt.trace.json", "memory_timeline.json", "modelled-step.pltxt"):
         path = os.path.join(work, "bom-" + fixture)
