@@ -275,6 +275,11 @@ private slots:
         LoadBudget::Scope scope("x.pickle", 0);
         LoadBudget::charge(LoadBudget::kBaseBytes, "half");
         QVERIFY_THROWS_EXCEPTION(ImportError, LoadBudget::charge(1, "one byte more"));
+        // Time: 30 s plus a second per MiB; a fresh load is well inside it.
+        QCOMPARE(LoadBudget::timeLimitFor(0), std::chrono::seconds(30));
+        QCOMPARE(LoadBudget::timeLimitFor(std::uint64_t(100) << 20), std::chrono::seconds(130));
+        QVERIFY(!LoadBudget::timeIsUp());
+        LoadBudget::checkTime();
     }
 
     // A pipe is read once, whole: the same trace as from the file.
