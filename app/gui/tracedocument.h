@@ -1,36 +1,29 @@
 #pragma once
-// A trace opened in the app, with everything its views show computed once, off the UI
-// thread: summary (peak, live set, layer and step figures), timelines grouped by category
-// and by layer, and the checkpointing cost model when the trace has a chain.
+// A trace opened in the app: the analyses every view and report reads (AnalysedTrace),
+// plus what only the window draws — the timeline by layer, the allocation sites of its
+// stacks and the level-of-detail blocks of its curves — all computed once, off the UI thread.
 
 #include "core/analysis/allocationsites.h"
 #include "core/analysis/levelofdetail.h"
-#include "core/analysis/timelineseries.h"
-#include "core/analysis/tracesummary.h"
-#include "core/import/importprogress.h"
-#include "core/plan/costmodel.h"
+#include "core/plan/analysedtrace.h"
 
 #include <QString>
 
 #include <memory>
-#include <optional>
 
 namespace peaklens::gui {
 
-struct TraceDocument
+struct TraceDocument : AnalysedTrace
 {
-    QString path;
-    TracePtr trace;
-    TraceSummary summary;
     std::shared_ptr<const AllocationSites> sites; // of trace->stacks
-    Device device;                 // the device of the primary peak; the timeline shows it
-    TimelineSeries byCategory;
-    TimelineSeries byLayer;        // a band per repeated block (blockDepth), or per innermost layer
+    // A band per repeated block (blockDepth), or per innermost layer; its allocated and
+    // reserved series are byCategory's, shared (regroupTimeline).
+    TimelineSeries byLayer;
     SeriesBlocks allocatedBlocks;  // of the allocated series (the same in both groupings)
     SeriesBlocks reservedBlocks;
-    std::optional<CostModel> costModel;
-    QString costModelProblem;      // why there is none, for the what-if bar
-    ChainSelection chain;          // the chain the cost model was built on; default: defaultChain
+
+    // The file's name as the app shows and reopens it.
+    QString filePath() const;
 };
 
 using DocumentPtr = std::shared_ptr<const TraceDocument>;

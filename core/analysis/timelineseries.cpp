@@ -34,10 +34,49 @@ std::uint32_t layerAtDepth(const Trace &trace, std::uint32_t layer, int depth)
 
 TimelineSeries buildTimeline(const Trace &trace, Device device, GroupBy groupBy, int layerDepth)
 {
-    TimelineSeries series;
-    series.device = device;
+    TimelineSeries totals;
+    totals.device = device;
     const LaneDevices lanes(trace);
     const auto deviceIndex = lanes.indexOf(device);
+    if (!deviceIndex)
+        return totals;
+    const MemoryEvents &events = trace.events;
+    // Reserved at once for every event of the device, so the series is never copied to grow
+    // (a copy of 10M points would hold 320 MB for a moment).
+    std::size_t deviceEvents = 0;
+    for (std::size_t i = 0; i < events.size(); ++i)
+        deviceEvents += lanes.deviceOfLane[events.lane(i)] == *deviceIndex;
+    std::vector<SeriesPoint> allocated;
+    allocated.reserve(deviceEvents);
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        if (lanes.deviceOfLane[events.lane(i)] != *deviceIndex)
+            continue;
+        total += events.deltaBytes(i);
+        appendPoint(allocated, events.timeNs(i), total);
+    }
+    totals.allocated = SharedPoints(std::move(allocated));
+
+    std::vector<SeriesPoint> reserved;
+    std::int64_t reservedBytes = 0;
+    for (const ReservedEvent &event : trace.reserved) {
+        if (lanes.deviceOfLane[event.lane] != *deviceIndex)
+            continue;
+        reservedBytes += event.deltaBytes;
+        appendPoint(reserved, event.timeNs, reservedBytes);
+    }
+    totals.reserved = SharedPoints(std::move(reserved));
+    return regroupTimeline(trace, totals, groupBy, layerDepth);
+}
+
+TimelineSeries regroupTimeline(const Trace &trace, const TimelineSeries &timeline, GroupBy groupBy, int layerDepth)
+{
+    TimelineSeries series;
+    series.device = timeline.device;
+    series.allocated = timeline.allocated;
+    series.reserved = timeline.reserved;
+    const LaneDevices lanes(trace);
+    const auto deviceIndex = lanes.indexOf(series.device);
     if (!deviceIndex)
         return series;
 
@@ -49,7 +88,9 @@ TimelineSeries buildTimeline(const Trace &trace, Device device, GroupBy groupBy,
     {
         std::int64_t bytes = 0;
         std::int64_t peak = 0;
-        std::vector<SeriesPoint> points;
+        // The newest point is held back while later events at its time may change it.
+        std::optional<SeriesPoint> newest;
+        PackedSeries points;
     };
     std::map<std::uint32_t, GroupState> groups;
     const MemoryEvents &events = trace.events;
@@ -61,14 +102,11 @@ TimelineSeries buildTimeline(const Trace &trace, Device device, GroupBy groupBy,
     // A block belongs to the group of the event that allocated it until it is freed,
     // whatever layer or phase is running when the free comes.
     std::unordered_map<std::uint64_t, std::uint32_t> ownerOfBlock;
-    std::int64_t total = 0;
     for (std::size_t i = 0; i < events.size(); ++i) {
         if (lanes.deviceOfLane[events.lane(i)] != *deviceIndex)
             continue;
         const std::int64_t t = events.timeNs(i);
         const std::int64_t delta = events.deltaBytes(i);
-        total += delta;
-        appendPoint(series.allocated, t, total);
         std::uint32_t key = keyOf(i);
         if (delta > 0) {
             ownerOfBlock.insert_or_assign(events.addr(i), key);
@@ -79,20 +117,17 @@ TimelineSeries buildTimeline(const Trace &trace, Device device, GroupBy groupBy,
         GroupState &group = groups[key];
         group.bytes += delta;
         group.peak = std::max(group.peak, group.bytes);
-        appendPoint(group.points, t, group.bytes);
-    }
-
-    std::int64_t reserved = 0;
-    for (const ReservedEvent &event : trace.reserved) {
-        if (lanes.deviceOfLane[event.lane] != *deviceIndex)
-            continue;
-        reserved += event.deltaBytes;
-        appendPoint(series.reserved, event.timeNs, reserved);
+        if (group.newest && group.newest->timeNs != t)
+            group.points.push_back(*group.newest);
+        group.newest = SeriesPoint{t, group.bytes};
     }
 
     std::vector<std::pair<std::int64_t, std::uint32_t>> order;
-    for (const auto &[key, group] : groups)
+    for (auto &[key, group] : groups) {
+        if (group.newest)
+            group.points.push_back(*group.newest);
         order.emplace_back(group.peak, key);
+    }
     std::stable_sort(order.begin(), order.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
     for (const auto &[peak, key] : order) {
         GroupSeries group;
@@ -107,7 +142,7 @@ TimelineSeries buildTimeline(const Trace &trace, Device device, GroupBy groupBy,
     return series;
 }
 
-std::vector<SeriesPoint> alignedStep(const Trace &trace, const std::vector<SeriesPoint> &series,
+std::vector<SeriesPoint> alignedStep(const Trace &trace, std::span<const SeriesPoint> series,
                                      std::optional<std::int64_t> stepNumber, std::int64_t alignToNs)
 {
     if (trace.steps.empty())

@@ -1,28 +1,27 @@
 #pragma once
 // Allocated (and reserved) bytes over time on one device, in total and split into groups
 // by category or by layer, as step functions: each point holds from its time until the next.
+// The totals are shared between the groupings of one trace; the groups, together as many
+// points as the totals, are packed.
 
 #include "core/trace/trace.h"
+#include "packedseries.h"
+#include "seriespoint.h"
+#include "sharedpoints.h"
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 namespace peaklens {
 
-struct SeriesPoint
-{
-    std::int64_t timeNs = 0;
-    std::int64_t bytes = 0;
-    bool operator==(const SeriesPoint &) const = default;
-};
-
 struct GroupSeries
 {
     std::uint32_t key = 0; // category code, or layer index (kNoLayer for events outside any layer)
     std::string label;
-    std::vector<SeriesPoint> points; // only where this group changes
+    PackedSeries points; // only where this group changes; valueAt(points, t) reads it
 };
 
 enum class GroupBy { Category, Layer };
@@ -30,14 +29,18 @@ enum class GroupBy { Category, Layer };
 struct TimelineSeries
 {
     Device device;
-    std::vector<SeriesPoint> allocated; // one point per event time
-    std::vector<SeriesPoint> reserved;  // empty when the trace has no segments
-    std::vector<GroupSeries> groups;    // largest peak first
+    SharedPoints allocated; // one point per event time
+    SharedPoints reserved;  // empty when the trace has no segments
+    std::vector<GroupSeries> groups; // largest peak first
 };
 
 // layerDepth, for GroupBy::Layer: 0 groups by the innermost layer of each event, N by its
 // ancestor N levels below the root (1 = top-level modules such as "blocks").
 TimelineSeries buildTimeline(const Trace &trace, Device device, GroupBy groupBy, int layerDepth = 0);
+
+// The same timeline grouped another way: the device and the allocated and reserved series
+// are `timeline`'s, shared rather than built again; only the groups are new.
+TimelineSeries regroupTimeline(const Trace &trace, const TimelineSeries &timeline, GroupBy groupBy, int layerDepth = 0);
 
 // The memory of a layer and all its sub-layers over time on one device: the blocks their
 // allocations made, each until it is freed.
@@ -51,7 +54,7 @@ int blockDepth(const Trace &trace, const std::vector<std::uint32_t> &chain);
 // first step when the trace has no such step), shifted so that it begins at `alignToNs`,
 // starting with the value it held as the step began. Empty when the trace has no steps.
 // Lines up a rerun's step with its baseline's.
-std::vector<SeriesPoint> alignedStep(const Trace &trace, const std::vector<SeriesPoint> &series,
+std::vector<SeriesPoint> alignedStep(const Trace &trace, std::span<const SeriesPoint> series,
                                      std::optional<std::int64_t> stepNumber, std::int64_t alignToNs);
 
 } // namespace peaklens

@@ -4,12 +4,17 @@ namespace peaklens {
 
 TraceSummary summarize(const Trace &trace)
 {
+    return summarize(trace, findPeaks(trace));
+}
+
+TraceSummary summarize(const Trace &trace, PeakReport peaks)
+{
     TraceSummary summary;
     if (!trace.events.empty()) {
         summary.firstNs = trace.events.timeNs(0);
         summary.lastNs = trace.events.timeNs(trace.events.size() - 1);
     }
-    summary.peak = findPeaks(trace);
+    summary.peak = std::move(peaks);
     summary.layers = computeLayerStats(trace);
     if (summary.peak.primary) {
         const DevicePeak &peak = summary.peak.devices[*summary.peak.primary];

@@ -26,5 +26,8 @@ struct TraceSummary
 };
 
 TraceSummary summarize(const Trace &trace);
+// The same with the trace's peaks already found (findPeaks), for callers that need them
+// before the rest.
+TraceSummary summarize(const Trace &trace, PeakReport peaks);
 
 } // namespace peaklens

@@ -161,6 +161,15 @@ void SqliteDatabase::restrictToReading()
     exec("PRAGMA query_only = ON; PRAGMA cell_size_check = ON; PRAGMA mmap_size = 0");
 }
 
+void SqliteDatabase::interruptWhen(std::function<bool()> stop)
+{
+    m_stop = std::move(stop);
+    // Every 10,000 virtual-machine steps: well under a millisecond of work between answers.
+    sqlite3_progress_handler(
+        m_db, m_stop ? 10000 : 0,
+        [](void *database) { return static_cast<SqliteDatabase *>(database)->m_stop() ? 1 : 0; }, this);
+}
+
 SqliteDatabase::~SqliteDatabase()
 {
     sqlite3_close_v2(m_db);

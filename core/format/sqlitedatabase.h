@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -33,6 +34,7 @@ public:
 
     bool isNull(int column) const { return sqlite3_column_type(m_statement, column) == SQLITE_NULL; }
     std::int64_t integer(int column) const { return sqlite3_column_int64(m_statement, column); }
+    double real(int column) const { return sqlite3_column_double(m_statement, column); }
     std::string text(int column) const;
     std::span<const std::byte> blob(int column) const;
 
@@ -65,10 +67,16 @@ public:
     // first statement.
     void restrictToReading();
 
+    // SQLite asks `stop` every few thousand steps of a running statement; once it answers
+    // true, the statement fails ("interrupted") and throws, so a long query ends promptly
+    // when its caller gives up. `stop` is called from inside SQLite and must not throw.
+    void interruptWhen(std::function<bool()> stop);
+
     sqlite3 *handle() const { return m_db; }
 
 private:
     sqlite3 *m_db = nullptr;
+    std::function<bool()> m_stop;
 };
 
 } // namespace peaklens

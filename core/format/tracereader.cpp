@@ -76,12 +76,6 @@ const std::map<std::string, std::string, std::less<>> &expectedTables()
     return tables;
 }
 
-// SQLite's progress handler: a non-zero answer interrupts the running statement.
-int stopWhenTimeIsUp(void *)
-{
-    return LoadBudget::timeIsUp() ? 1 : 0;
-}
-
 template<typename T>
 T load(const std::byte *column, std::size_t i)
 {
@@ -95,9 +89,10 @@ class NativeFileReader
 {
 public:
     // `image`: the whole file, already read (from a pipe); else the file at `path` is opened.
-    NativeFileReader(std::string path, std::span<const char> image)
+    NativeFileReader(std::string path, std::span<const char> image, const ImportProgress &progress)
         : m_path(std::move(path))
         , m_image(image)
+        , m_progress(progress)
     {
     }
 
@@ -110,22 +105,27 @@ public:
         try {
             open();
             checkVersionAndTables();
-            readMeta();
-            readLanes();
-            readLayers();
-            readStacks();
-            readKernelNames();
-            readEvents();
-            readReserved();
-            readRanges();
-            readSteps();
-            readKernels();
-            readMarkers();
-            return m_builder.finish();
+            countRows();
+            // Each part of the file in turn, with a look at the cancel flag between them.
+            for (const auto part : {&NativeFileReader::readMeta, &NativeFileReader::readLanes, &NativeFileReader::readLayers,
+                                    &NativeFileReader::readStacks, &NativeFileReader::readKernelNames,
+                                    &NativeFileReader::readEvents, &NativeFileReader::readReserved,
+                                    &NativeFileReader::readRanges, &NativeFileReader::readSteps,
+                                    &NativeFileReader::readKernels, &NativeFileReader::readMarkers}) {
+                (this->*part)();
+                reportProgress();
+            }
+            auto trace = m_builder.finish();
+            m_progress.tick(1.0);
+            return trace;
         } catch (const ImportError &) {
             throw;
+        } catch (const ImportCancelled &) {
+            throw;
         } catch (const Error &error) {
-            // An interrupted statement is a load out of time: say so rather than "damaged".
+            // An interrupted statement is a cancelled load or one out of time: say so rather
+            // than "damaged".
+            m_progress.throwIfCancelled();
             LoadBudget::checkTime();
             damaged(error.what());
         }
@@ -145,7 +145,43 @@ private:
             m_db = SqliteDatabase::openImmutable(m_path);
         }
         m_db->restrictToReading();
-        sqlite3_progress_handler(m_db->handle(), 10000, stopWhenTimeIsUp, nullptr);
+        // A statement can run long (a big table, a log to replay): the handler ends it
+        // within a millisecond once the load is cancelled or out of time.
+        m_db->interruptWhen([this] { return m_progress.isCancelled() || LoadBudget::timeIsUp(); });
+    }
+
+    // Progress is counted in rows, an event counting as one: the events table is most of
+    // the file. The counts are only for the bar; the rows are checked as they are read.
+    void countRows()
+    {
+        static constexpr std::array<std::string_view, 11> tables = {
+            "meta", "lanes", "layers", "frames", "stacks", "kernel_names", "reserved", "ranges", "steps", "kernels", "markers"};
+        double rows = 0;
+        for (const std::string_view table : tables)
+            rows += static_cast<double>(m_db->queryInteger("SELECT count(*) FROM " + std::string(table)));
+        // total(): a sum that cannot overflow, whatever a damaged file claims.
+        auto events = m_db->prepare("SELECT total(max(count, 0)) FROM events");
+        if (events.step())
+            rows += events.real(0);
+        m_rowsTotal = std::max(rows, 1.0);
+        reportProgress();
+    }
+
+    // One row read; now and then, progress (and a look at the cancel flag).
+    void rowRead(std::size_t rows = 1)
+    {
+        m_rowsRead += static_cast<double>(rows);
+        m_rowsSinceReport += rows;
+        if (m_rowsSinceReport >= kRowsPerReport)
+            reportProgress();
+    }
+
+    void reportProgress()
+    {
+        m_rowsSinceReport = 0;
+        // Never backwards, never past the end, even when a damaged file miscounts.
+        m_reported = std::max(m_reported, std::min(m_rowsRead / m_rowsTotal, 1.0));
+        m_progress.tick(m_reported);
     }
 
     [[noreturn]] void damaged(std::string problem) const
@@ -256,14 +292,14 @@ private:
     void readMeta()
     {
         auto rows = m_db->prepare("SELECT key, value FROM meta");
-        while (rows.step())
+        for (; rows.step(); rowRead())
             m_builder.setMeta(rows.text(0), rows.text(1));
     }
 
     void readLanes()
     {
         auto rows = m_db->prepare("SELECT id, device_type, device, stream FROM lanes ORDER BY id");
-        while (rows.step()) {
+        for (; rows.step(); rowRead()) {
             const auto type = rows.integer(1);
             const auto index = rows.integer(2);
             if (type != static_cast<int>(DeviceType::Cpu) && type != static_cast<int>(DeviceType::Cuda))
@@ -279,7 +315,7 @@ private:
     void readLayers()
     {
         auto rows = m_db->prepare("SELECT id, path, kind, parameter_bytes FROM layers ORDER BY id");
-        while (rows.step()) {
+        for (; rows.step(); rowRead()) {
             const std::uint32_t layer = m_builder.layer(rows.text(1));
             m_builder.setLayerInfo(layer, rows.text(2), rows.integer(3));
             mapId(m_layerIds, rows.integer(0), layer, "layer");
@@ -290,14 +326,14 @@ private:
     {
         std::vector<std::uint32_t> frameIds;
         auto frames = m_db->prepare("SELECT id, function, file, line FROM frames ORDER BY id");
-        while (frames.step())
+        for (; frames.step(); rowRead())
             mapId(frameIds, frames.integer(0),
                   m_builder.stacks().internFrame(Frame{frames.text(1), frames.text(2),
                                                        static_cast<std::int32_t>(frames.integer(3))}),
                   "frame");
         m_stackIds.assign(1, StackTable::kEmptyStack);
         auto stacks = m_db->prepare("SELECT id, parent, frame FROM stacks ORDER BY id");
-        while (stacks.step()) {
+        for (; stacks.step(); rowRead()) {
             const auto parent = stacks.integer(1);
             if (parent < 0 || parent >= stacks.integer(0))
                 damaged("stack " + std::to_string(stacks.integer(0)) + " has a bad parent");
@@ -310,7 +346,7 @@ private:
     void readKernelNames()
     {
         auto rows = m_db->prepare("SELECT id, name FROM kernel_names ORDER BY id");
-        while (rows.step())
+        for (; rows.step(); rowRead())
             mapId(m_kernelNameIds, rows.integer(0), m_builder.kernelName(rows.text(1)), "kernel name");
     }
 
@@ -362,13 +398,14 @@ private:
                 event.stack = lookup(m_stackIds, load<std::uint32_t>(columns[7], i), "stack");
                 m_builder.addEvent(event);
             }
+            rowRead(count);
         }
     }
 
     void readReserved()
     {
         auto rows = m_db->prepare("SELECT t_ns, delta_bytes, addr, lane FROM reserved");
-        while (rows.step())
+        for (; rows.step(); rowRead())
             m_builder.addReserved(ReservedEvent{rows.integer(0), rows.integer(1), static_cast<std::uint64_t>(rows.integer(2)),
                                                 lookup(m_laneIds, rows.integer(3), "lane")});
     }
@@ -376,7 +413,7 @@ private:
     void readRanges()
     {
         auto rows = m_db->prepare("SELECT layer, phase, step, t_begin_ns, t_end_ns, thread FROM ranges");
-        while (rows.step()) {
+        for (; rows.step(); rowRead()) {
             Range range;
             range.layer = rows.isNull(0) ? kNoLayer : lookup(m_layerIds, rows.integer(0), "layer");
             const auto phase = rows.integer(1);
@@ -394,14 +431,14 @@ private:
     void readSteps()
     {
         auto rows = m_db->prepare("SELECT number, t_begin_ns, t_end_ns FROM steps");
-        while (rows.step())
+        for (; rows.step(); rowRead())
             m_builder.addStep(Step{rows.integer(0), rows.integer(1), rows.integer(2)});
     }
 
     void readKernels()
     {
         auto rows = m_db->prepare("SELECT name, lane, t_begin_ns, t_end_ns FROM kernels");
-        while (rows.step()) {
+        for (; rows.step(); rowRead()) {
             m_builder.addKernel(Kernel{lookup(m_kernelNameIds, rows.integer(0), "kernel name"),
                                        lookup(m_laneIds, rows.integer(1), "lane"), rows.integer(2), rows.integer(3)});
         }
@@ -410,7 +447,7 @@ private:
     void readMarkers()
     {
         auto rows = m_db->prepare("SELECT t_ns, lane, kind, bytes FROM markers");
-        while (rows.step()) {
+        for (; rows.step(); rowRead()) {
             const auto kind = parseMarkerKind(rows.text(2));
             if (!kind)
                 damaged("a marker has the unknown kind \"" + rows.text(2) + "\"");
@@ -433,8 +470,16 @@ private:
         return ids[static_cast<std::size_t>(fileId)];
     }
 
+    // Between reports: an events chunk is 65,536 rows, a few milliseconds of reading.
+    static constexpr std::size_t kRowsPerReport = 16384;
+
     std::string m_path;
     std::span<const char> m_image;
+    const ImportProgress &m_progress;
+    double m_rowsTotal = 1;
+    double m_rowsRead = 0;
+    double m_reported = 0;
+    std::size_t m_rowsSinceReport = 0;
     std::uint64_t m_fileBytes = 0;
     std::unique_ptr<PrivateCopy> m_copy;
     std::unique_ptr<SqliteDatabase> m_db;
@@ -447,14 +492,15 @@ private:
 
 } // namespace
 
-std::shared_ptr<const Trace> TraceReader::read(const std::string &path)
+std::shared_ptr<const Trace> TraceReader::read(const std::string &path, const ImportProgress &progress)
 {
-    return NativeFileReader(path, {}).read();
+    return NativeFileReader(path, {}, progress).read();
 }
 
-std::shared_ptr<const Trace> TraceReader::readImage(const std::string &path, std::span<const char> image)
+std::shared_ptr<const Trace> TraceReader::readImage(const std::string &path, std::span<const char> image,
+                                                    const ImportProgress &progress)
 {
-    return NativeFileReader(path, image.empty() ? std::span<const char>("", 0) : image).read();
+    return NativeFileReader(path, image.empty() ? std::span<const char>("", 0) : image, progress).read();
 }
 
 bool TraceReader::recognizes(std::span<const std::byte> header)

@@ -23,10 +23,18 @@ struct ImportProgress
 
     void tick(double fraction) const
     {
-        if (cancel && cancel->load(std::memory_order_relaxed))
-            throw ImportCancelled("The import was cancelled.");
+        throwIfCancelled();
         if (report)
             report(fraction);
+    }
+
+    // For code that cannot throw where it looks (an SQLite progress handler).
+    bool isCancelled() const { return cancel && cancel->load(std::memory_order_relaxed); }
+
+    void throwIfCancelled() const
+    {
+        if (isCancelled())
+            throw ImportCancelled("The import was cancelled.");
     }
 };
 

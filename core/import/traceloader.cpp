@@ -128,8 +128,8 @@ public:
     std::shared_ptr<const Trace> native()
     {
         if (!m_file.isStream())
-            return TraceReader::read(path());
-        return TraceReader::readImage(path(), std::span(m_file.streamed().data(), m_file.streamed().size()));
+            return TraceReader::read(path(), m_progress);
+        return TraceReader::readImage(path(), std::span(m_file.streamed().data(), m_file.streamed().size()), m_progress);
     }
 
 private:

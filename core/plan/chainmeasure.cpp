@@ -13,16 +13,20 @@ std::unordered_map<std::uint32_t, LayerRanges> rangesIn(const Trace &trace, cons
     std::unordered_map<std::uint32_t, LayerRanges> found;
     for (std::uint32_t l : layers)
         found[l];
-    for (const Range &range : trace.ranges) {
-        auto it = found.find(range.layer);
-        if (it == found.end() || range.beginNs < begin || range.endNs > end)
+    // Ranges are sorted by begin: only those that begin inside [begin, end] are read, so a
+    // step's ranges cost the step, not the whole trace.
+    const auto first = std::lower_bound(trace.ranges.begin(), trace.ranges.end(), begin,
+                                        [](const Range &range, std::int64_t t) { return range.beginNs < t; });
+    for (auto range = first; range != trace.ranges.end() && range->beginNs <= end; ++range) {
+        auto it = found.find(range->layer);
+        if (it == found.end() || range->endNs > end)
             continue;
-        if (step && range.step != *step && range.step != kNoStep)
+        if (step && range->step != *step && range->step != kNoStep)
             continue;
-        if (range.phase == Phase::Forward)
-            it->second.forward.emplace_back(range.beginNs, range.endNs);
-        else if (range.phase == Phase::Backward)
-            it->second.backward.emplace_back(range.beginNs, range.endNs);
+        if (range->phase == Phase::Forward)
+            it->second.forward.emplace_back(range->beginNs, range->endNs);
+        else if (range->phase == Phase::Backward)
+            it->second.backward.emplace_back(range->beginNs, range->endNs);
     }
     for (auto &entry : found) {
         LayerRanges &ranges = entry.second;

@@ -400,7 +400,11 @@ std::vector<std::uint32_t> defaultChain(const Trace &trace)
 
 CostModel buildCostModel(const Trace &trace, const ChainSelection &selection)
 {
-    const PeakReport peaks = findPeaks(trace);
+    return buildCostModel(trace, selection, findPeaks(trace));
+}
+
+CostModel buildCostModel(const Trace &trace, const ChainSelection &selection, const PeakReport &peaks)
+{
     if (!peaks.primary)
         throw Error("The trace allocates no memory, so there is nothing to plan.");
     CostModel model;

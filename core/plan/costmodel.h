@@ -13,6 +13,8 @@
 
 namespace peaklens {
 
+struct PeakReport;
+
 // A module inside a chain layer (one of its parts) that can be checkpointed on its own
 // while the rest of the layer runs plainly, measured as a chain layer is, per pass.
 struct ChainPart
@@ -150,5 +152,7 @@ std::vector<std::uint32_t> defaultChain(const Trace &trace);
 
 // Throws Error with a sentence when the trace has no usable chain.
 CostModel buildCostModel(const Trace &trace, const ChainSelection &selection = {});
+// The same with the trace's peaks (findPeaks) already found: a pass over every event fewer.
+CostModel buildCostModel(const Trace &trace, const ChainSelection &selection, const PeakReport &peaks);
 
 } // namespace peaklens

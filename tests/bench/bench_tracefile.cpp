@@ -5,6 +5,7 @@
 //   bench_tracefile write N FILE       build the trace in memory, time TraceWriter::writeTrace
 //   bench_tracefile read FILE          time TraceReader::read + summarize (what `summary` does)
 //   bench_tracefile rows FILE ROWS.db  copy the events into a one-row-per-event table (the floor)
+//   bench_tracefile cancel FILE        how long a read takes to end once cancelled, at several points
 
 #include "core/analysis/tracesummary.h"
 #include "core/format/sqlitedatabase.h"
@@ -12,10 +13,12 @@
 #include "core/format/tracewriter.h"
 #include "core/trace/tracebuilder.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 using namespace peaklens;
 
@@ -122,6 +125,39 @@ int rows(const std::string &path, const std::string &rowsPath)
     return 0;
 }
 
+// The app's Cancel button during a read: the flag is set after `delay`; what counts is
+// the time from then until the read gives up.
+int cancel(const std::string &path)
+{
+    for (const int delayMs : {1, 20, 100, 300, 500}) {
+        std::atomic<bool> cancelled = false;
+        std::atomic<double> fraction = 0;
+        ImportProgress progress;
+        progress.cancel = &cancelled;
+        progress.report = [&fraction](double f) { fraction = f; };
+        std::chrono::steady_clock::time_point ended;
+        bool gaveUp = false;
+        std::thread reader([&] {
+            try {
+                TraceReader::read(path, progress);
+            } catch (const ImportCancelled &) {
+                gaveUp = true;
+            }
+            ended = std::chrono::steady_clock::now();
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
+        const auto cancelledAt = std::chrono::steady_clock::now();
+        const double at = fraction;
+        cancelled = true;
+        reader.join();
+        std::printf("{\"phase\": \"cancel\", \"after_ms\": %d, \"progress\": %.2f, \"ended\": \"%s\", "
+                    "\"latency_ms\": %.1f}\n",
+                    delayMs, at, gaveUp ? "cancelled" : "finished first",
+                    std::chrono::duration<double, std::milli>(ended - cancelledAt).count());
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -134,10 +170,12 @@ int main(int argc, char **argv)
             return read(argv[2]);
         if (mode == "rows" && argc == 4)
             return rows(argv[2], argv[3]);
+        if (mode == "cancel" && argc == 3)
+            return cancel(argv[2]);
     } catch (const std::exception &error) {
         std::fprintf(stderr, "bench_tracefile: %s\n", error.what());
         return 2;
     }
-    std::fprintf(stderr, "usage: bench_tracefile write N FILE | read FILE | rows FILE ROWS.db\n");
+    std::fprintf(stderr, "usage: bench_tracefile write N FILE | read FILE | rows FILE ROWS.db | cancel FILE\n");
     return 2;
 }

@@ -13,7 +13,9 @@ using peaklens::test::traceFrom;
 
 namespace {
 
-QString printPoints(const std::vector<SeriesPoint> &points)
+// Any series: a vector, the shared totals or a group's packed points.
+template<typename Points>
+QString printPoints(const Points &points)
 {
     QStringList parts;
     for (const SeriesPoint &point : points)
@@ -63,15 +65,19 @@ QString bandsAgainstLiveBlocks(const Trace &trace, int samples, int depth = 0)
             chain.push_back(l);
         return depth > 0 && chain.size() >= std::size_t(depth) ? chain[chain.size() - std::size_t(depth)] : layer;
     };
+    // Unpacked, so the check reads them its own way.
+    std::map<std::uint32_t, std::vector<SeriesPoint>> bandPoints;
     std::map<std::uint32_t, const GroupSeries *> bands;
-    for (const GroupSeries &group : series.groups)
+    for (const GroupSeries &group : series.groups) {
         bands[group.key] = &group;
+        bandPoints[group.key] = group.points.toVector();
+    }
     const std::size_t stride = std::max<std::size_t>(1, series.allocated.size() / static_cast<std::size_t>(samples));
     for (std::size_t p = 0; p < series.allocated.size(); ++p) {
         const std::int64_t t = series.allocated[p].timeNs;
         std::int64_t sum = 0;
         for (const auto &[key, band] : bands)
-            sum += valueAt(band->points, t);
+            sum += valueAt(bandPoints[key], t);
         if (sum != series.allocated[p].bytes)
             return QStringLiteral("at %1 ns the bands sum to %2, the envelope is %3").arg(t).arg(sum).arg(series.allocated[p].bytes);
         if (p % stride != 0 && p + 1 != series.allocated.size())
@@ -82,9 +88,9 @@ QString bandsAgainstLiveBlocks(const Trace &trace, int samples, int depth = 0)
             expected[bandOf(group.key)] += group.bytes;
         for (const auto &[key, band] : bands) {
             const std::int64_t want = expected.count(key) ? expected[key] : 0;
-            if (valueAt(band->points, t) != want)
+            if (valueAt(bandPoints[key], t) != want)
                 return QStringLiteral("at %1 ns the band of %2 holds %3, its live blocks %4")
-                    .arg(t).arg(qs(band->label)).arg(valueAt(band->points, t)).arg(want);
+                    .arg(t).arg(qs(band->label)).arg(valueAt(bandPoints[key], t)).arg(want);
         }
     }
     return {};
@@ -122,6 +128,37 @@ private slots:
         QCOMPARE(printPoints(series.allocated), QStringLiteral("0:100 1:450 2:470 3:170"));
         QCOMPARE(printPoints(series.reserved), QStringLiteral("0:1000"));
         QCOMPARE(printGroups(series), groups);
+    }
+
+    // A second grouping of the same timeline holds the same totals, not a copy, and the
+    // same groups as a timeline built for it alone.
+    void regroupingSharesTheTotals_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("groupBy");
+        QTest::addRow("small trace, by layer") << QString() << int(GroupBy::Layer);
+        QTest::addRow("small trace, by category") << QString() << int(GroupBy::Category);
+        QTest::addRow("a real snapshot, by layer") << QFINDTESTDATA("../../data/real/snapshot_cs336_medium_train.pickle.gz")
+                                                   << int(GroupBy::Layer);
+        QTest::addRow("a real Kineto trace, by layer")
+            << QFINDTESTDATA("../../data/real/kineto_h100_qwen_inference.pt.trace.json.gz") << int(GroupBy::Layer);
+    }
+    void regroupingSharesTheTotals()
+    {
+        QFETCH(QString, file);
+        QFETCH(int, groupBy);
+        const auto trace = file.isEmpty() ? traceFrom(QString::fromUtf8(kTrace)) : loadTrace(test::ss(file));
+        const Device device = findPeaks(*trace).devices.front().device;
+        const int depth = blockDepth(*trace, defaultChain(*trace));
+        const TimelineSeries byCategory = buildTimeline(*trace, device, GroupBy::Category);
+        const TimelineSeries regrouped = regroupTimeline(*trace, byCategory, static_cast<GroupBy>(groupBy), depth);
+        const TimelineSeries alone = buildTimeline(*trace, device, static_cast<GroupBy>(groupBy), depth);
+        QVERIFY(!regrouped.allocated.empty());
+        QCOMPARE(regrouped.allocated.data(), byCategory.allocated.data());
+        QCOMPARE(regrouped.reserved.data(), byCategory.reserved.data());
+        QVERIFY(regrouped.allocated == alone.allocated);
+        QVERIFY(regrouped.reserved == alone.reserved);
+        QCOMPARE(printGroups(regrouped), printGroups(alone));
     }
 
     void aBlockStaysWithTheLayerThatAllocatedIt()
