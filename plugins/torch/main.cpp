@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/format/tracewriter.h"
+#include "core/plan/steptimecomparison.h"
 #include "core/trace/units.h"
 
 #include <CLI/CLI.hpp>
@@ -31,6 +32,7 @@ struct Arguments
     std::optional<double> dropout;
     std::optional<std::uint64_t> seed;
     std::string checkpoint = "none";
+    std::optional<std::string> baseline;
     int steps = 5;
     int warmup = 2;
     int microBatches = 1;
@@ -85,14 +87,55 @@ std::string gradientText(const GradientCheck &check)
     return "Gradients       " + std::string(buffer) + "\n";
 }
 
+std::string listText(const std::vector<std::string> &paths)
+{
+    std::string list;
+    for (const std::string &path : paths)
+        list += (list.empty() ? "" : ", ") + path;
+    return list.empty() ? std::string("nothing") : list;
+}
+
+std::vector<double> measuredTimes(const std::vector<StepMeasure> &steps)
+{
+    std::vector<double> times;
+    for (const StepMeasure &step : steps) {
+        if (!step.warmup)
+            times.push_back(step.timeMs);
+    }
+    return times;
+}
+
+// The baseline's figures, and the step time against it with the spread of the changes.
+std::string baselineText(const RunResult &result)
+{
+    const BaselineResult &baseline = *result.baseline;
+    std::string text = "Baseline        checkpoint " + listText(baseline.checkpoint);
+    if (baseline.peakAllocatedBytes)
+        text += ", peak allocated " + formatBytes(*baseline.peakAllocatedBytes);
+    if (baseline.stepTimeMs) {
+        char buffer[64];
+        std::snprintf(buffer, sizeof buffer, ", step time %.2f ms", *baseline.stepTimeMs);
+        text += buffer;
+    }
+    if (baseline.oom)
+        text += ", " + baseline.oom->message;
+    text += "\n";
+    if (const auto comparison = compareStepTimes(measuredTimes(baseline.steps), measuredTimes(result.steps))) {
+        char buffer[200];
+        std::snprintf(buffer, sizeof buffer, "Against it      step time %+.1f %% (%s from %+.1f %% to %+.1f %%, %zu steps)%s\n",
+                      comparison->changePercent, comparison->paired ? "pairs" : "unpaired steps", comparison->lowPercent,
+                      comparison->highPercent, comparison->run.samples,
+                      comparison->withinNoise() ? ": within noise" : "");
+        text += buffer;
+    }
+    return text;
+}
+
 std::string summaryText(const RunResult &result, const std::string &out)
 {
     std::string text = modelKindName(result.spec.kind) + " on " + result.device + " (" + result.deviceName + "), "
                        + result.dtype + "\n";
-    std::string list;
-    for (const std::string &path : result.checkpoint)
-        list += (list.empty() ? "" : ", ") + path;
-    text += "Checkpoint      " + (list.empty() ? std::string("nothing") : list) + "\n";
+    text += "Checkpoint      " + listText(result.checkpoint) + "\n";
     if (result.oom)
         text += "Out of memory   " + result.oom->message + " (asked for " + formatBytes(result.oom->requestedBytes) + ")\n";
     if (result.peakAllocatedBytes)
@@ -102,6 +145,8 @@ std::string summaryText(const RunResult &result, const std::string &out)
         std::snprintf(buffer, sizeof buffer, "%.2f ms", *result.stepTimeMs);
         text += "Step time       " + std::string(buffer) + " (median of the measured steps)\n";
     }
+    if (result.baseline)
+        text += baselineText(result);
     if (!out.empty())
         text += "Trace           " + out + "\n";
     return text;
@@ -127,6 +172,9 @@ int main(int argc, char **argv)
     app.add_option("--dropout", arguments.dropout, "Dropout probability");
     app.add_option("--seed", arguments.seed, "Seed of parameters, batch and dropout");
     app.add_option("--checkpoint", arguments.checkpoint, "none, all, every:K, segments:K, sqrt, or units: NAME, FIRST..LAST, FIRST..LAST(UNIT,...), or a module inside a block (blocks.3.attn)");
+    app.add_option("--baseline", arguments.baseline,
+                   "Also run each step with this strategy (as for --checkpoint), by turns before and after the "
+                   "measured one, and compare step times and peaks measured side by side; not in the trace");
     app.add_option("--steps", arguments.steps, "Measured steps (after warm-up)")->check(CLI::Range(1, 100000));
     app.add_option("--warmup", arguments.warmup, "Warm-up steps, not measured")->check(CLI::Range(0, 100000));
     app.add_option("--micro-batches", arguments.microBatches, "Gradient accumulation: micro-batches per step")
@@ -155,6 +203,7 @@ int main(int argc, char **argv)
     try {
         RunOptions options;
         options.checkpoint = arguments.checkpoint;
+        options.baseline = arguments.baseline;
         options.steps = arguments.steps;
         options.warmupSteps = arguments.warmup;
         options.microBatches = arguments.microBatches;

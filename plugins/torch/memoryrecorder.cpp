@@ -12,6 +12,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace peaklens::replay {
 
@@ -227,10 +228,10 @@ std::vector<ReservedEvent> MemoryRecorder::reservedEvents() const
     return m_reserved;
 }
 
-std::optional<OutOfMemoryRecord> MemoryRecorder::outOfMemory() const
+std::optional<OutOfMemoryRecord> MemoryRecorder::takeOutOfMemory()
 {
     std::lock_guard<std::mutex> lock(m_mutex);
-    return m_outOfMemory;
+    return std::exchange(m_outOfMemory, std::nullopt);
 }
 
 bool MemoryRecorder::admitCpu(std::int64_t bytes)

@@ -89,7 +89,9 @@ public:
 
     std::vector<RecordedEvent> events() const;
     std::vector<ReservedEvent> reservedEvents() const; // lane 0, CUDA only
-    std::optional<OutOfMemoryRecord> outOfMemory() const;
+    // The first failed allocation since the last call (or restart, or rebase), and forgets
+    // it: a later failure gets its own record.
+    std::optional<OutOfMemoryRecord> takeOutOfMemory();
 
     // Called by the allocators.
     bool admitCpu(std::int64_t bytes);

@@ -23,6 +23,7 @@
 #include <map>
 #include <regex>
 #include <tuple>
+#include <unordered_set>
 
 namespace peaklens::replay {
 
@@ -108,7 +109,7 @@ LayerParts partPaths(const std::vector<Stage> &stages)
 
 } // namespace
 
-CheckpointSchedule resolveCheckpoint(const std::vector<Stage> &stages, const std::string &argument)
+CheckpointSchedule resolveCheckpoint(const std::vector<Stage> &stages, const std::string &argument, const std::string &option)
 {
     std::vector<std::string> chain, all;
     for (const Stage &stage : stages) {
@@ -119,39 +120,72 @@ CheckpointSchedule resolveCheckpoint(const std::vector<Stage> &stages, const std
     try {
         return CheckpointStrategy::parse(argument).schedule(chain, all, partPaths(stages));
     } catch (const Error &error) {
-        throw Error(std::string("--checkpoint: ") + error.what());
+        throw Error(option + ": " + error.what());
     }
+}
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// The measured steps' times and peaks, in order.
+std::pair<json, json> measuredJson(const std::vector<StepMeasure> &steps)
+{
+    json times = json::array(), peaks = json::array();
+    for (const StepMeasure &step : steps) {
+        if (!step.warmup) {
+            times.push_back(step.timeMs);
+            peaks.push_back(step.peakAllocatedBytes);
+        }
+    }
+    return {times, peaks};
+}
+
+json oomJson(const std::optional<OutOfMemoryResult> &oom)
+{
+    if (!oom)
+        return nullptr;
+    return {{"layer", oom->layer.empty() ? json(nullptr) : json(oom->layer)},
+            {"phase", phaseName(oom->phase)},
+            {"step", oom->step ? json(*oom->step) : json(nullptr)},
+            {"requested_bytes", oom->requestedBytes},
+            {"message", oom->message}};
+}
+
+template<typename T>
+json orNull(const std::optional<T> &value)
+{
+    return value ? json(*value) : json(nullptr);
+}
+
+} // namespace
+
+nlohmann::ordered_json BaselineResult::toJson() const
+{
+    const auto [stepTimes, stepPeaks] = measuredJson(steps);
+    return {{"checkpoint", checkpoint},
+            {"peak_allocated_bytes", orNull(peakAllocatedBytes)},
+            {"step_time_ms", orNull(stepTimeMs)},
+            {"step_times_ms", stepTimes},
+            {"step_peaks_bytes", stepPeaks},
+            {"oom", oomJson(oom)}};
 }
 
 nlohmann::ordered_json RunResult::toJson() const
 {
-    using json = nlohmann::ordered_json;
-    json stepTimes = json::array(), stepPeaks = json::array();
-    for (const StepMeasure &step : steps) {
-        if (!step.warmup) {
-            stepTimes.push_back(step.timeMs);
-            stepPeaks.push_back(step.peakAllocatedBytes);
-        }
-    }
-    json out = {{"peak_allocated_bytes", peakAllocatedBytes ? json(*peakAllocatedBytes) : json(nullptr)},
-                {"step_time_ms", stepTimeMs ? json(*stepTimeMs) : json(nullptr)},
-                {"device", device},
-                {"device_name", deviceName},
-                {"dtype", dtype},
-                {"checkpoint", checkpoint},
-                {"oom", nullptr},
-                {"steps", stepTimes.size()},
-                {"step_times_ms", stepTimes},
-                {"step_peaks_bytes", stepPeaks},
-                {"model", json::parse(spec.toJson().dump())}};
-    if (oom) {
-        out["oom"] = {{"layer", oom->layer.empty() ? json(nullptr) : json(oom->layer)},
-                      {"phase", phaseName(oom->phase)},
-                      {"step", oom->step ? json(*oom->step) : json(nullptr)},
-                      {"requested_bytes", oom->requestedBytes},
-                      {"message", oom->message}};
-    }
-    return out;
+    const auto [stepTimes, stepPeaks] = measuredJson(steps);
+    return {{"peak_allocated_bytes", orNull(peakAllocatedBytes)},
+            {"step_time_ms", orNull(stepTimeMs)},
+            {"device", device},
+            {"device_name", deviceName},
+            {"dtype", dtype},
+            {"checkpoint", checkpoint},
+            {"oom", oomJson(oom)},
+            {"steps", stepTimes.size()},
+            {"step_times_ms", stepTimes},
+            {"step_peaks_bytes", stepPeaks},
+            {"baseline", baseline ? baseline->toJson() : json(nullptr)},
+            {"model", json::parse(spec.toJson().dump())}};
 }
 
 namespace {
@@ -162,6 +196,48 @@ T median(std::vector<T> values)
     std::sort(values.begin(), values.end());
     const std::size_t n = values.size();
     return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+std::optional<double> medianTime(const std::vector<StepMeasure> &steps)
+{
+    std::vector<double> times;
+    for (const StepMeasure &step : steps) {
+        if (!step.warmup)
+            times.push_back(step.timeMs);
+    }
+    return times.empty() ? std::nullopt : std::optional<double>(median(times));
+}
+
+// Event indexes [first, second) of one step.
+using EventSpan = std::pair<std::size_t, std::size_t>;
+
+// `events` less those of the steps in `hidden` (in order). A block such a step allocated is
+// left out, and so is its free, wherever that falls; a block of the other steps that it
+// frees (the gradients of the step before) is freed where that happened, outside any layer.
+std::vector<RecordedEvent> withoutSteps(const std::vector<RecordedEvent> &events, const std::vector<EventSpan> &hidden)
+{
+    std::vector<RecordedEvent> kept;
+    kept.reserve(events.size());
+    std::unordered_set<std::uint64_t> hiddenLive;
+    auto span = hidden.begin();
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        while (span != hidden.end() && span->second <= i)
+            ++span;
+        const bool inHidden = span != hidden.end() && span->first <= i;
+        RecordedEvent event = events[i];
+        if (event.deltaBytes > 0 && inHidden) {
+            hiddenLive.insert(event.addr);
+            continue;
+        }
+        if (event.deltaBytes < 0 && hiddenLive.erase(event.addr))
+            continue;
+        if (inHidden) {
+            event.scope.layer = kNoLayer;
+            event.scope.phase = Phase::Other;
+        }
+        kept.push_back(event);
+    }
+    return kept;
 }
 
 // One replay from set-up to trace; an out-of-memory failure anywhere ends it as a result.
@@ -184,6 +260,8 @@ public:
         m_result.device = m_device.str();
         m_result.deviceName = deviceName(m_device);
         m_result.dtype = options.bf16 ? "bf16" : "fp32";
+        if (options.baseline)
+            m_result.baseline.emplace();
         m_lane = m_builder.lane({{m_device.is_cuda() ? DeviceType::Cuda : DeviceType::Cpu,
                                   static_cast<std::int16_t>(m_device.is_cuda() ? m_device.index() : 0)},
                                  0});
@@ -199,6 +277,8 @@ public:
             m_model = buildModel(m_spec, m_device);
             m_ids = registerLayers(m_builder, *m_model);
             m_schedule = resolveCheckpoint(m_model->stages(), m_options.checkpoint);
+            if (m_options.baseline)
+                m_baselineSchedule = resolveCheckpoint(m_model->stages(), *m_options.baseline, "--baseline");
             m_recorder.setScope({kNoLayer, Phase::Other, Category::Input});
             for (int i = 0; i < m_options.microBatches; ++i)
                 batches.push_back(m_model->makeBatch(m_device));
@@ -209,11 +289,9 @@ public:
             failed(error, std::nullopt);
         }
         if (m_model) {
-            for (const CheckpointUnit &unit : m_schedule) {
-                for (std::size_t i = unit.first; i <= unit.last; ++i)
-                    m_result.checkpoint.push_back(unit.isPart() ? m_model->stages()[i].parts[unit.part].path
-                                                                : m_model->stages()[i].path);
-            }
+            m_result.checkpoint = checkpointedPaths(m_schedule);
+            if (m_result.baseline)
+                m_result.baseline->checkpoint = checkpointedPaths(m_baselineSchedule);
         }
         if (!m_result.oom)
             runSteps(batches, *optimizer);
@@ -242,46 +320,112 @@ private:
             m_options.progress(line);
     }
 
+    std::vector<std::string> checkpointedPaths(const CheckpointSchedule &schedule) const
+    {
+        std::vector<std::string> paths;
+        for (const CheckpointUnit &unit : schedule) {
+            for (std::size_t i = unit.first; i <= unit.last; ++i)
+                paths.push_back(unit.isPart() ? m_model->stages()[i].parts[unit.part].path : m_model->stages()[i].path);
+        }
+        return paths;
+    }
+
+    // Each step with a baseline runs it too, as a pair; progress counts the pairs.
     void runSteps(const std::vector<Batch> &batches, torch::optim::Optimizer &optimizer)
     {
         const int totalSteps = m_options.warmupSteps + m_options.steps;
         notify({{"event", "start"}, {"device", m_result.device}, {"layers", m_model->stages().size()}, {"steps", totalSteps}});
-        std::vector<double> measuredTimes;
         StepRunner runner(*m_model, m_schedule, m_ids, m_options, m_device);
+        std::optional<StepRunner> baseline;
+        if (m_result.baseline)
+            baseline.emplace(*m_model, m_baselineSchedule, m_ids, m_options, m_device);
         for (int step = 0; step < totalSteps; ++step) {
-            synchronize(m_device);
             if (step == m_options.warmupSteps) {
                 // The trace holds the measured steps only, starting from the state warm-up left.
+                synchronize(m_device);
                 m_recorder.rebase();
                 m_ranges.clear();
             }
-            resetPeak(m_device);
-            const std::int64_t begin = m_recorder.nowNs();
-            try {
-                runner.run(step, batches, optimizer, m_ranges);
-            } catch (const std::exception &error) {
-                runner.abandon(m_ranges);
-                failed(error, step);
-                m_builder.addStep({step, begin, m_recorder.nowNs()});
+            // The two take turns going first, so that what going first or second does to a
+            // step (a machine speeding up or slowing down) falls on each half of the pairs.
+            const bool baselineFirst = step % 2 == 0;
+            if (baseline && baselineFirst)
+                runBaselineStep(*baseline, step, batches, optimizer);
+            if (!runMeasuredStep(runner, step, batches, optimizer))
                 break;
+            if (baseline && !baselineFirst)
+                runBaselineStep(*baseline, step, batches, optimizer);
+            const StepMeasure &measure = m_result.steps.back();
+            nlohmann::json line = {{"event", "step"},
+                                   {"step", step},
+                                   {"of", totalSteps},
+                                   {"warmup", measure.warmup},
+                                   {"peak_allocated_bytes", measure.peakAllocatedBytes},
+                                   {"step_time_ms", measure.timeMs}};
+            if (baseline && !m_result.baseline->steps.empty() && m_result.baseline->steps.back().number == step) {
+                line["baseline_peak_allocated_bytes"] = m_result.baseline->steps.back().peakAllocatedBytes;
+                line["baseline_step_time_ms"] = m_result.baseline->steps.back().timeMs;
             }
-            const std::int64_t end = m_recorder.nowNs();
-            const StepMeasure measure{step, step < m_options.warmupSteps, measuredPeak(m_device), milliseconds(end - begin)};
-            m_result.steps.push_back(measure);
-            if (!measure.warmup) {
-                m_builder.addStep({step, begin, end});
-                measuredTimes.push_back(measure.timeMs);
-                m_result.peakAllocatedBytes = std::max(m_result.peakAllocatedBytes.value_or(0), measure.peakAllocatedBytes);
-            }
-            notify({{"event", "step"},
-                    {"step", step},
-                    {"of", totalSteps},
-                    {"warmup", measure.warmup},
-                    {"peak_allocated_bytes", measure.peakAllocatedBytes},
-                    {"step_time_ms", measure.timeMs}});
+            notify(line);
         }
-        if (!measuredTimes.empty())
-            m_result.stepTimeMs = median(measuredTimes);
+        m_result.stepTimeMs = medianTime(m_result.steps);
+        if (m_result.baseline)
+            m_result.baseline->stepTimeMs = medianTime(m_result.baseline->steps);
+    }
+
+    // One step of the schedule the trace records. False when it failed: out of memory.
+    bool runMeasuredStep(StepRunner &runner, int step, const std::vector<Batch> &batches, torch::optim::Optimizer &optimizer)
+    {
+        synchronize(m_device);
+        resetPeak(m_device);
+        const std::int64_t begin = m_recorder.nowNs();
+        try {
+            runner.run(step, batches, optimizer, m_ranges);
+        } catch (const std::exception &error) {
+            runner.abandon(m_ranges);
+            failed(error, step);
+            m_builder.addStep({step, begin, m_recorder.nowNs()});
+            return false;
+        }
+        const std::int64_t end = m_recorder.nowNs();
+        const StepMeasure measure{step, step < m_options.warmupSteps, measuredPeak(m_device), milliseconds(end - begin)};
+        m_result.steps.push_back(measure);
+        if (!measure.warmup) {
+            m_builder.addStep({step, begin, end});
+            m_result.peakAllocatedBytes = std::max(m_result.peakAllocatedBytes.value_or(0), measure.peakAllocatedBytes);
+        }
+        return true;
+    }
+
+    // One step of the baseline's schedule, timed and its peak taken as a measured step's, on
+    // the same model, batches and optimizer; its ranges are dropped and its allocations left
+    // out of the trace. Out of memory ends the baseline's steps, not the run.
+    void runBaselineStep(StepRunner &runner, int step, const std::vector<Batch> &batches, torch::optim::Optimizer &optimizer)
+    {
+        BaselineResult &baseline = *m_result.baseline;
+        if (baseline.oom)
+            return;
+        const bool warmup = step < m_options.warmupSteps;
+        synchronize(m_device);
+        resetPeak(m_device);
+        const std::size_t firstEvent = m_recorder.eventCount();
+        const std::int64_t begin = m_recorder.nowNs();
+        std::vector<Range> ranges;
+        try {
+            runner.run(step, batches, optimizer, ranges);
+        } catch (const std::exception &error) {
+            runner.abandon(ranges);
+            baseline.oom = outOfMemoryIn(error, step, "the baseline's step failed").oom;
+            notify({{"event", "oom"}, {"baseline", true}, {"message", baseline.oom->message}});
+        }
+        const std::int64_t end = m_recorder.nowNs();
+        if (!warmup) // warm-up events are gone once the measured steps begin
+            m_baselineEvents.emplace_back(firstEvent, m_recorder.eventCount());
+        if (!baseline.oom) {
+            baseline.steps.push_back({step, warmup, measuredPeak(m_device), milliseconds(end - begin)});
+            if (!warmup)
+                baseline.peakAllocatedBytes = std::max(baseline.peakAllocatedBytes.value_or(0), baseline.steps.back().peakAllocatedBytes);
+        }
     }
 
     // Per layer of `layers`, its forward and backward time in each step of `ranges`.
@@ -384,34 +528,49 @@ private:
         m_checkpointCosts = costs.dump();
     }
 
-    // Out of memory becomes the result; anything else is an error naming where it happened.
-    void failed(const std::exception &error, std::optional<std::int64_t> step)
+    struct OutOfMemoryAt
     {
-        const auto recorded = m_recorder.outOfMemory();
+        OutOfMemoryResult oom;
+        std::int64_t timeNs = 0;
+    };
+
+    // Where memory ran out; any other failure is an error starting with `failing`
+    // ("the replay failed") and naming where it happened.
+    OutOfMemoryAt outOfMemoryIn(const std::exception &error, std::optional<std::int64_t> step, const std::string &failing)
+    {
+        const auto recorded = m_recorder.takeOutOfMemory();
         const bool outOfMemory = recorded || dynamic_cast<const c10::OutOfMemoryError *>(&error);
         const Scope scope = recorded ? recorded->scope : m_recorder.scope();
         const std::string where = step ? describeWhere(m_builder.current(), scope, *step) : std::string("while building the model");
         if (!outOfMemory)
-            throw Error("the replay failed " + std::string(step ? "in " : "") + where + ": " + errorText(error));
-        OutOfMemoryResult oom;
+            throw Error(failing + " " + std::string(step ? "in " : "") + where + ": " + errorText(error));
+        OutOfMemoryAt at;
         if (scope.layer != kNoLayer)
-            oom.layer = m_builder.current().layers[scope.layer].path;
-        oom.phase = scope.phase;
-        oom.step = step;
-        oom.requestedBytes = recorded ? recorded->requestedBytes : 0;
-        oom.message = "out of memory " + std::string(step ? "in " : "") + where;
-        m_builder.addMarker({recorded ? recorded->timeNs : m_recorder.nowNs(), m_lane, MarkerKind::OutOfMemory,
-                             oom.requestedBytes});
-        m_result.oom = oom;
-        notify({{"event", "oom"}, {"message", oom.message}});
+            at.oom.layer = m_builder.current().layers[scope.layer].path;
+        at.oom.phase = scope.phase;
+        at.oom.step = step;
+        at.oom.requestedBytes = recorded ? recorded->requestedBytes : 0;
+        at.oom.message = "out of memory " + std::string(step ? "in " : "") + where;
+        at.timeNs = recorded ? recorded->timeNs : m_recorder.nowNs();
+        return at;
+    }
+
+    // Out of memory becomes the result; anything else is an error naming where it happened.
+    void failed(const std::exception &error, std::optional<std::int64_t> step)
+    {
+        const OutOfMemoryAt at = outOfMemoryIn(error, step, "the replay failed");
+        m_builder.addMarker({at.timeNs, m_lane, MarkerKind::OutOfMemory, at.oom.requestedBytes});
+        m_result.oom = at.oom;
+        notify({{"event", "oom"}, {"message", at.oom.message}});
     }
 
     // The trace: every block the run allocated, attributed as it happened.
     TracePtr assembleTrace()
     {
-        // The measured steps only: calibration comes after them.
+        // The measured steps only: calibration comes after them, baseline steps between them.
         std::vector<RecordedEvent> events = m_recorder.events();
         events.resize(std::min(events.size(), m_measuredEvents));
+        events = withoutSteps(events, m_baselineEvents);
         m_builder.reserveEvents(events.size());
         for (const RecordedEvent &event : events) {
             m_builder.addEvent({event.timeNs, event.deltaBytes, event.addr, m_lane, event.scope.layer, 0,
@@ -441,12 +600,14 @@ private:
         m_builder.setMeta(metakey::DeviceName, m_result.deviceName);
         m_builder.setMeta(metakey::ReplaySpec, m_spec.toJson().dump());
         m_builder.setMeta(metakey::Checkpoint, checkpointList);
-        m_builder.setMeta(metakey::ReplayOptions, nlohmann::json{{"steps", m_options.steps},
-                                                                 {"warmup", m_options.warmupSteps},
-                                                                 {"device", m_result.device},
-                                                                 {"dtype", m_result.dtype},
-                                                                 {"micro_batches", m_options.microBatches}}
-                                                      .dump());
+        nlohmann::json options{{"steps", m_options.steps},
+                               {"warmup", m_options.warmupSteps},
+                               {"device", m_result.device},
+                               {"dtype", m_result.dtype},
+                               {"micro_batches", m_options.microBatches}};
+        if (m_options.baseline)
+            options["baseline"] = *m_options.baseline;
+        m_builder.setMeta(metakey::ReplayOptions, options.dump());
         m_builder.setMeta(metakey::ReplayResult, m_result.toJson().dump());
         m_builder.setMeta(metakey::CreatedBy, std::string("peaklens-replay ") + PEAKLENS_VERSION + ", LibTorch "
                                                   + std::to_string(TORCH_VERSION_MAJOR) + "."
@@ -465,6 +626,8 @@ private:
     std::unique_ptr<ReplayModel> m_model;
     LayerIds m_ids;
     CheckpointSchedule m_schedule;
+    CheckpointSchedule m_baselineSchedule;
+    std::vector<EventSpan> m_baselineEvents; // of its measured steps, left out of the trace
     std::vector<Range> m_ranges;
     std::size_t m_measuredEvents = SIZE_MAX;
     std::int64_t m_measuredEndNs = INT64_MAX;
@@ -498,6 +661,7 @@ GradientCheck verifyGradients(const ModelSpec &spec, const RunOptions &options)
     once.warmupSteps = 0;
     once.keepGradients = true;
     once.progress = nullptr;
+    once.baseline.reset();
     const auto gradientsOf = [&](const std::string &checkpoint) {
         once.checkpoint = checkpoint;
         RunResult result = runReplay(spec, once);

@@ -33,7 +33,12 @@ struct RunOptions
     // available when the run starts, so a too-large model ends in a result, not in swap.
     std::optional<std::int64_t> memoryLimitBytes;
     std::function<void(const nlohmann::json &)> progress; // JSON lines: start, step, done
-    bool keepGradients = false; // RunResult::gradients: each parameter's gradient of the last measured step
+    bool keepGradients = false; // RunResult::gradients: each parameter's gradient of the last step run
+    // A second checkpoint strategy whose steps run beside the measured ones, one each way
+    // round by turns (baseline first in even steps), warm-up included, on the same model,
+    // batches and optimizer: a comparison of step times measured on one machine at one time.
+    // They are measured but left out of the trace and of the result's own figures.
+    std::optional<std::string> baseline;
     // After the measured steps, this many steps with every chain stage checkpointed, not
     // in the trace: per stage, what checkpointing it adds to a step, in the trace's
     // "checkpoint.costs" metadata for the planner. 0: none.
@@ -57,6 +62,18 @@ struct OutOfMemoryResult
     std::string message; // "out of memory in backward of blocks.7 at step 2"
 };
 
+// The steps of RunOptions::baseline, measured beside the run's.
+struct BaselineResult
+{
+    std::vector<std::string> checkpoint;
+    std::vector<StepMeasure> steps;                 // warm-up ones too
+    std::optional<std::int64_t> peakAllocatedBytes; // highest over measured steps
+    std::optional<double> stepTimeMs;               // median over measured steps
+    std::optional<OutOfMemoryResult> oom;           // no more baseline steps ran after it
+
+    nlohmann::ordered_json toJson() const;
+};
+
 struct RunResult
 {
     ModelSpec spec;
@@ -68,6 +85,7 @@ struct RunResult
     std::optional<std::int64_t> peakAllocatedBytes; // highest over measured steps
     std::optional<double> stepTimeMs;               // median over measured steps
     std::optional<OutOfMemoryResult> oom;
+    std::optional<BaselineResult> baseline;         // with RunOptions::baseline
     TracePtr trace;
     std::vector<torch::Tensor> gradients;      // with keepGradients
     std::vector<std::string> gradientNames;    // "blocks.3[2]": the stage and the parameter's index in it
@@ -76,8 +94,9 @@ struct RunResult
 };
 
 // The units a --checkpoint argument checkpoints, over the stages in order (and the stages'
-// parts). Throws Error naming what is unknown, with the stage names to choose from.
-CheckpointSchedule resolveCheckpoint(const std::vector<Stage> &stages, const std::string &argument);
+// parts). Throws Error naming `option` and what is unknown, with the stage names to choose from.
+CheckpointSchedule resolveCheckpoint(const std::vector<Stage> &stages, const std::string &argument,
+                                     const std::string &option = "--checkpoint");
 
 // Throws Error for a device that is not there or a model that cannot be built or run.
 RunResult runReplay(const ModelSpec &spec, const RunOptions &options);

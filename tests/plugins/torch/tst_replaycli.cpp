@@ -2,12 +2,16 @@
 
 #include "core/analysis/peakfinder.h"
 #include "core/import/traceloader.h"
+#include "core/plan/replayresult.h"
+#include "core/plan/steptimecomparison.h"
 
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
+
+#include <nlohmann/json.hpp>
 
 using namespace peaklens;
 using test::qs;
@@ -135,6 +139,105 @@ private slots:
         QCOMPARE(trace->markers.size(), std::size_t(1));
     }
 
+    // --baseline runs each step a second time beside the measured one, by turns first and
+    // second. Twelve pairs: two identical runs have every paired change of one sign by chance
+    // once in 2^11 reruns, so "within noise" is near certain for them, and can be false.
+    void baselineMeasuredBesideTheRun_data()
+    {
+        QTest::addColumn<QString>("checkpoint");
+        QTest::addRow("none against none") << QStringLiteral("none");
+        QTest::addRow("all against none") << QStringLiteral("all");
+    }
+    void baselineMeasuredBesideTheRun()
+    {
+        QFETCH(QString, checkpoint);
+        QTemporaryDir directory;
+        const QString out = directory.filePath(QStringLiteral("rerun.peaklens"));
+        const auto run = replay(QStringList(kSmallGpt) << QStringLiteral("--steps") << QStringLiteral("12") << QStringLiteral("--checkpoint")
+                                                       << checkpoint << QStringLiteral("--baseline") << QStringLiteral("none")
+                                                       << QStringLiteral("--json") << QStringLiteral("--out") << out);
+        QCOMPARE(run.exitCode, 0);
+        const ReplayResult result = ReplayResult::fromJson(run.out.toStdString(), "peaklens-replay --json");
+        QCOMPARE(result.stepTimesMs.size(), std::size_t(12));
+        QCOMPARE(result.baselineStepTimesMs.size(), std::size_t(12));
+        const auto comparison = compareStepTimes(result.baselineStepTimesMs, result.stepTimesMs);
+        QVERIFY(comparison && comparison->paired);
+        QVERIFY(result.peakAllocatedBytes && result.baselinePeakAllocatedBytes);
+        if (checkpoint == QStringLiteral("none")) {
+            QVERIFY2(comparison->withinNoise(), qPrintable(QStringLiteral("%1 %, paired changes %2 % .. %3 %")
+                                                               .arg(comparison->changePercent)
+                                                               .arg(comparison->lowPercent)
+                                                               .arg(comparison->highPercent)));
+            QCOMPARE(*result.peakAllocatedBytes, *result.baselinePeakAllocatedBytes);
+        } else {
+            QVERIFY2(*result.peakAllocatedBytes < *result.baselinePeakAllocatedBytes,
+                     qPrintable(QStringLiteral("all %1, baseline %2").arg(*result.peakAllocatedBytes).arg(*result.baselinePeakAllocatedBytes)));
+        }
+        const QJsonObject baseline = QJsonDocument::fromJson(run.out).object()[QStringLiteral("baseline")].toObject();
+        QCOMPARE(baseline[QStringLiteral("checkpoint")].toArray(), QJsonArray());
+        QCOMPARE(baseline[QStringLiteral("step_peaks_bytes")].toArray().size(), 12);
+        QVERIFY(baseline[QStringLiteral("oom")].isNull());
+
+        // Progress counts the pairs: start, a warm-up and 12 measured steps, done.
+        const auto lines = run.err.trimmed().split('\n');
+        QCOMPARE(lines.size(), 1 + 13 + 1);
+        QVERIFY(QJsonDocument::fromJson(lines[5]).object()[QStringLiteral("baseline_step_time_ms")].toDouble() > 0);
+
+        // The trace holds the run's steps alone: their ranges, and a peak that is the run's,
+        // not the baseline's.
+        const TracePtr trace = loadTrace(ss(out));
+        QCOMPARE(trace->steps.size(), std::size_t(12));
+        QCOMPARE(trace->steps.front().number, 1);
+        QCOMPARE(findPeaks(*trace).devices.at(0).allocatedBytes, *result.peakAllocatedBytes);
+        const std::uint32_t block = *trace->findLayer("blocks.1");
+        for (const Step &step : trace->steps) {
+            int forward = 0;
+            for (const Range &range : trace->ranges) {
+                if (range.layer == block && range.phase == Phase::Forward) {
+                    forward += range.step == step.number;
+                    QVERIFY(range.step >= trace->steps.front().number);
+                }
+            }
+            QCOMPARE(forward, 1);
+        }
+        std::int64_t live = 0;
+        for (std::size_t i = 0; i < trace->events.size(); ++i) {
+            live += trace->events.deltaBytes(i);
+            QVERIFY(live >= 0);
+        }
+        QCOMPARE(qs(nlohmann::json::parse(trace->metaValue("replay.options"))["baseline"].get<std::string>()), QStringLiteral("none"));
+    }
+
+    // A baseline that does not fit where the run does ends its own steps, not the run.
+    void baselineOutOfMemoryIsReported()
+    {
+        const QStringList arguments = QStringList(kSmallGpt) << QStringLiteral("--checkpoint") << QStringLiteral("all")
+                                                             << QStringLiteral("--baseline") << QStringLiteral("none")
+                                                             << QStringLiteral("--json") << QStringLiteral("--progress")
+                                                             << QStringLiteral("none");
+        const auto fits = replay(arguments);
+        QCOMPARE(fits.exitCode, 0);
+        const ReplayResult both = ReplayResult::fromJson(fits.out.toStdString(), "peaklens-replay --json");
+        const qint64 between = (*both.peakAllocatedBytes + *both.baselinePeakAllocatedBytes) / 2;
+
+        const auto run = replay(QStringList(arguments) << QStringLiteral("--memory-limit") << QString::number(between));
+        QCOMPARE(run.exitCode, 0);
+        const ReplayResult result = ReplayResult::fromJson(run.out.toStdString(), "peaklens-replay --json");
+        QVERIFY(result.outOfMemory.empty());
+        QCOMPARE(result.stepTimesMs.size(), std::size_t(2));
+        QCOMPARE(result.peakAllocatedBytes, both.peakAllocatedBytes);
+        // Every measured baseline step reaches its peak: memory runs out by the first of them.
+        QVERIFY(result.baselineStepTimesMs.empty());
+        const QJsonObject oom = QJsonDocument::fromJson(run.out).object()[QStringLiteral("baseline")].toObject()[QStringLiteral("oom")].toObject();
+        QVERIFY2(oom[QStringLiteral("message")].toString().startsWith(QStringLiteral("out of memory in ")), run.out.constData());
+        QVERIFY(oom[QStringLiteral("step")].toInt() <= 1); // the first measured step is 1
+
+        const auto text = replay(QStringList(kSmallGpt) << QStringLiteral("--checkpoint") << QStringLiteral("all")
+                                                        << QStringLiteral("--baseline") << QStringLiteral("none")
+                                                        << QStringLiteral("--memory-limit") << QString::number(between));
+        QVERIFY2(text.out.contains("Baseline        checkpoint nothing, out of memory in "), text.out.constData());
+    }
+
     void badInputExitsWithTwo_data()
     {
         QTest::addColumn<QStringList>("arguments");
@@ -147,6 +250,8 @@ private slots:
                                              << QStringLiteral("must be a multiple of \"heads\"");
         QTest::addRow("bad memory limit") << (QStringList(kSmallGpt) << QStringLiteral("--memory-limit") << QStringLiteral("lots"))
                                           << QStringLiteral("--memory-limit");
+        QTest::addRow("unknown baseline layer") << (QStringList(kSmallGpt) << QStringLiteral("--baseline") << QStringLiteral("blocks.7"))
+                                                << QStringLiteral("--baseline: \"blocks.7\" is not among the layers");
         QTest::addRow("bad out name") << (QStringList(kSmallGpt) << QStringLiteral("--out") << QStringLiteral("run.txt"))
                                       << QStringLiteral("must end in .peaklens");
         QTest::addRow("bad progress fd") << (QStringList(kSmallGpt) << QStringLiteral("--progress") << QStringLiteral("99"))
