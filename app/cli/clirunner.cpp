@@ -10,7 +10,9 @@
 
 namespace peaklens::cli {
 
-int runCli(int argc, char **argv, std::ostream &out, std::ostream &err)
+namespace {
+
+int parseAndRun(int argc, char **argv, std::ostream &out, std::ostream &err)
 {
     CLI::App app("PeakLens: memory profiler for deep-learning training", "peaklens-cli");
     app.set_version_flag("--version", std::string("peaklens-cli ") + PEAKLENS_VERSION);
@@ -46,6 +48,24 @@ int runCli(int argc, char **argv, std::ostream &out, std::ostream &err)
             err << "peaklens-cli: " << command.subcommand->get_name() << " failed: " << visibleText(error.what()) << '\n';
         }
         return 2;
+    }
+    return 2;
+}
+
+} // namespace
+
+int runCli(int argc, char **argv, std::ostream &out, std::ostream &err)
+{
+    // Whatever escapes the commands' own handling (setting up the parser, a library's
+    // exception outside a command) still ends in one line and exit code 2, never abort().
+    try {
+        return parseAndRun(argc, argv, out, err);
+    } catch (const std::bad_alloc &) {
+        err << "peaklens-cli: ran out of memory.\n";
+    } catch (const std::exception &error) {
+        err << "peaklens-cli: " << visibleText(error.what()) << '\n';
+    } catch (...) {
+        err << "peaklens-cli: stopped by an error it could not describe.\n";
     }
     return 2;
 }

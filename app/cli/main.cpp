@@ -3,9 +3,16 @@
 
 #include "clirunner.h"
 
+#include <exception>
 #include <iostream>
 
 int main(int argc, char **argv)
 {
-    return peaklens::cli::runCli(argc, argv, std::cout, std::cerr);
+    // runCli answers every exception with one line; should writing that line throw in
+    // turn, the exit code still says "failed" rather than abort()'s 134.
+    try {
+        return peaklens::cli::runCli(argc, argv, std::cout, std::cerr);
+    } catch (...) {
+        return 2;
+    }
 }

@@ -10,6 +10,7 @@
 #include "core/plan/batchscaling.h"
 #include "core/plan/budget.h"
 #include "core/plan/planner.h"
+#include "core/report/jsondump.h"
 #include "core/trace/units.h"
 
 #include <nlohmann/json.hpp>
@@ -189,7 +190,7 @@ std::string maxBatchOutput(const PlanOptions &options, const Budget &budget)
                                {"factor", fit.factor},
                                {"budget_bytes", bytes}};
         result["chain"] = chainJson(scaled);
-        return result.dump(2) + "\n";
+        return dumpJson(std::move(result)) + "\n";
     }
     char factor[32];
     std::snprintf(factor, sizeof factor, "%.2f", fit.factor);
@@ -279,7 +280,7 @@ Command addPlanCommand(CLI::App &app)
                 if (options->json) {
                     json result = planJson(model, plan);
                     result["chain"] = chainJson(model);
-                    return result.dump(2) + "\n";
+                    return dumpJson(std::move(result)) + "\n";
                 }
                 return planText(model, plan, goal);
             }};
@@ -299,7 +300,7 @@ Command addParetoCommand(CLI::App &app)
                     json list = json::array();
                     for (const Plan &plan : plans)
                         list.push_back(planJson(model, plan));
-                    return json{{"chain", chainJson(model)}, {"plans", list}}.dump(2) + "\n";
+                    return dumpJson(json{{"chain", chainJson(model)}, {"plans", list}}) + "\n";
                 }
                 TextTable table({"peak", "step time", "added", "checkpointed"}, {true, true, true, true});
                 // Neighbours closer in time than the steps' spread are marked: their order is noise.

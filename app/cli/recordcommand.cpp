@@ -5,6 +5,7 @@
 #include "command.h"
 
 #include "core/error.h"
+#include "core/report/jsondump.h"
 
 #include <nlohmann/json.hpp>
 
@@ -125,7 +126,7 @@ Command addRecordCommand(CLI::App &app)
                 setEnvironment("CUDA_INJECTION64_PATH", collector.string());
                 routeNvtxToCupti(collector);
                 setEnvironment("PEAKLENS_OUT", std::filesystem::absolute(out).string());
-                setEnvironment("PEAKLENS_COMMAND", nlohmann::json(options->command).dump());
+                setEnvironment("PEAKLENS_COMMAND", dumpJson(nlohmann::ordered_json(options->command), -1));
                 setEnvironment("PEAKLENS_CWD", std::filesystem::current_path().string());
                 setEnvironment("PEAKLENS_ALLOCATOR", options->allocator);
                 const char *pythonPath = std::getenv("PYTHONPATH");

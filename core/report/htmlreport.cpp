@@ -1,9 +1,11 @@
 #include "htmlreport.h"
 
-#include "core/analysis/allocationsites.h"
+#include "palette.h"
+#include "reportcharts.h"
+#include "svgdrawing.h"
 
-#include "core/analysis/levelofdetail.h"
-#include "core/analysis/phasespans.h"
+#include "core/analysis/allocationsites.h"
+#include "core/plan/steptimecomparison.h"
 #include "core/trace/metadata.h"
 #include "core/trace/units.h"
 #include "core/trace/visibletext.h"
@@ -22,16 +24,25 @@ constexpr const char *kStyle = R"(
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d2330; margin: 2em auto; max-width: 1040px; padding: 0 1em; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { font-size: 1.2em; margin-top: 1.8em; border-bottom: 1px solid #d5d9e0; }
 .muted { color: #5d6675; } .figure { font-size: 1.9em; font-weight: 600; }
-.cards { display: flex; gap: 1.2em; flex-wrap: wrap; } .card { border: 1px solid #d5d9e0; border-radius: 6px; padding: 0.6em 1em; min-width: 12em; }
 table { border-collapse: collapse; margin: 0.5em 0; } th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #e4e7ec; text-align: left; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; } code { font-size: 0.9em; word-break: break-all; }
-svg { display: block; margin: 0.5em 0; } svg text { font: 11px system-ui, sans-serif; fill: #3a4252; }
-.legend span { display: inline-block; margin-right: 1em; } .swatch { display: inline-block; width: 0.9em; height: 0.9em; vertical-align: -0.1em; margin-right: 0.3em; }
+th { white-space: nowrap; vertical-align: bottom; } th.group { text-align: center; border-bottom: 1px solid #d5d9e0; }
+table.cards { border-collapse: separate; border-spacing: 0.8em 0; margin: 0 -0.8em; }
+td.card { border: 1px solid #d5d9e0; border-radius: 6px; padding: 0.6em 1em; vertical-align: top; }
+.column { display: inline-block; vertical-align: top; margin-right: 2em; } th.key { vertical-align: top; }
+svg { display: block; margin: 0.5em 0; max-width: 100%; height: auto; }
 .good { color: #1a7f37; } .bad { color: #b42318; }
 @media print { body { margin: 0; max-width: none; font-size: 10pt; } section { break-inside: avoid; } h2 { break-after: avoid; } }
 )";
 
-const char *const kCategoryColors[] = {"#59a14f", "#f28e2b", "#edc948", "#76b7b2", "#4e79a7", "#e15759", "#b07aa1", "#9c9c9c"};
+// For Qt's rich text, which lays out the PDF on a page narrower than a screen: it gives a
+// table's columns no less than their longest word, and when they do not fit it breaks
+// every cell anywhere, mid-word. Smaller table text and padding let the widest table (the
+// comparison's seven columns) keep whole words.
+constexpr const char *kPrintStyle = R"(
+table { font-size: 12px; } th, td { padding: 3px 6px; }
+table.cards { font-size: 14px; } td.card { padding: 6px 10px; } .figure { font-size: 24px; }
+)";
 
 std::string number(double value, int decimals)
 {
@@ -44,22 +55,31 @@ std::string number(double value, int decimals)
 class ChartSink
 {
 public:
+    // The width of the PDF's text: A4 less 15 mm margins, at the 96 dpi it is laid out at.
+    static constexpr int kPrintWidth = 680;
+
     explicit ChartSink(std::vector<std::string> *aside)
         : m_aside(aside)
     {
     }
-    // A chart of `width` x `height` pixels drawn by the SVG elements in `body`.
-    std::string place(int width, int height, const std::string &label, const std::string &body)
+    bool isAside() const { return m_aside != nullptr; }
+
+    std::string place(const SvgChart &chart)
     {
-        const std::string size = "width=\"" + std::to_string(width) + "\" height=\"" + std::to_string(height) + "\"";
-        const std::string attributes = size + " viewBox=\"0 0 " + std::to_string(width) + " " + std::to_string(height)
-                                       + "\" role=\"img\" aria-label=\"" + escapeHtml(label) + "\"";
+        const std::string size = "width=\"" + std::to_string(chart.width) + "\" height=\"" + std::to_string(chart.height) + "\"";
+        const std::string attributes = size + " viewBox=\"0 0 " + std::to_string(chart.width) + " " + std::to_string(chart.height)
+                                       + "\" role=\"img\" aria-label=\"" + escapeHtml(chart.label) + "\"";
+        // The font on the chart itself: a renderer of the SVG alone sees no stylesheet.
+        const std::string body = "<g font-family=\"system-ui, sans-serif\" font-size=\"" + svg::number(svg::kFontSize)
+                                 + "\" fill=\"" + palette::hex(svg::kText) + "\">" + chart.elements + "</g>";
         if (!m_aside)
             return "<svg " + attributes + ">" + body + "</svg>";
         // A standalone SVG file needs its namespace; inline SVG in HTML does not.
         m_aside->push_back("<svg xmlns=\"http://www.w3.org/2000/svg\" " + attributes + ">" + body + "</svg>");
-        return "<p><img src=\"chart:" + std::to_string(m_aside->size() - 1) + "\" width=\"" + std::to_string(width * 2 / 3)
-               + "\" height=\"" + std::to_string(height * 2 / 3) + "\"/></p>";
+        const int width = std::min(chart.width, kPrintWidth);
+        const int height = chart.height * width / chart.width;
+        return "<p><img src=\"chart:" + std::to_string(m_aside->size() - 1) + "\" width=\"" + std::to_string(width)
+               + "\" height=\"" + std::to_string(height) + "\"/></p>";
     }
 
 private:
@@ -79,179 +99,15 @@ std::string percentChange(double value, double base)
     return (percent >= 0 ? "+" : "") + number(percent, 1) + "\xc2\xa0%"; // no break before the sign
 }
 
-// Maps time and bytes into a chart's plot area.
-struct Frame
-{
-    double left = 70, top = 12, width = 860, height = 220;
-    std::int64_t beginNs = 0, endNs = 1;
-    double maxBytes = 1;
-
-    double x(std::int64_t ns) const
-    {
-        return left + width * static_cast<double>(ns - beginNs) / static_cast<double>(std::max<std::int64_t>(1, endNs - beginNs));
-    }
-    double y(double bytes) const { return top + height * (1.0 - bytes / maxBytes); }
-};
-
-// A step function as an SVG path (each value holds until the next point).
-std::string stepPath(const Frame &frame, const std::vector<std::pair<std::int64_t, std::int64_t>> &points)
-{
-    std::string d;
-    for (std::size_t i = 0; i < points.size(); ++i) {
-        const std::string x = number(frame.x(points[i].first), 1), y = number(frame.y(static_cast<double>(points[i].second)), 1);
-        d += i == 0 ? "M" + x + " " + y : " H" + x + " V" + y;
-    }
-    return d;
-}
-
-std::string axes(const Frame &frame)
-{
-    std::string out;
-    for (int i = 0; i <= 4; ++i) {
-        const double bytes = frame.maxBytes * i / 4;
-        const std::string y = number(frame.y(bytes), 1);
-        out += "<line x1=\"" + number(frame.left, 1) + "\" x2=\"" + number(frame.left + frame.width, 1) + "\" y1=\"" + y
-               + "\" y2=\"" + y + "\" stroke=\"#e4e7ec\"/>";
-        out += "<text x=\"" + number(frame.left - 6, 1) + "\" y=\"" + y + "\" text-anchor=\"end\" dominant-baseline=\"middle\">"
-               + escapeHtml(formatBytes(static_cast<std::int64_t>(bytes))) + "</text>";
-    }
-    for (int i = 0; i <= 5; ++i) {
-        const std::int64_t ns = frame.beginNs + (frame.endNs - frame.beginNs) * i / 5;
-        out += "<text x=\"" + number(frame.x(ns), 1) + "\" y=\"" + number(frame.top + frame.height + 16, 1)
-               + "\" text-anchor=\"middle\">" + escapeHtml(ms(ns - frame.beginNs)) + "</text>";
-    }
-    return out;
-}
-
-std::string timelineChart(const ReportRun &run, ChartSink &charts)
-{
-    const TimelineSeries &timeline = run.timeline;
-    if (timeline.allocated.empty())
-        return "<p class=\"muted\">The trace allocates nothing.</p>";
-    Frame frame;
-    frame.beginNs = timeline.allocated.front().timeNs;
-    frame.endNs = std::max(timeline.allocated.back().timeNs, frame.beginNs + 1);
-    std::int64_t top = 0;
-    for (const SeriesPoint &point : timeline.allocated)
-        top = std::max(top, point.bytes);
-    for (const SeriesPoint &point : timeline.reserved)
-        top = std::max(top, point.bytes);
-    frame.maxBytes = std::max(1.0, static_cast<double>(top) * 1.1);
-    constexpr int kColumns = 430; // two pixels per column
-    const auto columns = reduceToColumns(timeline.allocated, frame.beginNs, frame.endNs, kColumns);
-
-    std::string svg;
-    // Phase shading, when there are few enough steps to see it.
-    if (run.trace->steps.size() <= 200) {
-        for (const PhaseSpan &span : phaseSpans(*run.trace)) {
-            const char *color = span.phase == Phase::Forward ? "#dbe7fb" : span.phase == Phase::Backward ? "#fbe3d6" : "#dff0da";
-            svg += "<rect x=\"" + number(frame.x(span.beginNs), 1) + "\" y=\"" + number(frame.top, 1) + "\" width=\""
-                   + number(std::max(0.5, frame.x(span.endNs) - frame.x(span.beginNs)), 1) + "\" height=\""
-                   + number(frame.height, 1) + "\" fill=\"" + color + "\"/>";
-        }
-    }
-    svg += axes(frame);
-    // Stacked categories, as they stood where each column reached its highest point.
-    const std::size_t shown = std::min<std::size_t>(timeline.groups.size(), 7);
-    std::vector<std::int64_t> below(columns.size(), 0);
-    for (std::size_t g = 0; g < shown; ++g) {
-        const GroupSeries &group = timeline.groups[g];
-        std::string upper, lower;
-        std::vector<std::int64_t> above(columns.size());
-        for (std::size_t c = 0; c < columns.size(); ++c) {
-            above[c] = below[c] + valueAt(group.points, columns[c].maxTimeNs);
-            const std::string x0 = number(frame.x(columns[c].beginNs), 1);
-            const std::string x1 = number(frame.x(c + 1 < columns.size() ? columns[c + 1].beginNs : frame.endNs), 1);
-            upper += x0 + "," + number(frame.y(static_cast<double>(above[c])), 1) + " " + x1 + ","
-                     + number(frame.y(static_cast<double>(above[c])), 1) + " ";
-        }
-        for (std::size_t c = columns.size(); c-- > 0;) {
-            const std::string x0 = number(frame.x(columns[c].beginNs), 1);
-            const std::string x1 = number(frame.x(c + 1 < columns.size() ? columns[c + 1].beginNs : frame.endNs), 1);
-            lower += x1 + "," + number(frame.y(static_cast<double>(below[c])), 1) + " " + x0 + ","
-                     + number(frame.y(static_cast<double>(below[c])), 1) + " ";
-        }
-        svg += "<polygon points=\"" + upper + lower + "\" fill=\"" + kCategoryColors[group.key % 8] + "\" fill-opacity=\"0.8\"/>";
-        below = std::move(above);
-    }
-    // The envelope: each column's lowest and highest value.
-    std::vector<std::pair<std::int64_t, std::int64_t>> envelope;
-    for (const ColumnRange &column : columns) {
-        envelope.emplace_back(column.beginNs, column.minBytes);
-        envelope.emplace_back(column.beginNs, column.maxBytes);
-    }
-    svg += "<path d=\"" + stepPath(frame, envelope) + "\" fill=\"none\" stroke=\"#1d2330\" stroke-width=\"1.2\"/>";
-    if (!timeline.reserved.empty()) {
-        std::vector<std::pair<std::int64_t, std::int64_t>> reserved;
-        for (const ColumnRange &column : reduceToColumns(timeline.reserved, frame.beginNs, frame.endNs, kColumns))
-            reserved.emplace_back(column.beginNs, column.maxBytes);
-        svg += "<path d=\"" + stepPath(frame, reserved) + "\" fill=\"none\" stroke=\"#5d6675\" stroke-dasharray=\"5 3\"/>";
-    }
-    if (run.summary.peak.primary) {
-        const DevicePeak &peak = run.summary.peak.devices[*run.summary.peak.primary];
-        const double x = frame.x(peak.timeNs), y = frame.y(static_cast<double>(peak.allocatedBytes));
-        svg += "<circle cx=\"" + number(x, 1) + "\" cy=\"" + number(y, 1) + "\" r=\"5\" fill=\"none\" stroke=\"#b42318\" stroke-width=\"2\"/>";
-        svg += "<text x=\"" + number(x + 8, 1) + "\" y=\"" + number(y - 6, 1) + "\" style=\"fill:#b42318;font-weight:600\">peak "
-               + escapeHtml(formatBytes(peak.allocatedBytes)) + "</text>";
-    }
-    svg = charts.place(960, 270, "memory timeline", svg);
-
-    std::string legend = "<p class=\"legend\">";
-    for (std::size_t g = 0; g < shown; ++g) {
-        std::string label = timeline.groups[g].label;
-        std::replace(label.begin(), label.end(), '_', ' ');
-        legend += "<span><span class=\"swatch\" style=\"background:" + std::string(kCategoryColors[timeline.groups[g].key % 8])
-                  + "\"></span>" + escapeHtml(label) + "</span> &#160; ";
-    }
-    legend += "<span>— allocated (range per column)</span> &#160; ";
-    if (!timeline.reserved.empty())
-        legend += "<span>- - reserved</span> &#160; ";
-    legend += "<br/><span class=\"muted\">shading: forward blue, backward orange, optimizer green</span></p>";
-    return svg + legend;
-}
-
-std::string layerBars(const ReportRun &run, ChartSink &charts)
-{
-    std::vector<std::uint32_t> order;
-    for (std::uint32_t l = 0; l < run.summary.layers.size(); ++l) {
-        // Leaves only: containers repeat their children's bytes.
-        bool leaf = true;
-        for (const Layer &other : run.trace->layers)
-            leaf = leaf && other.parent != l;
-        if (leaf && run.summary.layers[l].activationBytes > 0)
-            order.push_back(l);
-    }
-    if (order.empty())
-        return "<p class=\"muted\">No layer keeps activations for the backward pass (the trace has no forward ranges).</p>";
-    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-        return run.summary.layers[a].activationBytes > run.summary.layers[b].activationBytes;
-    });
-    order.resize(std::min<std::size_t>(order.size(), 16));
-    const double most = static_cast<double>(run.summary.layers[order.front()].activationBytes);
-    const int rowHeight = 20;
-    std::string svg;
-    for (std::size_t i = 0; i < order.size(); ++i) {
-        const LayerStats &stats = run.summary.layers[order[i]];
-        const double y = 4 + static_cast<double>(i * rowHeight);
-        const double width = 560.0 * static_cast<double>(stats.activationBytes) / most;
-        svg += "<text x=\"236\" y=\"" + number(y + 13, 1) + "\" text-anchor=\"end\">" + escapeHtml(run.trace->layers[order[i]].path) + "</text>";
-        svg += "<rect x=\"244\" y=\"" + number(y + 2, 1) + "\" width=\"" + number(std::max(1.0, width), 1)
-               + "\" height=\"14\" fill=\"#4e79a7\"/>";
-        svg += "<text x=\"" + number(250 + width, 1) + "\" y=\"" + number(y + 13, 1) + "\">"
-               + escapeHtml(formatBytes(stats.activationBytes)) + "</text>";
-    }
-    return charts.place(960, static_cast<int>(rowHeight * order.size() + 8), "activations per layer", svg);
-}
-
 std::string metaTable(const ReportRun &run)
 {
-    const Trace &trace = *run.trace;
+    const Trace &trace = *run.analysed->trace;
     std::string rows;
     auto row = [&rows](const std::string &name, const std::string &value) {
         if (!value.empty())
-            rows += "<tr><th>" + escapeHtml(name) + "</th><td><code>" + escapeHtml(value) + "</code></td></tr>";
+            rows += "<tr><th class=\"key\">" + escapeHtml(name) + "</th><td><code>" + escapeHtml(value) + "</code></td></tr>";
     };
-    row("file", run.path);
+    row("file", run.name);
     row("source", trace.metaValue(metakey::SourceFormat));
     row("description", trace.metaValue(metakey::Description));
     std::string devices;
@@ -262,7 +118,7 @@ std::string metaTable(const ReportRun &run)
     row("replay spec", trace.metaValue(metakey::ReplaySpec));
     row("replay options", trace.metaValue(metakey::ReplayOptions));
     std::string toggles;
-    for (const std::string &path : run.checkpoint)
+    for (const std::string &path : run.analysed->checkpoint)
         toggles += (toggles.empty() ? "" : ", ") + path;
     row("checkpointed", toggles.empty() ? "nothing" : toggles);
     row("events", std::to_string(trace.events.size()) + " memory events, " + std::to_string(trace.steps.size()) + " steps, "
@@ -273,33 +129,35 @@ std::string metaTable(const ReportRun &run)
 
 std::string peakCards(const ReportRun &run)
 {
-    if (!run.summary.peak.primary)
+    if (!run.analysed->summary.peak.primary)
         return "<p class=\"muted\">The trace allocates nothing.</p>";
-    const DevicePeak &peak = run.summary.peak.devices[*run.summary.peak.primary];
-    std::string where = std::string(phaseName(run.summary.peakPhase));
-    if (run.summary.peakLayer < run.trace->layers.size())
-        where += " of " + run.trace->layers[run.summary.peakLayer].path;
-    if (run.summary.peakStep)
-        where += ", step " + std::to_string(*run.summary.peakStep);
-    std::string out = "<div class=\"cards\">";
-    out += "<div class=\"card\"><div class=\"muted\">Peak allocated</div><div class=\"figure\" id=\"peak\">"
+    const DevicePeak &peak = run.analysed->summary.peak.devices[*run.analysed->summary.peak.primary];
+    std::string where = std::string(phaseName(run.analysed->summary.peakPhase));
+    if (run.analysed->summary.peakLayer < run.analysed->trace->layers.size())
+        where += " of " + run.analysed->trace->layers[run.analysed->summary.peakLayer].path;
+    if (run.analysed->summary.peakStep)
+        where += ", step " + std::to_string(*run.analysed->summary.peakStep);
+    // A table rather than boxes that flow: Qt's rich text (the PDF) lays out no flex box.
+    std::string out = "<table class=\"cards\" width=\"100%\"><tr>";
+    out += "<td class=\"card\" width=\"40%\"><div class=\"muted\">Peak allocated</div><div class=\"figure\" id=\"peak\">"
            + escapeHtml(formatBytes(peak.allocatedBytes)) + "</div><div>" + escapeHtml(where) + " on "
-           + escapeHtml(peak.device.toString()) + "</div></div>";
-    out += "<div class=\"card\"><div class=\"muted\">Peak reserved</div><div class=\"figure\">"
+           + escapeHtml(peak.device.toString()) + "</div></td>";
+    out += "<td class=\"card\" width=\"30%\"><div class=\"muted\">Peak reserved</div><div class=\"figure\">"
            + (peak.reservedBytes ? escapeHtml(formatBytes(*peak.reservedBytes)) : std::string("—")) + "</div><div>"
-           + (peak.reservedBytes ? std::string("segments of the caching allocator") : std::string("no segment events")) + "</div></div>";
-    out += "<div class=\"card\"><div class=\"muted\">Step time</div><div class=\"figure\">" + escapeHtml(ms(run.stepTimeNs))
-           + "</div><div>" + (run.model ? "median of the trace's steps" : "the whole trace") + "</div></div>";
-    return out + "</div>";
+           + (peak.reservedBytes ? std::string("segments of the caching allocator") : std::string("no segment events")) + "</div></td>";
+    out += "<td class=\"card\" width=\"30%\"><div class=\"muted\">Step time</div><div class=\"figure\">" + escapeHtml(ms(run.analysed->stepTimeNs))
+           + "</div><div>" + (run.analysed->model ? "median of the trace's steps" : "the whole trace") + "</div></td>";
+    return out + "</tr></table>";
 }
 
 std::string liveTables(const ReportRun &run)
 {
-    if (!run.summary.peak.liveAtPeak)
+    if (!run.analysed->summary.peak.liveAtPeak)
         return "";
-    const LiveSet &live = *run.summary.peak.liveAtPeak;
+    const LiveSet &live = *run.analysed->summary.peak.liveAtPeak;
     auto table = [&](const std::vector<LiveGroup> &groups, const std::string &what, auto name) {
-        std::string out = "<table><tr><th>" + what + "</th><th class=\"n\">live</th><th class=\"n\">share</th><th class=\"n\">blocks</th></tr>";
+        std::string out = "<table><thead><tr><th>" + what
+                          + "</th><th class=\"n\">live</th><th class=\"n\">share</th><th class=\"n\">blocks</th></tr></thead>";
         for (std::size_t i = 0; i < groups.size() && i < 12; ++i) {
             out += "<tr><td>" + escapeHtml(name(groups[i].key)) + "</td><td class=\"n\">" + escapeHtml(formatBytes(groups[i].bytes))
                    + "</td><td class=\"n\">"
@@ -308,11 +166,14 @@ std::string liveTables(const ReportRun &run)
         }
         return out + "</table>";
     };
-    const Trace &trace = *run.trace;
+    const Trace &trace = *run.analysed->trace;
     std::string out = "<p>" + escapeHtml(formatBytes(live.bytes)) + " in " + std::to_string(live.allocations.size()) + " blocks.</p>"
-           + "<div class=\"cards\"><div>"
-           + table(live.byCategory, "category", [](std::uint32_t key) { return std::string(categoryName(static_cast<Category>(key))); })
-           + "</div><div>"
+           + "<div><div class=\"column\">"
+           + table(live.byCategory, "category", [](std::uint32_t key) {
+                 return key < static_cast<std::uint32_t>(kCategoryCount) ? std::string(palette::categoryLabel(static_cast<Category>(key)))
+                                                                        : std::string("(unknown)");
+             })
+           + "</div><div class=\"column\">"
            + table(live.byLayer, "layer", [&trace](std::uint32_t key) { return key < trace.layers.size() ? trace.layers[key].path : std::string("(no layer)"); })
            + "</div></div>";
     if (live.bySite.empty() || (live.bySite.size() == 1 && live.bySite.front().key == AllocationSites::kNoSite))
@@ -333,107 +194,76 @@ std::string liveTables(const ReportRun &run)
 
 std::string planTable(const ReportRun &run)
 {
-    if (!run.model)
-        return "<p class=\"muted\">No what-if: " + escapeHtml(run.modelProblem) + "</p>";
-    const Prediction baseline = predict(*run.model, CheckpointSchedule{});
-    std::string out = "<table width=\"100%\"><tr><th>strategy</th><th>checkpointed</th><th class=\"n\">predicted peak</th><th class=\"n\">change</th>"
-                      "<th class=\"n\">predicted step</th><th class=\"n\">change</th></tr>";
+    if (!run.analysed->model)
+        return "<p class=\"muted\">No what-if: " + escapeHtml(run.analysed->modelProblem) + "</p>";
+    const Prediction baseline = predict(*run.analysed->model, CheckpointSchedule{});
+    // Headers of one word each under a group's name: a header never has to break inside a
+    // word to fit a narrow column (the PDF's page is narrower than a screen).
+    // A <thead> repeats on each page a table runs over, in print and in the PDF.
+    std::string out = "<table width=\"100%\"><thead><tr><th rowspan=\"2\">strategy</th><th rowspan=\"2\">checkpointed</th>"
+                      "<th class=\"group\" colspan=\"2\">peak</th><th class=\"group\" colspan=\"2\">step time</th></tr>"
+                      "<tr><th class=\"n\">predicted</th><th class=\"n\">change</th><th class=\"n\">predicted</th><th class=\"n\">change</th></tr></thead>";
     for (const ReportPlan &plan : run.plans) {
-        const std::vector<std::string> paths = checkpointedPaths(*run.model, plan.plan.checkpoint);
+        const std::vector<std::string> paths = checkpointedPaths(*run.analysed->model, plan.plan.checkpoint);
         std::string layers;
         for (const std::string &path : paths)
             layers += (layers.empty() ? "" : ", ") + path;
         const std::size_t count = paths.size();
         out += "<tr><td>" + escapeHtml(plan.name) + (plan.plan.feasible ? "" : " (cannot be met; lowest peak shown)") + "</td><td title=\""
-               + escapeHtml(layers) + "\">" + (count == 0 ? std::string("nothing") : std::to_string(count) + " of " + std::to_string(run.model->layers.size()))
+               + escapeHtml(layers) + "\">" + (count == 0 ? std::string("nothing") : std::to_string(count) + " of " + std::to_string(run.analysed->model->layers.size()))
                + "</td><td class=\"n\">" + escapeHtml(formatBytes(plan.plan.prediction.peakBytes)) + "</td><td class=\"n good\">"
                + percentChange(static_cast<double>(plan.plan.prediction.peakBytes), static_cast<double>(baseline.peakBytes))
                + "</td><td class=\"n\">" + escapeHtml(ms(plan.plan.prediction.stepTimeNs)) + "</td><td class=\"n bad\">"
                + percentChange(static_cast<double>(plan.plan.prediction.stepTimeNs), static_cast<double>(baseline.stepTimeNs)) + "</td></tr>";
     }
-    return out + "</table><p class=\"muted\">Chain: " + std::to_string(run.model->layers.size())
+    return out + "</table><p class=\"muted\">Chain: " + std::to_string(run.analysed->model->layers.size())
            + " layers. The model behind the predictions is described in docs/planning.md.</p>";
-}
-
-// The baseline's step, each run's prediction (dashed) and each run's measured step (solid),
-// on one clock.
-std::string comparisonChart(const ReportData &data, ChartSink &charts)
-{
-    const ReportRun &baseline = data.runs.front();
-    if (!baseline.model)
-        return "";
-    const CostModel &model = *baseline.model;
-    struct Curve
-    {
-        std::string label;
-        std::vector<SeriesPoint> points;
-        std::string color;
-        bool dashed = false;
-    };
-    const char *const colors[] = {"#4e79a7", "#e15759", "#59a14f", "#b07aa1", "#f28e2b", "#76b7b2"};
-    std::vector<Curve> curves;
-    curves.push_back({"baseline, measured",
-                      alignedStep(*baseline.trace, baseline.timeline.allocated, model.step, model.stepBeginNs), "#1d2330"});
-    for (std::size_t i = 0; i < data.comparisons.size(); ++i) {
-        const ReportComparison &comparison = data.comparisons[i];
-        const ReportRun &run = data.runs[comparison.run];
-        const std::string color = colors[i % std::size(colors)];
-        if (comparison.predicted) {
-            Curve predicted{escapeHtml(run.path) + ", predicted", {}, color, true};
-            for (const PredictedPoint &point : predictCurve(model, comparison.toggles))
-                predicted.points.push_back({point.timeNs, point.bytes});
-            curves.push_back(std::move(predicted));
-        }
-        curves.push_back({escapeHtml(run.path) + ", measured",
-                          alignedStep(*run.trace, run.timeline.allocated, model.step, model.stepBeginNs), color});
-    }
-    Frame frame;
-    frame.beginNs = model.stepBeginNs;
-    frame.endNs = model.stepBeginNs + 1;
-    double top = 1;
-    for (const Curve &curve : curves) {
-        for (const SeriesPoint &point : curve.points) {
-            frame.endNs = std::max(frame.endNs, point.timeNs);
-            top = std::max(top, static_cast<double>(point.bytes));
-        }
-    }
-    frame.maxBytes = top * 1.1;
-    std::string svg = axes(frame);
-    std::string legend = "<p class=\"legend\">";
-    for (const Curve &curve : curves) {
-        std::vector<std::pair<std::int64_t, std::int64_t>> path;
-        for (const ColumnRange &column : reduceToColumns(curve.points, frame.beginNs, frame.endNs, 430))
-            path.emplace_back(column.beginNs, column.maxBytes);
-        svg += "<path d=\"" + stepPath(frame, path) + "\" fill=\"none\" stroke=\"" + curve.color + "\" stroke-width=\"1.6\""
-               + (curve.dashed ? " stroke-dasharray=\"6 3\"" : "") + "/>";
-        legend += "<span><span class=\"swatch\" style=\"background:" + curve.color + "\"></span>" + curve.label
-                  + (curve.dashed ? " (dashed)" : "") + "</span> &#160; ";
-    }
-    return charts.place(960, 270, "runs compared", svg) + legend + "</p>";
 }
 
 std::string comparisonTable(const ReportData &data)
 {
     const ReportRun &baseline = data.runs.front();
-    std::string out = "<table width=\"100%\"><tr><th>run</th><th>checkpointed</th><th class=\"n\">predicted peak</th><th class=\"n\">measured peak</th>"
-                      "<th class=\"n\">error</th><th class=\"n\">predicted step</th><th class=\"n\">measured step</th><th class=\"n\">error</th></tr>";
-    const auto fileName = [](const std::string &path) { return std::filesystem::path(path).filename().string(); };
-    out += "<tr><td>baseline: " + escapeHtml(fileName(baseline.path)) + "</td><td>" + std::to_string(baseline.checkpoint.size())
-           + " layers</td><td class=\"n\"></td><td class=\"n\">" + escapeHtml(formatBytes(baseline.peakBytes))
-           + "</td><td></td><td></td><td class=\"n\">" + escapeHtml(ms(baseline.stepTimeNs)) + "</td><td></td></tr>";
+    // Seven columns: one-word headers under their group's name, and what each run
+    // checkpointed under its name, so that the table fits a printed page.
+    std::string out = "<table width=\"100%\"><thead><tr><th rowspan=\"2\">run</th><th class=\"group\" colspan=\"3\">peak</th>"
+                      "<th class=\"group\" colspan=\"3\">step time</th></tr><tr><th class=\"n\">predicted</th><th class=\"n\">measured</th>"
+                      "<th class=\"n\">error</th><th class=\"n\">predicted</th><th class=\"n\">measured</th><th class=\"n\">error</th></tr></thead>";
+    const auto runCell = [](const std::string &label, const ReportRun &run) {
+        const std::size_t count = run.analysed->checkpoint.size();
+        return "<td>" + label + escapeHtml(std::filesystem::path(run.name).filename().string()) + "<br/><span class=\"muted\">"
+               + (count == 0 ? std::string("nothing") : std::to_string(count) + (count == 1 ? " layer" : " layers"))
+               + " checkpointed</span></td>";
+    };
+    out += "<tr>" + runCell("baseline: ", baseline) + "<td class=\"n\"></td><td class=\"n\">" + escapeHtml(formatBytes(baseline.analysed->peakBytes))
+           + "</td><td></td><td></td><td class=\"n\">" + escapeHtml(ms(baseline.analysed->stepTimeNs)) + "</td><td></td></tr>";
+    const double modelStepMs = baseline.analysed->model
+                                   ? static_cast<double>(predict(*baseline.analysed->model, CheckpointSchedule{}).stepTimeNs) / 1e6
+                                   : 0.0;
     for (const ReportComparison &comparison : data.comparisons) {
         const ReportRun &run = data.runs[comparison.run];
-        out += "<tr><td>" + escapeHtml(fileName(run.path)) + "</td><td>" + std::to_string(run.checkpoint.size()) + " layers</td>";
+        // A rerun's own measurement when there is one: the same figures as the app's Runs table.
+        const std::optional<ReplayResult> &measured = run.measured;
+        const std::int64_t peak = measured && measured->peakAllocatedBytes ? *measured->peakAllocatedBytes : run.analysed->peakBytes;
+        const double stepMs = measured && !measured->stepTimesMs.empty() ? spreadOf(measured->stepTimesMs).medianMs
+                                                                          : static_cast<double>(run.analysed->stepTimeNs) / 1e6;
+        const std::string stepText = escapeHtml(ms(static_cast<std::int64_t>(stepMs * 1e6)));
+        std::string change;
+        if (measured) {
+            if (const auto compared = compareStepTimes(measured->baselineStepTimesMs, measured->stepTimesMs))
+                change = "<br/><span class=\"muted\">against the baseline measured beside it: " + escapeHtml(changeText(*compared)) + "</span>";
+        }
+        out += "<tr>" + runCell("", run);
         if (comparison.predicted) {
+            const double predictedMs = predictedStepHereMs(static_cast<double>(comparison.predicted->stepTimeNs) / 1e6, modelStepMs,
+                                                           measured ? measured->baselineStepTimesMs : std::vector<double>());
             out += "<td class=\"n\">" + escapeHtml(formatBytes(comparison.predicted->peakBytes)) + "</td><td class=\"n\">"
-                   + escapeHtml(formatBytes(run.peakBytes)) + "</td><td class=\"n\">"
-                   + percentChange(static_cast<double>(comparison.predicted->peakBytes), static_cast<double>(run.peakBytes))
-                   + "</td><td class=\"n\">" + escapeHtml(ms(comparison.predicted->stepTimeNs)) + "</td><td class=\"n\">"
-                   + escapeHtml(ms(run.stepTimeNs)) + "</td><td class=\"n\">"
-                   + percentChange(static_cast<double>(comparison.predicted->stepTimeNs), static_cast<double>(run.stepTimeNs)) + "</td>";
+                   + escapeHtml(formatBytes(peak)) + "</td><td class=\"n\">"
+                   + percentChange(static_cast<double>(comparison.predicted->peakBytes), static_cast<double>(peak))
+                   + "</td><td class=\"n\">" + escapeHtml(ms(static_cast<std::int64_t>(predictedMs * 1e6))) + "</td><td class=\"n\">"
+                   + stepText + change + "</td><td class=\"n\">" + percentChange(predictedMs, stepMs) + "</td>";
         } else {
-            out += "<td class=\"muted\" colspan=\"6\">measured " + escapeHtml(formatBytes(run.peakBytes)) + ", " + escapeHtml(ms(run.stepTimeNs))
-                   + "; no prediction: " + escapeHtml(comparison.problem) + "</td>";
+            out += "<td class=\"muted\" colspan=\"6\">measured " + escapeHtml(formatBytes(peak)) + ", " + stepText
+                   + "; no prediction: " + escapeHtml(comparison.problem) + change + "</td>";
         }
         out += "</tr>";
     }
@@ -467,20 +297,28 @@ namespace {
 std::string render(const ReportData &data, ChartSink &charts)
 {
     std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>PeakLens report — "
-                       + escapeHtml(data.runs.empty() ? std::string() : data.runs.front().path)
-                       + "</title><style>" + kStyle + "</style></head><body>";
+                       + escapeHtml(data.runs.empty() ? std::string() : data.runs.front().name)
+                       + "</title><style>" + kStyle + (charts.isAside() ? kPrintStyle : "") + "</style></head><body>";
     for (std::size_t i = 0; i < data.runs.size(); ++i) {
         const ReportRun &run = data.runs[i];
-        if (i > 0 && data.runs.size() > 1 && i == 1)
-            html += "<h1>Runs compared with the baseline</h1><section><h2>Predicted against measured</h2>" + comparisonTable(data)
-                    + comparisonChart(data, charts)
+        if (i == 1) {
+            const auto comparison = comparisonChart(data);
+            html += "<section><h1>Runs compared with the baseline</h1></section><section><h2>Predicted against measured</h2>" + comparisonTable(data)
+                    + (comparison ? charts.place(*comparison) : std::string())
                     + "<p class=\"muted\">Predictions come from the baseline's trace and each run's checkpointed layers; "
                       "measured figures from the run's own trace.</p></section>";
-        html += i == 0 ? "<h1>PeakLens memory report</h1>" : "<h1>Run: " + escapeHtml(run.path) + "</h1>";
-        html += "<p class=\"muted\">" + escapeHtml(run.path) + " · peaklens " + PEAKLENS_VERSION + "</p>";
+        }
+        html += std::string("<section>") + (i == 0 ? "<h1>PeakLens memory report</h1>" : "<h1>Run: " + escapeHtml(run.name) + "</h1>");
+        html += "<p class=\"muted\">" + escapeHtml(run.name) + " · peaklens " + PEAKLENS_VERSION + "</p></section>";
         html += "<section><h2>Peak</h2>" + peakCards(run) + "</section>";
-        html += "<section><h2>Memory over time</h2>" + timelineChart(run, charts) + "</section>";
-        html += "<section><h2>Activations kept for the backward pass, by layer</h2>" + layerBars(run, charts) + "</section>";
+        const auto timeline = timelineChart(run);
+        html += "<section><h2>Memory over time</h2>"
+                + (timeline ? charts.place(*timeline) : std::string("<p class=\"muted\">The trace allocates nothing.</p>")) + "</section>";
+        const auto bars = layerBarsChart(run);
+        html += "<section><h2>Activations kept for the backward pass, by layer</h2>"
+                + (bars ? charts.place(*bars)
+                        : std::string("<p class=\"muted\">No layer keeps activations for the backward pass (the trace has no forward ranges).</p>"))
+                + "</section>";
         html += "<section><h2>Live at the peak</h2>" + liveTables(run) + "</section>";
         html += "<section><h2>What checkpointing would do</h2>" + planTable(run) + "</section>";
         html += "<section><h2>The trace</h2>" + metaTable(run) + "</section>";

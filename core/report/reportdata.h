@@ -4,9 +4,9 @@
 // for a budget); and, when several traces are given, each later one compared with the
 // first: the predicted effect of its toggles against what it measured.
 
-#include "core/analysis/timelineseries.h"
-#include "core/analysis/tracesummary.h"
+#include "core/plan/analysedtrace.h"
 #include "core/plan/planner.h"
+#include "core/plan/replayresult.h"
 
 #include <optional>
 #include <string>
@@ -22,16 +22,12 @@ struct ReportPlan
 
 struct ReportRun
 {
-    std::string path;
-    TracePtr trace;
-    TraceSummary summary;
-    TimelineSeries timeline;              // by category, on the peak's device
-    std::optional<CostModel> model;
-    std::string modelProblem;             // why there is no model
+    std::string name;                     // what the report calls it: its file, or a rerun's label
+    AnalysedTracePtr analysed;            // the same figures the app shows
     std::vector<ReportPlan> plans;
-    std::vector<std::string> checkpoint;  // the toggles the trace was recorded with
-    std::int64_t peakBytes = 0;
-    std::int64_t stepTimeNs = 0;          // median step (the cost model's), or the whole span
+    // A rerun's measurement, with the baseline's toggles measured again beside it: the
+    // step-time change is read against that, not against the trace's own figure.
+    std::optional<ReplayResult> measured;
 };
 
 struct ReportComparison
@@ -49,7 +45,17 @@ struct ReportData
     std::vector<ReportComparison> comparisons;
 };
 
-// `budget`: the planner's optimum is for it; unset, for 75 % of the measured peak.
+struct ReportInput
+{
+    std::string name;
+    AnalysedTracePtr analysed;
+    std::optional<ReplayResult> measured;
+};
+
+// `budget`: the planner's optimum is for it; unset, for 75 % of the measured peak. The
+// first input is the baseline.
+ReportData buildReport(const std::vector<ReportInput> &inputs, std::optional<std::int64_t> budget);
+// The same for traces not analysed yet, each named by its path.
 ReportData buildReport(const std::vector<std::pair<std::string, TracePtr>> &traces,
                        std::optional<std::int64_t> budget);
 

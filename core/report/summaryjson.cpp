@@ -1,5 +1,7 @@
 #include "summaryjson.h"
 
+#include "jsondump.h"
+
 #include "core/analysis/allocationsites.h"
 #include "core/analysis/layerranking.h"
 
@@ -136,17 +138,17 @@ std::string summaryToJson(const Trace &trace, const TraceSummary &summary, std::
                          {"allocations", s.allocations}});
     }
 
-    const json result = {{"meta", meta},
-                         {"events", trace.events.size()},
-                         {"reserved_events", trace.reserved.size()},
-                         {"first_ns", summary.firstNs},
-                         {"last_ns", summary.lastNs},
-                         {"peak", peak},
-                         {"devices", devices},
-                         {"live_at_peak", live},
-                         {"layers", layers},
-                         {"steps", steps}};
-    return result.dump(2);
+    json result = {{"meta", meta},
+                   {"events", trace.events.size()},
+                   {"reserved_events", trace.reserved.size()},
+                   {"first_ns", summary.firstNs},
+                   {"last_ns", summary.lastNs},
+                   {"peak", peak},
+                   {"devices", devices},
+                   {"live_at_peak", live},
+                   {"layers", layers},
+                   {"steps", steps}};
+    return dumpJson(std::move(result));
 }
 
 } // namespace peaklens

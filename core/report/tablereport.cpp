@@ -2,6 +2,7 @@
 
 #include "core/analysis/allocationsites.h"
 
+#include "jsondump.h"
 #include "summaryjson.h"
 
 #include "core/trace/units.h"
@@ -38,7 +39,7 @@ json planJson(const ReportRun &run, const ReportPlan &plan)
 {
     return {{"strategy", plan.name},
             {"feasible", plan.plan.feasible},
-            {"checkpoint", checkpointedPaths(*run.model, plan.plan.checkpoint)},
+            {"checkpoint", checkpointedPaths(*run.analysed->model, plan.plan.checkpoint)},
             {"predicted_peak_bytes", plan.plan.prediction.peakBytes},
             {"predicted_step_ms", static_cast<double>(plan.plan.prediction.stepTimeNs) / 1e6},
             {"added_ms", static_cast<double>(plan.plan.prediction.addedTimeNs) / 1e6}};
@@ -70,10 +71,10 @@ void writeCsvReport(const ReportData &data, CsvTable table, std::ostream &out)
     case CsvTable::Layers:
         out << "trace,layer,kind,parameter_bytes,activation_bytes,self_activation_bytes,forward_ms,backward_ms,forward_calls,backward_calls\n";
         for (const ReportRun &run : data.runs) {
-            for (std::size_t l = 0; l < run.trace->layers.size(); ++l) {
-                const Layer &layer = run.trace->layers[l];
-                const LayerStats &stats = run.summary.layers[l];
-                out << csvField(run.path) + "," + csvField(layer.path) + "," + csvField(layer.kind) + ","
+            for (std::size_t l = 0; l < run.analysed->trace->layers.size(); ++l) {
+                const Layer &layer = run.analysed->trace->layers[l];
+                const LayerStats &stats = run.analysed->summary.layers[l];
+                out << csvField(run.name) + "," + csvField(layer.path) + "," + csvField(layer.kind) + ","
                        + std::to_string(layer.parameterBytes) + "," + std::to_string(stats.activationBytes) + ","
                        + std::to_string(stats.selfActivationBytes) + "," + milliseconds(stats.forwardNs) + ","
                        + milliseconds(stats.backwardNs) + "," + std::to_string(stats.forwardCalls) + ","
@@ -85,8 +86,8 @@ void writeCsvReport(const ReportData &data, CsvTable table, std::ostream &out)
         out << "trace,strategy,feasible,checkpoint,predicted_peak_bytes,predicted_step_ms,added_ms\n";
         for (const ReportRun &run : data.runs) {
             for (const ReportPlan &plan : run.plans) {
-                out << csvField(run.path) + "," + csvField(plan.name) + "," + (plan.plan.feasible ? "true" : "false") + ","
-                       + csvField(joined(checkpointedPaths(*run.model, plan.plan.checkpoint), ';')) + "," + std::to_string(plan.plan.prediction.peakBytes) + ","
+                out << csvField(run.name) + "," + csvField(plan.name) + "," + (plan.plan.feasible ? "true" : "false") + ","
+                       + csvField(joined(checkpointedPaths(*run.analysed->model, plan.plan.checkpoint), ';')) + "," + std::to_string(plan.plan.prediction.peakBytes) + ","
                        + milliseconds(plan.plan.prediction.stepTimeNs) + "," + milliseconds(plan.plan.prediction.addedTimeNs) + "\n";
             }
         }
@@ -94,11 +95,11 @@ void writeCsvReport(const ReportData &data, CsvTable table, std::ostream &out)
     case CsvTable::Sites:
         out << "trace,site,location,kind,called_from,bytes,blocks\n";
         for (const ReportRun &run : data.runs) {
-            if (!run.summary.peak.liveAtPeak)
+            if (!run.analysed->summary.peak.liveAtPeak)
                 continue;
-            const AllocationSites sites(run.trace->stacks);
-            for (const LiveGroup &group : run.summary.peak.liveAtPeak->bySite) {
-                out << csvField(run.path) + "," + csvField(sites.label(group.key)) + "," + csvField(sites.location(group.key)) + ","
+            const AllocationSites sites(run.analysed->trace->stacks);
+            for (const LiveGroup &group : run.analysed->summary.peak.liveAtPeak->bySite) {
+                out << csvField(run.name) + "," + csvField(sites.label(group.key)) + "," + csvField(sites.location(group.key)) + ","
                        + std::string(siteKindName(sites.site(group.key).kind)) + ","
                        + csvField(joined(sites.callers(group.largestStack, 8), ';')) + "," + std::to_string(group.bytes) + ","
                        + std::to_string(group.blocks) + "\n";
@@ -108,8 +109,8 @@ void writeCsvReport(const ReportData &data, CsvTable table, std::ostream &out)
     case CsvTable::Events:
         out << "trace,time_ns,delta_bytes,address,device,stream,layer,category,phase\n";
         for (const ReportRun &run : data.runs) {
-            const Trace &trace = *run.trace;
-            const std::string name = csvField(run.path);
+            const Trace &trace = *run.analysed->trace;
+            const std::string name = csvField(run.name);
             for (std::size_t i = 0; i < trace.events.size(); ++i) {
                 const Lane &lane = trace.lanes[trace.events.lane(i)];
                 const std::uint32_t layer = trace.events.layer(i);
@@ -137,20 +138,20 @@ std::string renderJsonReport(const ReportData &data)
         json plans = json::array();
         for (const ReportPlan &plan : run.plans)
             plans.push_back(planJson(run, plan));
-        runs.push_back({{"trace", validUtf8(run.path)},
-                        {"checkpoint", run.checkpoint},
-                        {"peak_allocated_bytes", run.peakBytes},
-                        {"step_time_ms", static_cast<double>(run.stepTimeNs) / 1e6},
-                        {"summary", json::parse(summaryToJson(*run.trace, run.summary, std::nullopt))},
+        runs.push_back({{"trace", validUtf8(run.name)},
+                        {"checkpoint", run.analysed->checkpoint},
+                        {"peak_allocated_bytes", run.analysed->peakBytes},
+                        {"step_time_ms", static_cast<double>(run.analysed->stepTimeNs) / 1e6},
+                        {"summary", json::parse(summaryToJson(*run.analysed->trace, run.analysed->summary, std::nullopt))},
                         {"plans", plans},
-                        {"plan_problem", run.model ? json(nullptr) : json(run.modelProblem)}});
+                        {"plan_problem", run.analysed->model ? json(nullptr) : json(run.analysed->modelProblem)}});
     }
     json comparisons = json::array();
     for (const ReportComparison &comparison : data.comparisons) {
         const ReportRun &run = data.runs[comparison.run];
-        json entry = {{"trace", validUtf8(run.path)},
-                      {"checkpoint", run.checkpoint},
-                      {"measured", {{"peak_bytes", run.peakBytes}, {"step_time_ms", static_cast<double>(run.stepTimeNs) / 1e6}}},
+        json entry = {{"trace", validUtf8(run.name)},
+                      {"checkpoint", run.analysed->checkpoint},
+                      {"measured", {{"peak_bytes", run.analysed->peakBytes}, {"step_time_ms", static_cast<double>(run.analysed->stepTimeNs) / 1e6}}},
                       {"predicted", nullptr},
                       {"problem", comparison.problem.empty() ? json(nullptr) : json(comparison.problem)}};
         if (comparison.predicted)
@@ -163,7 +164,7 @@ std::string renderJsonReport(const ReportData &data)
                 {"budget_bytes", data.budgetBytes ? json(*data.budgetBytes) : json(nullptr)},
                 {"runs", runs},
                 {"comparisons", comparisons}};
-    return out.dump(2) + "\n";
+    return dumpJson(std::move(out)) + "\n";
 }
 
 } // namespace peaklens

@@ -3,6 +3,7 @@
 
 #include "core/analysis/peakfinder.h"
 #include "core/analysis/tracesummary.h"
+#include "core/format/tracewriter.h"
 #include "core/import/traceloader.h"
 #include "core/trace/units.h"
 
@@ -28,6 +29,28 @@ using Run = test::ToolRun;
 Run runCli(const QStringList &arguments)
 {
     return test::runTool(QStringLiteral("peaklens-cli"), arguments);
+}
+
+// A native trace with one layer keeping 4 KiB for its backward pass, written the way a
+// collector writes it, unchecked: the string named by `field` ends in bytes that are not
+// UTF-8 ("layer", "kind", "frame", "file", "meta key" or "meta value").
+void writeTraceNotUtf8(const QString &path, const QString &field)
+{
+    const std::string bad = "\xff\xfe caf\xe9";
+    const auto text = [&](const char *which, const std::string &fine) { return field == QLatin1String(which) ? fine + bad : fine; };
+    TraceWriter writer(test::ss(path), TraceWriter::Mode::Bulk);
+    writer.writeMeta("source.format", "test");
+    writer.writeMeta(text("meta key", "note"), text("meta value", "a note"));
+    writer.writeLane(0, Lane{Device{DeviceType::Cuda, 0}, 0});
+    writer.writeLayer(0, Layer{text("layer", "blocks"), text("kind", "Block"), kNoLayer, 0});
+    writer.writeFrame(0, Frame{text("frame", "train_step"), text("file", "train.py"), 61});
+    writer.writeStack(1, StackNode{0, 0});
+    writer.writeStep(Step{1, 0, 40});
+    writer.writeRange(Range{0, Phase::Forward, 1, 0, 10, 0});
+    writer.writeRange(Range{0, Phase::Backward, 1, 20, 30, 0});
+    writer.writeEvent(MemoryEvent{5, 4096, 1, 0, 0, 1, Category::Activation, Phase::Forward});
+    writer.writeEvent(MemoryEvent{25, -4096, 1, 0, 0, 1, Category::Activation, Phase::Backward});
+    writer.finish();
 }
 
 } // namespace
@@ -398,6 +421,62 @@ private slots:
             ++checked;
         }
         QVERIFY(checked >= 6);
+    }
+
+    // Names that are not UTF-8 never abort a command (134): each output is written, valid,
+    // with the bytes shown as \xHH.
+    void namesNotUtf8AreWrittenVisibly_data()
+    {
+        QTest::addColumn<QString>("field");
+        QTest::addColumn<QString>("output"); // "-" for summary --json on stdout
+        QTest::addColumn<bool>("shown");     // whether that output shows that field
+        // JSON holds every field; the HTML what a person reads (no metadata it has no row
+        // for, no layer's kind, no frame's file); the CSV's layer table layers and kinds.
+        const struct
+        {
+            const char *field;
+            bool inHtml, inCsv;
+        } fields[] = {{"layer", true, true},   {"kind", false, true},      {"frame", true, false},
+                      {"file", false, false},  {"meta key", false, false}, {"meta value", false, false}};
+        for (const auto &field : fields) {
+            for (const char *output : {"-", "report.json"})
+                QTest::addRow("%s, %s", field.field, output) << QString::fromLatin1(field.field) << QString::fromLatin1(output) << true;
+            QTest::addRow("%s, report.html", field.field) << QString::fromLatin1(field.field) << QStringLiteral("report.html") << field.inHtml;
+            QTest::addRow("%s, report.csv", field.field) << QString::fromLatin1(field.field) << QStringLiteral("report.csv") << field.inCsv;
+        }
+    }
+    void namesNotUtf8AreWrittenVisibly()
+    {
+        QFETCH(QString, field);
+        QFETCH(QString, output);
+        QFETCH(bool, shown);
+        QTemporaryDir dir;
+        const QString trace = dir.filePath(QStringLiteral("names.peaklens"));
+        writeTraceNotUtf8(trace, field);
+        const QString out = dir.filePath(output);
+        const Run run = output == QLatin1String("-")
+                            ? runCli({QStringLiteral("summary"), QStringLiteral("--json"), trace})
+                            : runCli({QStringLiteral("report"), trace, QStringLiteral("-o"), out});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        QVERIFY2(run.err.isEmpty(), run.err.constData());
+        QByteArray written = run.out;
+        if (output != QLatin1String("-")) {
+            QFile file(out);
+            QVERIFY(file.open(QIODevice::ReadOnly));
+            written = file.readAll();
+        }
+        QCOMPARE(QString::fromUtf8(written).toUtf8(), written); // valid UTF-8 throughout
+        if (output == QLatin1String("-") || output.endsWith(QLatin1String(".json"))) {
+            QJsonParseError error;
+            QJsonDocument::fromJson(written, &error);
+            QCOMPARE(error.error, QJsonParseError::NoError);
+            // JSON escapes the backslash of \xFF once more.
+            QVERIFY2(written.contains("\\\\xFF\\\\xFE caf\\\\xE9"), written.constData());
+        } else {
+            if (output.endsWith(QLatin1String(".html")))
+                QVERIFY(written.contains("</html>"));
+            QCOMPARE(written.contains("\\xFF\\xFE caf\\xE9"), shown);
+        }
     }
 
     void recordWithoutAGpuSaysSo()

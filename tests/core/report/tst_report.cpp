@@ -3,12 +3,14 @@
 #include "core/import/traceloader.h"
 #include "core/report/htmlreport.h"
 #include "core/format/outputfile.h"
+#include "core/report/summaryjson.h"
 #include "core/report/tablereport.h"
 #include "core/trace/units.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 
@@ -106,13 +108,13 @@ private slots:
         const ReportData data = reportOf({kSample});
         const std::string html = renderHtmlReport(data);
         const ReportRun &run = data.runs.front();
-        const auto &peak = run.summary.peak.devices[*run.summary.peak.primary];
+        const auto &peak = run.analysed->summary.peak.devices[*run.analysed->summary.peak.primary];
         QVERIFY(html.find("id=\"peak\">" + formatBytes(peak.allocatedBytes) + "<") != std::string::npos);
         for (const char *layer : {"blocks.0", "blocks.5", "embed", "loss"}) {
-            const auto index = *run.trace->findLayer(layer);
+            const auto index = *run.analysed->trace->findLayer(layer);
             const std::string bar = escapeHtml(layer) + "</text><rect";
             QVERIFY2(html.find(bar) != std::string::npos, layer);
-            QVERIFY(html.find(formatBytes(run.summary.layers[index].activationBytes)) != std::string::npos);
+            QVERIFY(html.find(formatBytes(run.analysed->summary.layers[index].activationBytes)) != std::string::npos);
         }
         QVERIFY(html.find("cheapest within") != std::string::npos);
     }
@@ -134,26 +136,26 @@ private slots:
         const ReportData data = reportOf({kSample});
         const ReportRun &run = data.runs.front();
         const auto layers = parseCsv(qs(renderCsvReport(data, CsvTable::Layers)));
-        QCOMPARE(layers.size(), qsizetype(run.trace->layers.size() + 1));
+        QCOMPARE(layers.size(), qsizetype(run.analysed->trace->layers.size() + 1));
         QCOMPARE(layers.front().value(4), QStringLiteral("activation_bytes"));
         for (qsizetype i = 1; i < layers.size(); ++i) {
-            const auto layer = run.trace->findLayer(ss(layers[i][1]));
+            const auto layer = run.analysed->trace->findLayer(ss(layers[i][1]));
             QVERIFY(layer);
-            QCOMPARE(layers[i][4].toLongLong(), run.summary.layers[*layer].activationBytes);
-            QCOMPARE(layers[i][3].toLongLong(), run.trace->layers[*layer].parameterBytes);
+            QCOMPARE(layers[i][4].toLongLong(), run.analysed->summary.layers[*layer].activationBytes);
+            QCOMPARE(layers[i][3].toLongLong(), run.analysed->trace->layers[*layer].parameterBytes);
         }
         const auto plans = parseCsv(qs(renderCsvReport(data, CsvTable::Plans)));
         QCOMPARE(plans.size(), qsizetype(run.plans.size() + 1));
         for (std::size_t i = 0; i < run.plans.size(); ++i)
             QCOMPARE(plans[qsizetype(i) + 1][4].toLongLong(), run.plans[i].plan.prediction.peakBytes);
         const auto events = parseCsv(qs(renderCsvReport(data, CsvTable::Events)));
-        QCOMPARE(events.size(), qsizetype(run.trace->events.size() + 1));
+        QCOMPARE(events.size(), qsizetype(run.analysed->trace->events.size() + 1));
         qint64 sum = 0;
         for (qsizetype i = 1; i < events.size(); ++i)
             sum += events[i][2].toLongLong();
         qint64 expected = 0;
-        for (std::size_t i = 0; i < run.trace->events.size(); ++i)
-            expected += run.trace->events.deltaBytes(i);
+        for (std::size_t i = 0; i < run.analysed->trace->events.size(); ++i)
+            expected += run.analysed->trace->events.deltaBytes(i);
         QCOMPARE(sum, expected);
     }
 
@@ -170,7 +172,7 @@ private slots:
             if (sites[i][3] == QLatin1String("user"))
                 user << sites[i][1];
         }
-        QCOMPARE(total, data.runs.front().summary.peak.liveAtPeak->bytes);
+        QCOMPARE(total, data.runs.front().analysed->summary.peak.liveAtPeak->bytes);
         QCOMPARE(user.value(0), QStringLiteral("step (optimizer.py:80)"));
         QVERIFY(user.contains(QStringLiteral("forward (model.py:39)")));
         const std::string html = renderHtmlReport(data);
@@ -212,13 +214,139 @@ private slots:
         const QJsonArray runs = json[QStringLiteral("runs")].toArray();
         QCOMPARE(runs.size(), 2);
         const QJsonObject first = runs[0].toObject();
-        QCOMPARE(first[QStringLiteral("peak_allocated_bytes")].toInteger(), data.runs[0].peakBytes);
+        QCOMPARE(first[QStringLiteral("peak_allocated_bytes")].toInteger(), data.runs[0].analysed->peakBytes);
         QCOMPARE(first[QStringLiteral("summary")].toObject()[QStringLiteral("peak")].toObject()[QStringLiteral("allocated_bytes")].toInteger(),
-                 data.runs[0].peakBytes);
+                 data.runs[0].analysed->peakBytes);
         QCOMPARE(first[QStringLiteral("plans")].toArray().size(), qsizetype(data.runs[0].plans.size()));
         const QJsonObject comparison = json[QStringLiteral("comparisons")].toArray()[0].toObject();
         // The same trace twice: nothing toggled, so the prediction is the measured baseline.
-        QCOMPARE(comparison[QStringLiteral("predicted")].toObject()[QStringLiteral("peak_bytes")].toInteger(), data.runs[0].peakBytes);
+        QCOMPARE(comparison[QStringLiteral("predicted")].toObject()[QStringLiteral("peak_bytes")].toInteger(), data.runs[0].analysed->peakBytes);
+    }
+
+    // People read "optimizer state" in the HTML and the PDF; programs reading the JSON and
+    // the CSV get the file's "optimizer_state".
+    void categoryNamesForPeopleAndForPrograms_data()
+    {
+        QTest::addColumn<QString>("format");
+        QTest::addColumn<QString>("present");
+        QTest::addColumn<QString>("absent");
+        QTest::addRow("html") << QStringLiteral("html") << QStringLiteral(">optimizer state<") << QStringLiteral("optimizer_state");
+        QTest::addRow("html for the pdf, charts aside") << QStringLiteral("pdf") << QStringLiteral(">optimizer state<")
+                                                        << QStringLiteral("optimizer_state");
+        QTest::addRow("json") << QStringLiteral("json") << QStringLiteral("\"optimizer_state\"") << QStringLiteral("optimizer state");
+        QTest::addRow("csv events") << QStringLiteral("csv") << QStringLiteral(",optimizer_state,") << QStringLiteral("optimizer state");
+    }
+    void categoryNamesForPeopleAndForPrograms()
+    {
+        QFETCH(QString, format);
+        QFETCH(QString, present);
+        QFETCH(QString, absent);
+        const ReportData data = reportOf({kSample});
+        std::string text;
+        if (format == QLatin1String("html")) {
+            text = renderHtmlReport(data);
+        } else if (format == QLatin1String("pdf")) {
+            const HtmlWithCharts report = renderHtmlReportWithChartImages(data);
+            text = report.html;
+            for (const std::string &chart : report.charts)
+                text += chart;
+        } else if (format == QLatin1String("json")) {
+            text = renderJsonReport(data);
+        } else {
+            text = renderCsvReport(data, CsvTable::Events);
+        }
+        QVERIFY(qs(text).contains(present));
+        QVERIFY(!qs(text).contains(absent));
+    }
+
+    // Column headers are single words, with the name of a group of columns above them:
+    // a narrow column of the printed page never breaks a header inside a word.
+    void columnHeadersAreSingleWords_data()
+    {
+        QTest::addColumn<QStringList>("paths");
+        QTest::addRow("one run") << QStringList{qs(kModelled)};
+        QTest::addRow("two runs compared") << QStringList{qs(kSample), qs(kModelled)};
+    }
+    void columnHeadersAreSingleWords()
+    {
+        QFETCH(QStringList, paths);
+        std::vector<std::string> files;
+        for (const QString &path : paths)
+            files.push_back(ss(path));
+        const QString html = qs(renderHtmlReportWithChartImages(reportOf(files)).html);
+        static const QRegularExpression header(QStringLiteral("<th( class=\"([^\"]*)\")?[^>]*>([^<]*)</th>"));
+        int checked = 0;
+        for (const QRegularExpressionMatch &match : header.globalMatch(html)) {
+            const QString kind = match.captured(2);
+            if (kind == QLatin1String("key") || kind == QLatin1String("group")) // a row's name; a group's, over its columns
+                continue;
+            QVERIFY2(!match.captured(3).contains(QLatin1Char(' ')), qPrintable(match.captured(0)));
+            ++checked;
+        }
+        QVERIFY(checked >= 10);
+    }
+
+    // The charts the PDF draws from standalone SVG carry their font and their legend:
+    // Qt's SVG renderer sees no stylesheet.
+    void chartsAsideCarryTheirFontAndLegend()
+    {
+        const HtmlWithCharts report = renderHtmlReportWithChartImages(reportOf({kSample}));
+        QCOMPARE(report.charts.size(), std::size_t(2));
+        for (std::size_t i = 0; i < report.charts.size(); ++i)
+            QVERIFY(report.html.find("<img src=\"chart:" + std::to_string(i) + "\"") != std::string::npos);
+        const std::string &timeline = report.charts.front();
+        QVERIFY(timeline.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+        QVERIFY(timeline.find("<g font-family=") != std::string::npos);
+        QVERIFY(timeline.find(">activation</text>") != std::string::npos);
+        QCOMPARE(xmlProblem(timeline), QString());
+    }
+
+    // Bytes that are not UTF-8 in what a trace holds, as a plug-in or a future importer
+    // could leave them (the loaders escape them), never make a writer throw: each comes out
+    // as \xHH and the output stays valid.
+    void bytesNotUtf8NeverBreakTheOutput_data()
+    {
+        QTest::addColumn<QString>("format");
+        QTest::addColumn<QString>("shown");
+        // JSON escapes the backslash once more.
+        QTest::addRow("report json") << QStringLiteral("json") << QStringLiteral("blocks.\\\\xFF");
+        QTest::addRow("summary json") << QStringLiteral("summary") << QStringLiteral("caf\\\\xE9");
+        QTest::addRow("html") << QStringLiteral("html") << QStringLiteral("blocks.\\xFF");
+        QTest::addRow("csv layers") << QStringLiteral("csv") << QStringLiteral("blocks.\\xFF");
+    }
+    void bytesNotUtf8NeverBreakTheOutput()
+    {
+        QFETCH(QString, format);
+        QFETCH(QString, shown);
+        Trace raw = *test::traceFrom(QStringLiteral(
+            "meta description cafe\nlayer blocks.0 kind=Block\n"
+            "begin step 1\nbegin fwd:blocks.0\nalloc a 100 activation\nend fwd:blocks.0\n"
+            "begin bwd:blocks.0\nfree a\nend bwd:blocks.0\nend step 1\n"));
+        raw.layers[*raw.findLayer("blocks.0")].path = "blocks.\xff";
+        raw.layers[*raw.findLayer("blocks.\xff")].kind = "Bl\xc3ock";
+        raw.meta["description"] = "caf\xe9";
+        raw.meta["key \xfe"] = "value";
+        const auto trace = std::make_shared<const Trace>(std::move(raw));
+        const ReportData data = buildReport({{"run \xff.pltxt", trace}}, std::nullopt);
+        std::string text;
+        if (format == QLatin1String("json"))
+            text = renderJsonReport(data);
+        else if (format == QLatin1String("summary"))
+            text = summaryToJson(*trace, data.runs.front().analysed->summary, std::nullopt);
+        else if (format == QLatin1String("html"))
+            text = renderHtmlReport(data);
+        else
+            text = renderCsvReport(data, CsvTable::Layers);
+        const QByteArray bytes = QByteArray::fromStdString(text);
+        QVERIFY(QString::fromUtf8(bytes).toUtf8() == bytes); // valid UTF-8 throughout
+        if (format == QLatin1String("json") || format == QLatin1String("summary")) {
+            QJsonParseError error;
+            QJsonDocument::fromJson(bytes, &error);
+            QCOMPARE(error.error, QJsonParseError::NoError);
+        }
+        if (format == QLatin1String("html"))
+            QCOMPARE(xmlProblem(text), QString());
+        QVERIFY2(QString::fromUtf8(bytes).contains(shown), qPrintable(shown));
     }
 
     void writesAtomically()
