@@ -73,14 +73,14 @@ void LayerEditor::useChain(const DocumentPtr &document, std::vector<std::uint32_
                                                     .arg(chain.layers.size())
                                                     .arg(pathOf(*document->trace, chain.layers.front()),
                                                          pathOf(*document->trace, chain.layers.back()));
-    start(what, [document, chain] { return analyseDocument(document->path, document->trace, chain); });
+    start(what, [document, chain] { return analyseDocument(document->filePath(), document->trace, chain); });
 }
 
 void LayerEditor::rename(const DocumentPtr &document, std::uint32_t layer, const QString &name)
 {
     const QString what = tr("Renamed %1 to %2").arg(pathOf(*document->trace, layer), name);
     start(what, [document, layer, name = name.toStdString()] {
-        return analyseDocument(document->path, std::make_shared<const Trace>(renameLayer(*document->trace, layer, name)));
+        return analyseDocument(document->filePath(), std::make_shared<const Trace>(renameLayer(*document->trace, layer, name)));
     });
 }
 
@@ -89,7 +89,7 @@ void LayerEditor::mergeIntoParent(const DocumentPtr &document, std::uint32_t lay
     const Trace &trace = *document->trace;
     const QString what = tr("Merged %1 into %2").arg(pathOf(trace, layer), pathOf(trace, trace.layers[layer].parent));
     start(what, [document, layer] {
-        return analyseDocument(document->path, std::make_shared<const Trace>(peaklens::mergeIntoParent(*document->trace, layer)));
+        return analyseDocument(document->filePath(), std::make_shared<const Trace>(peaklens::mergeIntoParent(*document->trace, layer)));
     });
 }
 

@@ -1,8 +1,8 @@
 // peaklens: the desktop app. `peaklens [FILE]` opens a trace (the bundled sample without
-// one); `peaklens --screenshot OUT.png [--checkpoint STRATEGY] [--rerun] [FILE]` renders
-// the window after loading (and rerunning), with the peak selected, and exits (for docs
-// and tests; works with QT_QPA_PLATFORM=offscreen). `peaklens --export-report OUT.pdf FILE
-// [FILE...]` writes a report without opening a window.
+// one); `peaklens --screenshot OUT.png [--checkpoint STRATEGY]... [--rerun] [FILE]` renders
+// the window after loading (and rerunning once per strategy), with the peak selected, and
+// exits (for docs and tests; works with QT_QPA_PLATFORM=offscreen). `peaklens
+// --export-report OUT.pdf FILE [FILE...]` writes a report without opening a window.
 
 #include "localpath.h"
 #include "mainwindow.h"
@@ -32,9 +32,8 @@ QString bundledSample()
     return QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens");
 }
 
-} // namespace
 
-int main(int argc, char **argv)
+int run(int argc, char **argv)
 {
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("PeakLens"));
@@ -49,9 +48,13 @@ int main(int argc, char **argv)
                                         QStringLiteral("OUT.png"));
     const QCommandLineOption groupByLayer(QStringLiteral("by-layer"), QStringLiteral("Stack the timeline by layer."));
     const QCommandLineOption strategy(QStringLiteral("checkpoint"),
-                                      QStringLiteral("Toggle the layers a strategy chooses: none, all, every:K, sqrt."),
+                                      QStringLiteral("Toggle the layers a strategy chooses: none, all, every:K, sqrt. "
+                                                     "With --rerun, may be given several times: one rerun each."),
                                       QStringLiteral("STRATEGY"));
     const QCommandLineOption rerun(QStringLiteral("rerun"), QStringLiteral("Rerun with the toggles once loaded."));
+    const QCommandLineOption empty(QStringLiteral("empty"), QStringLiteral("Open no trace: the window's empty state."));
+    const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("The window's size, such as 1920x1080."),
+                                  QStringLiteral("WIDTHxHEIGHT"));
     const QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Select a layer by its path."), QStringLiteral("LAYER"));
     const QCommandLineOption exportReport(QStringLiteral("export-report"),
                                           QStringLiteral("Write a report (PDF, HTML, CSV or JSON) of the traces and exit."),
@@ -60,7 +63,7 @@ int main(int argc, char **argv)
                                     QStringLiteral("Open File > Record… with this command and start it (with --screenshot: "
                                                    "render the dialog once it ends)."),
                                     QStringLiteral("COMMAND"));
-    parser.addOptions({screenshot, groupByLayer, strategy, rerun, select, exportReport, record});
+    parser.addOptions({screenshot, groupByLayer, strategy, rerun, select, exportReport, record, empty, size});
     parser.addPositionalArgument(QStringLiteral("FILE"),
                                  QStringLiteral("Traces to open, several for the ranks of one run (default: the bundled sample)"));
     // From argv's bytes, so a file name that is not UTF-8 still opens.
@@ -90,15 +93,28 @@ int main(int argc, char **argv)
     }
 
     peaklens::gui::MainWindow window;
+    if (parser.isSet(size)) {
+        const QStringList sides = parser.value(size).split(QLatin1Char('x'));
+        if (sides.size() != 2 || sides[0].toInt() < 200 || sides[1].toInt() < 200) {
+            std::fprintf(stderr, "peaklens: --size \"%s\" is not WIDTHxHEIGHT, such as 1920x1080.\n", qPrintable(parser.value(size)));
+            return 2;
+        }
+        window.resize(sides[0].toInt(), sides[1].toInt());
+    }
     window.setGroupByLayer(parser.isSet(groupByLayer));
     const bool rerunFirst = parser.isSet(rerun);
-    QObject::connect(&window, &peaklens::gui::MainWindow::documentLoaded, &window, [&] {
-        if (parser.isSet(strategy))
-            window.setCheckpointStrategy(parser.value(strategy));
-        if (parser.isSet(select))
-            window.selectLayer(parser.value(select));
+    // Each strategy in turn, each rerun when asked; the last one stays ticked.
+    QStringList strategies = parser.values(strategy);
+    const auto nextStrategy = [&] {
+        if (!strategies.isEmpty())
+            window.setCheckpointStrategy(strategies.takeFirst());
         if (rerunFirst)
             window.rerun();
+    };
+    QObject::connect(&window, &peaklens::gui::MainWindow::documentLoaded, &window, [&] {
+        if (parser.isSet(select))
+            window.selectLayer(parser.value(select));
+        nextStrategy();
     });
     if (parser.isSet(record)) {
         peaklens::gui::RecordDialog *dialog = window.recordDialog();
@@ -125,16 +141,40 @@ int main(int argc, char **argv)
                 QCoreApplication::exit(saved ? 0 : 2);
             });
         };
-        if (rerunFirst)
-            QObject::connect(&window, &peaklens::gui::MainWindow::rerunFinished, &window, capture);
-        else
+        if (rerunFirst) {
+            QObject::connect(&window, &peaklens::gui::MainWindow::rerunFinished, &window, [&, capture] {
+                if (strategies.isEmpty())
+                    capture();
+                else
+                    nextStrategy();
+            });
+        } else if (parser.isSet(empty)) {
+            capture();
+        } else {
             QObject::connect(&window, &peaklens::gui::MainWindow::documentLoaded, &window, capture);
+        }
         QObject::connect(&window, &peaklens::gui::MainWindow::loadFailed, &window, [](const QString &message) {
             std::fprintf(stderr, "peaklens: %s\n", qPrintable(message));
             QCoreApplication::exit(2);
         });
     }
     window.show();
-    window.openFiles(parser.positionalArguments().isEmpty() ? QStringList{path} : parser.positionalArguments());
+    if (!parser.isSet(empty))
+        window.openFiles(parser.positionalArguments().isEmpty() ? QStringList{path} : parser.positionalArguments());
     return app.exec();
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    // Whatever escapes is one line and exit code 2, never an abort.
+    try {
+        return run(argc, argv);
+    } catch (const std::exception &error) {
+        std::fprintf(stderr, "peaklens: %s\n", peaklens::visibleText(error.what()).c_str());
+    } catch (...) {
+        std::fprintf(stderr, "peaklens: an unexpected error ended the app.\n");
+    }
+    return 2;
 }

@@ -1,34 +1,35 @@
 #pragma once
 // The main window: timeline on top, layers with checkpoint toggles on the left, what is
-// live at the peak (or a clicked time) on the right, the what-if bar above. Loading runs
-// on a worker thread with progress and Cancel; errors are dialogs and the window stays.
+// live at the peak (or a clicked time) and the runs on the right, the what-if bar above.
+// Everything that belongs to the open trace is one Session, replaced whole when another
+// file opens, so no pane can keep the previous trace's content. Reading runs on the
+// loader's worker threads with progress and Cancel; errors are dialogs and the window stays.
 
-#include "tracedocument.h"
+#include "documentloader.h"
+#include "runrecord.h"
 
 #include "core/plan/planner.h"
 
 #include <QFutureWatcher>
 #include <QMainWindow>
 
-#include <atomic>
-#include <memory>
+#include <map>
 #include <optional>
 #include <vector>
 
 class QComboBox;
-class QLabel;
 class QLineEdit;
 class QMenu;
-class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QSortFilterProxyModel;
+class QStackedWidget;
 class QTabWidget;
-class QTableView;
 class QTreeView;
 
 namespace peaklens::gui {
 
+class EmptyState;
 class LayerEditor;
 class LayerModel;
 class LiveSetModel;
@@ -37,7 +38,7 @@ class RecordDialog;
 class ReplayProcess;
 class RunComparisonModel;
 class RunsModel;
-struct RunRecord;
+class RunsPane;
 class TimelineView;
 class WhatIfBar;
 
@@ -55,11 +56,11 @@ public:
     // them; the first is shown.
     void openFiles(const QStringList &paths);
     // The traces open together, and which one is shown.
-    const std::vector<DocumentPtr> &processes() const { return m_processes; }
+    const std::vector<DocumentPtr> &processes() const { return m_session.processes; }
     void showProcess(int index);
     // File > Record…: the dialog that runs a command under the collector.
     RecordDialog *recordDialog();
-    const DocumentPtr &document() const { return m_document; }
+    const DocumentPtr &document() const { return m_session.document; }
     // Shows the timeline stacked by layer instead of by category.
     void setGroupByLayer(bool byLayer);
 
@@ -69,8 +70,9 @@ public:
     LiveSetModel *liveSetModel() const;
     WhatIfBar *whatIfBar() const { return m_whatIf; }
     TimelineView *timeline() const { return m_timeline; }
-    RunsModel *runsModel() const { return m_runs; }
-    RunComparisonModel *comparisonModel() const { return m_comparison; }
+    RunsModel *runsModel() const;
+    RunComparisonModel *comparisonModel() const;
+    RunsPane *runsPane() const { return m_runsPane; }
     // Toggles the layers a planner strategy chooses: none, all, every:K, sqrt.
     void setCheckpointStrategy(const QString &strategy);
     // Writes a report of the trace and its reruns (PDF, HTML, CSV or JSON by extension)
@@ -80,6 +82,9 @@ public:
     void selectLayer(const QString &path);
     // Reruns the step with the current toggles (peaklens-replay as a child process).
     void rerun();
+    // Stops whatever is running for the window: a load, a rerun.
+    void cancel();
+    bool isRerunning() const;
 
 Q_SIGNALS:
     void documentLoaded();
@@ -93,29 +98,54 @@ protected:
     void dropEvent(QDropEvent *event) override;
 
 private:
+    // What belongs to the open trace, replaced whole when another opens.
+    struct Session
+    {
+        quint64 id = 0;
+        DocumentPtr document;
+        std::vector<DocumentPtr> processes; // every trace opened together
+        // What the what-if predicts and a rerun runs: the ticked layers one by one, or the
+        // units of the strategy or plan last applied (segments tick all their layers).
+        CheckpointSchedule schedule;
+        std::optional<std::int64_t> pickedTime;
+        int rerunCount = 0;
+    };
+
+    void createActions();
+    void createPanes();
+    void connectServices();
+    void onLoaded(quint64 ticket, DocumentLoader::Purpose purpose, const std::vector<DocumentPtr> &documents);
+    void onLoadFailed(quint64 ticket, DocumentLoader::Purpose purpose, const QString &message, bool cancelled);
+    void startSession(std::vector<DocumentPtr> documents);
+    // Resets every pane from the session's document.
+    void showDocument(const DocumentPtr &document);
+    RunRecord baselineRun(const TraceDocument &document) const;
     // Ticks a plan's layers without marking the toggles custom, and keeps its units.
     void showSchedule(const Plan &plan);
-    void createActions();
-    void showDocument(const DocumentPtr &document);
     void showLiveSet(std::optional<std::int64_t> timeNs);
     void applyStrategy();
     void updatePrediction();
     void showRangeStats(std::int64_t beginNs, std::int64_t endNs);
     void rememberRecent(const QString &path);
     void rebuildRecentMenu();
-    void setLoading(bool loading);
-    void onRerunFinished(const RunRecord &record);
-    void compareWithRun(int row);
+    void setBusy(const QString &message);
+    void setIdle();
+    void onRerunFinished(RunRecord record);
+    void addRun(const RunRecord &record);
+    void showRun(int row);
     void updateRerunAction();
-    void stopLoading();
 
-    DocumentPtr m_document;
+    Session m_session;
+    quint64 m_nextSession = 1;
+    quint64 m_rerunSession = 0;  // the session a running rerun belongs to
+    quint64 m_openTicket = 0;    // the files being opened
+    std::map<quint64, RunRecord> m_readingRuns; // reruns whose traces are being read, by ticket
+
+    QStackedWidget *m_pages;
+    EmptyState *m_emptyState = nullptr;
     TimelineView *m_timeline;
     WhatIfBar *m_whatIf;
     LayerModel *m_layers;
-    // What the what-if predicts and a rerun runs: the ticked layers one by one, or the
-    // units of the strategy or plan last applied (segments tick all their layers).
-    CheckpointSchedule m_schedule;
     QSortFilterProxyModel *m_layerProxy;
     QTreeView *m_layerView;
     QLineEdit *m_layerFilter;
@@ -124,26 +154,19 @@ private:
     QProgressBar *m_progress;
     QPushButton *m_cancel;
     QTabWidget *m_detailTabs;
-    RunsModel *m_runs;
-    QTableView *m_runsView;
-    RunComparisonModel *m_comparison;
-    QTableView *m_comparisonView;
+    RunsPane *m_runsPane;
+    DocumentLoader *m_loader;
     ReplayProcess *m_replay;
+    QAction *m_openAction = nullptr;
+    QAction *m_recordAction = nullptr;
     QAction *m_rerunAction = nullptr;
-    int m_rerunCount = 0;
     QMenu *m_recentMenu = nullptr;
+    QAction *m_byCategoryAction = nullptr;
     QAction *m_byLayerAction = nullptr;
-    std::optional<std::int64_t> m_pickedTime;
-
-    std::vector<DocumentPtr> m_processes; // every trace opened together
     QComboBox *m_processSelector;
     QAction *m_processSelectorAction = nullptr;
     RecordDialog *m_recordDialog = nullptr;
-
-    QFutureWatcher<std::vector<DocumentPtr>> m_loader;
     QFutureWatcher<QString> m_exporter; // empty result: written; else why not
-    std::shared_ptr<std::atomic<bool>> m_cancelFlag;
-    QStringList m_loadingPaths;
 };
 
 } // namespace peaklens::gui

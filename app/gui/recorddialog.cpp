@@ -103,6 +103,8 @@ RecordDialog::RecordDialog(QWidget *parent)
 RecordDialog::~RecordDialog()
 {
     if (isRecording()) {
+        // Nobody is left to hand the traces to: stop the command without a word.
+        m_process->disconnect(this);
         m_process->terminate();
         if (!m_process->waitForFinished(5000))
             m_process->kill();

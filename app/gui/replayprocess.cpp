@@ -1,9 +1,8 @@
 #include "replayprocess.h"
 
+#include "core/error.h"
 #include "core/trace/metadata.h"
 #include "core/trace/visibletext.h"
-
-#include <algorithm>
 
 #include <QCoreApplication>
 #include <QDir>
@@ -12,10 +11,18 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QTimer>
+
+#include <algorithm>
 
 namespace peaklens::gui {
 
 namespace {
+
+// How long a child may take to stop after SIGTERM before it is killed.
+constexpr int kStopGraceMs = 5000;
+// Steps measured beside the baseline's, at least.
+constexpr int kMinPairs = 10;
 
 QString meta(const TraceDocument &document, std::string_view key)
 {
@@ -31,6 +38,11 @@ QStringList commandOf(const TraceDocument &document)
     return command;
 }
 
+QString togglesText(const QStringList &units)
+{
+    return units.isEmpty() ? QStringLiteral("none") : units.join(QLatin1Char(','));
+}
+
 } // namespace
 
 ReplayProcess::ReplayProcess(QObject *parent)
@@ -40,7 +52,15 @@ ReplayProcess::ReplayProcess(QObject *parent)
 
 ReplayProcess::~ReplayProcess()
 {
-    cancel();
+    if (!isRunning())
+        return;
+    // Nobody is left to tell: stop the child and let it go, without a word to the window.
+    m_process->disconnect(this);
+    m_process->terminate();
+    if (!m_process->waitForFinished(kStopGraceMs)) {
+        m_process->kill();
+        m_process->waitForFinished(1000);
+    }
 }
 
 QString ReplayProcess::executable(const QString &name)
@@ -60,7 +80,7 @@ QString ReplayProcess::unavailableReason(const TraceDocument &document)
     const bool recorded = !commandOf(document).isEmpty();
     if (!replayed && !recorded)
         return tr("this trace has neither a replay spec nor a recorded command, so there is nothing to rerun");
-    if (!document.costModel)
+    if (!document.model)
         return tr("the trace has no checkpointable chain");
     if (replayed && executable().isEmpty())
         return tr("peaklens-replay is not installed next to the app (or in PEAKLENS_PLUGIN_DIR)");
@@ -71,38 +91,48 @@ QString ReplayProcess::unavailableReason(const TraceDocument &document)
 
 bool ReplayProcess::isRunning() const
 {
-    return m_process && m_process->state() != QProcess::NotRunning;
+    return m_process != nullptr;
 }
 
 void ReplayProcess::start(const TraceDocument &document, const RunRecord &record)
 {
-    cancel();
+    if (isRunning())
+        return;
     m_record = record;
+    m_record.directory = std::make_shared<QTemporaryDir>();
     m_stderrTail.clear();
     m_cancelled = false;
-    m_directory = std::make_unique<QTemporaryDir>();
+    QStringList baseline;
+    for (const std::string &unit : document.checkpoint)
+        baseline << QString::fromStdString(unit);
+    m_baselineToggles = togglesText(baseline);
     m_relaunch = meta(document, metakey::ReplaySpec).isEmpty();
-    if (m_relaunch)
-        startRelaunch(document, record);
-    else
-        startReplay(document, record);
+    if (!m_relaunch) {
+        startReplay(document);
+        return;
+    }
+    m_command = commandOf(document);
+    m_workingDirectory = meta(document, metakey::WorkingDirectory);
+    m_rank = meta(document, metakey::Rank);
+    m_allocator = meta(document, metakey::AllocatorMode);
+    if (m_allocator.isEmpty())
+        m_allocator = QStringLiteral("exact");
+    // The baseline first, then the toggles: both on this machine, under the same load.
+    m_relaunchingBaseline = true;
+    startRelaunch(m_baselineToggles, QStringLiteral("baseline"));
 }
 
-void ReplayProcess::startRelaunch(const TraceDocument &document, const RunRecord &record)
+void ReplayProcess::startRelaunch(const QString &toggles, const QString &folder)
 {
-    m_rank = meta(document, metakey::Rank);
-    QString allocator = meta(document, metakey::AllocatorMode);
-    if (allocator.isEmpty())
-        allocator = QStringLiteral("exact");
-    const QStringList arguments = QStringList{QStringLiteral("record"), QStringLiteral("--allocator"), allocator,
-                                              QStringLiteral("--out"), m_directory->path(), QStringLiteral("--")}
-                                  + commandOf(document);
+    const QString out = m_record.directory->filePath(folder);
+    const QStringList arguments = QStringList{QStringLiteral("record"), QStringLiteral("--allocator"), m_allocator,
+                                              QStringLiteral("--out"), out, QStringLiteral("--")}
+                                  + m_command;
     QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    environment.insert(QStringLiteral("PEAKLENS_CHECKPOINT"),
-                       record.checkpoint.isEmpty() ? QStringLiteral("none") : record.checkpoint.join(QLatin1Char(',')));
+    environment.insert(QStringLiteral("PEAKLENS_CHECKPOINT"), toggles);
     m_process = new QProcess(this);
     m_process->setProcessEnvironment(environment);
-    m_process->setWorkingDirectory(meta(document, metakey::WorkingDirectory));
+    m_process->setWorkingDirectory(m_workingDirectory);
     m_process->setProcessChannelMode(QProcess::MergedChannels);
     connect(m_process, &QProcess::readyRead, this, [this] {
         while (m_process->canReadLine()) {
@@ -116,27 +146,29 @@ void ReplayProcess::startRelaunch(const TraceDocument &document, const RunRecord
     m_process->start(executable(QStringLiteral("peaklens-cli")), arguments);
 }
 
-void ReplayProcess::startReplay(const TraceDocument &document, const RunRecord &record)
+void ReplayProcess::startReplay(const TraceDocument &document)
 {
-    const QString spec = m_directory->filePath(QStringLiteral("spec.json"));
+    const QString spec = m_record.directory->filePath(QStringLiteral("spec.json"));
     QFile file(spec);
     if (!file.open(QIODevice::WriteOnly) || file.write(meta(document, metakey::ReplaySpec).toUtf8()) < 0) {
         m_record.outcome = tr("cannot write the replay spec to %1").arg(spec);
-        Q_EMIT finished(m_record);
+        QTimer::singleShot(0, this, [this] { Q_EMIT finished(m_record); });
         return;
     }
     file.close();
 
-    QStringList arguments{QStringLiteral("--model"), spec, QStringLiteral("--checkpoint"),
-                          record.checkpoint.isEmpty() ? QStringLiteral("none") : record.checkpoint.join(QLatin1Char(',')),
-                          QStringLiteral("--json"), QStringLiteral("--out"),
-                          m_directory->filePath(QStringLiteral("run.peaklens"))};
-    if (!record.checkpoint.isEmpty())
+    QStringList arguments{QStringLiteral("--model"), spec, QStringLiteral("--checkpoint"), togglesText(m_record.checkpoint),
+                          QStringLiteral("--baseline"), m_baselineToggles, QStringLiteral("--json"), QStringLiteral("--out"),
+                          m_record.directory->filePath(QStringLiteral("run.peaklens"))};
+    if (!m_record.checkpoint.isEmpty())
         arguments << QStringLiteral("--verify-gradients");
     // Same steps, warm-up, device and precision as the trace being compared with.
     const QJsonObject options = QJsonDocument::fromJson(meta(document, metakey::ReplayOptions).toUtf8()).object();
     const std::pair<const char *, const char *> flags[] = {
-        {"steps", "--steps"}, {"warmup", "--warmup"}, {"dtype", "--dtype"}, {"micro_batches", "--micro-batches"}};
+        {"warmup", "--warmup"}, {"dtype", "--dtype"}, {"micro_batches", "--micro-batches"}};
+    // Enough pairs that a change no larger than the noise shows as noise: with 10, all of
+    // them agreeing in sign by chance has a probability of 2 in 1,000.
+    arguments << QStringLiteral("--steps") << QString::number(std::max(options.value(QLatin1String("steps")).toInt(), kMinPairs));
     for (const auto &[key, flag] : flags) {
         const QJsonValue value = options.value(QLatin1String(key));
         if (!value.isUndefined())
@@ -164,91 +196,82 @@ void ReplayProcess::startReplay(const TraceDocument &document, const RunRecord &
 
 void ReplayProcess::cancel()
 {
-    if (!isRunning())
+    if (!isRunning() || m_cancelled)
         return;
     m_cancelled = true;
     // SIGTERM first: peaklens-cli record passes it on to the training command.
     m_process->terminate();
-    if (!m_process->waitForFinished(5000)) {
-        m_process->kill();
-        m_process->waitForFinished(5000);
-    }
+    QTimer::singleShot(kStopGraceMs, m_process, [process = m_process] { process->kill(); });
 }
 
 void ReplayProcess::onFinished(int exitCode, QProcess::ExitStatus status)
 {
-    const QByteArray rest = m_process->readAllStandardError().trimmed();
+    // A relaunch merges its channels; peaklens-replay keeps stdout for its result.
+    const QByteArray rest = (m_relaunch ? m_process->readAll() : m_process->readAllStandardError()).trimmed();
     if (!rest.isEmpty())
         m_stderrTail = rest.split('\n').last();
+    const QString folder = m_relaunchingBaseline ? QStringLiteral("baseline") : QStringLiteral("run");
     if (m_cancelled)
         m_record.outcome = tr("cancelled");
     else if (status != QProcess::NormalExit)
         m_record.outcome = m_relaunch ? tr("peaklens-cli record crashed") : tr("peaklens-replay crashed");
-    else if (m_relaunch)
-        takeRecording(exitCode);
-    else
+    else if (!m_relaunch)
         takeReplayResult(exitCode);
+    else if (takeRecording(exitCode, folder) && m_relaunchingBaseline) {
+        m_process->deleteLater();
+        m_relaunchingBaseline = false;
+        startRelaunch(togglesText(m_record.checkpoint), QStringLiteral("run"));
+        return;
+    }
+    finish();
+}
+
+void ReplayProcess::finish()
+{
     m_process->deleteLater();
     m_process = nullptr;
+    // The run's trace first, then the baseline measured beside it.
+    if (m_relaunch && m_record.tracePaths.size() == 2)
+        std::swap(m_record.tracePaths[0], m_record.tracePaths[1]);
     Q_EMIT finished(m_record);
 }
 
-void ReplayProcess::takeRecording(int exitCode)
+bool ReplayProcess::takeRecording(int exitCode, const QString &folder)
 {
-    const QByteArray rest = m_process->readAll().trimmed();
-    if (!rest.isEmpty())
-        m_stderrTail = rest.split('\n').last();
     // Each process of the run left its own file; compare the one of the same rank.
-    QStringList traces = QDir(m_directory->path()).entryList({QStringLiteral("*.peaklens")}, QDir::Files, QDir::Name);
+    const QDir out(m_record.directory->filePath(folder));
+    QStringList traces = out.entryList({QStringLiteral("*.peaklens")}, QDir::Files, QDir::Name);
     const QString sameRank = QStringLiteral("rank%1-").arg(m_rank);
     std::stable_partition(traces.begin(), traces.end(),
                           [&](const QString &name) { return !m_rank.isEmpty() && name.startsWith(sameRank); });
     if (exitCode != 0 || traces.isEmpty()) {
-        m_record.outcome = exitCode != 0 ? tr("the command exited with %1: %2").arg(exitCode).arg(QString::fromUtf8(m_stderrTail))
-                                         : tr("the command left no trace (did it use CUDA?)");
-        if (traces.isEmpty())
-            return;
+        const QString which = m_relaunchingBaseline ? tr("with the baseline's toggles, ") : QString();
+        m_record.outcome = exitCode != 0 ? tr("%1the command exited with %2: %3").arg(which).arg(exitCode).arg(QString::fromUtf8(m_stderrTail))
+                                         : tr("%1the command left no trace (did it use CUDA?)").arg(which);
     }
-    try {
-        m_record.document = loadDocument(m_directory->filePath(traces.front()));
-        const TraceSummary &summary = m_record.document->summary;
-        if (summary.peak.primary)
-            m_record.measuredPeakBytes = summary.peak.devices[*summary.peak.primary].allocatedBytes;
-        if (m_record.document->costModel) // the median step, as for the baseline
-            m_record.measuredStepMs = double(m_record.document->costModel->stepTimeNs) / 1e6;
-    } catch (const std::exception &error) {
-        m_record.outcome = QString::fromStdString(visibleText(error.what()));
-    }
+    // A run cut short still left what it recorded; a baseline that failed is no baseline.
+    if (!traces.isEmpty() && (m_record.outcome.isEmpty() || !m_relaunchingBaseline))
+        m_record.tracePaths << out.filePath(traces.front());
+    return m_record.outcome.isEmpty();
 }
 
 void ReplayProcess::takeReplayResult(int exitCode)
 {
-    const QJsonObject result = QJsonDocument::fromJson(m_process->readAllStandardOutput()).object();
+    const QByteArray output = m_process->readAllStandardOutput();
     if (exitCode != 0 && exitCode != 3 && exitCode != 4) { // 3: out of memory, 4: gradients differ
         m_record.outcome = QString::fromUtf8(m_stderrTail).remove(QStringLiteral("peaklens-replay: "));
-    } else {
-        const QJsonValue peak = result.value(QLatin1String("peak_allocated_bytes"));
-        const QJsonValue time = result.value(QLatin1String("step_time_ms"));
-        if (peak.isDouble())
-            m_record.measuredPeakBytes = static_cast<std::int64_t>(peak.toDouble());
-        if (time.isDouble())
-            m_record.measuredStepMs = time.toDouble();
-        const QJsonObject check = result.value(QLatin1String("gradient_check")).toObject();
-        if (!check.isEmpty()) {
-            m_record.gradientDifference = check.value(QLatin1String("max_relative_difference")).toDouble();
-            m_record.gradientsAgree = check.value(QLatin1String("agree")).toBool();
-        }
-        const QJsonObject oom = result.value(QLatin1String("oom")).toObject();
-        if (!oom.isEmpty())
-            m_record.outcome = oom.value(QLatin1String("message")).toString();
-        const QString trace = result.value(QLatin1String("trace")).toString();
-        try {
-            if (!trace.isEmpty())
-                m_record.document = loadDocument(trace);
-        } catch (const std::exception &error) {
-            m_record.outcome = QString::fromStdString(visibleText(error.what()));
-        }
+        return;
     }
+    try {
+        m_record.measured = ReplayResult::fromJson(output.toStdString(), "peaklens-replay's result");
+    } catch (const Error &error) {
+        m_record.outcome = QString::fromStdString(visibleText(error.what()));
+        return;
+    }
+    if (!m_record.measured.outOfMemory.empty())
+        m_record.outcome = QString::fromStdString(visibleText(m_record.measured.outOfMemory));
+    if (!m_record.measured.tracePath.empty())
+        m_record.tracePaths << QString::fromStdString(m_record.measured.tracePath);
 }
 
 } // namespace peaklens::gui

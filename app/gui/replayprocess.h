@@ -1,36 +1,19 @@
 #pragma once
-// Reruns a trace with new checkpoint toggles as a child process and hands back the
-// measured run (or its out-of-memory result, or why it failed). A replayed trace runs
-// peaklens-replay with its spec and options and follows its JSON-lines progress; a recorded
-// trace relaunches its command under `peaklens-cli record` in its working directory with
-// PEAKLENS_CHECKPOINT set to the toggles. A crash or OOM in the child never touches the app.
+// Reruns a trace with new checkpoint toggles as a child process and hands back what it
+// measured (or its out-of-memory result, or why it failed). A replayed trace runs
+// peaklens-replay with its spec and options, measuring the baseline's toggles again beside
+// the new ones step by step, and follows its JSON-lines progress. A recorded trace
+// relaunches its command under `peaklens-cli record` in its working directory twice, with
+// the baseline's toggles and then the new ones in PEAKLENS_CHECKPOINT. A crash or OOM in
+// the child never touches the app, and nothing here waits on the UI thread: traces are
+// read by the window's loader, a cancelled child gets SIGTERM and, if it lingers, SIGKILL.
 
-#include "tracedocument.h"
+#include "runrecord.h"
 
 #include <QObject>
 #include <QProcess>
-#include <QTemporaryDir>
-
-#include <memory>
-#include <optional>
 
 namespace peaklens::gui {
-
-struct RunRecord
-{
-    QString label;                      // "baseline", "rerun 1"
-    QStringList checkpoint;
-    std::int64_t predictedPeakBytes = 0;
-    std::int64_t predictedStepNs = 0;
-    std::optional<std::int64_t> measuredPeakBytes;
-    std::optional<double> measuredStepMs;
-    // The rerun's gradients against a plain step's (peaklens-replay --verify-gradients):
-    // the largest difference relative to the largest gradient, and whether it is within rounding.
-    std::optional<double> gradientDifference;
-    bool gradientsAgree = true;
-    QString outcome;                    // empty when measured; else OOM or failure sentence
-    DocumentPtr document;               // the run's own trace, when it wrote one
-};
 
 class ReplayProcess final : public QObject
 {
@@ -38,6 +21,7 @@ class ReplayProcess final : public QObject
 
 public:
     explicit ReplayProcess(QObject *parent = nullptr);
+    // Stops a running child without telling anyone: the window is going away.
     ~ReplayProcess() override;
 
     // Where a program of ours is (peaklens-replay, peaklens-cli): PEAKLENS_PLUGIN_DIR, else
@@ -49,24 +33,30 @@ public:
     bool isRunning() const;
     // `record` carries the label, toggles and prediction; the measurement is filled in.
     void start(const TraceDocument &document, const RunRecord &record);
+    // Asks the child to stop; finished follows with the outcome "cancelled".
     void cancel();
 
 Q_SIGNALS:
     // steps is 0 while the child's progress is unknown (a relaunched training script).
     void progress(int step, int steps);
+    // The record's tracePaths name the traces left to read; measured holds what the child
+    // printed (peaklens-replay) or nothing yet (relaunches: the traces say it).
     void finished(const peaklens::gui::RunRecord &record);
 
 private:
-    void startReplay(const TraceDocument &document, const RunRecord &record);
-    void startRelaunch(const TraceDocument &document, const RunRecord &record);
+    void startReplay(const TraceDocument &document);
+    void startRelaunch(const QString &toggles, const QString &folder);
     void onFinished(int exitCode, QProcess::ExitStatus status);
     void takeReplayResult(int exitCode);
-    void takeRecording(int exitCode);
+    bool takeRecording(int exitCode, const QString &folder);
+    void finish();
 
-    QString m_rank;   // of the relaunched trace: which of the new files to compare with
+    // Of a relaunched trace: its command, folder, rank and allocator; the baseline's toggles.
+    QStringList m_command;
+    QString m_workingDirectory, m_rank, m_allocator, m_baselineToggles;
     bool m_relaunch = false;
+    bool m_relaunchingBaseline = false; // the first of the two relaunches
     QProcess *m_process = nullptr;
-    std::unique_ptr<QTemporaryDir> m_directory;
     RunRecord m_record;
     QByteArray m_stderrTail;
     bool m_cancelled = false;

@@ -7,36 +7,106 @@
 #include "core/format/outputfile.h"
 #include "core/report/tablereport.h"
 
+#include <QAbstractTextDocumentLayout>
 #include <QBuffer>
 #include <QFileInfo>
-#include <QImage>
 #include <QPainter>
 #include <QPdfWriter>
 #include <QSvgRenderer>
+#include <QTextBlock>
+#include <QTextCursor>
 #include <QTextDocument>
-#include <QUrl>
+#include <QTextObjectInterface>
+
+#include <memory>
 
 namespace peaklens::gui {
 
 namespace {
 
+constexpr int kChartObjectType = QTextFormat::UserObject + 1;
+constexpr int kChartIndexProperty = QTextFormat::UserProperty + 1;
+
+// Draws the report's SVG charts into the PDF as vectors, where the HTML has their <img>:
+// sharp at any zoom, their text selectable, and without the JPEG compression Qt's PDF
+// writer gives pictures (which greys the white around a chart).
+class ChartObject final : public QObject, public QTextObjectInterface
+{
+    Q_OBJECT
+    Q_INTERFACES(QTextObjectInterface)
+
+public:
+    explicit ChartObject(std::vector<std::unique_ptr<QSvgRenderer>> charts)
+        : m_charts(std::move(charts))
+    {
+    }
+
+    QSizeF intrinsicSize(QTextDocument *, int, const QTextFormat &format) override
+    {
+        const QTextImageFormat image = format.toImageFormat();
+        return {image.width(), image.height()};
+    }
+
+    void drawObject(QPainter *painter, const QRectF &rect, QTextDocument *, int, const QTextFormat &format) override
+    {
+        const auto index = static_cast<std::size_t>(format.intProperty(kChartIndexProperty));
+        if (index < m_charts.size())
+            m_charts[index]->render(painter, rect);
+    }
+
+private:
+    std::vector<std::unique_ptr<QSvgRenderer>> m_charts;
+};
+
+// Turns each <img src="chart:N"> into a chart object, keeping the size the HTML gave it.
+void markCharts(QTextDocument &document, std::size_t chartCount)
+{
+    struct Placed
+    {
+        int position;
+        int length;
+        QTextImageFormat format;
+    };
+    std::vector<Placed> placed;
+    const QString prefix = QStringLiteral("chart:");
+    for (QTextBlock block = document.begin(); block.isValid(); block = block.next()) {
+        for (auto fragment = block.begin(); !fragment.atEnd(); ++fragment) {
+            const QTextCharFormat format = fragment.fragment().charFormat();
+            if (!format.isImageFormat())
+                continue;
+            QTextImageFormat image = format.toImageFormat();
+            bool isNumber = false;
+            const int index = image.name().startsWith(prefix) ? image.name().mid(prefix.size()).toInt(&isNumber) : -1;
+            if (!isNumber || index < 0 || static_cast<std::size_t>(index) >= chartCount)
+                continue;
+            image.setObjectType(kChartObjectType);
+            image.setProperty(kChartIndexProperty, index);
+            placed.push_back({fragment.fragment().position(), fragment.fragment().length(), image});
+        }
+    }
+    // Applied after the walk: changing a format while iterating fragments would move them.
+    for (const Placed &chart : placed) {
+        QTextCursor cursor(&document);
+        cursor.setPosition(chart.position);
+        cursor.setPosition(chart.position + chart.length, QTextCursor::KeepAnchor);
+        cursor.setCharFormat(chart.format);
+    }
+}
+
 QByteArray renderPdf(const ReportData &data, const QString &path)
 {
     const HtmlWithCharts report = renderHtmlReportWithChartImages(data);
-    QTextDocument document;
-    for (std::size_t i = 0; i < report.charts.size(); ++i) {
-        QSvgRenderer renderer(QByteArray::fromStdString(report.charts[i]));
-        if (!renderer.isValid())
+    std::vector<std::unique_ptr<QSvgRenderer>> charts;
+    for (const std::string &chart : report.charts) {
+        charts.push_back(std::make_unique<QSvgRenderer>(QByteArray::fromStdString(chart)));
+        if (!charts.back()->isValid())
             throw FileError(localPath(path), "a chart of the report could not be drawn.");
-        // Twice the size it is shown at, so it stays sharp in print.
-        QImage image(renderer.defaultSize() * 2, QImage::Format_ARGB32);
-        image.fill(Qt::white);
-        QPainter painter(&image);
-        renderer.render(&painter);
-        painter.end();
-        document.addResource(QTextDocument::ImageResource, QUrl(QStringLiteral("chart:%1").arg(i)), image);
     }
+    QTextDocument document;
     document.setHtml(QString::fromStdString(report.html));
+    markCharts(document, charts.size());
+    ChartObject chartObject(std::move(charts));
+    document.documentLayout()->registerHandler(kChartObjectType, &chartObject);
 
     QByteArray pdf;
     QBuffer file(&pdf);
@@ -77,3 +147,5 @@ void exportReport(const ReportData &data, const QString &path, const std::vector
 }
 
 } // namespace peaklens::gui
+
+#include "reportexport.moc"

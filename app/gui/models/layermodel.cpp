@@ -19,8 +19,8 @@ void LayerModel::resetData(const DocumentPtr &document)
     m_parts.clear();
     m_peakBytes = 0;
     if (document) {
-        if (document->costModel) {
-            const auto &chain = document->costModel->layers;
+        if (document->model) {
+            const auto &chain = document->model->layers;
             for (std::size_t i = 0; i < chain.size(); ++i) {
                 m_chainIndex[chain[i].layer] = static_cast<int>(i);
                 for (std::size_t c = 0; c < chain[i].parts.size(); ++c) {
@@ -115,7 +115,7 @@ void LayerModel::setSchedule(const CheckpointSchedule &schedule)
 void LayerModel::emitTicksChanged()
 {
     // Only chain layers and their parts change; tell the views about each.
-    for (const ChainLayer &layer : m_document->costModel->layers) {
+    for (const ChainLayer &layer : m_document->model->layers) {
         QModelIndex box = indexOfLayer(layer.layer, CheckpointColumn);
         Q_EMIT dataChanged(box, box, {Qt::CheckStateRole});
         for (const ChainPart &part : layer.parts) {
@@ -176,14 +176,14 @@ QVariant LayerModel::data(const QModelIndex &index, int role) const
     if (role == Qt::ToolTipRole && index.column() == NameColumn)
         return QString::fromStdString(layer.path);
     if (role == Qt::ToolTipRole && index.column() == BackwardColumn && stats.backwardCalls == 0)
-        return chain >= 0 && m_document->costModel->backwardEstimated
+        return chain >= 0 && m_document->model->backwardEstimated
                    ? tr("The trace times no backward for this layer: estimated from when the blocks its forward "
                         "saved were freed")
                    : tr("The trace times no backward for this layer");
     if (role == Qt::ToolTipRole && index.column() == CheckpointColumn) {
         if (chain < 0)
             return tr("Only the layers of the checkpointable chain, and the modules inside them, can be toggled");
-        const ChainLayer &owner = m_document->costModel->layers[static_cast<std::size_t>(chain)];
+        const ChainLayer &owner = m_document->model->layers[static_cast<std::size_t>(chain)];
         if (isHeldWhole(row))
             return tr("Recomputed with %1, which is checkpointed whole").arg(QString::fromStdString(owner.path));
         if (m_partIndex[row] >= 0)
@@ -212,12 +212,13 @@ QVariant LayerModel::data(const QModelIndex &index, int role) const
     case KindColumn: return QString::fromStdString(layer.kind);
     case ActivationColumn: return QString::fromStdString(formatBytes(stats.activationBytes));
     case PeakShareColumn: return QString(QString::number(share, 'f', 1) + QLatin1Char('%'));
-    case ForwardColumn: return QString::number(milliseconds(stats.forwardNs), 'f', 2);
+    case ForwardColumn: // a container that is never called itself has no time of its own
+        return stats.forwardCalls > 0 ? QString::number(milliseconds(stats.forwardNs), 'f', 2) : QStringLiteral("—");
     case BackwardColumn:
         if (stats.backwardCalls > 0)
             return QString::number(milliseconds(stats.backwardNs), 'f', 2);
-        if (chain >= 0 && m_document->costModel->backwardEstimated) // not timed: the cost model's estimate
-            return QString(QStringLiteral("≈ ") + QString::number(milliseconds(m_document->costModel->layers[std::size_t(chain)].backwardNs), 'f', 2));
+        if (chain >= 0 && m_document->model->backwardEstimated) // not timed: the cost model's estimate
+            return QString(QStringLiteral("≈ ") + QString::number(milliseconds(m_document->model->layers[std::size_t(chain)].backwardNs), 'f', 2));
         return QStringLiteral("—");
     case CheckpointColumn: return {};
     }
@@ -232,9 +233,9 @@ QVariant LayerModel::headerData(int section, Qt::Orientation orientation, int ro
     case NameColumn: return tr("Layer");
     case KindColumn: return tr("Kind");
     case ActivationColumn: return tr("Activations");
-    case PeakShareColumn: return tr("% of peak");
-    case ForwardColumn: return tr("Forward ms");
-    case BackwardColumn: return tr("Backward ms");
+    case PeakShareColumn: return tr("% of\npeak");
+    case ForwardColumn: return tr("Forward\nms");
+    case BackwardColumn: return tr("Backward\nms");
     case CheckpointColumn: return tr("Checkpoint");
     }
     return {};
@@ -272,7 +273,7 @@ bool LayerModel::setData(const QModelIndex &index, const QVariant &value, int ro
         m_parts[k] = 0;
     } else {
         // A module alone: none inside it or around it stays ticked.
-        const std::vector<ChainPart> &parts = m_document->costModel->layers[k].parts;
+        const std::vector<ChainPart> &parts = m_document->model->layers[k].parts;
         const std::string &path = parts[static_cast<std::size_t>(part)].path;
         for (std::size_t c = 0; c < parts.size(); ++c) {
             if (parts[c].path.starts_with(path + ".") || path.starts_with(parts[c].path + "."))

@@ -1,5 +1,6 @@
 #include "livesetmodel.h"
 
+#include "core/report/palette.h"
 #include "core/trace/units.h"
 
 namespace peaklens::gui {
@@ -30,7 +31,7 @@ QString LiveSetModel::groupName(const LiveGroup &group) const
     case Grouping::Layer:
         return group.key < trace.layers.size() ? QString::fromStdString(trace.layers[group.key].path) : tr("(no layer)");
     case Grouping::Category:
-        return QString::fromUtf8(categoryName(static_cast<Category>(group.key)));
+        return QString::fromUtf8(palette::categoryLabel(static_cast<Category>(group.key)));
     case Grouping::Site:
         return QString::fromStdString(m_document->sites->label(group.key));
     }

@@ -39,7 +39,8 @@ QVariant RunComparisonModel::data(const QModelIndex &index, int role) const
         return {};
     const Row &row = m_rows[static_cast<std::size_t>(index.row())];
     const auto bytes = [](std::int64_t value) { return QString::fromStdString(formatBytes(value)); };
-    const auto milliseconds = [](std::int64_t ns) { return QString::number(static_cast<double>(ns) / 1e6, 'f', 2); };
+    // A container never called itself has no time of its own.
+    const auto milliseconds = [](std::int64_t ns) { return ns > 0 ? QString::number(static_cast<double>(ns) / 1e6, 'f', 2) : QStringLiteral("—"); };
     const std::int64_t change = row.runBytes - row.baselineBytes;
     if (role == Qt::TextAlignmentRole)
         return index.column() == LayerColumn ? QVariant() : QVariant(Qt::AlignRight | Qt::AlignVCenter);

@@ -15,13 +15,34 @@ std::optional<double> relativeError(double predicted, std::optional<double> meas
     return 100.0 * (predicted - *measured) / *measured;
 }
 
-QString percentText(std::optional<double> percent)
+QString signedPercent(double percent)
 {
-    return percent ? QStringLiteral("%1%2 %").arg(*percent >= 0 ? QStringLiteral("+") : QString()).arg(*percent, 0, 'f', 1)
-                   : QString();
+    // A real minus sign, so columns of signed figures line up.
+    return (percent < 0 ? QStringLiteral("−") : QStringLiteral("+")) + QString::number(std::abs(percent), 'f', 1);
+}
+
+// A measured figure and, in brackets, how far the prediction was from it.
+QString withError(const QString &measured, std::optional<double> errorPercent)
+{
+    return errorPercent ? QStringLiteral("%1 (%2 %)").arg(measured, signedPercent(*errorPercent)) : measured;
+}
+
+QString millisecondsText(double ms)
+{
+    return QString::number(ms, 'f', ms < 10 ? 2 : 1);
+}
+
+std::optional<double> measuredPeak(const RunRecord &run)
+{
+    return run.measured.peakAllocatedBytes ? std::optional<double>(double(*run.measured.peakAllocatedBytes)) : std::nullopt;
 }
 
 } // namespace
+
+QString RunsModel::changeText(const StepTimeComparison &change)
+{
+    return QString::fromStdString(peaklens::changeText(change));
+}
 
 void RunsModel::resetData(std::vector<RunRecord> runs)
 {
@@ -53,58 +74,119 @@ QVariant RunsModel::data(const QModelIndex &index, int role) const
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
     const RunRecord &run = m_runs[static_cast<std::size_t>(index.row())];
-    const std::optional<double> measuredPeak =
-        run.measuredPeakBytes ? std::optional<double>(static_cast<double>(*run.measuredPeakBytes)) : std::nullopt;
-    const double predictedStepMs = static_cast<double>(run.predictedStepNs) / 1e6;
-    const auto peakError = relativeError(static_cast<double>(run.predictedPeakBytes), measuredPeak);
-    const auto stepError = relativeError(predictedStepMs, run.measuredStepMs);
-
-    if (role == Qt::ToolTipRole && index.column() == GradientsColumn)
-        return run.gradientDifference ? tr("Largest gradient difference against a step without checkpointing, relative to the "
-                                           "largest gradient of that parameter")
-                                      : QString();
-    if (role == Qt::ToolTipRole)
-        return run.outcome.isEmpty() ? run.checkpoint.join(QStringLiteral(", ")) : run.outcome;
-    if (role == Qt::TextAlignmentRole)
+    switch (role) {
+    case Qt::ToolTipRole: return toolTip(run, index.column());
+    case Qt::TextAlignmentRole:
         return index.column() >= PredictedPeakColumn ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
-    if (role == SortRole && index.column() == RunColumn)
-        return index.row();
-    if (role != Qt::DisplayRole && role != SortRole)
-        return {};
-    switch (index.column()) {
+    case SortRole:
+        if (index.column() == RunColumn)
+            return index.row();
+        return display(run, index.column());
+    case Qt::DisplayRole: return display(run, index.column());
+    }
+    return {};
+}
+
+QVariant RunsModel::display(const RunRecord &run, int column) const
+{
+    const std::optional<double> measuredStep = run.measuredStepMs();
+    switch (column) {
     case RunColumn: return run.outcome.isEmpty() ? run.label : run.label + QStringLiteral(" — ") + run.outcome;
     case CheckpointColumn:
-        return run.checkpoint.isEmpty() ? tr("none") : tr("%n layer(s)", nullptr, int(run.checkpoint.size()));
+        return run.checkpoint.isEmpty() ? tr("none") : tr("%n unit(s)", nullptr, int(run.checkpoint.size()));
     case PredictedPeakColumn: return QString::fromStdString(formatBytes(run.predictedPeakBytes));
     case MeasuredPeakColumn:
-        return run.measuredPeakBytes ? QString::fromStdString(formatBytes(*run.measuredPeakBytes)) : QString();
-    case PeakErrorColumn: return percentText(peakError);
-    case PredictedStepColumn: return QString::number(predictedStepMs, 'f', 1);
-    case MeasuredStepColumn: return run.measuredStepMs ? QString::number(*run.measuredStepMs, 'f', 1) : QString();
-    case StepErrorColumn: return percentText(stepError);
-    case GradientsColumn:
-        if (!run.gradientDifference)
+        if (!run.measured.peakAllocatedBytes)
             return QString();
-        if (*run.gradientDifference == 0)
+        return withError(QString::fromStdString(formatBytes(*run.measured.peakAllocatedBytes)),
+                         relativeError(double(run.predictedPeakBytes), measuredPeak(run)));
+    case PredictedStepColumn: return millisecondsText(run.predictedStepMs());
+    case MeasuredStepColumn:
+        if (!measuredStep)
+            return QString();
+        return withError(millisecondsText(*measuredStep), relativeError(run.predictedStepMs(), measuredStep));
+    case StepChangeColumn:
+        if (run.baseline)
+            return tr("reference");
+        if (const auto change = run.changeFromBaseline())
+            return changeText(*change);
+        return QString();
+    case GradientsColumn:
+        if (!run.measured.gradients)
+            return QString();
+        if (run.measured.gradients->maxRelativeDifference == 0)
             return tr("identical");
-        return (run.gradientsAgree ? tr("≤ %1") : tr("DIFFER by %1")).arg(*run.gradientDifference, 0, 'g', 2);
+        return (run.measured.gradients->agree ? tr("≤ %1") : tr("DIFFER by %1")).arg(run.measured.gradients->maxRelativeDifference, 0, 'g', 2);
+    }
+    return {};
+}
+
+QString RunsModel::toolTip(const RunRecord &run, int column) const
+{
+    switch (column) {
+    case RunColumn:
+        if (run.baseline)
+            return tr("The trace as recorded: what the reruns' predictions start from");
+        [[fallthrough]];
+    case CheckpointColumn:
+        if (!run.outcome.isEmpty())
+            return run.outcome;
+        return run.checkpoint.isEmpty() ? tr("Nothing checkpointed") : run.checkpoint.join(QStringLiteral(", "));
+    case MeasuredPeakColumn: return tr("Measured peak (the prediction's error against it)");
+    case MeasuredStepColumn: {
+        if (run.measured.stepTimesMs.empty())
+            return QString();
+        const TimingSpread spread = spreadOf(run.measured.stepTimesMs);
+        return tr("Median of %n measured step(s), from %1 to %2 ms; in brackets the prediction's error against it", nullptr,
+                  int(spread.samples))
+            .arg(millisecondsText(spread.minMs), millisecondsText(spread.maxMs));
+    }
+    case PredictedStepColumn:
+        return run.baseline || run.measured.baselineStepTimesMs.empty()
+                   ? tr("The cost model's step time, from the baseline trace")
+                   : tr("The baseline measured beside this run, scaled by the change the model predicts");
+    case StepChangeColumn:
+        if (const auto change = run.changeFromBaseline()) {
+            return tr("This run's step time against the baseline's toggles measured again beside it on this machine "
+                      "(%1 steps each%2): the median change and the range of the changes. When the range includes "
+                      "no change, the difference cannot be told from noise.")
+                .arg(change->run.samples)
+                .arg(change->paired ? tr(", interleaved step by step") : QString());
+        }
+        return run.baseline ? tr("The trace as recorded: what the reruns' predictions start from") : QString();
+    case GradientsColumn:
+        return run.measured.gradients ? tr("Largest gradient difference against a step without checkpointing, relative to "
+                                           "the largest gradient of that parameter")
+                                      : QString();
     }
     return {};
 }
 
 QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+    if (orientation != Qt::Horizontal)
+        return QAbstractTableModel::headerData(section, orientation, role);
+    if (role == Qt::ToolTipRole) {
+        switch (section) {
+        case MeasuredPeakColumn: return tr("The measured peak; in brackets the prediction error: the predicted peak against it");
+        case MeasuredStepColumn:
+            return tr("The median measured step; in brackets the prediction error: the predicted step time against it");
+        case StepChangeColumn:
+            return tr("Change from baseline: the step time against the baseline's toggles measured again beside the "
+                      "run, on the same machine");
+        }
+        return {};
+    }
+    if (role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {
     case RunColumn: return tr("Run");
-    case CheckpointColumn: return tr("Checkpoint");
-    case PredictedPeakColumn: return tr("Predicted peak");
-    case MeasuredPeakColumn: return tr("Measured peak");
-    case PeakErrorColumn: return tr("Δ peak");
-    case PredictedStepColumn: return tr("Predicted ms");
-    case MeasuredStepColumn: return tr("Measured ms");
-    case StepErrorColumn: return tr("Δ step");
+    case CheckpointColumn: return tr("Checkpointed");
+    case PredictedPeakColumn: return tr("Peak\npredicted");
+    case MeasuredPeakColumn: return tr("Peak measured\n(prediction error)");
+    case PredictedStepColumn: return tr("Step ms\npredicted");
+    case MeasuredStepColumn: return tr("Step ms measured\n(prediction error)");
+    case StepChangeColumn: return tr("Step change\nfrom baseline");
     case GradientsColumn: return tr("Gradients");
     }
     return {};

@@ -11,6 +11,7 @@
 #include <QFontDatabase>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QSignalBlocker>
 #include <QSortFilterProxyModel>
 #include <QVBoxLayout>
 
@@ -58,6 +59,12 @@ LiveSetPane::LiveSetPane(QWidget *parent)
     connect(m_grouping, &QComboBox::currentIndexChanged, this, [this] { showLiveSet(m_document, m_timeNs); });
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &LiveSetPane::showStack);
     connect(m_allFrames, &QCheckBox::toggled, this, [this] { showStack(m_view->currentIndex()); });
+}
+
+void LiveSetPane::setDefaultGrouping(bool hasLayers)
+{
+    const QSignalBlocker blocker(m_grouping);
+    m_grouping->setCurrentIndex(int(hasLayers ? LiveSetModel::Grouping::Layer : LiveSetModel::Grouping::Category));
 }
 
 void LiveSetPane::showLiveSet(const DocumentPtr &document, std::optional<std::int64_t> timeNs)

@@ -30,6 +30,8 @@ public:
     // What is live on the document's device at timeNs, or at the peak when none.
     void showLiveSet(const DocumentPtr &document, std::optional<std::int64_t> timeNs);
     LiveSetModel *model() const { return m_model; }
+    // By layer for a trace that names layers, else by category.
+    void setDefaultGrouping(bool hasLayers);
 
 private:
     void showStack(const QModelIndex &current);

@@ -4,6 +4,8 @@
 
 #include "core/analysis/levelofdetail.h"
 #include "core/analysis/phasespans.h"
+#include "core/report/axisticks.h"
+#include "core/report/palette.h"
 #include "core/trace/units.h"
 
 #include <QToolTip>
@@ -30,24 +32,28 @@ QString shortLayerName(const QString &path)
     return QChar(0x2026) + path.mid(cut + (path[cut] == QLatin1Char('.') ? 1 : 0));
 }
 
-QColor groupColor(std::size_t index)
+QColor color(palette::Rgb rgb, int alpha = 255)
 {
-    static const QColor colors[] = {QColor(0x4e79a7), QColor(0xf28e2b), QColor(0x59a14f), QColor(0xe15759),
-                                    QColor(0x76b7b2), QColor(0xedc948), QColor(0xb07aa1), QColor(0xff9da7),
-                                    QColor(0x9c755f), QColor(0x8cd17d)};
-    return colors[index % std::size(colors)];
+    QColor value(static_cast<QRgb>(rgb));
+    value.setAlpha(alpha);
+    return value;
 }
 
 QColor phaseColor(Phase phase)
 {
-    switch (phase) {
-    case Phase::Forward: return QColor(80, 140, 230, 28);
-    case Phase::Backward: return QColor(230, 120, 60, 28);
-    case Phase::Optimizer: return QColor(90, 180, 90, 32);
-    case Phase::Other: break;
-    }
-    return QColor(0, 0, 0, 0);
+    return phase == Phase::Other ? QColor(0, 0, 0, 0) : color(palette::phaseColor(phase), 110);
 }
+
+// Ticks at 1, 2 or 5 times a power of ten, as in the reports.
+class NiceTicker final : public QCPAxisTicker
+{
+protected:
+    double getTickStep(const QCPRange &range) override
+    {
+        const double step = niceStep(range.size(), tickCount());
+        return step > 0 ? step : QCPAxisTicker::getTickStep(range);
+    }
+};
 
 // Binary units chosen by the peak, so axis numbers stay short.
 std::pair<double, QString> unitFor(std::int64_t bytes)
@@ -72,6 +78,8 @@ TimelineView::TimelineView(QWidget *parent)
     axisRect()->setRangeDrag(Qt::Horizontal);
     axisRect()->setRangeZoom(Qt::Horizontal);
     xAxis->setLabel(tr("time (ms)"));
+    xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new NiceTicker));
+    yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new NiceTicker));
     // The legend runs in one row under the plot, where it never hides data.
     legend->setVisible(true);
     legend->setFont(font());
@@ -141,7 +149,9 @@ void TimelineView::setDocument(const DocumentPtr &document)
     }
     m_prediction.clear();
     m_comparison.clear();
+    m_comparisonName.clear();
     m_layerCurve.clear();
+    m_layerName.clear();
     m_markedTime.reset();
     m_highlightedLayer.reset();
     rebuildGraphs();
@@ -186,6 +196,64 @@ void TimelineView::setComparison(const std::vector<PredictedPoint> &curve, const
     if (m_measured)
         m_measured->setName(name);
     showCurve(m_measured, curve);
+    markMeasuredPeak();
+}
+
+void TimelineView::markMeasuredPeak()
+{
+    for (QCPAbstractItem *item : m_measuredPeakItems)
+        removeItem(item);
+    m_measuredPeakItems.clear();
+    const auto peak = std::max_element(m_comparison.begin(), m_comparison.end(),
+                                       [](const PredictedPoint &a, const PredictedPoint &b) { return a.bytes < b.bytes; });
+    if (peak == m_comparison.end() || !m_document)
+        return;
+    auto *tracer = new QCPItemTracer(this);
+    tracer->position->setCoords(toX(peak->timeNs), static_cast<double>(peak->bytes) / m_unitBytes);
+    tracer->setStyle(QCPItemTracer::tsSquare);
+    tracer->setSize(8);
+    tracer->setPen(QPen(color(palette::kMeasured), 2));
+    auto *label = new QCPItemText(this);
+    label->position->setParentAnchor(tracer->position);
+    label->position->setCoords(6, 4);
+    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    label->setText(tr("measured peak %1").arg(QString::fromStdString(formatBytes(peak->bytes))));
+    label->setColor(color(palette::kMeasured));
+    m_measuredPeakItems = {tracer, label};
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::showMeasurement(std::int64_t beginNs, std::int64_t endNs, const QString &text)
+{
+    clearMeasurement();
+    auto *rect = new QCPItemRect(this);
+    rect->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    rect->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    rect->topLeft->setCoords(toX(beginNs), 0);
+    rect->bottomRight->setCoords(toX(endNs), 1);
+    rect->setPen(QPen(palette().highlight().color(), 1));
+    QColor fill = palette().highlight().color();
+    fill.setAlpha(40);
+    rect->setBrush(fill);
+    auto *label = new QCPItemText(this);
+    label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    label->position->setCoords(toX(beginNs), 0.06);
+    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    label->setText(text);
+    label->setPadding(QMargins(4, 2, 4, 2));
+    label->setBrush(palette().base());
+    label->setPen(QPen(palette().highlight().color()));
+    label->setColor(palette().text().color());
+    m_measurementItems = {rect, label};
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::clearMeasurement()
+{
+    for (QCPAbstractItem *item : m_measurementItems)
+        removeItem(item);
+    m_measurementItems.clear();
+    replot(QCustomPlot::rpQueuedReplot);
 }
 
 void TimelineView::setMarkedTime(std::optional<std::int64_t> timeNs)
@@ -209,8 +277,9 @@ void TimelineView::highlightLayer(std::optional<std::uint32_t> layer)
         const Trace &trace = *m_document->trace;
         for (const SeriesPoint &point : layerMemory(trace, m_document->device, *layer))
             m_layerCurve.push_back({point.timeNs, point.bytes});
+        m_layerName = tr("memory of %1").arg(shortLayerName(QString::fromStdString(trace.layers[*layer].path)));
         if (m_layerGraph)
-            m_layerGraph->setName(tr("memory of %1").arg(QString::fromStdString(trace.layers[*layer].path)));
+            m_layerGraph->setName(m_layerName);
     }
     showCurve(m_layerGraph, m_layerCurve);
     refreshColumns();
@@ -256,19 +325,22 @@ void TimelineView::rebuildGraphs()
         if (other && timeline.groups.size() <= shown)
             break;
         QCPGraph *graph = addGraph();
-        const QColor color = other ? palette().mid().color() : groupColor(i);
-        graph->setPen(QPen(color.darker(115), 0));
-        QColor fill = color;
+        // A category has one colour in every trace; layers take theirs in order.
+        const QColor band = other ? palette().mid().color()
+                            : m_grouping == GroupBy::Category
+                                ? color(palette::categoryColor(static_cast<Category>(timeline.groups[i].key)))
+                                : color(palette::seriesColor(i));
+        graph->setPen(QPen(band.darker(115), 0));
+        QColor fill = band;
         fill.setAlpha(170);
         graph->setBrush(fill);
         graph->setLineStyle(QCPGraph::lsStepLeft);
         if (!m_stack.empty())
             graph->setChannelFillGraph(m_stack.back());
-        QString name = other ? tr("other") : QString::fromStdString(timeline.groups[i].label);
-        if (m_grouping == GroupBy::Category)
-            name.replace(QLatin1Char('_'), QLatin1Char(' '));
-        else
-            name = shortLayerName(name);
+        QString name = other ? tr("other")
+                       : m_grouping == GroupBy::Category
+                           ? QString::fromUtf8(palette::categoryLabel(static_cast<Category>(timeline.groups[i].key)))
+                           : shortLayerName(QString::fromStdString(timeline.groups[i].label));
         graph->setName(name);
         m_stack.push_back(graph);
         m_stackGroups.push_back(other ? kOther : i);
@@ -285,16 +357,17 @@ void TimelineView::rebuildGraphs()
         m_reserved->setName(tr("reserved"));
     }
     m_predicted = addGraph();
-    m_predicted->setPen(QPen(QColor(0xd62728), 2, Qt::DashLine));
+    m_predicted->setPen(QPen(color(palette::kPredicted), 2, Qt::DashLine));
     m_predicted->setLineStyle(QCPGraph::lsStepLeft);
     m_predicted->setName(tr("predicted"));
     m_measured = addGraph();
-    m_measured->setPen(QPen(QColor(0x2ca02c), 2));
+    m_measured->setPen(QPen(color(palette::kMeasured), 2));
     m_measured->setLineStyle(QCPGraph::lsStepLeft);
     m_measured->setName(m_comparisonName);
     m_layerGraph = addGraph();
-    m_layerGraph->setPen(QPen(QColor(0xff, 0xb0, 0x00), 2.5));
+    m_layerGraph->setPen(QPen(color(palette::kHighlight), 2.5));
     m_layerGraph->setLineStyle(QCPGraph::lsStepLeft);
+    m_layerGraph->setName(m_layerName);
     showCurve(m_predicted, m_prediction);
     showCurve(m_measured, m_comparison);
     showCurve(m_layerGraph, m_layerCurve);
@@ -304,6 +377,8 @@ void TimelineView::rebuildItems()
 {
     clearItems();
     m_marker = nullptr;
+    m_measuredPeakItems.clear();
+    m_measurementItems.clear();
     m_visibleItems.clear();
     m_phaseSpans.clear();
     if (!m_document)
@@ -318,7 +393,7 @@ void TimelineView::rebuildItems()
         tracer->position->setCoords(toX(peak.timeNs), static_cast<double>(peak.allocatedBytes) / m_unitBytes);
         tracer->setStyle(QCPItemTracer::tsCircle);
         tracer->setSize(9);
-        tracer->setPen(QPen(QColor(0xd62728), 2));
+        tracer->setPen(QPen(color(palette::kPeak), 2));
         auto *label = new QCPItemText(this);
         label->position->setParentAnchor(tracer->position);
         label->position->setCoords(6, -4);
@@ -327,7 +402,7 @@ void TimelineView::rebuildItems()
         if (m_document->summary.peakLayer < trace.layers.size())
             where += tr(" of %1").arg(QString::fromStdString(trace.layers[m_document->summary.peakLayer].path));
         label->setText(tr("peak %1 · %2").arg(QString::fromStdString(formatBytes(peak.allocatedBytes)), where));
-        label->setColor(QColor(0xd62728));
+        label->setColor(color(palette::kPeak));
         QFont bold = font();
         bold.setBold(true);
         label->setFont(bold);
@@ -335,6 +410,7 @@ void TimelineView::rebuildItems()
     m_marker = new QCPItemStraightLine(this);
     m_marker->setPen(QPen(palette().highlight().color(), 1.5));
     setMarkedTime(m_markedTime);
+    markMeasuredPeak();
 }
 
 // Shading, step boundaries and highlighted ranges only for what is in view, and only when
@@ -381,7 +457,7 @@ void TimelineView::updateVisibleItems(std::int64_t beginNs, std::int64_t endNs)
         for (const Range &range : trace.ranges) {
             if (range.endNs > beginNs && range.beginNs < endNs && trace.isWithin(range.layer, *m_highlightedLayer)
                 && ++shown <= kMaxShownSpans)
-                band(range.beginNs, range.endNs, QColor(255, 200, 0, 90));
+                band(range.beginNs, range.endNs, color(palette::kHighlight, 40));
         }
     }
     for (auto step = firstStep; step != lastStep; ++step) {
@@ -475,8 +551,10 @@ void TimelineView::mouseReleaseEvent(QMouseEvent *event)
 {
     QCustomPlot::mouseReleaseEvent(event);
     if (m_document && (event->pos() - m_pressPosition).manhattanLength() < 4 && event->button() == Qt::LeftButton
-        && axisRect()->rect().contains(event->pos()))
+        && axisRect()->rect().contains(event->pos())) {
+        clearMeasurement();
         Q_EMIT timeClicked(toNs(xAxis->pixelToCoord(event->pos().x())));
+    }
 }
 
 void TimelineView::mouseMoveEvent(QMouseEvent *event)

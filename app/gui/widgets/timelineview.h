@@ -27,8 +27,14 @@ public:
     GroupBy grouping() const { return m_grouping; }
     // The predicted curve of the current toggles; empty hides it.
     void setPrediction(const std::vector<PredictedPoint> &curve);
-    // A rerun's measured curve over the same step; empty hides it.
+    // A rerun's measured curve over the same step, on this trace's clock, its peak marked;
+    // empty hides it.
     void setComparison(const std::vector<PredictedPoint> &curve, const QString &name);
+    const std::vector<PredictedPoint> &comparison() const { return m_comparison; }
+    // A measured range (Shift+drag), shaded with what it measured written on it, until the
+    // next click.
+    void showMeasurement(std::int64_t beginNs, std::int64_t endNs, const QString &text);
+    void clearMeasurement();
     // A time picked by the user (live set shown for it), or none for the peak.
     void setMarkedTime(std::optional<std::int64_t> timeNs);
     // Shades the layer's ranges and draws its memory (with its sub-layers') over the stack.
@@ -58,6 +64,7 @@ private:
     std::int64_t toNs(double x) const;
     QString hoverText(std::int64_t timeNs) const;
     void showCurve(QCPGraph *graph, const std::vector<PredictedPoint> &curve);
+    void markMeasuredPeak();
 
     DocumentPtr m_document;
     GroupBy m_grouping = GroupBy::Category;
@@ -76,6 +83,9 @@ private:
     QCPGraph *m_measured = nullptr;
     QCPGraph *m_layerGraph = nullptr;       // memory of the selected layer
     std::vector<PredictedPoint> m_layerCurve;
+    QString m_layerName;
+    std::vector<QCPAbstractItem *> m_measuredPeakItems;
+    std::vector<QCPAbstractItem *> m_measurementItems;
     QCPItemStraightLine *m_marker = nullptr;
     std::vector<PhaseSpan> m_phaseSpans; // by begin time
     std::vector<QCPAbstractItem *> m_visibleItems;

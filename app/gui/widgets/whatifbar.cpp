@@ -3,9 +3,10 @@
 #include "core/trace/units.h"
 
 #include <QComboBox>
-#include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
+#include <QToolButton>
 #include <QPoint>
 
 #include <algorithm>
@@ -39,7 +40,7 @@ QString deltaText(std::int64_t value, std::int64_t base)
 WhatIfBar::WhatIfBar(QWidget *parent)
     : QWidget(parent)
     , m_strategy(new QComboBox(this))
-    , m_budget(new QDoubleSpinBox(this))
+    , m_budget(new QLineEdit(this))
     , m_overhead(new QSpinBox(this))
     , m_baseline(new QLabel(this))
     , m_prediction(new QLabel(this))
@@ -52,10 +53,9 @@ WhatIfBar::WhatIfBar(QWidget *parent)
     m_strategy->addItem(tr("Cheapest within budget"), QPoint(int(Strategy::Budget), 0));
     m_strategy->addItem(tr("Lowest peak within overhead"), QPoint(int(Strategy::Overhead), 0));
     m_strategy->setToolTip(tr("Which layers to checkpoint (Ctrl+Shift+S)"));
-    m_budget->setDecimals(3);
-    m_budget->setRange(0.001, 1 << 20);
-    m_budget->setSuffix(QStringLiteral(" GiB"));
-    m_budget->setToolTip(tr("Memory budget for the planner"));
+    m_budget->setObjectName(QStringLiteral("budget"));
+    m_budget->setToolTip(tr("Memory budget for the planner, in any unit: 6 GiB, 512 MiB, 6.5 GB"));
+    m_budget->setMaximumWidth(m_budget->fontMetrics().horizontalAdvance(QStringLiteral("0000.00 MiB")) + 16);
     m_overhead->setRange(0, 1000);
     m_overhead->setValue(20);
     m_overhead->setSuffix(QStringLiteral(" %"));
@@ -64,6 +64,12 @@ WhatIfBar::WhatIfBar(QWidget *parent)
     bold.setBold(true);
     m_prediction->setFont(bold);
     m_prediction->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // A long prediction gives way (in full in its tooltip) instead of pushing the bar's
+    // buttons into the toolbar's overflow menu.
+    for (QLabel *label : {m_baseline, m_prediction}) {
+        label->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+        label->setMinimumWidth(label->fontMetrics().horizontalAdvance(QStringLiteral("Predicted: peak 000.0 MiB")));
+    }
 
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(6, 2, 6, 2);
@@ -71,10 +77,12 @@ WhatIfBar::WhatIfBar(QWidget *parent)
     layout->addWidget(m_strategy);
     layout->addWidget(m_budget);
     layout->addWidget(m_overhead);
+    m_rerunSlot = new QHBoxLayout;
+    layout->addLayout(m_rerunSlot);
     layout->addSpacing(16);
-    layout->addWidget(m_baseline);
+    layout->addWidget(m_baseline, 2);
     layout->addSpacing(16);
-    layout->addWidget(m_prediction, 1);
+    layout->addWidget(m_prediction, 3);
 
     auto update = [this] {
         m_budget->setVisible(strategy() == Strategy::Budget);
@@ -85,15 +93,39 @@ WhatIfBar::WhatIfBar(QWidget *parent)
         update();
         Q_EMIT strategyChanged();
     });
-    connect(m_budget, &QDoubleSpinBox::valueChanged, this, &WhatIfBar::strategyChanged);
+    connect(m_budget, &QLineEdit::editingFinished, this, [this] {
+        if (budgetBytes() > 0) {
+            m_budget->setText(bytesText(static_cast<std::int64_t>(budgetBytes())));
+            Q_EMIT strategyChanged();
+        }
+    });
+    connect(m_budget, &QLineEdit::textChanged, this, [this] {
+        m_budget->setStyleSheet(budgetBytes() > 0 ? QString() : QStringLiteral("color: #b42318"));
+    });
     connect(m_overhead, &QSpinBox::valueChanged, this, &WhatIfBar::strategyChanged);
+}
+
+void WhatIfBar::setRerunAction(QAction *action)
+{
+    auto *button = new QToolButton(this);
+    button->setDefaultAction(action);
+    button->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    m_rerunSlot->addWidget(button);
 }
 
 void WhatIfBar::setUnavailable(const QString &reason)
 {
+    {
+        const QSignalBlocker blocker(this);
+        showStrategy(CheckpointStrategy());
+    }
+    m_budget->setVisible(false);
+    m_overhead->setVisible(false);
+    m_baselinePeak = m_baselineTime = 0;
     setEnabled(false);
     m_baseline->clear();
     m_prediction->setText(tr("No what-if: %1").arg(reason));
+    m_prediction->setToolTip(m_prediction->text());
 }
 
 void WhatIfBar::setBaseline(std::int64_t peakBytes, std::int64_t stepTimeNs)
@@ -103,8 +135,9 @@ void WhatIfBar::setBaseline(std::int64_t peakBytes, std::int64_t stepTimeNs)
     m_baselineTime = stepTimeNs;
     const QSignalBlocker blocker(this);
     showStrategy(CheckpointStrategy());
-    m_budget->setValue(static_cast<double>(peakBytes) * 0.75 / double(1 << 30));
+    m_budget->setText(bytesText(peakBytes * 3 / 4));
     m_baseline->setText(tr("Measured: peak %1, step %2").arg(bytesText(peakBytes), millisecondsText(stepTimeNs)));
+    m_baseline->setToolTip(m_baseline->text());
 }
 
 void WhatIfBar::showPrediction(std::int64_t peakBytes, std::int64_t stepTimeNs, bool feasible)
@@ -115,6 +148,7 @@ void WhatIfBar::showPrediction(std::int64_t peakBytes, std::int64_t stepTimeNs, 
     if (!feasible)
         text += tr(" — the budget cannot be met; this is the lowest peak reachable");
     m_prediction->setText(text);
+    m_prediction->setToolTip(text);
 }
 
 void WhatIfBar::markCustom()
@@ -139,7 +173,8 @@ CheckpointStrategy WhatIfBar::rule() const
 
 double WhatIfBar::budgetBytes() const
 {
-    return m_budget->value() * double(1 << 30);
+    const auto bytes = parseBytes(m_budget->text().toStdString());
+    return bytes && *bytes > 0 ? static_cast<double>(*bytes) : 0.0;
 }
 
 double WhatIfBar::overheadFraction() const

@@ -8,9 +8,11 @@
 
 #include <cstdint>
 
+class QAction;
 class QComboBox;
-class QDoubleSpinBox;
+class QHBoxLayout;
 class QLabel;
+class QLineEdit;
 class QSpinBox;
 
 namespace peaklens::gui {
@@ -25,7 +27,10 @@ public:
 
     explicit WhatIfBar(QWidget *parent = nullptr);
 
-    // No cost model: the bar says why and disables itself.
+    // The action that reruns with the toggles, as a button beside the strategy, where a long
+    // prediction cannot push it out of sight.
+    void setRerunAction(QAction *action);
+    // No cost model: the bar says why, goes back to no toggles and disables itself.
     void setUnavailable(const QString &reason);
     void setBaseline(std::int64_t peakBytes, std::int64_t stepTimeNs);
     void showPrediction(std::int64_t peakBytes, std::int64_t stepTimeNs, bool feasible);
@@ -33,6 +38,7 @@ public:
     void markCustom();
     Strategy strategy() const;
     CheckpointStrategy rule() const; // with Strategy::Rule
+    // The budget as typed: "6 GiB", "512MiB", "6.5 GB"; 0 while it is not a size.
     double budgetBytes() const;
     double overheadFraction() const;
     QString predictedPeakText() const;
@@ -45,10 +51,11 @@ Q_SIGNALS:
 
 private:
     QComboBox *m_strategy;
-    QDoubleSpinBox *m_budget;
+    QLineEdit *m_budget;
     QSpinBox *m_overhead;
     QLabel *m_baseline;
     QLabel *m_prediction;
+    QHBoxLayout *m_rerunSlot = nullptr;
     std::int64_t m_baselinePeak = 0;
     std::int64_t m_baselineTime = 0;
 };

@@ -78,7 +78,7 @@ private slots:
         model.setFlat(true);
         model.resetData(document);
         QSignalSpy changed(&model, &LayerModel::checkpointChanged);
-        const auto &chain = document->costModel->layers;
+        const auto &chain = document->model->layers;
         QCOMPARE(model.checkpoint().size(), chain.size());
         int checkable = 0;
         for (int row = 0; row < model.rowCount(); ++row) {
@@ -108,7 +108,7 @@ private slots:
         QAbstractItemModelTester tester(&model);
         const DocumentPtr document = loadDocument(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/modelled-step.pltxt"));
         model.resetData(document);
-        const auto &chain = document->costModel->layers;
+        const auto &chain = document->model->layers;
         QVERIFY(chain[1].parts.size() >= 2);
         const QModelIndex attn = model.indexOfLayer(chain[1].parts[1].layer, LayerModel::CheckpointColumn);
         const QModelIndex layer = model.indexOfLayer(chain[1].layer, LayerModel::CheckpointColumn);

@@ -8,12 +8,16 @@
 #include "models/runsmodel.h"
 #include "replayprocess.h"
 #include "layereditor.h"
+#include "widgets/emptystate.h"
 #include "widgets/livesetpane.h"
 #include "widgets/momenttext.h"
+#include "widgets/runspane.h"
+#include "widgets/timelineview.h"
 #include "widgets/whatifbar.h"
 
 #include "core/format/tracewriter.h"
 #include "core/plan/predictor.h"
+#include "core/report/palette.h"
 #include "core/trace/metadata.h"
 #include "core/trace/units.h"
 
@@ -32,6 +36,9 @@
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTemporaryDir>
+
+#include <csignal>
+#include <memory>
 
 using namespace peaklens;
 using namespace peaklens::gui;
@@ -74,6 +81,60 @@ QString writeRecorded(const QTemporaryDir &directory, const QString &workDirecto
                         true);
 }
 
+// The sample with a replay spec small enough that a rerun of many steps takes seconds.
+QString writeSmallReplay(const QTemporaryDir &directory)
+{
+    return writeVariant(directory, QStringLiteral("small.peaklens"),
+                        {{"replay.spec", R"({"model":"gpt","layers":6,"d_model":32,"heads":2,"seq":16,"vocab":64,"batch":2,"seed":0})"},
+                         {"replay.options", R"({"device":"cpu","dtype":"fp32","micro_batches":1,"steps":3,"warmup":1})"}});
+}
+
+// A program of ours replaced, for a test, by a script found first through PEAKLENS_PLUGIN_DIR.
+void writeTool(const QString &directory, const QString &name, const QByteArray &script)
+{
+    QVERIFY(QDir().mkpath(directory));
+    QFile file(directory + QLatin1Char('/') + name);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(script);
+    file.close();
+    file.setPermissions(file.permissions() | QFileDevice::ExeOwner);
+}
+
+// A peaklens-cli that writes its pid and sleeps, found first through PEAKLENS_PLUGIN_DIR;
+// returns where the pid goes.
+QString installSleepingCli(const QTemporaryDir &directory)
+{
+    const QString pidFile = directory.filePath(QStringLiteral("child.pid"));
+    const QString plugins = directory.filePath(QStringLiteral("plugins"));
+    writeTool(plugins, QStringLiteral("peaklens-cli"), "#!/bin/sh\necho $$ > '" + pidFile.toUtf8() + "'\nexec sleep 60\n");
+    qputenv("PEAKLENS_PLUGIN_DIR", plugins.toUtf8());
+    return pidFile;
+}
+
+// The pid a stand-in wrote, once it has.
+qint64 waitForPid(const QString &path)
+{
+    QFile file(path);
+    if (!QTest::qWaitFor([&] { return file.exists() && file.size() > 0; }, 30000) || !file.open(QIODevice::ReadOnly))
+        return 0;
+    return file.readAll().trimmed().toLongLong();
+}
+
+bool processExists(qint64 pid)
+{
+    return ::kill(static_cast<pid_t>(pid), 0) == 0;
+}
+
+// The graph of the timeline that the legend names so; null when none.
+QCPGraph *graphNamed(TimelineView *timeline, const QString &name)
+{
+    for (int i = 0; i < timeline->graphCount(); ++i) {
+        if (timeline->graph(i)->name() == name)
+            return timeline->graph(i);
+    }
+    return nullptr;
+}
+
 } // namespace
 
 class tst_MainWindow : public QObject
@@ -87,19 +148,19 @@ private slots:
         window.show();
         QVERIFY(load(window, kSample));
         const DocumentPtr document = window.document();
-        QVERIFY(document->costModel);
+        QVERIFY(document->model);
         LayerModel *layers = window.layerModel();
         QCOMPARE(layers->rowCount(), 5); // embed, blocks, ln_f, head, loss; the blocks below "blocks"
 
-        const auto &chain = document->costModel->layers;
+        const auto &chain = document->model->layers;
         QVERIFY(layers->setData(layers->indexOfLayer(chain[2].layer, LayerModel::CheckpointColumn), Qt::Checked,
                                 Qt::CheckStateRole));
         std::vector<bool> toggles(chain.size(), false);
         toggles[2] = true;
-        const Prediction prediction = predict(*document->costModel, toggles);
+        const Prediction prediction = predict(*document->model, toggles);
         const QString expected = QStringLiteral("peak ") + QString::fromStdString(formatBytes(prediction.peakBytes));
         QVERIFY2(window.whatIfBar()->predictedPeakText().contains(expected), qPrintable(window.whatIfBar()->predictedPeakText()));
-        QVERIFY(prediction.peakBytes < predict(*document->costModel, CheckpointSchedule{}).peakBytes);
+        QVERIFY(prediction.peakBytes < predict(*document->model, CheckpointSchedule{}).peakBytes);
     }
 
     // A strategy with segments ticks all their layers but predicts the segments, not the
@@ -108,7 +169,7 @@ private slots:
     {
         MainWindow window;
         QVERIFY(load(window, kSample));
-        const CostModel &model = *window.document()->costModel;
+        const CostModel &model = *window.document()->model;
         QVERIFY(model.layers.size() >= 4);
         window.setCheckpointStrategy(QStringLiteral("sqrt"));
         const Plan segments = planForStrategy(model, "sqrt");
@@ -144,9 +205,9 @@ private slots:
         QCOMPARE(window.runsModel()->rowCount(), 2);
         const RunRecord &run = window.runsModel()->run(1);
         QVERIFY2(run.outcome.isEmpty(), qPrintable(run.outcome));
-        QCOMPARE(run.checkpoint.size(), qsizetype(window.document()->costModel->layers.size()));
-        QVERIFY(run.measuredPeakBytes && run.measuredStepMs);
-        QVERIFY(*run.measuredPeakBytes < *window.runsModel()->run(0).measuredPeakBytes);
+        QCOMPARE(run.checkpoint.size(), qsizetype(window.document()->model->layers.size()));
+        QVERIFY(run.measured.peakAllocatedBytes && run.measuredStepMs());
+        QVERIFY(*run.measured.peakAllocatedBytes < *window.runsModel()->run(0).measured.peakAllocatedBytes);
         QVERIFY(run.document);
         QCOMPARE(QString::fromStdString(run.document->trace->metaValue("checkpoint")), run.checkpoint.join(QLatin1Char(',')));
         // The comparison shows the checkpointed blocks keeping less for the backward pass.
@@ -159,6 +220,248 @@ private slots:
                 ++smaller;
         }
         QCOMPARE(smaller, int(run.checkpoint.size()));
+    }
+
+    // Quitting while a rerun or a recording runs stops the child and does not crash: the
+    // child's end is not reported to a window that is going away.
+    void quitWhileAChildRuns_data()
+    {
+        QTest::addColumn<bool>("recording");
+        QTest::addRow("during a rerun") << false;
+        QTest::addRow("during a recording") << true;
+    }
+
+    void quitWhileAChildRuns()
+    {
+        QFETCH(bool, recording);
+        QTemporaryDir directory;
+        const QString pidFile = installSleepingCli(directory);
+        const auto restore = qScopeGuard([] { qunsetenv("PEAKLENS_PLUGIN_DIR"); });
+
+        auto window = std::make_unique<MainWindow>();
+        if (recording) {
+            window->recordDialog()->setCommand(QStringLiteral("python3 train.py"), directory.path());
+            window->recordDialog()->startRecording();
+            QVERIFY(window->recordDialog()->isRecording());
+        } else {
+            QVERIFY(load(*window, writeRecorded(directory, directory.path())));
+            window->rerun();
+            QVERIFY(window->isRerunning());
+        }
+        const qint64 pid = waitForPid(pidFile);
+        QVERIFY(pid > 0 && processExists(pid));
+        window.reset();
+        QVERIFY2(!processExists(pid), "the child outlived the window");
+    }
+
+    // Cancel stops a rerun at once, without blocking the window for the child's grace time.
+    void cancelDoesNotBlock()
+    {
+        QTemporaryDir directory;
+        const QString pidFile = installSleepingCli(directory);
+        const auto restore = qScopeGuard([] { qunsetenv("PEAKLENS_PLUGIN_DIR"); });
+        MainWindow window;
+        QVERIFY(load(window, writeRecorded(directory, directory.path())));
+        QSignalSpy finished(&window, &MainWindow::rerunFinished);
+        window.rerun();
+        QVERIFY(waitForPid(pidFile) > 0);
+        window.cancel();
+        QVERIFY(window.isRerunning()); // returned before the child has gone
+        QVERIFY(finished.wait(10000));
+        QCOMPARE(window.runsModel()->run(1).outcome, QStringLiteral("cancelled"));
+        QVERIFY(!window.isRerunning());
+    }
+
+    // A rerun with no toggles measures the baseline again beside it, step by step, and
+    // reports the difference as noise; the measured curve lies on the baseline's step.
+    void rerunWithoutTogglesIsWithinItsSpread()
+    {
+        if (ReplayProcess::executable().isEmpty())
+            QSKIP("peaklens-replay is not built (LibTorch missing); nothing to rerun");
+        QTemporaryDir directory;
+        MainWindow window;
+        QVERIFY(load(window, writeSmallReplay(directory)));
+        QSignalSpy finished(&window, &MainWindow::rerunFinished);
+        window.rerun();
+        QVERIFY(finished.wait(300000));
+        const RunRecord &run = window.runsModel()->run(1);
+        QVERIFY2(run.outcome.isEmpty(), qPrintable(run.outcome));
+        const auto change = run.changeFromBaseline();
+        QVERIFY(change);
+        QVERIFY(change->paired);
+        QCOMPARE(change->run.samples, std::size_t(10));
+        QCOMPARE(change->baseline.samples, std::size_t(10));
+        QVERIFY2(change->withinNoise(), qPrintable(RunsModel::changeText(*change)));
+        const QString shown = window.runsModel()->index(1, RunsModel::StepChangeColumn).data().toString();
+        QVERIFY2(shown.startsWith(QStringLiteral("within noise")), qPrintable(shown));
+        QCOMPARE(run.measured.peakAllocatedBytes, run.measured.baselinePeakAllocatedBytes);
+
+        // The measured curve spans the baseline's step, on the baseline's clock, its peak marked.
+        const CostModel &model = *window.document()->model;
+        const auto &curve = window.timeline()->comparison();
+        QVERIFY(curve.size() > 2);
+        QCOMPARE(curve.front().timeNs, model.stepBeginNs);
+        const auto step = std::find_if(window.document()->trace->steps.begin(), window.document()->trace->steps.end(),
+                                       [&](const Step &s) { return s.number == model.step; });
+        QVERIFY(step != window.document()->trace->steps.end());
+        QCOMPARE(curve.back().timeNs, step->endNs);
+    }
+
+    // Selecting a run brings back its toggles and their prediction.
+    void selectingARunRestoresItsToggles()
+    {
+        if (ReplayProcess::executable().isEmpty())
+            QSKIP("peaklens-replay is not built (LibTorch missing); nothing to rerun");
+        QTemporaryDir directory;
+        MainWindow window;
+        QVERIFY(load(window, writeSmallReplay(directory)));
+        window.setCheckpointStrategy(QStringLiteral("every:2"));
+        const std::vector<bool> everySecond = window.layerModel()->checkpoint();
+        const QString predicted = window.whatIfBar()->predictedPeakText();
+        QSignalSpy finished(&window, &MainWindow::rerunFinished);
+        window.rerun();
+        QVERIFY(finished.wait(300000));
+        window.runsPane()->selectRow(0);
+        QVERIFY(std::none_of(window.layerModel()->checkpoint().begin(), window.layerModel()->checkpoint().end(),
+                             [](bool on) { return on; }));
+        QVERIFY(window.timeline()->comparison().empty()); // the baseline is the chart itself
+        window.runsPane()->selectRow(1);
+        QCOMPARE(window.layerModel()->checkpoint(), everySecond);
+        QCOMPARE(window.whatIfBar()->predictedPeakText(), predicted);
+        QVERIFY(!window.timeline()->comparison().empty());
+    }
+
+    // Everything that showed the first trace shows the second after it opens.
+    void openingAnotherFileResetsEveryPane()
+    {
+        if (ReplayProcess::executable().isEmpty())
+            QSKIP("peaklens-replay is not built (LibTorch missing); nothing to rerun");
+        QTemporaryDir directory;
+        MainWindow window;
+        window.show();
+        QVERIFY(load(window, writeSmallReplay(directory)));
+        window.setCheckpointStrategy(QStringLiteral("all"));
+        QSignalSpy finished(&window, &MainWindow::rerunFinished);
+        window.rerun();
+        QVERIFY(finished.wait(300000));
+        QVERIFY(window.comparisonModel()->rowCount() > 0);
+        QVERIFY(!window.timeline()->comparison().empty());
+        window.selectLayer(QStringLiteral("blocks.0"));
+
+        // A forward-only snapshot: no layers' what-if, no runs.
+        QVERIFY(load(window, QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_forward_fp32.pickle.gz")));
+        QCOMPARE(window.runsModel()->rowCount(), 0);
+        QCOMPARE(window.comparisonModel()->rowCount(), 0);
+        QVERIFY(window.timeline()->comparison().empty());
+        QVERIFY(!window.whatIfBar()->isEnabled());
+        QCOMPARE(window.whatIfBar()->strategy(), WhatIfBar::Strategy::Rule);
+        QCOMPARE(window.whatIfBar()->rule(), CheckpointStrategy());
+        QVERIFY(window.windowTitle().startsWith(QStringLiteral("snapshot_cs336_forward_fp32")));
+        QVERIFY(!window.isRerunning());
+        // Its call stacks fill the stack pane.
+        auto *grouping = window.findChild<QComboBox *>(QStringLiteral("liveGrouping"));
+        grouping->setCurrentIndex(int(LiveSetModel::Grouping::Site));
+        auto *liveView = window.findChild<LiveSetPane *>()->findChild<QTableView *>();
+        liveView->setCurrentIndex(liveView->model()->index(0, 0));
+        auto *stack = window.findChild<QPlainTextEdit *>(QStringLiteral("stackFrames"));
+        QVERIFY(!stack->toPlainText().isEmpty());
+
+        // And back: the sample's own baseline only, nothing ticked, no stack.
+        QVERIFY(load(window, kSample));
+        QVERIFY(stack->toPlainText().isEmpty());
+        QCOMPARE(window.runsModel()->rowCount(), 1);
+        QCOMPARE(window.comparisonModel()->rowCount(), 0);
+        QVERIFY(std::none_of(window.layerModel()->checkpoint().begin(), window.layerModel()->checkpoint().end(),
+                             [](bool on) { return on; }));
+    }
+
+    // A category keeps its colour whichever trace is open and however large it is there;
+    // the selected layer is drawn in a colour no category uses.
+    void coloursStayWithTheirCategory()
+    {
+        MainWindow window;
+        window.show();
+        const QString traces[] = {kSample, QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_medium_train.pickle.gz")};
+        std::map<QString, QRgb> seen;
+        std::map<QString, std::vector<int>> places; // where each category is stacked, per trace
+        for (const QString &path : traces) {
+            QVERIFY(load(window, path));
+            for (int i = 0; i < kCategoryCount; ++i) {
+                const auto category = static_cast<Category>(i);
+                const QString name = QString::fromUtf8(palette::categoryLabel(category));
+                QCPGraph *graph = graphNamed(window.timeline(), name);
+                if (!graph)
+                    continue;
+                QCOMPARE(graph->brush().color().rgb(), QColor(static_cast<QRgb>(palette::categoryColor(category))).rgb());
+                places[name].push_back(i);
+                for (int g = 0; g < window.timeline()->graphCount(); ++g) {
+                    if (window.timeline()->graph(g) == graph)
+                        places[name].back() = g;
+                }
+                QVERIFY(!name.contains(QLatin1Char('_')));
+            }
+        }
+        // The two traces stack some category in a different place, so ranks are not what colours them.
+        QVERIFY(std::any_of(places.begin(), places.end(), [](const auto &entry) {
+            return entry.second.size() == 2 && entry.second[0] != entry.second[1];
+        }));
+
+        // Switching the stacking with a layer selected keeps every legend entry named.
+        window.selectLayer(QString::fromStdString(window.document()->trace->layers.front().path));
+        window.setGroupByLayer(true);
+        window.setGroupByLayer(false);
+        for (int i = 0; i < window.timeline()->graphCount(); ++i) {
+            QCPGraph *graph = window.timeline()->graph(i);
+            if (graph->visible())
+                QVERIFY2(!graph->name().isEmpty() && !graph->name().startsWith(QStringLiteral("Graph")), qPrintable(graph->name()));
+        }
+        QCPGraph *layer = graphNamed(window.timeline(), QStringLiteral("memory of ")
+                                                            + QString::fromStdString(window.document()->trace->layers.front().path));
+        QVERIFY(layer);
+        for (int i = 0; i < kCategoryCount; ++i)
+            QVERIFY(layer->pen().color().rgb() != QColor(static_cast<QRgb>(palette::categoryColor(static_cast<Category>(i)))).rgb());
+    }
+
+    // Before a trace is open, and after a first file that fails, the window says what to do.
+    void emptyStateSaysWhatToDo()
+    {
+        MainWindow window;
+        window.show();
+        auto *empty = window.findChild<EmptyState *>();
+        QVERIFY(empty && empty->isVisible());
+        QVERIFY(!window.timeline()->isVisible());
+        QTemporaryDir directory;
+        const QString bad = directory.filePath(QStringLiteral("notes.json"));
+        QFile file(bad);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("{\"not\": \"a trace\"}");
+        file.close();
+        QVERIFY(!load(window, bad));
+        QVERIFY(empty->isVisible());
+        QVERIFY2(empty->problem().contains(bad), qPrintable(empty->problem()));
+        QVERIFY(load(window, kSample));
+        QVERIFY(!empty->isVisible());
+        QVERIFY(window.timeline()->isVisible());
+    }
+
+    // The budget takes any unit.
+    void budgetTakesAnyUnit_data()
+    {
+        QTest::addColumn<QString>("typed");
+        QTest::addColumn<double>("bytes");
+        QTest::addRow("GiB") << QStringLiteral("6 GiB") << 6.0 * 1024 * 1024 * 1024;
+        QTest::addRow("MiB, no space") << QStringLiteral("512MiB") << 512.0 * 1024 * 1024;
+        QTest::addRow("decimal GB") << QStringLiteral("6.5 GB") << 6.5e9;
+        QTest::addRow("not a size") << QStringLiteral("lots") << 0.0;
+    }
+
+    void budgetTakesAnyUnit()
+    {
+        QFETCH(QString, typed);
+        QFETCH(double, bytes);
+        WhatIfBar bar;
+        bar.findChild<QLineEdit *>(QStringLiteral("budget"))->setText(typed);
+        QCOMPARE(bar.budgetBytes(), bytes);
     }
 
     void aTraceWithoutSpecCannotRerun()
@@ -178,14 +481,14 @@ private slots:
         window.openFiles({rank1, rank0});
         QVERIFY(loaded.wait(60000));
         QCOMPARE(window.processes().size(), std::size_t(2));
-        QCOMPARE(window.document()->path, rank0); // ranks in order, the first shown
+        QCOMPARE(window.document()->filePath(), rank0); // ranks in order, the first shown
         auto *selector = window.findChild<QComboBox *>(QStringLiteral("processSelector"));
         QVERIFY(selector);
         QCOMPARE(selector->count(), 2);
         QCOMPARE(selector->itemText(0), QStringLiteral("rank 0 (pid 10)"));
         QCOMPARE(selector->itemText(1), QStringLiteral("rank 1 (pid 11)"));
         window.showProcess(1);
-        QCOMPARE(window.document()->path, rank1);
+        QCOMPARE(window.document()->filePath(), rank1);
         QCOMPARE(selector->currentIndex(), 1);
     }
 
@@ -206,6 +509,7 @@ private slots:
         cli.write("#!/bin/sh\n"
                   "printf '%s\\n' \"$@\" > args.txt\n"
                   "printf '%s' \"$PEAKLENS_CHECKPOINT\" > checkpoint.txt\n"
+                  "mkdir -p \"$5\"\n"
                   "cp '" + kSample.toUtf8() + "' \"$5/rank0-pid99.peaklens\"\n"
                   "echo 'recorded 1 trace file(s)'\n");
         cli.close();
@@ -223,8 +527,8 @@ private slots:
         QVERIFY(finished.wait(60000));
         const RunRecord &run = window.runsModel()->run(1);
         QVERIFY2(run.outcome.isEmpty(), qPrintable(run.outcome));
-        QVERIFY(run.measuredPeakBytes && *run.measuredPeakBytes > 0);
-        QVERIFY(run.measuredStepMs && *run.measuredStepMs > 0);
+        QVERIFY(run.measured.peakAllocatedBytes && *run.measured.peakAllocatedBytes > 0);
+        QVERIFY(run.measuredStepMs() && *run.measuredStepMs() > 0);
 
         QFile args(workDirectory + QStringLiteral("/args.txt"));
         QVERIFY2(args.open(QIODevice::ReadOnly), "the command did not run in the recorded working directory");
@@ -252,7 +556,7 @@ private slots:
         QVERIFY(finished.wait(60000));
         const RunRecord &run = window.runsModel()->run(1);
         QVERIFY2(run.outcome.contains(QStringLiteral("needs a CUDA device")), qPrintable(run.outcome));
-        QVERIFY(!run.measuredPeakBytes);
+        QVERIFY(!run.measured.peakAllocatedBytes);
     }
 
     void recordDialogWithoutAGpuSaysWhy()
@@ -334,9 +638,9 @@ private slots:
         MainWindow window;
         window.show();
         QVERIFY(load(window, QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_medium_train.pickle.gz")));
-        QVERIFY(window.document()->costModel);
-        QCOMPARE(window.document()->costModel->layers.size(), std::size_t(24));
-        QVERIFY(window.document()->costModel->backwardEstimated);
+        QVERIFY(window.document()->model);
+        QCOMPARE(window.document()->model->layers.size(), std::size_t(24));
+        QVERIFY(window.document()->model->backwardEstimated);
         const auto edit = [&](auto action) {
             QSignalSpy edited(&window, &MainWindow::documentEdited);
             action();
@@ -352,11 +656,11 @@ private slots:
         QVERIFY(children->text().contains(QStringLiteral("24 sub-layers")));
         QVERIFY(edit([&] { children->trigger(); }));
         QCOMPARE(window.document()->chain.layers.size(), std::size_t(24));
-        QCOMPARE(window.document()->costModel->layers.front().path, std::string("nsys_profile:142.model:253.0"));
+        QCOMPARE(window.document()->model->layers.front().path, std::string("nsys_profile:142.model:253.0"));
 
         QVERIFY(edit([&] { window.layerEditor()->rename(window.document(), blocks, QStringLiteral("blocks")); }));
         QVERIFY(window.document()->trace->findLayer("nsys_profile:142.blocks.23"));
-        QCOMPARE(window.document()->costModel->layers.size(), std::size_t(24)); // the default chain again, renamed
+        QCOMPARE(window.document()->model->layers.size(), std::size_t(24)); // the default chain again, renamed
 
         const Trace &renamed = *window.document()->trace;
         const std::uint32_t block0 = *renamed.findLayer("nsys_profile:142.blocks.0");

@@ -1,0 +1,50 @@
+#pragma once
+// Reads and analyses traces for the window on worker threads: the files the user opens,
+// the traces a rerun or a recording leaves. Progress and Cancel reach into the readers and
+// the analyses; a new request of one purpose replaces the one before it, whose result is
+// dropped without waiting for it. Only the destructor waits, after cancelling everything.
+
+#include "tracedocument.h"
+
+#include <QObject>
+#include <QStringList>
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+namespace peaklens::gui {
+
+class DocumentLoader final : public QObject
+{
+    Q_OBJECT
+
+public:
+    enum class Purpose { Open, Run };
+
+    explicit DocumentLoader(QObject *parent = nullptr);
+    ~DocumentLoader() override;
+
+    // Starts reading `paths` (ranks of one run are sorted by rank); loaded or failed follows
+    // with the returned ticket. A request of the same purpose still running is cancelled.
+    quint64 load(const QStringList &paths, Purpose purpose);
+    void cancel(Purpose purpose);
+    bool isLoading(Purpose purpose) const;
+
+Q_SIGNALS:
+    void progress(peaklens::gui::DocumentLoader::Purpose purpose, double fraction);
+    void loaded(quint64 ticket, peaklens::gui::DocumentLoader::Purpose purpose,
+                const std::vector<peaklens::gui::DocumentPtr> &documents);
+    // `cancelled`: the user asked; else `message` says what is wrong, naming the file.
+    void failed(quint64 ticket, peaklens::gui::DocumentLoader::Purpose purpose, const QString &message, bool cancelled);
+
+private:
+    struct Outcome;
+    struct Request;
+    void finish(const std::shared_ptr<Request> &request, const Outcome &outcome);
+
+    std::vector<std::shared_ptr<Request>> m_requests; // running, the newest of each purpose last
+    quint64 m_nextTicket = 1;
+};
+
+} // namespace peaklens::gui
