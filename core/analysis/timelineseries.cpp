@@ -142,33 +142,6 @@ TimelineSeries regroupTimeline(const Trace &trace, const TimelineSeries &timelin
     return series;
 }
 
-std::vector<SeriesPoint> alignedStep(const Trace &trace, std::span<const SeriesPoint> series,
-                                     std::optional<std::int64_t> stepNumber, std::int64_t alignToNs)
-{
-    if (trace.steps.empty())
-        return {};
-    const Step *step = &trace.steps.front();
-    for (const Step &candidate : trace.steps) {
-        if (stepNumber && candidate.number == *stepNumber)
-            step = &candidate;
-    }
-    const std::int64_t shift = alignToNs - step->beginNs;
-    std::vector<SeriesPoint> out;
-    std::int64_t before = 0;
-    for (const SeriesPoint &point : series) {
-        if (point.timeNs < step->beginNs) {
-            before = point.bytes;
-            continue;
-        }
-        if (point.timeNs >= step->endNs)
-            break;
-        if (out.empty())
-            out.push_back({alignToNs, before});
-        out.push_back({point.timeNs + shift, point.bytes});
-    }
-    return out;
-}
-
 std::vector<SeriesPoint> layerMemory(const Trace &trace, Device device, std::uint32_t layer)
 {
     std::vector<SeriesPoint> out;

@@ -11,7 +11,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -49,12 +48,5 @@ std::vector<SeriesPoint> layerMemory(const Trace &trace, Device device, std::uin
 // How deep the model's repeated blocks sit (1 = top-level modules), for a timeline
 // grouped by layer that shows one band per block; 0 (innermost layers) without a chain.
 int blockDepth(const Trace &trace, const std::vector<std::uint32_t> &chain);
-
-// One step of a series moved onto another clock: the step numbered `stepNumber` (the
-// first step when the trace has no such step), shifted so that it begins at `alignToNs`,
-// starting with the value it held as the step began. Empty when the trace has no steps.
-// Lines up a rerun's step with its baseline's.
-std::vector<SeriesPoint> alignedStep(const Trace &trace, std::span<const SeriesPoint> series,
-                                     std::optional<std::int64_t> stepNumber, std::int64_t alignToNs);
 
 } // namespace peaklens

@@ -6,6 +6,7 @@
 
 #include "core/analysis/levelofdetail.h"
 #include "core/analysis/phasespans.h"
+#include "core/analysis/stepalignment.h"
 #include "core/trace/units.h"
 
 #include <algorithm>
@@ -259,9 +260,14 @@ std::optional<SvgChart> comparisonChart(const ReportData &data)
         palette::Rgb color = 0;
         bool dashed = false;
     };
+    const Trace &baseTrace = *baseline.analysed->trace;
+    // A run's step laid phase by phase on the baseline's, as the app draws it.
+    const auto onBaselineClock = [&](const AnalysedTrace &run) {
+        const auto alignment = alignSteps(*run.trace, baseTrace, model.step);
+        return alignment ? alignedSeries(run.byCategory.allocated, *alignment) : std::vector<SeriesPoint>();
+    };
     std::vector<Curve> curves;
-    curves.push_back({"baseline " + fileName(baseline.name) + ", measured",
-                      alignedStep(*baseline.analysed->trace, baseline.analysed->byCategory.allocated, model.step, model.stepBeginNs), palette::kTotal});
+    curves.push_back({"baseline " + fileName(baseline.name) + ", measured", onBaselineClock(*baseline.analysed), palette::kTotal});
     // One run: the palette's prediction and measurement colours. More: a colour per run,
     // its prediction dashed.
     const bool single = data.comparisons.size() == 1;
@@ -274,8 +280,7 @@ std::optional<SvgChart> comparisonChart(const ReportData &data)
                 predicted.points.push_back({point.timeNs, point.bytes});
             curves.push_back(std::move(predicted));
         }
-        curves.push_back({fileName(run.name) + ", measured", alignedStep(*run.analysed->trace, run.analysed->byCategory.allocated, model.step, model.stepBeginNs),
-                          single ? palette::kMeasured : palette::seriesColor(i)});
+        curves.push_back({fileName(run.name) + ", measured", onBaselineClock(*run.analysed), single ? palette::kMeasured : palette::seriesColor(i)});
     }
     PlotArea frame;
     frame.beginNs = model.stepBeginNs;

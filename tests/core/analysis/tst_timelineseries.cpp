@@ -233,26 +233,6 @@ private slots:
                  stats);
     }
 
-    void alignedStepMovesAStepOntoAnotherClock_data()
-    {
-        QTest::addColumn<qint64>("step"); // -1: none asked for
-        QTest::addColumn<QString>("points");
-        QTest::addRow("the step asked for") << qint64(2) << QStringLiteral("1000:50 1002:80");
-        QTest::addRow("a step the trace lacks: its first") << qint64(7) << QStringLiteral("1000:50 1001:150 1003:50");
-        QTest::addRow("no step asked for: its first") << qint64(-1) << QStringLiteral("1000:50 1001:150 1003:50");
-    }
-
-    void alignedStepMovesAStepOntoAnotherClock()
-    {
-        QFETCH(qint64, step);
-        QFETCH(QString, points);
-        const auto trace = traceFrom(QStringLiteral("t=0 alloc p 50\nt=5 begin step 1\nt=6 alloc a 100\nt=8 free a\nt=9 end step 1\n"
-                                                    "t=10 begin step 2\nt=12 alloc b 30\nt=14 end step 2\n"));
-        const TimelineSeries series = buildTimeline(*trace, Device{}, GroupBy::Category);
-        const auto number = step < 0 ? std::nullopt : std::optional<std::int64_t>(step);
-        QCOMPARE(printPoints(alignedStep(*trace, series.allocated, number, 1000)), points);
-    }
-
     void unknownDeviceIsEmpty()
     {
         const auto trace = traceFrom(QString::fromUtf8(kTrace));
