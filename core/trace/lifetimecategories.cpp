@@ -33,10 +33,18 @@ public:
         : m_trace(trace)
         , m_backwardBegins(beginsOf(trace, Phase::Backward))
         , m_forwardBegins(beginsOf(trace, Phase::Forward))
+        , m_optimizerBegins(beginsOf(trace, Phase::Optimizer))
+        , m_backwardEnds(trace.steps.size(), kNever)
     {
         for (const Range &range : trace.ranges) {
             if (range.phase == Phase::Optimizer)
                 m_optimizerSpans.emplace_back(range.beginNs, range.endNs);
+            if (range.phase != Phase::Backward)
+                continue;
+            if (const auto step = trace.stepAt(range.beginNs)) {
+                std::int64_t &end = m_backwardEnds[*step];
+                end = end == kNever ? range.endNs : std::max(end, range.endNs);
+            }
         }
     }
 
@@ -48,7 +56,7 @@ public:
         case Phase::Forward:
             return lifetime(freeNs, firstAfter(m_backwardBegins, allocNs), Category::Activation);
         case Phase::Backward:
-            return lifetime(freeNs, stepEnd(allocNs), Category::Gradient);
+            return lifetime(freeNs, backwardEnd(allocNs), Category::Gradient);
         case Phase::Optimizer:
             return lifetime(freeNs, stepEnd(allocNs), Category::OptimizerState);
         case Phase::Other:
@@ -79,6 +87,18 @@ private:
         return firstAfter(m_forwardBegins, t);
     }
 
+    // The end of the backward pass an allocation made at `t` belongs to: the optimizer's
+    // first range after it in its step, else the step's last backward range.
+    std::int64_t backwardEnd(std::int64_t t) const
+    {
+        const auto step = m_trace.stepAt(t);
+        if (!step)
+            return stepEnd(t);
+        if (const std::int64_t optimizer = firstAfter(m_optimizerBegins, t); optimizer < m_trace.steps[*step].endNs)
+            return optimizer;
+        return m_backwardEnds[*step] != kNever ? m_backwardEnds[*step] : m_trace.steps[*step].endNs;
+    }
+
     bool inOptimizer(std::int64_t t) const
     {
         return std::any_of(m_optimizerSpans.begin(), m_optimizerSpans.end(),
@@ -88,6 +108,8 @@ private:
     const Trace &m_trace;
     std::vector<std::int64_t> m_backwardBegins;
     std::vector<std::int64_t> m_forwardBegins;
+    std::vector<std::int64_t> m_optimizerBegins;
+    std::vector<std::int64_t> m_backwardEnds; // per step
     std::vector<std::pair<std::int64_t, std::int64_t>> m_optimizerSpans;
 };
 

@@ -3,12 +3,16 @@
 // marks them with metakey::Categories = "lifetime"): each allocation still Unknown gets one
 // from the phase it was made in and how long it lived.
 //
-//   made in    freed before                               else
-//   forward    the next backward range begins             Activation
-//   backward   its step ends (no steps: next forward)     Gradient
-//   optimizer  its step ends (no steps: next forward)     OptimizerState
+//   made in    freed before                                          else
+//   forward    the next backward range begins                        Activation
+//   backward   its step's optimizer begins (no optimizer range:      Gradient
+//              its step's last backward range ends; no steps: the
+//              next forward begins)
+//   optimizer  its step ends (no steps: next forward)                OptimizerState
 //
-// What is freed before that point is Temporary. Allocations outside any phase are
+// What is freed before that point is Temporary. A gradient is what reaches the optimizer,
+// which `zero_grad(set_to_none=True)` may free later in the same step; autograd's own
+// buffers die inside the backward. Allocations outside any phase are
 // Parameter when made before the first step and kept through it (weights and buffers),
 // OptimizerState when made before it and freed during an optimizer range (the state a
 // step replaced), else they stay Unknown. The free gets its allocation's category.

@@ -41,7 +41,8 @@ private slots:
         QTest::newRow("forward, freed in the backward") << stepWith(alloc, free, {}, {}) << Category::Activation;
         QTest::newRow("forward, never freed") << stepWith(alloc, {}, {}, {}) << Category::Activation;
         QTest::newRow("backward, freed in the backward") << stepWith({}, alloc + u'\n' + free, {}, {}) << Category::Temporary;
-        QTest::newRow("backward, freed in the optimizer") << stepWith({}, alloc, free, {}) << Category::Temporary;
+        // zero_grad(set_to_none=True) frees the gradients in the step, after the backward.
+        QTest::newRow("backward, freed in the optimizer") << stepWith({}, alloc, free, {}) << Category::Gradient;
         QTest::newRow("backward, kept past the step") << stepWith({}, alloc, {}, free) << Category::Gradient;
         QTest::newRow("optimizer, kept") << stepWith({}, {}, alloc, {}) << Category::OptimizerState;
         QTest::newRow("optimizer, freed in the step") << stepWith({}, {}, alloc + u'\n' + free, {}) << Category::Temporary;
@@ -63,6 +64,20 @@ private slots:
         QVERIFY(!trace->events.empty());
         for (std::size_t i = 0; i < trace->events.size(); ++i)
             QCOMPARE(trace->events.category(i), expected); // the free follows its allocation
+    }
+
+    // Without an optimizer range the backward pass ends with the step's last backward range:
+    // a block made in one layer's backward and freed in another's is autograd's own; one
+    // that outlives them all is a gradient, though the step frees it.
+    void theLastBackwardRangeEndsTheBackwardPass()
+    {
+        const auto trace = traceFrom(QStringLiteral("meta categories lifetime\n"
+                                                    "begin step 0\n+1 begin fwd:a\n+1 end fwd:a\n"
+                                                    "+1 begin bwd:b\n+1 alloc t 1MiB\n+1 alloc g 1MiB\n+1 end bwd:b\n"
+                                                    "+1 begin bwd:a\n+1 free t\n+1 end bwd:a\n"
+                                                    "+1 free g\n+1 end step 0\n"));
+        QCOMPARE(trace->events.category(0), Category::Temporary);
+        QCOMPARE(trace->events.category(1), Category::Gradient);
     }
 
     // Without steps, the next forward ends a backward allocation's "step".
