@@ -21,11 +21,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -162,14 +164,38 @@ void CUPTIAPI onCallback(void *, CUpti_CallbackDomain domain, CUpti_CallbackId i
     g_collector->queue.ranges.push_back(std::move(call));
 }
 
-// Writes what was queued since the last batch; commits at least every second. Ranges
-// go first: every range around a delivered allocation was pushed before it was made.
-void endBatch()
+// When a queued record happened, for the records whose place among the ranges matters.
+std::optional<std::int64_t> recordTime(const ActivityRecord &record)
+{
+    if (const auto *memory = std::get_if<MemoryRecord>(&record))
+        return memory->timeNs;
+    if (const auto *pool = std::get_if<PoolRecord>(&record))
+        return pool->timeNs;
+    return std::nullopt;
+}
+
+// Moves what `keep` does not hold back from `queued` to `batch`, both in their order.
+template <typename Item, typename Keep>
+void takeBefore(std::vector<Item> &queued, std::vector<Item> &batch, Keep keep)
+{
+    const auto later = std::stable_partition(queued.begin(), queued.end(), [&](const Item &item) { return !keep(item); });
+    batch.assign(std::make_move_iterator(queued.begin()), std::make_move_iterator(later));
+    queued.erase(queued.begin(), later);
+}
+
+// Writes the ranges and memory records queued from before `untilNs` (the moment of the
+// CUPTI flush that delivered every record up to it), so a commit holds no range whose
+// allocations are still in CUPTI's buffers, nor the reverse; later ones wait for the next
+// batch. (A memory record can still wait in the session for the API record of its call.) Commits at least every second. Ranges go first: every range around
+// a delivered allocation was pushed before it was made.
+void endBatch(std::int64_t untilNs)
 {
     Queue batch;
     {
         std::lock_guard lock(g_collector->queueMutex);
-        std::swap(batch, g_collector->queue);
+        Queue &queue = g_collector->queue;
+        takeBefore(queue.ranges, batch.ranges, [&](const Queue::RangeCall &call) { return call.timeNs >= untilNs; });
+        takeBefore(queue.records, batch.records, [&](const ActivityRecord &record) { return recordTime(record).value_or(0) >= untilNs; });
     }
     std::lock_guard lock(g_collector->mutex);
     if (!g_collector->session)
@@ -195,8 +221,10 @@ void flushLoop()
     std::unique_lock lock(g_collector->flushMutex);
     while (!g_collector->flushWake.wait_for(lock, kFlushInterval, [] { return g_collector->stopping; })) {
         lock.unlock();
-        cuptiActivityFlushAll(0);
-        endBatch();
+        uint64_t now = 0;
+        cuptiGetTimestamp(&now);
+        cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        endBatch(static_cast<std::int64_t>(now));
         lock.lock();
     }
 }
@@ -227,7 +255,7 @@ void finishRecording()
     if (g_collector->flusher.joinable())
         g_collector->flusher.join();
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    endBatch();
+    endBatch(std::numeric_limits<std::int64_t>::max());
     std::lock_guard lock(g_collector->mutex);
     if (!g_collector->session)
         return;

@@ -1,11 +1,12 @@
 #pragma once
 // Mixed precision for the replay: enters bf16 (or any) autocast for CPU and CUDA the way
-// torch.autocast does, and restores the previous state on exit. Wraps the autocast API,
-// which changed names in LibTorch 2.4.
+// torch.autocast does, and restores the previous state on exit. The autocast calls that
+// differ between LibTorch versions go through torchcompat.h.
+
+#include "torchcompat.h"
 
 #include <ATen/autocast_mode.h>
 #include <ATen/core/ivalue.h>
-#include <torch/version.h>
 
 namespace peaklens::replay {
 
@@ -48,29 +49,17 @@ public:
 
     static AutocastState capture()
     {
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-        return {at::autocast::is_autocast_enabled(at::kCPU), at::autocast::is_autocast_enabled(at::kCUDA),
-                at::autocast::get_autocast_dtype(at::kCPU), at::autocast::get_autocast_dtype(at::kCUDA)};
-#else
-        return {at::autocast::is_cpu_enabled(), at::autocast::is_enabled(), at::autocast::get_autocast_cpu_dtype(),
-                at::autocast::get_autocast_gpu_dtype()};
-#endif
+        return {compat::autocastEnabled(at::kCPU), compat::autocastEnabled(at::kCUDA), compat::autocastDtype(at::kCPU),
+                compat::autocastDtype(at::kCUDA)};
     }
 
 private:
     static void apply(const AutocastState &state)
     {
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-        at::autocast::set_autocast_enabled(at::kCPU, state.cpu);
-        at::autocast::set_autocast_enabled(at::kCUDA, state.cuda);
-        at::autocast::set_autocast_dtype(at::kCPU, state.cpuType);
-        at::autocast::set_autocast_dtype(at::kCUDA, state.cudaType);
-#else
-        at::autocast::set_cpu_enabled(state.cpu);
-        at::autocast::set_enabled(state.cuda);
-        at::autocast::set_autocast_cpu_dtype(state.cpuType);
-        at::autocast::set_autocast_gpu_dtype(state.cudaType);
-#endif
+        compat::setAutocastEnabled(at::kCPU, state.cpu);
+        compat::setAutocastEnabled(at::kCUDA, state.cuda);
+        compat::setAutocastDtype(at::kCPU, state.cpuType);
+        compat::setAutocastDtype(at::kCUDA, state.cudaType);
     }
 
     AutocastState m_previous;

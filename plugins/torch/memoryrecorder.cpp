@@ -1,5 +1,7 @@
 #include "memoryrecorder.h"
 
+#include "torchcompat.h"
+
 #include "core/trace/units.h"
 
 #include <c10/core/Allocator.h>
@@ -7,7 +9,6 @@
 #include <c10/core/impl/alloc_cpu.h>
 #include <c10/util/Exception.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
-#include <torch/version.h>
 
 #include <malloc.h>
 
@@ -17,15 +18,6 @@
 namespace peaklens::replay {
 
 namespace {
-
-// LibTorch 2.3 made Allocator::allocate non-const and added copy_data.
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
-#define PEAKLENS_ALLOCATE_CONST
-#define PEAKLENS_ALLOCATOR_COPY_DATA 1
-#else
-#define PEAKLENS_ALLOCATE_CONST const
-#define PEAKLENS_ALLOCATOR_COPY_DATA 0
-#endif
 
 void deleteCounted(void *pointer)
 {
@@ -47,7 +39,7 @@ public:
         return {pointer, pointer, &deleteCounted, c10::Device(c10::DeviceType::CPU)};
     }
     c10::DeleterFnPtr raw_deleter() const override { return &deleteCounted; }
-#if PEAKLENS_ALLOCATOR_COPY_DATA
+#if PEAKLENS_ALLOCATOR_HAS_COPY_DATA
     void copy_data(void *destination, const void *source, std::size_t count) const override
     {
         default_copy_data(destination, source, count);
@@ -55,15 +47,7 @@ public:
 #endif
 };
 
-// The argument types of reportMemoryUsage changed between LibTorch versions (int64_t
-// totals, later size_t); take them from the base class.
-template <typename> struct ReportArguments;
-template <typename Class, typename Pointer, typename Size, typename Total, typename Device>
-struct ReportArguments<void (Class::*)(Pointer, Size, Total, Total, Device)>
-{
-    using TotalType = Total;
-};
-using ReportedTotal = ReportArguments<decltype(&c10::MemoryReportingInfoBase::reportMemoryUsage)>::TotalType;
+using compat::ReportedTotal;
 
 class CudaReporter final : public c10::MemoryReportingInfoBase
 {

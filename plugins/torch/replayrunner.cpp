@@ -2,6 +2,7 @@
 
 #include "memoryrecorder.h"
 #include "steprunner.h"
+#include "torchcompat.h"
 
 #include "core/error.h"
 #include "core/plan/checkpointstrategy.h"
@@ -13,7 +14,6 @@
 
 #ifdef PEAKLENS_REPLAY_CUDA
 #include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
 #include <unistd.h>
@@ -55,7 +55,7 @@ void resetPeak(const torch::Device &device)
     MemoryRecorder::instance().resetPeak();
 #ifdef PEAKLENS_REPLAY_CUDA
     if (device.is_cuda())
-        c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+        compat::resetCudaPeakStats(device.index());
 #endif
     (void)device;
 }
@@ -64,7 +64,7 @@ std::int64_t measuredPeak(const torch::Device &device)
 {
 #ifdef PEAKLENS_REPLAY_CUDA
     if (device.is_cuda())
-        return c10::cuda::CUDACachingAllocator::getDeviceStats(device.index()).allocated_bytes[0].peak;
+        return compat::cudaPeakAllocatedBytes(device.index());
 #endif
     (void)device;
     return MemoryRecorder::instance().peakBytes();

@@ -10,6 +10,7 @@
 
 #include "core/analysis/layerstats.h"
 #include "core/analysis/peakfinder.h"
+#include "core/analysis/stepstats.h"
 #include "core/format/tracereader.h"
 #include "core/plan/checkpointstrategy.h"
 #include "core/plan/costmodel.h"
@@ -35,6 +36,7 @@ namespace {
 constexpr std::int64_t kMiB = 1 << 20;
 constexpr std::int64_t kParameterBytes = 2 * kMiB;
 constexpr std::int64_t kOutputBytes = kMiB / 2;
+constexpr std::int64_t kTemporaryBytes = kMiB / 4;
 
 const QString kCli = QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-cli");
 const QString kTrainer = QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-test-trainer");
@@ -139,7 +141,8 @@ std::int64_t kernelsNamed(const Trace &trace, const std::string &name)
 // `checkpointed` are toggled: layer i keeps its (i + 1) MiB activation for the backward
 // unless toggled, and its 512 KiB output, which the next layer saves, either way.
 // A trace cut short (`complete` false) may end inside a step whose ranges were committed
-// before the step itself ended.
+// before the step itself ended, and lack memory records of its last half second that
+// waited for the API records of their calls: there the figures may only be higher.
 void verifyLayers(const Trace &trace, const std::vector<std::string> &paths, const std::set<std::string> &checkpointed = {},
                   bool complete = true)
 {
@@ -147,7 +150,8 @@ void verifyLayers(const Trace &trace, const std::vector<std::string> &paths, con
     const std::vector<LayerStats> stats = computeLayerStats(trace);
     for (std::size_t i = 0; i < paths.size(); ++i) {
         const std::int64_t expected = (checkpointed.count(paths[i]) ? 0 : std::int64_t(i % 4 + 1) * kMiB) + kOutputBytes;
-        QVERIFY2(activationBytes(trace, stats, paths[i]) == expected,
+        const std::int64_t measured = activationBytes(trace, stats, paths[i]);
+        QVERIFY2(measured == expected || (!complete && measured > expected),
                  qPrintable(qs(paths[i]) + u' ' + QString::number(activationBytes(trace, stats, paths[i]))));
         const auto layer = *trace.findLayer(paths[i]);
         for (const std::int64_t calls : {stats[layer].forwardCalls, stats[layer].backwardCalls})
@@ -172,6 +176,26 @@ void verifyLayers(const Trace &trace, const std::vector<std::string> &paths, con
         QVERIFY(inBackward || trace.events.phase(i) == Phase::Forward);
         if (inBackward && event.deltaBytes == kParameterBytes && !checkpointed.count(path))
             QCOMPARE(trace.events.category(i), Category::Gradient);
+    }
+}
+
+// Every whole step of a plain run of `layers` layers: it begins with the weights, makes a
+// temporary, an activation, an output and a gradient per layer, and peaks at the first
+// gradient, with one output gone with the loss.
+void verifySteps(const Trace &trace, int layers)
+{
+    std::int64_t activations = 0;
+    for (int i = 0; i < layers; ++i)
+        activations += (i + 1) * kMiB;
+    auto steps = computeStepStats(trace, trace.devices().front());
+    QVERIFY(steps.size() >= 2);
+    for (const StepStats &step : steps) {
+        QCOMPARE(step.startBytes, layers * kParameterBytes);
+        QVERIFY2(step.allocations == 4 * layers,
+                 qPrintable(QStringLiteral("step %1 of %2: %3 allocations").arg(step.number).arg(steps.size()).arg(step.allocations)));
+        QCOMPARE(step.allocatedBytes, activations + layers * (kTemporaryBytes + kOutputBytes + kParameterBytes));
+        QCOMPARE(step.peakAllocatedBytes, layers * kParameterBytes + activations + (layers - 1) * kOutputBytes + kParameterBytes);
+        QCOMPARE(step.peakPhase, Phase::Backward);
     }
 }
 
@@ -259,6 +283,7 @@ void TestCollectorInjection::recordsARun()
         QCOMPARE(trace->layers[*layer].parameterBytes, kParameterBytes);
     }
     verifyLayers(*trace, blocks(4));
+    verifySteps(*trace, 4);
 
     // 4 forward, 4 backward and 1 optimizer kernel a step, one after another on the
     // default stream.
@@ -336,8 +361,10 @@ void TestCollectorInjection::stopsOnASignal()
     QCOMPARE(recording.finish(), exitCode);
     QVERIFY(recording.out().contains(QStringLiteral("the command exited with %1").arg(exitCode)));
     const TracePtr trace = TraceReader::read(ss(tracesIn(out.path()).front()));
-    QVERIFY(trace->steps.size() >= 2);
+    QVERIFY(trace->steps.size() >= 3);
     verifyLayers(*trace, blocks(4), {}, finished);
+    if (finished)
+        verifySteps(*trace, 4);
     QCOMPARE(trace->layers[*trace->findLayer("blocks.0")].kind == "StandinBlock", finished);
     if (finished)
         QVERIFY(recording.out().contains(QStringLiteral("interrupted")));

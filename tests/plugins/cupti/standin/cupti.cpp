@@ -5,6 +5,8 @@
 //   CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED.
 // - Activity records in this toolkit's struct layouts (CUpti_ActivityMemory4,
 //   CUpti_ActivityKernel10, CUpti_ActivityAPI), 8-byte aligned, for the kinds enabled.
+//   MEMORY_POOL can be enabled but brings nothing: the driver stand-in has no pool calls.
+//   Other kinds are CUPTI_ERROR_NOT_SUPPORTED.
 //   Buffers are requested from and returned to the client's callbacks on the stand-in's
 //   own thread, never on the caller's; cuptiActivityFlushAll waits until that thread has
 //   delivered everything recorded so far.

@@ -291,7 +291,8 @@ void writeManifest(const std::vector<Replica> &replicas)
                                {"parameter_bytes", kParameterBytes},
                                {"own_parameter_bytes", kParameterBytes},
                                {"inputs", {{int(layer.activationBytes / 4)}}},
-                               {"output", {int(layer.activationBytes / 4)}}});
+                               {"output", {int(kOutputBytes / 4)}},
+                               {"saved_bytes", layer.activationBytes + kOutputBytes}});
             chain.push_back(layer.path);
             if (layer.checkpointed)
                 checkpoint.push_back(layer.path);
