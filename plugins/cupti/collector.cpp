@@ -174,11 +174,11 @@ std::optional<std::int64_t> recordTime(const ActivityRecord &record)
     return std::nullopt;
 }
 
-// Moves what `keep` does not hold back from `queued` to `batch`, both in their order.
-template <typename Item, typename Keep>
-void takeBefore(std::vector<Item> &queued, std::vector<Item> &batch, Keep keep)
+// Moves the items `ready` accepts from `queued` to `batch`; both keep their order.
+template <typename Item, typename Ready>
+void takeReady(std::vector<Item> &queued, std::vector<Item> &batch, Ready ready)
 {
-    const auto later = std::stable_partition(queued.begin(), queued.end(), [&](const Item &item) { return !keep(item); });
+    const auto later = std::stable_partition(queued.begin(), queued.end(), ready);
     batch.assign(std::make_move_iterator(queued.begin()), std::make_move_iterator(later));
     queued.erase(queued.begin(), later);
 }
@@ -186,16 +186,18 @@ void takeBefore(std::vector<Item> &queued, std::vector<Item> &batch, Keep keep)
 // Writes the ranges and memory records queued from before `untilNs` (the moment of the
 // CUPTI flush that delivered every record up to it), so a commit holds no range whose
 // allocations are still in CUPTI's buffers, nor the reverse; later ones wait for the next
-// batch. (A memory record can still wait in the session for the API record of its call.) Commits at least every second. Ranges go first: every range around
-// a delivered allocation was pushed before it was made.
+// batch. (A memory record can still wait in the session for the API record of its call.)
+// Commits at least every second. Ranges go first: every range around a delivered
+// allocation was pushed before it was made.
 void endBatch(std::int64_t untilNs)
 {
     Queue batch;
     {
         std::lock_guard lock(g_collector->queueMutex);
         Queue &queue = g_collector->queue;
-        takeBefore(queue.ranges, batch.ranges, [&](const Queue::RangeCall &call) { return call.timeNs >= untilNs; });
-        takeBefore(queue.records, batch.records, [&](const ActivityRecord &record) { return recordTime(record).value_or(0) >= untilNs; });
+        takeReady(queue.ranges, batch.ranges, [&](const Queue::RangeCall &call) { return call.timeNs < untilNs; });
+        takeReady(queue.records, batch.records,
+                  [&](const ActivityRecord &record) { return recordTime(record).value_or(0) < untilNs; });
     }
     std::lock_guard lock(g_collector->mutex);
     if (!g_collector->session)
