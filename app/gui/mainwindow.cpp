@@ -1,4 +1,5 @@
 #include "mainwindow.h"
+#include "showsdialogs.h"
 
 #include "layereditor.h"
 #include "localpath.h"
@@ -57,8 +58,6 @@ namespace peaklens::gui {
 
 namespace {
 
-constexpr int kMaxRecent = 10;
-
 // "rank 1 (pid 4242)" for a recorded process, else the file's name.
 QString processLabel(const TraceDocument &document)
 {
@@ -74,11 +73,6 @@ QString processLabel(const TraceDocument &document)
 QString bytesText(std::int64_t bytes)
 {
     return QString::fromStdString(formatBytes(bytes));
-}
-
-bool showsDialogs()
-{
-    return QApplication::platformName() != QLatin1String("offscreen");
 }
 
 // Why there is no what-if, in the app's own terms rather than the command line's.
@@ -255,71 +249,6 @@ void MainWindow::connectServices()
     });
 }
 
-void MainWindow::createActions()
-{
-    QMenu *file = menuBar()->addMenu(tr("&File"));
-    m_openAction = file->addAction(tr("&Open…"), this, [this] {
-        const QStringList paths = QFileDialog::getOpenFileNames(
-            this, tr("Open traces (several: one per rank)"), QString(),
-            tr("Traces (*.peaklens *.pltxt *.pickle *.json *.gz);;All files (*)"));
-        openFiles(paths);
-    });
-    m_openAction->setShortcut(QKeySequence::Open);
-    m_openAction->setToolTip(tr("Open a trace, a PyTorch memory snapshot or a Kineto trace (Ctrl+O)"));
-    m_recordAction = file->addAction(tr("Re&cord…"), this, [this] { recordDialog()->show(); });
-    m_recordAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
-    m_recordAction->setToolTip(tr("Run a training command under the CUPTI collector and open its traces"));
-    m_recordAction->setStatusTip(m_recordAction->toolTip());
-    m_recentMenu = file->addMenu(tr("Open &Recent"));
-    rebuildRecentMenu();
-    QAction *reload = file->addAction(tr("Re&load"), this, [this] {
-        QStringList paths;
-        for (const DocumentPtr &document : m_session.processes)
-            paths << document->filePath();
-        openFiles(paths);
-    });
-    reload->setShortcut(QKeySequence::Refresh);
-    QAction *exportReport = file->addAction(tr("&Export report…"), this, [this] {
-        if (!document())
-            return;
-        const QString suggested = QFileInfo(document()->filePath()).completeBaseName() + QStringLiteral("-report.pdf");
-        const QString path = QFileDialog::getSaveFileName(this, tr("Export report"), suggested,
-                                                          tr("PDF (*.pdf);;HTML (*.html);;CSV (*.csv);;JSON (*.json)"));
-        if (!path.isEmpty())
-            exportReportTo(path);
-    });
-    exportReport->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
-    file->addSeparator();
-    file->addAction(tr("&Quit"), qApp, &QApplication::closeAllWindows)->setShortcut(QKeySequence::Quit);
-
-    QMenu *view = menuBar()->addMenu(tr("&View"));
-    m_byCategoryAction = view->addAction(tr("Stack by &category"), this, [this] { setGroupByLayer(false); });
-    m_byCategoryAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_1));
-    m_byLayerAction = view->addAction(tr("Stack by &layer"), this, [this] { setGroupByLayer(true); });
-    m_byLayerAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_2));
-    for (QAction *action : {m_byCategoryAction, m_byLayerAction})
-        action->setCheckable(true);
-    view->addSeparator();
-    view->addAction(tr("&Reset zoom"), m_timeline, &TimelineView::resetZoom)->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
-    view->addAction(tr("Show the &peak"), this, [this] { showLiveSet(std::nullopt); })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
-    view->addAction(tr("&Filter layers"), this, [this] { m_layerFilter->setFocus(); })->setShortcut(QKeySequence::Find);
-    QAction *flat = view->addAction(tr("Layers as a flat &list"));
-    flat->setCheckable(true);
-    flat->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_T));
-    connect(flat, &QAction::toggled, this, [this](bool on) {
-        m_layers->setFlat(on);
-        m_layerView->setRootIsDecorated(!on);
-        m_layerView->expandAll();
-    });
-    view->addAction(tr("Choose a checkpoint &strategy"), this, [this] { m_whatIf->focusStrategy(); })
-        ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
-
-    QMenu *run = menuBar()->addMenu(tr("&Run"));
-    m_rerunAction = run->addAction(tr("&Rerun"), this, &MainWindow::rerun);
-    m_rerunAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
-    run->addAction(tr("&Cancel"), this, &MainWindow::cancel)->setShortcut(QKeySequence(Qt::Key_Escape));
-}
-
 RunsModel *MainWindow::runsModel() const
 {
     return m_runsPane->runs();
@@ -463,27 +392,6 @@ void MainWindow::showProcess(int index)
     showDocument(m_session.document);
 }
 
-RunRecord MainWindow::baselineRun(const TraceDocument &document) const
-{
-    // The trace itself is the first run: what the reruns are compared with.
-    const Prediction baseline = predict(*document.model, CheckpointSchedule{});
-    RunRecord record;
-    record.label = tr("baseline");
-    record.baseline = true;
-    for (const std::string &unit : document.checkpoint)
-        record.checkpoint << QString::fromStdString(unit);
-    record.predictedPeakBytes = baseline.peakBytes;
-    record.predictedStepNs = record.modelStepNs = baseline.stepTimeNs;
-    record.document = m_session.document;
-    const QJsonObject result =
-        QJsonDocument::fromJson(QByteArray::fromStdString(document.trace->metaValue(metakey::ReplayResult))).object();
-    record.measured.peakAllocatedBytes = result.contains(QLatin1String("peak_allocated_bytes"))
-                                             ? static_cast<std::int64_t>(result.value(QLatin1String("peak_allocated_bytes")).toDouble())
-                                             : document.peakBytes;
-    record.measured.stepTimesMs = document.stepTimesMs();
-    return record;
-}
-
 void MainWindow::showDocument(const DocumentPtr &document)
 {
     const std::string name = std::filesystem::path(document->path).filename().string();
@@ -528,142 +436,11 @@ void MainWindow::showDocument(const DocumentPtr &document)
     statusBar()->showMessage(status);
 }
 
-void MainWindow::updateRerunAction()
-{
-    const QString reason = document() ? ReplayProcess::unavailableReason(*document()) : tr("no trace is open");
-    const bool running = isRerunning();
-    m_rerunAction->setEnabled(reason.isEmpty() && !running);
-    m_rerunAction->setToolTip(running ? tr("A rerun is running (Esc cancels it)")
-                              : reason.isEmpty() ? tr("Run the step again with the checked layers checkpointed, and the "
-                                                      "baseline beside it on this machine (Ctrl+R)")
-                                                 : tr("Cannot rerun: %1").arg(reason));
-    m_rerunAction->setStatusTip(m_rerunAction->toolTip());
-}
-
-void MainWindow::rerun()
-{
-    if (!document() || !document()->model || isRerunning() || !ReplayProcess::unavailableReason(*document()).isEmpty())
-        return;
-    const CostModel &model = *document()->model;
-    const Prediction prediction = predict(model, m_session.schedule);
-    RunRecord record;
-    record.label = tr("rerun %1").arg(++m_session.rerunCount);
-    for (const std::string &unit : CheckpointStrategy::of(m_session.schedule, chainPaths(model), chainParts(model)).unitTexts())
-        record.checkpoint << QString::fromStdString(unit);
-    record.predictedPeakBytes = prediction.peakBytes;
-    record.predictedStepNs = prediction.stepTimeNs;
-    record.modelStepNs = predict(model, CheckpointSchedule{}).stepTimeNs;
-    m_rerunSession = m_session.id;
-    m_detailTabs->setCurrentWidget(m_runsPane);
-    setBusy(tr("Rerunning with %1 checkpointed…")
-                .arg(record.checkpoint.isEmpty() ? tr("nothing") : record.checkpoint.join(QStringLiteral(", "))));
-    m_replay->start(*document(), record);
-    updateRerunAction();
-}
-
-void MainWindow::onRerunFinished(RunRecord record)
-{
-    if (m_rerunSession != m_session.id) { // the trace it belonged to is closed
-        setIdle();
-        return;
-    }
-    if (!record.tracePaths.isEmpty() && record.outcome != tr("cancelled")) {
-        const quint64 ticket = m_loader->load(record.tracePaths, DocumentLoader::Purpose::Run);
-        m_readingRuns.emplace(ticket, std::move(record));
-        statusBar()->showMessage(tr("Reading the rerun's trace…"));
-        updateRerunAction();
-        return;
-    }
-    addRun(record);
-}
-
-void MainWindow::addRun(const RunRecord &record)
-{
-    m_runsPane->append(record);
-    statusBar()->showMessage(record.outcome.isEmpty() ? tr("%1 measured.").arg(record.label)
-                                                      : tr("%1: %2").arg(record.label, record.outcome));
-    setIdle();
-    Q_EMIT rerunFinished();
-}
-
-void MainWindow::showRun(int row)
-{
-    if (row < 0 || row >= runsModel()->rowCount() || !document() || !document()->model) {
-        m_timeline->setComparison({}, {});
-        return;
-    }
-    const RunRecord &run = runsModel()->run(row);
-    const CostModel &model = *document()->model;
-    // Its toggles and their prediction come back, so the curves on the chart belong together.
-    try {
-        const CheckpointStrategy strategy =
-            run.baseline ? CheckpointStrategy() : CheckpointStrategy::parse(run.checkpoint.join(QLatin1Char(',')).toStdString());
-        showSchedule(planForStrategy(model, strategy));
-        m_whatIf->showStrategy(strategy);
-        updatePrediction();
-    } catch (const Error &) {
-        // Toggles the chain no longer has (after a change of chain): the prediction stays.
-    }
-    std::vector<PredictedPoint> curve;
-    if (run.document && !run.baseline) {
-        if (const auto alignment = alignSteps(*run.document->trace, *document()->trace, model.step)) {
-            for (const SeriesPoint &point : alignedSeries(run.document->byCategory.allocated, *alignment))
-                curve.push_back({point.timeNs, point.bytes});
-        }
-    }
-    m_timeline->setComparison(curve, tr("measured (%1)").arg(run.label));
-}
-
-void MainWindow::exportReportTo(const QString &path)
-{
-    if (!document() || m_exporter.isRunning())
-        return;
-    // The open trace is the baseline; each measured rerun is compared with it, with the
-    // figures the Runs table shows, not analysed again.
-    std::vector<ReportInput> traces{{document()->path, document(), std::nullopt}};
-    // Never written onto: anything the window has open.
-    std::vector<std::string> inputs{document()->path};
-    for (const DocumentPtr &process : m_session.processes)
-        inputs.push_back(process->path);
-    for (const RunRecord &run : runsModel()->runs()) {
-        if (run.document && !run.baseline) {
-            traces.push_back({run.label.toStdString(), run.document, run.measured});
-            inputs.push_back(run.document->path);
-        }
-    }
-    statusBar()->showMessage(tr("Writing %1…").arg(path));
-    m_exporter.disconnect(this);
-    connect(&m_exporter, &QFutureWatcher<QString>::finished, this, [this, path] {
-        const QString problem = m_exporter.result();
-        statusBar()->showMessage(problem.isEmpty() ? tr("Wrote %1.").arg(path) : problem);
-        if (!problem.isEmpty() && showsDialogs())
-            QMessageBox::critical(this, tr("Cannot export the report"), problem);
-        Q_EMIT reportExported(path, problem);
-    });
-    m_exporter.setFuture(QtConcurrent::run([traces, inputs, path]() -> QString {
-        try {
-            exportReport(buildReport(traces, std::nullopt), path, inputs);
-            return {};
-        } catch (const std::exception &error) {
-            return QString::fromStdString(visibleText(error.what()));
-        }
-    }));
-}
-
 void MainWindow::setGroupByLayer(bool byLayer)
 {
     m_byLayerAction->setChecked(byLayer);
     m_byCategoryAction->setChecked(!byLayer);
     m_timeline->setGrouping(byLayer ? GroupBy::Layer : GroupBy::Category);
-}
-
-RecordDialog *MainWindow::recordDialog()
-{
-    if (!m_recordDialog) {
-        m_recordDialog = new RecordDialog(this);
-        connect(m_recordDialog, &RecordDialog::recorded, this, &MainWindow::openFiles);
-    }
-    return m_recordDialog;
 }
 
 LiveSetModel *MainWindow::liveSetModel() const
@@ -678,65 +455,12 @@ void MainWindow::showLiveSet(std::optional<std::int64_t> timeNs)
     m_livePane->showLiveSet(document(), timeNs);
 }
 
-void MainWindow::applyStrategy()
-{
-    if (!document() || !document()->model)
-        return;
-    const CostModel &model = *document()->model;
-    std::optional<Plan> plan;
-    switch (m_whatIf->strategy()) {
-    case WhatIfBar::Strategy::Custom: break;
-    case WhatIfBar::Strategy::Rule: plan = planForStrategy(model, m_whatIf->rule()); break;
-    case WhatIfBar::Strategy::Budget:
-        if (m_whatIf->budgetBytes() > 0)
-            plan = planForBudget(model, static_cast<std::int64_t>(m_whatIf->budgetBytes()));
-        break;
-    case WhatIfBar::Strategy::Overhead: plan = planForOverhead(model, m_whatIf->overheadFraction()); break;
-    }
-    if (!plan)
-        return;
-    showSchedule(*plan);
-    updatePrediction();
-    if (!plan->feasible)
-        m_whatIf->showPrediction(plan->prediction.peakBytes, plan->prediction.stepTimeNs, false);
-}
-
 void MainWindow::selectLayer(const QString &path)
 {
     if (!document())
         return;
     if (const auto layer = document()->trace->findLayer(path.toStdString()))
         m_layerView->setCurrentIndex(m_layerProxy->mapFromSource(m_layers->indexOfLayer(*layer)));
-}
-
-void MainWindow::setCheckpointStrategy(const QString &strategy)
-{
-    if (!document() || !document()->model)
-        return;
-    const CheckpointStrategy parsed = CheckpointStrategy::parse(strategy.toStdString());
-    showSchedule(planForStrategy(*document()->model, parsed));
-    m_whatIf->showStrategy(parsed);
-    updatePrediction();
-}
-
-void MainWindow::showSchedule(const Plan &plan)
-{
-    m_session.schedule = plan.schedule;
-    {
-        const QSignalBlocker blocker(m_layers);
-        m_layers->setSchedule(plan.schedule);
-    }
-    m_layerView->viewport()->update();
-}
-
-void MainWindow::updatePrediction()
-{
-    if (!document() || !document()->model)
-        return;
-    const CostModel &model = *document()->model;
-    const Prediction prediction = predict(model, m_session.schedule);
-    m_whatIf->showPrediction(prediction.peakBytes, prediction.stepTimeNs, true);
-    m_timeline->setPrediction(m_session.schedule.empty() ? std::vector<PredictedPoint>{} : predictCurve(model, m_session.schedule));
 }
 
 void MainWindow::showRangeStats(std::int64_t beginNs, std::int64_t endNs)
@@ -750,44 +474,6 @@ void MainWindow::showRangeStats(std::int64_t beginNs, std::int64_t endNs)
                                   bytesText(stats.freedBytes));
     m_timeline->showMeasurement(beginNs, endNs, text);
     statusBar()->showMessage(tr("Selected ") + QString(text).replace(QLatin1Char('\n'), QStringLiteral(", ")));
-}
-
-void MainWindow::rememberRecent(const QString &path)
-{
-    QSettings settings;
-    QStringList recent = settings.value(QStringLiteral("recentFiles")).toStringList();
-    const QString absolute = QFileInfo(path).absoluteFilePath();
-    recent.removeAll(absolute);
-    recent.prepend(absolute);
-    while (recent.size() > kMaxRecent)
-        recent.removeLast();
-    settings.setValue(QStringLiteral("recentFiles"), recent);
-    rebuildRecentMenu();
-}
-
-void MainWindow::rebuildRecentMenu()
-{
-    m_recentMenu->clear();
-    const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
-    for (const QString &path : recent)
-        m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] { openFile(path); })->setToolTip(path);
-    m_recentMenu->setEnabled(!recent.isEmpty());
-}
-
-void MainWindow::dragEnterEvent(QDragEnterEvent *event)
-{
-    if (event->mimeData()->hasUrls())
-        event->acceptProposedAction();
-}
-
-void MainWindow::dropEvent(QDropEvent *event)
-{
-    QStringList paths;
-    for (const QUrl &url : event->mimeData()->urls()) {
-        if (url.isLocalFile())
-            paths << url.toLocalFile();
-    }
-    openFiles(paths);
 }
 
 } // namespace peaklens::gui

@@ -1,0 +1,184 @@
+// The main window's menus and what they open: files, recent files, dropped files, the
+// recording dialog and report export.
+
+#include "mainwindow.h"
+#include "models/layermodel.h"
+#include "models/runsmodel.h"
+#include "recorddialog.h"
+#include "reportexport.h"
+#include "showsdialogs.h"
+#include "widgets/timelineview.h"
+#include "widgets/whatifbar.h"
+
+#include "core/trace/visibletext.h"
+
+#include <QAction>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTreeView>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace peaklens::gui {
+
+namespace {
+
+constexpr int kMaxRecent = 10;
+
+} // namespace
+
+void MainWindow::createActions()
+{
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    m_openAction = file->addAction(tr("&Open…"), this, [this] {
+        const QStringList paths = QFileDialog::getOpenFileNames(
+            this, tr("Open traces (several: one per rank)"), QString(),
+            tr("Traces (*.peaklens *.pltxt *.pickle *.json *.gz);;All files (*)"));
+        openFiles(paths);
+    });
+    m_openAction->setShortcut(QKeySequence::Open);
+    m_openAction->setToolTip(tr("Open a trace, a PyTorch memory snapshot or a Kineto trace (Ctrl+O)"));
+    m_recordAction = file->addAction(tr("Re&cord…"), this, [this] { recordDialog()->show(); });
+    m_recordAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
+    m_recordAction->setToolTip(tr("Run a training command under the CUPTI collector and open its traces"));
+    m_recordAction->setStatusTip(m_recordAction->toolTip());
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    rebuildRecentMenu();
+    QAction *reload = file->addAction(tr("Re&load"), this, [this] {
+        QStringList paths;
+        for (const DocumentPtr &document : m_session.processes)
+            paths << document->filePath();
+        openFiles(paths);
+    });
+    reload->setShortcut(QKeySequence::Refresh);
+    QAction *exportReport = file->addAction(tr("&Export report…"), this, [this] {
+        if (!document())
+            return;
+        const QString suggested = QFileInfo(document()->filePath()).completeBaseName() + QStringLiteral("-report.pdf");
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export report"), suggested,
+                                                          tr("PDF (*.pdf);;HTML (*.html);;CSV (*.csv);;JSON (*.json)"));
+        if (!path.isEmpty())
+            exportReportTo(path);
+    });
+    exportReport->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    file->addSeparator();
+    file->addAction(tr("&Quit"), qApp, &QApplication::closeAllWindows)->setShortcut(QKeySequence::Quit);
+
+    QMenu *view = menuBar()->addMenu(tr("&View"));
+    m_byCategoryAction = view->addAction(tr("Stack by &category"), this, [this] { setGroupByLayer(false); });
+    m_byCategoryAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_1));
+    m_byLayerAction = view->addAction(tr("Stack by &layer"), this, [this] { setGroupByLayer(true); });
+    m_byLayerAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_2));
+    for (QAction *action : {m_byCategoryAction, m_byLayerAction})
+        action->setCheckable(true);
+    view->addSeparator();
+    view->addAction(tr("&Reset zoom"), m_timeline, &TimelineView::resetZoom)->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+    view->addAction(tr("Show the &peak"), this, [this] { showLiveSet(std::nullopt); })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
+    view->addAction(tr("&Filter layers"), this, [this] { m_layerFilter->setFocus(); })->setShortcut(QKeySequence::Find);
+    QAction *flat = view->addAction(tr("Layers as a flat &list"));
+    flat->setCheckable(true);
+    flat->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_T));
+    connect(flat, &QAction::toggled, this, [this](bool on) {
+        m_layers->setFlat(on);
+        m_layerView->setRootIsDecorated(!on);
+        m_layerView->expandAll();
+    });
+    view->addAction(tr("Choose a checkpoint &strategy"), this, [this] { m_whatIf->focusStrategy(); })
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
+
+    QMenu *run = menuBar()->addMenu(tr("&Run"));
+    m_rerunAction = run->addAction(tr("&Rerun"), this, &MainWindow::rerun);
+    m_rerunAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    run->addAction(tr("&Cancel"), this, &MainWindow::cancel)->setShortcut(QKeySequence(Qt::Key_Escape));
+}
+
+void MainWindow::exportReportTo(const QString &path)
+{
+    if (!document() || m_exporter.isRunning())
+        return;
+    // The open trace is the baseline; each measured rerun is compared with it, with the
+    // figures the Runs table shows, not analysed again.
+    std::vector<ReportInput> traces{{document()->path, document(), std::nullopt}};
+    // Never written onto: anything the window has open.
+    std::vector<std::string> inputs{document()->path};
+    for (const DocumentPtr &process : m_session.processes)
+        inputs.push_back(process->path);
+    for (const RunRecord &run : runsModel()->runs()) {
+        if (run.document && !run.baseline) {
+            traces.push_back({run.label.toStdString(), run.document, run.measured});
+            inputs.push_back(run.document->path);
+        }
+    }
+    statusBar()->showMessage(tr("Writing %1…").arg(path));
+    m_exporter.disconnect(this);
+    connect(&m_exporter, &QFutureWatcher<QString>::finished, this, [this, path] {
+        const QString problem = m_exporter.result();
+        statusBar()->showMessage(problem.isEmpty() ? tr("Wrote %1.").arg(path) : problem);
+        if (!problem.isEmpty() && showsDialogs())
+            QMessageBox::critical(this, tr("Cannot export the report"), problem);
+        Q_EMIT reportExported(path, problem);
+    });
+    m_exporter.setFuture(QtConcurrent::run([traces, inputs, path]() -> QString {
+        try {
+            exportReport(buildReport(traces, std::nullopt), path, inputs);
+            return {};
+        } catch (const std::exception &error) {
+            return QString::fromStdString(visibleText(error.what()));
+        }
+    }));
+}
+
+RecordDialog *MainWindow::recordDialog()
+{
+    if (!m_recordDialog) {
+        m_recordDialog = new RecordDialog(this);
+        connect(m_recordDialog, &RecordDialog::recorded, this, &MainWindow::openFiles);
+    }
+    return m_recordDialog;
+}
+
+void MainWindow::rememberRecent(const QString &path)
+{
+    QSettings settings;
+    QStringList recent = settings.value(QStringLiteral("recentFiles")).toStringList();
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    recent.removeAll(absolute);
+    recent.prepend(absolute);
+    while (recent.size() > kMaxRecent)
+        recent.removeLast();
+    settings.setValue(QStringLiteral("recentFiles"), recent);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+    for (const QString &path : recent)
+        m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] { openFile(path); })->setToolTip(path);
+    m_recentMenu->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent *event)
+{
+    if (event->mimeData()->hasUrls())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent *event)
+{
+    QStringList paths;
+    for (const QUrl &url : event->mimeData()->urls()) {
+        if (url.isLocalFile())
+            paths << url.toLocalFile();
+    }
+    openFiles(paths);
+}
+
+} // namespace peaklens::gui

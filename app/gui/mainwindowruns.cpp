@@ -1,0 +1,186 @@
+// The main window's what-if and reruns: the toggles and strategies, their prediction, the
+// rerun of the step and the runs it adds beside the baseline.
+
+#include "mainwindow.h"
+#include "models/layermodel.h"
+#include "models/runsmodel.h"
+#include "replayprocess.h"
+#include "widgets/runspane.h"
+#include "widgets/timelineview.h"
+#include "widgets/whatifbar.h"
+
+#include "core/analysis/stepalignment.h"
+#include "core/error.h"
+#include "core/plan/planner.h"
+#include "core/trace/metadata.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSortFilterProxyModel>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTreeView>
+
+namespace peaklens::gui {
+
+RunRecord MainWindow::baselineRun(const TraceDocument &document) const
+{
+    // The trace itself is the first run: what the reruns are compared with.
+    const Prediction baseline = predict(*document.model, CheckpointSchedule{});
+    RunRecord record;
+    record.label = tr("baseline");
+    record.baseline = true;
+    for (const std::string &unit : document.checkpoint)
+        record.checkpoint << QString::fromStdString(unit);
+    record.predictedPeakBytes = baseline.peakBytes;
+    record.predictedStepNs = record.modelStepNs = baseline.stepTimeNs;
+    record.document = m_session.document;
+    const QJsonObject result =
+        QJsonDocument::fromJson(QByteArray::fromStdString(document.trace->metaValue(metakey::ReplayResult))).object();
+    record.measured.peakAllocatedBytes = result.contains(QLatin1String("peak_allocated_bytes"))
+                                             ? static_cast<std::int64_t>(result.value(QLatin1String("peak_allocated_bytes")).toDouble())
+                                             : document.peakBytes;
+    record.measured.stepTimesMs = document.stepTimesMs();
+    return record;
+}
+
+void MainWindow::updateRerunAction()
+{
+    const QString reason = document() ? ReplayProcess::unavailableReason(*document()) : tr("no trace is open");
+    const bool running = isRerunning();
+    m_rerunAction->setEnabled(reason.isEmpty() && !running);
+    m_rerunAction->setToolTip(running ? tr("A rerun is running (Esc cancels it)")
+                              : reason.isEmpty() ? tr("Run the step again with the checked layers checkpointed, and the "
+                                                      "baseline beside it on this machine (Ctrl+R)")
+                                                 : tr("Cannot rerun: %1").arg(reason));
+    m_rerunAction->setStatusTip(m_rerunAction->toolTip());
+}
+
+void MainWindow::rerun()
+{
+    if (!document() || !document()->model || isRerunning() || !ReplayProcess::unavailableReason(*document()).isEmpty())
+        return;
+    const CostModel &model = *document()->model;
+    const Prediction prediction = predict(model, m_session.schedule);
+    RunRecord record;
+    record.label = tr("rerun %1").arg(++m_session.rerunCount);
+    for (const std::string &unit : CheckpointStrategy::of(m_session.schedule, chainPaths(model), chainParts(model)).unitTexts())
+        record.checkpoint << QString::fromStdString(unit);
+    record.predictedPeakBytes = prediction.peakBytes;
+    record.predictedStepNs = prediction.stepTimeNs;
+    record.modelStepNs = predict(model, CheckpointSchedule{}).stepTimeNs;
+    m_rerunSession = m_session.id;
+    m_detailTabs->setCurrentWidget(m_runsPane);
+    setBusy(tr("Rerunning with %1 checkpointed…")
+                .arg(record.checkpoint.isEmpty() ? tr("nothing") : record.checkpoint.join(QStringLiteral(", "))));
+    m_replay->start(*document(), record);
+    updateRerunAction();
+}
+
+void MainWindow::onRerunFinished(RunRecord record)
+{
+    if (m_rerunSession != m_session.id) { // the trace it belonged to is closed
+        setIdle();
+        return;
+    }
+    if (!record.tracePaths.isEmpty() && record.outcome != tr("cancelled")) {
+        const quint64 ticket = m_loader->load(record.tracePaths, DocumentLoader::Purpose::Run);
+        m_readingRuns.emplace(ticket, std::move(record));
+        statusBar()->showMessage(tr("Reading the rerun's trace…"));
+        updateRerunAction();
+        return;
+    }
+    addRun(record);
+}
+
+void MainWindow::addRun(const RunRecord &record)
+{
+    m_runsPane->append(record);
+    statusBar()->showMessage(record.outcome.isEmpty() ? tr("%1 measured.").arg(record.label)
+                                                      : tr("%1: %2").arg(record.label, record.outcome));
+    setIdle();
+    Q_EMIT rerunFinished();
+}
+
+void MainWindow::showRun(int row)
+{
+    if (row < 0 || row >= runsModel()->rowCount() || !document() || !document()->model) {
+        m_timeline->setComparison({}, {});
+        return;
+    }
+    const RunRecord &run = runsModel()->run(row);
+    const CostModel &model = *document()->model;
+    // Its toggles and their prediction come back, so the curves on the chart belong together.
+    try {
+        const CheckpointStrategy strategy =
+            run.baseline ? CheckpointStrategy() : CheckpointStrategy::parse(run.checkpoint.join(QLatin1Char(',')).toStdString());
+        showSchedule(planForStrategy(model, strategy));
+        m_whatIf->showStrategy(strategy);
+        updatePrediction();
+    } catch (const Error &) {
+        // Toggles the chain no longer has (after a change of chain): the prediction stays.
+    }
+    std::vector<PredictedPoint> curve;
+    if (run.document && !run.baseline) {
+        if (const auto alignment = alignSteps(*run.document->trace, *document()->trace, model.step)) {
+            for (const SeriesPoint &point : alignedSeries(run.document->byCategory.allocated, *alignment))
+                curve.push_back({point.timeNs, point.bytes});
+        }
+    }
+    m_timeline->setComparison(curve, tr("measured (%1)").arg(run.label));
+}
+
+void MainWindow::applyStrategy()
+{
+    if (!document() || !document()->model)
+        return;
+    const CostModel &model = *document()->model;
+    std::optional<Plan> plan;
+    switch (m_whatIf->strategy()) {
+    case WhatIfBar::Strategy::Custom: break;
+    case WhatIfBar::Strategy::Rule: plan = planForStrategy(model, m_whatIf->rule()); break;
+    case WhatIfBar::Strategy::Budget:
+        if (m_whatIf->budgetBytes() > 0)
+            plan = planForBudget(model, static_cast<std::int64_t>(m_whatIf->budgetBytes()));
+        break;
+    case WhatIfBar::Strategy::Overhead: plan = planForOverhead(model, m_whatIf->overheadFraction()); break;
+    }
+    if (!plan)
+        return;
+    showSchedule(*plan);
+    updatePrediction();
+    if (!plan->feasible)
+        m_whatIf->showPrediction(plan->prediction.peakBytes, plan->prediction.stepTimeNs, false);
+}
+
+void MainWindow::setCheckpointStrategy(const QString &strategy)
+{
+    if (!document() || !document()->model)
+        return;
+    const CheckpointStrategy parsed = CheckpointStrategy::parse(strategy.toStdString());
+    showSchedule(planForStrategy(*document()->model, parsed));
+    m_whatIf->showStrategy(parsed);
+    updatePrediction();
+}
+
+void MainWindow::showSchedule(const Plan &plan)
+{
+    m_session.schedule = plan.schedule;
+    {
+        const QSignalBlocker blocker(m_layers);
+        m_layers->setSchedule(plan.schedule);
+    }
+    m_layerView->viewport()->update();
+}
+
+void MainWindow::updatePrediction()
+{
+    if (!document() || !document()->model)
+        return;
+    const CostModel &model = *document()->model;
+    const Prediction prediction = predict(model, m_session.schedule);
+    m_whatIf->showPrediction(prediction.peakBytes, prediction.stepTimeNs, true);
+    m_timeline->setPrediction(m_session.schedule.empty() ? std::vector<PredictedPoint>{} : predictCurve(model, m_session.schedule));
+}
+
+} // namespace peaklens::gui
