@@ -26,6 +26,24 @@ inline std::shared_ptr<const Trace> traceFrom(const QString &text)
     return parseTraceText(ss(text));
 }
 
+// One training step as trace text: a forward `forward` ns long allocating `bytes` halfway
+// through, a backward `backward` ns long freeing them halfway through; the step (number 1)
+// begins at `begin`.
+inline QString stepText(int begin, int forward, int backward, int bytes = 100)
+{
+    const int fwdEnd = begin + 1 + forward, bwdEnd = fwdEnd + backward;
+    return QStringLiteral("t=%1 begin step 1\nt=%2 begin fwd:l\nt=%3 alloc a %8\nt=%4 end fwd:l\nt=%4 begin bwd:l\n"
+                          "t=%5 free a\nt=%6 end bwd:l\nt=%7 end step 1\n")
+        .arg(begin)
+        .arg(begin + 1)
+        .arg(begin + 1 + forward / 2)
+        .arg(fwdEnd)
+        .arg(fwdEnd + backward / 2)
+        .arg(bwdEnd)
+        .arg(bwdEnd + 1)
+        .arg(bytes);
+}
+
 // What one of the project's programs (in build/bin) printed and returned.
 struct ToolRun
 {

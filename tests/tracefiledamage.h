@@ -2,11 +2,13 @@
 // Writes trace files damaged in one named way, for the tests of bad input (core and CLI).
 
 #include "core/format/tracewriter.h"
+#include "core/import/traceloader.h"
 #include "core/trace/tracetext.h"
 
 #include <QDir>
 #include <QFile>
 #include <QRandomGenerator>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <sqlite3.h>
@@ -18,6 +20,25 @@ inline void writeBytes(const QString &path, const QByteArray &bytes)
     QFile file(path);
     QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
     file.write(bytes);
+}
+
+// A trace read from `bytes` written to a file named `name`, or the error reading it gave.
+struct LoadedTrace
+{
+    std::shared_ptr<const Trace> trace;
+    QString problem;
+};
+
+inline LoadedTrace loadFromBytes(const QByteArray &bytes, const QString &name)
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(name);
+    writeBytes(path, bytes);
+    try {
+        return {loadTrace(path.toStdString()), {}};
+    } catch (const std::exception &error) {
+        return {nullptr, QString::fromStdString(error.what())};
+    }
 }
 
 inline void execSql(const QString &path, const char *sql)

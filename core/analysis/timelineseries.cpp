@@ -19,6 +19,8 @@ void appendPoint(std::vector<SeriesPoint> &points, std::int64_t timeNs, std::int
         points.push_back({timeNs, bytes});
 }
 
+} // namespace
+
 std::uint32_t layerAtDepth(const Trace &trace, std::uint32_t layer, int depth)
 {
     if (layer == kNoLayer || depth <= 0)
@@ -29,8 +31,6 @@ std::uint32_t layerAtDepth(const Trace &trace, std::uint32_t layer, int depth)
     return chain.size() >= static_cast<std::size_t>(depth) ? chain[chain.size() - static_cast<std::size_t>(depth)]
                                                            : layer;
 }
-
-} // namespace
 
 TimelineSeries buildTimeline(const Trace &trace, Device device, GroupBy groupBy, int layerDepth)
 {
@@ -75,6 +75,8 @@ TimelineSeries regroupTimeline(const Trace &trace, const TimelineSeries &timelin
     series.device = timeline.device;
     series.allocated = timeline.allocated;
     series.reserved = timeline.reserved;
+    series.groupBy = groupBy;
+    series.layerDepth = layerDepth;
     const LaneDevices lanes(trace);
     const auto deviceIndex = lanes.indexOf(series.device);
     if (!deviceIndex)
@@ -144,28 +146,35 @@ TimelineSeries regroupTimeline(const Trace &trace, const TimelineSeries &timelin
 
 std::vector<SeriesPoint> layerMemory(const Trace &trace, Device device, std::uint32_t layer)
 {
+    std::vector<bool> within(trace.layers.size());
+    for (std::uint32_t l = 0; l < within.size(); ++l)
+        within[l] = trace.isWithin(l, layer);
+    return selectedMemory(trace, device, [&](std::size_t i) {
+        const std::uint32_t owner = trace.events.layer(i);
+        return owner != kNoLayer && within[owner];
+    });
+}
+
+std::vector<SeriesPoint> selectedMemory(const Trace &trace, Device device, const std::function<bool(std::size_t)> &select)
+{
     std::vector<SeriesPoint> out;
     const LaneDevices lanes(trace);
     const auto deviceIndex = lanes.indexOf(device);
     if (!deviceIndex)
         return out;
-    std::vector<bool> within(trace.layers.size());
-    for (std::uint32_t l = 0; l < within.size(); ++l)
-        within[l] = trace.isWithin(l, layer);
     const MemoryEvents &events = trace.events;
-    std::unordered_map<std::uint64_t, std::int64_t> blocks; // the layer's live blocks
+    std::unordered_map<std::uint64_t, std::int64_t> blocks; // the selected live blocks
     std::int64_t bytes = 0;
     for (std::size_t i = 0; i < events.size(); ++i) {
         if (lanes.deviceOfLane[events.lane(i)] != *deviceIndex)
             continue;
         const std::int64_t before = bytes;
-        // A free ends the layer's block; an allocation at its address ends one never freed.
+        // A free ends the selected block; an allocation at its address ends one never freed.
         if (auto block = blocks.find(events.addr(i)); block != blocks.end()) {
             bytes -= block->second;
             blocks.erase(block);
         }
-        const std::uint32_t owner = events.layer(i);
-        if (events.deltaBytes(i) > 0 && owner != kNoLayer && within[owner]) {
+        if (events.deltaBytes(i) > 0 && select(i)) {
             blocks[events.addr(i)] = events.deltaBytes(i);
             bytes += events.deltaBytes(i);
         }

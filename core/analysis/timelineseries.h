@@ -10,6 +10,7 @@
 #include "sharedpoints.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,8 @@ struct TimelineSeries
     SharedPoints allocated; // one point per event time
     SharedPoints reserved;  // empty when the trace has no segments
     std::vector<GroupSeries> groups; // largest peak first
+    GroupBy groupBy = GroupBy::Category;
+    int layerDepth = 0; // see buildTimeline
 };
 
 // layerDepth, for GroupBy::Layer: 0 groups by the innermost layer of each event, N by its
@@ -41,9 +44,16 @@ TimelineSeries buildTimeline(const Trace &trace, Device device, GroupBy groupBy,
 // are `timeline`'s, shared rather than built again; only the groups are new.
 TimelineSeries regroupTimeline(const Trace &trace, const TimelineSeries &timeline, GroupBy groupBy, int layerDepth = 0);
 
+// The ancestor of `layer` `depth` levels below the root (the layer itself when it is not
+// that deep, or for depth 0): the band a timeline grouped at that depth puts it in.
+std::uint32_t layerAtDepth(const Trace &trace, std::uint32_t layer, int depth);
+
 // The memory of a layer and all its sub-layers over time on one device: the blocks their
 // allocations made, each until it is freed.
 std::vector<SeriesPoint> layerMemory(const Trace &trace, Device device, std::uint32_t layer);
+// The memory of the blocks whose allocating event `select` accepts (given its index), on
+// one device over time, each until it is freed.
+std::vector<SeriesPoint> selectedMemory(const Trace &trace, Device device, const std::function<bool(std::size_t)> &select);
 
 // How deep the model's repeated blocks sit (1 = top-level modules), for a timeline
 // grouped by layer that shows one band per block; 0 (innermost layers) without a chain.

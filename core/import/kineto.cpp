@@ -7,6 +7,7 @@
 #include "core/trace/tracebuilder.h"
 #include "core/trace/units.h"
 #include "jsonscanner.h"
+#include "kinetokernels.h"
 #include "kinetomemory.h"
 #include "spanstacks.h"
 #include "stackscopes.h"
@@ -30,6 +31,8 @@ constexpr std::size_t kPieceBytes = 4u << 20;
 constexpr double kMaxMicros = 2e15;
 constexpr std::int64_t kMaxBaseNs = 3'000'000'000'000'000'000;
 constexpr std::string_view kModulePrefix = "nn.Module: ";
+// Kineto's GPU rows are numbered by device; a larger pid is a process.
+constexpr std::int64_t kMaxGpuRow = 256;
 constexpr std::string_view kBackwardPrefix = "autograd::engine::evaluate_function: ";
 
 struct Span
@@ -87,6 +90,8 @@ public:
                 }
                 else if (key == "deviceProperties")
                     readDeviceName(valueStart, value.size());
+                else if (key == "roctracer_version" || key == "hip_runtime_version")
+                    m_rocm = true;
             } while (scanner.consume(','));
             scanner.expect('}');
         }
@@ -250,7 +255,7 @@ private:
         return !value.get_double().get(out); // integers convert too
     }
 
-    static std::int64_t integerOf(simdjson::dom::element value)
+    static std::optional<std::int64_t> optionalIntegerOf(simdjson::dom::element value)
     {
         std::int64_t signedValue = 0;
         std::uint64_t unsignedValue = 0;
@@ -261,8 +266,10 @@ private:
             return static_cast<std::int64_t>(unsignedValue);
         if (!value.get_double().get(real) && std::isfinite(real) && std::fabs(real) < 9e18)
             return static_cast<std::int64_t>(std::llround(real));
-        return 0;
+        return std::nullopt;
     }
+
+    static std::int64_t integerOf(simdjson::dom::element value) { return optionalIntegerOf(value).value_or(0); }
 
     // pid and tid are numbers or strings; either way their text identifies the thread.
     static std::string_view identity(simdjson::dom::element value, std::string &storage)
@@ -337,6 +344,8 @@ private:
 
         if (name == "[memory]" || name == "[OutOfMemory]") {
             readMemoryEvent(name == "[memory]", beginNs, threadOf(pid, tid), args, offset);
+        } else if (ph == "X" && KinetoKernels::isGpuActivity(cat)) {
+            readGpuActivity(name, beginNs, endNs, pid, tid, args);
         } else if (ph == "X" && endNs > beginNs) {
             if (cat == "python_function" && name.starts_with(kModulePrefix)) {
                 m_modules[threadOf(pid, tid)].push_back(Span{beginNs, endNs, std::string(name.substr(kModulePrefix.size()))});
@@ -351,6 +360,34 @@ private:
                     m_stacks.add(threadOf(pid, tid), beginNs, endNs, m_builder.stacks().internFrame(Frame{std::string(name), "", 0}));
             }
         }
+    }
+
+    // A GPU row names its device in "device" and its stream in "stream"; without them, the
+    // row itself: its pid is the device (a small number, unlike a process id), its tid the stream.
+    void readGpuActivity(std::string_view name, std::int64_t beginNs, std::int64_t endNs,
+                         const std::optional<simdjson::dom::element> &pid, const std::optional<simdjson::dom::element> &tid,
+                         const std::optional<simdjson::dom::element> &args)
+    {
+        std::optional<std::int64_t> device, stream;
+        simdjson::dom::object fields;
+        if (args && !args->get_object().get(fields)) {
+            for (auto field : fields) {
+                if (field.key == "device")
+                    device = optionalIntegerOf(field.value);
+                else if (field.key == "stream")
+                    stream = optionalIntegerOf(field.value);
+            }
+        }
+        if (!device && pid && !pid->is_string()) {
+            if (const auto row = optionalIntegerOf(*pid); row && *row < kMaxGpuRow)
+                device = row;
+        }
+        if (!stream && tid) {
+            std::string storage;
+            if (const auto fromThread = KinetoKernels::streamOfThread(identity(*tid, storage)); fromThread && *fromThread <= INT64_MAX)
+                stream = static_cast<std::int64_t>(*fromThread);
+        }
+        m_kernels.add(m_builder, name, beginNs, endNs, device, stream);
     }
 
     void addSpan(std::int32_t thread, std::int64_t beginNs, std::int64_t endNs, std::string name)
@@ -407,6 +444,8 @@ private:
             return;
         }
         m_sawHip = m_sawHip || deviceType == 6;
+        if (deviceType != 0)
+            m_kernels.noteMemoryDevice(std::clamp<std::int64_t>(deviceId, 0, INT16_MAX));
         if (record.bytes > TraceBuilder::kMaxEventBytes || record.bytes < -TraceBuilder::kMaxEventBytes
             || record.totalAllocated > TraceBuilder::kMaxEventBytes || record.totalReserved > TraceBuilder::kMaxEventBytes)
             fail("a memory event has the size " + std::to_string(record.bytes), offset);
@@ -568,6 +607,8 @@ private:
             marker.timeNs += m_baseNs;
             m_builder.addMarker(marker);
         }
+        m_progress.throwIfCancelled();
+        m_kernels.finish(m_builder, m_baseNs, m_rocm || m_sawHip);
     }
 
     FileBytes &m_bytes;
@@ -583,8 +624,10 @@ private:
     KinetoMemory m_memory;
     SpanStacks m_stacks;
     std::vector<Marker> m_markers;
+    KinetoKernels m_kernels;
     std::int64_t m_skippedOtherDevices = 0;
     bool m_sawHip = false;
+    bool m_rocm = false; // the trace's header names ROCm's tracer or runtime
 };
 
 } // namespace

@@ -8,7 +8,9 @@
 #include "core/trace/tracebuilder.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 namespace peaklens {
@@ -17,6 +19,44 @@ namespace {
 
 using pickle::Document;
 using pickle::Value;
+
+// The address ranges that something already claimed, joined where they touch.
+class ClaimedRanges
+{
+public:
+    // What in [addr, addr + bytes) nobody claimed yet, in address order; claims all of it.
+    // A range that would run past the end of the address space stops there.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> claim(std::uint64_t addr, std::int64_t bytes)
+    {
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> unclaimed;
+        if (bytes <= 0)
+            return unclaimed;
+        const std::uint64_t end =
+            addr + std::min(static_cast<std::uint64_t>(bytes), std::numeric_limits<std::uint64_t>::max() - addr);
+        std::uint64_t joinedStart = addr, joinedEnd = end, cursor = addr;
+        auto range = m_ranges.upper_bound(addr);
+        if (range != m_ranges.begin() && std::prev(range)->second >= addr)
+            --range;
+        // Claimed ranges neither overlap nor touch, so those met here all lie within or
+        // against [addr, end).
+        while (range != m_ranges.end() && range->first <= end) {
+            if (range->first > cursor)
+                unclaimed.emplace_back(cursor, range->first);
+            cursor = std::max(cursor, range->second);
+            joinedStart = std::min(joinedStart, range->first);
+            joinedEnd = std::max(joinedEnd, range->second);
+            range = m_ranges.erase(range);
+        }
+        if (cursor < end)
+            unclaimed.emplace_back(cursor, end);
+        if (joinedStart < joinedEnd)
+            m_ranges.emplace(joinedStart, joinedEnd);
+        return unclaimed;
+    }
+
+private:
+    std::map<std::uint64_t, std::uint64_t> m_ranges; // start -> end
+};
 
 class SnapshotImporter
 {
@@ -75,6 +115,8 @@ public:
         else
             m_builder.setMeta("time.source", "none: the snapshot holds only the state at dump time");
         emitDevices();
+        if (!m_deviceFree.empty())
+            m_builder.setMeta("oom.device_free", m_deviceFree); // read by analyseOutOfMemory
         if (m_phasedByStacks > 0) {
             m_builder.setMeta("scopes.source", "call stacks: " + std::to_string(m_phasedByStacks) + " allocations phased, "
                                                    + std::to_string(m_layeredByStacks) + " in layers of module calls");
@@ -92,6 +134,13 @@ private:
         std::uint64_t stream = 0;
     };
 
+    struct Segment
+    {
+        std::uint64_t addr = 0; // 0 in snapshots too old to say
+        std::int64_t bytes = 0;
+        std::uint64_t stream = 0;
+    };
+
     // Everything known about one device, gathered before events go to the builder so that
     // blocks found to pre-exist the trace can be placed at its start.
     struct DeviceState
@@ -106,6 +155,7 @@ private:
         std::int64_t firstTimeNs = INT64_MAX;
         // Dump-time state, from "segments".
         std::vector<std::pair<std::uint64_t, Block>> activeAtDump;
+        std::vector<Segment> segmentsAtDump;
         std::int64_t reservedAtDump = 0;
         bool hasSegments = false;
     };
@@ -233,7 +283,8 @@ private:
             if (const Value *blocks = segment.isDict() ? m_doc.find(segment, "blocks") : nullptr; blocks && blocks->isSequence())
                 blockCount += m_doc.items(*blocks).size();
         }
-        LoadBudget::charge(blockCount * sizeof(std::pair<std::uint64_t, Block>), "segment blocks");
+        LoadBudget::charge(blockCount * sizeof(std::pair<std::uint64_t, Block>) + segments.size() * sizeof(Segment),
+                           "segment blocks");
         for (const Value &segment : segments) {
             if (!segment.isDict())
                 fail("is not a valid memory snapshot: a segment is not a dict");
@@ -242,6 +293,7 @@ private:
             state.reservedAtDump += integer(segment, "total_size");
             const std::uint64_t stream = address(segment, "stream");
             std::uint64_t blockAddress = address(segment, "address");
+            state.segmentsAtDump.push_back(Segment{blockAddress, integer(segment, "total_size"), stream});
             const Value *blocks = m_doc.find(segment, "blocks");
             if (!blocks)
                 continue;
@@ -325,6 +377,11 @@ private:
             } else if (action == "oom" || action == "snapshot") {
                 m_builder.addMarker(Marker{timeNs, lane(deviceIndex, stream),
                                            action == "oom" ? MarkerKind::OutOfMemory : MarkerKind::Snapshot, size});
+                // What cudaMemGetInfo reported free tells a full GPU from a fragmented cache.
+                if (const Value *deviceFree = action == "oom" ? m_doc.find(entry, "device_free") : nullptr;
+                    deviceFree && deviceFree->isInteger())
+                    m_deviceFree += Device{DeviceType::Cuda, deviceIndex}.toString() + " " + std::to_string(timeNs) + " "
+                                    + std::to_string(deviceFree->bits()) + "\n";
             }
             // free_requested: the block stays allocated until free_completed.
         }
@@ -397,8 +454,7 @@ private:
             std::int64_t initialReserved = -state.lowestReserved;
             if (state.hasSegments)
                 initialReserved = std::max(initialReserved, state.reservedAtDump - state.reservedNow);
-            if (initialReserved > 0)
-                m_builder.addReserved(ReservedEvent{start, initialReserved, 0, lane(deviceIndex, 0)});
+            addInitialSegments(state, deviceIndex, start, initialReserved);
             const std::uint32_t beforeTrace = m_builder.stacks().internStack({Frame{std::string(kBeforeTrace), "", 0}});
             for (MemoryEvent event : state.preexisting) {
                 event.timeNs = start;
@@ -417,6 +473,52 @@ private:
                 m_builder.addReserved(event);
             state = DeviceState{};
         }
+    }
+
+    // Reserves the segments from before the trace at its start, each at its address: the
+    // ranges the trace releases before it reserves them, then the dump-time segments it
+    // never touches. The totals stay those of the file's evidence (initialReserved): a range
+    // that does not fit in them, or has no address, is not placed, and what is left of them
+    // is reserved at address 0.
+    void addInitialSegments(const DeviceState &state, std::int16_t deviceIndex, std::int64_t start,
+                            std::int64_t initialReserved)
+    {
+        struct Piece
+        {
+            std::uint64_t addr = 0;
+            std::int64_t bytes = 0;
+            std::optional<std::uint32_t> lane; // a dump-time segment's is made only if it is placed
+            std::uint64_t stream = 0;
+        };
+        // A map node per range that the trace or the dump names, and a piece or two of each.
+        LoadBudget::charge((state.reserved.size() + state.segmentsAtDump.size()) * 2 * sizeof(Piece), "segment ranges");
+        ClaimedRanges claimed;
+        std::vector<Piece> pieces;
+        const auto claim = [&](std::uint64_t addr, std::int64_t bytes, bool preexisting, Piece owner) {
+            if (addr == 0)
+                return;
+            for (const auto &[from, to] : claimed.claim(addr, bytes)) {
+                if (preexisting)
+                    pieces.push_back(Piece{from, static_cast<std::int64_t>(to - from), owner.lane, owner.stream});
+            }
+        };
+        // A range belongs to the first thing that names it: reserved first by the trace, it was
+        // not there before; released first, it was.
+        for (const ReservedEvent &event : state.reserved)
+            claim(event.addr, std::abs(event.deltaBytes), event.deltaBytes < 0, Piece{0, 0, event.lane, 0});
+        for (const Segment &segment : state.segmentsAtDump)
+            claim(segment.addr, segment.bytes, true, Piece{0, 0, std::nullopt, segment.stream});
+
+        std::int64_t unplaced = std::max<std::int64_t>(initialReserved, 0);
+        for (const Piece &piece : pieces) {
+            if (piece.bytes > unplaced || piece.bytes > TraceBuilder::kMaxEventBytes)
+                continue;
+            m_builder.addReserved(
+                ReservedEvent{start, piece.bytes, piece.addr, piece.lane ? *piece.lane : lane(deviceIndex, piece.stream)});
+            unplaced -= piece.bytes;
+        }
+        if (unplaced > 0)
+            m_builder.addReserved(ReservedEvent{start, unplaced, 0, lane(deviceIndex, 0)});
     }
 
     std::vector<Annotation> readAnnotations(std::span<const Value> annotations) const
@@ -446,6 +548,7 @@ private:
     std::size_t m_totalEntries = 1;
     std::size_t m_sawEntries = 0;
     bool m_sawTime = false;
+    std::string m_deviceFree; // one "DEVICE TIME_NS BYTES" line per OOM that carries it
     std::size_t m_phasedByStacks = 0;
     std::size_t m_layeredByStacks = 0;
 };

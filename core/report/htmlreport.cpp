@@ -1,5 +1,6 @@
 #include "htmlreport.h"
 
+#include "flamegraphsvg.h"
 #include "palette.h"
 #include "reportcharts.h"
 #include "svgdrawing.h"
@@ -192,6 +193,30 @@ std::string liveTables(const ReportRun &run)
            });
 }
 
+// What is live at the peak as flame graphs: by call stack, and by module when the trace
+// has layers. Static SVG: each box's <title> names it in full with its bytes.
+std::string flameGraphs(const ReportRun &run, ChartSink &charts)
+{
+    if (!run.analysed->summary.peak.liveAtPeak)
+        return "";
+    const Trace &trace = *run.analysed->trace;
+    const LiveSet &live = *run.analysed->summary.peak.liveAtPeak;
+    std::string out;
+    const auto add = [&](FlameKeying keying, const std::string &heading, const std::string &label) {
+        const FlameGraph graph = buildFlameGraph(trace, live, FlameGraphOptions{keying, false});
+        if (const auto chart = flameGraphChart(graph, label))
+            out += "<h3 class=\"flamegraph\">" + escapeHtml(heading) + "</h3>" + charts.place(*chart);
+    };
+    add(FlameKeying::Stack, "Flame graph by call stack", "live memory at the peak by call stack");
+    if (!trace.layers.empty())
+        add(FlameKeying::Module, "Flame graph by module", "live memory at the peak by module");
+    if (out.empty())
+        return out;
+    return out + "<p class=\"muted\">A box's width is the memory live at the peak that was allocated under it: a caller "
+                 "above its callees, a module above its children. Frames of the allocator, the dispatcher, the interpreter "
+                 "and the system are folded into their callers. Point at a box for its full name and bytes.</p>";
+}
+
 std::string planTable(const ReportRun &run)
 {
     if (!run.analysed->model)
@@ -319,7 +344,7 @@ std::string render(const ReportData &data, ChartSink &charts)
                 + (bars ? charts.place(*bars)
                         : std::string("<p class=\"muted\">No layer keeps activations for the backward pass (the trace has no forward ranges).</p>"))
                 + "</section>";
-        html += "<section><h2>Live at the peak</h2>" + liveTables(run) + "</section>";
+        html += "<section><h2>Live at the peak</h2>" + liveTables(run) + flameGraphs(run, charts) + "</section>";
         html += "<section><h2>What checkpointing would do</h2>" + planTable(run) + "</section>";
         html += "<section><h2>The trace</h2>" + metaTable(run) + "</section>";
     }

@@ -26,7 +26,7 @@ constexpr std::size_t kMaxArguments = 16;
 
 // The first byte may put a subcommand and a fixture in front of the arguments, so that
 // most runs get past the parser to a command.
-constexpr const char *kCommands[] = {nullptr, "info", "summary", "convert", "plan", "pareto", "report", nullptr};
+constexpr const char *kCommands[] = {nullptr, "info", "summary", "convert", "plan", "pareto", "report", "diff"};
 constexpr const char *kFixtures[] = {nullptr, "training-step.peaklens", "modelled-step.pltxt", "snapshot.json"};
 
 peaklens::fuzz::ScratchFolder &scratchFolder()

@@ -24,6 +24,7 @@ declare -A seeds=(
   [fuzz_native]="resources/samples/training-step.peaklens"
   [fuzz_native_sql]="tests/data/expected.json tests/data/memory_timeline.json tests/data/manifest.json"
   [fuzz_tracetext]="tests/data/modelled-step.pltxt tests/data/*.pltxt"
+  [fuzz_views]="tests/data/*.pltxt"
   [fuzz_manifest]="tests/data/manifest.json"
   [fuzz_cli_args]=""
   [fuzz_report]="tests/data/expected.json tests/data/memory_timeline.json"
@@ -83,7 +84,7 @@ run() {
   fi
 }
 names=(fuzz_pickle fuzz_snapshot_json fuzz_kineto fuzz_timeline fuzz_native fuzz_native_sql fuzz_tracetext fuzz_manifest
-       fuzz_cli_args fuzz_report)
+       fuzz_cli_args fuzz_report fuzz_views)
 [ $# -gt 1 ] && names=("${@:2}") # or just the fuzzers named after SECONDS or --runs N
 failed=0
 for ((i = 0; i < ${#names[@]}; i += 2)); do

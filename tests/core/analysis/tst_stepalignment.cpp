@@ -5,6 +5,7 @@
 #include <QTest>
 
 using namespace peaklens;
+using peaklens::test::stepText;
 
 namespace {
 
@@ -14,21 +15,6 @@ QString printPoints(const std::vector<SeriesPoint> &points)
     for (const SeriesPoint &point : points)
         parts << QStringLiteral("%1:%2").arg(point.timeNs).arg(point.bytes);
     return parts.join(QLatin1Char(' '));
-}
-
-// A step of forward then backward, its phases `forward` and `backward` ns long, from `begin`.
-QString stepText(int begin, int forward, int backward)
-{
-    const int fwdEnd = begin + 1 + forward, bwdEnd = fwdEnd + backward;
-    return QStringLiteral("t=%1 begin step 1\nt=%2 begin fwd:l\nt=%3 alloc a 100\nt=%4 end fwd:l\nt=%4 begin bwd:l\n"
-                          "t=%5 free a\nt=%6 end bwd:l\nt=%7 end step 1\n")
-        .arg(begin)
-        .arg(begin + 1)
-        .arg(begin + 1 + forward / 2)
-        .arg(fwdEnd)
-        .arg(fwdEnd + backward / 2)
-        .arg(bwdEnd)
-        .arg(bwdEnd + 1);
 }
 
 } // namespace

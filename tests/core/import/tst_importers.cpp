@@ -149,6 +149,95 @@ private slots:
         QVERIFY(high);
     }
 
+    // Segments from before the trace are reserved at its start at their own addresses, so
+    // the allocator's layout is known; the reserved totals stay the file's evidence.
+    // segments: the dump-time "segments" ("ADDR MiB [stream=S] [noaddress]" a line); trace:
+    // "t=US ACTION ADDR MiB" entries; reserved: every reserved event, "US:±MiB@ADDR".
+    void snapshotPlacesSegmentsFromBeforeItsTrace_data()
+    {
+        QTest::addColumn<bool>("expandable");
+        QTest::addColumn<QString>("segments");
+        QTest::addColumn<QString>("trace");
+        QTest::addColumn<QString>("reserved");
+        QTest::addRow("dump-time segments the trace never touches, each at its address and stream")
+            << false << QStringLiteral("0x10000000 20\n0x20000000 2 stream=7") << QStringLiteral("t=5 alloc 0x10000000 1")
+            << QStringLiteral("5:+20@0x10000000 5:+2@0x20000000/7");
+        QTest::addRow("a segment the trace reserves is not counted again")
+            << false << QStringLiteral("0x10000000 20\n0x20000000 20") << QStringLiteral("t=1 segment_alloc 0x20000000 20")
+            << QStringLiteral("1:+20@0x10000000 1:+20@0x20000000");
+        QTest::addRow("a segment released but never reserved in the trace was there from its start")
+            << false << QStringLiteral("0x20000000 2")
+            << QStringLiteral("t=1 alloc 0x20000000 1\nt=2 segment_free 0x10000000 20")
+            << QStringLiteral("1:+20@0x10000000 1:+2@0x20000000 2:-20@0x10000000");
+        QTest::addRow("released, reserved again and kept until the dump: once from the start")
+            << false << QStringLiteral("0x10000000 20")
+            << QStringLiteral("t=2 segment_free 0x10000000 20\nt=3 segment_alloc 0x10000000 20")
+            << QStringLiteral("2:+20@0x10000000 2:-20@0x10000000 3:+20@0x10000000");
+        QTest::addRow("expandable: pages mapped in the trace leave the segment's older part")
+            << true << QStringLiteral("0x10000000 40") << QStringLiteral("t=1 segment_map 0x11400000 20")
+            << QStringLiteral("1:+20@0x10000000 1:+20@0x11400000");
+        QTest::addRow("expandable: pages unmapped in the trace were mapped before it")
+            << true << QStringLiteral("0x10000000 20") << QStringLiteral("t=1 segment_unmap 0x11400000 20")
+            << QStringLiteral("1:+20@0x11400000 1:+20@0x10000000 1:-20@0x11400000");
+        QTest::addRow("an old snapshot's segments without addresses stay at address 0")
+            << false << QStringLiteral("0x10000000 20\n0x0 10 noaddress") << QStringLiteral("t=1 alloc 0x10000000 1")
+            << QStringLiteral("1:+20@0x10000000 1:+10@0x0");
+        QTest::addRow("a release of a range the trace reserved before cannot be placed")
+            << false << QString()
+            << QStringLiteral("t=1 segment_alloc 0x10000000 20\nt=2 segment_free 0x10000000 20\n"
+                              "t=3 segment_free 0x10000000 20")
+            << QStringLiteral("1:+20@0x0 1:+20@0x10000000 2:-20@0x10000000 3:-20@0x10000000");
+        QTest::addRow("nothing is placed beyond what the totals show was there")
+            << false << QString() << QStringLiteral("t=1 segment_alloc 0x20000000 10\nt=2 segment_free 0x10000000 10")
+            << QStringLiteral("1:+10@0x20000000 2:-10@0x10000000");
+    }
+
+    void snapshotPlacesSegmentsFromBeforeItsTrace()
+    {
+        QFETCH(bool, expandable);
+        QFETCH(QString, segments);
+        QFETCH(QString, trace);
+        QFETCH(QString, reserved);
+        const auto mib = [](const QString &text) { return QString::number(text.toLongLong() << 20); };
+        QStringList segmentJson;
+        for (const QString &line : segments.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+            const QStringList words = line.split(QLatin1Char(' '));
+            const QString stream = line.contains(QStringLiteral("stream=")) ? line.section(QStringLiteral("stream="), 1, 1)
+                                                                           : QStringLiteral("0");
+            const QString address = line.contains(QStringLiteral("noaddress"))
+                                        ? QString()
+                                        : QStringLiteral("\"address\": %1, ").arg(words[0].toULongLong(nullptr, 16));
+            segmentJson << QStringLiteral("{\"device\": 0, %1\"total_size\": %2, \"stream\": %3, \"blocks\": []}")
+                               .arg(address, mib(words[1]), stream);
+        }
+        QStringList entryJson;
+        for (const QString &line : trace.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+            const QStringList words = line.split(QLatin1Char(' '));
+            entryJson << QStringLiteral("{\"action\": \"%1\", \"addr\": %2, \"size\": %3, \"stream\": 0, \"time_us\": %4}")
+                             .arg(words[1])
+                             .arg(words[2].toULongLong(nullptr, 16))
+                             .arg(mib(words[3]), words[0].mid(2));
+        }
+        const QString json = QStringLiteral("{\"allocator_settings\": {\"expandable_segments\": %1}, \"segments\": [%2], "
+                                            "\"device_traces\": [[%3]]}")
+                                 .arg(expandable ? 1 : 0)
+                                 .arg(segmentJson.join(QStringLiteral(", ")), entryJson.join(QStringLiteral(", ")));
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("snapshot.json"));
+        test::writeBytes(path, json.toUtf8());
+        const auto loaded = loadTrace(ss(path));
+        QStringList printed;
+        for (const ReservedEvent &event : loaded->reserved) {
+            const std::uint64_t stream = loaded->lanes[event.lane].stream;
+            printed << QStringLiteral("%1:%2%3@0x%4%5")
+                           .arg(event.timeNs / 1000)
+                           .arg(event.deltaBytes < 0 ? QLatin1Char('-') : QLatin1Char('+'))
+                           .arg(std::abs(event.deltaBytes) >> 20)
+                           .arg(QString::number(event.addr, 16), stream ? QStringLiteral("/%1").arg(stream) : QString());
+        }
+        QCOMPARE(printed.join(QLatin1Char(' ')), reserved);
+    }
+
     void picklesAndJsonAgree()
     {
         const auto fromPickle = loadTrace(ss(dataPath(QStringLiteral("snapshot_p2.pickle"))));

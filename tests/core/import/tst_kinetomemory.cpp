@@ -41,22 +41,11 @@ QByteArray kinetoTrace(const QString &rows, const QString &extraEvents = {})
     return QStringLiteral("{\"traceEvents\": [%1]}").arg(events.join(QStringLiteral(",\n"))).toUtf8();
 }
 
-struct Loaded
-{
-    std::shared_ptr<const Trace> trace;
-    QString problem;
-};
+using Loaded = test::LoadedTrace;
 
 Loaded load(const QByteArray &json)
 {
-    QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("t.pt.trace.json"));
-    test::writeBytes(path, json);
-    try {
-        return {loadTrace(ss(path)), {}};
-    } catch (const std::exception &error) {
-        return {nullptr, qs(error.what())};
-    }
+    return test::loadFromBytes(json, QStringLiteral("t.pt.trace.json"));
 }
 
 QString printCurve(const Trace &trace)

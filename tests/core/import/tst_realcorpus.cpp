@@ -9,6 +9,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include <map>
+
 using namespace peaklens;
 using peaklens::test::qs;
 using peaklens::test::ss;
@@ -45,7 +47,7 @@ private slots:
         const QJsonObject expected = expectedFigures();
         QVERIFY(expected.size() >= 10);
         for (auto it = expected.begin(); it != expected.end(); ++it)
-            QTest::newRow(qPrintable(it.key())) << it.key() << it.value().toObject();
+            QTest::newRow(qPrintable(it.key())) << it.key() << it.value().toObject()[QStringLiteral("devices")].toObject();
     }
 
     void peaksEqualTheFilesOwnEvidence()
@@ -69,6 +71,76 @@ private slots:
         QCOMPARE(seen.size(), devices.size());
         // What is live at the peak adds up to it.
         QCOMPARE(report.liveAtPeak->bytes, report.devices[*report.primary].allocatedBytes);
+    }
+
+    // Kernels, copies and memsets per device stream, on the memory events' clock: the first
+    // and last begin after the first memory event (the trace's earliest event that is not
+    // memory from before profiling).
+    void kernelsEqualTheFilesOwnEvidence_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QJsonObject>("kernels");
+        const QJsonObject expected = expectedFigures();
+        int withKernels = 0;
+        for (auto it = expected.begin(); it != expected.end(); ++it) {
+            const QJsonObject kernels = it.value().toObject()[QStringLiteral("kernels")].toObject();
+            withKernels += !kernels.isEmpty();
+            QTest::newRow(qPrintable(it.key())) << it.key() << kernels;
+        }
+        QVERIFY(withKernels >= 4);
+    }
+
+    void kernelsEqualTheFilesOwnEvidence()
+    {
+        QFETCH(QString, file);
+        QFETCH(QJsonObject, kernels);
+        const auto trace = loadTrace(ss(corpusPath(file)));
+        QVERIFY(std::is_sorted(trace->kernels.begin(), trace->kernels.end(),
+                               [](const Kernel &a, const Kernel &b) { return a.beginNs < b.beginNs; }));
+        if (kernels.isEmpty()) {
+            QVERIFY(trace->kernels.empty());
+            return;
+        }
+        const auto beforeTrace = std::find(trace->stacks.frames().begin(), trace->stacks.frames().end(),
+                                           Frame{std::string(kBeforeTrace), "", 0});
+        std::optional<std::int64_t> firstMemoryNs;
+        for (std::size_t i = 0; i < trace->events.size() && !firstMemoryNs; ++i) {
+            const auto frames = trace->stacks.framesOf(trace->events.stack(i));
+            const bool synthetic = frames.size() == 1 && beforeTrace != trace->stacks.frames().end()
+                                   && frames.front() == static_cast<std::uint32_t>(beforeTrace - trace->stacks.frames().begin());
+            if (!synthetic)
+                firstMemoryNs = trace->events.timeNs(i);
+        }
+        QVERIFY(firstMemoryNs);
+        QCOMPARE(qint64(*firstMemoryNs), kernels[QStringLiteral("first_memory_ns")].toInteger());
+
+        struct Seen
+        {
+            std::int64_t count = 0, first = INT64_MAX, last = INT64_MIN;
+        };
+        std::map<QString, Seen> lanes;
+        for (const Kernel &kernel : trace->kernels) {
+            const Lane &lane = trace->lanes[kernel.lane];
+            Seen &seen = lanes[qs(lane.device.toString()) + QStringLiteral(" stream %1").arg(lane.stream)];
+            ++seen.count;
+            seen.first = std::min(seen.first, kernel.beginNs - *firstMemoryNs);
+            seen.last = std::max(seen.last, kernel.beginNs - *firstMemoryNs);
+        }
+        const QJsonObject want = kernels[QStringLiteral("lanes")].toObject();
+        QStringList names;
+        for (const auto &[name, seen] : lanes)
+            names << name;
+        QCOMPARE(names, want.keys());
+        for (const auto &[name, seen] : lanes) {
+            const QJsonObject lane = want[name].toObject();
+            QCOMPARE(qint64(seen.count), lane[QStringLiteral("count")].toInteger());
+            QCOMPARE(qint64(seen.first), lane[QStringLiteral("first_begin_after_memory_ns")].toInteger());
+            QCOMPARE(qint64(seen.last), lane[QStringLiteral("last_begin_after_memory_ns")].toInteger());
+        }
+        // Each device's kernels sit where its memory is.
+        const std::vector<Device> memoryDevices = trace->devices();
+        for (const Kernel &kernel : trace->kernels)
+            QVERIFY(std::find(memoryDevices.begin(), memoryDevices.end(), trace->lanes[kernel.lane].device) != memoryDevices.end());
     }
 
     // Real snapshots' stacks start with the unwinder, the caching allocator, the dispatcher

@@ -291,7 +291,7 @@ private slots:
     void chartsAsideCarryTheirFontAndLegend()
     {
         const HtmlWithCharts report = renderHtmlReportWithChartImages(reportOf({kSample}));
-        QCOMPARE(report.charts.size(), std::size_t(2));
+        QCOMPARE(report.charts.size(), std::size_t(3)); // timeline, activations, flame graph by module
         for (std::size_t i = 0; i < report.charts.size(); ++i)
             QVERIFY(report.html.find("<img src=\"chart:" + std::to_string(i) + "\"") != std::string::npos);
         const std::string &timeline = report.charts.front();
@@ -299,6 +299,47 @@ private slots:
         QVERIFY(timeline.find("<g font-family=") != std::string::npos);
         QVERIFY(timeline.find(">activation</text>") != std::string::npos);
         QCOMPARE(xmlProblem(timeline), QString());
+        QVERIFY(report.charts.back().find("aria-label=\"live memory at the peak by module\"") != std::string::npos);
+        QCOMPARE(xmlProblem(report.charts.back()), QString());
+    }
+
+    // What is live at the peak as flame graphs: by call stack where the trace has stacks, by
+    // module where it has layers; the top box holds the live set's total.
+    void flameGraphsOfTheLiveSet_data()
+    {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<bool>("byStack");
+        QTest::addColumn<bool>("byModule");
+        QTest::addColumn<QString>("frame"); // a box the graph must label
+        QTest::addRow("replayed sample: layers, no stacks") << qs(kSample) << false << true << QStringLiteral(">blocks</text>");
+        QTest::addRow("modelled trace with stacks and layers") << qs(kModelled) << true << true << QStringLiteral(">forward (model.py:");
+        QTest::addRow("real snapshot: stacks")
+            << QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_medium_train.pickle.gz") << true << true
+            << QStringLiteral(">(allocated before the trace began)</text>");
+        QTest::addRow("real Kineto trace: stacks and module spans")
+            << QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/kineto_h100_qwen_inference.pt.trace.json.gz") << true << true
+            << QStringLiteral(">Qwen2Model_0</text>");
+    }
+
+    void flameGraphsOfTheLiveSet()
+    {
+        QFETCH(QString, path);
+        QFETCH(bool, byStack);
+        QFETCH(bool, byModule);
+        QFETCH(QString, frame);
+        const ReportData data = reportOf({ss(path)});
+        const std::string html = renderHtmlReport(data);
+        QCOMPARE(xmlProblem(html), QString());
+        QCOMPARE(html.find("class=\"flamegraph\">Flame graph by call stack") != std::string::npos, byStack);
+        QCOMPARE(html.find("class=\"flamegraph\">Flame graph by module") != std::string::npos, byModule);
+        const LiveSet &live = *data.runs.front().analysed->summary.peak.liveAtPeak;
+        const std::string root = ">all live memory \xe2\x80\x94 " + formatBytes(live.bytes) + "</text>";
+        QCOMPARE(qsizetype(QString::fromStdString(html).count(qs(root))), qsizetype(int(byStack) + int(byModule)));
+        QVERIFY2(html.find(ss(frame)) != std::string::npos, qPrintable(frame));
+        // Every box says in full what it is.
+        const auto boxes = QString::fromStdString(html).count(QStringLiteral("<g><title>"));
+        QVERIFY(boxes > 3);
+        QCOMPARE(QString::fromStdString(html).count(QStringLiteral("</title><rect")), boxes);
     }
 
     // Bytes that are not UTF-8 in what a trace holds, as a plug-in or a future importer

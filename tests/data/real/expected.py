@@ -20,14 +20,24 @@ PyTorch's own semantics of it.
   Memory timelines  export_memory_timeline's raw [time, action, bytes, category] rows
                     summed per timestamp, as PyTorch's own plot does (time -1 is memory
                     that existed before profiling).
+  GPU kernels       Kineto's complete events of category kernel, gpu_memcpy and
+                    gpu_memset (Kernel, Memcpy, Memset in 2021 traces), counted per
+                    device and stream ("device" and "stream" in args, else the GPU row's
+                    pid, below 256, and tid), with the first and last begin in nanoseconds
+                    after the first "[memory]" event. ROCm traces number GPUs as HSA
+                    agents, the CPUs first: the lowest agent with kernels is the lowest GPU
+                    with memory. Times are exact decimals: ts (us) * 1000 + baseTimeNanoseconds.
 
     python3 expected.py            print the figures as JSON
     python3 expected.py --write    rewrite expected.json beside this script
     python3 expected.py --check    exit 1 when expected.json differs from the files
-    python3 expected.py --file F   the figures of one file (tests/bench/run_corpus_bench.sh times it)
+    python3 expected.py --file F   the peak figures of one file (tests/bench/run_corpus_bench.sh times them)
+
+expected.json holds, per file, "devices" (the peaks) and, for Kineto traces, "kernels".
 """
 
 import collections
+import decimal
 import gzip
 import json
 import os
@@ -84,6 +94,66 @@ def kineto(path):
         result[device] = {"peak_bytes": max(allocated),
                           "reserved_peak_bytes": max(reserved) if max(reserved) > 0 else None}
     return result
+
+
+GPU_ACTIVITIES = {"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"}
+
+
+def stream_of_thread(tid):
+    if isinstance(tid, int):
+        return tid
+    text = str(tid)
+    text = text[len("stream "):] if text.startswith("stream ") else text
+    text = text.rstrip(" ")
+    return int(text) if text.isdigit() else None
+
+
+def kineto_kernels(path):
+    # Decimals, so that times are the file's own digits, not a double's nearest value.
+    trace = json.loads(read_bytes(path), parse_float=decimal.Decimal)
+    base = int(trace.get("baseTimeNanoseconds", 0))
+    rocm = "roctracer_version" in trace or "hip_runtime_version" in trace
+
+    def ns(micros):
+        return int((decimal.Decimal(micros) * 1000).to_integral_value(decimal.ROUND_HALF_UP)) + base
+
+    first_memory, memory_gpus, activities = None, set(), []
+    for event in trace["traceEvents"]:
+        if event.get("name") == "[memory]" and "ts" in event:
+            device_type = event["args"].get("Device Type", 1)
+            if device_type not in (0, 1, 6):  # CPU, CUDA, HIP: the devices PeakLens reads
+                continue
+            first_memory = ns(event["ts"]) if first_memory is None else min(first_memory, ns(event["ts"]))
+            rocm = rocm or device_type == 6
+            if device_type in (1, 6):
+                memory_gpus.add(event["args"].get("Device Id", 0))
+            continue
+        if event.get("ph") != "X" or event.get("cat") not in GPU_ACTIVITIES or "ts" not in event:
+            continue
+        args = event.get("args", {})
+        pid = event.get("pid")
+        row = pid if isinstance(pid, int) and 0 <= pid < 256 else None  # GPU rows are numbered by device
+        device = args.get("device", row)
+        stream = args.get("stream", stream_of_thread(event["tid"]) if "tid" in event else None)
+        if event.get("dur", 0) < 0 or device is None or stream is None or device < 0 or stream < 0:
+            continue
+        activities.append((device, stream, ns(event["ts"])))
+    if not activities:
+        return None
+    offset = 0
+    if rocm and memory_gpus:
+        offset = max(0, min(a[0] for a in activities) - min(memory_gpus))
+    lanes = {}
+    for device, stream, begin in activities:
+        lane = lanes.setdefault("cuda:%d stream %d" % (device - offset, stream), {"count": 0, "first": begin, "last": begin})
+        lane["count"] += 1
+        lane["first"] = min(lane["first"], begin)
+        lane["last"] = max(lane["last"], begin)
+    return {"first_memory_ns": first_memory,
+            "lanes": {name: {"count": lane["count"],
+                             "first_begin_after_memory_ns": lane["first"] - first_memory,
+                             "last_begin_after_memory_ns": lane["last"] - first_memory}
+                      for name, lane in lanes.items()}}
 
 
 def load_snapshot(path):
@@ -166,19 +236,29 @@ def memory_timeline(path):
 READERS = {".pt.trace.json.gz": kineto, ".pickle.gz": snapshot, ".raw.json.gz": memory_timeline}
 
 
-def figures_of(path):
+def reader_of(path):
     for suffix, reader in READERS.items():
         if path.endswith(suffix):
-            return reader(path)
+            return reader
     return None
+
+
+def figures_of(path):
+    reader = reader_of(path)
+    return reader(path) if reader else None
 
 
 def figures():
     result = {}
     for name in sorted(os.listdir(HERE)):
-        found = figures_of(os.path.join(HERE, name))
-        if found is not None:
-            result[name] = found
+        path = os.path.join(HERE, name)
+        found = figures_of(path)
+        if found is None:
+            continue
+        result[name] = {"devices": found}
+        kernels = kineto_kernels(path) if reader_of(path) is kineto else None
+        if kernels is not None:
+            result[name]["kernels"] = kernels
     return result
 
 

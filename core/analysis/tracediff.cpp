@@ -1,0 +1,171 @@
+#include "tracediff.h"
+
+#include "allocationsites.h"
+#include "lanedevices.h"
+#include "stepalignment.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <map>
+
+namespace peaklens {
+
+namespace {
+
+std::optional<std::int64_t> medianStepTimeNs(const Trace &trace)
+{
+    if (trace.steps.empty())
+        return std::nullopt;
+    std::vector<std::int64_t> times;
+    times.reserve(trace.steps.size());
+    for (const Step &step : trace.steps)
+        times.push_back(step.durationNs());
+    std::sort(times.begin(), times.end());
+    const std::size_t n = times.size();
+    return n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+}
+
+using Rows = std::map<std::string, DiffRow, std::less<>>;
+
+// Adds one trace's groups to the rows; `label` names a group's key, `detail` adds to it.
+void addGroups(Rows &rows, const std::vector<LiveGroup> &groups, bool isA,
+               const std::function<std::string(std::uint32_t)> &label,
+               const std::function<std::string(std::uint32_t)> &detail = {})
+{
+    for (const LiveGroup &group : groups) {
+        std::string key = label(group.key);
+        auto found = rows.find(key);
+        if (found == rows.end()) {
+            found = rows.emplace(key, DiffRow{}).first;
+            found->second.key = std::move(key);
+            if (detail)
+                found->second.detail = detail(group.key);
+        }
+        DiffRow &row = found->second;
+        (isA ? row.bytesA : row.bytesB) += group.bytes;
+        (isA ? row.blocksA : row.blocksB) += group.blocks;
+    }
+}
+
+std::vector<DiffRow> changedRows(Rows rows)
+{
+    std::vector<DiffRow> out;
+    for (auto &[key, row] : rows) {
+        if (row.bytesA != row.bytesB || row.blocksA != row.blocksB)
+            out.push_back(std::move(row));
+    }
+    // The map gave them in key order, which stays the order among equal changes.
+    std::stable_sort(out.begin(), out.end(), [](const DiffRow &x, const DiffRow &y) {
+        return std::abs(x.deltaBytes()) > std::abs(y.deltaBytes());
+    });
+    return out;
+}
+
+std::string layerKey(const Trace &trace, std::uint32_t layer)
+{
+    return layer == kNoLayer || layer >= trace.layers.size() ? std::string("(no layer)") : trace.layers[layer].path;
+}
+
+// The allocated bytes on `device` at the last event before `beginNs` (when there is one)
+// and at every event in [beginNs, endNs): what alignedSeries needs of a step, without a
+// point per event of the whole trace.
+std::vector<SeriesPoint> allocatedAround(const Trace &trace, Device device, std::int64_t beginNs, std::int64_t endNs)
+{
+    std::vector<SeriesPoint> points;
+    const LaneDevices lanes(trace);
+    const auto deviceIndex = lanes.indexOf(device);
+    if (!deviceIndex)
+        return points;
+    const MemoryEvents &events = trace.events;
+    std::int64_t total = 0;
+    std::optional<SeriesPoint> before;
+    for (std::size_t i = 0; i < events.size() && events.timeNs(i) < endNs; ++i) {
+        if (lanes.deviceOfLane[events.lane(i)] != *deviceIndex)
+            continue;
+        total += events.deltaBytes(i);
+        const std::int64_t t = events.timeNs(i);
+        if (t < beginNs) {
+            before = SeriesPoint{t, total};
+            continue;
+        }
+        if (points.empty() && before)
+            points.push_back(*before);
+        if (!points.empty() && points.back().timeNs == t)
+            points.back().bytes = total;
+        else
+            points.push_back({t, total});
+    }
+    if (points.empty() && before)
+        points.push_back(*before);
+    return points;
+}
+
+std::optional<AlignedStep> alignedCurves(const Trace &a, const PeakFigures &figuresA, const Trace &b,
+                                         const PeakFigures &figuresB)
+{
+    if (!figuresA.peakStep || !figuresA.device || !figuresB.device)
+        return std::nullopt;
+    const auto own = alignSteps(a, a, figuresA.peakStep);
+    const auto onA = alignSteps(b, a, figuresA.peakStep);
+    if (!own || !onA)
+        return std::nullopt;
+    AlignedStep curves;
+    curves.step = *figuresA.peakStep;
+    curves.a = alignedSeries(allocatedAround(a, *figuresA.device, own->fromNs.front(), own->fromNs.back()), *own);
+    curves.b = alignedSeries(allocatedAround(b, *figuresB.device, onA->fromNs.front(), onA->fromNs.back()), *onA);
+    return curves;
+}
+
+} // namespace
+
+PeakFigures peakFigures(const Trace &trace, const TraceSummary &summary)
+{
+    PeakFigures figures;
+    figures.stepTimeNs = medianStepTimeNs(trace);
+    if (!summary.peak.primary)
+        return figures;
+    const DevicePeak &peak = summary.peak.devices[*summary.peak.primary];
+    figures.device = peak.device;
+    figures.peakBytes = peak.allocatedBytes;
+    figures.reservedBytes = peak.reservedBytes;
+    figures.peakStep = summary.peakStep;
+    if (summary.peak.liveAtPeak)
+        figures.liveBlocks = static_cast<std::int64_t>(summary.peak.liveAtPeak->allocations.size());
+    return figures;
+}
+
+bool TraceDiff::samePeaks() const
+{
+    return byLayer.empty() && bySite.empty() && byCategory.empty() && a.peakBytes == b.peakBytes
+           && a.reservedBytes == b.reservedBytes && a.liveBlocks == b.liveBlocks;
+}
+
+TraceDiff diffTraces(const Trace &a, const TraceSummary &summaryA, const Trace &b, const TraceSummary &summaryB)
+{
+    TraceDiff diff;
+    diff.a = peakFigures(a, summaryA);
+    diff.b = peakFigures(b, summaryB);
+
+    Rows layers, sites, categories;
+    const auto addTrace = [&](const Trace &trace, const TraceSummary &summary, bool isA) {
+        if (!summary.peak.liveAtPeak)
+            return;
+        const LiveSet &live = *summary.peak.liveAtPeak;
+        addGroups(layers, live.byLayer, isA, [&](std::uint32_t key) { return layerKey(trace, key); });
+        addGroups(categories, live.byCategory, isA,
+                  [](std::uint32_t key) { return std::string(categoryName(static_cast<Category>(key))); });
+        const AllocationSites allocationSites(trace.stacks);
+        addGroups(sites, live.bySite, isA, [&](std::uint32_t key) { return allocationSites.label(key); },
+                  [&](std::uint32_t key) { return allocationSites.location(key); });
+    };
+    addTrace(a, summaryA, true);
+    addTrace(b, summaryB, false);
+    diff.byLayer = changedRows(std::move(layers));
+    diff.bySite = changedRows(std::move(sites));
+    diff.byCategory = changedRows(std::move(categories));
+    diff.curves = alignedCurves(a, diff.a, b, diff.b);
+    return diff;
+}
+
+} // namespace peaklens
