@@ -20,6 +20,7 @@ int parseAndRun(int argc, char **argv, std::ostream &out, std::ostream &err)
     const Command commands[] = {
         addInfoCommand(app),
         addSummaryCommand(app),
+        addDiffCommand(app),
         addConvertCommand(app),
         addPlanCommand(app),
         addParetoCommand(app),

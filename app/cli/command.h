@@ -41,6 +41,7 @@ struct Command
 
 Command addInfoCommand(CLI::App &app);
 Command addSummaryCommand(CLI::App &app);
+Command addDiffCommand(CLI::App &app);
 Command addConvertCommand(CLI::App &app);
 Command addPlanCommand(CLI::App &app);
 Command addParetoCommand(CLI::App &app);

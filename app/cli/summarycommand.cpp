@@ -1,21 +1,29 @@
 // peaklens-cli summary FILE [--json] [--top N]: the peak, what is live at it, the layers
 // holding the most activations, and the steps.
+// peaklens-cli summary FILE FILE... [--json]: the ranks of a distributed run side by side.
 
 #include "command.h"
 #include "textoutput.h"
 
 #include "core/analysis/allocationsites.h"
+#include "core/analysis/crossrank.h"
 #include "core/analysis/layerranking.h"
 #include "core/analysis/tracesummary.h"
 #include "core/import/traceloader.h"
+#include "core/report/jsondump.h"
 #include "core/report/summaryjson.h"
 #include "core/trace/metadata.h"
 #include "core/trace/units.h"
 #include "core/trace/visibletext.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <atomic>
 #include <memory>
+#include <new>
 #include <optional>
+#include <thread>
 
 namespace peaklens::cli {
 
@@ -169,21 +177,127 @@ std::string textSummary(const std::string &path, const Trace &trace, const Trace
     return out;
 }
 
+// Each rank read, reduced to its row and dropped, on as many threads as the machine has
+// cores: however many ranks, no more traces than threads are in memory at once. The first
+// file (in the order given) that fails is the one reported; after a failure no further
+// file is started.
+std::vector<RankOverview> overviewRanks(const std::vector<std::string> &paths)
+{
+    std::vector<RankOverview> overviews(paths.size());
+    std::vector<std::optional<std::string>> errors(paths.size());
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> failed{false};
+    const auto work = [&] {
+        for (std::size_t i = next++; i < paths.size() && !failed; i = next++) {
+            try {
+                const TracePtr trace = loadTrace(paths[i]);
+                overviews[i] = overviewRank(paths[i], *trace, 0);
+            } catch (const FileError &error) {
+                errors[i] = error.what();
+            } catch (const std::bad_alloc &) {
+                errors[i] = paths[i] + ": ran out of memory while reading it.";
+            } catch (const std::exception &error) {
+                errors[i] = paths[i] + ": " + error.what();
+            }
+            if (errors[i])
+                failed = true;
+        }
+    };
+    const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, paths.size());
+    {
+        std::vector<std::jthread> workers;
+        for (std::size_t t = 1; t < threads; ++t)
+            workers.emplace_back(work);
+        work();
+    }
+    for (const auto &error : errors) {
+        if (error)
+            throw Error(*error);
+    }
+    return overviews;
+}
+
+std::string rankLabel(const RankRow &row)
+{
+    return row.overview.rank ? std::to_string(row.rank) : "(" + std::to_string(row.rank) + ")";
+}
+
+std::string textRanks(const CrossRankTable &table)
+{
+    std::string out = plural(table.rows.size(), "rank") + ": median peak allocated " + formatBytes(table.medianPeakBytes);
+    if (table.medianStepTimeNs)
+        out += ", median step time " + formatDuration(*table.medianStepTimeNs);
+    out += "\n\n";
+    TextTable rows({"rank", "file", "peak allocated", "peak reserved", "step time", "most at the peak", "outlier"},
+                   {true, false, true, true, true, false, false});
+    bool positions = false;
+    for (const RankRow &row : table.rows) {
+        const RankOverview &o = row.overview;
+        positions = positions || !o.rank;
+        rows.addRow({rankLabel(row), visibleText(o.file),
+                     formatBytes(o.figures.peakBytes) + (o.figures.device ? " on " + o.figures.device->toString() : ""),
+                     o.figures.reservedBytes ? formatBytes(*o.figures.reservedBytes) : std::string("unknown"),
+                     o.figures.stepTimeNs ? formatDuration(*o.figures.stepTimeNs) : std::string("no steps"),
+                     o.topLayer.empty() ? std::string() : o.topLayer + " (" + formatBytes(o.topLayerBytes) + ")", row.reason});
+    }
+    out += rows.toString();
+    if (positions)
+        out += "(N): the file's metadata names no rank; N is its place on the command line, from 0\n";
+    const auto outliers = std::count_if(table.rows.begin(), table.rows.end(), [](const RankRow &row) { return row.outlier; });
+    if (outliers == 0)
+        out += "\nNo outliers: every rank's peak and step time lie within max(3 x MAD, 5 %) of the ranks' median.\n";
+    else
+        out += "\n" + plural(static_cast<std::size_t>(outliers), "outlier")
+               + ": further from the ranks' median than max(3 x MAD, 5 %) of it.\n";
+    return out;
+}
+
+std::string jsonRanks(const CrossRankTable &table)
+{
+    using json = nlohmann::ordered_json;
+    const auto orNull = [](const std::optional<std::int64_t> &value) { return value ? json(*value) : json(nullptr); };
+    json ranks = json::array();
+    for (const RankRow &row : table.rows) {
+        const RankOverview &o = row.overview;
+        ranks.push_back({{"rank", row.rank},
+                         {"rank_from_metadata", o.rank.has_value()},
+                         {"world_size", orNull(o.worldSize)},
+                         {"file", o.file},
+                         {"events", o.events},
+                         {"first_ns", o.firstNs},
+                         {"last_ns", o.lastNs},
+                         {"device", o.figures.device ? json(o.figures.device->toString()) : json(nullptr)},
+                         {"peak_allocated_bytes", o.figures.peakBytes},
+                         {"peak_reserved_bytes", orNull(o.figures.reservedBytes)},
+                         {"peak_step", orNull(o.figures.peakStep)},
+                         {"step_time_ns", orNull(o.figures.stepTimeNs)},
+                         {"top_layer", o.topLayer.empty() ? json(nullptr) : json(o.topLayer)},
+                         {"top_layer_bytes", o.topLayerBytes},
+                         {"outlier", row.outlier},
+                         {"reason", row.outlier ? json(row.reason) : json(nullptr)}});
+    }
+    return dumpJson({{"ranks", ranks},
+                     {"median_peak_allocated_bytes", table.medianPeakBytes},
+                     {"median_step_time_ns", orNull(table.medianStepTimeNs)}})
+           + "\n";
+}
+
 } // namespace
 
 Command addSummaryCommand(CLI::App &app)
 {
-    auto *command = app.add_subcommand("summary", "The peak, what is live at it, layers and steps");
+    auto *command = app.add_subcommand("summary",
+                                       "The peak, what is live at it, layers and steps; of several files, the ranks side by side");
     struct Options
     {
-        std::string path;
+        std::vector<std::string> paths;
         bool json = false;
         std::size_t top = 10;
         bool topGiven = false;
         bool fullStacks = false;
     };
     auto options = std::make_shared<Options>();
-    command->add_option("FILE", options->path, "Trace file (*.peaklens, trace text)")->required();
+    command->add_option("FILE", options->paths, "Trace file (*.peaklens, trace text); several: one per rank")->required();
     command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
     command->add_option("--top", options->top, "How many layers, groups and steps to list (JSON: all unless given)")
         ->check(CLI::PositiveNumber)
@@ -191,12 +305,19 @@ Command addSummaryCommand(CLI::App &app)
     command->add_flag("--full-stacks", options->fullStacks,
                       "Also print every frame of the largest call stacks at the peak, allocator and interpreter included");
     return {command, [options] {
-                const auto trace = loadTrace(options->path);
+                if (options->paths.size() > 1) {
+                    if (options->fullStacks)
+                        throw Error("--full-stacks shows the stacks of one trace; give one file.");
+                    const CrossRankTable table = crossRankTable(overviewRanks(options->paths));
+                    return options->json ? jsonRanks(table) : textRanks(table);
+                }
+                const std::string &path = options->paths.front();
+                const auto trace = loadTrace(path);
                 const TraceSummary summary = summarize(*trace);
                 if (options->json)
                     return summaryToJson(*trace, summary, options->topGiven ? std::optional(options->top) : std::nullopt)
                            + "\n";
-                return textSummary(options->path, *trace, summary, options->top, options->fullStacks);
+                return textSummary(path, *trace, summary, options->top, options->fullStacks);
             }};
 }
 

@@ -431,13 +431,14 @@ private slots:
         QTest::addColumn<QString>("output"); // "-" for summary --json on stdout
         QTest::addColumn<bool>("shown");     // whether that output shows that field
         // JSON holds every field; the HTML what a person reads (no metadata it has no row
-        // for, no layer's kind, no frame's file); the CSV's layer table layers and kinds.
+        // for, no layer's kind; a frame's file is in the flame graph's tooltips); the CSV's
+        // layer table layers and kinds.
         const struct
         {
             const char *field;
             bool inHtml, inCsv;
         } fields[] = {{"layer", true, true},   {"kind", false, true},      {"frame", true, false},
-                      {"file", false, false},  {"meta key", false, false}, {"meta value", false, false}};
+                      {"file", true, false},  {"meta key", false, false}, {"meta value", false, false}};
         for (const auto &field : fields) {
             for (const char *output : {"-", "report.json"})
                 QTest::addRow("%s, %s", field.field, output) << QString::fromLatin1(field.field) << QString::fromLatin1(output) << true;
@@ -503,6 +504,123 @@ private slots:
         const std::string line = "Peak allocated  " + formatBytes(peak.allocatedBytes) + " on cuda:0";
         QVERIFY2(summary.out.contains(line.c_str()), summary.out.constData());
         QVERIFY(summary.out.contains("... and "));
+    }
+
+    void diffWithItselfSaysNoDifferences_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addRow("trace text") << kSample;
+        QTest::addRow("a real snapshot") << QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_medium_train.pickle.gz");
+    }
+    void diffWithItselfSaysNoDifferences()
+    {
+        QFETCH(QString, file);
+        const Run text = runCli({QStringLiteral("diff"), file, file});
+        QCOMPARE(text.exitCode, 0);
+        QVERIFY2(text.out.contains("No differences at the peaks"), text.out.constData());
+        const Run json = runCli({QStringLiteral("diff"), QStringLiteral("--json"), file, file});
+        QCOMPARE(json.exitCode, 0);
+        const QJsonObject object = QJsonDocument::fromJson(json.out).object();
+        QVERIFY(object[QStringLiteral("same_peaks")].toBool());
+        QCOMPARE(object[QStringLiteral("change")].toObject()[QStringLiteral("peak_allocated_bytes")].toInteger(), qint64(0));
+        for (const char *rows : {"by_layer", "by_site", "by_category"})
+            QVERIFY(object[QString::fromLatin1(rows)].toArray().isEmpty());
+    }
+
+    // B keeps 3 MiB more of blocks.1's activations: the layer heads its table, in text and JSON.
+    void diffShowsTheLayerThatGrew()
+    {
+        QTemporaryDir dir;
+        const QString a = dir.filePath(QStringLiteral("a.pltxt")), b = dir.filePath(QStringLiteral("b.pltxt"));
+        const QByteArray common = "layer blocks.0\nlayer blocks.1\nbegin step 1\nbegin fwd:blocks.0\nalloc x 2MiB activation\n"
+                                  "end fwd:blocks.0\nbegin fwd:blocks.1\n";
+        test::writeBytes(a, common + "alloc y 1MiB activation\nend fwd:blocks.1\nend step 1\n");
+        test::writeBytes(b, common + "alloc y 4MiB activation\nend fwd:blocks.1\nend step 1\n");
+        const Run text = runCli({QStringLiteral("diff"), a, b});
+        QCOMPARE(text.exitCode, 0);
+        const QList<QByteArray> lines = text.out.split('\n');
+        const auto heading = std::find_if(lines.begin(), lines.end(), [](const QByteArray &line) { return line.startsWith("Live at the peak by layer"); });
+        QVERIFY2(heading != lines.end() && heading + 2 < lines.end(), text.out.constData());
+        QVERIFY2((heading + 2)->simplified().startsWith("blocks.1 1.000 MiB 4.000 MiB +3.000 MiB 1 1"), text.out.constData());
+        QVERIFY(text.out.contains("+3.000 MiB (+100.0 %)"));
+
+        const Run json = runCli({QStringLiteral("diff"), QStringLiteral("--json"), QStringLiteral("--top"), QStringLiteral("1"), a, b});
+        QCOMPARE(json.exitCode, 0);
+        QJsonParseError error;
+        const QJsonObject object = QJsonDocument::fromJson(json.out, &error).object();
+        QCOMPARE(error.error, QJsonParseError::NoError);
+        const QJsonArray layers = object[QStringLiteral("by_layer")].toArray();
+        QCOMPARE(layers.size(), qsizetype(1));
+        QCOMPARE(layers[0].toObject()[QStringLiteral("layer")].toString(), QStringLiteral("blocks.1"));
+        QCOMPARE(layers[0].toObject()[QStringLiteral("delta_bytes")].toInteger(), qint64(3 << 20));
+        QCOMPARE(object[QStringLiteral("a")].toObject()[QStringLiteral("file")].toString(), a);
+        QCOMPARE(object[QStringLiteral("aligned_step")].toObject()[QStringLiteral("step")].toInteger(), qint64(1));
+    }
+
+    // One row per file, by the rank in each file's metadata whatever the order given.
+    void summaryOfSeveralRanks_data()
+    {
+        QTest::addColumn<QList<int>>("ranks");
+        QTest::addRow("two ranks") << QList<int>{1, 0};
+        QTest::addRow("three ranks") << QList<int>{2, 0, 1};
+    }
+    void summaryOfSeveralRanks()
+    {
+        QFETCH(QList<int>, ranks);
+        QTemporaryDir dir;
+        QStringList files;
+        for (int rank : ranks) {
+            files << dir.filePath(QStringLiteral("rank%1.pltxt").arg(rank));
+            test::writeBytes(files.last(), QStringLiteral("meta rank %1\nbegin step 1\nalloc a %2KiB activation @fwd:blocks.0\nend step 1\n")
+                                               .arg(rank)
+                                               .arg(100 + rank)
+                                               .toUtf8());
+        }
+        const Run text = runCli(QStringList{QStringLiteral("summary")} + files);
+        QCOMPARE(text.exitCode, 0);
+        QVERIFY2(text.out.startsWith(QStringLiteral("%1 ranks: ").arg(ranks.size()).toUtf8()), text.out.constData());
+        QCOMPARE(text.out.count(".pltxt"), qsizetype(ranks.size()));
+        QVERIFY(text.out.contains("No outliers"));
+
+        const Run json = runCli(QStringList{QStringLiteral("summary"), QStringLiteral("--json")} + files);
+        QCOMPARE(json.exitCode, 0);
+        const QJsonArray rows = QJsonDocument::fromJson(json.out).object()[QStringLiteral("ranks")].toArray();
+        QCOMPARE(rows.size(), qsizetype(ranks.size()));
+        for (int i = 0; i < rows.size(); ++i) {
+            const QJsonObject row = rows[i].toObject();
+            QCOMPARE(row[QStringLiteral("rank")].toInt(), i);
+            QCOMPARE(row[QStringLiteral("file")].toString(), dir.filePath(QStringLiteral("rank%1.pltxt").arg(i)));
+            QCOMPARE(row[QStringLiteral("peak_allocated_bytes")].toInteger(), qint64((100 + i) * 1024));
+            QCOMPARE(row[QStringLiteral("top_layer")].toString(), QStringLiteral("blocks.0"));
+        }
+    }
+
+    void badFileAmongSeveralIsNamed_data()
+    {
+        QTest::addColumn<QStringList>("command");
+        QTest::addColumn<int>("bad"); // which file of the two or three is damaged
+        QTest::addRow("diff, bad B") << QStringList{QStringLiteral("diff")} << 1;
+        QTest::addRow("diff, bad A") << QStringList{QStringLiteral("diff"), QStringLiteral("--json")} << 0;
+        QTest::addRow("summary of three") << QStringList{QStringLiteral("summary")} << 1;
+        QTest::addRow("summary --json of three") << QStringList{QStringLiteral("summary"), QStringLiteral("--json")} << 2;
+    }
+    void badFileAmongSeveralIsNamed()
+    {
+        QFETCH(QStringList, command);
+        QFETCH(int, bad);
+        QTemporaryDir dir;
+        QStringList files;
+        const int count = command.first() == QLatin1String("diff") ? 2 : 3;
+        for (int i = 0; i < count; ++i) {
+            files << dir.filePath(QStringLiteral("rank%1.peaklens").arg(i));
+            test::writeDamagedTrace(files.last(), i == bad ? QStringLiteral("half") : QStringLiteral("none"), "alloc a 5\nfree a\n");
+        }
+        const Run run = runCli(command + files);
+        QCOMPARE(run.exitCode, 2);
+        QVERIFY(run.out.isEmpty());
+        const QString err = QString::fromUtf8(run.err);
+        QVERIFY2(err.startsWith(QStringLiteral("peaklens-cli: ") + files[bad] + QStringLiteral(": ")), qPrintable(err));
+        QCOMPARE(err.count(QLatin1Char('\n')), 1);
     }
 };
 
