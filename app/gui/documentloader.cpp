@@ -3,32 +3,114 @@
 #include "core/trace/metadata.h"
 #include "core/trace/visibletext.h"
 
+#include "localpath.h"
+
+#include "core/import/traceloader.h"
+
+#include <QFileInfo>
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
+#include <mutex>
+#include <numeric>
+#include <thread>
 
 namespace peaklens::gui {
 
 struct DocumentLoader::Outcome
 {
     std::vector<DocumentPtr> documents;
+    std::vector<ProcessEntry> processes;
     QString message;
     bool cancelled = false;
 };
 
 namespace {
 
+constexpr std::size_t kOverviewColumns = 600;
+
+std::optional<long long> rankOf(const Trace &trace)
+{
+    const std::string value = trace.metaValue(metakey::Rank);
+    if (value.empty())
+        return std::nullopt;
+    return std::atoll(value.c_str());
+}
+
 // Ranks in order, then the other processes.
 void sortByRank(std::vector<DocumentPtr> &documents)
 {
     const auto rank = [](const DocumentPtr &document) {
-        const std::string value = document->trace->metaValue(metakey::Rank);
-        return value.empty() ? std::numeric_limits<long long>::max() : std::atoll(value.c_str());
+        return rankOf(*document->trace).value_or(std::numeric_limits<long long>::max());
     };
     std::stable_sort(documents.begin(), documents.end(), [&](const DocumentPtr &a, const DocumentPtr &b) { return rank(a) < rank(b); });
+}
+
+QString processLabel(const Trace &trace, const QString &path)
+{
+    const QString rank = QString::fromStdString(trace.metaValue(metakey::Rank));
+    const QString pid = QString::fromStdString(trace.metaValue(metakey::ProcessId));
+    if (!rank.isEmpty())
+        return pid.isEmpty() ? DocumentLoader::tr("rank %1").arg(rank) : DocumentLoader::tr("rank %1 (pid %2)").arg(rank, pid);
+    if (!pid.isEmpty())
+        return DocumentLoader::tr("pid %1").arg(pid);
+    return QFileInfo(path).fileName();
+}
+
+ProcessEntry entryOf(const TraceDocument &document)
+{
+    return {document.filePath(), processLabel(*document.trace, document.filePath()),
+            overviewRank(document.path, *document.trace, document.summary, kOverviewColumns)};
+}
+
+// Every file's overview row, read on all cores; each trace is dropped as soon as its row
+// is made. Ranks in order, then the others in the order given.
+std::vector<ProcessEntry> readOverviews(const QStringList &paths, const ImportProgress &progress)
+{
+    std::vector<ProcessEntry> entries(static_cast<std::size_t>(paths.size()));
+    std::vector<std::optional<long long>> ranks(entries.size());
+    std::atomic<std::size_t> next{0}, done{0};
+    std::exception_ptr failure;
+    std::mutex failureLock;
+    const auto work = [&] {
+        for (std::size_t i = next++; i < entries.size(); i = next++) {
+            try {
+                const QString &path = paths[static_cast<qsizetype>(i)];
+                ImportProgress reading;
+                reading.cancel = progress.cancel;
+                const TracePtr trace = loadTrace(localPath(path), reading);
+                ranks[i] = rankOf(*trace);
+                entries[i] = {path, processLabel(*trace, path), overviewRank(localPath(path), *trace, kOverviewColumns)};
+                progress.tick(static_cast<double>(++done) / static_cast<double>(entries.size()));
+            } catch (...) {
+                const std::lock_guard lock(failureLock);
+                if (!failure)
+                    failure = std::current_exception();
+                next = entries.size(); // the others stop too
+            }
+        }
+    };
+    const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, static_cast<unsigned>(entries.size()));
+    {
+        std::vector<std::jthread> pool;
+        for (unsigned t = 1; t < threads; ++t)
+            pool.emplace_back(work);
+        work();
+    }
+    if (failure)
+        std::rethrow_exception(failure);
+    std::vector<std::size_t> order(entries.size());
+    std::iota(order.begin(), order.end(), std::size_t(0));
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return ranks[a].value_or(std::numeric_limits<long long>::max()) < ranks[b].value_or(std::numeric_limits<long long>::max());
+    });
+    std::vector<ProcessEntry> sorted;
+    for (std::size_t i : order)
+        sorted.push_back(std::move(entries[i]));
+    return sorted;
 }
 
 } // namespace
@@ -68,21 +150,35 @@ quint64 DocumentLoader::load(const QStringList &paths, Purpose purpose)
     request->future = QtConcurrent::run([this, shared, paths]() -> Outcome {
         Outcome outcome;
         try {
-            for (const QString &path : paths) {
+            const auto report = [this, shared](double fraction) {
+                const int permille = static_cast<int>(fraction * 1000);
+                if (shared->shownPermille.exchange(permille) == permille)
+                    return;
+                QMetaObject::invokeMethod(this, [this, purpose = shared->purpose, permille] {
+                    Q_EMIT progress(purpose, permille / 1000.0);
+                }, Qt::QueuedConnection);
+            };
+            // Reads paths[i] as the part [from, to) of the bar.
+            const auto readDocument = [&](const QString &path, double from, double to) {
                 ImportProgress reading;
                 reading.cancel = &shared->cancel;
-                const double done = double(outcome.documents.size()), count = double(paths.size());
-                reading.report = [this, shared, done, count](double fraction) {
-                    const int permille = static_cast<int>((done + fraction) / count * 1000);
-                    if (shared->shownPermille.exchange(permille) == permille)
-                        return;
-                    QMetaObject::invokeMethod(this, [this, purpose = shared->purpose, permille] {
-                        Q_EMIT progress(purpose, permille / 1000.0);
-                    }, Qt::QueuedConnection);
-                };
-                outcome.documents.push_back(loadDocument(path, reading));
+                reading.report = [&report, from, to](double fraction) { report(from + fraction * (to - from)); };
+                return loadDocument(path, reading);
+            };
+            if (shared->purpose == Purpose::Open && paths.size() > 1) {
+                ImportProgress overviews;
+                overviews.cancel = &shared->cancel;
+                overviews.report = [&report](double fraction) { report(fraction * 0.7); };
+                outcome.processes = readOverviews(paths, overviews);
+                outcome.documents.push_back(readDocument(outcome.processes.front().path, 0.7, 1.0));
+            } else {
+                for (qsizetype i = 0; i < paths.size(); ++i)
+                    outcome.documents.push_back(readDocument(paths[i], double(i) / double(paths.size()),
+                                                             double(i + 1) / double(paths.size())));
+                sortByRank(outcome.documents);
+                if (shared->purpose == Purpose::Open)
+                    outcome.processes.push_back(entryOf(*outcome.documents.front()));
             }
-            sortByRank(outcome.documents);
         } catch (const ImportCancelled &) {
             outcome.cancelled = true;
         } catch (const std::exception &error) {
@@ -90,8 +186,10 @@ quint64 DocumentLoader::load(const QStringList &paths, Purpose purpose)
         }
         if (shared->cancel.load())
             outcome.cancelled = true;
-        if (outcome.cancelled || !outcome.message.isEmpty())
+        if (outcome.cancelled || !outcome.message.isEmpty()) {
             outcome.documents.clear(); // freed here, not on the UI thread
+            outcome.processes.clear();
+        }
         return outcome;
     });
     auto *watcher = new QFutureWatcher<Outcome>(this);
@@ -122,7 +220,7 @@ void DocumentLoader::finish(const std::shared_ptr<Request> &request, const Outco
     m_requests.erase(std::remove(m_requests.begin(), m_requests.end(), request), m_requests.end());
     const bool cancelled = outcome.cancelled || request->cancel.load();
     if (!cancelled && outcome.message.isEmpty())
-        Q_EMIT loaded(request->ticket, request->purpose, outcome.documents);
+        Q_EMIT loaded(request->ticket, request->purpose, outcome.documents, outcome.processes);
     else
         Q_EMIT failed(request->ticket, request->purpose, outcome.message, cancelled);
 }

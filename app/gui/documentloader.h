@@ -6,6 +6,8 @@
 
 #include "tracedocument.h"
 
+#include "core/analysis/crossrank.h"
+
 #include <QObject>
 #include <QStringList>
 
@@ -15,12 +17,25 @@
 
 namespace peaklens::gui {
 
+// One trace of a run opened together (a rank or a process): how the window lists it, and
+// its row of the cross-rank overview.
+struct ProcessEntry
+{
+    QString path;
+    QString label; // "rank 1 (pid 4242)", else the file's name
+    RankOverview overview;
+};
+
 class DocumentLoader final : public QObject
 {
     Q_OBJECT
 
 public:
-    enum class Purpose { Open, Run };
+    // Open: the files the user opens. With several, each is read once for its overview row
+    // (its trace dropped at once, so 64 ranks never sit in memory together) and only the
+    // first rank is kept as a document. Process: another of the files open together. Run:
+    // the traces of a rerun, each a document. Compare: a trace to compare the open one with.
+    enum class Purpose { Open, Process, Run, Compare };
 
     explicit DocumentLoader(QObject *parent = nullptr);
     ~DocumentLoader() override;
@@ -33,8 +48,10 @@ public:
 
 Q_SIGNALS:
     void progress(peaklens::gui::DocumentLoader::Purpose purpose, double fraction);
+    // `processes`: for Open, every file opened, ranks in order; empty otherwise.
     void loaded(quint64 ticket, peaklens::gui::DocumentLoader::Purpose purpose,
-                const std::vector<peaklens::gui::DocumentPtr> &documents);
+                const std::vector<peaklens::gui::DocumentPtr> &documents,
+                const std::vector<peaklens::gui::ProcessEntry> &processes);
     // `cancelled`: the user asked; else `message` says what is wrong, naming the file.
     void failed(quint64 ticket, peaklens::gui::DocumentLoader::Purpose purpose, const QString &message, bool cancelled);
 

@@ -6,6 +6,9 @@
 
 #include "localpath.h"
 #include "mainwindow.h"
+#include "widgets/allocatorpane.h"
+#include "widgets/flamegraphpane.h"
+#include "widgets/timelineview.h"
 #include "recorddialog.h"
 #include "reportexport.h"
 
@@ -63,7 +66,17 @@ int run(int argc, char **argv)
                                     QStringLiteral("Open File > Record… with this command and start it (with --screenshot: "
                                                    "render the dialog once it ends)."),
                                     QStringLiteral("COMMAND"));
-    parser.addOptions({screenshot, groupByLayer, strategy, rerun, select, exportReport, record, empty, size});
+    const QCommandLineOption tab(QStringLiteral("tab"),
+                                 QStringLiteral("Bring a detail pane forward: live, flame, block, allocator or runs."),
+                                 QStringLiteral("NAME"));
+    const QCommandLineOption at(QStringLiteral("at"),
+                                QStringLiteral("Pick a time, in ms from the trace's start, as a click on the timeline does; "
+                                               "MS@MIB also pins the block drawn that high."),
+                                QStringLiteral("MS[@MIB]"));
+    const QCommandLineOption find(QStringLiteral("search"), QStringLiteral("Search the flame graph."), QStringLiteral("TEXT"));
+    const QCommandLineOption compare(QStringLiteral("compare"), QStringLiteral("Compare the trace with another, as File > Compare with… does."),
+                                     QStringLiteral("FILE"));
+    parser.addOptions({screenshot, groupByLayer, strategy, rerun, select, exportReport, record, empty, size, tab, at, find, compare});
     parser.addPositionalArgument(QStringLiteral("FILE"),
                                  QStringLiteral("Traces to open, several for the ranks of one run (default: the bundled sample)"));
     // From argv's bytes, so a file name that is not UTF-8 still opens.
@@ -114,7 +127,22 @@ int run(int argc, char **argv)
     QObject::connect(&window, &peaklens::gui::MainWindow::documentLoaded, &window, [&] {
         if (parser.isSet(select))
             window.selectLayer(parser.value(select));
-        nextStrategy();
+        if (parser.isSet(at)) {
+            const QStringList parts = parser.value(at).split(QLatin1Char('@'));
+            const auto timeNs = window.timeline()->originNs() + static_cast<std::int64_t>(parts[0].toDouble() * 1e6);
+            std::optional<std::int64_t> height;
+            if (parts.size() > 1)
+                height = static_cast<std::int64_t>(parts[1].toDouble() * 1024 * 1024);
+            window.pickTime(timeNs, height);
+        }
+        if (parser.isSet(find))
+            window.flameGraphPane()->search(parser.value(find));
+        if (parser.isSet(tab))
+            window.showDetail(parser.value(tab));
+        if (parser.isSet(compare))
+            window.compareWith(parser.value(compare));
+        else
+            nextStrategy();
     });
     if (parser.isSet(record)) {
         peaklens::gui::RecordDialog *dialog = window.recordDialog();
@@ -150,6 +178,10 @@ int run(int argc, char **argv)
             });
         } else if (parser.isSet(empty)) {
             capture();
+        } else if (parser.value(tab) == QLatin1String("allocator")) {
+            QObject::connect(window.allocatorPane(), &peaklens::gui::AllocatorPane::shown, &window, capture);
+        } else if (parser.isSet(compare)) {
+            QObject::connect(&window, &peaklens::gui::MainWindow::comparisonShown, &window, capture);
         } else {
             QObject::connect(&window, &peaklens::gui::MainWindow::documentLoaded, &window, capture);
         }

@@ -10,7 +10,12 @@
 #include "recorddialog.h"
 #include "replayprocess.h"
 #include "reportexport.h"
+#include "widgets/allocatorpane.h"
+#include "widgets/blockpane.h"
+#include "widgets/diffpane.h"
 #include "widgets/emptystate.h"
+#include "widgets/flamegraphpane.h"
+#include "widgets/rankspane.h"
 #include "widgets/livesetpane.h"
 #include "widgets/runspane.h"
 #include "widgets/timelineview.h"
@@ -18,6 +23,7 @@
 
 #include "core/analysis/levelofdetail.h"
 #include "core/analysis/stepalignment.h"
+#include "core/analysis/tracediff.h"
 #include "core/error.h"
 #include "core/plan/planner.h"
 #include "core/trace/metadata.h"
@@ -58,17 +64,8 @@ namespace peaklens::gui {
 
 namespace {
 
-// "rank 1 (pid 4242)" for a recorded process, else the file's name.
-QString processLabel(const TraceDocument &document)
-{
-    const QString rank = QString::fromStdString(document.trace->metaValue(metakey::Rank));
-    const QString pid = QString::fromStdString(document.trace->metaValue(metakey::ProcessId));
-    if (!rank.isEmpty())
-        return pid.isEmpty() ? MainWindow::tr("rank %1").arg(rank) : MainWindow::tr("rank %1 (pid %2)").arg(rank, pid);
-    if (!pid.isEmpty())
-        return MainWindow::tr("pid %1").arg(pid);
-    return QFileInfo(document.filePath()).fileName();
-}
+constexpr DocumentLoader::Purpose kPurposes[] = {DocumentLoader::Purpose::Open, DocumentLoader::Purpose::Process,
+                                                 DocumentLoader::Purpose::Run, DocumentLoader::Purpose::Compare};
 
 QString bytesText(std::int64_t bytes)
 {
@@ -98,6 +95,11 @@ MainWindow::MainWindow(QWidget *parent)
     , m_layers(new LayerModel(this))
     , m_layerProxy(new QSortFilterProxyModel(this))
     , m_livePane(new LiveSetPane(this))
+    , m_blockPane(new BlockPane(this))
+    , m_flamePane(new FlameGraphPane(this))
+    , m_ranksPane(new RanksPane(this))
+    , m_diffPane(new DiffPane(this))
+    , m_allocatorPane(new AllocatorPane(this))
     , m_layerEditor(new LayerEditor(this))
     , m_progress(new QProgressBar(this))
     , m_cancel(new QPushButton(tr("Cancel"), this))
@@ -156,6 +158,16 @@ void MainWindow::createPanes()
     layersLayout->addWidget(m_layerFilter);
     layersLayout->addWidget(m_layerView);
     m_detailTabs->addTab(m_livePane, tr("&Live memory"));
+    m_livePane->setObjectName(QStringLiteral("live"));
+    m_flamePane->setObjectName(QStringLiteral("flame"));
+    m_blockPane->setObjectName(QStringLiteral("block"));
+    m_runsPane->setObjectName(QStringLiteral("runs"));
+    m_ranksPane->setObjectName(QStringLiteral("ranks"));
+    m_diffPane->setObjectName(QStringLiteral("compare"));
+    m_allocatorPane->setObjectName(QStringLiteral("allocator"));
+    m_detailTabs->addTab(m_flamePane, tr("&Flame graph"));
+    m_detailTabs->addTab(m_blockPane, tr("&Block"));
+    m_detailTabs->addTab(m_allocatorPane, tr("&Allocator"));
     m_detailTabs->addTab(m_runsPane, tr("R&uns"));
 
     auto *bottom = new QSplitter(Qt::Horizontal, this);
@@ -190,6 +202,13 @@ void MainWindow::createPanes()
     m_processSelectorAction = whatIfToolBar->addWidget(processBox);
     m_processSelectorAction->setVisible(false);
     connect(m_processSelector, &QComboBox::activated, this, &MainWindow::showProcess);
+    connect(m_ranksPane, &RanksPane::rankChosen, this, &MainWindow::showProcess);
+    connect(m_diffPane, &DiffPane::closeRequested, this, &MainWindow::closeComparison);
+    connect(m_allocatorPane, &AllocatorPane::largestFreeReady, this,
+            [this](const DocumentPtr &from, const std::vector<PredictedPoint> &curve) {
+                if (from == document())
+                    m_timeline->setLargestFree(curve);
+            });
 
     m_progress->setMaximumWidth(260);
     statusBar()->addPermanentWidget(m_progress);
@@ -225,6 +244,23 @@ void MainWindow::connectServices()
     connect(m_whatIf, &WhatIfBar::strategyChanged, this, &MainWindow::applyStrategy);
     connect(m_timeline, &TimelineView::timeClicked, this, [this](std::int64_t timeNs) { showLiveSet(timeNs); });
     connect(m_timeline, &TimelineView::rangeSelected, this, &MainWindow::showRangeStats);
+    connect(m_timeline, &TimelineView::blockClicked, this, [this](std::optional<std::size_t> block) {
+        pinBlock(block);
+        if (block)
+            m_detailTabs->setCurrentWidget(m_blockPane);
+    });
+    connect(m_blockPane, &BlockPane::lifetimeRequested, m_timeline, &TimelineView::zoomTo);
+    connect(m_flamePane, &FlameGraphPane::selectionChanged, this,
+            [this](const std::optional<FlameSelection> &selection, const QString &name) {
+                if (!document() || !selection) {
+                    m_timeline->showSelection({}, {});
+                    return;
+                }
+                const Trace &trace = *document()->trace;
+                m_timeline->showSelection(selectedMemory(trace, document()->device,
+                                                         [&](std::size_t event) { return selection->containsEvent(trace, event); }),
+                                          name);
+            });
     m_layerView->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_layerView, &QWidget::customContextMenuRequested, this, [this](const QPoint &position) {
         const QVariant layer = m_layerProxy->data(m_layerView->indexAt(position), LayerModel::LayerRole);
@@ -232,7 +268,6 @@ void MainWindow::connectServices()
             m_layerEditor->menuFor(document(), layer.toUInt(), this)->popup(m_layerView->viewport()->mapToGlobal(position));
     });
     connect(m_layerEditor, &LayerEditor::edited, this, [this](const DocumentPtr &document, const QString &what) {
-        std::replace(m_session.processes.begin(), m_session.processes.end(), m_session.document, document);
         m_session.document = document;
         showDocument(document);
         statusBar()->showMessage(what, 8000);
@@ -261,8 +296,8 @@ RunComparisonModel *MainWindow::comparisonModel() const
 
 void MainWindow::cancel()
 {
-    m_loader->cancel(DocumentLoader::Purpose::Open);
-    m_loader->cancel(DocumentLoader::Purpose::Run);
+    for (DocumentLoader::Purpose purpose : kPurposes)
+        m_loader->cancel(purpose);
     m_replay->cancel();
 }
 
@@ -282,8 +317,9 @@ void MainWindow::setBusy(const QString &message)
 
 void MainWindow::setIdle()
 {
-    const bool busy = m_replay->isRunning() || m_loader->isLoading(DocumentLoader::Purpose::Open)
-                      || m_loader->isLoading(DocumentLoader::Purpose::Run);
+    const bool busy = m_replay->isRunning()
+                      || std::any_of(std::begin(kPurposes), std::end(kPurposes),
+                                     [this](DocumentLoader::Purpose purpose) { return m_loader->isLoading(purpose); });
     m_progress->setVisible(busy);
     m_cancel->setVisible(busy);
     m_pages->setCurrentIndex(document() ? 1 : 0);
@@ -306,8 +342,25 @@ void MainWindow::openFiles(const QStringList &paths)
     m_emptyState->showProblem({});
 }
 
-void MainWindow::onLoaded(quint64 ticket, DocumentLoader::Purpose purpose, const std::vector<DocumentPtr> &documents)
+void MainWindow::onLoaded(quint64 ticket, DocumentLoader::Purpose purpose, const std::vector<DocumentPtr> &documents,
+                          const std::vector<ProcessEntry> &processes)
 {
+    if (purpose == DocumentLoader::Purpose::Compare) {
+        if (ticket == m_compareTicket)
+            showComparison(documents.front());
+        return;
+    }
+    if (purpose == DocumentLoader::Purpose::Process) {
+        if (ticket != m_processTicket)
+            return;
+        m_session.document = documents.front();
+        m_session.schedule.clear();
+        m_session.pickedTime.reset();
+        m_session.rerunCount = 0;
+        showDocument(m_session.document);
+        Q_EMIT documentLoaded();
+        return;
+    }
     if (purpose == DocumentLoader::Purpose::Run) {
         auto pending = m_readingRuns.extract(ticket);
         if (pending.empty())
@@ -325,7 +378,7 @@ void MainWindow::onLoaded(quint64 ticket, DocumentLoader::Purpose purpose, const
     }
     if (ticket != m_openTicket)
         return;
-    startSession(documents);
+    startSession(documents.front(), processes);
     rememberRecent(documents.front()->filePath());
     for (const DocumentPtr &document : documents) {
         if (const std::string warning = document->trace->metaValue(metakey::ImportWarnings); !warning.empty())
@@ -345,7 +398,10 @@ void MainWindow::onLoadFailed(quint64 ticket, DocumentLoader::Purpose purpose, c
         addRun(pending.mapped());
         return;
     }
-    if (ticket != m_openTicket)
+    const quint64 expected = purpose == DocumentLoader::Purpose::Process   ? m_processTicket
+                             : purpose == DocumentLoader::Purpose::Compare ? m_compareTicket
+                                                                           : m_openTicket;
+    if (ticket != expected)
         return;
     setIdle();
     if (cancelled) {
@@ -361,7 +417,7 @@ void MainWindow::onLoadFailed(quint64 ticket, DocumentLoader::Purpose purpose, c
     statusBar()->showMessage(message);
 }
 
-void MainWindow::startSession(std::vector<DocumentPtr> documents)
+void MainWindow::startSession(DocumentPtr document, std::vector<ProcessEntry> processes)
 {
     // A rerun of the previous trace would land in the wrong table.
     if (m_replay->isRunning())
@@ -370,26 +426,42 @@ void MainWindow::startSession(std::vector<DocumentPtr> documents)
     m_readingRuns.clear();
     m_session = Session{};
     m_session.id = m_nextSession++;
-    m_session.processes = std::move(documents);
+    m_session.processes = std::move(processes);
     m_processSelector->clear();
-    for (const DocumentPtr &document : m_session.processes)
-        m_processSelector->addItem(processLabel(*document));
-    m_processSelectorAction->setVisible(m_session.processes.size() > 1);
-    m_session.document = m_session.processes.front();
+    std::vector<RankOverview> overviews;
+    for (const ProcessEntry &process : m_session.processes) {
+        m_processSelector->addItem(process.label);
+        overviews.push_back(process.overview);
+    }
+    const bool several = m_session.processes.size() > 1;
+    m_processSelectorAction->setVisible(several);
+    m_ranksPane->setTable(crossRankTable(std::move(overviews)));
+    const int ranksTab = m_detailTabs->indexOf(m_ranksPane);
+    if (several && ranksTab < 0)
+        m_detailTabs->insertTab(0, m_ranksPane, tr("Ran&ks"));
+    else if (!several && ranksTab >= 0)
+        m_detailTabs->removeTab(ranksTab);
+    m_session.document = std::move(document);
     showDocument(m_session.document);
+    if (several)
+        m_detailTabs->setCurrentWidget(m_ranksPane);
 }
 
 void MainWindow::showProcess(int index)
 {
-    if (index < 0 || index >= int(m_session.processes.size()) || m_session.processes[std::size_t(index)] == document())
+    if (index < 0 || index >= int(m_session.processes.size()))
         return;
     if (m_processSelector->currentIndex() != index)
         m_processSelector->setCurrentIndex(index);
-    m_session.document = m_session.processes[std::size_t(index)];
-    m_session.schedule.clear();
-    m_session.pickedTime.reset();
-    m_session.rerunCount = 0;
-    showDocument(m_session.document);
+    m_ranksPane->setCurrent(index);
+    const QString path = m_session.processes[std::size_t(index)].path;
+    if (document() && document()->filePath() == path)
+        return;
+    // A rerun belongs to the process it was started from.
+    if (m_replay->isRunning())
+        m_replay->cancel();
+    m_processTicket = m_loader->load({path}, DocumentLoader::Purpose::Process);
+    setBusy(tr("Opening %1…").arg(m_session.processes[std::size_t(index)].label));
 }
 
 void MainWindow::showDocument(const DocumentPtr &document)
@@ -420,7 +492,10 @@ void MainWindow::showDocument(const DocumentPtr &document)
         m_timeline->setPrediction({});
     }
     m_timeline->setComparison({}, {});
+    if (const int compareTab = m_detailTabs->indexOf(m_diffPane); compareTab >= 0)
+        m_detailTabs->removeTab(compareTab);
     showLiveSet(std::nullopt);
+    pinBlock(std::nullopt);
     setIdle();
     const auto count = [](std::size_t n, const char *noun) {
         return QString::fromStdString(formatCount(static_cast<std::int64_t>(n)) + " " + noun + (n == 1 ? "" : "s"));
@@ -448,11 +523,71 @@ LiveSetModel *MainWindow::liveSetModel() const
     return m_livePane->model();
 }
 
+void MainWindow::compareWith(const QString &path)
+{
+    if (!document() || path.isEmpty())
+        return;
+    m_compareTicket = m_loader->load({path}, DocumentLoader::Purpose::Compare);
+    setBusy(tr("Reading %1 to compare…").arg(path));
+}
+
+void MainWindow::showComparison(const DocumentPtr &other)
+{
+    setIdle();
+    if (!document())
+        return;
+    const TraceDiff diff = diffTraces(*document()->trace, document()->summary, *other->trace, other->summary);
+    const QString nameB = QFileInfo(other->filePath()).fileName();
+    m_diffPane->showDiff(diff, QFileInfo(document()->filePath()).fileName(), nameB);
+    if (m_detailTabs->indexOf(m_diffPane) < 0)
+        m_detailTabs->addTab(m_diffPane, tr("Co&mpare"));
+    m_detailTabs->setCurrentWidget(m_diffPane);
+    std::vector<PredictedPoint> curve;
+    if (diff.curves) {
+        for (const SeriesPoint &point : diff.curves->b)
+            curve.push_back({point.timeNs, point.bytes});
+    }
+    m_timeline->setComparison(curve, tr("B: %1").arg(nameB));
+    statusBar()->showMessage(tr("Compared with %1: peak %2 → %3.")
+                                 .arg(nameB, bytesText(diff.a.peakBytes), bytesText(diff.b.peakBytes)));
+    Q_EMIT comparisonShown();
+}
+
+void MainWindow::closeComparison()
+{
+    if (const int tab = m_detailTabs->indexOf(m_diffPane); tab >= 0)
+        m_detailTabs->removeTab(tab);
+    m_timeline->setComparison({}, {});
+}
+
+void MainWindow::pickTime(std::optional<std::int64_t> timeNs, std::optional<std::int64_t> heightBytes)
+{
+    showLiveSet(timeNs);
+    if (timeNs && heightBytes)
+        pinBlock(m_timeline->blockAt(*timeNs, *heightBytes));
+}
+
+void MainWindow::showDetail(const QString &name)
+{
+    for (int tab = 0; tab < m_detailTabs->count(); ++tab) {
+        if (m_detailTabs->widget(tab)->objectName() == name)
+            m_detailTabs->setCurrentIndex(tab);
+    }
+}
+
+void MainWindow::pinBlock(std::optional<std::size_t> block)
+{
+    m_timeline->setPinnedBlock(block);
+    m_blockPane->showBlock(document(), block, m_timeline->originNs());
+}
+
 void MainWindow::showLiveSet(std::optional<std::int64_t> timeNs)
 {
     m_session.pickedTime = timeNs;
     m_timeline->setMarkedTime(timeNs);
     m_livePane->showLiveSet(document(), timeNs);
+    m_flamePane->showAt(document(), timeNs);
+    m_allocatorPane->showAt(document(), timeNs);
 }
 
 void MainWindow::selectLayer(const QString &path)

@@ -29,7 +29,12 @@ class QTreeView;
 
 namespace peaklens::gui {
 
+class AllocatorPane;
+class BlockPane;
+class DiffPane;
 class EmptyState;
+class RanksPane;
+class FlameGraphPane;
 class LayerEditor;
 class LayerModel;
 class LiveSetModel;
@@ -53,11 +58,19 @@ public:
     // Starts loading; documentLoaded or loadFailed follows.
     void openFile(const QString &path);
     // Opens several traces of one run (one per rank or process) with a selector between
-    // them; the first is shown.
+    // them and the cross-rank overview; the first rank is shown.
     void openFiles(const QStringList &paths);
-    // The traces open together, and which one is shown.
-    const std::vector<DocumentPtr> &processes() const { return m_session.processes; }
+    // The traces open together, ranks in order, and which one is shown: another is read
+    // when chosen (documentLoaded follows).
+    const std::vector<ProcessEntry> &processes() const { return m_session.processes; }
     void showProcess(int index);
+    RanksPane *ranksPane() const { return m_ranksPane; }
+    // Compares the open trace with another at their peaks (File > Compare with…): the
+    // Compare pane and B's curve over the timeline; comparisonShown follows.
+    void compareWith(const QString &path);
+    void closeComparison();
+    DiffPane *diffPane() const { return m_diffPane; }
+    AllocatorPane *allocatorPane() const { return m_allocatorPane; }
     // File > Record…: the dialog that runs a command under the collector.
     RecordDialog *recordDialog();
     const DocumentPtr &document() const { return m_session.document; }
@@ -73,6 +86,8 @@ public:
     RunsModel *runsModel() const;
     RunComparisonModel *comparisonModel() const;
     RunsPane *runsPane() const { return m_runsPane; }
+    BlockPane *blockPane() const { return m_blockPane; }
+    FlameGraphPane *flameGraphPane() const { return m_flamePane; }
     // Toggles the layers a planner strategy chooses: none, all, every:K, sqrt.
     void setCheckpointStrategy(const QString &strategy);
     // Writes a report of the trace and its reruns (PDF, HTML, CSV or JSON by extension)
@@ -80,6 +95,12 @@ public:
     void exportReportTo(const QString &path);
     // Selects a layer by path in the layers view (and highlights it on the timeline).
     void selectLayer(const QString &path);
+    // What a click on the timeline does: the live set, the flame graph (and the allocator's
+    // state) at that time, or at the peak when none; with a height, the block drawn there
+    // is pinned as well.
+    void pickTime(std::optional<std::int64_t> timeNs, std::optional<std::int64_t> heightBytes = std::nullopt);
+    // Brings a pane of the detail tabs forward by its object name ("flameGraph", "block", …).
+    void showDetail(const QString &name);
     // Reruns the step with the current toggles (peaklens-replay as a child process).
     void rerun();
     // Stops whatever is running for the window: a load, a rerun.
@@ -90,6 +111,7 @@ Q_SIGNALS:
     void documentLoaded();
     void documentEdited();
     void loadFailed(const QString &message);
+    void comparisonShown();
     void rerunFinished();
     void reportExported(const QString &path, const QString &problem);
 
@@ -103,7 +125,7 @@ private:
     {
         quint64 id = 0;
         DocumentPtr document;
-        std::vector<DocumentPtr> processes; // every trace opened together
+        std::vector<ProcessEntry> processes; // every trace opened together
         // What the what-if predicts and a rerun runs: the ticked layers one by one, or the
         // units of the strategy or plan last applied (segments tick all their layers).
         CheckpointSchedule schedule;
@@ -114,15 +136,18 @@ private:
     void createActions();
     void createPanes();
     void connectServices();
-    void onLoaded(quint64 ticket, DocumentLoader::Purpose purpose, const std::vector<DocumentPtr> &documents);
+    void onLoaded(quint64 ticket, DocumentLoader::Purpose purpose, const std::vector<DocumentPtr> &documents,
+                  const std::vector<ProcessEntry> &processes);
     void onLoadFailed(quint64 ticket, DocumentLoader::Purpose purpose, const QString &message, bool cancelled);
-    void startSession(std::vector<DocumentPtr> documents);
+    void startSession(DocumentPtr document, std::vector<ProcessEntry> processes);
     // Resets every pane from the session's document.
     void showDocument(const DocumentPtr &document);
     RunRecord baselineRun(const TraceDocument &document) const;
     // Ticks a plan's layers without marking the toggles custom, and keeps its units.
     void showSchedule(const Plan &plan);
     void showLiveSet(std::optional<std::int64_t> timeNs);
+    // Pins a block of the document's index (or none) on the timeline and in the Block pane.
+    void pinBlock(std::optional<std::size_t> block);
     void applyStrategy();
     void updatePrediction();
     void showRangeStats(std::int64_t beginNs, std::int64_t endNs);
@@ -133,12 +158,15 @@ private:
     void onRerunFinished(RunRecord record);
     void addRun(const RunRecord &record);
     void showRun(int row);
+    void showComparison(const DocumentPtr &other);
     void updateRerunAction();
 
     Session m_session;
     quint64 m_nextSession = 1;
     quint64 m_rerunSession = 0;  // the session a running rerun belongs to
     quint64 m_openTicket = 0;    // the files being opened
+    quint64 m_processTicket = 0; // another process of the session being read
+    quint64 m_compareTicket = 0; // a trace to compare with being read
     std::map<quint64, RunRecord> m_readingRuns; // reruns whose traces are being read, by ticket
 
     QStackedWidget *m_pages;
@@ -150,6 +178,11 @@ private:
     QTreeView *m_layerView;
     QLineEdit *m_layerFilter;
     LiveSetPane *m_livePane;
+    BlockPane *m_blockPane;
+    FlameGraphPane *m_flamePane;
+    RanksPane *m_ranksPane;
+    DiffPane *m_diffPane;
+    AllocatorPane *m_allocatorPane;
     LayerEditor *m_layerEditor;
     QProgressBar *m_progress;
     QPushButton *m_cancel;

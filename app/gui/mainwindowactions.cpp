@@ -1,6 +1,7 @@
 // The main window's menus and what they open: files, recent files, dropped files, the
 // recording dialog and report export.
 
+#include "localpath.h"
 #include "mainwindow.h"
 #include "models/layermodel.h"
 #include "models/runsmodel.h"
@@ -52,11 +53,19 @@ void MainWindow::createActions()
     rebuildRecentMenu();
     QAction *reload = file->addAction(tr("Re&load"), this, [this] {
         QStringList paths;
-        for (const DocumentPtr &document : m_session.processes)
-            paths << document->filePath();
+        for (const ProcessEntry &process : m_session.processes)
+            paths << process.path;
         openFiles(paths);
     });
     reload->setShortcut(QKeySequence::Refresh);
+    QAction *compare = file->addAction(tr("Co&mpare with…"), this, [this] {
+        if (!document())
+            return;
+        compareWith(QFileDialog::getOpenFileName(this, tr("Compare the open trace with"), QString(),
+                                                 tr("Traces (*.peaklens *.pltxt *.pickle *.json *.gz);;All files (*)")));
+    });
+    compare->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
+    compare->setToolTip(tr("Compare this trace with another at their peaks: by layer, allocation site and category"));
     QAction *exportReport = file->addAction(tr("&Export report…"), this, [this] {
         if (!document())
             return;
@@ -107,8 +116,8 @@ void MainWindow::exportReportTo(const QString &path)
     std::vector<ReportInput> traces{{document()->path, document(), std::nullopt}};
     // Never written onto: anything the window has open.
     std::vector<std::string> inputs{document()->path};
-    for (const DocumentPtr &process : m_session.processes)
-        inputs.push_back(process->path);
+    for (const ProcessEntry &process : m_session.processes)
+        inputs.push_back(localPath(process.path));
     for (const RunRecord &run : runsModel()->runs()) {
         if (run.document && !run.baseline) {
             traces.push_back({run.label.toStdString(), run.document, run.measured});

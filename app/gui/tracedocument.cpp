@@ -39,9 +39,15 @@ DocumentPtr analyseDocument(const QString &path, TracePtr tracePtr, const ChainS
     analyseInto(*document, analysing);
     // The totals are byCategory's, shared: only the bands are new.
     document->byLayer = regroupTimeline(trace, document->byCategory, GroupBy::Layer, byLayer.get());
+    // The device is known once the peak is: the blocks index beside the rest.
+    auto blocks = std::async(std::launch::async, [&trace, device = document->device] {
+        return std::make_shared<const BlockIndex>(trace, device);
+    });
+    document->kernels = std::make_shared<const KernelLanes>(trace, document->device);
     document->sites = std::make_shared<const AllocationSites>(trace.stacks);
     document->allocatedBlocks = SeriesBlocks::build(document->byCategory.allocated);
     document->reservedBlocks = SeriesBlocks::build(document->byCategory.reserved);
+    document->blocks = blocks.get();
     progress.tick(1.0);
     return document;
 }

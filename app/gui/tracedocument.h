@@ -1,9 +1,12 @@
 #pragma once
 // A trace opened in the app: the analyses every view and report reads (AnalysedTrace),
 // plus what only the window draws — the timeline by layer, the allocation sites of its
-// stacks and the level-of-detail blocks of its curves — all computed once, off the UI thread.
+// stacks, the level-of-detail blocks of its curves, its blocks as intervals and its kernel
+// lanes — all computed once, off the UI thread.
 
 #include "core/analysis/allocationsites.h"
+#include "core/analysis/blockindex.h"
+#include "core/analysis/kernellanes.h"
 #include "core/analysis/levelofdetail.h"
 #include "core/plan/analysedtrace.h"
 
@@ -21,6 +24,10 @@ struct TraceDocument : AnalysedTrace
     TimelineSeries byLayer;
     SeriesBlocks allocatedBlocks;  // of the allocated series (the same in both groupings)
     SeriesBlocks reservedBlocks;
+    // The blocks of the timeline's device, for the block under the cursor, and the kernels
+    // of that device by stream.
+    std::shared_ptr<const BlockIndex> blocks;
+    std::shared_ptr<const KernelLanes> kernels;
 
     // The file's name as the app shows and reopens it.
     QString filePath() const;

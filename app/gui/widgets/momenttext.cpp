@@ -1,5 +1,7 @@
 #include "momenttext.h"
 
+#include "core/analysis/allocationsites.h"
+#include "core/analysis/blockindex.h"
 #include "core/analysis/levelofdetail.h"
 #include "core/trace/units.h"
 
@@ -38,6 +40,47 @@ QString momentText(const TraceDocument &document, const TimelineSeries &series, 
     if (auto step = trace.stepAt(timeNs))
         text += QObject::tr(", step %1").arg(trace.steps[*step].number);
     return text;
+}
+
+QString blockText(const TraceDocument &document, std::size_t block, std::int64_t originNs, std::size_t frames)
+{
+    const Trace &trace = *document.trace;
+    const MemoryEvents &events = trace.events;
+    const BlockIndex &index = *document.blocks;
+    const std::size_t alloc = index.allocation(block);
+    const auto ms = [originNs](std::int64_t ns) { return QString::number(static_cast<double>(ns - originNs) / 1e6, 'f', 3); };
+    const auto where = [&](std::size_t event) {
+        QString text = QString::fromUtf8(phaseName(events.phase(event)));
+        const std::uint32_t layer = events.layer(event);
+        text += layer < trace.layers.size() ? QObject::tr(" of %1").arg(QString::fromStdString(trace.layers[layer].path))
+                                            : QObject::tr(", no layer");
+        if (auto step = trace.stepAt(events.timeNs(event)))
+            text += QObject::tr(", step %1").arg(trace.steps[*step].number);
+        return text;
+    };
+    QStringList lines;
+    lines << QObject::tr("%1 %2 block at 0x%3")
+                 .arg(QString::fromStdString(formatBytes(events.deltaBytes(alloc))),
+                      QString::fromUtf8(categoryName(events.category(alloc))))
+                 .arg(events.addr(alloc), 0, 16);
+    lines << QObject::tr("allocated at %1 ms, %2").arg(ms(events.timeNs(alloc)), where(alloc));
+    if (const std::size_t freed = index.freeEvent(block); freed != BlockIndex::kNeverFreed)
+        lines << QObject::tr("freed at %1 ms, %2; lived %3")
+                     .arg(ms(events.timeNs(freed)), where(freed),
+                          QString::fromStdString(formatDuration(events.timeNs(freed) - events.timeNs(alloc))));
+    else
+        lines << QObject::tr("never freed in the trace");
+    const std::uint32_t stack = events.stack(alloc);
+    if (stack != StackTable::kEmptyStack) {
+        const AllocationSites &sites = *document.sites;
+        lines << QObject::tr("allocated by %1").arg(QString::fromStdString(sites.label(sites.siteOf(stack))));
+        const auto shown = describeStack(trace.stacks, sites, stack, false);
+        for (std::size_t f = 0; f < std::min(frames, shown.size()); ++f)
+            lines << QStringLiteral("  ") + QString::fromStdString(shown[f].text);
+        if (frames > 0 && shown.size() > frames)
+            lines << QObject::tr("  … %1 more frames").arg(shown.size() - frames);
+    }
+    return lines.join(QLatin1Char('\n'));
 }
 
 } // namespace peaklens::gui

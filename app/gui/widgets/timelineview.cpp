@@ -2,6 +2,8 @@
 
 #include "momenttext.h"
 
+#include "core/analysis/blockindex.h"
+
 #include "core/analysis/levelofdetail.h"
 #include "core/analysis/phasespans.h"
 #include "core/report/axisticks.h"
@@ -90,6 +92,7 @@ TimelineView::TimelineView(QWidget *parent)
     legendRow->setMargins(QMargins(0, 0, 0, 4));
     legendRow->addElement(0, 0, legend);
     plotLayout()->setRowStretchFactor(1, 0.001);
+    m_kernelLanes = std::make_unique<KernelLanesPlot>(this, axisRect(), 1);
     setSelectionRectMode(QCP::srmNone);
     // Thousands of columns of translucent fills: antialiasing them costs more than it shows.
     setNotAntialiasedElements(QCP::aeFills | QCP::aePlottables);
@@ -149,11 +152,13 @@ void TimelineView::setDocument(const DocumentPtr &document)
     }
     m_prediction.clear();
     m_comparison.clear();
+    m_largestFreeCurve.clear();
     m_comparisonName.clear();
     m_layerCurve.clear();
     m_layerName.clear();
     m_markedTime.reset();
     m_highlightedLayer.reset();
+    m_pinnedBlock.reset();
     rebuildGraphs();
     rebuildItems();
     resetZoom();
@@ -187,6 +192,12 @@ void TimelineView::setPrediction(const std::vector<PredictedPoint> &curve)
 {
     m_prediction = curve;
     showCurve(m_predicted, curve);
+}
+
+void TimelineView::setLargestFree(const std::vector<PredictedPoint> &curve)
+{
+    m_largestFreeCurve = curve;
+    showCurve(m_largestFree, curve);
 }
 
 void TimelineView::setComparison(const std::vector<PredictedPoint> &curve, const QString &name)
@@ -300,10 +311,12 @@ void TimelineView::rebuildGraphs()
     // A long layer path widens the legend past the window: its last components say enough.
     legend->setWrap(m_grouping == GroupBy::Category ? 12 : 6);
     clearGraphs();
+    m_kernelLanes->graphsCleared();
     m_stack.clear();
     m_stackGroups.clear();
-    m_envelope = m_reserved = m_predicted = m_measured = m_layerGraph = nullptr;
+    m_envelope = m_reserved = m_predicted = m_measured = m_layerGraph = m_largestFree = nullptr;
     if (!m_document) {
+        m_kernelLanes->setDocument(nullptr, 0);
         replot();
         return;
     }
@@ -368,15 +381,22 @@ void TimelineView::rebuildGraphs()
     m_layerGraph->setPen(QPen(color(palette::kHighlight), 2.5));
     m_layerGraph->setLineStyle(QCPGraph::lsStepLeft);
     m_layerGraph->setName(m_layerName);
+    m_largestFree = addGraph();
+    m_largestFree->setPen(QPen(color(palette::kLargestFree), 1.5, Qt::DotLine));
+    m_largestFree->setLineStyle(QCPGraph::lsStepLeft);
+    m_largestFree->setName(tr("largest free block"));
     showCurve(m_predicted, m_prediction);
     showCurve(m_measured, m_comparison);
     showCurve(m_layerGraph, m_layerCurve);
+    showCurve(m_largestFree, m_largestFreeCurve);
+    m_kernelLanes->setDocument(m_document, m_originNs);
 }
 
 void TimelineView::rebuildItems()
 {
     clearItems();
     m_marker = nullptr;
+    m_pinnedItems.clear();
     m_measuredPeakItems.clear();
     m_measurementItems.clear();
     m_visibleItems.clear();
@@ -411,6 +431,7 @@ void TimelineView::rebuildItems()
     m_marker->setPen(QPen(palette().highlight().color(), 1.5));
     setMarkedTime(m_markedTime);
     markMeasuredPeak();
+    updatePinnedItems();
 }
 
 // Shading, step boundaries and highlighted ranges only for what is in view, and only when
@@ -487,6 +508,7 @@ void TimelineView::refreshColumns()
     const std::int64_t begin = toNs(xAxis->range().lower), end = std::max(toNs(xAxis->range().upper), begin + 1);
     const auto reduced = reduceToColumns(timeline.allocated, begin, end, columns, &m_document->allocatedBlocks);
     updateVisibleItems(begin, end);
+    m_kernelLanes->refresh(begin, end, columns);
 
     QVector<double> envelopeKeys, envelopeValues;
     std::vector<QVector<double>> stackValues(m_stack.size());
@@ -534,9 +556,103 @@ void TimelineView::resizeEvent(QResizeEvent *event)
     refreshColumns();
 }
 
-QString TimelineView::hoverText(std::int64_t timeNs) const
+QString TimelineView::hoverText(const QPoint &position) const
 {
-    return momentText(*m_document, series(), m_originNs, timeNs);
+    if (m_kernelLanes->rect()->rect().contains(position) && m_kernelLanes->isShown())
+        return m_kernelLanes->hoverText(position);
+    if (const auto block = blockAt(position))
+        return blockText(*m_document, *block, m_originNs, 6);
+    return momentText(*m_document, series(), m_originNs, toNs(xAxis->pixelToCoord(position.x())));
+}
+
+std::optional<std::size_t> TimelineView::blockAt(const QPoint &position) const
+{
+    if (!m_document || !m_document->blocks || !axisRect()->rect().contains(position))
+        return std::nullopt;
+    // The stack drawn in this pixel column is the one of the moment its highest point was
+    // reached: look for the block there.
+    const std::int64_t begin = toNs(xAxis->pixelToCoord(position.x()));
+    const std::int64_t end = std::max(toNs(xAxis->pixelToCoord(position.x() + 1)), begin + 1);
+    const auto column = reduceToColumns(series().allocated, begin, end, 1, &m_document->allocatedBlocks);
+    if (column.empty())
+        return std::nullopt;
+    return blockAt(column.front().maxTimeNs, static_cast<std::int64_t>(yAxis->pixelToCoord(position.y()) * m_unitBytes));
+}
+
+std::optional<std::size_t> TimelineView::blockAt(std::int64_t timeNs, std::int64_t heightBytes) const
+{
+    if (!m_document || !m_document->blocks)
+        return std::nullopt;
+    std::vector<std::uint32_t> bands;
+    for (std::size_t group : m_stackGroups) {
+        if (group != kOther)
+            bands.push_back(series().groups[group].key);
+    }
+    return blockAtHeight(*m_document->trace, *m_document->blocks, series(), bands, timeNs, heightBytes);
+}
+
+void TimelineView::setPinnedBlock(std::optional<std::size_t> block)
+{
+    m_pinnedBlock = block;
+    updatePinnedItems();
+}
+
+void TimelineView::updatePinnedItems()
+{
+    for (QCPAbstractItem *item : m_pinnedItems)
+        removeItem(item);
+    m_pinnedItems.clear();
+    if (!m_document || !m_pinnedBlock || !m_document->blocks || *m_pinnedBlock >= m_document->blocks->size()) {
+        replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    const BlockIndex &index = *m_document->blocks;
+    const MemoryEvents &events = m_document->trace->events;
+    const std::size_t alloc = index.allocation(*m_pinnedBlock);
+    const std::int64_t begin = events.timeNs(alloc);
+    const std::int64_t end = index.endNs(*m_pinnedBlock) == INT64_MAX ? m_document->summary.lastNs : index.endNs(*m_pinnedBlock);
+    auto *rect = new QCPItemRect(this);
+    rect->setLayer(QStringLiteral("background"));
+    rect->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    rect->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    rect->topLeft->setCoords(toX(begin), 0);
+    rect->bottomRight->setCoords(toX(std::max(end, begin)), 1);
+    rect->setPen(QPen(color(palette::kHighlight), 1, Qt::DashLine));
+    rect->setBrush(color(palette::kHighlight, 28));
+    auto *label = new QCPItemText(this);
+    label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    label->position->setCoords(toX(begin), 0.12);
+    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    label->setText(tr(" pinned: %1 %2").arg(QString::fromStdString(formatBytes(events.deltaBytes(alloc))),
+                                            QString::fromUtf8(categoryName(events.category(alloc)))));
+    label->setColor(color(palette::kHighlight));
+    m_pinnedItems = {rect, label};
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::showSelection(const std::vector<SeriesPoint> &curve, const QString &name)
+{
+    m_highlightedLayer.reset();
+    m_layerCurve.clear();
+    for (const SeriesPoint &point : curve)
+        m_layerCurve.push_back({point.timeNs, point.bytes});
+    m_layerName = name;
+    if (m_layerGraph)
+        m_layerGraph->setName(name);
+    showCurve(m_layerGraph, m_layerCurve);
+    refreshColumns();
+}
+
+void TimelineView::zoomTo(std::int64_t beginNs, std::int64_t endNs)
+{
+    const double margin = std::max(toX(endNs) - toX(beginNs), 1e-6) * 0.05;
+    xAxis->setRange(toX(beginNs) - margin, toX(endNs) + margin);
+    refreshColumns();
+}
+
+bool TimelineView::showsKernelLanes() const
+{
+    return m_kernelLanes->isShown();
 }
 
 void TimelineView::mousePressEvent(QMouseEvent *event)
@@ -554,17 +670,19 @@ void TimelineView::mouseReleaseEvent(QMouseEvent *event)
         && axisRect()->rect().contains(event->pos())) {
         clearMeasurement();
         Q_EMIT timeClicked(toNs(xAxis->pixelToCoord(event->pos().x())));
+        Q_EMIT blockClicked(blockAt(event->pos()));
     }
 }
 
 void TimelineView::mouseMoveEvent(QMouseEvent *event)
 {
     QCustomPlot::mouseMoveEvent(event);
-    if (!m_document || event->buttons() != Qt::NoButton || !axisRect()->rect().contains(event->pos())) {
+    const bool overKernels = m_kernelLanes->isShown() && m_kernelLanes->rect()->rect().contains(event->pos());
+    if (!m_document || event->buttons() != Qt::NoButton || !(axisRect()->rect().contains(event->pos()) || overKernels)) {
         QToolTip::hideText();
         return;
     }
-    QToolTip::showText(event->globalPosition().toPoint(), hoverText(toNs(xAxis->pixelToCoord(event->pos().x()))), this);
+    QToolTip::showText(event->globalPosition().toPoint(), hoverText(event->pos()), this);
 }
 
 void TimelineView::keyPressEvent(QKeyEvent *event)

@@ -1,9 +1,11 @@
 #pragma once
 // The memory timeline: allocated bytes stacked by category or by layer, the allocated
 // envelope and reserved bytes, phase shading, step boundaries, the peak, and a predicted
-// curve drawn dashed over it. Every event is drawn: each pixel column shows the lowest and
-// highest value it holds (core's level of detail), recomputed for the visible range.
+// curve drawn dashed over it; kernel lanes under it. Every event is drawn: each pixel column
+// shows the lowest and highest value it holds (core's level of detail), recomputed for the
+// visible range. Hovering names the block under the cursor; a click pins it.
 
+#include "kernellanesplot.h"
 #include "tracedocument.h"
 
 #include "core/analysis/phasespans.h"
@@ -11,6 +13,7 @@
 
 #include <qcustomplot.h>
 
+#include <memory>
 #include <optional>
 
 namespace peaklens::gui {
@@ -31,6 +34,8 @@ public:
     // empty hides it.
     void setComparison(const std::vector<PredictedPoint> &curve, const QString &name);
     const std::vector<PredictedPoint> &comparison() const { return m_comparison; }
+    // The allocator's largest free block over time (from its segments), dotted; empty hides it.
+    void setLargestFree(const std::vector<PredictedPoint> &curve);
     // A measured range (Shift+drag), shaded with what it measured written on it, until the
     // next click.
     void showMeasurement(std::int64_t beginNs, std::int64_t endNs, const QString &text);
@@ -39,12 +44,27 @@ public:
     void setMarkedTime(std::optional<std::int64_t> timeNs);
     // Shades the layer's ranges and draws its memory (with its sub-layers') over the stack.
     void highlightLayer(std::optional<std::uint32_t> layer);
+    // Draws the memory of a selection of blocks (a flame graph's frame) over the stack, as
+    // highlightLayer draws a layer's; an empty curve hides it.
+    void showSelection(const std::vector<SeriesPoint> &curve, const QString &name);
+    // Shades the lifetime of a block of document->blocks (the pinned one), or none.
+    void setPinnedBlock(std::optional<std::size_t> block);
+    // The block drawn under a point of the widget, if any; the block drawn at a height (in
+    // bytes) at a time.
+    std::optional<std::size_t> blockAt(const QPoint &position) const;
+    std::optional<std::size_t> blockAt(std::int64_t timeNs, std::int64_t heightBytes) const;
+    std::int64_t originNs() const { return m_originNs; }
+    // Shows [beginNs, endNs) with a margin.
+    void zoomTo(std::int64_t beginNs, std::int64_t endNs);
+    bool showsKernelLanes() const;
     void resetZoom();
     // Recomputes the visible columns now (normally done on every zoom or pan).
     void refreshColumns();
 
 Q_SIGNALS:
     void timeClicked(std::int64_t timeNs);
+    // A click on the stack: the block under it (none above the stack).
+    void blockClicked(std::optional<std::size_t> block);
     void rangeSelected(std::int64_t beginNs, std::int64_t endNs);
 
 protected:
@@ -62,7 +82,8 @@ private:
     void onRangeChanged(const QCPRange &range);
     double toX(std::int64_t ns) const;
     std::int64_t toNs(double x) const;
-    QString hoverText(std::int64_t timeNs) const;
+    QString hoverText(const QPoint &position) const;
+    void updatePinnedItems();
     void showCurve(QCPGraph *graph, const std::vector<PredictedPoint> &curve);
     void markMeasuredPeak();
 
@@ -82,11 +103,16 @@ private:
     QCPGraph *m_predicted = nullptr;
     QCPGraph *m_measured = nullptr;
     QCPGraph *m_layerGraph = nullptr;       // memory of the selected layer
+    QCPGraph *m_largestFree = nullptr;
+    std::vector<PredictedPoint> m_largestFreeCurve;
     std::vector<PredictedPoint> m_layerCurve;
     QString m_layerName;
     std::vector<QCPAbstractItem *> m_measuredPeakItems;
     std::vector<QCPAbstractItem *> m_measurementItems;
     QCPItemStraightLine *m_marker = nullptr;
+    std::optional<std::size_t> m_pinnedBlock;
+    std::vector<QCPAbstractItem *> m_pinnedItems;
+    std::unique_ptr<KernelLanesPlot> m_kernelLanes;
     std::vector<PhaseSpan> m_phaseSpans; // by begin time
     std::vector<QCPAbstractItem *> m_visibleItems;
     QPoint m_pressPosition;

@@ -488,6 +488,7 @@ private slots:
         QCOMPARE(selector->itemText(0), QStringLiteral("rank 0 (pid 10)"));
         QCOMPARE(selector->itemText(1), QStringLiteral("rank 1 (pid 11)"));
         window.showProcess(1);
+        QVERIFY(loaded.wait(60000));
         QCOMPARE(window.document()->filePath(), rank1);
         QCOMPARE(selector->currentIndex(), 1);
     }
