@@ -130,13 +130,16 @@ void RanksPane::setTable(CrossRankTable table)
     m_model->resetData(std::move(table));
     m_strips->setTable(&m_model->table());
     const CrossRankTable &shown = m_model->table();
-    const auto outliers = std::count_if(shown.rows.begin(), shown.rows.end(), [](const RankRow &row) { return row.outlier; });
+    QStringList outliers;
+    for (const RankRow &row : shown.rows) {
+        if (row.outlier)
+            outliers << QString::number(row.rank);
+    }
     QString title = tr("<b>%1 ranks</b>, median peak %2").arg(shown.rows.size()).arg(QString::fromStdString(formatBytes(shown.medianPeakBytes)));
     if (shown.medianStepTimeNs)
         title += tr(", median step %1").arg(QString::fromStdString(formatDuration(*shown.medianStepTimeNs)));
-    title += outliers == 0 ? tr(" — no outlier")
-             : outliers == 1 ? tr(" — <b>one outlier</b>, tinted")
-                             : tr(" — <b>%1 outliers</b>, tinted").arg(outliers);
+    title += outliers.isEmpty() ? tr(" — no outlier")
+                                : tr(" — <b>outlier: rank %1</b> (tinted)").arg(outliers.join(QStringLiteral(", ")));
     m_title->setText(title);
     m_view->resizeColumnsToContents();
 }
