@@ -122,9 +122,10 @@ void FlameGraphPane::search(const QString &text)
     m_view->setSearching(true);
     const double share = 100.0 * static_cast<double>(found.bytes)
                          / static_cast<double>(std::max<std::int64_t>(graph->nodes.front().bytes, 1));
+    const QString count = found.nodes.size() == 1 ? tr("1 match") : tr("%1 matches").arg(found.nodes.size());
     m_matches->setText(found.nodes.empty() ? tr("no match")
-                                           : tr("%n match(es): %1, %2 %", nullptr, int(found.nodes.size()))
-                                                 .arg(QString::fromStdString(formatBytes(found.bytes)))
+                                           : tr("%1: %2, %3 %")
+                                                 .arg(count, QString::fromStdString(formatBytes(found.bytes)))
                                                  .arg(share, 0, 'f', 1));
 }
 
