@@ -1,10 +1,13 @@
-// The app on a big trace: time from opening the file to the first painted window, and
-// the repaint of the timeline after a zoom and after a pan (QBENCHMARK).
+// The app on a big trace: time from opening the file to the first painted window, the
+// repaint of the timeline after a zoom and after a pan, the block under the cursor as a
+// hover finds it, and a click's live set and flame graph (QBENCHMARK).
 //
 //   bench_timeline -- TRACE        (tests/bench/run_gui_bench.sh makes a 10M-event trace)
 
 #include "mainwindow.h"
 #include "widgets/timelineview.h"
+
+#include "core/analysis/blockindex.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
@@ -39,6 +42,11 @@ private Q_SLOTS:
         m_window->repaint();
         qInfo("first paint: %.3f s after opening %s (%zu events)", timer.nsecsElapsed() / 1e9, qPrintable(g_trace),
               m_window->document()->trace->events.size());
+        // Of that, the index of blocks the hover reads (built beside the other analyses).
+        timer.restart();
+        const peaklens::BlockIndex index(*m_window->document()->trace, m_window->document()->device);
+        qInfo("block index: %.3f s for %zu blocks, %.1f MiB", timer.nsecsElapsed() / 1e9, index.size(),
+              static_cast<double>(index.size()) * 8 / (1 << 20));
     }
 
     void repaintAfterZoom()
@@ -65,10 +73,33 @@ private Q_SLOTS:
         }
     }
 
+    // The hover's worst case: the block under the cursor in the last pixel column, where
+    // every block of the trace has begun, halfway up the stack.
+    void blockUnderTheCursor()
+    {
+        TimelineView *view = m_window->timeline();
+        view->resetZoom();
+        const QPoint position(view->axisRect()->right() - 2, view->axisRect()->center().y());
+        QBENCHMARK {
+            m_found = view->blockAt(position).has_value();
+        }
+    }
+
+    // A click at the peak: the live set, the flame graph and the allocator's state.
+    void clickAtThePeak()
+    {
+        const auto &peak = m_window->document()->summary.peak;
+        const std::int64_t t = peak.devices[*peak.primary].timeNs;
+        QBENCHMARK {
+            m_window->pickTime(t);
+        }
+    }
+
     void cleanupTestCase() { m_window.reset(); }
 
 private:
     std::unique_ptr<MainWindow> m_window;
+    bool m_found = false;
 };
 
 int main(int argc, char **argv)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The desktop app on big traces:
-#  - a 10M-event native trace: time to first paint, and timeline repaints after zoom and
-#    after pan (QBENCHMARK); the app's peak memory against the CLI's on the same file;
+#  - a 10M-event native trace: time to first paint, timeline repaints after zoom and after
+#    pan, the block under the cursor (a hover) and a click's live set and flame graph
+#    (QBENCHMARK); the app's peak memory against the CLI's on the same file;
 #  - a memory snapshot with 3M trace entries: the app's time to first paint against
 #    Python's pickle.load of the same file (what memory_viz and any script start with).
 # Usage: tests/bench/run_gui_bench.sh [EVENTS] [SNAPSHOT_ENTRIES]   (0 entries: no snapshot)
@@ -14,7 +15,7 @@ bin=${PEAKLENS_BIN:-build/bin}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 export QT_QPA_PLATFORM=${QT_QPA_PLATFORM:-offscreen}
-bench() { "$bin/bench_timeline" -- "$1" 2>&1 | grep -E "first paint|RESULT|msecs|FAIL"; }
+bench() { "$bin/bench_timeline" -- "$1" 2>&1 | grep -E "first paint|block index|RESULT|msecs|FAIL"; }
 # Peak resident memory in KiB of a command, its output dropped.
 max_rss() { /usr/bin/time -f %M -o "$dir/rss" "$@" > /dev/null 2>&1 && cat "$dir/rss"; }
 
