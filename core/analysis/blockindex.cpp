@@ -37,6 +37,9 @@ BlockIndex::BlockIndex(const Trace &trace, Device device)
             }
         }
     }
+    m_chunkEndNs.assign((m_allocation.size() + kChunk - 1) / kChunk, INT64_MIN);
+    for (std::size_t b = 0; b < m_allocation.size(); ++b)
+        m_chunkEndNs[b / kChunk] = std::max(m_chunkEndNs[b / kChunk], endNs(b));
 }
 
 std::vector<std::size_t> BlockIndex::liveAt(std::int64_t timeNs) const
@@ -46,9 +49,13 @@ std::vector<std::size_t> BlockIndex::liveAt(std::int64_t timeNs) const
     const auto end = std::partition_point(m_allocation.begin(), m_allocation.end(),
                                           [&](std::uint32_t event) { return m_events->timeNs(event) <= timeNs; })
                      - m_allocation.begin();
-    for (std::size_t b = 0; b < static_cast<std::size_t>(end); ++b) {
-        if (m_free[b] == kOpen || m_events->timeNs(m_free[b]) > timeNs)
-            live.push_back(b);
+    for (std::size_t chunk = 0; chunk * kChunk < static_cast<std::size_t>(end); ++chunk) {
+        if (m_chunkEndNs[chunk] <= timeNs)
+            continue; // every block of it was freed by then
+        for (std::size_t b = chunk * kChunk; b < std::min((chunk + 1) * kChunk, static_cast<std::size_t>(end)); ++b) {
+            if (endNs(b) > timeNs)
+                live.push_back(b);
+        }
     }
     return live;
 }

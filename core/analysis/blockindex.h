@@ -36,11 +36,15 @@ public:
 
 private:
     static constexpr std::uint32_t kOpen = UINT32_MAX;
+    static constexpr std::size_t kChunk = 64;
 
     // 8 bytes a block: the times are the events'.
     const MemoryEvents *m_events;
     std::vector<std::uint32_t> m_allocation; // increasing, so in time order
     std::vector<std::uint32_t> m_free;
+    // Per kChunk blocks, when the last of them ends: a moment's search skips every chunk
+    // freed before it, so it reads the blocks still live rather than all blocks begun.
+    std::vector<std::int64_t> m_chunkEndNs;
 };
 
 // The band a block's allocating event falls in on `timeline`: its category, or its layer
