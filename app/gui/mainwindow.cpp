@@ -131,6 +131,7 @@ MainWindow::~MainWindow()
     m_loader->disconnect(this);
     delete m_loader;
     m_exporter.waitForFinished();
+    m_selectionCurve.waitForFinished();
 }
 
 void MainWindow::createPanes()
@@ -250,17 +251,7 @@ void MainWindow::connectServices()
             m_detailTabs->setCurrentWidget(m_blockPane);
     });
     connect(m_blockPane, &BlockPane::lifetimeRequested, m_timeline, &TimelineView::zoomTo);
-    connect(m_flamePane, &FlameGraphPane::selectionChanged, this,
-            [this](const std::optional<FlameSelection> &selection, const QString &name) {
-                if (!document() || !selection) {
-                    m_timeline->showSelection({}, {});
-                    return;
-                }
-                const Trace &trace = *document()->trace;
-                m_timeline->showSelection(selectedMemory(trace, document()->device,
-                                                         [&](std::size_t event) { return selection->containsEvent(trace, event); }),
-                                          name);
-            });
+    connect(m_flamePane, &FlameGraphPane::selectionChanged, this, &MainWindow::showFlameSelection);
     m_layerView->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_layerView, &QWidget::customContextMenuRequested, this, [this](const QPoint &position) {
         const QVariant layer = m_layerProxy->data(m_layerView->indexAt(position), LayerModel::LayerRole);
@@ -466,6 +457,7 @@ void MainWindow::showProcess(int index)
 
 void MainWindow::showDocument(const DocumentPtr &document)
 {
+    ++m_selectionTicket; // a flame-graph curve still being drawn belongs to the previous trace
     const std::string name = std::filesystem::path(document->path).filename().string();
     setWindowTitle(tr("%1 — PeakLens").arg(QString::fromStdString(visibleText(name))));
     const bool hasLayers = !document->trace->layers.empty();
@@ -551,6 +543,28 @@ void MainWindow::showComparison(const DocumentPtr &other)
     statusBar()->showMessage(tr("Compared with %1: peak %2 → %3.")
                                  .arg(nameB, bytesText(diff.a.peakBytes), bytesText(diff.b.peakBytes)));
     Q_EMIT comparisonShown();
+}
+
+void MainWindow::showFlameSelection(const std::optional<FlameSelection> &selection, const QString &name)
+{
+    const quint64 ticket = ++m_selectionTicket;
+    if (!document() || !selection) {
+        m_timeline->showSelection({}, {});
+        return;
+    }
+    // A pass over every event of the trace: off the UI thread, the newest request wins.
+    statusBar()->showMessage(tr("Drawing the %1…").arg(name));
+    m_selectionCurve.disconnect(this);
+    connect(&m_selectionCurve, &QFutureWatcher<std::vector<SeriesPoint>>::finished, this, [this, ticket, name] {
+        if (ticket != m_selectionTicket)
+            return;
+        m_timeline->showSelection(m_selectionCurve.result(), name);
+        statusBar()->showMessage(tr("Drawn: the %1.").arg(name), 5000);
+    });
+    m_selectionCurve.setFuture(QtConcurrent::run([document = document(), selection = *selection] {
+        const Trace &trace = *document->trace;
+        return selectedMemory(trace, document->device, [&](std::size_t event) { return selection.containsEvent(trace, event); });
+    }));
 }
 
 void MainWindow::closeComparison()

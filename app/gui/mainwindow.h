@@ -8,6 +8,7 @@
 #include "documentloader.h"
 #include "runrecord.h"
 
+#include "core/analysis/flamegraph.h"
 #include "core/plan/planner.h"
 
 #include <QFutureWatcher>
@@ -159,6 +160,7 @@ private:
     void addRun(const RunRecord &record);
     void showRun(int row);
     void showComparison(const DocumentPtr &other);
+    void showFlameSelection(const std::optional<FlameSelection> &selection, const QString &name);
     void updateRerunAction();
 
     Session m_session;
@@ -200,6 +202,9 @@ private:
     QAction *m_processSelectorAction = nullptr;
     RecordDialog *m_recordDialog = nullptr;
     QFutureWatcher<QString> m_exporter; // empty result: written; else why not
+    // The memory of the blocks under the flame graph's selected frame, over the whole trace.
+    QFutureWatcher<std::vector<SeriesPoint>> m_selectionCurve;
+    quint64 m_selectionTicket = 0;
 };
 
 } // namespace peaklens::gui

@@ -5,6 +5,7 @@
 //   bench_timeline -- TRACE        (tests/bench/run_gui_bench.sh makes a 10M-event trace)
 
 #include "mainwindow.h"
+#include "widgets/flamegraphpane.h"
 #include "widgets/timelineview.h"
 
 #include "core/analysis/blockindex.h"
@@ -12,6 +13,7 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTest>
 
 using namespace peaklens::gui;
@@ -92,6 +94,18 @@ private Q_SLOTS:
         const std::int64_t t = peak.devices[*peak.primary].timeNs;
         QBENCHMARK {
             m_window->pickTime(t);
+        }
+    }
+
+    // A click on the flame graph's first frame until the memory of the blocks under it,
+    // over the whole trace, is drawn on the timeline (computed off the UI thread).
+    void flameGraphSelection()
+    {
+        m_window->pickTime(std::nullopt);
+        QBENCHMARK {
+            m_window->statusBar()->clearMessage();
+            m_window->flameGraphPane()->selectNode(1);
+            QTRY_VERIFY_WITH_TIMEOUT(m_window->statusBar()->currentMessage().startsWith(QLatin1String("Drawn")), 60000);
         }
     }
 

@@ -18,6 +18,7 @@
 #include "core/trace/units.h"
 
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTemporaryDir>
 
 using namespace peaklens;
@@ -116,6 +117,8 @@ private Q_SLOTS:
         pane->selectNode(1);
         QCOMPARE(selected.count(), 1);
         QVERIFY(selected.front().at(1).toString().startsWith(QLatin1String("memory under")));
+        // Its curve is drawn off the UI thread, then shown.
+        QTRY_VERIFY_WITH_TIMEOUT(window.statusBar()->currentMessage().startsWith(QLatin1String("Drawn: the memory under")), 30000);
 
         // At a clicked time, what is live then.
         const std::int64_t early = document.summary.firstNs;
