@@ -11,7 +11,7 @@ packages=(
   # build tools
   cmake ninja-build g++ pkg-config
   # core
-  libsqlite3-dev sqlite3 zlib1g-dev libsimdjson-dev nlohmann-json3-dev
+  libsqlite3-dev sqlite3 zlib1g-dev libzstd-dev libsimdjson-dev nlohmann-json3-dev
   # command line
   libcli11-dev
   # desktop app and its tests (PDF reports: Qt SVG renders the charts, poppler reads them back)

@@ -54,9 +54,9 @@ inline void execSql(const QString &path, const char *sql)
 }
 
 // damage: missing, directory, empty, random, prose, header, half, foreign, newer, droptable,
-// nolayers, shortcolumn, category, stackorder, stackcycle, scribble, badtext, generated, view,
-// trigger, exprindex, redefined. Anything else leaves the
-// good trace, written from `traceText`.
+// nolayers, shortcolumn, category, codec, notzstd, stackorder, stackcycle, scribble, badtext,
+// generated, view, trigger, exprindex, redefined; v1shortcolumn and v1category damage the
+// format-1 fixture instead. Anything else leaves the good trace, written from `traceText`.
 inline void writeDamagedTrace(const QString &path, const QString &damage, const char *traceText)
 {
     const auto is = [&](const char *name) { return damage == QLatin1String(name); };
@@ -96,9 +96,23 @@ inline void writeDamagedTrace(const QString &path, const QString &damage, const 
     } else if (is("nolayers")) {
         execSql(path, "DELETE FROM layers");
     } else if (is("shortcolumn")) {
-        execSql(path, "UPDATE events SET lane = x'00'");
+        execSql(path, "UPDATE events SET plain_bytes = plain_bytes + 1");
     } else if (is("category")) {
-        execSql(path, "UPDATE events SET category = CAST(x'09' || substr(category, 2) AS BLOB)");
+        // The chunk is small enough to be stored plain: its last column is the tag bytes.
+        execSql(path, "UPDATE events SET columns = CAST(substr(columns, 1, length(columns) - count) || x'09' "
+                      "|| substr(columns, length(columns) - count + 2) AS BLOB) WHERE codec = 0");
+    } else if (is("codec")) {
+        execSql(path, "UPDATE events SET codec = 7");
+    } else if (is("notzstd")) {
+        execSql(path, "UPDATE events SET codec = 1");
+    } else if (is("v1shortcolumn") || is("v1category")) {
+        QFile::remove(path);
+        QVERIFY(QFile::copy(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/format/training-step.v1.peaklens"), path));
+        QVERIFY(QFile::setPermissions(path, QFile::ReadOwner | QFile::WriteOwner));
+        if (is("v1shortcolumn"))
+            execSql(path, "UPDATE events SET lane = x'00'");
+        else
+            execSql(path, "UPDATE events SET category = CAST(x'09' || substr(category, 2) AS BLOB)");
     } else if (is("stackorder")) {
         execSql(path, "UPDATE stacks SET id = id + 5");
     } else if (is("stackcycle")) {

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 namespace peaklens {
 
@@ -43,7 +42,8 @@ std::vector<BackwardStart> backwardStarts(const Trace &trace)
 
 void addTimes(const Trace &trace, std::vector<LayerStats> &stats)
 {
-    std::vector<std::set<std::int64_t>> forwardSteps(stats.size()), backwardSteps(stats.size());
+    // The (layer, step) pairs with a forward or a backward range: times are per step.
+    std::vector<std::pair<std::uint32_t, std::int64_t>> forwardSteps, backwardSteps;
     for (const Range &range : trace.ranges) {
         if (range.layer == kNoLayer)
             continue;
@@ -51,19 +51,26 @@ void addTimes(const Trace &trace, std::vector<LayerStats> &stats)
         if (range.phase == Phase::Forward) {
             s.forwardNs += range.durationNs();
             ++s.forwardCalls;
-            forwardSteps[range.layer].insert(range.step);
+            forwardSteps.emplace_back(range.layer, range.step);
         } else if (range.phase == Phase::Backward) {
             s.backwardNs += range.durationNs();
             ++s.backwardCalls;
-            backwardSteps[range.layer].insert(range.step);
+            backwardSteps.emplace_back(range.layer, range.step);
         }
     }
-    for (std::size_t i = 0; i < stats.size(); ++i) {
-        if (!forwardSteps[i].empty())
-            stats[i].forwardNs /= static_cast<std::int64_t>(forwardSteps[i].size());
-        if (!backwardSteps[i].empty())
-            stats[i].backwardNs /= static_cast<std::int64_t>(backwardSteps[i].size());
-    }
+    const auto perStep = [&stats](std::vector<std::pair<std::uint32_t, std::int64_t>> &pairs, std::int64_t LayerStats::*ns) {
+        std::sort(pairs.begin(), pairs.end());
+        pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+        for (std::size_t i = 0; i < pairs.size();) {
+            std::size_t end = i;
+            while (end < pairs.size() && pairs[end].first == pairs[i].first)
+                ++end;
+            stats[pairs[i].first].*ns /= static_cast<std::int64_t>(end - i);
+            i = end;
+        }
+    };
+    perStep(forwardSteps, &LayerStats::forwardNs);
+    perStep(backwardSteps, &LayerStats::backwardNs);
 }
 
 } // namespace

@@ -1,13 +1,13 @@
 #pragma once
 // The blocks allocated and not yet freed while walking a trace's events in time order:
 // (device, address) -> index of the allocating event. Shared by the peak's live set and
-// the per-layer activation measurement.
+// the per-layer activation measurement, which apply every event of a trace: an open-
+// addressing table, so an allocation or a free is a probe or two with no node to allocate.
 
 #include "core/trace/trace.h"
 #include "lanedevices.h"
 
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 namespace peaklens {
@@ -21,12 +21,14 @@ public:
     // same address), a free ends the block it matches; unmatched frees are ignored.
     void apply(std::size_t i)
     {
-        const Key key{m_events.addr(i), m_lanes.deviceOfLane[m_events.lane(i)]};
         const std::int64_t delta = m_events.deltaBytes(i);
+        if (delta == 0)
+            return;
+        const Key key{m_events.addr(i), m_lanes.deviceOfLane[m_events.lane(i)]};
         if (delta > 0)
-            m_live.insert_or_assign(key, i);
-        else if (delta < 0)
-            m_live.erase(key);
+            insert(key, i);
+        else
+            erase(key);
     }
 
     // Indices of the allocating events of the live blocks, in time order.
@@ -34,29 +36,40 @@ public:
     template<typename Visit>
     void forEach(Visit visit) const
     {
-        for (const auto &[key, index] : m_live)
-            visit(index);
+        for (const Slot &slot : m_slots) {
+            if (slot.event != kEmpty)
+                visit(static_cast<std::size_t>(slot.event));
+        }
     }
-    std::size_t size() const { return m_live.size(); }
+    std::size_t size() const { return m_size; }
 
 private:
     struct Key
     {
         std::uint64_t addr;
         std::uint32_t device;
-        bool operator==(const Key &) const = default;
     };
-    struct KeyHash
+    struct Slot
     {
-        std::size_t operator()(const Key &key) const
-        {
-            return std::hash<std::uint64_t>()(key.addr * 0x9E3779B97F4A7C15ull ^ key.device);
-        }
+        std::uint64_t addr = 0;
+        std::uint32_t device = 0;
+        std::uint32_t event = kEmpty; // a trace holds fewer than 2^32 events
     };
+    static constexpr std::uint32_t kEmpty = UINT32_MAX;
+
+    std::size_t home(const Key &key) const
+    {
+        return static_cast<std::size_t>(((key.addr ^ std::uint64_t(key.device) << 56) * 0x9E3779B97F4A7C15ull) >> m_shift);
+    }
+    void insert(const Key &key, std::size_t event);
+    void erase(const Key &key);
+    void grow();
 
     const MemoryEvents &m_events;
     const LaneDevices &m_lanes;
-    std::unordered_map<Key, std::size_t, KeyHash> m_live;
+    std::vector<Slot> m_slots;
+    std::size_t m_size = 0;
+    unsigned m_shift = 64;
 };
 
 } // namespace peaklens

@@ -1,18 +1,21 @@
 #pragma once
 // The native *.peaklens file: an SQLite 3 database, schema documented in docs/formats.md.
-// Memory events are stored column-wise in chunks of fixed-width little-endian arrays, so
-// reading them is a copy rather than a row-by-row decode.
+// Memory events are stored column-wise in chunks, one row per chunk. Format 2 codes each
+// chunk's columns compactly (eventchunk.h) and keeps running totals beside them; format 1
+// stored fixed-width little-endian arrays. PeakLens writes format 2 and reads both.
 
 #include <cstdint>
 #include <string_view>
 
 namespace peaklens::schema {
 
-inline constexpr int kFormatVersion = 1;            // PRAGMA user_version
+inline constexpr int kFormatVersion = 2;            // PRAGMA user_version
+inline constexpr int kOldestFormatVersion = 1;      // the oldest this build still reads
 inline constexpr std::int32_t kApplicationId = 0x504B4C53; // PRAGMA application_id, "PKLS"
 inline constexpr std::size_t kEventsPerChunk = 65536;
 inline constexpr std::uint32_t kFileNoLayer = 0xFFFFFFFFu; // "no layer" in the events.layer column
 
+// The tables every format version has.
 inline constexpr std::string_view kCreateTables = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
 CREATE TABLE lanes(id INTEGER PRIMARY KEY, device_type INTEGER NOT NULL, device INTEGER NOT NULL,
@@ -24,17 +27,30 @@ CREATE TABLE ranges(layer INTEGER, phase INTEGER NOT NULL, step INTEGER, t_begin
 CREATE TABLE steps(number INTEGER NOT NULL, t_begin_ns INTEGER NOT NULL, t_end_ns INTEGER NOT NULL);
 CREATE TABLE frames(id INTEGER PRIMARY KEY, function TEXT NOT NULL, file TEXT NOT NULL, line INTEGER NOT NULL);
 CREATE TABLE stacks(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL, frame INTEGER NOT NULL);
-CREATE TABLE events(chunk INTEGER PRIMARY KEY, count INTEGER NOT NULL,
-                    t_first_ns INTEGER NOT NULL, t_last_ns INTEGER NOT NULL,
-                    bytes_allocated INTEGER NOT NULL, bytes_freed INTEGER NOT NULL,
-                    t_ns BLOB NOT NULL, delta_bytes BLOB NOT NULL, addr BLOB NOT NULL, lane BLOB NOT NULL,
-                    category BLOB NOT NULL, phase BLOB NOT NULL, layer BLOB NOT NULL, stack BLOB NOT NULL);
 CREATE TABLE reserved(t_ns INTEGER NOT NULL, delta_bytes INTEGER NOT NULL, addr INTEGER NOT NULL,
                       lane INTEGER NOT NULL);
 CREATE TABLE kernel_names(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
 CREATE TABLE kernels(name INTEGER NOT NULL, lane INTEGER NOT NULL, t_begin_ns INTEGER NOT NULL,
                      t_end_ns INTEGER NOT NULL);
 CREATE TABLE markers(t_ns INTEGER NOT NULL, lane INTEGER NOT NULL, kind TEXT NOT NULL, bytes INTEGER NOT NULL);
+)sql";
+
+// The events table of format 2: each chunk's columns coded by eventchunk::encode.
+inline constexpr std::string_view kCreateEvents = R"sql(
+CREATE TABLE events(chunk INTEGER PRIMARY KEY, count INTEGER NOT NULL,
+                    t_first_ns INTEGER NOT NULL, t_last_ns INTEGER NOT NULL,
+                    t_min_ns INTEGER NOT NULL, t_max_ns INTEGER NOT NULL,
+                    bytes_allocated INTEGER NOT NULL, bytes_freed INTEGER NOT NULL, totals BLOB NOT NULL,
+                    codec INTEGER NOT NULL, plain_bytes INTEGER NOT NULL, columns BLOB NOT NULL);
+)sql";
+
+// The events table of format 1: fixed-width little-endian arrays.
+inline constexpr std::string_view kCreateEventsV1 = R"sql(
+CREATE TABLE events(chunk INTEGER PRIMARY KEY, count INTEGER NOT NULL,
+                    t_first_ns INTEGER NOT NULL, t_last_ns INTEGER NOT NULL,
+                    bytes_allocated INTEGER NOT NULL, bytes_freed INTEGER NOT NULL,
+                    t_ns BLOB NOT NULL, delta_bytes BLOB NOT NULL, addr BLOB NOT NULL, lane BLOB NOT NULL,
+                    category BLOB NOT NULL, phase BLOB NOT NULL, layer BLOB NOT NULL, stack BLOB NOT NULL);
 )sql";
 
 } // namespace peaklens::schema

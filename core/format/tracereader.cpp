@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/trace/loadbudget.h"
 #include "core/trace/tracebuilder.h"
+#include "eventsreader.h"
 #include "privatecopy.h"
 #include "readablefile.h"
 #include "schema.h"
@@ -60,28 +61,27 @@ std::string normalizedSql(std::string_view sql)
     return text;
 }
 
-// Table name -> its CREATE statement, as PeakLens writes it.
-const std::map<std::string, std::string, std::less<>> &expectedTables()
+using TableMap = std::map<std::string, std::string, std::less<>>;
+
+// Table name -> its CREATE statement, as PeakLens writes it in that format version.
+TableMap tablesIn(std::string_view events)
 {
-    static const auto tables = [] {
-        std::map<std::string, std::string, std::less<>> map;
-        std::string_view rest = schema::kCreateTables;
+    TableMap map;
+    for (std::string_view rest : {schema::kCreateTables, events}) {
         for (std::size_t end; (end = rest.find(';')) != std::string_view::npos; rest.remove_prefix(end + 1)) {
             const std::string statement = normalizedSql(rest.substr(0, end));
             const std::size_t nameBegin = std::string_view("CREATE TABLE ").size();
             map.emplace(statement.substr(nameBegin, statement.find('(') - nameBegin), statement);
         }
-        return map;
-    }();
-    return tables;
+    }
+    return map;
 }
 
-template<typename T>
-T load(const std::byte *column, std::size_t i)
+const TableMap &expectedTables(std::int64_t version)
 {
-    T value;
-    std::memcpy(&value, column + i * sizeof(T), sizeof(T));
-    return value;
+    static const TableMap format1 = tablesIn(schema::kCreateEventsV1);
+    static const TableMap format2 = tablesIn(schema::kCreateEvents);
+    return version == 1 ? format1 : format2;
 }
 
 // Reads one file; every problem becomes an ImportError naming it.
@@ -254,11 +254,11 @@ private:
 
     void checkVersionAndTables()
     {
-        const auto version = m_db->queryInteger("PRAGMA user_version");
+        m_version = m_db->queryInteger("PRAGMA user_version");
         checkIdentity(static_cast<std::uint32_t>(m_db->queryInteger("PRAGMA application_id")),
-                      static_cast<std::uint32_t>(version));
-        if (version != schema::kFormatVersion)
-            damaged("its format version is " + std::to_string(version));
+                      static_cast<std::uint32_t>(m_version));
+        if (m_version < schema::kOldestFormatVersion || m_version > schema::kFormatVersion)
+            damaged("its format version is " + std::to_string(m_version));
         checkSchema();
     }
 
@@ -266,23 +266,24 @@ private:
     // view, a trigger or an index on an expression would make reading run the file's own SQL.
     void checkSchema()
     {
+        const TableMap &expected = expectedTables(m_version);
         std::size_t tables = 0;
         auto rows = m_db->prepare("SELECT type, name, tbl_name, sql FROM sqlite_schema");
         while (rows.step()) {
             const std::string type = rows.text(0);
             const std::string name = rows.text(1);
-            const auto expected = expectedTables().find(name);
-            if (type == "table" && expected != expectedTables().end()) {
-                if (normalizedSql(rows.text(3)) != expected->second)
+            const auto table = expected.find(name);
+            if (type == "table" && table != expected.end()) {
+                if (normalizedSql(rows.text(3)) != table->second)
                     damaged("its table \"" + name + "\" is not defined as PeakLens defines it");
                 ++tables;
             } else if (type != "index" || !rows.isNull(3) || !name.starts_with("sqlite_autoindex_")
-                       || !expectedTables().contains(rows.text(2))) {
+                       || !expected.contains(rows.text(2))) {
                 damaged("it has the " + type + " \"" + name + "\", which PeakLens does not write");
             }
         }
-        if (tables != expectedTables().size()) {
-            for (const auto &[table, statement] : expectedTables()) {
+        if (tables != expected.size()) {
+            for (const auto &[table, statement] : expected) {
                 if (!m_db->hasTable(table))
                     damaged("the table \"" + table + "\" is missing");
             }
@@ -352,54 +353,14 @@ private:
 
     void readEvents()
     {
-        // First only the sizes, to check every chunk before anything is allocated.
-        static constexpr std::array<std::size_t, 8> widths = {8, 8, 8, 2, 1, 1, 4, 4};
-        std::uint64_t total = 0;
-        auto sizes = m_db->prepare("SELECT chunk, count, length(t_ns), length(delta_bytes), length(addr), length(lane), "
-                                   "length(category), length(phase), length(layer), length(stack) FROM events");
-        while (sizes.step()) {
-            const auto count = sizes.integer(1);
-            if (count < 0 || count > (std::int64_t(1) << 32))
-                damaged("events chunk " + std::to_string(sizes.integer(0)) + " claims " + std::to_string(count) + " events");
-            for (std::size_t c = 0; c < widths.size(); ++c) {
-                if (sizes.integer(static_cast<int>(c) + 2) != count * static_cast<std::int64_t>(widths[c]))
-                    damaged("events chunk " + std::to_string(sizes.integer(0)) + " has columns of the wrong length");
-            }
-            total += static_cast<std::uint64_t>(count);
-        }
-        if (total * 36 > m_fileBytes)
+        EventsReader events(*m_db, static_cast<int>(m_version));
+        const EventsTableSize size = events.measure();
+        // Compressed chunks count at their plain size, as a .gz file counts inflated.
+        if (m_version >= 2)
+            LoadBudget::addInputBytes(size.plainBytes);
+        else if (size.plainBytes > m_fileBytes)
             damaged("it claims more events than the file can hold");
-        m_builder.reserveEvents(total);
-
-        auto chunks = m_db->prepare("SELECT count, t_ns, delta_bytes, addr, lane, category, phase, layer, stack "
-                                    "FROM events ORDER BY chunk");
-        while (chunks.step()) {
-            const auto count = static_cast<std::size_t>(chunks.integer(0));
-            std::array<const std::byte *, 8> columns{};
-            for (std::size_t c = 0; c < columns.size(); ++c) {
-                columns[c] = chunks.blob(static_cast<int>(c) + 1).data();
-                if (count > 0 && (!columns[c] || chunks.blob(static_cast<int>(c) + 1).size() != count * widths[c]))
-                    damaged("an events chunk changed while it was read");
-            }
-            for (std::size_t i = 0; i < count; ++i) {
-                MemoryEvent event;
-                event.timeNs = load<std::int64_t>(columns[0], i);
-                event.deltaBytes = load<std::int64_t>(columns[1], i);
-                event.addr = load<std::uint64_t>(columns[2], i);
-                event.lane = lookup(m_laneIds, load<std::uint16_t>(columns[3], i), "lane");
-                const auto category = load<std::uint8_t>(columns[4], i);
-                const auto phase = load<std::uint8_t>(columns[5], i);
-                if (category >= kCategoryCount || phase >= kPhaseCount)
-                    damaged("an event has an unknown category or phase");
-                event.category = static_cast<Category>(category);
-                event.phase = static_cast<Phase>(phase);
-                const auto layer = load<std::uint32_t>(columns[6], i);
-                event.layer = layer == schema::kFileNoLayer ? kNoLayer : lookup(m_layerIds, layer, "layer");
-                event.stack = lookup(m_stackIds, load<std::uint32_t>(columns[7], i), "stack");
-                m_builder.addEvent(event);
-            }
-            rowRead(count);
-        }
+        events.read(FileIds{m_laneIds, m_layerIds, m_stackIds}, m_builder, [this](std::size_t count) { rowRead(count); });
     }
 
     void readReserved()
@@ -481,6 +442,7 @@ private:
     double m_reported = 0;
     std::size_t m_rowsSinceReport = 0;
     std::uint64_t m_fileBytes = 0;
+    std::int64_t m_version = 0;
     std::unique_ptr<PrivateCopy> m_copy;
     std::unique_ptr<SqliteDatabase> m_db;
     TraceBuilder m_builder;

@@ -3,51 +3,28 @@
 #include "outputfile.h"
 
 #include "core/error.h"
+#include "eventchunk.h"
 #include "schema.h"
 #include "sqlitedatabase.h"
 
-#include <bit>
+#include <algorithm>
 #include <filesystem>
 
 namespace peaklens {
 
-static_assert(std::endian::native == std::endian::little,
-              "the native file stores little-endian arrays; a big-endian build needs byte swapping here");
-
 struct TraceWriter::Chunk
 {
-    std::vector<std::int64_t> timeNs;
-    std::vector<std::int64_t> deltaBytes;
-    std::vector<std::uint64_t> addr;
-    std::vector<std::uint16_t> lane;
-    std::vector<std::uint8_t> category;
-    std::vector<std::uint8_t> phase;
-    std::vector<std::uint32_t> layer;
-    std::vector<std::uint32_t> stack;
+    eventchunk::Columns columns;
     std::int64_t bytesAllocated = 0;
     std::int64_t bytesFreed = 0;
+    eventchunk::RunningTotals totals;
 
     void clear()
     {
-        timeNs.clear();
-        deltaBytes.clear();
-        addr.clear();
-        lane.clear();
-        category.clear();
-        phase.clear();
-        layer.clear();
-        stack.clear();
+        columns.clear();
         bytesAllocated = bytesFreed = 0;
     }
 };
-
-namespace {
-template<typename T>
-std::span<const std::byte> bytesOf(const std::vector<T> &column)
-{
-    return std::as_bytes(std::span(column));
-}
-} // namespace
 
 TraceWriter::TraceWriter(const std::string &path, Mode mode)
     : m_path(path)
@@ -68,8 +45,9 @@ TraceWriter::TraceWriter(const std::string &path, Mode mode)
                    + "; PRAGMA user_version = " + std::to_string(schema::kFormatVersion));
         m_db->exec("BEGIN");
         m_db->exec(schema::kCreateTables);
+        m_db->exec(schema::kCreateEvents);
         m_insertEvents = std::make_unique<SqliteStatement>(
-            m_db->handle(), "INSERT INTO events VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            m_db->handle(), "INSERT INTO events VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         m_insertReserved = std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO reserved VALUES(?, ?, ?, ?)");
         m_insertRange = std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO ranges VALUES(?, ?, ?, ?, ?, ?)");
         m_insertKernel = std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO kernels VALUES(?, ?, ?, ?)");
@@ -108,6 +86,7 @@ void TraceWriter::writeMeta(std::string_view key, std::string_view value)
 
 void TraceWriter::writeLane(std::uint32_t id, const Lane &lane)
 {
+    m_chunk->totals.setLaneDevice(id, lane.device);
     try {
         m_db->prepare("INSERT INTO lanes VALUES(?, ?, ?, ?)")
             .bind(1, id)
@@ -170,20 +149,13 @@ void TraceWriter::writeKernelName(std::uint32_t id, std::string_view name)
 void TraceWriter::writeEvent(const MemoryEvent &event)
 {
     Chunk &chunk = *m_chunk;
-    chunk.timeNs.push_back(event.timeNs);
-    chunk.deltaBytes.push_back(event.deltaBytes);
-    chunk.addr.push_back(event.addr);
-    chunk.lane.push_back(static_cast<std::uint16_t>(event.lane));
-    chunk.category.push_back(static_cast<std::uint8_t>(event.category));
-    chunk.phase.push_back(static_cast<std::uint8_t>(event.phase));
-    chunk.layer.push_back(event.layer == kNoLayer ? schema::kFileNoLayer : event.layer);
-    chunk.stack.push_back(event.stack);
+    chunk.columns.append(event);
     if (event.deltaBytes > 0)
         chunk.bytesAllocated += event.deltaBytes;
     else
         chunk.bytesFreed -= event.deltaBytes;
     ++m_writtenEvents;
-    if (chunk.timeNs.size() >= schema::kEventsPerChunk)
+    if (chunk.columns.size() >= schema::kEventsPerChunk)
         flushChunk();
     if (++m_writesSinceClockCheck >= 1024)
         commitIfDue();
@@ -192,23 +164,25 @@ void TraceWriter::writeEvent(const MemoryEvent &event)
 void TraceWriter::flushChunk()
 {
     Chunk &chunk = *m_chunk;
-    if (chunk.timeNs.empty())
+    const eventchunk::Columns &columns = chunk.columns;
+    if (columns.empty())
         return;
+    const auto [lowest, highest] = std::minmax_element(columns.timeNs.begin(), columns.timeNs.end());
+    const eventchunk::Stored stored = eventchunk::encode(columns);
+    const std::string totals = chunk.totals.add(columns);
     try {
         m_insertEvents->bind(1, m_nextChunk)
-            .bind(2, static_cast<std::int64_t>(chunk.timeNs.size()))
-            .bind(3, chunk.timeNs.front())
-            .bind(4, chunk.timeNs.back())
-            .bind(5, chunk.bytesAllocated)
-            .bind(6, chunk.bytesFreed)
-            .bind(7, bytesOf(chunk.timeNs))
-            .bind(8, bytesOf(chunk.deltaBytes))
-            .bind(9, bytesOf(chunk.addr))
-            .bind(10, bytesOf(chunk.lane))
-            .bind(11, bytesOf(chunk.category))
-            .bind(12, bytesOf(chunk.phase))
-            .bind(13, bytesOf(chunk.layer))
-            .bind(14, bytesOf(chunk.stack))
+            .bind(2, static_cast<std::int64_t>(columns.size()))
+            .bind(3, columns.timeNs.front())
+            .bind(4, columns.timeNs.back())
+            .bind(5, *lowest)
+            .bind(6, *highest)
+            .bind(7, chunk.bytesAllocated)
+            .bind(8, chunk.bytesFreed)
+            .bind(9, std::as_bytes(std::span(totals)))
+            .bind(10, static_cast<std::int64_t>(stored.codec))
+            .bind(11, static_cast<std::int64_t>(stored.plainBytes))
+            .bind(12, std::as_bytes(std::span(stored.bytes)))
             .run();
     } catch (const Error &error) {
         fail(error);

@@ -66,6 +66,12 @@ void LoadBudget::charge(std::uint64_t bytes, std::string_view what)
                                          + " bytes per byte of input. The file is damaged or made to exhaust memory.");
 }
 
+void LoadBudget::addInputBytes(std::uint64_t bytes)
+{
+    if (Scope *scope = t_current)
+        scope->setInputBytes(bytes > UINT64_MAX - scope->m_inputBytes ? UINT64_MAX : scope->m_inputBytes + bytes);
+}
+
 bool LoadBudget::timeIsUp()
 {
     const Scope *scope = t_current;

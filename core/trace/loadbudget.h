@@ -58,6 +58,10 @@ public:
     // Checks the time as well.
     static void charge(std::uint64_t bytes, std::string_view what);
 
+    // Counts more input for the current scope: the plain size of parts of the file that
+    // are stored compressed.
+    static void addInputBytes(std::uint64_t bytes);
+
     // Throws ImportError naming the file and the limit once the current scope's time is up.
     static void checkTime();
     // The same as a question, for callbacks that must not throw (SQLite's progress handler).

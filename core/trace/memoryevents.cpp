@@ -1,9 +1,22 @@
 #include "memoryevents.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 namespace peaklens {
+
+MemoryEvents::Slots MemoryEvents::appendUninitialized(std::size_t count)
+{
+    const std::size_t at = size();
+    m_timeNs.resize(at + count);
+    m_deltaBytes.resize(at + count);
+    m_addr.resize(at + count);
+    m_layerLane.resize(at + count);
+    m_stackTags.resize(at + count);
+    return {std::span(m_timeNs).subspan(at), std::span(m_deltaBytes).subspan(at), std::span(m_addr).subspan(at),
+            std::span(m_layerLane).subspan(at), std::span(m_stackTags).subspan(at)};
+}
 
 void MemoryEvents::reserve(std::size_t count)
 {
@@ -25,10 +38,10 @@ bool MemoryEvents::isSortedByTime() const
 }
 
 namespace {
-template<typename T>
-void permute(std::vector<T> &column, const std::vector<std::uint32_t> &order)
+template<typename Column>
+void permute(Column &column, const std::vector<std::uint32_t> &order)
 {
-    std::vector<T> sorted;
+    Column sorted;
     sorted.reserve(column.size());
     for (auto i : order)
         sorted.push_back(column[i]);

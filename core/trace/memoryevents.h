@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace peaklens {
@@ -28,9 +29,47 @@ struct MemoryEvent
     bool operator==(const MemoryEvent &) const = default;
 };
 
+// Leaves new elements uninitialised, for bulk decoders that write every one: filling a
+// column with zeros first would cost as much again.
+template<typename T>
+struct ColumnAllocator
+{
+    using value_type = T;
+    ColumnAllocator() = default;
+    template<typename U>
+    ColumnAllocator(const ColumnAllocator<U> &)
+    {
+    }
+    T *allocate(std::size_t count) { return static_cast<T *>(::operator new(count * sizeof(T))); }
+    void deallocate(T *data, std::size_t) { ::operator delete(data); }
+    template<typename U, typename... Args>
+    void construct(U *at, Args &&...args)
+    {
+        if constexpr (sizeof...(Args) == 0)
+            ::new (static_cast<void *>(at)) U;
+        else
+            ::new (static_cast<void *>(at)) U(std::forward<Args>(args)...);
+    }
+    bool operator==(const ColumnAllocator &) const = default;
+};
+
 class MemoryEvents
 {
 public:
+    template<typename T>
+    using Column = std::vector<T, ColumnAllocator<T>>;
+
+    // What a bulk decoder fills in: `count` new events, each written exactly once, layer
+    // and lane packed with packLayerLane, stack, category and phase with packStackTags.
+    struct Slots
+    {
+        std::span<std::int64_t> timeNs;
+        std::span<std::int64_t> deltaBytes;
+        std::span<std::uint64_t> addr;
+        std::span<std::uint32_t> layerLane;
+        std::span<std::uint32_t> stackTags;
+    };
+
     static constexpr std::uint32_t kMaxLanes = 1u << 10;
     static constexpr std::uint32_t kMaxStacks = 1u << 24;
 
@@ -40,6 +79,9 @@ public:
     void clear();
 
     // The caller guarantees lane < kMaxLanes, layer <= kNoLayer and stack < kMaxStacks.
+    // Grows by `count` uninitialised events for the caller to fill in before any is read.
+    Slots appendUninitialized(std::size_t count);
+
     void append(const MemoryEvent &event)
     {
         m_timeNs.push_back(event.timeNs);
@@ -81,10 +123,9 @@ public:
     // What one event costs in memory, all columns together.
     static constexpr std::size_t kBytesPerEvent = 3 * sizeof(std::int64_t) + 2 * sizeof(std::uint32_t);
 
-private:
+    // How two columns pack their fields, for bulk decoders filling Slots.
     static constexpr unsigned kLaneBits = 10;
     static constexpr unsigned kStackBits = 24;
-
     static std::uint32_t packLayerLane(std::uint32_t layer, std::uint32_t lane) { return layer << kLaneBits | lane; }
     static std::uint32_t packStackTags(std::uint32_t stack, Category category, Phase phase)
     {
@@ -92,11 +133,12 @@ private:
                | static_cast<std::uint32_t>(phase) << (kStackBits + 3);
     }
 
-    std::vector<std::int64_t> m_timeNs;
-    std::vector<std::int64_t> m_deltaBytes;
-    std::vector<std::uint64_t> m_addr;
-    std::vector<std::uint32_t> m_layerLane;
-    std::vector<std::uint32_t> m_stackTags;
+private:
+    Column<std::int64_t> m_timeNs;
+    Column<std::int64_t> m_deltaBytes;
+    Column<std::uint64_t> m_addr;
+    Column<std::uint32_t> m_layerLane;
+    Column<std::uint32_t> m_stackTags;
 };
 
 static_assert(kNoLayer < (1u << 22), "layer indices must fit the 22 bits next to the lane");

@@ -127,6 +127,14 @@ void TraceBuilder::addEvent(const MemoryEvent &event)
     m_trace->events.append(event);
 }
 
+MemoryEvents::Slots TraceBuilder::appendEvents(std::size_t count)
+{
+    if (count > UINT32_MAX - m_trace->events.size())
+        throw Error("The trace has more than 4 billion memory events, more than PeakLens can hold.");
+    growTo(m_chargedEvents, m_trace->events.size() + count, kEventBytes, "memory events");
+    return m_trace->events.appendUninitialized(count);
+}
+
 void TraceBuilder::reserveEvents(std::size_t count)
 {
     growTo(m_chargedEvents, count, kEventBytes, "memory events");

@@ -40,6 +40,9 @@ public:
     void reserveEvents(std::size_t count);
     // Throws peaklens::Error when an index is out of range.
     void addEvent(const MemoryEvent &event);
+    // For bulk decoders: `count` more events, to be filled in before finish(). The caller
+    // has checked every lane, layer and stack index and every size as addEvent would.
+    MemoryEvents::Slots appendEvents(std::size_t count);
     void addReserved(const ReservedEvent &event);
     void addRange(const Range &range);
     // For ranges added when they begin, before their end is known.

@@ -3,11 +3,13 @@
 // gradients). Prints one JSON line per phase.
 //
 //   bench_tracefile write N FILE       build the trace in memory, time TraceWriter::writeTrace
+//   bench_tracefile write-v1 N FILE    the same trace in format 1 (fixed-width arrays), for comparison
 //   bench_tracefile read FILE          time TraceReader::read + summarize (what `summary` does)
 //   bench_tracefile rows FILE ROWS.db  copy the events into a one-row-per-event table (the floor)
 //   bench_tracefile cancel FILE        how long a read takes to end once cancelled, at several points
 
 #include "core/analysis/tracesummary.h"
+#include "core/format/schema.h"
 #include "core/format/sqlitedatabase.h"
 #include "core/format/tracereader.h"
 #include "core/format/tracewriter.h"
@@ -17,6 +19,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <random>
 #include <string>
 #include <thread>
 
@@ -29,6 +33,9 @@ double secondsSince(std::chrono::steady_clock::time_point start)
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// Times jittered from 20 ns to 3 us apart, sizes in 512-byte multiples that vary per
+// block, and addresses reused as a caching allocator reuses them: compressible as real
+// recordings are (tests/data/real), not more.
 std::shared_ptr<const Trace> syntheticTrace(std::size_t targetEvents)
 {
     constexpr int kLayers = 16;
@@ -44,34 +51,56 @@ std::shared_ptr<const Trace> syntheticTrace(std::size_t targetEvents)
             {Frame{"main", "train.py", 10}, Frame{"forward", "model.py", 20 + l}, Frame{"linear", "functional.py", 1848}}));
     }
     builder.reserveEvents(targetEvents);
+    std::mt19937_64 random(19);
     std::int64_t t = 0;
     std::uint64_t nextAddr = 0x7f0000000000;
-    std::vector<std::uint64_t> saved(kLayers * kSaved);
+    std::map<std::int64_t, std::vector<std::uint64_t>> freed; // size -> addresses free for reuse
+    const auto allocate = [&](std::int64_t bytes) {
+        auto &reusable = freed[bytes];
+        if (!reusable.empty()) {
+            const std::uint64_t addr = reusable.back();
+            reusable.pop_back();
+            return addr;
+        }
+        const std::uint64_t addr = nextAddr;
+        nextAddr += static_cast<std::uint64_t>(bytes);
+        return addr;
+    };
     const auto event = [&](std::int64_t delta, std::uint64_t addr, int layer, Category category, Phase phase) {
-        builder.addEvent(MemoryEvent{t += 100, delta, addr, (addr >> 20) % 7 == 0 ? sideLane : lane,
+        t += 20 + static_cast<std::int64_t>(random() % 3000);
+        if (delta < 0)
+            freed[-delta].push_back(addr);
+        builder.addEvent(MemoryEvent{t, delta, addr, (addr >> 20) % 7 == 0 ? sideLane : lane,
                                      layers[static_cast<std::size_t>(layer)], stacks[static_cast<std::size_t>(layer)],
                                      category, phase});
     };
+    const auto blockSize = [&](int shift) { return std::int64_t(512) * ((std::int64_t(1) << shift) + static_cast<std::int64_t>(random() % 4)); };
+    std::vector<std::pair<std::uint64_t, std::int64_t>> saved(kLayers * kSaved);
     for (std::int64_t step = 0; builder.current().events.size() < targetEvents; ++step) {
         const std::int64_t stepBegin = t;
         for (int l = 0; l < kLayers; ++l) {
             const std::int64_t begin = t;
             for (int s = 0; s < kSaved; ++s) {
-                saved[static_cast<std::size_t>(l * kSaved + s)] = nextAddr;
-                event(1 << (12 + s % 8), nextAddr, l, Category::Activation, Phase::Forward);
-                nextAddr += 1 << 20;
-                event(1 << 16, 0x10000000 + static_cast<std::uint64_t>(s), l, Category::Temporary, Phase::Forward);
-                event(-(1 << 16), 0x10000000 + static_cast<std::uint64_t>(s), l, Category::Temporary, Phase::Forward);
+                const std::int64_t bytes = blockSize(3 + s % 8);
+                const std::uint64_t addr = allocate(bytes);
+                saved[static_cast<std::size_t>(l * kSaved + s)] = {addr, bytes};
+                event(bytes, addr, l, Category::Activation, Phase::Forward);
+                const std::int64_t temporary = blockSize(7);
+                const std::uint64_t temporaryAddr = allocate(temporary);
+                event(temporary, temporaryAddr, l, Category::Temporary, Phase::Forward);
+                event(-temporary, temporaryAddr, l, Category::Temporary, Phase::Forward);
             }
             builder.addRange(Range{layers[static_cast<std::size_t>(l)], Phase::Forward, step, begin, t, 0});
         }
         for (int l = kLayers - 1; l >= 0; --l) {
             const std::int64_t begin = t;
             for (int s = 0; s < kSaved; ++s) {
-                event(1 << 14, 0x20000000 + static_cast<std::uint64_t>(s), l, Category::Gradient, Phase::Backward);
-                event(-(1 << (12 + s % 8)), saved[static_cast<std::size_t>(l * kSaved + s)], l, Category::Activation,
-                      Phase::Backward);
-                event(-(1 << 14), 0x20000000 + static_cast<std::uint64_t>(s), l, Category::Gradient, Phase::Backward);
+                const std::int64_t gradient = blockSize(5);
+                const std::uint64_t gradientAddr = allocate(gradient);
+                event(gradient, gradientAddr, l, Category::Gradient, Phase::Backward);
+                const auto [addr, bytes] = saved[static_cast<std::size_t>(l * kSaved + s)];
+                event(-bytes, addr, l, Category::Activation, Phase::Backward);
+                event(-gradient, gradientAddr, l, Category::Gradient, Phase::Backward);
             }
             builder.addRange(Range{layers[static_cast<std::size_t>(l)], Phase::Backward, step, begin, t, 0});
         }
@@ -88,6 +117,50 @@ int write(std::size_t events, const std::string &path)
     const double seconds = secondsSince(start);
     std::printf("{\"phase\": \"write\", \"events\": %zu, \"seconds\": %.3f, \"events_per_second\": %.0f}\n",
                 trace->events.size(), seconds, static_cast<double>(trace->events.size()) / seconds);
+    return 0;
+}
+
+// Format 1 stored each chunk as fixed-width arrays: the file TraceWriter writes, its
+// events table replaced by that one.
+int writeFormat1(std::size_t events, const std::string &path)
+{
+    const auto trace = syntheticTrace(events);
+    const auto start = std::chrono::steady_clock::now();
+    TraceWriter::writeTrace(*trace, path);
+    SqliteDatabase db(path, SQLITE_OPEN_READWRITE);
+    db.exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN; DROP TABLE events;");
+    db.exec(schema::kCreateEventsV1);
+    auto insert = db.prepare("INSERT INTO events VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    const MemoryEvents &all = trace->events;
+    for (std::size_t begin = 0, chunk = 0; begin < all.size(); begin += schema::kEventsPerChunk, ++chunk) {
+        const std::size_t end = std::min(all.size(), begin + schema::kEventsPerChunk);
+        std::vector<std::int64_t> time, delta;
+        std::vector<std::uint64_t> addr;
+        std::vector<std::uint16_t> lane;
+        std::vector<std::uint8_t> category, phase;
+        std::vector<std::uint32_t> layer, stack;
+        std::int64_t allocated = 0, freed = 0;
+        for (std::size_t i = begin; i < end; ++i) {
+            time.push_back(all.timeNs(i));
+            delta.push_back(all.deltaBytes(i));
+            (all.deltaBytes(i) > 0 ? allocated : freed) += std::abs(all.deltaBytes(i));
+            addr.push_back(all.addr(i));
+            lane.push_back(static_cast<std::uint16_t>(all.lane(i)));
+            category.push_back(static_cast<std::uint8_t>(all.category(i)));
+            phase.push_back(static_cast<std::uint8_t>(all.phase(i)));
+            layer.push_back(all.layer(i) == kNoLayer ? schema::kFileNoLayer : all.layer(i));
+            stack.push_back(all.stack(i));
+        }
+        insert.bind(1, static_cast<std::int64_t>(chunk)).bind(2, static_cast<std::int64_t>(end - begin));
+        insert.bind(3, time.front()).bind(4, time.back()).bind(5, allocated).bind(6, freed);
+        insert.bind(7, std::as_bytes(std::span(time))).bind(8, std::as_bytes(std::span(delta)));
+        insert.bind(9, std::as_bytes(std::span(addr))).bind(10, std::as_bytes(std::span(lane)));
+        insert.bind(11, std::as_bytes(std::span(category))).bind(12, std::as_bytes(std::span(phase)));
+        insert.bind(13, std::as_bytes(std::span(layer))).bind(14, std::as_bytes(std::span(stack))).run();
+    }
+    db.exec("PRAGMA user_version = 1; COMMIT; VACUUM");
+    const double seconds = secondsSince(start);
+    std::printf("{\"phase\": \"write-v1\", \"events\": %zu, \"seconds\": %.3f}\n", all.size(), seconds);
     return 0;
 }
 
@@ -166,6 +239,8 @@ int main(int argc, char **argv)
         const std::string mode = argc > 1 ? argv[1] : "";
         if (mode == "write" && argc == 4)
             return write(std::strtoull(argv[2], nullptr, 10), argv[3]);
+        if (mode == "write-v1" && argc == 4)
+            return writeFormat1(std::strtoull(argv[2], nullptr, 10), argv[3]);
         if (mode == "read" && argc == 3)
             return read(argv[2]);
         if (mode == "rows" && argc == 4)
@@ -176,6 +251,6 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "bench_tracefile: %s\n", error.what());
         return 2;
     }
-    std::fprintf(stderr, "usage: bench_tracefile write N FILE | read FILE | rows FILE ROWS.db | cancel FILE\n");
+    std::fprintf(stderr, "usage: bench_tracefile write N FILE | write-v1 N FILE | read FILE | rows FILE ROWS.db | cancel FILE\n");
     return 2;
 }

@@ -21,7 +21,7 @@ declare -A seeds=(
   [fuzz_snapshot_json]="tests/data/snapshot.json"
   [fuzz_kineto]="tests/data/kineto*.json"
   [fuzz_timeline]="tests/data/memory_timeline.json"
-  [fuzz_native]="resources/samples/training-step.peaklens"
+  [fuzz_native]="resources/samples/training-step.peaklens tests/data/format/training-step.v1.peaklens"
   [fuzz_native_sql]="tests/data/expected.json tests/data/memory_timeline.json tests/data/manifest.json"
   [fuzz_tracetext]="tests/data/modelled-step.pltxt tests/data/*.pltxt"
   [fuzz_views]="tests/data/*.pltxt"
@@ -29,7 +29,7 @@ declare -A seeds=(
   [fuzz_cli_args]=""
   [fuzz_report]="tests/data/expected.json tests/data/memory_timeline.json"
 )
-declare -A max_lens=([fuzz_native]=262144 [fuzz_native_sql]=4096 [fuzz_cli_args]=1024 [fuzz_report]=16384)
+declare -A max_lens=([fuzz_native]=524288 [fuzz_native_sql]=4096 [fuzz_cli_args]=1024 [fuzz_report]=16384)
 declare -A dicts=([fuzz_cli_args]=tests/fuzz/cli_args.dict)
 # Argument lists for fuzz_cli_args, '|' between arguments: a first byte ('@') that adds no
 # subcommand or fixture in front, then what a user would type after peaklens-cli.

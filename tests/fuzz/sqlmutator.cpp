@@ -1,5 +1,6 @@
 #include "sqlmutator.h"
 
+#include "core/format/eventchunk.h"
 #include "core/format/schema.h"
 #include "core/trace/metadata.h"
 
@@ -40,17 +41,6 @@ constexpr std::string_view kTexts[] = {
     metakey::Description, metakey::ReplaySpec, metakey::ReplayOptions, metakey::AllocatorView, "segments",
     "oom", "snapshot", "a", "a.b", "a.b.c", ".", "..", ".a", "a.", "a..b", "", "{\"a\":1}", "[1,2",
     "none", "every:2", "blocks.0,blocks.1", "\xff\xfe", "\xe2\x80\xae", "</script>", "\r\n", "\xc0\x80",
-};
-
-// The columns of the events table: fixed-width little-endian arrays (docs/formats.md).
-struct EventColumn
-{
-    std::string_view name;
-    std::size_t width;
-};
-constexpr EventColumn kEventColumns[] = {
-    {"t_ns", 8}, {"delta_bytes", 8}, {"addr", 8}, {"lane", 2},
-    {"category", 1}, {"phase", 1}, {"layer", 4}, {"stack", 4},
 };
 
 // Expressions for generated columns, views and indexes: failing, huge, or harmless.
@@ -394,36 +384,76 @@ void SqlMutator::insertRow(sqlite3 *db, FuzzedDataProvider &program) const
     execute(db, "INSERT INTO " + quoted(table.name) + "(" + columns + ") VALUES(" + values + ")", parameters);
 }
 
-// An events chunk whose columns all have the length its count asks for, so that the
-// reader gets past its length checks to the values: each column repeats a pattern, or is
-// zero (lane, layer and stack 0, which the sample defines).
+// An events chunk coded as the writer codes one, from values that repeat a fuzzed pattern
+// (ids mostly 0 to 3, which the sample defines, and the edges of every field), so that
+// the decoder gets past the frame and length checks to the values; then, sometimes, one
+// byte of the stored columns changed, the frame cut short, or the codec or plain size
+// claimed wrongly.
 void SqlMutator::resizeChunk(sqlite3 *db, FuzzedDataProvider &program) const
 {
-    const std::int64_t count = program.ConsumeBool() ? program.ConsumeIntegralInRange<std::int64_t>(0, 64)
-                                                     : program.ConsumeIntegralInRange<std::int64_t>(0, 70000);
-    const bool newChunk = program.ConsumeBool();
-    std::vector<SqlValue> parameters{integer(count)};
-    std::string assignments = "count = ?1", names = "count", placeholders = "?1";
-    for (const EventColumn &column : kEventColumns) {
-        const std::size_t patternBytes = program.ConsumeIntegralInRange<std::size_t>(0, 2 * column.width);
-        const std::string pattern = program.ConsumeBytesAsString(patternBytes);
-        SqlValue blob;
-        blob.kind = SqlValue::Kind::Blob;
-        blob.bytes = repeatedTo(pattern, static_cast<std::size_t>(count) * column.width);
-        parameters.push_back(std::move(blob));
-        const std::string parameter = "?" + std::to_string(parameters.size());
-        assignments += ", " + quoted(column.name) + " = " + parameter;
-        names += ", " + quoted(column.name);
-        placeholders += ", " + parameter;
+    const std::size_t count = program.ConsumeBool() ? program.ConsumeIntegralInRange<std::size_t>(0, 64)
+                                                    : program.ConsumeIntegralInRange<std::size_t>(0, 70000);
+    const auto pattern = [&program](std::size_t size, auto pick) {
+        std::vector<decltype(pick())> values(program.ConsumeIntegralInRange<std::size_t>(1, 4));
+        for (auto &value : values)
+            value = pick();
+        std::vector<decltype(pick())> column(size);
+        for (std::size_t i = 0; i < size; ++i)
+            column[i] = values[i % values.size()];
+        return column;
+    };
+    const auto id = [&program]() -> std::uint32_t {
+        return program.ConsumeBool() ? program.ConsumeIntegralInRange<std::uint32_t>(0, 3)
+                                     : static_cast<std::uint32_t>(program.PickValueInArray(kEdgeIntegers));
+    };
+    const auto edge = [&program]() -> std::int64_t {
+        return program.ConsumeBool() ? program.ConsumeIntegralInRange<std::int64_t>(-70000, 70000)
+                                     : program.PickValueInArray(kEdgeIntegers);
+    };
+    eventchunk::Columns columns;
+    columns.timeNs = pattern(count, edge);
+    std::uint64_t time = 0; // wrapping: the steps may be anything
+    for (std::int64_t &t : columns.timeNs) // the pattern gives the steps between times
+        t = static_cast<std::int64_t>(time += static_cast<std::uint64_t>(t));
+    columns.deltaBytes = pattern(count, edge);
+    for (const std::int64_t addr : pattern(count, edge))
+        columns.addr.push_back(static_cast<std::uint64_t>(addr));
+    columns.lane = pattern(count, id);
+    columns.layer = pattern(count, id);
+    columns.stack = pattern(count, id);
+    columns.tags = pattern(count, [&program] { return program.ConsumeIntegral<std::uint8_t>(); });
+    eventchunk::Stored stored = eventchunk::encode(columns);
+    std::int64_t codec = static_cast<std::int64_t>(stored.codec);
+    auto plainBytes = static_cast<std::int64_t>(stored.plainBytes);
+    switch (program.ConsumeIntegralInRange(0, 5)) {
+    case 0:
+        if (!stored.bytes.empty())
+            stored.bytes[consumeOffset(program) % stored.bytes.size()] ^= static_cast<char>(program.ConsumeIntegralInRange(1, 255));
+        break;
+    case 1:
+        stored.bytes.resize(consumeOffset(program) % (stored.bytes.size() + 1));
+        break;
+    case 2:
+        codec = program.ConsumeIntegralInRange<std::int64_t>(-1, 2);
+        break;
+    case 3:
+        plainBytes = program.PickValueInArray(kEdgeIntegers);
+        break;
+    default: // left as written
+        break;
     }
-    if (newChunk) {
+    std::vector<SqlValue> parameters{integer(static_cast<std::int64_t>(count)), integer(codec), integer(plainBytes)};
+    SqlValue blob;
+    blob.kind = SqlValue::Kind::Blob;
+    blob.bytes = std::move(stored.bytes);
+    parameters.push_back(std::move(blob));
+    if (program.ConsumeBool()) {
         parameters.push_back(integer(program.ConsumeIntegralInRange<std::int64_t>(-1, 3)));
-        execute(db, "INSERT INTO events(chunk, t_first_ns, t_last_ns, bytes_allocated, bytes_freed, " + names + ") VALUES(?"
-                        + std::to_string(parameters.size()) + ", 0, 0, 0, 0, " + placeholders + ")",
-                parameters);
+        execute(db, "INSERT INTO events VALUES(?5, ?1, 0, 0, 0, 0, 0, 0, x'', ?2, ?3, ?4)", parameters);
     } else {
         parameters.push_back(integer(consumeOffset(program) % 2));
-        execute(db, "UPDATE events SET " + assignments + rowAt("events", static_cast<int>(parameters.size())), parameters);
+        execute(db, "UPDATE events SET count = ?1, codec = ?2, plain_bytes = ?3, columns = ?4" + rowAt("events", 5),
+                parameters);
     }
 }
 

@@ -2,7 +2,7 @@
 # The one command that checks PeakLens's GPU half on a Linux machine with an NVIDIA GPU,
 # the CUDA toolkit (with CUPTI) and a pip PyTorch; no Qt and no network needed
 # (docs/recording.md, "Checking on a GPU"). It builds peaklens-cli, libpeaklens_cupti.so
-# and peaklens-replay into build-gpu/ (SQLite, zlib, simdjson, nlohmann_json and CLI11
+# and peaklens-replay into build-gpu/ (SQLite, zlib, zstd, simdjson, nlohmann_json and CLI11
 # from the Debian packages tests/gpu/fetch-deps.sh put in tests/gpu/deps/, unpacked into
 # build-gpu/deps-prefix, never into /), then:
 #   1. records tests/gpu/gpt_train.py under `peaklens-cli record` in each allocator mode
@@ -225,6 +225,7 @@ build_step() {
       prefix_path+=("$usr")
       [ -f "$usr/include/sqlite3.h" ] && options+=(-DSQLite3_INCLUDE_DIR="$usr/include" -DSQLite3_LIBRARY="$lib/libsqlite3.so")
       [ -f "$usr/include/zlib.h" ] && options+=(-DZLIB_ROOT="$usr" -DZLIB_INCLUDE_DIR="$usr/include" -DZLIB_LIBRARY="$lib/libz.so")
+      [ -d "$lib/cmake/zstd" ] && options+=(-Dzstd_DIR="$lib/cmake/zstd")
       [ -d "$lib/cmake/simdjson" ] && options+=(-Dsimdjson_DIR="$lib/cmake/simdjson")
       [ -d "$usr/share/cmake/nlohmann_json" ] && options+=(-Dnlohmann_json_DIR="$usr/share/cmake/nlohmann_json")
       [ -d "$usr/share/cmake/CLI11" ] && options+=(-DCLI11_DIR="$usr/share/cmake/CLI11")

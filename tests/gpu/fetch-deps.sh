@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Downloads the Debian packages that a GPU machine without them needs to build PeakLens's
-# core, CLI, collector and replay engine (SQLite, zlib, simdjson, nlohmann_json, CLI11)
+# core, CLI, collector and replay engine (SQLite, zlib, zstd, simdjson, nlohmann_json, CLI11)
 # into tests/gpu/deps/, to be carried there with the checkout: tests/gpu/acceptance.sh
 # unpacks them into a private prefix under build-gpu/ (never into /). Run it on Debian 12
 # (bookworm, amd64) with its mirror reachable. It installs nothing and leaves apt's own
@@ -17,6 +17,7 @@ deps=$here/deps
 packages=(
   libsqlite3-dev libsqlite3-0
   zlib1g-dev zlib1g
+  libzstd-dev libzstd1
   libsimdjson-dev libsimdjson14
   nlohmann-json3-dev
   libcli11-dev

@@ -172,7 +172,11 @@ private slots:
         QTest::addRow("missing table") << QStringLiteral("droptable") << QStringLiteral("the table \"ranges\" is missing");
         QTest::addRow("dangling layer reference") << QStringLiteral("nolayers") << QStringLiteral("refers to layer");
         QTest::addRow("column of the wrong length") << QStringLiteral("shortcolumn") << QStringLiteral("wrong length");
-        QTest::addRow("unknown category code") << QStringLiteral("category") << QStringLiteral("unknown category");
+        QTest::addRow("unknown category code") << QStringLiteral("category") << QStringLiteral("in events chunk 0, an event has an unknown category");
+        QTest::addRow("unknown codec") << QStringLiteral("codec") << QStringLiteral("events chunk 0 is stored with the unknown codec 7");
+        QTest::addRow("plain chunk said to be compressed") << QStringLiteral("notzstd") << QStringLiteral("in events chunk 0, its compressed columns are not a zstd frame");
+        QTest::addRow("format 1: column of the wrong length") << QStringLiteral("v1shortcolumn") << QStringLiteral("wrong length");
+        QTest::addRow("format 1: unknown category code") << QStringLiteral("v1category") << QStringLiteral("in events chunk 0, an event has an unknown category");
         QTest::addRow("stacks out of sequence (found by fuzzing)") << QStringLiteral("stackorder") << QStringLiteral("out of sequence");
         QTest::addRow("stack cycle") << QStringLiteral("stackcycle") << QStringLiteral("bad parent");
         QTest::addRow("overwritten pages") << QStringLiteral("scribble") << QStringLiteral("is damaged");

@@ -1,0 +1,52 @@
+#pragma once
+// Reads the events table of a native file straight into a trace's event arrays: format 2
+// chunks decoded on every core, format 1 arrays copied, every value checked. Used by
+// TraceReader, which has read the lanes, layers and stacks the events refer to.
+
+#include "core/trace/tracebuilder.h"
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace peaklens {
+
+class SqliteDatabase;
+
+// The trace's index for each id the file uses.
+struct FileIds
+{
+    const std::vector<std::uint32_t> &lanes;
+    const std::vector<std::uint32_t> &layers;
+    const std::vector<std::uint32_t> &stacks;
+};
+
+struct EventsTableSize
+{
+    std::uint64_t events = 0;
+    // What the events take before compression: the input a load budget is measured by.
+    std::uint64_t plainBytes = 0;
+};
+
+class EventsReader
+{
+public:
+    EventsReader(SqliteDatabase &db, int formatVersion);
+
+    // Checks every chunk's row before anything is allocated; throws Error on damage.
+    EventsTableSize measure();
+    // Adds the events to the builder; `chunkRead(count)` is called after each chunk is
+    // taken from the file, on this thread, and may throw to end the read. Throws Error
+    // naming the chunk and what is wrong.
+    void read(const FileIds &ids, TraceBuilder &builder, const std::function<void(std::size_t)> &chunkRead);
+
+private:
+    void readFormat1(const FileIds &ids, MemoryEvents::Slots slots, const std::function<void(std::size_t)> &chunkRead);
+    void readFormat2(const FileIds &ids, MemoryEvents::Slots slots, const std::function<void(std::size_t)> &chunkRead);
+
+    SqliteDatabase &m_db;
+    int m_version;
+    EventsTableSize m_size;
+};
+
+} // namespace peaklens
