@@ -1,7 +1,5 @@
 #include "layerstats.h"
 
-#include "lanedevices.h"
-#include "liveblocks.h"
 
 #include <algorithm>
 #include <map>
@@ -10,15 +8,64 @@ namespace peaklens {
 
 namespace {
 
-// When the backward pass of each step begins: the moment its forward activations are counted.
-struct BackwardStart
+void addTimes(const Trace &trace, std::vector<LayerStats> &stats)
 {
-    std::int64_t step;
-    std::int64_t timeNs;
-    std::int64_t stepBeginNs; // allocations before this belong to an earlier step
-};
+    // The (layer, step) pairs with a forward or a backward range: times are per step.
+    std::vector<std::pair<std::uint32_t, std::int64_t>> forwardSteps, backwardSteps;
+    for (const Range &range : trace.ranges) {
+        if (range.layer == kNoLayer)
+            continue;
+        LayerStats &s = stats[range.layer];
+        if (range.phase == Phase::Forward) {
+            s.forwardNs += range.durationNs();
+            ++s.forwardCalls;
+            forwardSteps.emplace_back(range.layer, range.step);
+        } else if (range.phase == Phase::Backward) {
+            s.backwardNs += range.durationNs();
+            ++s.backwardCalls;
+            backwardSteps.emplace_back(range.layer, range.step);
+        }
+    }
+    const auto perStep = [&stats](std::vector<std::pair<std::uint32_t, std::int64_t>> &pairs, std::int64_t LayerStats::*ns) {
+        // Ranges come in time order, so a layer's steps rarely go back: count the rises, and
+        // sort only when one does go back.
+        std::vector<std::int64_t> distinct(stats.size()), last(stats.size());
+        bool rising = true;
+        for (const auto &[layer, step] : pairs) {
+            if (distinct[layer] == 0 || step > last[layer]) {
+                ++distinct[layer];
+                last[layer] = step;
+            } else if (step < last[layer]) {
+                rising = false;
+                break;
+            }
+        }
+        if (!rising) {
+            std::sort(pairs.begin(), pairs.end());
+            pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+            std::fill(distinct.begin(), distinct.end(), 0);
+            for (const auto &pair : pairs)
+                ++distinct[pair.first];
+        }
+        for (std::size_t i = 0; i < stats.size(); ++i) {
+            if (distinct[i] > 0)
+                stats[i].*ns /= distinct[i];
+        }
+    };
+    perStep(forwardSteps, &LayerStats::forwardNs);
+    perStep(backwardSteps, &LayerStats::backwardNs);
+}
 
-std::vector<BackwardStart> backwardStarts(const Trace &trace)
+} // namespace
+
+std::vector<LayerStats> computeLayerStats(const Trace &trace)
+{
+    LayerScan scan(trace);
+    scan.add(trace.events, 0);
+    return scan.finish();
+}
+
+std::vector<LayerScan::BackwardStart> LayerScan::backwardStarts(const Trace &trace)
 {
     std::map<std::int64_t, std::int64_t> firstBackward;
     for (const Range &range : trace.ranges) {
@@ -40,78 +87,53 @@ std::vector<BackwardStart> backwardStarts(const Trace &trace)
     return starts;
 }
 
-void addTimes(const Trace &trace, std::vector<LayerStats> &stats)
+LayerScan::LayerScan(const Trace &trace)
+    : m_trace(trace)
+    , m_lanes(trace)
+    , m_stats(trace.layers.size())
+    , m_starts(backwardStarts(trace))
+    , m_selfBytes(trace.layers.size())
 {
-    // The (layer, step) pairs with a forward or a backward range: times are per step.
-    std::vector<std::pair<std::uint32_t, std::int64_t>> forwardSteps, backwardSteps;
-    for (const Range &range : trace.ranges) {
-        if (range.layer == kNoLayer)
-            continue;
-        LayerStats &s = stats[range.layer];
-        if (range.phase == Phase::Forward) {
-            s.forwardNs += range.durationNs();
-            ++s.forwardCalls;
-            forwardSteps.emplace_back(range.layer, range.step);
-        } else if (range.phase == Phase::Backward) {
-            s.backwardNs += range.durationNs();
-            ++s.backwardCalls;
-            backwardSteps.emplace_back(range.layer, range.step);
-        }
-    }
-    const auto perStep = [&stats](std::vector<std::pair<std::uint32_t, std::int64_t>> &pairs, std::int64_t LayerStats::*ns) {
-        std::sort(pairs.begin(), pairs.end());
-        pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-        for (std::size_t i = 0; i < pairs.size();) {
-            std::size_t end = i;
-            while (end < pairs.size() && pairs[end].first == pairs[i].first)
-                ++end;
-            stats[pairs[i].first].*ns /= static_cast<std::int64_t>(end - i);
-            i = end;
-        }
-    };
-    perStep(forwardSteps, &LayerStats::forwardNs);
-    perStep(backwardSteps, &LayerStats::backwardNs);
+    for (std::size_t i = 0; i < m_stats.size(); ++i)
+        m_stats[i].layer = static_cast<std::uint32_t>(i);
+    addTimes(trace, m_stats);
 }
 
-} // namespace
-
-std::vector<LayerStats> computeLayerStats(const Trace &trace)
+void LayerScan::add(const MemoryEvents &events, std::size_t first)
 {
-    std::vector<LayerStats> stats(trace.layers.size());
-    for (std::size_t i = 0; i < stats.size(); ++i)
-        stats[i].layer = static_cast<std::uint32_t>(i);
-    addTimes(trace, stats);
-
-    const auto starts = backwardStarts(trace);
-    if (starts.empty())
-        return stats;
-
-    const LaneDevices lanes(trace);
-    LiveBlocks live(trace, lanes);
-    const MemoryEvents &events = trace.events;
-    std::vector<std::int64_t> selfBytes(stats.size());
-    std::size_t next = 0;
-    for (const BackwardStart &start : starts) {
-        for (; next < events.size() && events.timeNs(next) < start.timeNs; ++next)
-            live.apply(next);
-        std::fill(selfBytes.begin(), selfBytes.end(), 0);
-        live.forEach([&](std::size_t i) {
-            if (events.phase(i) == Phase::Forward && events.layer(i) != kNoLayer && events.timeNs(i) >= start.stepBeginNs)
-                selfBytes[events.layer(i)] += events.deltaBytes(i);
-        });
-        // Roll up: a parent always comes before its children, so walk children first.
-        std::vector<std::int64_t> inclusive = selfBytes;
-        for (std::size_t i = stats.size(); i-- > 0;) {
-            const std::uint32_t parent = trace.layers[i].parent;
-            if (parent != kNoLayer)
-                inclusive[parent] += inclusive[i];
-        }
-        for (std::size_t i = 0; i < stats.size(); ++i) {
-            stats[i].selfActivationBytes = std::max(stats[i].selfActivationBytes, selfBytes[i]);
-            stats[i].activationBytes = std::max(stats[i].activationBytes, inclusive[i]);
-        }
+    for (std::size_t i = 0; i < events.size() && m_nextStart < m_starts.size(); ++i) {
+        while (m_nextStart < m_starts.size() && events.timeNs(i) >= m_starts[m_nextStart].timeNs)
+            count(m_starts[m_nextStart++]);
+        m_live.apply(events, i, first + i, m_lanes.deviceOfLane[events.lane(i)]);
     }
-    return stats;
+}
+
+std::vector<LayerStats> LayerScan::finish()
+{
+    // Backward passes that begin after the last event count what is still live.
+    while (m_nextStart < m_starts.size())
+        count(m_starts[m_nextStart++]);
+    return m_stats;
+}
+
+void LayerScan::count(const BackwardStart &start)
+{
+    std::fill(m_selfBytes.begin(), m_selfBytes.end(), 0);
+    m_live.forEach([&](const LiveBlocks::Block &block) {
+        if (block.phase == Phase::Forward && block.layer != kNoLayer && block.timeNs >= start.stepBeginNs)
+            m_selfBytes[block.layer] += block.bytes;
+    });
+    // Roll up: a parent always comes before its children, so walk children first.
+    std::vector<std::int64_t> inclusive = m_selfBytes;
+    for (std::size_t i = m_stats.size(); i-- > 0;) {
+        const std::uint32_t parent = m_trace.layers[i].parent;
+        if (parent != kNoLayer)
+            inclusive[parent] += inclusive[i];
+    }
+    for (std::size_t i = 0; i < m_stats.size(); ++i) {
+        m_stats[i].selfActivationBytes = std::max(m_stats[i].selfActivationBytes, m_selfBytes[i]);
+        m_stats[i].activationBytes = std::max(m_stats[i].activationBytes, inclusive[i]);
+    }
 }
 
 } // namespace peaklens

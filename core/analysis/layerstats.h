@@ -3,6 +3,8 @@
 // pass, and its forward and backward time. The base of the checkpointing cost model.
 
 #include "core/trace/trace.h"
+#include "lanedevices.h"
+#include "liveblocks.h"
 
 #include <cstdint>
 #include <vector>
@@ -24,5 +26,33 @@ struct LayerStats
 
 // One entry per layer of the trace, indexed like trace.layers.
 std::vector<LayerStats> computeLayerStats(const Trace &trace);
+
+// The same fed the trace's events in time order a chunk at a time (as PeakScan is).
+class LayerScan
+{
+public:
+    explicit LayerScan(const Trace &trace);
+    void add(const MemoryEvents &events, std::size_t first);
+    std::vector<LayerStats> finish();
+
+private:
+    // When the backward pass of a step begins: the moment its forward activations are counted.
+    struct BackwardStart
+    {
+        std::int64_t step;
+        std::int64_t timeNs;
+        std::int64_t stepBeginNs; // allocations before this belong to an earlier step
+    };
+    static std::vector<BackwardStart> backwardStarts(const Trace &trace);
+    void count(const BackwardStart &start);
+
+    const Trace &m_trace;
+    LaneDevices m_lanes;
+    std::vector<LayerStats> m_stats;
+    std::vector<BackwardStart> m_starts;
+    std::size_t m_nextStart = 0;
+    LiveBlocks m_live;
+    std::vector<std::int64_t> m_selfBytes;
+};
 
 } // namespace peaklens

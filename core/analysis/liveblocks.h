@@ -1,11 +1,10 @@
 #pragma once
 // The blocks allocated and not yet freed while walking a trace's events in time order:
-// (device, address) -> index of the allocating event. Shared by the peak's live set and
-// the per-layer activation measurement, which apply every event of a trace: an open-
+// (device, address) -> the allocating event. Shared by the peak's live set and the
+// per-layer activation measurement, which apply every event of a trace: an open-
 // addressing table, so an allocation or a free is a probe or two with no node to allocate.
 
 #include "core/trace/trace.h"
-#include "lanedevices.h"
 
 #include <cstdint>
 #include <vector>
@@ -15,20 +14,32 @@ namespace peaklens {
 class LiveBlocks
 {
 public:
-    explicit LiveBlocks(const Trace &trace, const LaneDevices &lanes);
-
-    // Applies event i: an allocation becomes live (replacing a block never freed at the
-    // same address), a free ends the block it matches; unmatched frees are ignored.
-    void apply(std::size_t i)
+    // What is kept of a live block's allocating event: enough to group and measure it
+    // without the event, so events can be applied a chunk at a time and dropped.
+    struct Block
     {
-        const std::int64_t delta = m_events.deltaBytes(i);
-        if (delta == 0)
-            return;
-        const Key key{m_events.addr(i), m_lanes.deviceOfLane[m_events.lane(i)]};
+        std::uint64_t addr = 0;
+        std::uint32_t device = 0;
+        std::uint32_t event = kEmpty; // its index in the trace; fewer than 2^32 events
+        std::int64_t bytes = 0;
+        std::int64_t timeNs = 0;
+        std::uint32_t layer = kNoLayer;
+        std::uint32_t stack = 0;
+        Category category = Category::Unknown;
+        Phase phase = Phase::Other;
+    };
+
+    // Applies event i of `events`, the trace's event `index`, on the device with that
+    // index: an allocation becomes live (replacing a block never freed at the same
+    // address), a free ends the block it matches; unmatched frees are ignored.
+    void apply(const MemoryEvents &events, std::size_t i, std::size_t index, std::uint32_t device)
+    {
+        const std::int64_t delta = events.deltaBytes(i);
         if (delta > 0)
-            insert(key, i);
-        else
-            erase(key);
+            insert(Block{events.addr(i), device, static_cast<std::uint32_t>(index), delta, events.timeNs(i),
+                         events.layer(i), events.stack(i), events.category(i), events.phase(i)});
+        else if (delta < 0)
+            erase(events.addr(i), device);
     }
 
     // Indices of the allocating events of the live blocks, in time order.
@@ -36,40 +47,28 @@ public:
     template<typename Visit>
     void forEach(Visit visit) const
     {
-        for (const Slot &slot : m_slots) {
-            if (slot.event != kEmpty)
-                visit(static_cast<std::size_t>(slot.event));
+        for (const Block &block : m_slots) {
+            if (block.event != kEmpty)
+                visit(block);
         }
     }
     std::size_t size() const { return m_size; }
 
 private:
-    struct Key
-    {
-        std::uint64_t addr;
-        std::uint32_t device;
-    };
-    struct Slot
-    {
-        std::uint64_t addr = 0;
-        std::uint32_t device = 0;
-        std::uint32_t event = kEmpty; // a trace holds fewer than 2^32 events
-    };
     static constexpr std::uint32_t kEmpty = UINT32_MAX;
 
-    std::size_t home(const Key &key) const
+    std::size_t home(std::uint64_t addr, std::uint32_t device) const
     {
-        return static_cast<std::size_t>(((key.addr ^ std::uint64_t(key.device) << 56) * 0x9E3779B97F4A7C15ull) >> m_shift);
+        return static_cast<std::size_t>(((addr ^ std::uint64_t(device) << 56) * 0x9E3779B97F4A7C15ull) >> m_shift);
     }
-    void insert(const Key &key, std::size_t event);
-    void erase(const Key &key);
+    void insert(const Block &block);
+    void erase(std::uint64_t addr, std::uint32_t device);
     void grow();
 
-    const MemoryEvents &m_events;
-    const LaneDevices &m_lanes;
-    std::vector<Slot> m_slots;
+    std::vector<Block> m_slots = std::vector<Block>(std::size_t(1) << kInitialBits);
     std::size_t m_size = 0;
-    unsigned m_shift = 64;
+    static constexpr unsigned kInitialBits = 10;
+    unsigned m_shift = 64 - kInitialBits;
 };
 
 } // namespace peaklens

@@ -1,8 +1,6 @@
 #include "peakfinder.h"
 
 #include "allocationsites.h"
-#include "lanedevices.h"
-#include "liveblocks.h"
 
 #include <algorithm>
 #include <map>
@@ -34,40 +32,11 @@ void addToGroup(std::map<std::uint32_t, LiveGroup> &groups, std::uint32_t key, s
     }
 }
 
-// Live set on `device` after applying events [0, endIndex).
 LiveSet liveSetBefore(const Trace &trace, Device device, std::size_t endIndex, std::int64_t timeNs)
 {
-    const LaneDevices lanes(trace);
-    LiveSet set;
-    set.device = device;
-    set.timeNs = timeNs;
-    const auto deviceIndex = lanes.indexOf(device);
-    if (!deviceIndex)
-        return set;
-    LiveBlocks live(trace, lanes);
-    const MemoryEvents &events = trace.events;
-    for (std::size_t i = 0; i < endIndex; ++i) {
-        if (lanes.deviceOfLane[events.lane(i)] == *deviceIndex)
-            live.apply(i);
-    }
-    set.allocations = live.allocationIndices();
-    const AllocationSites sites(trace.stacks);
-    std::map<std::uint32_t, LiveGroup> byLayer, byCategory, byStack, bySite;
-    std::map<std::uint32_t, std::int64_t> largestOfLayer, largestOfCategory, largestOfStack, largestOfSite;
-    for (std::size_t i : set.allocations) {
-        const std::int64_t bytes = events.deltaBytes(i);
-        const std::uint32_t stack = events.stack(i);
-        set.bytes += bytes;
-        addToGroup(byLayer, events.layer(i), bytes, stack, largestOfLayer);
-        addToGroup(byCategory, static_cast<std::uint32_t>(events.category(i)), bytes, stack, largestOfCategory);
-        addToGroup(byStack, stack, bytes, stack, largestOfStack);
-        addToGroup(bySite, sites.siteOf(stack), bytes, stack, largestOfSite);
-    }
-    set.byLayer = sortedGroups(byLayer);
-    set.byCategory = sortedGroups(byCategory);
-    set.byStack = sortedGroups(byStack);
-    set.bySite = sortedGroups(bySite);
-    return set;
+    LiveSetScan scan(trace, device, endIndex, timeNs);
+    scan.add(trace.events, 0);
+    return scan.finish();
 }
 
 void addReservedFigures(const Trace &trace, const LaneDevices &lanes, std::vector<DevicePeak> &peaks)
@@ -93,30 +62,39 @@ void addReservedFigures(const Trace &trace, const LaneDevices &lanes, std::vecto
 
 } // namespace
 
-PeakReport findPeaks(const Trace &trace)
+PeakScan::PeakScan(const Trace &trace)
+    : m_trace(trace)
+    , m_lanes(trace)
+    , m_peaks(m_lanes.devices.size())
+    , m_current(m_lanes.devices.size(), 0)
+    , m_used(m_lanes.devices.size(), false)
 {
-    const LaneDevices lanes(trace);
-    std::vector<DevicePeak> peaks(lanes.devices.size());
-    std::vector<std::int64_t> current(lanes.devices.size(), 0);
-    std::vector<bool> used(lanes.devices.size(), false);
-    for (std::size_t d = 0; d < peaks.size(); ++d)
-        peaks[d].device = lanes.devices[d];
+    for (std::size_t d = 0; d < m_peaks.size(); ++d)
+        m_peaks[d].device = m_lanes.devices[d];
+}
 
-    const MemoryEvents &events = trace.events;
+void PeakScan::add(const MemoryEvents &events, std::size_t first)
+{
     const auto deltas = events.deltas();
     for (std::size_t i = 0; i < events.size(); ++i) {
-        const std::uint32_t d = lanes.deviceOfLane[events.lane(i)];
-        used[d] = true;
-        current[d] += deltas[i];
-        if (current[d] > peaks[d].allocatedBytes) {
-            peaks[d].allocatedBytes = current[d];
-            peaks[d].eventIndex = i;
-            peaks[d].timeNs = events.timeNs(i);
+        const std::uint32_t d = m_lanes.deviceOfLane[events.lane(i)];
+        m_used[d] = true;
+        m_current[d] += deltas[i];
+        if (m_current[d] > m_peaks[d].allocatedBytes) {
+            m_peaks[d].allocatedBytes = m_current[d];
+            m_peaks[d].eventIndex = first + i;
+            m_peaks[d].timeNs = events.timeNs(i);
         }
     }
-    for (const ReservedEvent &event : trace.reserved)
-        used[lanes.deviceOfLane[event.lane]] = true;
-    addReservedFigures(trace, lanes, peaks);
+}
+
+PeakReport PeakScan::finish() const
+{
+    std::vector<DevicePeak> peaks = m_peaks;
+    std::vector<bool> used = m_used;
+    for (const ReservedEvent &event : m_trace.reserved)
+        used[m_lanes.deviceOfLane[event.lane]] = true;
+    addReservedFigures(m_trace, m_lanes, peaks);
 
     PeakReport report;
     for (std::size_t d = 0; d < peaks.size(); ++d) {
@@ -130,6 +108,63 @@ PeakReport findPeaks(const Trace &trace)
             && (!report.primary || report.devices[d].allocatedBytes > report.devices[*report.primary].allocatedBytes))
             report.primary = d;
     }
+    return report;
+}
+
+LiveSetScan::LiveSetScan(const Trace &trace, Device device, std::size_t end, std::int64_t timeNs)
+    : m_trace(trace)
+    , m_lanes(trace)
+    , m_device(m_lanes.indexOf(device))
+    , m_end(end)
+{
+    m_set.device = device;
+    m_set.timeNs = timeNs;
+}
+
+void LiveSetScan::add(const MemoryEvents &events, std::size_t first)
+{
+    if (!m_device || first >= m_end)
+        return;
+    const std::size_t count = std::min(events.size(), m_end - first);
+    for (std::size_t i = 0; i < count; ++i) {
+        if (m_lanes.deviceOfLane[events.lane(i)] == *m_device)
+            m_live.apply(events, i, first + i, *m_device);
+    }
+}
+
+LiveSet LiveSetScan::finish() const
+{
+    LiveSet set = m_set;
+    if (!m_device)
+        return set;
+    set.allocations = m_live.allocationIndices();
+    const AllocationSites sites(m_trace.stacks);
+    std::map<std::uint32_t, LiveGroup> byLayer, byCategory, byStack, bySite;
+    std::map<std::uint32_t, std::int64_t> largestOfLayer, largestOfCategory, largestOfStack, largestOfSite;
+    // In time order, as the groups' largest blocks are chosen: the first of equal ones.
+    std::vector<LiveBlocks::Block> blocks;
+    blocks.reserve(m_live.size());
+    m_live.forEach([&](const LiveBlocks::Block &block) { blocks.push_back(block); });
+    std::sort(blocks.begin(), blocks.end(), [](const auto &a, const auto &b) { return a.event < b.event; });
+    for (const LiveBlocks::Block &block : blocks) {
+        set.bytes += block.bytes;
+        addToGroup(byLayer, block.layer, block.bytes, block.stack, largestOfLayer);
+        addToGroup(byCategory, static_cast<std::uint32_t>(block.category), block.bytes, block.stack, largestOfCategory);
+        addToGroup(byStack, block.stack, block.bytes, block.stack, largestOfStack);
+        addToGroup(bySite, sites.siteOf(block.stack), block.bytes, block.stack, largestOfSite);
+    }
+    set.byLayer = sortedGroups(byLayer);
+    set.byCategory = sortedGroups(byCategory);
+    set.byStack = sortedGroups(byStack);
+    set.bySite = sortedGroups(bySite);
+    return set;
+}
+
+PeakReport findPeaks(const Trace &trace)
+{
+    PeakScan scan(trace);
+    scan.add(trace.events, 0);
+    PeakReport report = scan.finish();
     if (report.primary) {
         const DevicePeak &peak = report.devices[*report.primary];
         report.liveAtPeak = liveSetBefore(trace, peak.device, *peak.eventIndex + 1, peak.timeNs);

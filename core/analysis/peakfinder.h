@@ -3,6 +3,8 @@
 // event), grouped by layer, category and call stack.
 
 #include "core/trace/trace.h"
+#include "lanedevices.h"
+#include "liveblocks.h"
 
 #include <cstdint>
 #include <optional>
@@ -49,6 +51,45 @@ struct PeakReport
 };
 
 PeakReport findPeaks(const Trace &trace);
+
+// The scans behind findPeaks and the live sets, fed a trace's events in time order a
+// chunk at a time: `add(events, first)` takes events that are the trace's from index
+// `first` on. findPeaks feeds the whole trace at once; a reader streaming a file feeds
+// its chunks and drops them. Both read the trace's lanes and reserved events, not its
+// events.
+class PeakScan
+{
+public:
+    explicit PeakScan(const Trace &trace);
+    void add(const MemoryEvents &events, std::size_t first);
+    // The peaks and their reserved figures; no live set.
+    PeakReport finish() const;
+
+private:
+    const Trace &m_trace;
+    LaneDevices m_lanes;
+    std::vector<DevicePeak> m_peaks;
+    std::vector<std::int64_t> m_current;
+    std::vector<bool> m_used;
+};
+
+// What is live on `device` once the events before index `end` have been applied.
+class LiveSetScan
+{
+public:
+    LiveSetScan(const Trace &trace, Device device, std::size_t end, std::int64_t timeNs);
+    void add(const MemoryEvents &events, std::size_t first);
+    bool done(std::size_t next) const { return next >= m_end; }
+    LiveSet finish() const;
+
+private:
+    const Trace &m_trace;
+    LaneDevices m_lanes;
+    std::optional<std::uint32_t> m_device;
+    std::size_t m_end;
+    LiveSet m_set;
+    LiveBlocks m_live;
+};
 // What is live on `device` right after event `eventIndex` has been applied.
 LiveSet liveSetAfter(const Trace &trace, Device device, std::size_t eventIndex);
 // The same at a time: after every event at or before timeNs.

@@ -1,61 +1,74 @@
 #include "stepstats.h"
 
-#include "lanedevices.h"
-
 namespace peaklens {
+
+namespace {
+// A step begins with what is allocated then, its peak so far.
+void start(StepStats &stats, std::int64_t allocated)
+{
+    stats.startBytes = stats.peakAllocatedBytes = allocated;
+    stats.peakTimeNs = stats.beginNs;
+}
+} // namespace
 
 std::vector<StepStats> computeStepStats(const Trace &trace, Device device)
 {
-    std::vector<StepStats> stats;
-    stats.reserve(trace.steps.size());
-    for (const Step &step : trace.steps)
-        stats.push_back(StepStats{step.number, step.beginNs, step.endNs});
+    StepScan scan(trace, device);
+    scan.add(trace.events);
+    return scan.finish();
+}
 
-    const LaneDevices lanes(trace);
-    const auto deviceIndex = lanes.indexOf(device);
-    if (!deviceIndex)
-        return stats;
-    const MemoryEvents &events = trace.events;
-    std::int64_t current = 0;
-    // Steps are sorted and do not overlap: `step` is the first one not yet over,
-    // `started` whether its begin has been passed.
-    std::size_t step = 0;
-    bool started = false;
-    const auto start = [&](StepStats &s) {
-        s.startBytes = s.peakAllocatedBytes = current;
-        s.peakTimeNs = s.beginNs;
-    };
+StepScan::StepScan(const Trace &trace, Device device)
+    : m_lanes(trace)
+    , m_device(m_lanes.indexOf(device))
+{
+    m_stats.reserve(trace.steps.size());
+    for (const Step &step : trace.steps)
+        m_stats.push_back(StepStats{step.number, step.beginNs, step.endNs});
+}
+
+void StepScan::add(const MemoryEvents &events)
+{
+    if (!m_device)
+        return;
     for (std::size_t i = 0; i < events.size(); ++i) {
-        if (lanes.deviceOfLane[events.lane(i)] != *deviceIndex)
+        if (m_lanes.deviceOfLane[events.lane(i)] != *m_device)
             continue;
         const std::int64_t t = events.timeNs(i);
-        for (; step < stats.size() && t >= stats[step].endNs; ++step, started = false) {
-            if (!started)
-                start(stats[step]);
+        for (; m_step < m_stats.size() && t >= m_stats[m_step].endNs; ++m_step, m_started = false) {
+            if (!m_started)
+                start(m_stats[m_step], m_current);
         }
-        if (step == stats.size())
-            break;
-        if (!started && t >= stats[step].beginNs) {
-            start(stats[step]);
-            started = true;
+        if (m_step == m_stats.size())
+            return;
+        if (!m_started && t >= m_stats[m_step].beginNs) {
+            start(m_stats[m_step], m_current);
+            m_started = true;
         }
-        current += events.deltaBytes(i);
-        if (!started)
+        m_current += events.deltaBytes(i);
+        if (!m_started)
             continue;
-        StepStats &s = stats[step];
+        StepStats &s = m_stats[m_step];
         if (events.deltaBytes(i) > 0) {
             s.allocatedBytes += events.deltaBytes(i);
             ++s.allocations;
         }
-        if (current > s.peakAllocatedBytes) {
-            s.peakAllocatedBytes = current;
+        if (m_current > s.peakAllocatedBytes) {
+            s.peakAllocatedBytes = m_current;
             s.peakTimeNs = t;
             s.peakPhase = events.phase(i);
         }
     }
-    for (; step < stats.size(); ++step, started = false) {
+}
+
+std::vector<StepStats> StepScan::finish() const
+{
+    std::vector<StepStats> stats = m_stats;
+    // Steps not yet begun when the events ended start with what was then allocated.
+    bool started = m_started;
+    for (std::size_t step = m_step; step < stats.size(); ++step, started = false) {
         if (!started)
-            start(stats[step]);
+            start(stats[step], m_current);
     }
     return stats;
 }

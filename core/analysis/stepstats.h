@@ -3,8 +3,10 @@
 // how much it allocated.
 
 #include "core/trace/trace.h"
+#include "lanedevices.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace peaklens {
@@ -26,5 +28,24 @@ struct StepStats
 
 // One entry per step of the trace, in time order, for the events on `device`.
 std::vector<StepStats> computeStepStats(const Trace &trace, Device device);
+
+// The same fed the trace's events in time order a chunk at a time (as PeakScan is).
+class StepScan
+{
+public:
+    StepScan(const Trace &trace, Device device);
+    void add(const MemoryEvents &events);
+    std::vector<StepStats> finish() const;
+
+private:
+    LaneDevices m_lanes;
+    std::optional<std::uint32_t> m_device;
+    std::vector<StepStats> m_stats;
+    std::int64_t m_current = 0;
+    // Steps are sorted and do not overlap: m_step is the first one not yet over,
+    // m_started whether its begin has been passed.
+    std::size_t m_step = 0;
+    bool m_started = false;
+};
 
 } // namespace peaklens

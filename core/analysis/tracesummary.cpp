@@ -1,13 +1,19 @@
 #include "tracesummary.h"
 
+#include <future>
+
 namespace peaklens {
 
-TraceSummary summarize(const Trace &trace)
+namespace {
+
+// The layer figures take a pass of their own over every event: on another core, beside
+// the peak and the step figures.
+std::future<std::vector<LayerStats>> layerStatsBeside(const Trace &trace)
 {
-    return summarize(trace, findPeaks(trace));
+    return std::async(std::launch::async, [&trace] { return computeLayerStats(trace); });
 }
 
-TraceSummary summarize(const Trace &trace, PeakReport peaks)
+TraceSummary summarize(const Trace &trace, PeakReport peaks, std::future<std::vector<LayerStats>> layers)
 {
     TraceSummary summary;
     if (!trace.events.empty()) {
@@ -15,7 +21,6 @@ TraceSummary summarize(const Trace &trace, PeakReport peaks)
         summary.lastNs = trace.events.timeNs(trace.events.size() - 1);
     }
     summary.peak = std::move(peaks);
-    summary.layers = computeLayerStats(trace);
     if (summary.peak.primary) {
         const DevicePeak &peak = summary.peak.devices[*summary.peak.primary];
         summary.steps = computeStepStats(trace, peak.device);
@@ -25,7 +30,21 @@ TraceSummary summarize(const Trace &trace, PeakReport peaks)
         if (auto step = trace.stepAt(peak.timeNs))
             summary.peakStep = trace.steps[*step].number;
     }
+    summary.layers = layers.get();
     return summary;
+}
+
+} // namespace
+
+TraceSummary summarize(const Trace &trace)
+{
+    auto layers = layerStatsBeside(trace);
+    return summarize(trace, findPeaks(trace), std::move(layers));
+}
+
+TraceSummary summarize(const Trace &trace, PeakReport peaks)
+{
+    return summarize(trace, std::move(peaks), layerStatsBeside(trace));
 }
 
 } // namespace peaklens

@@ -2,6 +2,8 @@
 
 #include "core/error.h"
 
+#include <cstring>
+
 namespace peaklens::columncodec {
 
 namespace {
@@ -34,6 +36,25 @@ public:
         , m_end(m_at + bytes.size())
         , m_count(count)
     {
+    }
+
+    // Copies single-byte values while the next eight bytes all are: ids and tags mostly are.
+    // Returns how many of `out`'s values it filled, from `index` on.
+    template<typename T>
+    std::size_t runOfSmallValues(T *out, std::size_t index, std::size_t count)
+    {
+        std::size_t done = 0;
+        while (index + done + 8 <= count && m_end - m_at >= 8) {
+            std::uint64_t word;
+            std::memcpy(&word, m_at, 8);
+            if (word & 0x8080808080808080ull)
+                break;
+            for (std::size_t i = 0; i < 8; ++i)
+                out[done + i] = static_cast<T>(m_at[i]);
+            m_at += 8;
+            done += 8;
+        }
+        return done;
     }
 
     std::uint64_t next(std::size_t index)
@@ -102,6 +123,9 @@ void getUnsigned(std::string_view bytes, std::span<std::uint32_t> out)
 {
     Reader reader(bytes, out.size());
     for (std::size_t i = 0; i < out.size(); ++i) {
+        i += reader.runOfSmallValues(out.data() + i, i, out.size());
+        if (i == out.size())
+            break;
         const std::uint64_t value = reader.next(i);
         if (value > UINT32_MAX)
             throw Error("value " + std::to_string(i) + " of the column is " + std::to_string(value)

@@ -96,10 +96,10 @@ private Q_SLOTS:
         const std::size_t n = trace->events.size();
         for (std::size_t at : {n / 8, n / 4, n / 2, n * 3 / 4, n - 1}) {
             const std::int64_t t = trace->events.timeNs(at);
-            LiveBlocks replayed(*trace, lanes);
+            LiveBlocks replayed;
             for (std::size_t i = 0; i < n && trace->events.timeNs(i) <= t; ++i) {
                 if (trace->lanes[trace->events.lane(i)].device == peak.device)
-                    replayed.apply(i);
+                    replayed.apply(trace->events, i, i, lanes.deviceOfLane[trace->events.lane(i)]);
             }
             QCOMPARE(index.liveAllocationsAt(t), replayed.allocationIndices());
         }

@@ -53,12 +53,29 @@ private slots:
         QCOMPARE(stats[*index].selfActivationBytes, self);
     }
 
+    void timesAreMeansPerStep_data()
+    {
+        QTest::addColumn<int>("first");
+        QTest::addColumn<int>("second");
+        QTest::addRow("steps numbered in time order") << 1 << 2;
+        QTest::addRow("steps numbered backwards") << 7 << 3;
+        QTest::addRow("one step number twice") << 5 << 5;
+    }
     void timesAreMeansPerStep()
     {
-        const auto trace = traceFrom(QStringLiteral(
-            "begin step 1\nt=0 begin fwd:l\nt=10 end fwd:l\nt=20 begin fwd:l\nt=30 end fwd:l\n"
-            "t=40 begin bwd:l\nt=100 end bwd:l\nt=101 end step 1\n"
-            "t=200 begin step 2\nt=200 begin fwd:l\nt=240 end fwd:l\nt=250 begin bwd:l\nt=270 end bwd:l\nt=300 end step 2\n"));
+        QFETCH(int, first);
+        QFETCH(int, second);
+        const QString text = QStringLiteral(
+            "begin step %1\nt=0 begin fwd:l\nt=10 end fwd:l\nt=20 begin fwd:l\nt=30 end fwd:l\n"
+            "t=40 begin bwd:l\nt=100 end bwd:l\nt=101 end step %1\n"
+            "t=200 begin step %2\nt=200 begin fwd:l\nt=240 end fwd:l\nt=250 begin bwd:l\nt=270 end bwd:l\nt=300 end step %2\n");
+        const auto trace = traceFrom(text.arg(first).arg(second));
+        if (first == second) { // one step: the sums are its times
+            const LayerStats s = computeLayerStats(*trace).at(0);
+            QCOMPARE(s.forwardNs, qint64(60));
+            QCOMPARE(s.backwardNs, qint64(80));
+            return;
+        }
         const LayerStats s = computeLayerStats(*trace).at(0);
         QCOMPARE(s.forwardNs, qint64(30)); // (10 + 10 + 40) / 2 steps
         QCOMPARE(s.backwardNs, qint64(40)); // (60 + 20) / 2

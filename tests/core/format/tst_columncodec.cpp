@@ -90,6 +90,16 @@ private Q_SLOTS:
         std::vector<std::uint32_t> decodedIds(ids.size());
         codec::getUnsigned(idBytes, decodedIds);
         QCOMPARE(decodedIds, ids);
+
+        // Runs of one-byte values, read eight at a time, broken by longer ones at every offset.
+        std::vector<std::uint32_t> mixed;
+        for (std::uint32_t i = 0; i < 300; ++i)
+            mixed.push_back(i % 23 == 0 ? 1000 + i : i % 128);
+        std::string mixedBytes;
+        codec::putUnsigned(mixed, mixedBytes);
+        std::vector<std::uint32_t> decodedMixed(mixed.size());
+        codec::getUnsigned(mixedBytes, decodedMixed);
+        QCOMPARE(decodedMixed, mixed);
     }
 
     void damageIsAnError_data()
@@ -106,6 +116,13 @@ private Q_SLOTS:
                                                   << QStringLiteral("runs past 64 bits");
         QTest::newRow("an index past 32 bits") << QByteArray("\x80\x80\x80\x80\x10", 5) << 1
                                                << QStringLiteral("more than an index can be");
+        // Runs of one-byte values are read eight at a time: the same checks at their ends.
+        QTest::newRow("a run of small values, then too few") << QByteArray(17, '\x03') << 18
+                                                           << QStringLiteral("ends after 17 of its 18 values");
+        QTest::newRow("a run of small values, then bytes left") << QByteArray(17, '\x03') << 16
+                                                              << QStringLiteral("holds 1 bytes after its 16 values");
+        QTest::newRow("a run of small values, then a cut varint") << QByteArray(16, '\x03') + QByteArray(1, '\x80') << 17
+                                                                << QStringLiteral("ends after 16 of its 17 values");
     }
     void damageIsAnError()
     {
