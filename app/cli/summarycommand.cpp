@@ -9,6 +9,7 @@
 #include "core/analysis/crossrank.h"
 #include "core/analysis/layerranking.h"
 #include "core/analysis/tracesummary.h"
+#include "core/import/filesummary.h"
 #include "core/import/traceloader.h"
 #include "core/report/jsondump.h"
 #include "core/report/summaryjson.h"
@@ -166,7 +167,7 @@ std::string textSummary(const std::string &path, const Trace &trace, const Trace
         out += description + "\n";
     if (auto warnings = trace.metaValue(metakey::ImportWarnings); !warnings.empty())
         out += "Warning: " + warnings + "\n";
-    out += formatCount(static_cast<std::int64_t>(trace.events.size())) + " memory events over "
+    out += formatCount(static_cast<std::int64_t>(summary.eventCount)) + " memory events over "
            + formatDuration(summary.lastNs - summary.firstNs) + ", " + plural(trace.steps.size(), "step") + ", "
            + plural(trace.layers.size(), "layer") + "\n\n";
     out += peakSection(trace, summary);
@@ -312,12 +313,13 @@ Command addSummaryCommand(CLI::App &app)
                     return options->json ? jsonRanks(table) : textRanks(table);
                 }
                 const std::string &path = options->paths.front();
-                const auto trace = loadTrace(path);
-                const TraceSummary summary = summarize(*trace);
+                // A big native file is summarized as it is read, never held whole.
+                const FileSummary file = summarizeFile(path);
                 if (options->json)
-                    return summaryToJson(*trace, summary, options->topGiven ? std::optional(options->top) : std::nullopt)
+                    return summaryToJson(*file.trace, file.summary,
+                                         options->topGiven ? std::optional(options->top) : std::nullopt)
                            + "\n";
-                return textSummary(path, *trace, summary, options->top, options->fullStacks);
+                return textSummary(path, *file.trace, file.summary, options->top, options->fullStacks);
             }};
 }
 

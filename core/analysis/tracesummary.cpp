@@ -13,9 +13,20 @@ std::future<std::vector<LayerStats>> layerStatsBeside(const Trace &trace)
     return std::async(std::launch::async, [&trace] { return computeLayerStats(trace); });
 }
 
+// The summary's figures around the primary peak, from what the scans found.
+void placePeak(const Trace &trace, TraceSummary &summary)
+{
+    if (!summary.peak.primary)
+        return;
+    const DevicePeak &peak = summary.peak.devices[*summary.peak.primary];
+    if (auto step = trace.stepAt(peak.timeNs))
+        summary.peakStep = trace.steps[*step].number;
+}
+
 TraceSummary summarize(const Trace &trace, PeakReport peaks, std::future<std::vector<LayerStats>> layers)
 {
     TraceSummary summary;
+    summary.eventCount = trace.events.size();
     if (!trace.events.empty()) {
         summary.firstNs = trace.events.timeNs(0);
         summary.lastNs = trace.events.timeNs(trace.events.size() - 1);
@@ -24,12 +35,10 @@ TraceSummary summarize(const Trace &trace, PeakReport peaks, std::future<std::ve
     if (summary.peak.primary) {
         const DevicePeak &peak = summary.peak.devices[*summary.peak.primary];
         summary.steps = computeStepStats(trace, peak.device);
-        const std::size_t i = *peak.eventIndex;
-        summary.peakPhase = trace.events.phase(i);
-        summary.peakLayer = trace.events.layer(i);
-        if (auto step = trace.stepAt(peak.timeNs))
-            summary.peakStep = trace.steps[*step].number;
+        summary.peakPhase = trace.events.phase(*peak.eventIndex);
+        summary.peakLayer = trace.events.layer(*peak.eventIndex);
     }
+    placePeak(trace, summary);
     summary.layers = layers.get();
     return summary;
 }
@@ -45,6 +54,69 @@ TraceSummary summarize(const Trace &trace)
 TraceSummary summarize(const Trace &trace, PeakReport peaks)
 {
     return summarize(trace, std::move(peaks), layerStatsBeside(trace));
+}
+
+SummaryScan::SummaryScan(const Trace &trace, std::optional<Peak> expected)
+    : m_trace(trace)
+    , m_expected(expected)
+    , m_peaks(trace)
+    , m_layers(trace)
+{
+    if (expected) {
+        // The live set's time is the peak's, known once the pass reaches it.
+        m_live.emplace(trace, expected->device, expected->eventIndex + 1, 0);
+        m_steps.emplace(trace, expected->device);
+    }
+}
+
+void SummaryScan::add(const MemoryEvents &events, std::size_t first)
+{
+    if (events.empty())
+        return;
+    if (m_count == 0)
+        m_firstNs = events.timeNs(0);
+    m_lastNs = events.timeNs(events.size() - 1);
+    m_count += events.size();
+    m_peaks.add(events, first);
+    m_layers.add(events, first);
+    if (m_live)
+        m_live->add(events, first);
+    if (m_steps)
+        m_steps->add(events);
+    if (m_expected && m_expected->eventIndex >= first && m_expected->eventIndex - first < events.size()) {
+        m_peakPhase = events.phase(m_expected->eventIndex - first);
+        m_peakLayer = events.layer(m_expected->eventIndex - first);
+    }
+}
+
+std::optional<SummaryScan::Peak> SummaryScan::foundPeak() const
+{
+    const PeakReport report = m_peaks.finish();
+    if (!report.primary)
+        return std::nullopt;
+    const DevicePeak &peak = report.devices[*report.primary];
+    return Peak{peak.device, *peak.eventIndex};
+}
+
+std::optional<TraceSummary> SummaryScan::finish()
+{
+    if (foundPeak() != m_expected)
+        return std::nullopt;
+    TraceSummary summary;
+    summary.eventCount = m_count;
+    summary.firstNs = m_firstNs;
+    summary.lastNs = m_lastNs;
+    summary.peak = m_peaks.finish();
+    if (m_expected) {
+        summary.peak.liveAtPeak = m_live->finish();
+        summary.peak.liveAtPeak->timeNs = summary.peak.devices[*summary.peak.primary].timeNs;
+        summary.steps = m_steps->finish();
+        summary.peakPhase = m_peakPhase;
+        summary.peakLayer = m_peakLayer;
+    }
+    placePeak(m_trace, summary);
+    summary.layers = m_layers.finish();
+    return summary;
 }
 
 } // namespace peaklens

@@ -13,6 +13,7 @@ namespace peaklens {
 
 struct TraceSummary
 {
+    std::uint64_t eventCount = 0;
     std::int64_t firstNs = 0; // time span of the memory events
     std::int64_t lastNs = 0;
     PeakReport peak;
@@ -29,5 +30,40 @@ TraceSummary summarize(const Trace &trace);
 // The same with the trace's peaks already found (findPeaks), for callers that need them
 // before the rest.
 TraceSummary summarize(const Trace &trace, PeakReport peaks);
+
+// The same fed the events in time order a chunk at a time, in one pass, for a trace too
+// big to hold: `trace` has every part but its events. The live set at the peak and the
+// step figures need the peak's device and event before the pass; they are given as
+// expected (a native file's running totals say), and finish() checks them.
+class SummaryScan
+{
+public:
+    struct Peak
+    {
+        Device device;
+        std::size_t eventIndex = 0;
+        bool operator==(const Peak &) const = default;
+    };
+
+    SummaryScan(const Trace &trace, std::optional<Peak> expected);
+    void add(const MemoryEvents &events, std::size_t first);
+    // Null when the peak was not where expected: then foundPeak() says where, for a
+    // second pass.
+    std::optional<TraceSummary> finish();
+    std::optional<Peak> foundPeak() const;
+
+private:
+    const Trace &m_trace;
+    std::optional<Peak> m_expected;
+    PeakScan m_peaks;
+    LayerScan m_layers;
+    std::optional<LiveSetScan> m_live;
+    std::optional<StepScan> m_steps;
+    std::uint64_t m_count = 0;
+    std::int64_t m_firstNs = 0;
+    std::int64_t m_lastNs = 0;
+    Phase m_peakPhase = Phase::Other;
+    std::uint32_t m_peakLayer = kNoLayer;
+};
 
 } // namespace peaklens

@@ -10,8 +10,10 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 namespace peaklens {
@@ -85,7 +87,8 @@ void pack(const FileIds &ids, const ChunkIds &chunk, std::size_t count, const Me
 struct Job
 {
     std::int64_t chunk = 0;
-    std::size_t at = 0; // its first event's index in the trace
+    std::size_t sequence = 0; // 0, 1, 2, ... in file order
+    MemoryEvents::Slots slots; // where its events go, `count` of each
     std::size_t count = 0;
     std::int64_t firstTimeNs = 0;
     eventchunk::Codec codec = eventchunk::Codec::Plain;
@@ -93,15 +96,14 @@ struct Job
     std::string bytes;
 };
 
-// Decodes chunks on worker threads, each into its own part of the trace's columns; with
-// no workers, on the caller's thread. A failed chunk stops the rest: the first in file
-// order is the one reported.
+// Decodes chunks on worker threads, each into the columns its job names; with no
+// workers, on the caller's thread. A failed chunk stops the rest: the first in file order
+// is the one reported.
 class Decoders
 {
 public:
-    Decoders(const FileIds &ids, const MemoryEvents::Slots &slots, unsigned workers)
+    Decoders(const FileIds &ids, unsigned workers)
         : m_ids(ids)
-        , m_slots(slots)
     {
         for (unsigned i = 0; i < workers; ++i)
             m_threads.emplace_back([this] { work(); });
@@ -124,6 +126,16 @@ public:
         m_space.wait(lock, [this] { return m_jobs.size() < 2 * m_threads.size(); });
         m_jobs.push_back(std::move(job));
         m_ready.notify_one();
+    }
+
+    // Waits until the job with this sequence number is decoded.
+    void waitFor(std::size_t sequence)
+    {
+        std::unique_lock lock(m_mutex);
+        m_decoded.wait(lock, [&] { return m_error || m_done.contains(sequence); });
+        m_done.erase(sequence);
+        lock.unlock();
+        throwIfFailed();
     }
 
     void finish()
@@ -178,20 +190,23 @@ private:
         }
         try {
             scratch.ids.resize(job.count);
-            const eventchunk::Target target{m_slots.timeNs.subspan(job.at, job.count),
-                                            m_slots.deltaBytes.subspan(job.at, job.count),
-                                            m_slots.addr.subspan(job.at, job.count),
+            const eventchunk::Target target{job.slots.timeNs,
+                                            job.slots.deltaBytes,
+                                            job.slots.addr,
                                             std::span(scratch.ids.lane).first(job.count),
                                             std::span(scratch.ids.layer).first(job.count),
                                             std::span(scratch.ids.stack).first(job.count),
                                             std::span(scratch.ids.tags).first(job.count)};
             eventchunk::decode(job.codec, job.plainBytes, job.bytes, job.firstTimeNs, target, scratch.plain);
-            pack(m_ids, scratch.ids, job.count, m_slots, job.at);
+            pack(m_ids, scratch.ids, job.count, job.slots, 0);
+            std::lock_guard lock(m_mutex);
+            m_done.insert(job.sequence);
         } catch (const Error &error) {
             std::lock_guard lock(m_mutex);
             if (!m_error || job.chunk < m_error->first)
                 m_error.emplace(job.chunk, error.what());
         }
+        m_decoded.notify_all();
     }
 
     void throwIfFailed()
@@ -202,12 +217,13 @@ private:
     }
 
     const FileIds &m_ids;
-    MemoryEvents::Slots m_slots;
     std::vector<std::thread> m_threads;
     Scratch m_inlineScratch;
     std::mutex m_mutex;
     std::condition_variable m_ready;
     std::condition_variable m_space;
+    std::condition_variable m_decoded;
+    std::set<std::size_t> m_done;
     std::deque<Job> m_jobs;
     bool m_closed = false;
     std::optional<std::pair<std::int64_t, std::string>> m_error;
@@ -329,32 +345,119 @@ void EventsReader::readFormat1(const FileIds &ids, MemoryEvents::Slots slots,
         throw Error("an events chunk changed while it was read");
 }
 
-void EventsReader::readFormat2(const FileIds &ids, MemoryEvents::Slots slots,
-                               const std::function<void(std::size_t)> &chunkRead)
+std::vector<TotalsPeak> EventsReader::peaksFromTotals()
 {
-    Decoders decoders(ids, slots, decodingThreads(m_size.events));
-    std::size_t at = 0;
+    std::map<Device, TotalsPeak> peaks;
+    std::uint64_t first = 0;
+    auto chunks = m_db.prepare("SELECT chunk, count, totals FROM events ORDER BY chunk");
+    while (chunks.step()) {
+        const auto bytes = chunks.blob(2);
+        eventchunk::ChunkTotals totals;
+        try {
+            totals = eventchunk::readTotals({reinterpret_cast<const char *>(bytes.data()), bytes.size()});
+        } catch (const Error &error) {
+            throw Error("in " + chunkName(chunks.integer(0)) + ", " + error.what());
+        }
+        for (const auto &[device, total] : totals.devices) {
+            auto [it, added] = peaks.try_emplace(device, TotalsPeak{device, total.highBytes, first + total.highEvent});
+            if (!added && total.highBytes > it->second.bytes)
+                it->second = TotalsPeak{device, total.highBytes, first + total.highEvent};
+        }
+        first += static_cast<std::uint64_t>(std::max<std::int64_t>(chunks.integer(1), 0));
+    }
+    std::vector<TotalsPeak> result;
+    for (const auto &[device, peak] : peaks)
+        result.push_back(peak);
+    return result;
+}
+
+template<typename Take>
+void EventsReader::forEachFormat2Chunk(Take take)
+{
     auto chunks = m_db.prepare("SELECT chunk, count, t_first_ns, codec, plain_bytes, columns FROM events ORDER BY chunk");
+    std::size_t sequence = 0, events = 0;
     while (chunks.step()) {
         Job job;
         job.chunk = chunks.integer(0);
+        job.sequence = sequence++;
         job.count = static_cast<std::size_t>(chunks.integer(1));
-        if (job.count > slots.timeNs.size() - at)
+        if (job.count > m_size.events - events)
             throw Error("an events chunk changed while it was read");
-        job.at = at;
+        events += job.count;
         job.firstTimeNs = chunks.integer(2);
         job.codec = static_cast<eventchunk::Codec>(chunks.integer(3));
         job.plainBytes = static_cast<std::uint64_t>(chunks.integer(4));
         const auto bytes = chunks.blob(5);
         job.bytes.assign(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+        take(std::move(job));
+    }
+    if (events != m_size.events)
+        throw Error("an events chunk changed while it was read");
+}
+
+void EventsReader::readFormat2(const FileIds &ids, MemoryEvents::Slots slots,
+                               const std::function<void(std::size_t)> &chunkRead)
+{
+    Decoders decoders(ids, decodingThreads(m_size.events));
+    std::size_t at = 0;
+    forEachFormat2Chunk([&](Job job) {
         const std::size_t count = job.count;
+        job.slots = {slots.timeNs.subspan(at, count), slots.deltaBytes.subspan(at, count), slots.addr.subspan(at, count),
+                     slots.layerLane.subspan(at, count), slots.stackTags.subspan(at, count)};
         at += count;
         decoders.push(std::move(job));
         chunkRead(count);
-    }
+    });
     decoders.finish();
-    if (at != slots.timeNs.size())
-        throw Error("an events chunk changed while it was read");
+}
+
+void EventsReader::stream(const FileIds &ids, const ChunkConsumer &consume,
+                          const std::function<void(std::size_t)> &chunkRead)
+{
+    if (m_version < 2)
+        throw Error("its events are stored in format 1, which is read whole");
+    if (ids.stacks.size() > MemoryEvents::kMaxStacks)
+        throw Error("it has more than " + std::to_string(MemoryEvents::kMaxStacks)
+                    + " distinct call stacks, more than PeakLens can hold");
+    // Chunks decoded ahead on the workers, handed on in file order; their buffers reused.
+    struct Pending
+    {
+        MemoryEvents events;
+        std::size_t first = 0;
+        std::size_t sequence = 0;
+    };
+    const unsigned threads = decodingThreads(m_size.events);
+    const std::size_t ahead = 2 * std::max(threads, 1u);
+    std::deque<Pending> pending;
+    std::vector<MemoryEvents> spare;
+    Decoders decoders(ids, threads);
+    const auto handOn = [&] {
+        Pending &front = pending.front();
+        decoders.waitFor(front.sequence);
+        consume(front.events, front.first);
+        spare.push_back(std::move(front.events));
+        pending.pop_front();
+    };
+    std::size_t at = 0;
+    forEachFormat2Chunk([&](Job job) {
+        if (pending.size() >= ahead)
+            handOn();
+        Pending &next = pending.emplace_back();
+        if (!spare.empty()) {
+            next.events = std::move(spare.back());
+            spare.pop_back();
+        }
+        next.first = at;
+        next.sequence = job.sequence;
+        job.slots = next.events.resizeUninitialized(job.count);
+        at += job.count;
+        const std::size_t count = job.count;
+        decoders.push(std::move(job));
+        chunkRead(count);
+    });
+    while (!pending.empty())
+        handOn();
+    decoders.finish();
 }
 
 } // namespace peaklens

@@ -21,6 +21,16 @@ struct FileIds
     const std::vector<std::uint32_t> &stacks;
 };
 
+// A device's highest allocated bytes as the file's running totals give them: in file
+// order, from 0 at the start. Equal to the peak of the trace when its events were written
+// in time order, which a reader checks as it reads them.
+struct TotalsPeak
+{
+    Device device;
+    std::int64_t bytes = 0;
+    std::uint64_t eventIndex = 0; // the first event to reach them
+};
+
 struct EventsTableSize
 {
     std::uint64_t events = 0;
@@ -40,9 +50,20 @@ public:
     // naming the chunk and what is wrong.
     void read(const FileIds &ids, TraceBuilder &builder, const std::function<void(std::size_t)> &chunkRead);
 
+    // Format 2 only: each device's highest running total over the chunks' rows, without
+    // decoding any. Throws Error when a chunk's totals are damaged.
+    std::vector<TotalsPeak> peaksFromTotals();
+
+    // Format 2 only: hands the events on a chunk at a time in file order, on this thread,
+    // `first` the index of the chunk's first event; a few chunks are in memory at once.
+    using ChunkConsumer = std::function<void(const MemoryEvents &events, std::size_t first)>;
+    void stream(const FileIds &ids, const ChunkConsumer &consume, const std::function<void(std::size_t)> &chunkRead);
+
 private:
     void readFormat1(const FileIds &ids, MemoryEvents::Slots slots, const std::function<void(std::size_t)> &chunkRead);
     void readFormat2(const FileIds &ids, MemoryEvents::Slots slots, const std::function<void(std::size_t)> &chunkRead);
+    template<typename Take>
+    void forEachFormat2Chunk(Take take);
 
     SqliteDatabase &m_db;
     int m_version;

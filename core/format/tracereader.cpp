@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/trace/loadbudget.h"
+#include "core/trace/metadata.h"
 #include "core/trace/tracebuilder.h"
 #include "eventsreader.h"
 #include "privatecopy.h"
@@ -17,6 +18,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <type_traits>
 
 namespace peaklens {
 
@@ -98,26 +100,76 @@ public:
 
     std::shared_ptr<const Trace> read()
     {
+        readTables();
+        return guarded([this] {
+            readEvents();
+            return finish();
+        });
+    }
+
+    // Everything but the memory events.
+    void readTables()
+    {
         if (m_image.data())
             checkImageHeader();
         else
             checkHeader();
-        try {
+        guarded([this] {
             open();
             checkVersionAndTables();
             countRows();
             // Each part of the file in turn, with a look at the cancel flag between them.
             for (const auto part : {&NativeFileReader::readMeta, &NativeFileReader::readLanes, &NativeFileReader::readLayers,
                                     &NativeFileReader::readStacks, &NativeFileReader::readKernelNames,
-                                    &NativeFileReader::readEvents, &NativeFileReader::readReserved,
-                                    &NativeFileReader::readRanges, &NativeFileReader::readSteps,
-                                    &NativeFileReader::readKernels, &NativeFileReader::readMarkers}) {
+                                    &NativeFileReader::readReserved, &NativeFileReader::readRanges,
+                                    &NativeFileReader::readSteps, &NativeFileReader::readKernels,
+                                    &NativeFileReader::readMarkers}) {
                 (this->*part)();
                 reportProgress();
             }
+            return 0;
+        });
+    }
+
+    // Whether the events can be handed on a chunk at a time rather than read whole: format
+    // 2, and no categories to be worked out from every event once all are read.
+    bool canStream() const
+    {
+        return m_version >= 2 && m_builder.current().metaValue(metakey::Categories) != "lifetime";
+    }
+
+    // The trace without its events, then the events a chunk at a time.
+    std::shared_ptr<const Trace> stream(const TraceReader::ChunkStart &start, const TraceReader::ChunkConsumer &consume)
+    {
+        return guarded([&] {
+            EventsReader events(*m_db, static_cast<int>(m_version));
+            TraceReader::StreamStart known;
+            known.events = events.measure().events;
+            known.peaks = events.peaksFromTotals();
             auto trace = m_builder.finish();
+            start(*trace, known);
+            events.stream(FileIds{m_laneIds, m_layerIds, m_stackIds},
+                          [&](const MemoryEvents &chunk, std::size_t first) { consume(*trace, chunk, first); },
+                          [this](std::size_t count) { rowRead(count); });
             m_progress.tick(1.0);
             return trace;
+        });
+    }
+
+private:
+    std::shared_ptr<const Trace> finish()
+    {
+        auto trace = m_builder.finish();
+        m_progress.tick(1.0);
+        return trace;
+    }
+
+    // Runs `work`, turning every problem but a cancel into an ImportError naming the file.
+    template<typename Work>
+    std::invoke_result_t<Work> guarded(Work work)
+    {
+        try {
+            return work();
         } catch (const ImportError &) {
             throw;
         } catch (const ImportCancelled &) {
@@ -131,7 +183,6 @@ public:
         }
     }
 
-private:
     // The file is data: it is opened so that nothing in it runs and nothing is written beside it.
     void open()
     {
@@ -457,6 +508,16 @@ private:
 std::shared_ptr<const Trace> TraceReader::read(const std::string &path, const ImportProgress &progress)
 {
     return NativeFileReader(path, {}, progress).read();
+}
+
+std::shared_ptr<const Trace> TraceReader::stream(const std::string &path, const ChunkStart &start,
+                                                 const ChunkConsumer &consume, const ImportProgress &progress)
+{
+    NativeFileReader reader(path, {}, progress);
+    reader.readTables();
+    if (!reader.canStream())
+        return nullptr;
+    return reader.stream(start, consume);
 }
 
 std::shared_ptr<const Trace> TraceReader::readImage(const std::string &path, std::span<const char> image,

@@ -6,9 +6,11 @@
 // ImportCancelled.
 
 #include "core/import/importprogress.h"
+#include "eventsreader.h"
 #include "core/trace/trace.h"
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -22,6 +24,21 @@ public:
     // The same for a whole file already in memory (read from a pipe); `path` names it.
     static std::shared_ptr<const Trace> readImage(const std::string &path, std::span<const char> image,
                                                   const ImportProgress &progress = {});
+    // Reads everything but the memory events, calls start(trace, what is known), then hands
+    // the events to `consume` a chunk at a time in file order (the order they were
+    // written), each chunk's `first` its first event's index: a file of any size is read
+    // in the memory of a few chunks. Returns the trace without its events, or null, having
+    // handed on nothing, when the file's events can only be read whole (format 1, or
+    // categories worked out from every event): read() it then.
+    struct StreamStart
+    {
+        std::uint64_t events = 0;
+        std::vector<TotalsPeak> peaks; // as the file's running totals give them, to be checked
+    };
+    using ChunkStart = std::function<void(const Trace &trace, const StreamStart &start)>;
+    using ChunkConsumer = std::function<void(const Trace &trace, const MemoryEvents &events, std::size_t first)>;
+    static std::shared_ptr<const Trace> stream(const std::string &path, const ChunkStart &start,
+                                               const ChunkConsumer &consume, const ImportProgress &progress = {});
     // True when these first bytes of a file are those of a PeakLens trace.
     static bool recognizes(std::span<const std::byte> header);
 };

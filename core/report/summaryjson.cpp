@@ -139,7 +139,7 @@ std::string summaryToJson(const Trace &trace, const TraceSummary &summary, std::
     }
 
     json result = {{"meta", meta},
-                   {"events", trace.events.size()},
+                   {"events", summary.eventCount},
                    {"reserved_events", trace.reserved.size()},
                    {"first_ns", summary.firstNs},
                    {"last_ns", summary.lastNs},

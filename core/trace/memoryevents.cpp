@@ -6,16 +6,22 @@
 
 namespace peaklens {
 
+MemoryEvents::Slots MemoryEvents::resizeUninitialized(std::size_t count)
+{
+    m_timeNs.resize(count);
+    m_deltaBytes.resize(count);
+    m_addr.resize(count);
+    m_layerLane.resize(count);
+    m_stackTags.resize(count);
+    return {m_timeNs, m_deltaBytes, m_addr, m_layerLane, m_stackTags};
+}
+
 MemoryEvents::Slots MemoryEvents::appendUninitialized(std::size_t count)
 {
     const std::size_t at = size();
-    m_timeNs.resize(at + count);
-    m_deltaBytes.resize(at + count);
-    m_addr.resize(at + count);
-    m_layerLane.resize(at + count);
-    m_stackTags.resize(at + count);
-    return {std::span(m_timeNs).subspan(at), std::span(m_deltaBytes).subspan(at), std::span(m_addr).subspan(at),
-            std::span(m_layerLane).subspan(at), std::span(m_stackTags).subspan(at)};
+    const Slots all = resizeUninitialized(at + count);
+    return {all.timeNs.subspan(at), all.deltaBytes.subspan(at), all.addr.subspan(at), all.layerLane.subspan(at),
+            all.stackTags.subspan(at)};
 }
 
 void MemoryEvents::reserve(std::size_t count)

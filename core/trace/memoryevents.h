@@ -81,6 +81,8 @@ public:
     // The caller guarantees lane < kMaxLanes, layer <= kNoLayer and stack < kMaxStacks.
     // Grows by `count` uninitialised events for the caller to fill in before any is read.
     Slots appendUninitialized(std::size_t count);
+    // Holds `count` uninitialised events, keeping the memory it had: a reused buffer.
+    Slots resizeUninitialized(std::size_t count);
 
     void append(const MemoryEvent &event)
     {

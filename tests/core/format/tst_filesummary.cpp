@@ -1,0 +1,161 @@
+// A native file summarized as it is read, a chunk at a time, gives the figures of the file
+// loaded whole; and files that cannot be read that way are loaded whole.
+#include "core/format/schema.h"
+#include "core/format/sqlitedatabase.h"
+#include "core/format/tracewriter.h"
+#include "core/import/filesummary.h"
+#include "core/import/traceloader.h"
+#include "core/report/summaryjson.h"
+#include "core/trace/tracebuilder.h"
+#include "testsupport.h"
+
+#include <QRandomGenerator64>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace peaklens;
+using peaklens::test::qs;
+using peaklens::test::ss;
+
+namespace {
+
+const QString kSource = QStringLiteral(PEAKLENS_SOURCE_DIR "/");
+
+// Training-shaped steps on two devices, several chunks long, written in time order or not.
+std::shared_ptr<const Trace> twoDeviceTrace(std::size_t steps)
+{
+    TraceBuilder builder;
+    const std::uint32_t lanes[] = {builder.lane(Lane{Device{DeviceType::Cuda, 0}, 0}),
+                                   builder.lane(Lane{Device{DeviceType::Cuda, 1}, 0}),
+                                   builder.lane(Lane{Device{DeviceType::Cuda, 1}, 7})};
+    std::vector<std::uint32_t> layers;
+    for (int l = 0; l < 12; ++l)
+        layers.push_back(builder.layer("model.blocks." + std::to_string(l)));
+    QRandomGenerator64 random(5);
+    std::int64_t t = 1000;
+    for (std::size_t step = 0; step < steps; ++step) {
+        const std::int64_t stepBegin = t;
+        std::vector<MemoryEvent> saved;
+        for (std::uint32_t layer : layers) {
+            const std::int64_t begin = t;
+            for (int i = 0; i < 40; ++i) {
+                MemoryEvent event{t += 1 + static_cast<std::int64_t>(random.bounded(500u)),
+                                  512 * (1 + static_cast<std::int64_t>(random.bounded(4000u))),
+                                  0x7f0000000000 + step * 0x100000000ull + layer * 0x1000000ull + i * 0x10000ull,
+                                  lanes[random.bounded(3u)], layer, 0, Category::Activation, Phase::Forward};
+                builder.addEvent(event);
+                saved.push_back(event);
+            }
+            builder.addRange(Range{layer, Phase::Forward, static_cast<std::int64_t>(step), begin, t, 0});
+        }
+        const std::int64_t backward = ++t;
+        for (MemoryEvent event : saved) {
+            event.timeNs = t += 3;
+            event.deltaBytes = -event.deltaBytes;
+            event.phase = Phase::Backward;
+            builder.addEvent(event);
+        }
+        builder.addRange(Range{layers.back(), Phase::Backward, static_cast<std::int64_t>(step), backward, t, 0});
+        builder.addStep(Step{static_cast<std::int64_t>(step), stepBegin, ++t});
+    }
+    return builder.finish();
+}
+
+// The events written in an order other than time's, as a collector's threads might.
+void writeOutOfOrder(const Trace &trace, const QString &path)
+{
+    TraceWriter writer(ss(path), TraceWriter::Mode::Bulk);
+    for (std::uint32_t i = 0; i < trace.lanes.size(); ++i)
+        writer.writeLane(i, trace.lanes[i]);
+    for (std::uint32_t i = 0; i < trace.layers.size(); ++i)
+        writer.writeLayer(i, trace.layers[i]);
+    for (std::size_t i = 0; i < trace.events.size(); ++i)
+        writer.writeEvent(trace.events.at(i ^ 1 < trace.events.size() ? i ^ 1 : i));
+    for (const Range &range : trace.ranges)
+        writer.writeRange(range);
+    for (const Step &step : trace.steps)
+        writer.writeStep(step);
+    writer.finish();
+}
+
+std::string wholeSummaryJson(const QString &path)
+{
+    const auto trace = loadTrace(ss(path));
+    return summaryToJson(*trace, summarize(*trace), std::nullopt);
+}
+
+} // namespace
+
+class tst_FileSummary : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void sameFiguresAsTheWholeFile_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("make");
+        QTest::addColumn<bool>("streamed");
+        QTest::addRow("bundled sample, format 2") << kSource + QStringLiteral("resources/samples/training-step.peaklens") << QString() << true;
+        QTest::addRow("format 1: read whole") << kSource + QStringLiteral("tests/data/format/training-step.v1.peaklens") << QString() << false;
+        QTest::addRow("trace text: read whole") << kSource + QStringLiteral("tests/data/modelled-step.pltxt") << QString() << false;
+        QTest::addRow("real Kineto trace, converted (categories from lifetimes: read whole)")
+            << kSource + QStringLiteral("tests/data/real/kineto_v100_rank1.pt.trace.json.gz") << QStringLiteral("convert") << false;
+        QTest::addRow("real snapshot, converted (categories from lifetimes: read whole)")
+            << kSource + QStringLiteral("tests/data/real/snapshot_cs336_medium_train.pickle.gz") << QStringLiteral("convert") << false;
+        QTest::addRow("several chunks on two devices") << QString() << QStringLiteral("two devices") << true;
+        QTest::addRow("events out of time order: read whole") << QString() << QStringLiteral("out of order") << false;
+        QTest::addRow("running totals that point elsewhere: read twice") << QString() << QStringLiteral("wrong totals") << true;
+    }
+    void sameFiguresAsTheWholeFile()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, make);
+        QFETCH(bool, streamed);
+        QTemporaryDir dir;
+        QString path = file;
+        if (!make.isEmpty()) {
+            path = dir.filePath(QStringLiteral("made.peaklens"));
+            if (make == QLatin1String("convert")) {
+                TraceWriter::writeTrace(*loadTrace(ss(file)), ss(path));
+            } else {
+                const auto trace = twoDeviceTrace(3 * schema::kEventsPerChunk / (12 * 80) + 1);
+                if (make == QLatin1String("out of order")) {
+                    writeOutOfOrder(*trace, path);
+                } else {
+                    TraceWriter::writeTrace(*trace, ss(path));
+                    if (make == QLatin1String("wrong totals")) {
+                        SqliteDatabase db(ss(path), SQLITE_OPEN_READWRITE);
+                        db.exec("UPDATE events SET totals = x'0000'"); // no lanes, no devices
+                    }
+                }
+            }
+        }
+        const FileSummary summary = summarizeFile(ss(path));
+        QCOMPARE(summary.streamed, streamed);
+        QCOMPARE(summary.trace->events.empty(), streamed);
+        QVERIFY(summary.summary.eventCount > 0);
+        QCOMPARE(summaryToJson(*summary.trace, summary.summary, std::nullopt), wholeSummaryJson(path));
+    }
+
+    void damageIsReportedAsWhenReadWhole()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("damaged.peaklens"));
+        TraceWriter::writeTrace(*twoDeviceTrace(80), ss(path));
+        {
+            SqliteDatabase db(ss(path), SQLITE_OPEN_READWRITE);
+            db.exec("UPDATE events SET codec = 9 WHERE chunk = 1");
+        }
+        try {
+            summarizeFile(ss(path));
+            QFAIL("the damaged file was summarized");
+        } catch (const ImportError &error) {
+            QVERIFY2(qs(error.what()).contains(QStringLiteral("events chunk 1 is stored with the unknown codec 9")),
+                     error.what());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_FileSummary)
+#include "tst_filesummary.moc"
