@@ -61,6 +61,21 @@ public:
     {
         if (m_at != m_end && *m_at < 0x80) // most values: one byte
             return *m_at++;
+        // Far enough from the end for any varint: no bounds to check byte by byte.
+        if (m_end - m_at >= 10) {
+            std::uint64_t value = m_at[0] & 0x7fu;
+            for (unsigned i = 1; i < 10; ++i) {
+                const std::uint8_t byte = m_at[i];
+                if (i == 9 && byte > 1)
+                    throw Error("value " + std::to_string(index) + " of the column runs past 64 bits");
+                value |= static_cast<std::uint64_t>(byte & 0x7f) << (7 * i);
+                if (byte < 0x80) {
+                    m_at += i + 1;
+                    return value;
+                }
+            }
+            throw Error("value " + std::to_string(index) + " of the column runs past 64 bits");
+        }
         std::uint64_t value = 0;
         for (unsigned shift = 0;; shift += 7) {
             if (m_at == m_end)
