@@ -56,7 +56,7 @@ public:
 
     // Format 2 only: hands the events on a chunk at a time in file order, on this thread,
     // `first` the index of the chunk's first event; a few chunks are in memory at once.
-    using ChunkConsumer = std::function<void(const MemoryEvents &events, std::size_t first)>;
+    using ChunkConsumer = std::function<void(MemoryEvents &events, std::size_t first)>;
     void stream(const FileIds &ids, const ChunkConsumer &consume, const std::function<void(std::size_t)> &chunkRead);
 
 private:

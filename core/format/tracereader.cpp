@@ -2,7 +2,6 @@
 
 #include "core/error.h"
 #include "core/trace/loadbudget.h"
-#include "core/trace/metadata.h"
 #include "core/trace/tracebuilder.h"
 #include "eventsreader.h"
 #include "privatecopy.h"
@@ -131,12 +130,8 @@ public:
         });
     }
 
-    // Whether the events can be handed on a chunk at a time rather than read whole: format
-    // 2, and no categories to be worked out from every event once all are read.
-    bool canStream() const
-    {
-        return m_version >= 2 && m_builder.current().metaValue(metakey::Categories) != "lifetime";
-    }
+    // Whether the events can be handed on a chunk at a time rather than read whole.
+    bool canStream() const { return m_version >= 2; }
 
     // The trace without its events, then the events a chunk at a time.
     std::shared_ptr<const Trace> stream(const TraceReader::ChunkStart &start, const TraceReader::ChunkConsumer &consume)
@@ -149,7 +144,7 @@ public:
             auto trace = m_builder.finish();
             start(*trace, known);
             events.stream(FileIds{m_laneIds, m_layerIds, m_stackIds},
-                          [&](const MemoryEvents &chunk, std::size_t first) { consume(*trace, chunk, first); },
+                          [&](MemoryEvents &chunk, std::size_t first) { consume(*trace, chunk, first); },
                           [this](std::size_t count) { rowRead(count); });
             m_progress.tick(1.0);
             return trace;

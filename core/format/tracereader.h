@@ -26,17 +26,19 @@ public:
                                                   const ImportProgress &progress = {});
     // Reads everything but the memory events, calls start(trace, what is known), then hands
     // the events to `consume` a chunk at a time in file order (the order they were
-    // written), each chunk's `first` its first event's index: a file of any size is read
-    // in the memory of a few chunks. Returns the trace without its events, or null, having
-    // handed on nothing, when the file's events can only be read whole (format 1, or
-    // categories worked out from every event): read() it then.
+    // written), each chunk's `first` its first event's index, its buffer the consumer's to
+    // change until it returns: a file of any size is read in the memory of a few chunks.
+    // The events are as stored: nothing is sorted, and categories a trace marks as worked
+    // out from lifetimes (metakey::Categories) are not (LifetimeClassifier does that).
+    // Returns the trace without its events, or null, having handed on nothing, when the
+    // file's events can only be read whole (format 1): read() it then.
     struct StreamStart
     {
         std::uint64_t events = 0;
         std::vector<TotalsPeak> peaks; // as the file's running totals give them, to be checked
     };
     using ChunkStart = std::function<void(const Trace &trace, const StreamStart &start)>;
-    using ChunkConsumer = std::function<void(const Trace &trace, const MemoryEvents &events, std::size_t first)>;
+    using ChunkConsumer = std::function<void(const Trace &trace, MemoryEvents &events, std::size_t first)>;
     static std::shared_ptr<const Trace> stream(const std::string &path, const ChunkStart &start,
                                                const ChunkConsumer &consume, const ImportProgress &progress = {});
     // True when these first bytes of a file are those of a PeakLens trace.

@@ -1,8 +1,9 @@
 #pragma once
 // The summary of a trace file with as little of it in memory as its format allows: a
 // native file of format 2 whose events were written in time order is read a chunk at a
-// time and summarized as it is read; any other file is loaded whole and summarized. The
-// figures are the same either way.
+// time and summarized as it is read (with a pass before, when its categories are worked
+// out from lifetimes); any other file is loaded whole and summarized. The figures are the
+// same either way.
 
 #include "core/analysis/tracesummary.h"
 #include "importprogress.h"

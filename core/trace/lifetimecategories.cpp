@@ -130,30 +130,70 @@ struct BlockKeyHash
 
 } // namespace
 
-void classifyByLifetime(Trace &trace)
+// What is kept of an allocation not yet classified until its free comes.
+struct Pending
 {
-    const Classifier classifier(trace);
-    MemoryEvents &events = trace.events;
-    std::unordered_map<BlockKey, std::size_t, BlockKeyHash> live;
+    std::size_t index;
+    std::int64_t timeNs;
+    Phase phase;
+};
+
+struct LifetimeClassifier::State
+{
+    explicit State(const Trace &trace)
+        : trace(trace)
+        , classifier(trace)
+    {
+    }
+
+    const Trace &trace;
+    const Classifier classifier;
+    std::unordered_map<BlockKey, Pending, BlockKeyHash> live;
+};
+
+LifetimeClassifier::LifetimeClassifier(const Trace &trace)
+    : m_state(std::make_unique<State>(trace))
+{
+}
+
+LifetimeClassifier::~LifetimeClassifier() = default;
+
+void LifetimeClassifier::add(const MemoryEvents &events, std::size_t first, const Decide &decide)
+{
+    State &state = *m_state;
     for (std::size_t i = 0; i < events.size(); ++i) {
         if (events.category(i) != Category::Unknown)
             continue;
-        const BlockKey key{trace.lanes[events.lane(i)].device, events.addr(i)};
+        const BlockKey key{state.trace.lanes[events.lane(i)].device, events.addr(i)};
         if (events.deltaBytes(i) > 0) {
-            live[key] = i;
+            state.live[key] = Pending{first + i, events.timeNs(i), events.phase(i)};
             continue;
         }
-        auto block = live.find(key);
-        if (block == live.end())
+        auto block = state.live.find(key);
+        if (block == state.live.end())
             continue;
-        const std::size_t alloc = block->second;
-        live.erase(block);
-        const Category category = classifier.classify(events.phase(alloc), events.timeNs(alloc), events.timeNs(i));
-        events.setCategory(alloc, category);
-        events.setCategory(i, category);
+        const Pending alloc = block->second;
+        state.live.erase(block);
+        const Category category = state.classifier.classify(alloc.phase, alloc.timeNs, events.timeNs(i));
+        decide(alloc.index, category);
+        decide(first + i, category);
     }
-    for (const auto &[key, alloc] : live)
-        events.setCategory(alloc, classifier.classify(events.phase(alloc), events.timeNs(alloc), kNever));
+}
+
+void LifetimeClassifier::finish(const Decide &decide)
+{
+    for (const auto &[key, alloc] : m_state->live)
+        decide(alloc.index, m_state->classifier.classify(alloc.phase, alloc.timeNs, kNever));
+    m_state->live.clear();
+}
+
+void classifyByLifetime(Trace &trace)
+{
+    LifetimeClassifier classifier(trace);
+    MemoryEvents &events = trace.events;
+    const auto decide = [&events](std::size_t index, Category category) { events.setCategory(index, category); };
+    classifier.add(events, 0, decide);
+    classifier.finish(decide);
 }
 
 } // namespace peaklens

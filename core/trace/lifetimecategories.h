@@ -19,8 +19,34 @@
 
 #include "trace.h"
 
+#include <functional>
+#include <memory>
+
 namespace peaklens {
 
 void classifyByLifetime(Trace &trace);
+
+// The same fed the trace's events in time order a chunk at a time, for a trace too big to
+// hold: `trace` gives the lanes, ranges and steps. A decision names the event by its
+// index in the trace; the allocation and the free of a block are decided when the free
+// comes, blocks never freed by finish().
+class LifetimeClassifier
+{
+public:
+    using Decide = std::function<void(std::size_t index, Category category)>;
+
+    explicit LifetimeClassifier(const Trace &trace);
+    ~LifetimeClassifier();
+    LifetimeClassifier(const LifetimeClassifier &) = delete;
+    LifetimeClassifier &operator=(const LifetimeClassifier &) = delete;
+
+    // `events` are the trace's from index `first` on.
+    void add(const MemoryEvents &events, std::size_t first, const Decide &decide);
+    void finish(const Decide &decide);
+
+private:
+    struct State;
+    std::unique_ptr<State> m_state;
+};
 
 } // namespace peaklens

@@ -99,10 +99,14 @@ private slots:
         QTest::addRow("bundled sample, format 2") << kSource + QStringLiteral("resources/samples/training-step.peaklens") << QString() << true;
         QTest::addRow("format 1: read whole") << kSource + QStringLiteral("tests/data/format/training-step.v1.peaklens") << QString() << false;
         QTest::addRow("trace text: read whole") << kSource + QStringLiteral("tests/data/modelled-step.pltxt") << QString() << false;
-        QTest::addRow("real Kineto trace, converted (categories from lifetimes: read whole)")
-            << kSource + QStringLiteral("tests/data/real/kineto_v100_rank1.pt.trace.json.gz") << QStringLiteral("convert") << false;
-        QTest::addRow("real snapshot, converted (categories from lifetimes: read whole)")
-            << kSource + QStringLiteral("tests/data/real/snapshot_cs336_medium_train.pickle.gz") << QStringLiteral("convert") << false;
+        QTest::addRow("real Kineto trace, converted (categories from lifetimes)")
+            << kSource + QStringLiteral("tests/data/real/kineto_v100_rank1.pt.trace.json.gz") << QStringLiteral("convert") << true;
+        QTest::addRow("real snapshot, converted (categories from lifetimes)")
+            << kSource + QStringLiteral("tests/data/real/snapshot_cs336_medium_train.pickle.gz") << QStringLiteral("convert") << true;
+        QTest::addRow("real snapshot of another run, converted")
+            << kSource + QStringLiteral("tests/data/real/snapshot_cs336_compiled_train.pickle.gz") << QStringLiteral("convert") << true;
+        QTest::addRow("real Kineto trace from ROCm, converted")
+            << kSource + QStringLiteral("tests/data/real/kineto_mi300x_normalization.pt.trace.json.gz") << QStringLiteral("convert") << true;
         QTest::addRow("several chunks on two devices") << QString() << QStringLiteral("two devices") << true;
         QTest::addRow("events out of time order: read whole") << QString() << QStringLiteral("out of order") << false;
         QTest::addRow("running totals that point elsewhere: read twice") << QString() << QStringLiteral("wrong totals") << true;
