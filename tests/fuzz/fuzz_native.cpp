@@ -1,6 +1,8 @@
-// Fuzzes the native file reader: each input is written to a file and opened.
+// Fuzzes the native file reader: each input is written to a file, opened, and summarized
+// as the CLI does, a chunk at a time.
 #include "core/error.h"
 #include "core/format/tracereader.h"
+#include "core/import/filesummary.h"
 
 #include <cstdio>
 #include <string>
@@ -16,6 +18,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     std::fclose(file);
     try {
         peaklens::TraceReader::read(path);
+    } catch (const peaklens::Error &) {
+    }
+    // The same file summarized a chunk at a time: the running totals, the streamed passes.
+    try {
+        peaklens::summarizeFile(path);
     } catch (const peaklens::Error &) {
     }
     return 0;

@@ -9,6 +9,8 @@
 #include "core/error.h"
 #include "core/format/tracereader.h"
 #include "core/format/tracewriter.h"
+#include "core/import/filesummary.h"
+#include "core/report/summaryjson.h"
 #include "core/trace/loadbudget.h"
 
 #include <cstdio>
@@ -45,6 +47,15 @@ void checkRewritable(const peaklens::Trace &trace)
         || again->lanes.size() != trace.lanes.size() || again->markers.size() != trace.markers.size()
         || again->reserved.size() != trace.reserved.size() || again->kernels.size() != trace.kernels.size())
         fail("a trace saved and read back", "lost or gained items");
+    // The saved file summarized a chunk at a time gives the figures of the file read whole.
+    try {
+        const peaklens::FileSummary streamed = peaklens::summarizeFile(scratchFile());
+        const std::string expected = peaklens::summaryToJson(*again, peaklens::summarize(*again), std::nullopt);
+        if (peaklens::summaryToJson(*streamed.trace, streamed.summary, std::nullopt) != expected)
+            fail("a saved trace summarized a chunk at a time", "differs from the trace read whole");
+    } catch (const peaklens::Error &error) {
+        fail("a trace saved and read back could not be summarized", error.what());
+    }
 }
 
 } // namespace
