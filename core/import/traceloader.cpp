@@ -146,15 +146,11 @@ std::shared_ptr<const Trace> readTrace(Input &input, const ImportProgress &progr
     case TraceFormat::Native:
         return input.native();
     case TraceFormat::TorchSnapshot:
+        return streamTorchSnapshot(input.bytes(0), path, progress);
     case TraceFormat::TorchSnapshotJson: {
         FileBytes bytes = input.bytes(simdjson::SIMDJSON_PADDING);
         pickle::Document document;
-        if (input.format() == TraceFormat::TorchSnapshotJson) {
-            pickle::parseJsonDocument(bytes, document, path);
-        } else {
-            document.bytes = std::move(bytes);
-            pickle::unpickle(document, path, progress);
-        }
+        pickle::parseJsonDocument(bytes, document, path);
         return importTorchSnapshot(document, path, progress);
     }
     case TraceFormat::KinetoTrace: {

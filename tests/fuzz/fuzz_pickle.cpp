@@ -1,14 +1,12 @@
-// Fuzzes the unpickler and the snapshot interpretation behind it.
-#include "core/import/pickle/unpickler.h"
+// Fuzzes the unpickler and the snapshot reading behind it, as files are read: in one pass,
+// or from the whole document where the pass cannot follow the pickle's layout.
 #include "core/import/torchsnapshot.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
 {
-    peaklens::pickle::Document document;
-    document.bytes = peaklens::FileBytes::copyOf(std::string_view(reinterpret_cast<const char *>(data), size), 0);
+    const std::string_view bytes(reinterpret_cast<const char *>(data), size);
     try {
-        peaklens::pickle::unpickle(document, "fuzz.pickle");
-        peaklens::importTorchSnapshot(document, "fuzz.pickle");
+        peaklens::streamTorchSnapshot(peaklens::FileBytes::copyOf(bytes, 0), "fuzz.pickle");
     } catch (const peaklens::Error &) {
     }
     return 0;

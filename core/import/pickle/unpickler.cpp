@@ -1,100 +1,106 @@
 #include "unpickler.h"
 
+#include "bytereader.h"
 #include "core/error.h"
+#include "core/trace/loadbudget.h"
+#include "memo.h"
+#include "opcodes.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
-#include <cstring>
 
 namespace peaklens::pickle {
 
 namespace {
 
-// Opcodes of pickle protocols 0 to 5 (Lib/pickletools.py documents them).
-enum Opcode : unsigned char {
-    MARK = '(', STOP = '.', POP = '0', POP_MARK = '1', DUP = '2', FLOAT = 'F', INT = 'I', BININT = 'J',
-    BININT1 = 'K', LONG = 'L', BININT2 = 'M', NONE = 'N', PERSID = 'P', BINPERSID = 'Q', REDUCE = 'R',
-    STRING = 'S', BINSTRING = 'T', SHORT_BINSTRING = 'U', UNICODE = 'V', BINUNICODE = 'X', APPEND = 'a',
-    BUILD = 'b', GLOBAL = 'c', DICT = 'd', EMPTY_DICT = '}', APPENDS = 'e', GET = 'g', BINGET = 'h', INST = 'i',
-    LONG_BINGET = 'j', LIST = 'l', EMPTY_LIST = ']', OBJ = 'o', PUT = 'p', BINPUT = 'q', LONG_BINPUT = 'r',
-    SETITEM = 's', TUPLE = 't', EMPTY_TUPLE = ')', SETITEMS = 'u', BINFLOAT = 'G',
-    PROTO = 0x80, NEWOBJ = 0x81, EXT1 = 0x82, EXT2 = 0x83, EXT4 = 0x84, TUPLE1 = 0x85, TUPLE2 = 0x86,
-    TUPLE3 = 0x87, NEWTRUE = 0x88, NEWFALSE = 0x89, LONG1 = 0x8a, LONG4 = 0x8b,
-    BINBYTES = 'B', SHORT_BINBYTES = 'C',
-    SHORT_BINUNICODE = 0x8c, BINUNICODE8 = 0x8d, BINBYTES8 = 0x8e, EMPTY_SET = 0x8f, ADDITEMS = 0x90,
-    FROZENSET = 0x91, NEWOBJ_EX = 0x92, STACK_GLOBAL = 0x93, MEMOIZE = 0x94, FRAME = 0x95,
-    BYTEARRAY8 = 0x96, NEXT_BUFFER = 0x97, READONLY_BUFFER = 0x98,
-};
-
 // Memo indices far beyond what has been stored are damage, not data.
 constexpr std::uint64_t kMaxMemoGap = 1u << 20;
+// Trace entries have a dozen keys at most.
+constexpr std::size_t kMaxDirectPairs = 256;
+
+// The unpickler's stack: pushing, its hottest operation, is one comparison and one store.
+class ValueStack
+{
+public:
+    std::size_t size() const { return m_size; }
+    bool empty() const { return m_size == 0; }
+    Value &back() { return m_values[m_size - 1]; }
+    Value &operator[](std::size_t position) { return m_values[position]; }
+    std::span<Value> view() { return {m_values.data(), m_size}; }
+    void push_back(Value value) // by value: it may be one of ours, and growing moves them
+    {
+        emplace() = value;
+    }
+    // A new value on top, to be written in place.
+    Value &emplace()
+    {
+        if (m_size == m_values.size()) [[unlikely]]
+            grow();
+        return m_values[m_size++];
+    }
+    void pop_back() { --m_size; }
+    void shrink(std::size_t size) { m_size = size; }
+
+private:
+    [[gnu::noinline]] void grow()
+    {
+        const std::size_t more = std::max<std::size_t>(64, m_values.size());
+        LoadBudget::charge(more * sizeof(Value), "the pickle's stack"); // a byte of pickle pushes 16
+        m_values.resize(m_values.size() + more);
+    }
+
+    std::vector<Value> m_values;
+    std::size_t m_size = 0;
+};
 
 class Unpickler
 {
 public:
-    Unpickler(Document &document, const std::string &path, const ImportProgress &progress)
+    Unpickler(Document &document, const std::string &path, const ImportProgress &progress, StreamSink *sink)
         : m_doc(document)
         , m_path(path)
         , m_progress(progress)
-        , m_data(document.bytes.data())
-        , m_size(document.bytes.size())
+        , m_sink(sink)
+        , m_memo(sink != nullptr)
+        , m_in(document.bytes.data(), document.bytes.size(), path)
     {
     }
 
     void run()
     {
-        // Every value takes at least two bytes of pickle, most far more.
-        m_doc.reserveValues(m_size / 2);
+        // Every value takes at least two bytes of pickle, most far more; a sink keeps the
+        // document small.
+        if (!m_sink)
+            m_doc.reserveValues(m_in.size() / 2);
         while (true) {
-            if ((++m_opcodes & 0xFFFFF) == 0)
-                m_progress.tick(m_size ? static_cast<double>(m_pos) / static_cast<double>(m_size) : 1.0);
-            m_opcodeStart = m_pos;
-            const unsigned char op = static_cast<unsigned char>(read(1)[0]);
+            countOpcodes(1);
+            const unsigned char op = m_in.opcode();
             if (op == STOP)
                 break;
             execute(op);
         }
         if (m_stack.size() != 1 || !m_marks.empty())
             fail("ends with " + std::to_string(m_stack.size()) + " values on its stack instead of one");
+        if (m_stack.back().isStandIn())
+            throw OnePassError(m_path, "it ends with a value read and released before", m_in.opcodeStart());
         m_doc.root = m_stack.back();
-        m_doc.trailingBytes = m_size - m_pos;
+        m_doc.trailingBytes = m_in.size() - m_in.position();
         m_doc.seal();
     }
 
 private:
-    [[noreturn]] void fail(const std::string &problem) const
+    [[noreturn]] void fail(const std::string &problem) const { m_in.fail(problem); }
+
+    [[gnu::always_inline]] void countOpcodes(std::uint64_t count)
     {
-        throw ImportError(m_path, "is not a valid pickle: it " + problem, m_opcodeStart);
+        const std::uint64_t before = m_opcodes;
+        m_opcodes += count;
+        if ((before ^ m_opcodes) >> 20) [[unlikely]] // another million
+            m_progress.tick(m_in.size() ? static_cast<double>(m_in.position()) / static_cast<double>(m_in.size()) : 1.0);
     }
 
-    const char *read(std::size_t count)
-    {
-        if (count > m_size - m_pos)
-            throw ImportError(m_path, "is truncated: the pickle ends in the middle of a value", m_opcodeStart);
-        const char *at = m_data + m_pos;
-        m_pos += count;
-        return at;
-    }
-
-    template<typename T>
-    T readLittleEndian()
-    {
-        T value;
-        std::memcpy(&value, read(sizeof(T)), sizeof(T));
-        return value;
-    }
-
-    std::string_view readLine()
-    {
-        const char *start = m_data + m_pos;
-        const void *newline = std::memchr(start, '\n', m_size - m_pos);
-        if (!newline)
-            throw ImportError(m_path, "is truncated: the pickle ends in the middle of a value", m_opcodeStart);
-        const auto length = static_cast<std::size_t>(static_cast<const char *>(newline) - start);
-        m_pos += length + 1;
-        return {start, length};
-    }
+    [[gnu::always_inline]] void push(const Value &value) { m_stack.push_back(value); }
 
     Value pop()
     {
@@ -114,14 +120,35 @@ private:
 
     std::size_t stackFloor() const { return m_marks.empty() ? 0 : m_marks.back(); }
 
-    // Pops everything above the last MARK, and the mark.
-    std::size_t popMark()
+    // What was made since a MARK: the document and memo as they were, and the oldest
+    // container that grew since (if older than the mark, nothing made since may be released).
+    struct Region
+    {
+        Document::Watermark arena;
+        Memo::Mark memo;
+        std::uint32_t oldestGrown = UINT32_MAX;
+    };
+
+    void pushMark()
+    {
+        if (m_marks.size() == m_marks.capacity()) // a byte of pickle opens a MARK of 64
+            LoadBudget::charge(std::max<std::size_t>(64, m_marks.size()) * (sizeof(std::size_t) + sizeof(Region)),
+                               "the pickle's marks");
+        m_marks.push_back(m_stack.size());
+        m_regions.push_back(Region{m_doc.watermark(), m_memo.mark()});
+    }
+
+    // Pops the last MARK; the values above it stay for the caller to take.
+    Region popMark()
     {
         if (m_marks.empty())
             fail("has no MARK where one is needed");
-        const std::size_t mark = m_marks.back();
         m_marks.pop_back();
-        return mark;
+        const Region region = m_regions.back();
+        m_regions.pop_back();
+        if (!m_regions.empty())
+            m_regions.back().oldestGrown = std::min(m_regions.back().oldestGrown, region.oldestGrown);
+        return region;
     }
 
     Value newContainer(Kind kind, std::span<const Value> items = {})
@@ -137,8 +164,13 @@ private:
 
     void appendTo(const Value &container, Kind kind, const char *what, std::span<const Value> items)
     {
+        if (container.isStandIn())
+            throw OnePassError(m_path, "it " + std::string(what) + " a container read and released before",
+                               m_in.opcodeStart());
         if (container.kind != kind)
             fail(std::string(what) + " something that is not a " + (kind == Kind::List ? "list" : "dict"));
+        if (!m_regions.empty())
+            m_regions.back().oldestGrown = std::min(m_regions.back().oldestGrown, container.container);
         try {
             m_doc.append(container, items);
         } catch (const Error &error) {
@@ -146,75 +178,164 @@ private:
         }
     }
 
+    // Stores the value on top of the stack.
     void memoPut(std::uint64_t index)
     {
-        const Value value = top();
-        if (index >= m_memo.size()) {
-            if (index - m_memo.size() > kMaxMemoGap)
-                fail("stores memo entry " + std::to_string(index) + " far out of sequence");
-            m_memo.resize(index + 1);
-            m_memoSet.resize(index + 1, 0);
-        }
-        m_memo[index] = value;
-        m_memoSet[index] = 1;
+        if (index > m_memo.size() && index - m_memo.size() > kMaxMemoGap)
+            fail("stores memo entry " + std::to_string(index) + " far out of sequence");
+        if (!m_memo.put(index, top()))
+            fail("is too large: its memo holds more than PeakLens can load");
     }
 
-    void memoGet(std::uint64_t index)
+    [[gnu::always_inline]] void memoGet(std::uint64_t index)
     {
-        if (index >= m_memo.size() || !m_memoSet[index])
+        Value value;
+        if (!m_memo.get(index, value)) [[unlikely]]
             fail("refers to memo entry " + std::to_string(index) + ", which was never stored");
-        m_stack.push_back(m_memo[index]);
+        push(value);
     }
 
-    void pushText(Kind kind, std::uint64_t length)
+    // Errors a sink throws name the byte too.
+    template<typename Call>
+    auto callSink(Call call)
     {
-        if (length > UINT32_MAX)
-            fail("holds a string longer than 4 GiB");
-        const char *text = read(static_cast<std::size_t>(length));
-        m_stack.push_back(Value::fromText(kind, text, static_cast<std::uint32_t>(length)));
+        try {
+            return call();
+        } catch (const OnePassError &) {
+            throw;
+        } catch (const ImportError &error) {
+            if (error.byteOffset())
+                throw;
+            throw ImportError(m_path, error.problem(), m_in.opcodeStart());
+        }
     }
 
-    // Little-endian two's complement of any length, as LONG1 and LONG4 store it.
-    void pushLong(std::size_t length)
+    // Offers the items for the list at stack position `target` to the sink; true when taken.
+    bool takenBySink(std::size_t target, std::span<const Value> items)
     {
-        const auto *bytes = reinterpret_cast<const unsigned char *>(read(length));
-        if (length == 0) {
-            m_stack.push_back(Value::fromInt(0));
+        if (!m_sink || m_stack[target].kind != Kind::List)
+            return false;
+        return callSink([&] { return m_sink->takeItems(m_doc, stackView(), target, items); });
+    }
+
+    StackView stackView() { return StackView{m_stack.view(), m_marks, m_in.position(), m_in.size()}; }
+
+    // After the sink took a batch: what was made for it since its MARK goes, the memo keeping
+    // the sink's stand-ins for what it names. Kept whole when something older grew to hold
+    // part of it.
+    void releaseSince(const Region &region)
+    {
+        const std::size_t first = region.arena.containers;
+        if (region.oldestGrown < first || m_doc.containerCount() == first)
             return;
-        }
-        const bool negative = bytes[length - 1] & 0x80;
-        // Bytes above the eighth must only extend the sign (or be the 0 of a large unsigned).
-        for (std::size_t i = 8; i < length; ++i) {
-            if (bytes[i] != (negative ? 0xFF : 0x00))
-                fail("holds an integer of " + std::to_string(length) + " bytes, larger than 64 bits");
-        }
-        std::uint64_t bits = 0;
-        for (std::size_t i = 0; i < std::min<std::size_t>(length, 8); ++i)
-            bits |= static_cast<std::uint64_t>(bytes[i]) << (8 * i);
-        if (length < 8 && negative)
-            bits |= ~std::uint64_t(0) << (8 * length);
-        if (negative) {
-            if (length > 8 && !(bits >> 63))
-                fail("holds a negative integer below -2^63");
-            m_stack.push_back(Value::fromInt(static_cast<std::int64_t>(bits)));
-        } else {
-            m_stack.push_back(Value::fromUInt(bits)); // 9 bytes carry addresses of 2^63 and above
+        m_memo.release(region.memo, first, [this](const Value &container) { return m_sink->standIn(container); });
+        m_sink->released(first);
+        m_doc.release(region.arena);
+    }
+
+    // Just after a MARK before the items of a list the sink reads as they come: reads the
+    // items straight from the bytes, each dict of plain values handed over as its pairs, with
+    // nothing pushed and no container made (the memo names each such dict as released). True
+    // when it read through the batch's APPENDS; false when it stopped before an item it cannot
+    // read so, for the usual reading to take it and the rest of the batch.
+    bool readItemsDirectly()
+    {
+        while (true) {
+            const std::size_t itemStart = m_in.position();
+            const Memo::Mark memo = m_memo.mark();
+            bool read = false;
+            try {
+                const unsigned char op = nextOpcode();
+                if (op == APPENDS) {
+                    countOpcodes(1);
+                    return true;
+                }
+                read = readDictDirectly(op);
+            } catch (const ImportError &) {
+                read = false; // the usual reading says what is wrong, where
+            }
+            if (!read) {
+                m_in.rewind(itemStart);
+                m_memo.rollBack(memo);
+                return false;
+            }
+            callSink([&] { m_sink->takeEntry(m_doc, m_pairs); });
         }
     }
 
-    void pushDecimal(std::string_view line)
+    // FRAME (protocol 4 and later) falls between any two opcodes: a hint, read past.
+    [[gnu::always_inline]] unsigned char nextOpcode()
     {
-        if (line.ends_with('L'))
-            line.remove_suffix(1);
-        if (line == "00" || line == "01") {
-            m_stack.push_back(Value::boolean(line == "01"));
-            return;
+        unsigned char op = m_in.opcode();
+        while (op == FRAME) [[unlikely]] {
+            m_in.read(8);
+            op = m_in.opcode();
         }
-        std::int64_t value = 0;
-        auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), value);
-        if (ec != std::errc() || end != line.data() + line.size())
-            fail("holds an integer that is not one");
-        m_stack.push_back(Value::fromInt(value));
+        return op;
+    }
+    [[gnu::always_inline]] unsigned char peekOpcode()
+    {
+        while (m_in.peek() == FRAME) [[unlikely]] {
+            m_in.opcode();
+            m_in.read(8);
+        }
+        return m_in.peek();
+    }
+
+    // EMPTY_DICT, its memo entry, MARK, plain keys and values, SETITEMS; false at anything else.
+    bool readDictDirectly(unsigned char op)
+    {
+        if (op != EMPTY_DICT)
+            return false;
+        std::uint64_t opcodes = 2;
+        op = nextOpcode();
+        if (isMemoPut(op)) {
+            if (!memoPutNext(op, Value::standIn(Kind::Released)))
+                return false;
+            op = nextOpcode();
+            ++opcodes;
+        }
+        if (op != MARK)
+            return false; // an empty dict, or one of a single item
+        m_pairs.clear();
+        while ((op = nextOpcode()) != SETITEMS) {
+            const std::size_t at = m_pairs.size();
+            if (at >= 2 * kMaxDirectPairs)
+                return false; // not a trace entry: the usual reading, charged to the load
+            // Decoded in place: a value copied whole right after being written in halves
+            // would wait for the stores to land.
+            m_pairs.resize(at + 2);
+            if (!readPlainValue(op, m_pairs[at]) || !readPlainValue(nextOpcode(), m_pairs[at + 1]))
+                return false;
+            opcodes += 2;
+        }
+        countOpcodes(opcodes);
+        return true;
+    }
+
+    // A scalar or a memo entry, and the memo entry it may be stored in next.
+    [[gnu::always_inline]] bool readPlainValue(unsigned char op, Value &value)
+    {
+        if (op == BINGET || op == LONG_BINGET) {
+            const std::uint64_t index =
+                op == BINGET ? static_cast<unsigned char>(*m_in.read(1)) : m_in.readLittleEndian<std::uint32_t>();
+            if (!m_memo.get(index, value))
+                return false;
+        } else if (!m_in.scalar(op, value)) {
+            return false;
+        }
+        return !isMemoPut(peekOpcode()) || memoPutNext(m_in.opcode(), value);
+    }
+
+    static bool isMemoPut(unsigned char op) { return op == MEMOIZE || op == BINPUT || op == LONG_BINPUT; }
+
+    // Stores `value` if the opcode names the memo's next entry, so that rolling back undoes it.
+    bool memoPutNext(unsigned char op, const Value &value)
+    {
+        const std::uint64_t index = op == MEMOIZE ? m_memo.size()
+                                    : op == BINPUT ? static_cast<unsigned char>(*m_in.read(1))
+                                                   : m_in.readLittleEndian<std::uint32_t>();
+        return index == m_memo.size() && m_memo.put(index, value);
     }
 
     [[noreturn]] void refuse(const char *opcode)
@@ -225,18 +346,25 @@ private:
 
     void execute(unsigned char op)
     {
+        if (m_in.scalar(op, m_stack.emplace())) // decoded in place
+            return;
+        m_stack.pop_back();
         switch (op) {
         case PROTO: {
-            const auto version = static_cast<unsigned char>(read(1)[0]);
+            const auto version = static_cast<unsigned char>(*m_in.read(1));
             if (version > 5)
                 fail("uses pickle protocol " + std::to_string(version) + ", newer than the 5 PeakLens knows");
             break;
         }
         case FRAME:
-            read(8); // frame length: a hint for buffering, nothing to decode
+            m_in.read(8); // frame length: a hint for buffering, nothing to decode
             break;
         case MARK:
-            m_marks.push_back(m_stack.size());
+            if (m_sink && !m_stack.empty() && m_stack.back().kind == Kind::List
+                && callSink([&] { return m_sink->takesEntriesOf(m_doc, stackView(), m_stack.size() - 1); })
+                && readItemsDirectly())
+                break;
+            pushMark();
             break;
         case POP:
             if (!m_stack.empty() && m_stack.size() > stackFloor())
@@ -244,89 +372,23 @@ private:
             else
                 popMark(); // POP on a mark discards it
             break;
-        case POP_MARK:
-            m_stack.resize(popMark());
+        case POP_MARK: {
+            const std::size_t mark = stackFloor();
+            popMark();
+            m_stack.shrink(mark);
             break;
+        }
         case DUP:
-            m_stack.push_back(top());
-            break;
-        case NONE:
-            m_stack.push_back(Value::none());
-            break;
-        case NEWTRUE:
-        case NEWFALSE:
-            m_stack.push_back(Value::boolean(op == NEWTRUE));
-            break;
-        case BININT:
-            m_stack.push_back(Value::fromInt(readLittleEndian<std::int32_t>()));
-            break;
-        case BININT1:
-            m_stack.push_back(Value::fromInt(static_cast<unsigned char>(read(1)[0])));
-            break;
-        case BININT2:
-            m_stack.push_back(Value::fromInt(readLittleEndian<std::uint16_t>()));
-            break;
-        case LONG1:
-            pushLong(static_cast<unsigned char>(read(1)[0]));
-            break;
-        case LONG4: {
-            const auto length = readLittleEndian<std::int32_t>();
-            if (length < 0)
-                fail("holds an integer of negative length");
-            pushLong(static_cast<std::size_t>(length));
-            break;
-        }
-        case INT:
-        case LONG:
-            pushDecimal(readLine());
-            break;
-        case BINFLOAT: {
-            std::uint64_t bits = 0;
-            const auto *bytes = reinterpret_cast<const unsigned char *>(read(8));
-            for (int i = 0; i < 8; ++i)
-                bits = bits << 8 | bytes[i]; // big-endian
-            double value;
-            std::memcpy(&value, &bits, sizeof value);
-            m_stack.push_back(Value::fromFloat(value));
-            break;
-        }
-        case FLOAT: {
-            const std::string_view line = readLine();
-            double value = 0;
-            if (std::from_chars(line.data(), line.data() + line.size(), value).ec != std::errc())
-                fail("holds a float that is not one");
-            m_stack.push_back(Value::fromFloat(value));
-            break;
-        }
-        case SHORT_BINUNICODE:
-            pushText(Kind::String, static_cast<unsigned char>(read(1)[0]));
-            break;
-        case BINUNICODE:
-            pushText(Kind::String, readLittleEndian<std::uint32_t>());
-            break;
-        case BINUNICODE8:
-            pushText(Kind::String, readLittleEndian<std::uint64_t>());
-            break;
-        case SHORT_BINBYTES:
-        case SHORT_BINSTRING:
-            pushText(op == SHORT_BINBYTES ? Kind::Bytes : Kind::String, static_cast<unsigned char>(read(1)[0]));
-            break;
-        case BINBYTES:
-        case BINSTRING:
-            pushText(op == BINBYTES ? Kind::Bytes : Kind::String, readLittleEndian<std::uint32_t>());
-            break;
-        case BINBYTES8:
-        case BYTEARRAY8:
-            pushText(Kind::Bytes, readLittleEndian<std::uint64_t>());
+            push(top());
             break;
         case EMPTY_DICT:
-            m_stack.push_back(newContainer(Kind::Dict));
+            push(newContainer(Kind::Dict));
             break;
         case EMPTY_LIST:
-            m_stack.push_back(newContainer(Kind::List));
+            push(newContainer(Kind::List));
             break;
         case EMPTY_TUPLE:
-            m_stack.push_back(newContainer(Kind::Tuple));
+            push(newContainer(Kind::Tuple));
             break;
         case TUPLE1:
         case TUPLE2:
@@ -334,34 +396,44 @@ private:
             const std::size_t count = op - TUPLE1 + 1;
             if (m_stack.size() < stackFloor() + count)
                 fail("builds a tuple from an empty stack");
-            const Value tuple = newContainer(Kind::Tuple, std::span(m_stack).last(count));
-            m_stack.resize(m_stack.size() - count);
-            m_stack.push_back(tuple);
+            const Value tuple = newContainer(Kind::Tuple, m_stack.view().last(count));
+            m_stack.shrink(m_stack.size() - count);
+            push(tuple);
             break;
         }
         case TUPLE:
         case LIST:
         case DICT: {
-            const std::size_t mark = popMark();
+            const std::size_t mark = stackFloor();
+            popMark();
             if (op == DICT && (m_stack.size() - mark) % 2)
                 fail("builds a dict from an odd number of values");
             const Value container = newContainer(op == TUPLE ? Kind::Tuple : op == LIST ? Kind::List : Kind::Dict,
-                                                 std::span(m_stack).subspan(mark));
-            m_stack.resize(mark);
-            m_stack.push_back(container);
+                                                 m_stack.view().subspan(mark));
+            m_stack.shrink(mark);
+            push(container);
             break;
         }
         case APPEND: {
             const Value value = pop();
-            appendTo(top(), Kind::List, "appends to", std::span(&value, 1));
+            top(); // fails on an empty stack
+            // Taken alone, without a MARK: what was made for it stays until the end.
+            if (!takenBySink(m_stack.size() - 1, std::span(&value, 1)))
+                appendTo(top(), Kind::List, "appends to", std::span(&value, 1));
             break;
         }
         case APPENDS: {
-            const std::size_t mark = popMark();
+            const std::size_t mark = stackFloor();
+            const Region region = popMark();
             if (mark == 0 || mark > m_stack.size())
                 fail("appends to nothing");
-            appendTo(m_stack[mark - 1], Kind::List, "appends to", std::span(m_stack).subspan(mark));
-            m_stack.resize(mark);
+            if (takenBySink(mark - 1, m_stack.view().subspan(mark))) {
+                m_stack.shrink(mark);
+                releaseSince(region);
+                break;
+            }
+            appendTo(m_stack[mark - 1], Kind::List, "appends to", m_stack.view().subspan(mark));
+            m_stack.shrink(mark);
             break;
         }
         case SETITEM: {
@@ -372,27 +444,28 @@ private:
             break;
         }
         case SETITEMS: {
-            const std::size_t mark = popMark();
+            const std::size_t mark = stackFloor();
+            popMark();
             if (mark == 0 || mark > m_stack.size())
                 fail("sets items of nothing");
             if ((m_stack.size() - mark) % 2)
                 fail("sets items from an odd number of values");
-            appendTo(m_stack[mark - 1], Kind::Dict, "sets items of", std::span(m_stack).subspan(mark));
-            m_stack.resize(mark);
+            appendTo(m_stack[mark - 1], Kind::Dict, "sets items of", m_stack.view().subspan(mark));
+            m_stack.shrink(mark);
             break;
         }
         case MEMOIZE:
             memoPut(m_memo.size());
             break;
         case BINPUT:
-            memoPut(static_cast<unsigned char>(read(1)[0]));
+            memoPut(static_cast<unsigned char>(*m_in.read(1)));
             break;
         case LONG_BINPUT:
-            memoPut(readLittleEndian<std::uint32_t>());
+            memoPut(m_in.readLittleEndian<std::uint32_t>());
             break;
         case PUT:
         case GET: {
-            const std::string_view line = readLine();
+            const std::string_view line = m_in.readLine();
             std::uint64_t index = 0;
             if (std::from_chars(line.data(), line.data() + line.size(), index).ptr != line.data() + line.size())
                 fail("holds a memo index that is not a number");
@@ -400,10 +473,10 @@ private:
             break;
         }
         case BINGET:
-            memoGet(static_cast<unsigned char>(read(1)[0]));
+            memoGet(static_cast<unsigned char>(*m_in.read(1)));
             break;
         case LONG_BINGET:
-            memoGet(readLittleEndian<std::uint32_t>());
+            memoGet(m_in.readLittleEndian<std::uint32_t>());
             break;
         case GLOBAL: refuse("GLOBAL");
         case STACK_GLOBAL: refuse("STACK_GLOBAL");
@@ -429,22 +502,21 @@ private:
     Document &m_doc;
     const std::string &m_path;
     const ImportProgress &m_progress;
-    const char *m_data;
-    std::size_t m_size;
-    std::size_t m_pos = 0;
-    std::size_t m_opcodeStart = 0;
+    StreamSink *m_sink;
+    Memo m_memo;
+    ByteReader m_in;
     std::uint64_t m_opcodes = 0;
-    std::vector<Value> m_stack;
+    ValueStack m_stack;
     std::vector<std::size_t> m_marks;
-    std::vector<Value> m_memo;
-    std::vector<std::uint8_t> m_memoSet;
+    std::vector<Region> m_regions; // one per open MARK
+    std::vector<Value> m_pairs;    // of the dict read directly
 };
 
 } // namespace
 
-void unpickle(Document &document, const std::string &path, const ImportProgress &progress)
+void unpickle(Document &document, const std::string &path, const ImportProgress &progress, StreamSink *sink)
 {
-    Unpickler(document, path, progress).run();
+    Unpickler(document, path, progress, sink).run();
 }
 
 bool looksLikePickle(std::string_view prefix)

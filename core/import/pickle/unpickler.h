@@ -4,6 +4,7 @@
 // STACK_GLOBAL, REDUCE, BUILD, ...) are refused, so a pickle never executes anything.
 
 #include "core/import/importprogress.h"
+#include "streamsink.h"
 #include "value.h"
 
 #include <string>
@@ -11,8 +12,11 @@
 namespace peaklens::pickle {
 
 // Decodes document.bytes into document.root. Throws ImportError naming `path`, the byte
-// offset and the problem.
-void unpickle(Document &document, const std::string &path, const ImportProgress &progress = {});
+// offset and the problem. With a sink, the lists it takes stay empty in the document: what
+// was made for their items is released once the sink has read them, and items it reads one
+// by one are never made at all.
+void unpickle(Document &document, const std::string &path, const ImportProgress &progress = {},
+              StreamSink *sink = nullptr);
 
 // True when the bytes start like a pickle of protocol 2 or later.
 bool looksLikePickle(std::string_view prefix);

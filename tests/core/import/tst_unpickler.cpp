@@ -33,6 +33,10 @@ QString print(const Document &doc, const Value &value)
             items << print(doc, pairs[i]) + QStringLiteral(": ") + print(doc, pairs[i + 1]);
         return QLatin1Char('{') + items.join(QStringLiteral(", ")) + QLatin1Char('}');
     }
+    case Kind::Frame:
+    case Kind::Frames:
+    case Kind::Released: // only a streaming reader leaves these
+        return QStringLiteral("<released>");
     }
     return {};
 }
