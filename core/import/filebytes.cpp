@@ -110,7 +110,10 @@ private:
 };
 
 // Maps `size` bytes of the file into an anonymous region long enough for the padding:
-// past the end of the file the region reads as zeros.
+// past the end of the file the region reads as zeros. The pages are populated while the
+// mapping is read-only, so they are the page cache's own, and only then made writable:
+// populating a writable private mapping would copy every page, and an importer writes
+// a few bytes at most (each write copies its page alone).
 void *mapWithPadding(const std::string &path, std::size_t size, std::size_t length)
 {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -118,9 +121,10 @@ void *mapWithPadding(const std::string &path, std::size_t size, std::size_t leng
         return nullptr;
     void *region = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     void *file = region == MAP_FAILED ? MAP_FAILED
-                                      : ::mmap(region, size, PROT_READ | PROT_WRITE,
-                                               MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd, 0);
+                                      : ::mmap(region, size, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd, 0);
     ::close(fd);
+    if (file != MAP_FAILED && ::mprotect(file, size, PROT_READ | PROT_WRITE) != 0)
+        file = MAP_FAILED;
     if (region != MAP_FAILED && file == MAP_FAILED)
         ::munmap(region, length);
     return file == MAP_FAILED ? nullptr : region;
