@@ -4,7 +4,8 @@
 //
 //   bench_tracefile write N FILE       build the trace in memory, time TraceWriter::writeTrace
 //   bench_tracefile write-v1 N FILE    the same trace in format 1 (fixed-width arrays), for comparison
-//   bench_tracefile read FILE          time TraceReader::read + summarize (what `summary` does)
+//   bench_tracefile read FILE          time TraceReader::read + summarize (what the app does)
+//   bench_tracefile summary FILE       time summarizeFile (what `summary` does: streamed when it can)
 //   bench_tracefile rows FILE ROWS.db  copy the events into a one-row-per-event table (the floor)
 //   bench_tracefile cancel FILE        how long a read takes to end once cancelled, at several points
 
@@ -13,6 +14,7 @@
 #include "core/format/sqlitedatabase.h"
 #include "core/format/tracereader.h"
 #include "core/format/tracewriter.h"
+#include "core/import/filesummary.h"
 #include "core/trace/tracebuilder.h"
 
 #include <atomic>
@@ -179,6 +181,20 @@ int read(const std::string &path)
     return 0;
 }
 
+int summary(const std::string &path)
+{
+    const auto start = std::chrono::steady_clock::now();
+    const FileSummary file = summarizeFile(path);
+    const double seconds = secondsSince(start);
+    const auto events = static_cast<double>(file.summary.eventCount);
+    std::printf("{\"phase\": \"summary\", \"events\": %llu, \"streamed\": %s, \"seconds\": %.3f, "
+                "\"events_per_second\": %.0f, \"peak_bytes\": %lld}\n",
+                static_cast<unsigned long long>(file.summary.eventCount), file.streamed ? "true" : "false", seconds,
+                events / seconds,
+                static_cast<long long>(file.summary.peak.devices.at(*file.summary.peak.primary).allocatedBytes));
+    return 0;
+}
+
 int rows(const std::string &path, const std::string &rowsPath)
 {
     const auto trace = TraceReader::read(path);
@@ -243,6 +259,8 @@ int main(int argc, char **argv)
             return writeFormat1(std::strtoull(argv[2], nullptr, 10), argv[3]);
         if (mode == "read" && argc == 3)
             return read(argv[2]);
+        if (mode == "summary" && argc == 3)
+            return summary(argv[2]);
         if (mode == "rows" && argc == 4)
             return rows(argv[2], argv[3]);
         if (mode == "cancel" && argc == 3)
@@ -251,6 +269,6 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "bench_tracefile: %s\n", error.what());
         return 2;
     }
-    std::fprintf(stderr, "usage: bench_tracefile write N FILE | write-v1 N FILE | read FILE | rows FILE ROWS.db | cancel FILE\n");
+    std::fprintf(stderr, "usage: bench_tracefile write N FILE | write-v1 N FILE | read FILE | summary FILE | rows FILE ROWS.db | cancel FILE\n");
     return 2;
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The native file side by side with its floor, in one run: N memory events (default 10M)
-# written in format 2 and in format 1, each read and analysed (what `summary` does) on one
-# core and on every core, next to SQLite's own shell scanning the same events stored one
-# row each. Then bytes per event of format 2 on the real recordings in tests/data/real.
+# written in format 2 and in format 1, each read whole and analysed (as the app does) and
+# summarized (as `peaklens-cli summary` does: a format-2 file as it is read), on one core
+# and on every core, next to SQLite's own shell scanning the same events stored one row
+# each. Then bytes per event of format 2 on the real recordings in tests/data/real.
 #   tests/bench/run_tracefile_bench.sh [EVENTS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -25,22 +26,25 @@ for format in v1 v2; do
 done
 sync
 
+# read: the whole file into memory, then analysed (the app); summary: what `peaklens-cli
+# summary` does, a format-2 file analysed as it is read.
 echo "read + analyse, events/s (min / median / max of $runs):"
-for format in v1 v2; do
-  for cores in one all; do
-    prefix=""
-    [ $cores = one ] && prefix=$one_core
-    for run in $(seq $runs); do
-      $prefix $bench read "$dir/$format.peaklens" | sed -E 's/.*"events_per_second": ([0-9]+).*/\1/'
-    done | spread > "$dir/spread"
-    echo "  format ${format#v}, $cores core(s): $(cat "$dir/spread")"
-    [ $format = v2 ] && [ $cores = one ] && awk '{print $3}' FS=' / ' "$dir/spread" > "$dir/v2one"
-    [ $format = v2 ] && [ $cores = all ] && awk '{print $3}' FS=' / ' "$dir/spread" > "$dir/v2all"
+for mode in read summary; do
+  for format in v1 v2; do
+    for cores in one all; do
+      prefix=""
+      [ $cores = one ] && prefix=$one_core
+      for run in $(seq $runs); do
+        $prefix $bench $mode "$dir/$format.peaklens" | sed -E 's/.*"events_per_second": ([0-9]+).*/\1/'
+      done | spread > "$dir/spread"
+      echo "  $mode, format ${format#v}, $cores core(s): $(cat "$dir/spread")"
+      [ $mode = summary ] && [ $format = v2 ] && awk '{print $2}' FS=' / ' "$dir/spread" > "$dir/v2$cores"
+    done
   done
 done
-for run in 1 2 3; do
-  /usr/bin/time -f "%M" -o "$dir/rss" $bench read "$dir/v2.peaklens" > /dev/null
-  echo "  format 2 max RSS: $(cat "$dir/rss") KiB, $(awk "BEGIN {printf \"%.1f\", $(cat "$dir/rss") * 1024 / $events}") bytes per event"
+for mode in read summary; do
+  /usr/bin/time -f "%M" -o "$dir/rss" $bench $mode "$dir/v2.peaklens" > /dev/null
+  echo "  $mode, format 2, max RSS: $(cat "$dir/rss") KiB, $(awk "BEGIN {printf \"%.1f\", $(cat "$dir/rss") * 1024 / $events}") bytes per event"
 done
 
 $bench rows "$dir/v2.peaklens" "$dir/rows.db"
@@ -51,8 +55,8 @@ for run in $(seq $runs); do
   awk "BEGIN {printf \"%.0f\n\", $events / ($end - $start)}"
 done | spread > "$dir/floor"
 echo "  floor, sqlite3 shell scanning one row per event: $(cat "$dir/floor")"
-floor=$(awk '{print $3}' FS=' / ' "$dir/floor")
-echo "format 2 against the floor (medians): $(awk "BEGIN {printf \"%.2f\", $(cat "$dir/v2one") / $floor}")x on one core," \
+floor=$(awk '{print $2}' FS=' / ' "$dir/floor")
+echo "summary of format 2 against the floor (medians): $(awk "BEGIN {printf \"%.2f\", $(cat "$dir/v2one") / $floor}")x on one core," \
      "$(awk "BEGIN {printf \"%.2f\", $(cat "$dir/v2all") / $floor}")x on all cores (goal >= 3)"
 start=$(date +%s.%N)
 $one_core sqlite3 "$dir/v2.peaklens" 'select sum(count), sum(bytes_allocated) - sum(bytes_freed) from events' > /dev/null
