@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -19,6 +20,9 @@
 namespace peaklens {
 
 namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "format 1 stores little-endian arrays, copied as they are; a big-endian build needs byte swapping here");
 
 // Format 1 columns: time, size, address, lane, category, phase, layer, stack.
 constexpr std::array<std::size_t, 8> kFormat1Widths = {8, 8, 8, 2, 1, 1, 4, 4};
