@@ -99,9 +99,9 @@ LayerScan::LayerScan(const Trace &trace)
     addTimes(trace, m_stats);
 }
 
-void LayerScan::add(const MemoryEvents &events, std::size_t first)
+void LayerScan::add(const MemoryEvents &events, std::size_t first, std::size_t begin, std::size_t end)
 {
-    for (std::size_t i = 0; i < events.size() && m_nextStart < m_starts.size(); ++i) {
+    for (std::size_t i = begin; i < end; ++i) {
         while (m_nextStart < m_starts.size() && events.timeNs(i) >= m_starts[m_nextStart].timeNs)
             count(m_starts[m_nextStart++]);
         m_live.apply(events, i, first + i, m_lanes.deviceOfLane[events.lane(i)]);

@@ -32,8 +32,12 @@ class LayerScan
 {
 public:
     explicit LayerScan(const Trace &trace);
-    void add(const MemoryEvents &events, std::size_t first);
+    void add(const MemoryEvents &events, std::size_t first) { add(events, first, 0, events.size()); }
+    // Only events [begin, end) of the chunk.
+    void add(const MemoryEvents &events, std::size_t first, std::size_t begin, std::size_t end);
     std::vector<LayerStats> finish();
+    // Every device's live blocks after the events added so far.
+    const LiveBlocks &live() const { return m_live; }
 
 private:
     // When the backward pass of a step begins: the moment its forward activations are counted.

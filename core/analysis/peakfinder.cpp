@@ -134,19 +134,29 @@ void LiveSetScan::add(const MemoryEvents &events, std::size_t first)
 
 LiveSet LiveSetScan::finish() const
 {
-    LiveSet set = m_set;
-    if (!m_device)
+    return fromBlocks(m_trace, m_set.device, m_live, m_set.timeNs);
+}
+
+LiveSet LiveSetScan::fromBlocks(const Trace &trace, Device device, const LiveBlocks &live, std::int64_t timeNs)
+{
+    LiveSet set;
+    set.device = device;
+    set.timeNs = timeNs;
+    const auto deviceIndex = LaneDevices(trace).indexOf(device);
+    if (!deviceIndex)
         return set;
-    set.allocations = m_live.allocationIndices();
-    const AllocationSites sites(m_trace.stacks);
-    std::map<std::uint32_t, LiveGroup> byLayer, byCategory, byStack, bySite;
-    std::map<std::uint32_t, std::int64_t> largestOfLayer, largestOfCategory, largestOfStack, largestOfSite;
     // In time order, as the groups' largest blocks are chosen: the first of equal ones.
     std::vector<LiveBlocks::Block> blocks;
-    blocks.reserve(m_live.size());
-    m_live.forEach([&](const LiveBlocks::Block &block) { blocks.push_back(block); });
+    live.forEach([&](const LiveBlocks::Block &block) {
+        if (block.device == *deviceIndex)
+            blocks.push_back(block);
+    });
     std::sort(blocks.begin(), blocks.end(), [](const auto &a, const auto &b) { return a.event < b.event; });
+    const AllocationSites sites(trace.stacks);
+    std::map<std::uint32_t, LiveGroup> byLayer, byCategory, byStack, bySite;
+    std::map<std::uint32_t, std::int64_t> largestOfLayer, largestOfCategory, largestOfStack, largestOfSite;
     for (const LiveBlocks::Block &block : blocks) {
+        set.allocations.push_back(block.event);
         set.bytes += block.bytes;
         addToGroup(byLayer, block.layer, block.bytes, block.stack, largestOfLayer);
         addToGroup(byCategory, static_cast<std::uint32_t>(block.category), block.bytes, block.stack, largestOfCategory);

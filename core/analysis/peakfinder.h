@@ -79,8 +79,10 @@ class LiveSetScan
 public:
     LiveSetScan(const Trace &trace, Device device, std::size_t end, std::int64_t timeNs);
     void add(const MemoryEvents &events, std::size_t first);
-    bool done(std::size_t next) const { return next >= m_end; }
     LiveSet finish() const;
+    // The live set on `device` from a table that may hold other devices' blocks too
+    // (LayerScan's, which a one-pass summary shares).
+    static LiveSet fromBlocks(const Trace &trace, Device device, const LiveBlocks &live, std::int64_t timeNs);
 
 private:
     const Trace &m_trace;

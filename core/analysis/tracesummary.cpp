@@ -62,11 +62,8 @@ SummaryScan::SummaryScan(const Trace &trace, std::optional<Peak> expected)
     , m_peaks(trace)
     , m_layers(trace)
 {
-    if (expected) {
-        // The live set's time is the peak's, known once the pass reaches it.
-        m_live.emplace(trace, expected->device, expected->eventIndex + 1, 0);
+    if (expected)
         m_steps.emplace(trace, expected->device);
-    }
 }
 
 void SummaryScan::add(const MemoryEvents &events, std::size_t first)
@@ -78,14 +75,18 @@ void SummaryScan::add(const MemoryEvents &events, std::size_t first)
     m_lastNs = events.timeNs(events.size() - 1);
     m_count += events.size();
     m_peaks.add(events, first);
-    m_layers.add(events, first);
-    if (m_live)
-        m_live->add(events, first);
     if (m_steps)
         m_steps->add(events);
     if (m_expected && m_expected->eventIndex >= first && m_expected->eventIndex - first < events.size()) {
-        m_peakPhase = events.phase(m_expected->eventIndex - first);
-        m_peakLayer = events.layer(m_expected->eventIndex - first);
+        // What is live right after the peak's event, from the layer scan's table.
+        const std::size_t peak = m_expected->eventIndex - first;
+        m_layers.add(events, first, 0, peak + 1);
+        m_liveAtPeak = LiveSetScan::fromBlocks(m_trace, m_expected->device, m_layers.live(), events.timeNs(peak));
+        m_layers.add(events, first, peak + 1, events.size());
+        m_peakPhase = events.phase(peak);
+        m_peakLayer = events.layer(peak);
+    } else {
+        m_layers.add(events, first);
     }
 }
 
@@ -108,8 +109,7 @@ std::optional<TraceSummary> SummaryScan::finish()
     summary.lastNs = m_lastNs;
     summary.peak = m_peaks.finish();
     if (m_expected) {
-        summary.peak.liveAtPeak = m_live->finish();
-        summary.peak.liveAtPeak->timeNs = summary.peak.devices[*summary.peak.primary].timeNs;
+        summary.peak.liveAtPeak = m_liveAtPeak;
         summary.steps = m_steps->finish();
         summary.peakPhase = m_peakPhase;
         summary.peakLayer = m_peakLayer;

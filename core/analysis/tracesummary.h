@@ -56,8 +56,8 @@ private:
     const Trace &m_trace;
     std::optional<Peak> m_expected;
     PeakScan m_peaks;
-    LayerScan m_layers;
-    std::optional<LiveSetScan> m_live;
+    LayerScan m_layers; // its live blocks give the live set at the peak too
+    std::optional<LiveSet> m_liveAtPeak;
     std::optional<StepScan> m_steps;
     std::uint64_t m_count = 0;
     std::int64_t m_firstNs = 0;
