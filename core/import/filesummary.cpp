@@ -35,7 +35,8 @@ std::vector<std::uint8_t> lifetimeCategories(const std::string &path, const Impo
     const auto decide = [&categories](std::size_t index, Category category) {
         categories[index] = static_cast<std::uint8_t>(category);
     };
-    TraceReader::stream(
+    // The classifier reads the trace's ranges and steps to its finish: the trace is kept.
+    const auto streamed = TraceReader::stream(
         path,
         [&](const Trace &trace, const TraceReader::StreamStart &start) {
             LoadBudget::charge(start.events, "categories");
@@ -43,7 +44,7 @@ std::vector<std::uint8_t> lifetimeCategories(const std::string &path, const Impo
             classifier.emplace(trace);
         },
         [&](const Trace &, MemoryEvents &events, std::size_t first) { classifier->add(events, first, decide); }, progress);
-    if (classifier)
+    if (streamed && classifier)
         classifier->finish(decide);
     return categories;
 }

@@ -70,7 +70,7 @@ void writeOutOfOrder(const Trace &trace, const QString &path)
     for (std::uint32_t i = 0; i < trace.layers.size(); ++i)
         writer.writeLayer(i, trace.layers[i]);
     for (std::size_t i = 0; i < trace.events.size(); ++i)
-        writer.writeEvent(trace.events.at(i ^ 1 < trace.events.size() ? i ^ 1 : i));
+        writer.writeEvent(trace.events.at((i ^ 1) < trace.events.size() ? i ^ 1 : i));
     for (const Range &range : trace.ranges)
         writer.writeRange(range);
     for (const Step &step : trace.steps)
