@@ -1,8 +1,6 @@
 #include "layerstats.h"
 
-
 #include <algorithm>
-#include <map>
 
 namespace peaklens {
 
@@ -67,21 +65,29 @@ std::vector<LayerStats> computeLayerStats(const Trace &trace)
 
 std::vector<LayerScan::BackwardStart> LayerScan::backwardStarts(const Trace &trace)
 {
-    std::map<std::int64_t, std::int64_t> firstBackward;
+    // (step, begin) of every backward range; in time order they are mostly sorted already.
+    std::vector<std::pair<std::int64_t, std::int64_t>> backward;
     for (const Range &range : trace.ranges) {
-        if (range.phase != Phase::Backward)
-            continue;
-        auto [it, inserted] = firstBackward.try_emplace(range.step, range.beginNs);
-        if (!inserted)
-            it->second = std::min(it->second, range.beginNs);
+        if (range.phase == Phase::Backward)
+            backward.emplace_back(range.step, range.beginNs);
     }
-    std::map<std::int64_t, std::int64_t> stepBegins;
+    if (!std::is_sorted(backward.begin(), backward.end()))
+        std::sort(backward.begin(), backward.end());
+    std::vector<std::pair<std::int64_t, std::int64_t>> stepBegins;
+    stepBegins.reserve(trace.steps.size());
     for (const Step &step : trace.steps)
-        stepBegins.emplace(step.number, step.beginNs);
+        stepBegins.emplace_back(step.number, step.beginNs);
+    // Where two steps share a number, the first in time counts.
+    std::stable_sort(stepBegins.begin(), stepBegins.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
     std::vector<BackwardStart> starts;
-    for (const auto &[step, timeNs] : firstBackward) {
-        auto begin = stepBegins.find(step);
-        starts.push_back({step, timeNs, begin == stepBegins.end() ? INT64_MIN : begin->second});
+    for (std::size_t i = 0; i < backward.size(); ++i) {
+        if (i > 0 && backward[i].first == backward[i - 1].first)
+            continue; // the step's earliest backward range came first
+        const std::int64_t step = backward[i].first;
+        const auto begin = std::lower_bound(stepBegins.begin(), stepBegins.end(), step,
+                                            [](const auto &entry, std::int64_t number) { return entry.first < number; });
+        starts.push_back({step, backward[i].second,
+                          begin == stepBegins.end() || begin->first != step ? INT64_MIN : begin->second});
     }
     std::sort(starts.begin(), starts.end(), [](const auto &a, const auto &b) { return a.timeNs < b.timeNs; });
     return starts;

@@ -207,7 +207,10 @@ namespace {
 template<typename T, typename Key>
 void sortBy(std::vector<T> &items, Key key)
 {
-    std::stable_sort(items.begin(), items.end(), [&](const T &a, const T &b) { return key(a) < key(b); });
+    // Files and recorders mostly write in time order: a look is cheaper than a sort.
+    const auto before = [&](const T &a, const T &b) { return key(a) < key(b); };
+    if (!std::is_sorted(items.begin(), items.end(), before))
+        std::stable_sort(items.begin(), items.end(), before);
 }
 } // namespace
 
