@@ -63,6 +63,15 @@ void LiveBlocks::grow()
     }
 }
 
+std::vector<LiveBlocks::Block> LiveBlocks::blocksInOrder() const
+{
+    std::vector<Block> blocks;
+    blocks.reserve(m_size);
+    forEach([&](const Block &block) { blocks.push_back(block); });
+    std::sort(blocks.begin(), blocks.end(), [](const Block &a, const Block &b) { return a.event < b.event; });
+    return blocks;
+}
+
 std::vector<std::size_t> LiveBlocks::allocationIndices() const
 {
     std::vector<std::size_t> indices;

@@ -27,6 +27,7 @@ public:
         std::uint32_t stack = 0;
         Category category = Category::Unknown;
         Phase phase = Phase::Other;
+        std::uint16_t lane = 0; // fewer than MemoryEvents::kMaxLanes
     };
 
     // Applies event i of `events`, the trace's event `index`, on the device with that
@@ -37,7 +38,8 @@ public:
         const std::int64_t delta = events.deltaBytes(i);
         if (delta > 0)
             insert(Block{events.addr(i), device, static_cast<std::uint32_t>(index), delta, events.timeNs(i),
-                         events.layer(i), events.stack(i), events.category(i), events.phase(i)});
+                         events.layer(i), events.stack(i), events.category(i), events.phase(i),
+                         static_cast<std::uint16_t>(events.lane(i))});
         else if (delta < 0)
             erase(events.addr(i), device);
     }
@@ -53,6 +55,8 @@ public:
         }
     }
     std::size_t size() const { return m_size; }
+    // The live blocks in the order they were allocated.
+    std::vector<Block> blocksInOrder() const;
 
 private:
     static constexpr std::uint32_t kEmpty = UINT32_MAX;

@@ -145,17 +145,13 @@ LiveSet LiveSetScan::fromBlocks(const Trace &trace, Device device, const LiveBlo
     const auto deviceIndex = LaneDevices(trace).indexOf(device);
     if (!deviceIndex)
         return set;
-    // In time order, as the groups' largest blocks are chosen: the first of equal ones.
-    std::vector<LiveBlocks::Block> blocks;
-    live.forEach([&](const LiveBlocks::Block &block) {
-        if (block.device == *deviceIndex)
-            blocks.push_back(block);
-    });
-    std::sort(blocks.begin(), blocks.end(), [](const auto &a, const auto &b) { return a.event < b.event; });
     const AllocationSites sites(trace.stacks);
     std::map<std::uint32_t, LiveGroup> byLayer, byCategory, byStack, bySite;
     std::map<std::uint32_t, std::int64_t> largestOfLayer, largestOfCategory, largestOfStack, largestOfSite;
-    for (const LiveBlocks::Block &block : blocks) {
+    // In time order, as the groups' largest blocks are chosen: the first of equal ones.
+    for (const LiveBlocks::Block &block : live.blocksInOrder()) {
+        if (block.device != *deviceIndex)
+            continue;
         set.allocations.push_back(block.event);
         set.bytes += block.bytes;
         addToGroup(byLayer, block.layer, block.bytes, block.stack, largestOfLayer);

@@ -1,13 +1,17 @@
 #include "filesummary.h"
 
+#include "core/analysis/lanedevices.h"
+#include "core/analysis/liveblocks.h"
 #include "core/format/tracereader.h"
 #include "core/trace/lifetimecategories.h"
 #include "core/trace/loadbudget.h"
 #include "core/trace/metadata.h"
 #include "core/trace/tracebuilder.h"
+#include "core/trace/units.h"
 #include "traceloader.h"
 
 #include <filesystem>
+#include <map>
 
 namespace peaklens {
 
@@ -49,15 +53,69 @@ std::vector<std::uint8_t> lifetimeCategories(const std::string &path, const Impo
     return categories;
 }
 
+// The full read sorts what it reads; a pass in file order equals it only when the file is
+// in order, and a span too long for the model is refused there.
+class TimeOrder
+{
+public:
+    void check(const MemoryEvents &events, std::size_t first)
+    {
+        if (first == 0)
+            m_firstNs = events.timeNs(0);
+        if (events.timeNs(0) < m_lastNs || !events.isSortedByTime()
+            || events.timeNs(events.size() - 1) - m_firstNs > TraceBuilder::kMaxSpanNs)
+            throw NotInTimeOrder{};
+        m_lastNs = events.timeNs(events.size() - 1);
+    }
+
+private:
+    std::int64_t m_firstNs = 0;
+    std::int64_t m_lastNs = INT64_MIN;
+};
+
+// Categories worked out from lifetimes laid over the stored ones.
+void overlay(const std::vector<std::uint8_t> *categories, MemoryEvents &events, std::size_t first)
+{
+    if (!categories)
+        return;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        if (const std::uint8_t category = (*categories)[first + i]; category != kAsStored)
+            events.setCategory(i, static_cast<Category>(category));
+    }
+}
+
+// Runs `pass(categories)`; when the trace turns out to need categories worked out from
+// lifetimes and `categories` has none yet, works them out and runs it once more.
+template<typename Pass>
+auto withCategories(const std::string &path, std::optional<std::vector<std::uint8_t>> &categories,
+                    const ImportProgress &progress, Pass pass)
+{
+    for (;;) {
+        try {
+            return pass(categories ? &*categories : nullptr);
+        } catch (const NeedsCategories &) {
+            categories = lifetimeCategories(path, progress);
+        }
+    }
+}
+
 // The peak PeakScan would choose, from the totals: the first device in order with the
 // most allocated, when that is above nothing.
-std::optional<SummaryScan::Peak> expectedFrom(const std::vector<TotalsPeak> &peaks)
+std::optional<TotalsPeak> primaryOf(const std::vector<TotalsPeak> &peaks)
 {
     const TotalsPeak *best = nullptr;
     for (const TotalsPeak &peak : peaks) {
         if (peak.bytes > 0 && (!best || peak.bytes > best->bytes || (peak.bytes == best->bytes && peak.device < best->device)))
             best = &peak;
     }
+    if (!best)
+        return std::nullopt;
+    return *best;
+}
+
+std::optional<SummaryScan::Peak> expectedFrom(const std::vector<TotalsPeak> &peaks)
+{
+    const auto best = primaryOf(peaks);
     if (!best)
         return std::nullopt;
     return SummaryScan::Peak{best->device, static_cast<std::size_t>(best->eventIndex)};
@@ -77,7 +135,7 @@ Pass streamOnce(const std::string &path, const std::optional<std::optional<Summa
                 const std::vector<std::uint8_t> *categories, const ImportProgress &progress)
 {
     std::optional<SummaryScan> scan;
-    std::int64_t firstNs = 0, lastNs = INT64_MIN;
+    TimeOrder order;
     Pass pass;
     pass.trace = TraceReader::stream(
         path,
@@ -89,20 +147,8 @@ Pass streamOnce(const std::string &path, const std::optional<std::optional<Summa
         [&](const Trace &, MemoryEvents &events, std::size_t first) {
             if (events.empty())
                 return;
-            if (first == 0)
-                firstNs = events.timeNs(0);
-            // The full read sorts what it reads; a pass in file order equals it only when
-            // the file is in order, and a span too long for the model is refused there.
-            if (events.timeNs(0) < lastNs || !events.isSortedByTime()
-                || events.timeNs(events.size() - 1) - firstNs > TraceBuilder::kMaxSpanNs)
-                throw NotInTimeOrder{};
-            lastNs = events.timeNs(events.size() - 1);
-            if (categories) {
-                for (std::size_t i = 0; i < events.size(); ++i) {
-                    if (const std::uint8_t category = (*categories)[first + i]; category != kAsStored)
-                        events.setCategory(i, static_cast<Category>(category));
-                }
-            }
+            order.check(events, first);
+            overlay(categories, events, first);
             scan->add(events, first);
         },
         progress);
@@ -111,6 +157,208 @@ Pass streamOnce(const std::string &path, const std::optional<std::optional<Summa
         pass.found = scan->foundPeak();
     }
     return pass;
+}
+
+// Thrown through the reader once a window's events are all read.
+struct WindowRead
+{
+};
+
+// Thrown through the reader when the file's events fit in memory whole.
+struct SmallEnough
+{
+};
+
+// The items of `items` that overlap [beginNs, endNs], as times() gives their span.
+template<typename T, typename Times>
+std::vector<T> overlapping(const std::vector<T> &items, std::int64_t beginNs, std::int64_t endNs, Times times)
+{
+    std::vector<T> kept;
+    for (const T &item : items) {
+        const auto [from, to] = times(item);
+        if (to >= beginNs && from <= endNs)
+            kept.push_back(item);
+    }
+    return kept;
+}
+
+// The segments reserved before `beginNs` and not yet given back, as one event per lane and
+// address at `beginNs`, then the reserved events up to `endNs`.
+std::vector<ReservedEvent> reservedInWindow(const std::vector<ReservedEvent> &reserved, std::int64_t beginNs,
+                                            std::int64_t endNs)
+{
+    std::map<std::pair<std::uint32_t, std::uint64_t>, std::int64_t> before;
+    std::vector<ReservedEvent> kept;
+    for (const ReservedEvent &event : reserved) {
+        if (event.timeNs < beginNs)
+            before[{event.lane, event.addr}] += event.deltaBytes;
+        else if (event.timeNs <= endNs)
+            kept.push_back(event);
+    }
+    std::vector<ReservedEvent> window;
+    for (const auto &[key, bytes] : before) {
+        if (bytes != 0)
+            window.push_back(ReservedEvent{beginNs, bytes, key.second, key.first});
+    }
+    window.insert(window.end(), kept.begin(), kept.end());
+    return window;
+}
+
+// Reads the events of `window.first`'s chunk and on, up to `maxEvents`, after the blocks
+// live before them (applied to a table as the events before stream by).
+class WindowReader
+{
+public:
+    WindowReader(std::size_t wantedFirst, std::size_t maxEvents, const std::vector<std::uint8_t> *categories)
+        : m_wantedFirst(wantedFirst)
+        , m_maxEvents(maxEvents)
+        , m_categories(categories)
+    {
+    }
+
+    // Throws WindowRead once the window is full.
+    void add(const Trace &trace, MemoryEvents &events, std::size_t first)
+    {
+        if (events.empty())
+            return;
+        m_order.check(events, first);
+        overlay(m_categories, events, first);
+        if (first == 0)
+            m_fileFirstNs = events.timeNs(0);
+        if (!m_first && first + events.size() <= m_wantedFirst) {
+            if (!m_lanes)
+                m_lanes.emplace(trace);
+            for (std::size_t i = 0; i < events.size(); ++i)
+                m_live.apply(events, i, first + i, m_lanes->deviceOfLane[events.lane(i)]);
+            return;
+        }
+        if (!m_first) {
+            m_first = first;
+            const std::vector<LiveBlocks::Block> carried = m_live.blocksInOrder();
+            m_live = LiveBlocks();
+            LoadBudget::charge((carried.size() + m_maxEvents) * MemoryEvents::kBytesPerEvent, "memory events");
+            m_events.reserve(carried.size() + m_maxEvents + events.size());
+            for (const LiveBlocks::Block &block : carried) {
+                m_events.append(MemoryEvent{events.timeNs(0), block.bytes, block.addr, block.lane, block.layer,
+                                            block.stack, block.category, block.phase});
+            }
+            m_carried = carried.size();
+        }
+        m_events.append(events, 0, events.size());
+        if (m_events.size() - m_carried >= m_maxEvents)
+            throw WindowRead{};
+    }
+
+    bool started() const { return m_first.has_value(); }
+
+    // The window as a trace of its own: the file's tables, what of its ranges, steps,
+    // kernels and markers overlaps the window, and the events read.
+    PeakWindow finish(const Trace &trace, std::size_t fileEvents)
+    {
+        PeakWindow window;
+        window.firstEvent = *m_first;
+        window.readEvents = m_events.size() - m_carried;
+        window.carriedBlocks = m_carried;
+        window.fileEvents = fileEvents;
+        const std::int64_t beginNs = m_events.timeNs(0), endNs = m_events.timeNs(m_events.size() - 1);
+        auto result = std::make_shared<Trace>();
+        result->meta = trace.meta;
+        result->lanes = trace.lanes;
+        result->layers = trace.layers;
+        result->kernelNames = trace.kernelNames;
+        result->stacks = trace.stacks;
+        result->events = std::move(m_events);
+        result->reserved = reservedInWindow(trace.reserved, beginNs, endNs);
+        result->ranges = overlapping(trace.ranges, beginNs, endNs, [](const Range &r) { return std::pair(r.beginNs, r.endNs); });
+        result->steps = overlapping(trace.steps, beginNs, endNs, [](const Step &s) { return std::pair(s.beginNs, s.endNs); });
+        result->kernels = overlapping(trace.kernels, beginNs, endNs, [](const Kernel &k) { return std::pair(k.beginNs, k.endNs); });
+        result->markers = overlapping(trace.markers, beginNs, endNs, [](const Marker &m) { return std::pair(m.timeNs, m.timeNs); });
+        std::string &warnings = result->meta[std::string(metakey::ImportWarnings)];
+        if (!warnings.empty())
+            warnings += '\n';
+        const auto count = [](std::size_t n) { return formatCount(static_cast<std::int64_t>(n)); };
+        warnings += count(fileEvents) + " memory events, too many to hold at once: showing the " + count(window.readEvents)
+                    + " around the peak (events " + count(window.firstEvent) + " to "
+                    + count(window.firstEvent + window.readEvents - 1) + ", +" + formatDuration(beginNs - m_fileFirstNs)
+                    + " to +" + formatDuration(endNs - m_fileFirstNs) + "), the " + count(m_carried)
+                    + " blocks live before them allocated at their start. peaklens-cli summary reads the whole file.";
+        window.trace = std::move(result);
+        return window;
+    }
+
+private:
+    std::size_t m_wantedFirst;
+    std::size_t m_maxEvents;
+    const std::vector<std::uint8_t> *m_categories;
+    TimeOrder m_order;
+    std::optional<LaneDevices> m_lanes;
+    LiveBlocks m_live;
+    std::optional<std::size_t> m_first;
+    std::int64_t m_fileFirstNs = 0;
+    std::size_t m_carried = 0;
+    MemoryEvents m_events;
+};
+
+// Whether the window's events reach the totals' peak at its event: the totals and the
+// events agree, so the window holds the peak.
+bool holdsPeak(const PeakWindow &window, const TotalsPeak &peak)
+{
+    const Trace &trace = *window.trace;
+    if (peak.eventIndex < window.firstEvent || peak.eventIndex - window.firstEvent >= window.readEvents)
+        return false;
+    const LaneDevices lanes(trace);
+    const auto device = lanes.indexOf(peak.device);
+    if (!device)
+        return false;
+    std::int64_t allocated = 0;
+    const std::size_t end = window.carriedBlocks + static_cast<std::size_t>(peak.eventIndex - window.firstEvent) + 1;
+    for (std::size_t i = 0; i < end; ++i) {
+        if (lanes.deviceOfLane[trace.events.lane(i)] == *device)
+            allocated += trace.events.deltaBytes(i);
+    }
+    return allocated == peak.bytes;
+}
+
+// One pass up to the end of the window around the totals' peak.
+std::optional<PeakWindow> windowOnce(const std::string &path, std::size_t maxEvents, std::size_t wholeUpTo,
+                                     const std::vector<std::uint8_t> *categories, const ImportProgress &progress)
+{
+    std::optional<WindowReader> reader;
+    std::optional<TotalsPeak> peak;
+    std::optional<PeakWindow> window;
+    std::size_t fileEvents = 0;
+    try {
+        const auto trace = TraceReader::stream(
+            path,
+            [&](const Trace &trace, const TraceReader::StreamStart &start) {
+                if (start.events <= std::max(maxEvents, wholeUpTo))
+                    throw SmallEnough{};
+                if (!categories && trace.metaValue(metakey::Categories) == "lifetime")
+                    throw NeedsCategories{};
+                fileEvents = start.events;
+                peak = primaryOf(start.peaks);
+                // Centred on the peak where the file allows.
+                const std::size_t at = peak ? static_cast<std::size_t>(peak->eventIndex) : 0;
+                const std::size_t wanted = std::min(at - std::min(at, maxEvents / 2), fileEvents - maxEvents);
+                reader.emplace(wanted, maxEvents, categories);
+            },
+            [&](const Trace &trace, MemoryEvents &events, std::size_t first) {
+                try {
+                    reader->add(trace, events, first);
+                } catch (const WindowRead &) {
+                    window = reader->finish(trace, fileEvents);
+                    throw;
+                }
+            },
+            progress);
+        if (trace && reader && reader->started())
+            window = reader->finish(*trace, fileEvents);
+    } catch (const WindowRead &) {
+    }
+    // Totals that name no peak are damaged (so many events, none allocating): read whole.
+    if (!window || !peak || !holdsPeak(*window, *peak))
+        return std::nullopt;
+    return window;
 }
 
 FileSummary summarizeWhole(const std::string &path, const ImportProgress &progress)
@@ -132,13 +380,9 @@ FileSummary summarizeFile(const std::string &path, const ImportProgress &progres
         LoadBudget::Scope budget(path, std::filesystem::file_size(path, ec));
         std::optional<std::vector<std::uint8_t>> categories;
         const auto run = [&](const std::optional<std::optional<SummaryScan::Peak>> &expected) {
-            for (;;) {
-                try {
-                    return streamOnce(path, expected, categories ? &*categories : nullptr, progress);
-                } catch (const NeedsCategories &) {
-                    categories = lifetimeCategories(path, progress);
-                }
-            }
+            return withCategories(path, categories, progress, [&](const std::vector<std::uint8_t> *worked) {
+                return streamOnce(path, expected, worked, progress);
+            });
         };
         Pass pass = run(std::nullopt);
         if (pass.trace && !pass.summary) // the totals pointed elsewhere (damaged): once more, told
@@ -148,6 +392,24 @@ FileSummary summarizeFile(const std::string &path, const ImportProgress &progres
     } catch (const NotInTimeOrder &) {
     }
     return summarizeWhole(path, progress);
+}
+
+std::optional<PeakWindow> readPeakWindow(const std::string &path, std::size_t maxEvents, std::size_t wholeUpTo,
+                                         const ImportProgress &progress)
+{
+    std::error_code ec;
+    if (maxEvents == 0 || !std::filesystem::is_regular_file(path, ec) || detectFormat(path) != TraceFormat::Native)
+        return std::nullopt;
+    try {
+        LoadBudget::Scope budget(path, std::filesystem::file_size(path, ec));
+        std::optional<std::vector<std::uint8_t>> categories;
+        return withCategories(path, categories, progress, [&](const std::vector<std::uint8_t> *worked) {
+            return windowOnce(path, maxEvents, wholeUpTo, worked, progress);
+        });
+    } catch (const NotInTimeOrder &) {
+    } catch (const SmallEnough &) {
+    }
+    return std::nullopt;
 }
 
 } // namespace peaklens

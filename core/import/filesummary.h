@@ -9,6 +9,7 @@
 #include "importprogress.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace peaklens {
@@ -23,5 +24,26 @@ struct FileSummary
 
 // Throws ImportError as loadTrace does.
 FileSummary summarizeFile(const std::string &path, const ImportProgress &progress = {});
+
+// A native file of format 2 with more than `wholeUpTo` memory events, in time order, read
+// as a window: the whole chunks of about `maxEvents` events around the peak its totals
+// name, read in one pass that stops after them. The blocks live when the window opens
+// (every device's, applied from the file's first event) become allocations at the
+// window's first instant, so every level in it is the file's; ranges, steps, kernels and
+// markers are those that overlap it, and its import warnings say what was left out.
+struct PeakWindow
+{
+    std::shared_ptr<const Trace> trace;
+    std::size_t firstEvent = 0;    // the file's index of the window's first event
+    std::size_t readEvents = 0;    // events of the file in the window
+    std::size_t carriedBlocks = 0; // allocations put first for the blocks live before it
+    std::size_t fileEvents = 0;
+};
+
+// Null when the file has no more than `wholeUpTo` (or `maxEvents`) events, cannot be read a chunk at a time, or its
+// totals do not match its events: it is then for loadTrace to read whole. Throws
+// ImportError as loadTrace does.
+std::optional<PeakWindow> readPeakWindow(const std::string &path, std::size_t maxEvents, std::size_t wholeUpTo,
+                                         const ImportProgress &progress = {});
 
 } // namespace peaklens

@@ -33,6 +33,16 @@ void MemoryEvents::reserve(std::size_t count)
     m_stackTags.reserve(count);
 }
 
+void MemoryEvents::append(const MemoryEvents &other, std::size_t begin, std::size_t end)
+{
+    const auto take = [begin, end](auto &to, const auto &from) { to.insert(to.end(), from.begin() + begin, from.begin() + end); };
+    take(m_timeNs, other.m_timeNs);
+    take(m_deltaBytes, other.m_deltaBytes);
+    take(m_addr, other.m_addr);
+    take(m_layerLane, other.m_layerLane);
+    take(m_stackTags, other.m_stackTags);
+}
+
 void MemoryEvents::clear()
 {
     *this = MemoryEvents();

@@ -93,6 +93,9 @@ public:
         m_stackTags.push_back(packStackTags(event.stack, event.category, event.phase));
     }
 
+    // Events [begin, end) of `other`, after these.
+    void append(const MemoryEvents &other, std::size_t begin, std::size_t end);
+
     MemoryEvent at(std::size_t i) const
     {
         return {m_timeNs[i], m_deltaBytes[i], m_addr[i], lane(i), layer(i), stack(i), category(i), phase(i)};

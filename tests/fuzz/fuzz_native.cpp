@@ -25,5 +25,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         peaklens::summarizeFile(path);
     } catch (const peaklens::Error &) {
     }
+    // And opened as a window of one chunk around the peak the totals name.
+    try {
+        peaklens::readPeakWindow(path, 1, 0);
+    } catch (const peaklens::Error &) {
+    }
     return 0;
 }

@@ -1,11 +1,16 @@
 // A native file summarized as it is read, a chunk at a time, gives the figures of the file
-// loaded whole; and files that cannot be read that way are loaded whole.
+// loaded whole; and files that cannot be read that way are loaded whole. A file too big to
+// hold opens as the window around its peak, with the file's levels.
+#include "core/analysis/lanedevices.h"
+#include "core/analysis/liveblocks.h"
+#include "core/analysis/peakfinder.h"
 #include "core/format/schema.h"
 #include "core/format/sqlitedatabase.h"
 #include "core/format/tracewriter.h"
 #include "core/import/filesummary.h"
 #include "core/import/traceloader.h"
 #include "core/report/summaryjson.h"
+#include "core/trace/metadata.h"
 #include "core/trace/tracebuilder.h"
 #include "testsupport.h"
 
@@ -21,10 +26,13 @@ namespace {
 
 const QString kSource = QStringLiteral(PEAKLENS_SOURCE_DIR "/");
 
-// Training-shaped steps on two devices, several chunks long, written in time order or not.
-std::shared_ptr<const Trace> twoDeviceTrace(std::size_t steps)
+// Training-shaped steps on two devices, several chunks long; with categories stored, or
+// left for the reader to work out from lifetimes as a collector's are.
+std::shared_ptr<const Trace> twoDeviceTrace(std::size_t steps, bool lifetimes = false)
 {
     TraceBuilder builder;
+    if (lifetimes)
+        builder.setMeta(metakey::Categories, "lifetime");
     const std::uint32_t lanes[] = {builder.lane(Lane{Device{DeviceType::Cuda, 0}, 0}),
                                    builder.lane(Lane{Device{DeviceType::Cuda, 1}, 0}),
                                    builder.lane(Lane{Device{DeviceType::Cuda, 1}, 7})};
@@ -42,7 +50,8 @@ std::shared_ptr<const Trace> twoDeviceTrace(std::size_t steps)
                 MemoryEvent event{t += 1 + static_cast<std::int64_t>(random.bounded(500u)),
                                   512 * (1 + static_cast<std::int64_t>(random.bounded(4000u))),
                                   0x7f0000000000 + step * 0x100000000ull + layer * 0x1000000ull + i * 0x10000ull,
-                                  lanes[random.bounded(3u)], layer, 0, Category::Activation, Phase::Forward};
+                                  lanes[random.bounded(3u)], layer, 0,
+                                  lifetimes ? Category::Unknown : Category::Activation, Phase::Forward};
                 builder.addEvent(event);
                 saved.push_back(event);
             }
@@ -78,6 +87,29 @@ void writeOutOfOrder(const Trace &trace, const QString &path)
     writer.finish();
 }
 
+// A file as made for a row: converted from `file`, or generated (two devices), as is.
+QString madeFile(const QString &file, const QString &make, const QTemporaryDir &dir)
+{
+    if (make.isEmpty())
+        return file;
+    const QString path = dir.filePath(QStringLiteral("made.peaklens"));
+    if (make == QLatin1String("convert")) {
+        TraceWriter::writeTrace(*loadTrace(ss(file)), ss(path));
+        return path;
+    }
+    const auto trace = twoDeviceTrace(3 * schema::kEventsPerChunk / (12 * 80) + 1, make == QLatin1String("lifetimes"));
+    if (make == QLatin1String("out of order")) {
+        writeOutOfOrder(*trace, path);
+        return path;
+    }
+    TraceWriter::writeTrace(*trace, ss(path));
+    if (make == QLatin1String("wrong totals")) {
+        SqliteDatabase db(ss(path), SQLITE_OPEN_READWRITE);
+        db.exec("UPDATE events SET totals = x'0000'"); // no lanes, no devices
+    }
+    return path;
+}
+
 std::string wholeSummaryJson(const QString &path)
 {
     const auto trace = loadTrace(ss(path));
@@ -108,6 +140,7 @@ private slots:
         QTest::addRow("real Kineto trace from ROCm, converted")
             << kSource + QStringLiteral("tests/data/real/kineto_mi300x_normalization.pt.trace.json.gz") << QStringLiteral("convert") << true;
         QTest::addRow("several chunks on two devices") << QString() << QStringLiteral("two devices") << true;
+        QTest::addRow("several chunks, categories from lifetimes") << QString() << QStringLiteral("lifetimes") << true;
         QTest::addRow("events out of time order: read whole") << QString() << QStringLiteral("out of order") << false;
         QTest::addRow("running totals that point elsewhere: read twice") << QString() << QStringLiteral("wrong totals") << true;
     }
@@ -117,29 +150,80 @@ private slots:
         QFETCH(QString, make);
         QFETCH(bool, streamed);
         QTemporaryDir dir;
-        QString path = file;
-        if (!make.isEmpty()) {
-            path = dir.filePath(QStringLiteral("made.peaklens"));
-            if (make == QLatin1String("convert")) {
-                TraceWriter::writeTrace(*loadTrace(ss(file)), ss(path));
-            } else {
-                const auto trace = twoDeviceTrace(3 * schema::kEventsPerChunk / (12 * 80) + 1);
-                if (make == QLatin1String("out of order")) {
-                    writeOutOfOrder(*trace, path);
-                } else {
-                    TraceWriter::writeTrace(*trace, ss(path));
-                    if (make == QLatin1String("wrong totals")) {
-                        SqliteDatabase db(ss(path), SQLITE_OPEN_READWRITE);
-                        db.exec("UPDATE events SET totals = x'0000'"); // no lanes, no devices
-                    }
-                }
-            }
-        }
+        const QString path = madeFile(file, make, dir);
         const FileSummary summary = summarizeFile(ss(path));
         QCOMPARE(summary.streamed, streamed);
         QCOMPARE(summary.trace->events.empty(), streamed);
         QVERIFY(summary.summary.eventCount > 0);
         QCOMPARE(summaryToJson(*summary.trace, summary.summary, std::nullopt), wholeSummaryJson(path));
+    }
+
+    void windowAroundThePeak_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("make");
+        QTest::addColumn<bool>("windowed");
+        QTest::addRow("several chunks on two devices") << QString() << QStringLiteral("two devices") << true;
+        QTest::addRow("several chunks, categories from lifetimes") << QString() << QStringLiteral("lifetimes") << true;
+        QTest::addRow("one chunk: read whole") << kSource + QStringLiteral("resources/samples/training-step.peaklens") << QString() << false;
+        QTest::addRow("format 1: read whole") << kSource + QStringLiteral("tests/data/format/training-step.v1.peaklens") << QString() << false;
+        QTest::addRow("events out of time order: read whole") << QString() << QStringLiteral("out of order") << false;
+        QTest::addRow("running totals that name no peak: read whole") << QString() << QStringLiteral("wrong totals") << false;
+    }
+    void windowAroundThePeak()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, make);
+        QFETCH(bool, windowed);
+        QTemporaryDir dir;
+        const QString path = madeFile(file, make, dir);
+        const auto window = readPeakWindow(ss(path), schema::kEventsPerChunk, 0);
+        QCOMPARE(window.has_value(), windowed);
+        if (!window)
+            return;
+        const auto whole = loadTrace(ss(path));
+        QCOMPARE(window->fileEvents, whole->events.size());
+        QVERIFY(window->readEvents >= schema::kEventsPerChunk || window->firstEvent + window->readEvents == whole->events.size());
+        QVERIFY(window->readEvents < whole->events.size());
+        const Trace &trace = *window->trace;
+        QCOMPARE(trace.events.size(), window->carriedBlocks + window->readEvents);
+
+        // First the blocks live before the window, as the whole trace has them, at its start.
+        const LaneDevices lanes(*whole);
+        LiveBlocks live;
+        for (std::size_t i = 0; i < window->firstEvent; ++i)
+            live.apply(whole->events, i, i, lanes.deviceOfLane[whole->events.lane(i)]);
+        const auto carried = live.blocksInOrder();
+        QCOMPARE(carried.size(), window->carriedBlocks);
+        const std::int64_t beginNs = whole->events.timeNs(window->firstEvent);
+        for (std::size_t i = 0; i < carried.size(); ++i) {
+            const MemoryEvent &block = trace.events.at(i);
+            const MemoryEvent &allocation = whole->events.at(carried[i].event);
+            QCOMPARE(block, (MemoryEvent{beginNs, allocation.deltaBytes, allocation.addr, allocation.lane, allocation.layer,
+                                         allocation.stack, allocation.category, allocation.phase}));
+        }
+        // Then the file's events, as the whole read has them.
+        for (std::size_t i = 0; i < window->readEvents; ++i)
+            QCOMPARE(trace.events.at(window->carriedBlocks + i), whole->events.at(window->firstEvent + i));
+
+        // The peak and what is live at it are the file's.
+        const PeakReport inWindow = findPeaks(trace), inFile = findPeaks(*whole);
+        QVERIFY(inWindow.primary && inFile.primary);
+        const DevicePeak &windowPeak = inWindow.devices[*inWindow.primary], &filePeak = inFile.devices[*inFile.primary];
+        QCOMPARE(windowPeak.device, filePeak.device);
+        QCOMPARE(windowPeak.allocatedBytes, filePeak.allocatedBytes);
+        QCOMPARE(windowPeak.timeNs, filePeak.timeNs);
+        QCOMPARE(inWindow.liveAtPeak->bytes, inFile.liveAtPeak->bytes);
+        QCOMPARE(inWindow.liveAtPeak->allocations.size(), inFile.liveAtPeak->allocations.size());
+
+        // Steps and ranges are those that overlap the window, and it says what it left out.
+        const std::int64_t endNs = trace.events.timeNs(trace.events.size() - 1);
+        for (const Step &step : trace.steps)
+            QVERIFY(step.endNs >= beginNs && step.beginNs <= endNs);
+        QVERIFY(trace.steps.size() <= whole->steps.size());
+        QVERIFY(trace.ranges.size() < whole->ranges.size() || whole->ranges.empty());
+        QVERIFY2(qs(trace.metaValue(metakey::ImportWarnings)).contains(QStringLiteral("too many to hold at once")),
+                 trace.metaValue(metakey::ImportWarnings).c_str());
     }
 
     void damageIsReportedAsWhenReadWhole()
