@@ -6,10 +6,59 @@ namespace peaklens {
 
 namespace {
 
+// The steps a layer has ranges of in one phase: times are per step. Ranges come in time
+// order, so a layer's steps rarely go back: the rises are counted, and the pairs sorted
+// only when one does go back.
+class StepsOfLayers
+{
+public:
+    explicit StepsOfLayers(std::size_t layers)
+        : m_seen(layers)
+    {
+    }
+
+    void add(std::uint32_t layer, std::int64_t step)
+    {
+        Seen &seen = m_seen[layer];
+        if (seen.distinct == 0 || step > seen.last) {
+            ++seen.distinct;
+            seen.last = step;
+        } else if (step < seen.last) {
+            m_rising = false;
+        }
+    }
+
+    // Each layer's count of distinct steps; `pairs` gives them all again when steps went back.
+    template<typename Pairs>
+    std::vector<std::int64_t> distinct(Pairs pairs) const
+    {
+        std::vector<std::int64_t> counts(m_seen.size());
+        if (m_rising) {
+            for (std::size_t i = 0; i < counts.size(); ++i)
+                counts[i] = m_seen[i].distinct;
+            return counts;
+        }
+        std::vector<std::pair<std::uint32_t, std::int64_t>> all = pairs();
+        std::sort(all.begin(), all.end());
+        all.erase(std::unique(all.begin(), all.end()), all.end());
+        for (const auto &pair : all)
+            ++counts[pair.first];
+        return counts;
+    }
+
+private:
+    struct Seen
+    {
+        std::int64_t distinct = 0;
+        std::int64_t last = 0;
+    };
+    std::vector<Seen> m_seen;
+    bool m_rising = true;
+};
+
 void addTimes(const Trace &trace, std::vector<LayerStats> &stats)
 {
-    // The (layer, step) pairs with a forward or a backward range: times are per step.
-    std::vector<std::pair<std::uint32_t, std::int64_t>> forwardSteps, backwardSteps;
+    StepsOfLayers forwardSteps(stats.size()), backwardSteps(stats.size());
     for (const Range &range : trace.ranges) {
         if (range.layer == kNoLayer)
             continue;
@@ -17,41 +66,29 @@ void addTimes(const Trace &trace, std::vector<LayerStats> &stats)
         if (range.phase == Phase::Forward) {
             s.forwardNs += range.durationNs();
             ++s.forwardCalls;
-            forwardSteps.emplace_back(range.layer, range.step);
+            forwardSteps.add(range.layer, range.step);
         } else if (range.phase == Phase::Backward) {
             s.backwardNs += range.durationNs();
             ++s.backwardCalls;
-            backwardSteps.emplace_back(range.layer, range.step);
+            backwardSteps.add(range.layer, range.step);
         }
     }
-    const auto perStep = [&stats](std::vector<std::pair<std::uint32_t, std::int64_t>> &pairs, std::int64_t LayerStats::*ns) {
-        // Ranges come in time order, so a layer's steps rarely go back: count the rises, and
-        // sort only when one does go back.
-        std::vector<std::int64_t> distinct(stats.size()), last(stats.size());
-        bool rising = true;
-        for (const auto &[layer, step] : pairs) {
-            if (distinct[layer] == 0 || step > last[layer]) {
-                ++distinct[layer];
-                last[layer] = step;
-            } else if (step < last[layer]) {
-                rising = false;
-                break;
+    const auto perStep = [&](const StepsOfLayers &steps, Phase phase, std::int64_t LayerStats::*ns) {
+        const std::vector<std::int64_t> distinct = steps.distinct([&] {
+            std::vector<std::pair<std::uint32_t, std::int64_t>> pairs;
+            for (const Range &range : trace.ranges) {
+                if (range.layer != kNoLayer && range.phase == phase)
+                    pairs.emplace_back(range.layer, range.step);
             }
-        }
-        if (!rising) {
-            std::sort(pairs.begin(), pairs.end());
-            pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-            std::fill(distinct.begin(), distinct.end(), 0);
-            for (const auto &pair : pairs)
-                ++distinct[pair.first];
-        }
+            return pairs;
+        });
         for (std::size_t i = 0; i < stats.size(); ++i) {
             if (distinct[i] > 0)
                 stats[i].*ns /= distinct[i];
         }
     };
-    perStep(forwardSteps, &LayerStats::forwardNs);
-    perStep(backwardSteps, &LayerStats::backwardNs);
+    perStep(forwardSteps, Phase::Forward, &LayerStats::forwardNs);
+    perStep(backwardSteps, Phase::Backward, &LayerStats::backwardNs);
 }
 
 } // namespace
@@ -65,14 +102,35 @@ std::vector<LayerStats> computeLayerStats(const Trace &trace)
 
 std::vector<LayerScan::BackwardStart> LayerScan::backwardStarts(const Trace &trace)
 {
-    // (step, begin) of every backward range; in time order they are mostly sorted already.
-    std::vector<std::pair<std::int64_t, std::int64_t>> backward;
+    // (step, its earliest backward begin), by step. Ranges come in time order, so steps
+    // rarely go back; where one does, every backward range's pair is sorted.
+    std::vector<std::pair<std::int64_t, std::int64_t>> firsts;
+    bool ordered = true;
     for (const Range &range : trace.ranges) {
-        if (range.phase == Phase::Backward)
-            backward.emplace_back(range.step, range.beginNs);
+        if (range.phase != Phase::Backward)
+            continue;
+        if (!firsts.empty() && range.step == firsts.back().first) {
+            firsts.back().second = std::min(firsts.back().second, range.beginNs);
+        } else if (firsts.empty() || range.step > firsts.back().first) {
+            firsts.emplace_back(range.step, range.beginNs);
+        } else {
+            ordered = false;
+            break;
+        }
     }
-    if (!std::is_sorted(backward.begin(), backward.end()))
+    if (!ordered) {
+        std::vector<std::pair<std::int64_t, std::int64_t>> backward;
+        for (const Range &range : trace.ranges) {
+            if (range.phase == Phase::Backward)
+                backward.emplace_back(range.step, range.beginNs);
+        }
         std::sort(backward.begin(), backward.end());
+        firsts.clear();
+        for (const auto &pair : backward) {
+            if (firsts.empty() || pair.first != firsts.back().first)
+                firsts.push_back(pair);
+        }
+    }
     std::vector<std::pair<std::int64_t, std::int64_t>> stepBegins;
     stepBegins.reserve(trace.steps.size());
     for (const Step &step : trace.steps)
@@ -80,14 +138,10 @@ std::vector<LayerScan::BackwardStart> LayerScan::backwardStarts(const Trace &tra
     // Where two steps share a number, the first in time counts.
     std::stable_sort(stepBegins.begin(), stepBegins.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
     std::vector<BackwardStart> starts;
-    for (std::size_t i = 0; i < backward.size(); ++i) {
-        if (i > 0 && backward[i].first == backward[i - 1].first)
-            continue; // the step's earliest backward range came first
-        const std::int64_t step = backward[i].first;
+    for (const auto &[step, timeNs] : firsts) {
         const auto begin = std::lower_bound(stepBegins.begin(), stepBegins.end(), step,
                                             [](const auto &entry, std::int64_t number) { return entry.first < number; });
-        starts.push_back({step, backward[i].second,
-                          begin == stepBegins.end() || begin->first != step ? INT64_MIN : begin->second});
+        starts.push_back({step, timeNs, begin == stepBegins.end() || begin->first != step ? INT64_MIN : begin->second});
     }
     std::sort(starts.begin(), starts.end(), [](const auto &a, const auto &b) { return a.timeNs < b.timeNs; });
     return starts;

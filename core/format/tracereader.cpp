@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <optional>
 #include <type_traits>
@@ -417,21 +418,52 @@ private:
                                                 lookup(m_laneIds, rows.integer(3), "lane")});
     }
 
+    Range rangeOf(SqliteStatement &rows) const
+    {
+        Range range;
+        range.layer = rows.isNull(0) ? kNoLayer : lookup(m_layerIds, rows.integer(0), "layer");
+        const auto phase = rows.integer(1);
+        if (phase < 0 || phase >= kPhaseCount)
+            damaged("a range has the unknown phase " + std::to_string(phase));
+        range.phase = static_cast<Phase>(phase);
+        range.step = rows.isNull(2) ? kNoStep : rows.integer(2);
+        range.beginNs = rows.integer(3);
+        range.endNs = rows.integer(4);
+        range.thread = static_cast<std::uint32_t>(rows.integer(5));
+        return range;
+    }
+
     void readRanges()
     {
-        auto rows = m_db->prepare("SELECT layer, phase, step, t_begin_ns, t_end_ns, thread FROM ranges");
-        for (; rows.step(); rowRead()) {
-            Range range;
-            range.layer = rows.isNull(0) ? kNoLayer : lookup(m_layerIds, rows.integer(0), "layer");
-            const auto phase = rows.integer(1);
-            if (phase < 0 || phase >= kPhaseCount)
-                damaged("a range has the unknown phase " + std::to_string(phase));
-            range.phase = static_cast<Phase>(phase);
-            range.step = rows.isNull(2) ? kNoStep : rows.integer(2);
-            range.beginNs = rows.integer(3);
-            range.endNs = rows.integer(4);
-            range.thread = static_cast<std::uint32_t>(rows.integer(5));
-            m_builder.addRange(range);
+        static constexpr std::string_view select = "SELECT layer, phase, step, t_begin_ns, t_end_ns, thread FROM ranges ";
+        // A long recording has millions: where the file is read in place, the later half is
+        // read on another core through a connection of its own.
+        static constexpr std::int64_t kWorthSplitting = 1 << 18;
+        std::future<std::vector<Range>> later;
+        std::int64_t split = INT64_MAX;
+        if (!m_image.data() && !m_copy) {
+            if (const std::int64_t last = m_db->queryInteger("SELECT ifnull(max(rowid), 0) FROM ranges"); last >= kWorthSplitting) {
+                split = last / 2;
+                later = std::async(std::launch::async, [this, split] {
+                    const auto db = SqliteDatabase::openImmutable(m_path);
+                    db->restrictToReading();
+                    db->interruptWhen([this] { return m_progress.isCancelled(); });
+                    auto rows = db->prepare(std::string(select) + "WHERE rowid > " + std::to_string(split));
+                    std::vector<Range> ranges;
+                    while (rows.step())
+                        ranges.push_back(rangeOf(rows));
+                    return ranges;
+                });
+            }
+        }
+        auto rows = m_db->prepare(std::string(select) + "WHERE rowid <= " + std::to_string(split));
+        for (; rows.step(); rowRead())
+            m_builder.addRange(rangeOf(rows));
+        if (later.valid()) {
+            for (const Range &range : later.get()) {
+                m_builder.addRange(range);
+                rowRead();
+            }
         }
     }
 
