@@ -212,6 +212,29 @@ private slots:
         }
         QCOMPARE(at, events.size());
     }
+
+    // A long recording's ranges are read in two halves on two cores: they come back whole,
+    // in order, and damage in the later half is reported as in the first.
+    void manyRangesReadInTwoHalves()
+    {
+        TraceBuilder builder;
+        const std::uint32_t lane = builder.lane(Lane{Device{DeviceType::Cuda, 0}, 0});
+        const std::uint32_t layers[] = {builder.layer("model"), builder.layer("model.blocks.0")};
+        constexpr std::int64_t kRanges = 300'000;
+        for (std::int64_t i = 0; i < kRanges; ++i) {
+            builder.addRange(Range{i % 3 == 2 ? kNoLayer : layers[i % 3], i % 2 ? Phase::Backward : Phase::Forward, i / 10,
+                                   10 * i, 10 * i + 5 + i % 7, static_cast<std::uint32_t>(i % 4)});
+        }
+        builder.addEvent(MemoryEvent{0, 512, 0x1000, lane});
+        const auto trace = builder.finish();
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("ranges.peaklens"));
+        TraceWriter::writeTrace(*trace, ss(path));
+        QCOMPARE(TraceReader::read(ss(path))->ranges, trace->ranges);
+
+        execute(path, "UPDATE ranges SET phase = 9 WHERE rowid = 290000");
+        QVERIFY2(loadError(path).contains(QStringLiteral("a range has the unknown phase 9")), qPrintable(loadError(path)));
+    }
 };
 
 QTEST_GUILESS_MAIN(tst_FormatVersions)
