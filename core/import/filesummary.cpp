@@ -204,8 +204,9 @@ std::vector<ReservedEvent> reservedInWindow(const std::vector<ReservedEvent> &re
     return window;
 }
 
-// Reads the events of `window.first`'s chunk and on, up to `maxEvents`, after the blocks
-// live before them (applied to a table as the events before stream by).
+// Keeps the events from the chunk holding event `wantedFirst` on, up to `maxEvents` and
+// the rest of that chunk, after the blocks live before them: the events before are
+// applied to a table of live blocks as they stream by.
 class WindowReader
 {
 public:
