@@ -131,6 +131,20 @@ public:
         });
     }
 
+    // The events the chunk rows claim, without reading the events or any other table;
+    // null when the file can only be opened through a private copy (a log beside it).
+    std::optional<std::uint64_t> eventCount()
+    {
+        checkHeader();
+        if (PrivateCopy::isNeededFor(m_path))
+            return std::nullopt;
+        return guarded([this] {
+            open();
+            checkVersionAndTables();
+            return std::optional(EventsReader(*m_db, static_cast<int>(m_version)).measure().events);
+        });
+    }
+
     // Whether the events can be handed on a chunk at a time rather than read whole.
     bool canStream() const { return m_version >= 2; }
 
@@ -535,6 +549,11 @@ private:
 std::shared_ptr<const Trace> TraceReader::read(const std::string &path, const ImportProgress &progress)
 {
     return NativeFileReader(path, {}, progress).read();
+}
+
+std::optional<std::uint64_t> TraceReader::eventCount(const std::string &path)
+{
+    return NativeFileReader(path, {}, {}).eventCount();
 }
 
 std::shared_ptr<const Trace> TraceReader::stream(const std::string &path, const ChunkStart &start,

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -41,6 +42,9 @@ public:
     using ChunkConsumer = std::function<void(const Trace &trace, MemoryEvents &events, std::size_t first)>;
     static std::shared_ptr<const Trace> stream(const std::string &path, const ChunkStart &start,
                                                const ChunkConsumer &consume, const ImportProgress &progress = {});
+    // How many memory events the file holds, from its chunk rows alone: cheap beside a read.
+    // Null when that is not cheap (a log beside the file to replay first).
+    static std::optional<std::uint64_t> eventCount(const std::string &path);
     // True when these first bytes of a file are those of a PeakLens trace.
     static bool recognizes(std::span<const std::byte> header);
 };

@@ -401,6 +401,9 @@ std::optional<PeakWindow> readPeakWindow(const std::string &path, std::size_t ma
     std::error_code ec;
     if (maxEvents == 0 || !std::filesystem::is_regular_file(path, ec) || detectFormat(path) != TraceFormat::Native)
         return std::nullopt;
+    // Most files are small enough: known from the chunk rows, before any table is read.
+    if (const auto events = TraceReader::eventCount(path); events && *events <= std::max(maxEvents, wholeUpTo))
+        return std::nullopt;
     try {
         LoadBudget::Scope budget(path, std::filesystem::file_size(path, ec));
         std::optional<std::vector<std::uint8_t>> categories;

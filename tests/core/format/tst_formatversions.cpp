@@ -109,6 +109,8 @@ private slots:
         QFETCH(int, version);
         QCOMPARE(formatOf(kFixtures + file), std::int64_t(version));
         QCOMPARE(loadTrace(ss(kFixtures + file))->events.size(), std::size_t(8728));
+        // Counted from the chunk rows alone, as the app does before choosing how to open it.
+        QCOMPARE(TraceReader::eventCount(ss(kFixtures + file)), std::optional<std::uint64_t>(8728));
     }
 
     void bothVersionsHoldTheSameTrace()
@@ -143,6 +145,7 @@ private slots:
         const auto trace = extremeTrace(static_cast<std::size_t>(events));
         const QString path = written(*trace, dir, QStringLiteral("extreme.peaklens"));
         QVERIFY(*TraceReader::read(ss(path)) == *trace);
+        QCOMPARE(TraceReader::eventCount(ss(path)), std::optional<std::uint64_t>(trace->events.size()));
     }
 
     // The totals kept with each chunk equal sums over its events, recomputed here in file
