@@ -242,18 +242,26 @@ unsigned decodingThreads(std::uint64_t events)
 
 } // namespace
 
-EventsReader::EventsReader(SqliteDatabase &db, int formatVersion)
+EventsReader::EventsReader(SqliteDatabase &db, int formatVersion, std::int64_t afterChunk)
     : m_db(db)
     , m_version(formatVersion)
+    , m_afterChunk(afterChunk)
 {
+}
+
+std::string EventsReader::chunksAfter() const
+{
+    return " FROM events WHERE chunk > " + std::to_string(m_afterChunk);
 }
 
 EventsTableSize EventsReader::measure()
 {
     m_size = {};
+    m_size.lastChunk = m_afterChunk;
     if (m_version == 1) {
         auto sizes = m_db.prepare("SELECT chunk, count, length(t_ns), length(delta_bytes), length(addr), length(lane), "
-                                  "length(category), length(phase), length(layer), length(stack) FROM events");
+                                  "length(category), length(phase), length(layer), length(stack)"
+                                  + chunksAfter());
         while (sizes.step()) {
             const auto count = sizes.integer(1);
             if (count < 0 || count > (std::int64_t(1) << 32))
@@ -264,10 +272,11 @@ EventsTableSize EventsReader::measure()
             }
             m_size.events += static_cast<std::uint64_t>(count);
             m_size.plainBytes += static_cast<std::uint64_t>(count) * 36;
+            m_size.lastChunk = std::max(m_size.lastChunk, sizes.integer(0));
         }
         return m_size;
     }
-    auto sizes = m_db.prepare("SELECT chunk, count, codec, plain_bytes, length(columns) FROM events");
+    auto sizes = m_db.prepare("SELECT chunk, count, codec, plain_bytes, length(columns)" + chunksAfter());
     while (sizes.step()) {
         const std::string chunk = chunkName(sizes.integer(0));
         const auto count = sizes.integer(1);
@@ -287,6 +296,7 @@ EventsTableSize EventsReader::measure()
             throw Error(chunk + " has columns of the wrong length");
         m_size.events += static_cast<std::uint64_t>(count);
         m_size.plainBytes += static_cast<std::uint64_t>(plain);
+        m_size.lastChunk = std::max(m_size.lastChunk, sizes.integer(0));
     }
     return m_size;
 }
@@ -309,7 +319,7 @@ void EventsReader::readFormat1(const FileIds &ids, MemoryEvents::Slots slots,
     ChunkIds chunkIds;
     std::size_t at = 0;
     auto chunks = m_db.prepare("SELECT chunk, count, t_ns, delta_bytes, addr, lane, category, phase, layer, stack "
-                               "FROM events ORDER BY chunk");
+                               + chunksAfter() + " ORDER BY chunk");
     while (chunks.step()) {
         const auto count = static_cast<std::size_t>(chunks.integer(1));
         std::array<const std::byte *, 8> columns{};
@@ -378,7 +388,7 @@ std::vector<TotalsPeak> EventsReader::peaksFromTotals()
 template<typename Take>
 void EventsReader::forEachFormat2Chunk(Take take)
 {
-    auto chunks = m_db.prepare("SELECT chunk, count, t_first_ns, codec, plain_bytes, columns FROM events ORDER BY chunk");
+    auto chunks = m_db.prepare("SELECT chunk, count, t_first_ns, codec, plain_bytes, columns" + chunksAfter() + " ORDER BY chunk");
     std::size_t sequence = 0, events = 0;
     while (chunks.step()) {
         Job job;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace peaklens {
@@ -36,12 +37,15 @@ struct EventsTableSize
     std::uint64_t events = 0;
     // What the events take before compression: the input a load budget is measured by.
     std::uint64_t plainBytes = 0;
+    std::int64_t lastChunk = -1; // the highest chunk number measured (the reader's start when none)
 };
 
 class EventsReader
 {
 public:
-    EventsReader(SqliteDatabase &db, int formatVersion);
+    // Reads the chunks numbered above `afterChunk`: all of them by default, only those
+    // committed since for a reader following a file as it is written.
+    EventsReader(SqliteDatabase &db, int formatVersion, std::int64_t afterChunk = -1);
 
     // Checks every chunk's row before anything is allocated; throws Error on damage.
     EventsTableSize measure();
@@ -65,8 +69,11 @@ private:
     template<typename Take>
     void forEachFormat2Chunk(Take take);
 
+    std::string chunksAfter() const;
+
     SqliteDatabase &m_db;
     int m_version;
+    std::int64_t m_afterChunk;
     EventsTableSize m_size;
 };
 

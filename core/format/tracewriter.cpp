@@ -7,8 +7,13 @@
 #include "schema.h"
 #include "sqlitedatabase.h"
 
+#include "core/trace/metadata.h"
+
 #include <algorithm>
 #include <filesystem>
+#include <thread>
+
+#include <unistd.h>
 
 namespace peaklens {
 
@@ -55,7 +60,22 @@ TraceWriter::TraceWriter(const std::string &path, Mode mode)
     } catch (const Error &error) {
         fail(error);
     }
+    if (mode == Mode::Streaming) {
+        // A reader following the file holds it for a few milliseconds at a time.
+        sqlite3_busy_timeout(m_db->handle(), 10000);
+        writeMeta(metakey::WriterState, "writing");
+        writeMeta(metakey::WriterProcess, hostName() + " " + std::to_string(::getpid()));
+        commit();
+    }
     m_lastCommit = std::chrono::steady_clock::now();
+}
+
+std::string TraceWriter::hostName()
+{
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0 || !name[0])
+        return "localhost";
+    return name;
 }
 
 TraceWriter::~TraceWriter()
@@ -285,6 +305,8 @@ void TraceWriter::finish()
         return;
     m_finished = true;
     flushChunk();
+    if (m_mode == Mode::Streaming)
+        writeMeta(metakey::WriterState, "finished");
     try {
         m_db->exec("COMMIT");
         m_committedEvents = m_writtenEvents;
@@ -293,10 +315,26 @@ void TraceWriter::finish()
         m_insertRange.reset();
         m_insertKernel.reset();
         if (m_mode == Mode::Streaming)
-            m_db->exec("PRAGMA journal_mode = DELETE");
+            leaveWriteAheadLog();
         m_db->close();
     } catch (const Error &error) {
         fail(error);
+    }
+}
+
+void TraceWriter::leaveWriteAheadLog()
+{
+    // Needs the file to itself: a reader following it holds it a few milliseconds at a
+    // time. Should one hold on, the file stays in WAL mode, complete all the same.
+    for (int attempt = 0;; ++attempt) {
+        try {
+            m_db->exec("PRAGMA journal_mode = DELETE");
+            return;
+        } catch (const Error &) {
+            if (attempt == 100)
+                return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
     }
 }
 
@@ -310,8 +348,11 @@ void TraceWriter::writeTrace(const Trace &trace, OutputFile &output)
 {
     try {
         TraceWriter writer(output.temporary(), Mode::Bulk);
-        for (const auto &[key, value] : trace.meta)
-            writer.writeMeta(key, value);
+        for (const auto &[key, value] : trace.meta) {
+            // Whoever wrote the trace it was read from is not writing this copy.
+            if (key != metakey::WriterState && key != metakey::WriterProcess)
+                writer.writeMeta(key, value);
+        }
         for (std::uint32_t i = 0; i < trace.lanes.size(); ++i)
             writer.writeLane(i, trace.lanes[i]);
         for (std::uint32_t i = 0; i < trace.layers.size(); ++i)

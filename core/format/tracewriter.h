@@ -51,6 +51,9 @@ public:
 
     std::uint64_t committedEvents() const { return m_committedEvents; }
 
+    // This machine's name, as a file's writer.process names it.
+    static std::string hostName();
+
     // Replaces `path` if it exists; with an OutputFile, as it was set up to.
     static void writeTrace(const Trace &trace, const std::string &path);
     static void writeTrace(const Trace &trace, OutputFile &output);
@@ -59,6 +62,7 @@ private:
     struct Chunk;
 
     void flushChunk();
+    void leaveWriteAheadLog();
     void fail(const std::exception &error) const;
 
     std::string m_path;

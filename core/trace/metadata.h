@@ -29,5 +29,10 @@ inline constexpr std::string_view ProcessId = "pid";
 inline constexpr std::string_view TorchVersion = "torch.version";     // recorded: the training's PyTorch
 inline constexpr std::string_view ImportWarnings = "import.warnings"; // what the import ignored, a sentence a line
 inline constexpr std::string_view CreatedBy = "created.by";           // "peaklens 0.1.0"
+// Files written while a run goes on (TraceWriter's streaming mode): "writing" until the
+// writer finishes the file, then "finished"; and "HOST PID" of the writing process, so a
+// reader following the file can tell a writer that stopped without finishing it.
+inline constexpr std::string_view WriterState = "writer.state";
+inline constexpr std::string_view WriterProcess = "writer.process";
 
 } // namespace peaklens::metakey

@@ -247,6 +247,18 @@ void TraceBuilder::checkSpan() const
                     + " ns, more than 104 days apart: they are damaged.");
 }
 
+Trace TraceBuilder::takeAdded()
+{
+    Trace added;
+    std::swap(added.events, m_trace->events);
+    std::swap(added.reserved, m_trace->reserved);
+    std::swap(added.ranges, m_trace->ranges);
+    std::swap(added.steps, m_trace->steps);
+    std::swap(added.kernels, m_trace->kernels);
+    std::swap(added.markers, m_trace->markers);
+    return added;
+}
+
 std::shared_ptr<const Trace> TraceBuilder::finish()
 {
     m_trace->events.sortByTime();

@@ -52,6 +52,10 @@ public:
     void addMarker(const Marker &marker);
 
     const Trace &current() const { return *m_trace; }
+    // For a reader following a file as it is written: moves out the events, reserved
+    // events, ranges, steps, kernels and markers added since the last call, as added
+    // (unsorted); metadata, lanes, layers, stacks and kernel names stay for later rows.
+    Trace takeAdded();
     // Sorts events, ranges, steps and kernels by time; the builder is empty afterwards.
     std::shared_ptr<const Trace> finish();
 

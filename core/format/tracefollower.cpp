@@ -1,0 +1,194 @@
+#include "tracefollower.h"
+
+#include "core/trace/lifetimecategories.h"
+#include "core/trace/metadata.h"
+#include "nativefilereader.h"
+#include "tracewriter.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace peaklens {
+
+namespace {
+
+// Sorts `added` by `key` and merges it into `items`, sorted the same way; returns the
+// index from which `items` changed. Rows come mostly in order: the merge touches only
+// what lies after the earliest new one.
+template<typename T, typename Key>
+std::size_t mergeSorted(std::vector<T> &items, std::vector<T> &added, Key key)
+{
+    const auto before = [&](const T &a, const T &b) { return key(a) < key(b); };
+    if (!std::is_sorted(added.begin(), added.end(), before))
+        std::stable_sort(added.begin(), added.end(), before);
+    const std::size_t old = items.size();
+    if (added.empty())
+        return old;
+    const auto from = std::upper_bound(items.begin(), items.end(), added.front(), before) - items.begin();
+    items.insert(items.end(), added.begin(), added.end());
+    std::inplace_merge(items.begin() + from, items.begin() + static_cast<std::ptrdiff_t>(old), items.end(), before);
+    return static_cast<std::size_t>(from);
+}
+
+// Whether the process runs on this machine; one that has ended but not yet been waited
+// for by its parent (a zombie) does not.
+bool processRuns(long pid)
+{
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+        return false;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line))
+        return true; // no /proc: kill's answer stands
+    const auto close = line.rfind(')');
+    return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
+
+} // namespace
+
+bool TraceFollower::Update::changedAnything() const
+{
+    return newEvents > 0 || newRows > 0 || tablesChanged || reordered || recategorized;
+}
+
+TraceFollower::TraceFollower(std::string path)
+    : m_path(std::move(path))
+    , m_reader(std::make_unique<NativeFileReader>(m_path, std::span<const char>(), m_progress))
+    , m_trace(std::make_unique<Trace>())
+{
+}
+
+TraceFollower::~TraceFollower() = default;
+
+TraceFollower::Update TraceFollower::poll()
+{
+    Update update;
+    const Trace &trace = *m_trace;
+    update.eventsFrom = trace.events.size();
+    update.reservedFrom = trace.reserved.size();
+    update.rangesFrom = trace.ranges.size();
+    update.stepsFrom = trace.steps.size();
+    update.kernelsFrom = trace.kernels.size();
+    update.markersFrom = trace.markers.size();
+    if (!isLive())
+        return update;
+    // Once the writer is seen gone, one more read takes what it committed last.
+    for (int read = 0; read < 2; ++read) {
+        if (!m_reader->readCommitted())
+            return update;
+        merge(m_reader->builder().takeAdded(), update);
+        const Writer was = m_writer;
+        m_writer = findWriter();
+        if (m_writer == Writer::Writing || was != Writer::Writing)
+            break;
+    }
+    if (m_writer == Writer::Finished && m_trace->metaValue(metakey::Categories) == "lifetime") {
+        classifyByLifetime(*m_trace);
+        update.recategorized = true;
+    }
+    return update;
+}
+
+void TraceFollower::merge(Trace added, Update &update)
+{
+    Trace &trace = *m_trace;
+    const Trace &tables = m_reader->builder().current();
+    if (trace.meta != tables.meta || trace.lanes != tables.lanes || trace.layers != tables.layers
+        || trace.kernelNames.size() != tables.kernelNames.size() || trace.stacks.nodes().size() != tables.stacks.nodes().size()
+        || trace.stacks.frames().size() != tables.stacks.frames().size()) {
+        trace.meta = tables.meta;
+        trace.lanes = tables.lanes;
+        trace.layers = tables.layers;
+        trace.kernelNames = tables.kernelNames;
+        trace.stacks = tables.stacks;
+        update.tablesChanged = true;
+    }
+
+    // Times that span more than a model can measure are damage, as in a whole read.
+    std::int64_t first = trace.events.empty() ? INT64_MAX : trace.events.timeNs(0);
+    std::int64_t last = trace.events.empty() ? INT64_MIN : trace.events.timeNs(trace.events.size() - 1);
+    const auto see = [&](std::int64_t t) {
+        first = std::min(first, t);
+        last = std::max(last, t);
+    };
+    for (std::size_t i = 0; i < added.events.size(); ++i)
+        see(added.events.timeNs(i));
+    for (const Range &range : added.ranges) {
+        see(range.beginNs);
+        see(range.endNs);
+    }
+    for (const Step &step : added.steps) {
+        see(step.beginNs);
+        see(step.endNs);
+    }
+    if (first < last && static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(first) > std::uint64_t(TraceBuilder::kMaxSpanNs))
+        throw ImportError(m_path, "is damaged: its times run from " + std::to_string(first) + " to " + std::to_string(last)
+                                      + " ns, more than 104 days apart.");
+
+    MemoryEvents &events = added.events;
+    update.newEvents += events.size();
+    if (!events.empty()) {
+        events.sortByTime();
+        const bool inOrder = trace.events.empty() || events.timeNs(0) >= trace.events.timeNs(trace.events.size() - 1);
+        trace.events.append(events, 0, events.size());
+        if (!inOrder) {
+            trace.events.sortByTime();
+            update.reordered = true;
+            update.eventsFrom = 0;
+        }
+    }
+    update.newRows += added.reserved.size() + added.ranges.size() + added.steps.size() + added.kernels.size()
+                      + added.markers.size();
+    const auto keep = [](std::size_t &from, std::size_t changed) { from = std::min(from, changed); };
+    keep(update.reservedFrom, mergeSorted(trace.reserved, added.reserved, [](const ReservedEvent &e) { return e.timeNs; }));
+    keep(update.rangesFrom, mergeSorted(trace.ranges, added.ranges, [](const Range &r) { return r.beginNs; }));
+    keep(update.stepsFrom, mergeSorted(trace.steps, added.steps, [](const Step &s) { return s.beginNs; }));
+    keep(update.kernelsFrom, mergeSorted(trace.kernels, added.kernels, [](const Kernel &k) { return k.beginNs; }));
+    keep(update.markersFrom, mergeSorted(trace.markers, added.markers, [](const Marker &m) { return m.timeNs; }));
+}
+
+TraceFollower::Writer TraceFollower::findWriter() const
+{
+    const std::string state = m_trace->metaValue(metakey::WriterState);
+    if (state == "finished")
+        return Writer::Finished;
+    std::error_code ec;
+    const bool logBeside = std::filesystem::exists(m_path + "-wal", ec);
+    // Files from writers that do not say: open while their log is.
+    if (state != "writing")
+        return logBeside ? Writer::Writing : Writer::Finished;
+    if (!logBeside)
+        return Writer::Stopped;
+    std::istringstream process(m_trace->metaValue(metakey::WriterProcess));
+    std::string host;
+    long pid = 0;
+    if (process >> host >> pid && host == TraceWriter::hostName() && pid > 0 && !processRuns(pid))
+        return Writer::Stopped;
+    return Writer::Writing;
+}
+
+std::string TraceFollower::writerText() const
+{
+    std::istringstream process(m_trace->metaValue(metakey::WriterProcess));
+    std::string host, pid;
+    process >> host >> pid;
+    const std::string who = pid.empty() ? std::string("its writer") : "its writer (pid " + pid + " on " + host + ")";
+    switch (m_writer) {
+    case Writer::Waiting:
+        return "waiting for " + who + " to commit its first rows";
+    case Writer::Writing:
+        return who + " is writing it";
+    case Writer::Finished:
+        return who + " finished it";
+    case Writer::Stopped:
+        return who + " stopped without finishing it; everything it committed is shown";
+    }
+    return {};
+}
+
+} // namespace peaklens

@@ -1,0 +1,193 @@
+#include "testsupport.h"
+#include "core/error.h"
+#include "core/format/tracefollower.h"
+#include "core/format/tracereader.h"
+#include "core/format/tracewriter.h"
+#include "core/import/traceloader.h"
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QThread>
+
+using namespace peaklens;
+
+namespace {
+
+const QString kSample = QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens");
+
+// Polls until the follower has nothing more to find, checking what each update says.
+struct Followed
+{
+    int updatesWithEvents = 0;
+    int polls = 0;
+    QString problem;
+};
+
+Followed followToTheEnd(TraceFollower &follower, int timeoutMs = 60000)
+{
+    Followed result;
+    QElapsedTimer clock;
+    clock.start();
+    while (follower.isLive()) {
+        if (clock.elapsed() > timeoutMs) {
+            result.problem = QStringLiteral("still live after %1 ms").arg(timeoutMs);
+            return result;
+        }
+        const std::size_t before = follower.trace().events.size();
+        const TraceFollower::Update update = follower.poll();
+        ++result.polls;
+        const Trace &trace = follower.trace();
+        if (update.newEvents != trace.events.size() - before)
+            result.problem = QStringLiteral("the update counts %1 new events, the trace grew by %2")
+                                 .arg(update.newEvents)
+                                 .arg(trace.events.size() - before);
+        if (!update.reordered && update.eventsFrom != before)
+            result.problem = QStringLiteral("new events said to start at %1, not %2").arg(update.eventsFrom).arg(before);
+        if (!trace.events.isSortedByTime())
+            result.problem = QStringLiteral("the events are out of time order after a poll");
+        if (update.newEvents > 0)
+            ++result.updatesWithEvents;
+        QThread::msleep(5);
+    }
+    return result;
+}
+
+bool waitForFile(const QString &path)
+{
+    for (int i = 0; i < 2000 && !QFile::exists(path); ++i)
+        QThread::msleep(5);
+    return QFile::exists(path);
+}
+
+} // namespace
+
+class tst_TraceFollower : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void followsAWriterToTheEnd_data()
+    {
+        QTest::addColumn<QString>("input");
+        QTest::addColumn<int>("commitEvery");
+        QTest::newRow("replayed training steps") << kSample << 200;
+        QTest::newRow("replayed, a commit every 10 events") << kSample << 10;
+        QTest::newRow("real Kineto trace, V100")
+            << QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/kineto_v100_rank1.pt.trace.json.gz") << 500;
+        QTest::newRow("real snapshot, training")
+            << QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_medium_train.pickle.gz") << 300;
+    }
+
+    // What a follower saw while the file was written equals the finished file, read whole.
+    void followsAWriterToTheEnd()
+    {
+        QFETCH(QString, input);
+        QFETCH(int, commitEvery);
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("live.peaklens"));
+        QProcess writer;
+        writer.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-test-livewriter"),
+                     {input, out, QStringLiteral("--commit-every"), QString::number(commitEvery), QStringLiteral("--pause-ms"),
+                      QStringLiteral("2")});
+        QVERIFY(waitForFile(out));
+        TraceFollower follower(out.toStdString());
+        const Followed followed = followToTheEnd(follower);
+        QVERIFY(writer.waitForFinished(60000));
+        QVERIFY2(followed.problem.isEmpty(), qPrintable(followed.problem));
+        QVERIFY2(writer.exitCode() == 0, writer.readAllStandardError().constData());
+        QCOMPARE(follower.writer(), TraceFollower::Writer::Finished);
+        const auto whole = TraceReader::read(out.toStdString());
+        QCOMPARE(follower.trace().events.size(), whole->events.size());
+        QVERIFY(follower.trace() == *whole);
+        // It followed: the events came over more than one poll.
+        QVERIFY2(followed.updatesWithEvents >= 2, qPrintable(QString::number(followed.updatesWithEvents)));
+        QVERIFY(!follower.poll().changedAnything());
+    }
+
+    void writerKilledMidRun()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("killed.peaklens"));
+        QProcess writer;
+        writer.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-test-livewriter"),
+                     {kSample, out, QStringLiteral("--commit-every"), QStringLiteral("300"), QStringLiteral("--pause-ms"),
+                      QStringLiteral("5"), QStringLiteral("--die-after"), QStringLiteral("4")});
+        QVERIFY(waitForFile(out));
+        TraceFollower follower(out.toStdString());
+        const Followed followed = followToTheEnd(follower);
+        QVERIFY(writer.waitForFinished(60000));
+        QVERIFY2(followed.problem.isEmpty(), qPrintable(followed.problem));
+        QCOMPARE(writer.exitCode(), 9);
+        QCOMPARE(follower.writer(), TraceFollower::Writer::Stopped);
+        QVERIFY(QString::fromStdString(follower.writerText()).contains(QStringLiteral("stopped without finishing")));
+        // Everything committed, as a plain read of the file (through its log) finds it.
+        const auto whole = TraceReader::read(out.toStdString());
+        QCOMPARE(follower.trace().events.size(), std::size_t(4 * 300));
+        QVERIFY(follower.trace() == *whole);
+    }
+
+    void fileWrittenWholeIsReadOnce()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("whole.peaklens"));
+        const auto sample = loadTrace(kSample.toStdString());
+        TraceWriter::writeTrace(*sample, out.toStdString());
+        TraceFollower follower(out.toStdString());
+        const auto update = follower.poll();
+        QCOMPARE(update.newEvents, sample->events.size());
+        QCOMPARE(follower.writer(), TraceFollower::Writer::Finished);
+        QVERIFY(!follower.isLive());
+        QVERIFY(follower.trace() == *TraceReader::read(out.toStdString()));
+    }
+
+    void emptyFileWaitsForItsWriter()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("new.peaklens"));
+        QFile file(out);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.close();
+        TraceFollower follower(out.toStdString());
+        QVERIFY(!follower.poll().changedAnything());
+        QCOMPARE(follower.writer(), TraceFollower::Writer::Waiting);
+        QVERIFY(follower.isLive());
+    }
+
+    void somethingElseIsAnError_data()
+    {
+        QTest::addColumn<QByteArray>("content");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("text") << QByteArray(200, 'x') << QStringLiteral("not a PeakLens trace");
+        QTest::newRow("another SQLite file") << QByteArray() << QStringLiteral("not a PeakLens trace");
+    }
+
+    void somethingElseIsAnError()
+    {
+        QFETCH(QByteArray, content);
+        QFETCH(QString, expected);
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("other.peaklens"));
+        if (content.isEmpty()) {
+            QProcess sqlite;
+            sqlite.start(QStringLiteral("sqlite3"), {out, QStringLiteral("CREATE TABLE t(x); INSERT INTO t VALUES(1);")});
+            if (!sqlite.waitForFinished() || sqlite.exitCode() != 0)
+                QSKIP("the sqlite3 shell is not installed");
+        } else {
+            QFile file(out);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(content);
+        }
+        TraceFollower follower(out.toStdString());
+        try {
+            follower.poll();
+            QFAIL("no error");
+        } catch (const ImportError &error) {
+            QVERIFY2(QString::fromUtf8(error.what()).contains(expected), error.what());
+            QVERIFY(QString::fromUtf8(error.what()).contains(out));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_TraceFollower)
+#include "tst_tracefollower.moc"
