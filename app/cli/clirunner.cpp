@@ -26,6 +26,7 @@ int parseAndRun(int argc, char **argv, std::ostream &out, std::ostream &err)
         addParetoCommand(app),
         addReportCommand(app),
         addRecordCommand(app),
+        addWatchCommand(app),
     };
     try {
         app.parse(argc, argv);

@@ -47,5 +47,6 @@ Command addPlanCommand(CLI::App &app);
 Command addParetoCommand(CLI::App &app);
 Command addReportCommand(CLI::App &app);
 Command addRecordCommand(CLI::App &app);
+Command addWatchCommand(CLI::App &app);
 
 } // namespace peaklens::cli

@@ -2,6 +2,7 @@
 
 #include "core/analysis/lanedevices.h"
 #include "core/analysis/liveblocks.h"
+#include "core/analysis/spantrace.h"
 #include "core/format/tracereader.h"
 #include "core/trace/lifetimecategories.h"
 #include "core/trace/loadbudget.h"
@@ -169,41 +170,6 @@ struct SmallEnough
 {
 };
 
-// The items of `items` that overlap [beginNs, endNs], as times() gives their span.
-template<typename T, typename Times>
-std::vector<T> overlapping(const std::vector<T> &items, std::int64_t beginNs, std::int64_t endNs, Times times)
-{
-    std::vector<T> kept;
-    for (const T &item : items) {
-        const auto [from, to] = times(item);
-        if (to >= beginNs && from <= endNs)
-            kept.push_back(item);
-    }
-    return kept;
-}
-
-// The segments reserved before `beginNs` and not yet given back, as one event per lane and
-// address at `beginNs`, then the reserved events up to `endNs`.
-std::vector<ReservedEvent> reservedInWindow(const std::vector<ReservedEvent> &reserved, std::int64_t beginNs,
-                                            std::int64_t endNs)
-{
-    std::map<std::pair<std::uint32_t, std::uint64_t>, std::int64_t> before;
-    std::vector<ReservedEvent> kept;
-    for (const ReservedEvent &event : reserved) {
-        if (event.timeNs < beginNs)
-            before[{event.lane, event.addr}] += event.deltaBytes;
-        else if (event.timeNs <= endNs)
-            kept.push_back(event);
-    }
-    std::vector<ReservedEvent> window;
-    for (const auto &[key, bytes] : before) {
-        if (bytes != 0)
-            window.push_back(ReservedEvent{beginNs, bytes, key.second, key.first});
-    }
-    window.insert(window.end(), kept.begin(), kept.end());
-    return window;
-}
-
 // Keeps the events from the chunk holding event `wantedFirst` on, up to `maxEvents` and
 // the rest of that chunk, after the blocks live before them: the events before are
 // applied to a table of live blocks as they stream by.
@@ -238,11 +204,8 @@ public:
             const std::vector<LiveBlocks::Block> carried = m_live.blocksInOrder();
             m_live = LiveBlocks();
             LoadBudget::charge((carried.size() + m_maxEvents) * MemoryEvents::kBytesPerEvent, "memory events");
+            m_events = carriedThen(carried, events.timeNs(0), events, 0, 0);
             m_events.reserve(carried.size() + m_maxEvents + events.size());
-            for (const LiveBlocks::Block &block : carried) {
-                m_events.append(MemoryEvent{events.timeNs(0), block.bytes, block.addr, block.lane, block.layer,
-                                            block.stack, block.category, block.phase});
-            }
             m_carried = carried.size();
         }
         m_events.append(events, 0, events.size());
@@ -262,18 +225,7 @@ public:
         window.carriedBlocks = m_carried;
         window.fileEvents = fileEvents;
         const std::int64_t beginNs = m_events.timeNs(0), endNs = m_events.timeNs(m_events.size() - 1);
-        auto result = std::make_shared<Trace>();
-        result->meta = trace.meta;
-        result->lanes = trace.lanes;
-        result->layers = trace.layers;
-        result->kernelNames = trace.kernelNames;
-        result->stacks = trace.stacks;
-        result->events = std::move(m_events);
-        result->reserved = reservedInWindow(trace.reserved, beginNs, endNs);
-        result->ranges = overlapping(trace.ranges, beginNs, endNs, [](const Range &r) { return std::pair(r.beginNs, r.endNs); });
-        result->steps = overlapping(trace.steps, beginNs, endNs, [](const Step &s) { return std::pair(s.beginNs, s.endNs); });
-        result->kernels = overlapping(trace.kernels, beginNs, endNs, [](const Kernel &k) { return std::pair(k.beginNs, k.endNs); });
-        result->markers = overlapping(trace.markers, beginNs, endNs, [](const Marker &m) { return std::pair(m.timeNs, m.timeNs); });
+        auto result = spanTrace(trace, std::move(m_events), beginNs, endNs);
         std::string &warnings = result->meta[std::string(metakey::ImportWarnings)];
         if (!warnings.empty())
             warnings += '\n';

@@ -33,6 +33,9 @@ inline constexpr std::string_view CreatedBy = "created.by";           // "peakle
 // writer finishes the file, then "finished"; and "HOST PID" of the writing process, so a
 // reader following the file can tell a writer that stopped without finishing it.
 inline constexpr std::string_view WriterState = "writer.state";
+// The memory the device of the run can hold, in bytes (a GPU's total memory, a CPU
+// replay's --memory-limit): what a run followed live is warned against.
+inline constexpr std::string_view DeviceMemory = "device.memory";
 inline constexpr std::string_view WriterProcess = "writer.process";
 
 } // namespace peaklens::metakey

@@ -2,6 +2,7 @@
 #include "tracefiledamage.h"
 
 #include "core/analysis/peakfinder.h"
+#include "core/analysis/stepstats.h"
 #include "core/analysis/tracesummary.h"
 #include "core/format/tracewriter.h"
 #include "core/import/traceloader.h"
@@ -13,6 +14,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
+#include <QThread>
 #include <QTemporaryDir>
 
 using namespace peaklens;
@@ -621,6 +624,84 @@ private slots:
         const QString err = QString::fromUtf8(run.err);
         QVERIFY2(err.startsWith(QStringLiteral("peaklens-cli: ") + files[bad] + QStringLiteral(": ")), qPrintable(err));
         QCOMPARE(err.count(QLatin1Char('\n')), 1);
+    }
+
+    // watch follows a run as it is written: a line per step with the step's own peak as the
+    // finished file gives it, a warning where a step comes near the capacity, and a last
+    // line once the writer finishes.
+    void watchFollowsARunWhileItIsWritten()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("live.peaklens"));
+        QProcess writer;
+        writer.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-test-livewriter"),
+                     {kBundled, out, QStringLiteral("--commit-every"), QStringLiteral("400"), QStringLiteral("--pause-ms"),
+                      QStringLiteral("20")});
+        for (int i = 0; i < 2000 && !QFile::exists(out); ++i)
+            QThread::msleep(5);
+        const Run run = runCli({QStringLiteral("watch"), out, QStringLiteral("--interval"), QStringLiteral("20"),
+                                QStringLiteral("--capacity"), QStringLiteral("280MiB")});
+        QVERIFY(writer.waitForFinished(60000));
+        QCOMPARE(run.exitCode, 0);
+        const QStringList lines = QString::fromUtf8(run.out).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QVERIFY2(lines.first().contains(QStringLiteral("is writing it")), qPrintable(lines.first()));
+        const auto trace = loadTrace(test::ss(out));
+        const std::vector<StepStats> steps = computeStepStats(*trace, Device{DeviceType::Cpu, 0});
+        QVERIFY(!steps.empty());
+        const QStringList stepLines = lines.filter(QRegularExpression(QStringLiteral("^step ")));
+        QCOMPARE(stepLines.size(), qsizetype(steps.size()));
+        for (std::size_t i = 0; i < steps.size(); ++i) {
+            const QString expected = QStringLiteral("step %1  %2  peak %3 on cpu")
+                                         .arg(steps[i].number)
+                                         .arg(test::qs(formatDuration(steps[i].durationNs())))
+                                         .arg(test::qs(formatBytes(steps[i].peakAllocatedBytes)));
+            QVERIFY2(stepLines[int(i)].startsWith(expected), qPrintable(stepLines[int(i)] + QStringLiteral(" / ") + expected));
+        }
+        // 273.8 MiB of 280 MiB: within 5 %.
+        QCOMPARE(lines.filter(QStringLiteral("warning: step")).size(), qsizetype(steps.size()));
+        QVERIFY2(lines.last().startsWith(QStringLiteral("Done: ")) && lines.last().contains(QStringLiteral("finished it")),
+                 qPrintable(lines.last()));
+        QVERIFY(lines.last().contains(test::qs(formatCount(std::int64_t(trace->events.size())) + " memory events")));
+    }
+
+    void watchSaysWhenTheWriterStopped()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("killed.peaklens"));
+        QProcess writer;
+        writer.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-test-livewriter"),
+                     {kBundled, out, QStringLiteral("--commit-every"), QStringLiteral("3000"), QStringLiteral("--die-after"),
+                      QStringLiteral("2")});
+        QVERIFY(writer.waitForFinished(60000));
+        QCOMPARE(writer.exitCode(), 9);
+        const Run run = runCli({QStringLiteral("watch"), out, QStringLiteral("--interval"), QStringLiteral("20")});
+        QCOMPARE(run.exitCode, 3);
+        QVERIFY2(run.out.contains("stopped without finishing it") && run.out.contains("6,000 memory events"), run.out.constData());
+        // Nothing is written beside it: the log stays as the writer left it.
+        QVERIFY(QFile::exists(out + QStringLiteral("-wal")));
+    }
+
+    void watchOnBadInput_data()
+    {
+        QTest::addColumn<QString>("damage");
+        QTest::addColumn<QString>("problem");
+        QTest::newRow("missing file") << QStringLiteral("missing") << QStringLiteral("does not exist");
+        QTest::newRow("SQLite but not ours") << QStringLiteral("foreign") << QStringLiteral("not a PeakLens trace");
+        QTest::newRow("newer format") << QStringLiteral("newer") << QStringLiteral("newer PeakLens");
+        QTest::newRow("missing table") << QStringLiteral("droptable") << QStringLiteral("is missing");
+    }
+
+    void watchOnBadInput()
+    {
+        QFETCH(QString, damage);
+        QFETCH(QString, problem);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("bad.peaklens"));
+        test::writeDamagedTrace(path, damage, "alloc a 5\nfree a\n");
+        const Run run = runCli({QStringLiteral("watch"), path, QStringLiteral("--for"), QStringLiteral("1")});
+        QCOMPARE(run.exitCode, 2);
+        const QString err = QString::fromUtf8(run.err);
+        QVERIFY2(err.startsWith(QStringLiteral("peaklens-cli: ") + path) && err.contains(problem), qPrintable(err));
     }
 };
 
