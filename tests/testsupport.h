@@ -3,9 +3,11 @@
 
 #include "core/trace/tracetext.h"
 
+#include <QFile>
 #include <QProcess>
 #include <QString>
 #include <QTest>
+#include <QThread>
 
 #include <string>
 
@@ -100,6 +102,17 @@ inline KilledWriter killAfterCommits(const QString &program, const QStringList &
     if (writer.exitStatus() != QProcess::CrashExit)
         result.problem = program + QStringLiteral(" was not killed");
     return result;
+}
+
+// Starts peaklens-test-livewriter (tests/core/format/livewriter.cpp) with `arguments`
+// (IN OUT [options]): it writes IN again into OUT the way a collector writes a run. True
+// once OUT exists, so a reader can begin following it.
+inline bool startLiveWriter(QProcess &writer, const QStringList &arguments)
+{
+    writer.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-test-livewriter"), arguments);
+    for (int i = 0; i < 2000 && !QFile::exists(arguments.value(1)); ++i)
+        QThread::msleep(5);
+    return QFile::exists(arguments.value(1));
 }
 
 } // namespace peaklens::test

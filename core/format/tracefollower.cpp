@@ -109,31 +109,26 @@ void TraceFollower::merge(Trace added, Update &update)
         update.tablesChanged = true;
     }
 
+    MemoryEvents &events = added.events;
+    update.newEvents += events.size();
+    events.sortByTime();
     // Times that span more than a model can measure are damage, as in a whole read.
-    std::int64_t first = trace.events.empty() ? INT64_MAX : trace.events.timeNs(0);
-    std::int64_t last = trace.events.empty() ? INT64_MIN : trace.events.timeNs(trace.events.size() - 1);
-    const auto see = [&](std::int64_t t) {
-        first = std::min(first, t);
-        last = std::max(last, t);
+    std::int64_t &first = m_firstNs, &last = m_lastNs;
+    const auto see = [&](std::int64_t from, std::int64_t to) {
+        first = std::min(first, from);
+        last = std::max(last, to);
     };
-    for (std::size_t i = 0; i < added.events.size(); ++i)
-        see(added.events.timeNs(i));
-    for (const Range &range : added.ranges) {
-        see(range.beginNs);
-        see(range.endNs);
-    }
-    for (const Step &step : added.steps) {
-        see(step.beginNs);
-        see(step.endNs);
-    }
+    if (!events.empty())
+        see(events.timeNs(0), events.timeNs(events.size() - 1));
+    for (const Range &range : added.ranges)
+        see(range.beginNs, range.endNs);
+    for (const Step &step : added.steps)
+        see(step.beginNs, step.endNs);
     if (first < last && static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(first) > std::uint64_t(TraceBuilder::kMaxSpanNs))
         throw ImportError(m_path, "is damaged: its times run from " + std::to_string(first) + " to " + std::to_string(last)
                                       + " ns, more than 104 days apart.");
 
-    MemoryEvents &events = added.events;
-    update.newEvents += events.size();
     if (!events.empty()) {
-        events.sortByTime();
         const bool inOrder = trace.events.empty() || events.timeNs(0) >= trace.events.timeNs(trace.events.size() - 1);
         trace.events.append(events, 0, events.size());
         if (!inOrder) {

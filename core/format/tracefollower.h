@@ -10,6 +10,7 @@
 #include "core/trace/trace.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -74,6 +75,8 @@ private:
     std::unique_ptr<NativeFileReader> m_reader;
     std::unique_ptr<Trace> m_trace;
     Writer m_writer = Writer::Waiting;
+    std::int64_t m_firstNs = INT64_MAX; // the span of every time read so far
+    std::int64_t m_lastNs = INT64_MIN;
 };
 
 } // namespace peaklens

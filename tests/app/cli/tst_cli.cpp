@@ -15,7 +15,6 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
-#include <QThread>
 #include <QTemporaryDir>
 
 using namespace peaklens;
@@ -634,11 +633,8 @@ private slots:
         QTemporaryDir dir;
         const QString out = dir.filePath(QStringLiteral("live.peaklens"));
         QProcess writer;
-        writer.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-test-livewriter"),
-                     {kBundled, out, QStringLiteral("--commit-every"), QStringLiteral("400"), QStringLiteral("--pause-ms"),
-                      QStringLiteral("20")});
-        for (int i = 0; i < 2000 && !QFile::exists(out); ++i)
-            QThread::msleep(5);
+        QVERIFY(test::startLiveWriter(writer, {kBundled, out, QStringLiteral("--commit-every"), QStringLiteral("400"),
+                                               QStringLiteral("--pause-ms"), QStringLiteral("20")}));
         const Run run = runCli({QStringLiteral("watch"), out, QStringLiteral("--interval"), QStringLiteral("20"),
                                 QStringLiteral("--capacity"), QStringLiteral("280MiB")});
         QVERIFY(writer.waitForFinished(60000));
@@ -669,9 +665,8 @@ private slots:
         QTemporaryDir dir;
         const QString out = dir.filePath(QStringLiteral("killed.peaklens"));
         QProcess writer;
-        writer.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-test-livewriter"),
-                     {kBundled, out, QStringLiteral("--commit-every"), QStringLiteral("3000"), QStringLiteral("--die-after"),
-                      QStringLiteral("2")});
+        QVERIFY(test::startLiveWriter(writer, {kBundled, out, QStringLiteral("--commit-every"), QStringLiteral("3000"),
+                                               QStringLiteral("--die-after"), QStringLiteral("2")}));
         QVERIFY(writer.waitForFinished(60000));
         QCOMPARE(writer.exitCode(), 9);
         const Run run = runCli({QStringLiteral("watch"), out, QStringLiteral("--interval"), QStringLiteral("20")});

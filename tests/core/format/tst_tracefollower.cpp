@@ -53,13 +53,6 @@ Followed followToTheEnd(TraceFollower &follower, int timeoutMs = 60000)
     return result;
 }
 
-bool waitForFile(const QString &path)
-{
-    for (int i = 0; i < 2000 && !QFile::exists(path); ++i)
-        QThread::msleep(5);
-    return QFile::exists(path);
-}
-
 } // namespace
 
 class tst_TraceFollower : public QObject
@@ -87,10 +80,8 @@ private slots:
         QTemporaryDir dir;
         const QString out = dir.filePath(QStringLiteral("live.peaklens"));
         QProcess writer;
-        writer.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-test-livewriter"),
-                     {input, out, QStringLiteral("--commit-every"), QString::number(commitEvery), QStringLiteral("--pause-ms"),
-                      QStringLiteral("2")});
-        QVERIFY(waitForFile(out));
+        QVERIFY(test::startLiveWriter(writer, {input, out, QStringLiteral("--commit-every"), QString::number(commitEvery),
+                                               QStringLiteral("--pause-ms"), QStringLiteral("2")}));
         TraceFollower follower(out.toStdString());
         const Followed followed = followToTheEnd(follower);
         QVERIFY(writer.waitForFinished(60000));
@@ -110,10 +101,9 @@ private slots:
         QTemporaryDir dir;
         const QString out = dir.filePath(QStringLiteral("killed.peaklens"));
         QProcess writer;
-        writer.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-test-livewriter"),
-                     {kSample, out, QStringLiteral("--commit-every"), QStringLiteral("300"), QStringLiteral("--pause-ms"),
-                      QStringLiteral("5"), QStringLiteral("--die-after"), QStringLiteral("4")});
-        QVERIFY(waitForFile(out));
+        QVERIFY(test::startLiveWriter(writer, {kSample, out, QStringLiteral("--commit-every"), QStringLiteral("300"),
+                                               QStringLiteral("--pause-ms"), QStringLiteral("5"),
+                                               QStringLiteral("--die-after"), QStringLiteral("4")}));
         TraceFollower follower(out.toStdString());
         const Followed followed = followToTheEnd(follower);
         QVERIFY(writer.waitForFinished(60000));
@@ -139,6 +129,27 @@ private slots:
         QCOMPARE(follower.writer(), TraceFollower::Writer::Finished);
         QVERIFY(!follower.isLive());
         QVERIFY(follower.trace() == *TraceReader::read(out.toStdString()));
+    }
+
+    // Times far apart are damage even when each poll's own rows lie close together.
+    void timesTooFarApartAcrossCommitsAreDamage()
+    {
+        QTemporaryDir dir;
+        const std::string out = dir.filePath(QStringLiteral("far.peaklens")).toStdString();
+        TraceWriter writer(out);
+        writer.writeLane(0, Lane{});
+        writer.writeEvent(MemoryEvent{0, 64, 1});
+        writer.commit();
+        TraceFollower follower(out);
+        QCOMPARE(follower.poll().newEvents, std::size_t(1));
+        writer.writeStep(Step{1, std::int64_t(1) << 54, (std::int64_t(1) << 54) + 10});
+        writer.commit();
+        try {
+            follower.poll();
+            QFAIL("no error");
+        } catch (const ImportError &error) {
+            QVERIFY2(QString::fromUtf8(error.what()).contains(QStringLiteral("more than 104 days apart")), error.what());
+        }
     }
 
     void emptyFileWaitsForItsWriter()
