@@ -39,6 +39,10 @@ TraceWriter::TraceWriter(const std::string &path, Mode mode)
     std::error_code ec;
     if (std::filesystem::exists(path, ec))
         throw FileError(path, "already exists; PeakLens never overwrites a trace in place.");
+    // Logs left beside a file that is gone belong to no database; SQLite would apply
+    // them to the new one.
+    for (const char *suffix : {"-wal", "-shm", "-journal"})
+        std::filesystem::remove(path + suffix, ec);
     try {
         m_db = std::make_unique<SqliteDatabase>(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
         m_db->exec("PRAGMA page_size = 8192");
@@ -344,37 +348,42 @@ void TraceWriter::writeTrace(const Trace &trace, const std::string &path)
     writeTrace(trace, output);
 }
 
+void TraceWriter::writeNew(const Trace &growing)
+{
+    for (const auto &[key, value] : growing.meta) {
+        if (key == metakey::WriterState || key == metakey::WriterProcess)
+            continue;
+        const auto written = m_written.meta.find(key);
+        if (written != m_written.meta.end() && written->second == value)
+            continue;
+        writeMeta(key, value);
+        m_written.meta.insert_or_assign(key, value);
+    }
+    // Each table from the first row not yet written; ids are row indexes.
+    const auto writeFrom = [](std::size_t &written, std::size_t size, auto &&write) {
+        for (; written < size; ++written)
+            write(written);
+    };
+    const StackTable &stacks = growing.stacks;
+    writeFrom(m_written.lanes, growing.lanes.size(), [&](std::size_t i) { writeLane(std::uint32_t(i), growing.lanes[i]); });
+    writeFrom(m_written.layers, growing.layers.size(), [&](std::size_t i) { writeLayer(std::uint32_t(i), growing.layers[i]); });
+    writeFrom(m_written.frames, stacks.frames().size(), [&](std::size_t i) { writeFrame(std::uint32_t(i), stacks.frames()[i]); });
+    writeFrom(m_written.stacks, stacks.nodes().size(), [&](std::size_t i) { writeStack(std::uint32_t(i), stacks.nodes()[i]); });
+    writeFrom(m_written.kernelNames, growing.kernelNames.size(),
+              [&](std::size_t i) { writeKernelName(std::uint32_t(i), growing.kernelNames[i]); });
+    writeFrom(m_written.events, growing.events.size(), [&](std::size_t i) { writeEvent(growing.events.at(i)); });
+    writeFrom(m_written.reserved, growing.reserved.size(), [&](std::size_t i) { writeReserved(growing.reserved[i]); });
+    writeFrom(m_written.ranges, growing.ranges.size(), [&](std::size_t i) { writeRange(growing.ranges[i]); });
+    writeFrom(m_written.steps, growing.steps.size(), [&](std::size_t i) { writeStep(growing.steps[i]); });
+    writeFrom(m_written.kernels, growing.kernels.size(), [&](std::size_t i) { writeKernel(growing.kernels[i]); });
+    writeFrom(m_written.markers, growing.markers.size(), [&](std::size_t i) { writeMarker(growing.markers[i]); });
+}
+
 void TraceWriter::writeTrace(const Trace &trace, OutputFile &output)
 {
     try {
         TraceWriter writer(output.temporary(), Mode::Bulk);
-        for (const auto &[key, value] : trace.meta) {
-            // Whoever wrote the trace it was read from is not writing this copy.
-            if (key != metakey::WriterState && key != metakey::WriterProcess)
-                writer.writeMeta(key, value);
-        }
-        for (std::uint32_t i = 0; i < trace.lanes.size(); ++i)
-            writer.writeLane(i, trace.lanes[i]);
-        for (std::uint32_t i = 0; i < trace.layers.size(); ++i)
-            writer.writeLayer(i, trace.layers[i]);
-        for (std::uint32_t i = 0; i < trace.stacks.frames().size(); ++i)
-            writer.writeFrame(i, trace.stacks.frames()[i]);
-        for (std::uint32_t i = 1; i < trace.stacks.nodes().size(); ++i)
-            writer.writeStack(i, trace.stacks.nodes()[i]);
-        for (std::uint32_t i = 0; i < trace.kernelNames.size(); ++i)
-            writer.writeKernelName(i, trace.kernelNames[i]);
-        for (std::size_t i = 0; i < trace.events.size(); ++i)
-            writer.writeEvent(trace.events.at(i));
-        for (const ReservedEvent &event : trace.reserved)
-            writer.writeReserved(event);
-        for (const Range &range : trace.ranges)
-            writer.writeRange(range);
-        for (const Step &step : trace.steps)
-            writer.writeStep(step);
-        for (const Kernel &kernel : trace.kernels)
-            writer.writeKernel(kernel);
-        for (const Marker &marker : trace.markers)
-            writer.writeMarker(marker);
+        writer.writeNew(trace);
         writer.finish();
     } catch (const FileError &error) {
         // The writer names its temporary; the user knows the target.

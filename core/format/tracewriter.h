@@ -7,6 +7,7 @@
 #include "core/trace/trace.h"
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,11 @@ public:
     void writeStep(const Step &step);
     void writeKernel(const Kernel &kernel);
     void writeMarker(const Marker &marker);
+    // Writes what `growing` holds beyond what earlier calls wrote from it: the rows each
+    // table gained (rows already written stay as they were) and the metadata that is new or
+    // changed, except the writer.* keys, which are this writer's own. For a recorder that
+    // builds a trace as it runs and streams it piece by piece.
+    void writeNew(const Trace &growing);
 
     // In streaming mode, commits when a second or more has passed since the last commit.
     // Writes call it too; a collector also calls it from its idle loop.
@@ -60,6 +66,13 @@ public:
 
 private:
     struct Chunk;
+    // What writeNew has written so far: rows per table, and the metadata.
+    struct Written
+    {
+        std::size_t lanes = 0, layers = 0, frames = 0, stacks = 1, kernelNames = 0;
+        std::size_t events = 0, reserved = 0, ranges = 0, steps = 0, kernels = 0, markers = 0;
+        std::map<std::string, std::string, std::less<>> meta;
+    };
 
     void flushChunk();
     void leaveWriteAheadLog();
@@ -79,6 +92,7 @@ private:
     std::uint32_t m_writesSinceClockCheck = 0;
     std::chrono::steady_clock::time_point m_lastCommit;
     bool m_finished = false;
+    Written m_written;
 };
 
 } // namespace peaklens

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 namespace {
@@ -236,9 +237,13 @@ int main(int argc, char **argv)
             throw Error("--out: \"" + arguments.out + "\" must end in .peaklens.");
 
         const ModelSpec spec = specFrom(arguments);
+        if (!arguments.out.empty()) {
+            // Replaced as the run starts: the new trace is written while the run goes.
+            std::error_code ignored;
+            std::filesystem::remove(arguments.out, ignored);
+            options.out = arguments.out;
+        }
         const RunResult result = runReplay(spec, options);
-        if (!arguments.out.empty())
-            TraceWriter::writeTrace(*result.trace, arguments.out);
         std::optional<GradientCheck> check;
         if (arguments.verifyGradients && !result.oom)
             check = verifyGradients(spec, options);

@@ -200,16 +200,16 @@ void MemoryRecorder::promoteLive(std::size_t since, Category from, Category to)
     }
 }
 
-std::vector<RecordedEvent> MemoryRecorder::events() const
+std::vector<RecordedEvent> MemoryRecorder::events(std::size_t from) const
 {
     std::lock_guard<std::mutex> lock(m_mutex);
-    return m_events;
+    return {m_events.begin() + std::ptrdiff_t(std::min(from, m_events.size())), m_events.end()};
 }
 
-std::vector<ReservedEvent> MemoryRecorder::reservedEvents() const
+std::vector<ReservedEvent> MemoryRecorder::reservedEvents(std::size_t from) const
 {
     std::lock_guard<std::mutex> lock(m_mutex);
-    return m_reserved;
+    return {m_reserved.begin() + std::ptrdiff_t(std::min(from, m_reserved.size())), m_reserved.end()};
 }
 
 std::optional<OutOfMemoryRecord> MemoryRecorder::takeOutOfMemory()

@@ -87,8 +87,9 @@ public:
     // backward a gradient, what outlives the optimizer step its state.
     void promoteLive(std::size_t since, Category from, Category to);
 
-    std::vector<RecordedEvent> events() const;
-    std::vector<ReservedEvent> reservedEvents() const; // lane 0, CUDA only
+    // Those recorded since the last restart or rebase, from index `from` on.
+    std::vector<RecordedEvent> events(std::size_t from = 0) const;
+    std::vector<ReservedEvent> reservedEvents(std::size_t from = 0) const; // lane 0, CUDA only
     // The first failed allocation since the last call (or restart, or rebase), and forgets
     // it: a later failure gets its own record.
     std::optional<OutOfMemoryRecord> takeOutOfMemory();

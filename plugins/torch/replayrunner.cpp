@@ -5,6 +5,7 @@
 #include "torchcompat.h"
 
 #include "core/error.h"
+#include "core/format/tracewriter.h"
 #include "core/plan/checkpointstrategy.h"
 #include "core/trace/metadata.h"
 #include "core/trace/tracebuilder.h"
@@ -46,6 +47,17 @@ std::string deviceName(const torch::Device &device)
     (void)device;
     const int threads = torch::get_num_threads();
     return "CPU, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+}
+
+// What the device can hold: a GPU's memory, or the limit a CPU run fails beyond.
+std::int64_t deviceMemory(const torch::Device &device, std::int64_t cpuLimit)
+{
+#ifdef PEAKLENS_REPLAY_CUDA
+    if (device.is_cuda())
+        return static_cast<std::int64_t>(at::cuda::getDeviceProperties(device.index())->totalGlobalMem);
+#endif
+    (void)device;
+    return cpuLimit;
 }
 
 // Peak of the caching allocator on CUDA (what torch.cuda.max_memory_allocated reports),
@@ -211,34 +223,43 @@ std::optional<double> medianTime(const std::vector<StepMeasure> &steps)
 // Event indexes [first, second) of one step.
 using EventSpan = std::pair<std::size_t, std::size_t>;
 
-// `events` less those of the steps in `hidden` (in order). A block such a step allocated is
-// left out, and so is its free, wherever that falls; a block of the other steps that it
-// frees (the gradients of the step before) is freed where that happened, outside any layer.
-std::vector<RecordedEvent> withoutSteps(const std::vector<RecordedEvent> &events, const std::vector<EventSpan> &hidden)
+// Leaves the events of the steps in `hidden` (spans in order) out of a trace that takes
+// the recorded events in order, piece by piece. A block such a step allocated is left out,
+// and so is its free, wherever that falls; a block of the other steps that it frees (the
+// gradients of the step before) is freed where that happened, outside any layer.
+class HiddenSteps
 {
-    std::vector<RecordedEvent> kept;
-    kept.reserve(events.size());
-    std::unordered_set<std::uint64_t> hiddenLive;
-    auto span = hidden.begin();
-    for (std::size_t i = 0; i < events.size(); ++i) {
-        while (span != hidden.end() && span->second <= i)
-            ++span;
-        const bool inHidden = span != hidden.end() && span->first <= i;
-        RecordedEvent event = events[i];
+public:
+    explicit HiddenSteps(const std::vector<EventSpan> &hidden)
+        : m_hidden(hidden)
+    {
+    }
+
+    // The event at `index` as the trace keeps it, or nothing. Every span that starts at or
+    // before `index` is in `hidden` by the time it is offered.
+    std::optional<RecordedEvent> keep(std::size_t index, RecordedEvent event)
+    {
+        while (m_next < m_hidden.size() && m_hidden[m_next].second <= index)
+            ++m_next;
+        const bool inHidden = m_next < m_hidden.size() && m_hidden[m_next].first <= index;
         if (event.deltaBytes > 0 && inHidden) {
-            hiddenLive.insert(event.addr);
-            continue;
+            m_live.insert(event.addr);
+            return std::nullopt;
         }
-        if (event.deltaBytes < 0 && hiddenLive.erase(event.addr))
-            continue;
+        if (event.deltaBytes < 0 && m_live.erase(event.addr))
+            return std::nullopt;
         if (inHidden) {
             event.scope.layer = kNoLayer;
             event.scope.phase = Phase::Other;
         }
-        kept.push_back(event);
+        return event;
     }
-    return kept;
-}
+
+private:
+    const std::vector<EventSpan> &m_hidden;
+    std::size_t m_next = 0;
+    std::unordered_set<std::uint64_t> m_live;
+};
 
 // One replay from set-up to trace; an out-of-memory failure anywhere ends it as a result.
 class Replay
@@ -249,11 +270,13 @@ public:
         , m_options(options)
         , m_device(chooseDevice(options.device))
         , m_recorder(MemoryRecorder::instance())
+        , m_hidden(m_baselineEvents)
     {
         if (!m_device.is_cuda())
             m_recorder.installCpuAllocator();
         m_recorder.restart(m_device.is_cuda());
-        m_recorder.setCpuLimit(options.memoryLimitBytes ? *options.memoryLimitBytes : availableMemoryBytes());
+        m_cpuLimit = options.memoryLimitBytes ? *options.memoryLimitBytes : availableMemoryBytes();
+        m_recorder.setCpuLimit(m_cpuLimit);
         if (m_device.is_cuda())
             m_cudaListener = m_recorder.listenToCuda();
         m_result.spec = spec;
@@ -265,6 +288,8 @@ public:
         m_lane = m_builder.lane({{m_device.is_cuda() ? DeviceType::Cuda : DeviceType::Cpu,
                                   static_cast<std::int16_t>(m_device.is_cuda() ? m_device.index() : 0)},
                                  0});
+        if (!options.out.empty())
+            m_out = std::make_unique<TraceWriter>(options.out);
     }
 
     RunResult run()
@@ -293,10 +318,12 @@ public:
             if (m_result.baseline)
                 m_result.baseline->checkpoint = checkpointedPaths(m_baselineSchedule);
         }
+        describe();
         if (!m_result.oom)
             runSteps(batches, *optimizer);
         m_measuredEvents = m_recorder.eventCount();
         m_measuredEndNs = m_recorder.nowNs();
+        record();
         if (m_options.keepGradients && m_model) {
             for (const Stage &stage : m_model->stages()) {
                 for (std::size_t i = 0; i < stage.parameters.size(); ++i) {
@@ -308,7 +335,14 @@ public:
         }
         if (!m_result.oom && m_options.calibrationSteps > 0)
             calibrate(batches, *optimizer);
-        m_result.trace = assembleTrace();
+        if (!m_checkpointCosts.empty())
+            m_builder.setMeta(metakey::CheckpointCosts, m_checkpointCosts);
+        m_builder.setMeta(metakey::ReplayResult, m_result.toJson().dump());
+        if (m_out) {
+            m_out->writeNew(m_builder.current());
+            m_out->finish();
+        }
+        m_result.trace = m_builder.finish();
         notify({{"event", "done"}});
         return std::move(m_result);
     }
@@ -345,6 +379,7 @@ private:
                 synchronize(m_device);
                 m_recorder.rebase();
                 m_ranges.clear();
+                m_measuring = true;
             }
             // The two take turns going first, so that what going first or second does to a
             // step (a machine speeding up or slowing down) falls on each half of the pairs.
@@ -355,6 +390,8 @@ private:
                 break;
             if (baseline && !baselineFirst)
                 runBaselineStep(*baseline, step, batches, optimizer);
+            if (m_measuring)
+                record();
             const StepMeasure &measure = m_result.steps.back();
             nlohmann::json line = {{"event", "step"},
                                    {"step", step},
@@ -564,28 +601,9 @@ private:
         notify({{"event", "oom"}, {"message", at.oom.message}});
     }
 
-    // The trace: every block the run allocated, attributed as it happened.
-    TracePtr assembleTrace()
+    // The trace's metadata known before the steps run: what was replayed, how, and on what.
+    void describe()
     {
-        // The measured steps only: calibration comes after them, baseline steps between them.
-        std::vector<RecordedEvent> events = m_recorder.events();
-        events.resize(std::min(events.size(), m_measuredEvents));
-        events = withoutSteps(events, m_baselineEvents);
-        m_builder.reserveEvents(events.size());
-        for (const RecordedEvent &event : events) {
-            m_builder.addEvent({event.timeNs, event.deltaBytes, event.addr, m_lane, event.scope.layer, 0,
-                                event.scope.category, event.scope.phase});
-        }
-        for (ReservedEvent reserved : m_recorder.reservedEvents()) {
-            reserved.lane = m_lane;
-            if (reserved.timeNs <= m_measuredEndNs)
-                m_builder.addReserved(reserved);
-        }
-        if (!m_checkpointCosts.empty())
-            m_builder.setMeta(metakey::CheckpointCosts, m_checkpointCosts);
-        for (const Range &range : m_ranges)
-            m_builder.addRange(range);
-
         std::vector<std::string> paths;
         if (m_model) {
             for (const Stage &stage : m_model->stages())
@@ -598,6 +616,7 @@ private:
                                                     + m_result.device + ", checkpoint "
                                                     + (checkpointList.empty() ? std::string("none") : checkpointList));
         m_builder.setMeta(metakey::DeviceName, m_result.deviceName);
+        m_builder.setMeta(metakey::DeviceMemory, std::to_string(deviceMemory(m_device, m_cpuLimit)));
         m_builder.setMeta(metakey::ReplaySpec, m_spec.toJson().dump());
         m_builder.setMeta(metakey::Checkpoint, checkpointList);
         nlohmann::json options{{"steps", m_options.steps},
@@ -608,12 +627,42 @@ private:
         if (m_options.baseline)
             options["baseline"] = *m_options.baseline;
         m_builder.setMeta(metakey::ReplayOptions, options.dump());
-        m_builder.setMeta(metakey::ReplayResult, m_result.toJson().dump());
         m_builder.setMeta(metakey::CreatedBy, std::string("peaklens-replay ") + PEAKLENS_VERSION + ", LibTorch "
                                                   + std::to_string(TORCH_VERSION_MAJOR) + "."
                                                   + std::to_string(TORCH_VERSION_MINOR) + "."
                                                   + std::to_string(TORCH_VERSION_PATCH));
-        return m_builder.finish();
+    }
+
+    // Moves what was recorded since the last call into the trace, attributed as it
+    // happened: the measured steps' events (the baseline's left out), their reserved
+    // events and ranges; nothing of calibration, which comes after measuring ended. With
+    // --out, streams it there and commits, so that whoever follows the file sees each step
+    // as it ends.
+    void record()
+    {
+        const std::size_t first = m_recordedEvents;
+        const std::vector<RecordedEvent> events = m_recorder.events(first);
+        const std::size_t end = std::min(first + events.size(), std::max(first, m_measuredEvents));
+        m_builder.reserveEvents(m_builder.current().events.size() + (end - first));
+        for (; m_recordedEvents < end; ++m_recordedEvents) {
+            const auto event = m_hidden.keep(m_recordedEvents, events[m_recordedEvents - first]);
+            if (event) {
+                m_builder.addEvent({event->timeNs, event->deltaBytes, event->addr, m_lane, event->scope.layer, 0,
+                                    event->scope.category, event->scope.phase});
+            }
+        }
+        for (ReservedEvent reserved : m_recorder.reservedEvents(m_recordedReserved)) {
+            ++m_recordedReserved;
+            reserved.lane = m_lane;
+            if (reserved.timeNs <= m_measuredEndNs)
+                m_builder.addReserved(reserved);
+        }
+        for (; m_recordedRanges < m_ranges.size(); ++m_recordedRanges)
+            m_builder.addRange(m_ranges[m_recordedRanges]);
+        if (m_out) {
+            m_out->writeNew(m_builder.current());
+            m_out->commit();
+        }
     }
 
     const ModelSpec &m_spec;
@@ -621,14 +670,19 @@ private:
     torch::Device m_device;
     MemoryRecorder &m_recorder;
     std::unique_ptr<c10::DebugInfoGuard> m_cudaListener;
+    std::int64_t m_cpuLimit = 0;
     TraceBuilder m_builder;
+    std::unique_ptr<TraceWriter> m_out; // --out, written as the run goes
     std::uint32_t m_lane = 0;
     std::unique_ptr<ReplayModel> m_model;
     LayerIds m_ids;
     CheckpointSchedule m_schedule;
     CheckpointSchedule m_baselineSchedule;
     std::vector<EventSpan> m_baselineEvents; // of its measured steps, left out of the trace
+    HiddenSteps m_hidden;
     std::vector<Range> m_ranges;
+    bool m_measuring = false; // warm-up is over
+    std::size_t m_recordedEvents = 0, m_recordedReserved = 0, m_recordedRanges = 0; // in the trace
     std::size_t m_measuredEvents = SIZE_MAX;
     std::int64_t m_measuredEndNs = INT64_MAX;
     std::string m_checkpointCosts; // JSON, after calibration
@@ -662,6 +716,7 @@ GradientCheck verifyGradients(const ModelSpec &spec, const RunOptions &options)
     once.keepGradients = true;
     once.progress = nullptr;
     once.baseline.reset();
+    once.out.clear();
     const auto gradientsOf = [&](const std::string &checkpoint) {
         once.checkpoint = checkpoint;
         RunResult result = runReplay(spec, once);

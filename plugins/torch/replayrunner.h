@@ -43,6 +43,9 @@ struct RunOptions
     // in the trace: per stage, what checkpointing it adds to a step, in the trace's
     // "checkpoint.costs" metadata for the planner. 0: none.
     int calibrationSteps = 0;
+    // A new file the trace streams to as the run goes, each measured step committed when
+    // it ends, so that it can be followed while written; finished when the run ends. Empty: none.
+    std::string out;
 };
 
 struct StepMeasure

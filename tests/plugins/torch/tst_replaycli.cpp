@@ -1,6 +1,8 @@
 #include "testsupport.h"
 
 #include "core/analysis/peakfinder.h"
+#include "core/format/tracefollower.h"
+#include "core/format/tracereader.h"
 #include "core/import/traceloader.h"
 #include "core/plan/replayresult.h"
 #include "core/plan/steptimecomparison.h"
@@ -9,9 +11,12 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
 #include <QTemporaryDir>
 
 #include <nlohmann/json.hpp>
+
+#include <csignal>
 
 using namespace peaklens;
 using test::qs;
@@ -78,6 +83,60 @@ private slots:
             QVERIFY(cost.isDouble() && cost.toDouble() >= 0);
         QCOMPARE(findPeaks(*trace).devices.at(0).allocatedBytes, std::int64_t(peak));
         QVERIFY(trace->findLayer("blocks.1"));
+    }
+
+    // --out is written as the run goes: when a measured step's progress line arrives, a
+    // reader following the file already holds that step. The run is paused at the first
+    // one: steps of about 90 ms and calibration are still to come, and the file says its
+    // writer is writing. At the end the follower's trace is the finished file.
+    void followedStepByStepWhileItRuns()
+    {
+        QTemporaryDir directory;
+        const QString out = directory.filePath(QStringLiteral("run.peaklens"));
+        QProcess process;
+        process.setStandardOutputFile(QProcess::nullDevice());
+        process.setReadChannel(QProcess::StandardError); // the progress lines
+        process.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-replay"),
+                      {QStringLiteral("--layers"), QStringLiteral("4"), QStringLiteral("--d-model"), QStringLiteral("128"),
+                       QStringLiteral("--heads"), QStringLiteral("2"), QStringLiteral("--seq"), QStringLiteral("128"),
+                       QStringLiteral("--batch"), QStringLiteral("8"), QStringLiteral("--steps"), QStringLiteral("4"),
+                       QStringLiteral("--warmup"), QStringLiteral("1"), QStringLiteral("--device"), QStringLiteral("cpu"),
+                       QStringLiteral("--out"), out});
+        QVERIFY(process.waitForStarted());
+        TraceFollower follower(ss(out));
+        std::size_t measured = 0;
+        QByteArray pending;
+        while (process.state() != QProcess::NotRunning || process.bytesAvailable() || pending.contains('\n')) {
+            process.waitForReadyRead(50);
+            pending += process.readAll();
+            const qsizetype newline = pending.indexOf('\n');
+            if (newline < 0)
+                continue;
+            const QJsonObject line = QJsonDocument::fromJson(pending.left(newline)).object();
+            pending.remove(0, newline + 1);
+            if (line[QStringLiteral("event")].toString() != QStringLiteral("step") || line[QStringLiteral("warmup")].toBool())
+                continue;
+            if (++measured == 1)
+                ::kill(pid_t(process.processId()), SIGSTOP);
+            follower.poll();
+            const Trace &trace = follower.trace();
+            QVERIFY(trace.steps.size() >= measured);
+            QCOMPARE(trace.steps[measured - 1].number, line[QStringLiteral("step")].toInteger());
+            QVERIFY(trace.events.isSortedByTime());
+            if (measured == 1) {
+                QCOMPARE(follower.writer(), TraceFollower::Writer::Writing);
+                QVERIFY(trace.steps.size() < 4);
+                // What the run is comes first, what it measured at its end.
+                QVERIFY(!trace.metaValue("replay.spec").empty());
+                QVERIFY(trace.metaValue("replay.result").empty());
+                ::kill(pid_t(process.processId()), SIGCONT);
+            }
+        }
+        QCOMPARE(process.exitCode(), 0);
+        QCOMPARE(measured, std::size_t(4));
+        follower.poll();
+        QCOMPARE(follower.writer(), TraceFollower::Writer::Finished);
+        QVERIFY(follower.trace() == *TraceReader::read(ss(out)));
     }
 
     // --verify-gradients compares a plain step's gradients with the toggled one's, with

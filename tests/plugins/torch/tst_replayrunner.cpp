@@ -1,11 +1,14 @@
 #include "testsupport.h"
 
 #include "core/error.h"
+#include "core/format/tracereader.h"
+#include "core/trace/metadata.h"
 #include "core/plan/checkpointstrategy.h"
 #include "core/plan/costmodel.h"
 #include "core/plan/planner.h"
 #include "plugins/torch/replayrunner.h"
 
+#include <QFile>
 #include <QTemporaryDir>
 
 #include <nlohmann/json.hpp>
@@ -255,6 +258,52 @@ private Q_SLOTS:
         QCOMPARE(backward, 3);
         QCOMPARE(optimizer, 1); // one optimizer step for the three
         QCOMPARE(nlohmann::json::parse(trace.metaValue("replay.options"))["micro_batches"].get<int>(), 3);
+    }
+
+    // --out streams the trace as the run goes; the finished file holds what the run hands
+    // back, baseline steps left out, an out-of-memory step and its marker kept.
+    void streamedFileHoldsTheTrace_data()
+    {
+        QTest::addColumn<QString>("checkpoint");
+        QTest::addColumn<QString>("baseline");
+        QTest::addColumn<int>("microBatches");
+        QTest::addColumn<qint64>("limit");
+        QTest::newRow("plain") << QStringLiteral("none") << QString() << 1 << qint64(0);
+        QTest::newRow("toggled, baseline beside") << QStringLiteral("blocks.1") << QStringLiteral("none") << 1 << qint64(0);
+        QTest::newRow("micro-batches") << QStringLiteral("all") << QString() << 2 << qint64(0);
+        QTest::newRow("out of memory") << QStringLiteral("none") << QString() << 1 << qint64(1 << 20);
+    }
+
+    void streamedFileHoldsTheTrace()
+    {
+        QFETCH(QString, checkpoint);
+        QFETCH(QString, baseline);
+        QFETCH(int, microBatches);
+        QFETCH(qint64, limit);
+        QTemporaryDir directory;
+        RunOptions options;
+        options.checkpoint = ss(checkpoint);
+        if (!baseline.isEmpty())
+            options.baseline = ss(baseline);
+        options.steps = 3;
+        options.warmupSteps = 1;
+        options.microBatches = microBatches;
+        options.calibrationSteps = 1;
+        options.device = DeviceChoice::Cpu;
+        options.memoryLimitBytes = limit ? std::optional<std::int64_t>(limit) : std::nullopt;
+        options.out = ss(directory.filePath(QStringLiteral("run.peaklens")));
+        const RunResult result = runReplay(smallSpec(QStringLiteral("gpt")), options);
+        QCOMPARE(bool(result.oom), limit != 0);
+
+        Trace read = *TraceReader::read(options.out);
+        QCOMPARE(qs(read.metaValue(metakey::WriterState)), QStringLiteral("finished"));
+        read.meta.erase(std::string(metakey::WriterState));
+        read.meta.erase(std::string(metakey::WriterProcess));
+        QVERIFY(read == *result.trace);
+        QVERIFY(!QFile::exists(qs(options.out) + QStringLiteral("-wal")));
+        // What the run fails beyond, on a CPU: the capacity a reader warns against.
+        const std::int64_t capacity = std::stoll(read.metaValue(metakey::DeviceMemory));
+        QVERIFY(limit ? capacity == limit : capacity > 0);
     }
 
     void outOfMemoryIsAResult()
