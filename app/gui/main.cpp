@@ -183,7 +183,13 @@ int run(int argc, char **argv)
         } else if (parser.isSet(compare)) {
             QObject::connect(&window, &peaklens::gui::MainWindow::comparisonShown, &window, capture);
         } else {
-            QObject::connect(&window, &peaklens::gui::MainWindow::documentLoaded, &window, capture);
+            // A file still being written: once the followed views have grown from it.
+            QObject::connect(&window, &peaklens::gui::MainWindow::documentLoaded, &window, [&window, capture] {
+                if (window.liveFollow())
+                    QObject::connect(&window, &peaklens::gui::MainWindow::liveUpdated, &window, capture, Qt::SingleShotConnection);
+                else
+                    capture();
+            });
         }
         QObject::connect(&window, &peaklens::gui::MainWindow::loadFailed, &window, [](const QString &message) {
             std::fprintf(stderr, "peaklens: %s\n", qPrintable(message));

@@ -2,6 +2,7 @@
 #include "showsdialogs.h"
 
 #include "layereditor.h"
+#include "livefollow.h"
 #include "localpath.h"
 #include "models/layermodel.h"
 #include "models/livesetmodel.h"
@@ -212,6 +213,10 @@ void MainWindow::createPanes()
             });
 
     m_progress->setMaximumWidth(260);
+    m_liveBadge = new QLabel(this);
+    m_liveBadge->setObjectName(QStringLiteral("liveBadge"));
+    m_liveBadge->setVisible(false);
+    statusBar()->addPermanentWidget(m_liveBadge);
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancel);
     connect(m_cancel, &QPushButton::clicked, this, &MainWindow::cancel);
@@ -371,6 +376,8 @@ void MainWindow::onLoaded(quint64 ticket, DocumentLoader::Purpose purpose, const
         return;
     startSession(documents.front(), processes);
     rememberRecent(documents.front()->filePath());
+    if (documents.size() == 1 && documents.front()->trace->metaValue(metakey::WriterState) == "writing")
+        followLive(documents.front()->filePath());
     for (const DocumentPtr &document : documents) {
         if (const std::string warning = document->trace->metaValue(metakey::ImportWarnings); !warning.empty())
             statusBar()->showMessage(tr("%1: %2").arg(document->filePath(), QString::fromStdString(warning)));
@@ -415,6 +422,7 @@ void MainWindow::startSession(DocumentPtr document, std::vector<ProcessEntry> pr
         m_replay->cancel();
     m_loader->cancel(DocumentLoader::Purpose::Run);
     m_readingRuns.clear();
+    stopFollowing();
     m_session = Session{};
     m_session.id = m_nextSession++;
     m_session.processes = std::move(processes);
@@ -455,15 +463,21 @@ void MainWindow::showProcess(int index)
     setBusy(tr("Opening %1…").arg(m_session.processes[std::size_t(index)].label));
 }
 
-void MainWindow::showDocument(const DocumentPtr &document)
+void MainWindow::showDocument(const DocumentPtr &document, bool grown)
 {
     ++m_selectionTicket; // a flame-graph curve still being drawn belongs to the previous trace
     const std::string name = std::filesystem::path(document->path).filename().string();
     setWindowTitle(tr("%1 — PeakLens").arg(QString::fromStdString(visibleText(name))));
     const bool hasLayers = !document->trace->layers.empty();
     m_pages->setCurrentIndex(1); // laid out before the columns are fitted to it
+    const CheckpointSchedule toggled = m_session.schedule; // resetting the layers clears it
     m_layers->resetData(document);
-    m_timeline->setDocument(document);
+    if (grown) {
+        m_timeline->growDocument(document);
+        m_layers->setSchedule(toggled);
+    } else {
+        m_timeline->setDocument(document);
+    }
     setGroupByLayer(hasLayers && m_byLayerAction->isChecked());
     m_byLayerAction->setEnabled(hasLayers);
     m_layerView->expandAll();
@@ -483,11 +497,15 @@ void MainWindow::showDocument(const DocumentPtr &document)
         m_runsPane->reset(document, {});
         m_timeline->setPrediction({});
     }
+    pinBlock(std::nullopt);
+    if (grown) {
+        showLiveSet(m_session.pickedTime);
+        return; // the status line is the live one
+    }
     m_timeline->setComparison({}, {});
     if (const int compareTab = m_detailTabs->indexOf(m_diffPane); compareTab >= 0)
         m_detailTabs->removeTab(compareTab);
     showLiveSet(std::nullopt);
-    pinBlock(std::nullopt);
     setIdle();
     const auto count = [](std::size_t n, const char *noun) {
         return QString::fromStdString(formatCount(static_cast<std::int64_t>(n)) + " " + noun + (n == 1 ? "" : "s"));

@@ -15,10 +15,12 @@
 #include <QMainWindow>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
 class QComboBox;
+class QLabel;
 class QLineEdit;
 class QMenu;
 class QProgressBar;
@@ -38,7 +40,9 @@ class RanksPane;
 class FlameGraphPane;
 class LayerEditor;
 class LayerModel;
+class LiveFollow;
 class LiveSetModel;
+struct LiveStatus;
 class LiveSetPane;
 class RecordDialog;
 class ReplayProcess;
@@ -106,6 +110,14 @@ public:
     void rerun();
     // Stops whatever is running for the window: a load, a rerun.
     void cancel();
+    // Follows the open trace while its writer appends to it (a file opened while written,
+    // a recording as soon as it starts): the views grow with it, the status line says the
+    // peak so far and the step and phase being recorded, a "Live" badge shows. Ends by
+    // itself when the writer finishes or stops; liveEnded follows.
+    void followLive(const QString &path);
+    // The trace being followed, or null.
+    LiveFollow *liveFollow() const { return m_live.get(); }
+    QLabel *liveBadge() const { return m_liveBadge; }
     bool isRerunning() const;
 
 Q_SIGNALS:
@@ -114,6 +126,9 @@ Q_SIGNALS:
     void loadFailed(const QString &message);
     void comparisonShown();
     void rerunFinished();
+    // A document of the followed trace was shown (the views grew).
+    void liveUpdated();
+    void liveEnded();
     void reportExported(const QString &path, const QString &problem);
 
 protected:
@@ -141,8 +156,11 @@ private:
                   const std::vector<ProcessEntry> &processes);
     void onLoadFailed(quint64 ticket, DocumentLoader::Purpose purpose, const QString &message, bool cancelled);
     void startSession(DocumentPtr document, std::vector<ProcessEntry> processes);
-    // Resets every pane from the session's document.
-    void showDocument(const DocumentPtr &document);
+    // Resets every pane from the session's document; `grown`: the same trace followed
+    // while written, so the view, the picked time and the toggles stay.
+    void showDocument(const DocumentPtr &document, bool grown = false);
+    void showLiveStatus(const LiveStatus &status);
+    void stopFollowing();
     RunRecord baselineRun(const TraceDocument &document) const;
     // Ticks a plan's layers without marking the toggles custom, and keeps its units.
     void showSchedule(const Plan &plan);
@@ -205,6 +223,8 @@ private:
     // The memory of the blocks under the flame graph's selected frame, over the whole trace.
     QFutureWatcher<std::vector<SeriesPoint>> m_selectionCurve;
     quint64 m_selectionTicket = 0;
+    std::unique_ptr<LiveFollow> m_live;
+    QLabel *m_liveBadge;
 };
 
 } // namespace peaklens::gui

@@ -164,6 +164,27 @@ void TimelineView::setDocument(const DocumentPtr &document)
     resetZoom();
 }
 
+void TimelineView::growDocument(const DocumentPtr &document)
+{
+    if (!m_document) {
+        setDocument(document);
+        return;
+    }
+    const QCPRange shown = xAxis->range();
+    const bool whole = qFuzzyCompare(shown.lower + 1, m_wholeRange.lower + 1) && qFuzzyCompare(shown.upper, m_wholeRange.upper);
+    m_document = document;
+    m_pinnedBlock.reset(); // an index into the old document's blocks
+    rebuildGraphs();
+    rebuildItems();
+    highlightLayer(m_highlightedLayer);
+    if (whole) {
+        resetZoom();
+    } else {
+        xAxis->setRange(shown);
+        refreshColumns();
+    }
+}
+
 void TimelineView::setGrouping(GroupBy grouping)
 {
     m_grouping = grouping;
@@ -303,6 +324,7 @@ void TimelineView::resetZoom()
     const auto &allocated = series().allocated;
     const double end = allocated.empty() ? 1.0 : std::max(toX(allocated.back().timeNs), 1e-3);
     xAxis->setRange(0, end * 1.01);
+    m_wholeRange = xAxis->range();
     refreshColumns();
 }
 

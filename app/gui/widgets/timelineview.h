@@ -26,6 +26,10 @@ public:
     explicit TimelineView(QWidget *parent = nullptr);
 
     void setDocument(const DocumentPtr &document);
+    // The same trace grown (followed while written): the curves are redrawn, the picked
+    // time, highlighted layer and comparison stay, and the view keeps following the end
+    // unless the user zoomed or panned away from the whole trace.
+    void growDocument(const DocumentPtr &document);
     void setGrouping(GroupBy grouping);
     GroupBy grouping() const { return m_grouping; }
     // The predicted curve of the current toggles; empty hides it.
@@ -118,6 +122,7 @@ private:
     QPoint m_pressPosition;
     bool m_updating = false;
     int m_columns = 0; // pixel columns of the data shown
+    QCPRange m_wholeRange; // what resetZoom showed last: the view the user has not moved
 };
 
 } // namespace peaklens::gui

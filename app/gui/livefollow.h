@@ -1,0 +1,81 @@
+#pragma once
+// Follows a trace while its run writes it, for the window: a worker thread polls the file
+// (TraceFollower) a few times a second and keeps its running figures (LiveAnalysis) — what
+// the status line says — and analyses what has been committed into a new document when it
+// grew, for the timeline and the tables. One poll runs at a time; the UI thread never
+// waits on the file. Stops by itself when the writer finishes or stops.
+
+#include "tracedocument.h"
+
+#include "core/format/tracefollower.h"
+
+#include <QFutureWatcher>
+#include <QObject>
+#include <QTimer>
+
+#include <memory>
+#include <optional>
+
+namespace peaklens::gui {
+
+struct LiveStatus
+{
+    TraceFollower::Writer writer = TraceFollower::Writer::Waiting;
+    QString writerText;                 // "peaklens-replay (pid 4242) is writing it"
+    std::size_t events = 0;             // memory events committed so far
+    std::size_t completedSteps = 0;
+    std::optional<std::int64_t> peakBytes; // the highest so far, on peakDevice
+    QString peakDevice;
+    std::optional<std::int64_t> step;   // the step being recorded
+    Phase phase = Phase::Other;
+    QString layer;                      // the layer running now, empty outside any
+
+    // "Live: peak so far 1.2 GiB on cuda:0 · step 7, backward of blocks.3 · 8,728 events"
+    QString text() const;
+};
+
+class LiveFollow final : public QObject
+{
+    Q_OBJECT
+
+public:
+    explicit LiveFollow(const QString &path, int intervalMs = 250, QObject *parent = nullptr);
+    // Waits for a poll still running (a few milliseconds: it reads only what is new).
+    ~LiveFollow() override;
+
+    const QString &path() const { return m_path; }
+    bool isFollowing() const { return m_timer.isActive() || m_watcher.isRunning(); }
+    // The most recent figures.
+    const LiveStatus &status() const { return m_status; }
+
+Q_SIGNALS:
+    // After every poll that found something new, or a change of the writer's state.
+    void statusChanged(const peaklens::gui::LiveStatus &status);
+    // What has been committed so far, analysed; the last one holds everything the writer
+    // committed (and, when it finished, categories worked out over every event).
+    void documentReady(const peaklens::gui::DocumentPtr &document, const peaklens::gui::LiveStatus &status);
+    // The file turned out damaged or not a trace; following has stopped.
+    void failed(const QString &message);
+    // The writer finished or stopped; nothing more will come.
+    void ended(const peaklens::gui::LiveStatus &status);
+
+private:
+    struct State;
+    struct Tick
+    {
+        LiveStatus status;
+        bool changed = false;
+        DocumentPtr document;
+        QString error;
+    };
+    static Tick poll(State &state);
+    void onPolled();
+
+    QString m_path;
+    std::shared_ptr<State> m_state;
+    QTimer m_timer;
+    QFutureWatcher<Tick> m_watcher;
+    LiveStatus m_status;
+};
+
+} // namespace peaklens::gui
