@@ -1,0 +1,205 @@
+#include "testsupport.h"
+
+#include "livefollow.h"
+#include "mainwindow.h"
+#include "widgets/timelineview.h"
+
+#include "core/format/tracereader.h"
+
+#include <QLabel>
+#include <QSignalSpy>
+#include <QStatusBar>
+#include <QTemporaryDir>
+
+using namespace peaklens;
+using namespace peaklens::gui;
+
+namespace {
+
+const QString kSample = QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens");
+const QString kKineto = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/kineto_v100_rank1.pt.trace.json.gz");
+
+// What a LiveFollow handed on until it ended.
+struct Seen
+{
+    std::vector<DocumentPtr> documents;
+    std::vector<LiveStatus> statuses;
+    std::optional<LiveStatus> ended;
+    QString failure;
+};
+
+Seen followUntilItEnds(LiveFollow &live)
+{
+    Seen seen;
+    QObject::connect(&live, &LiveFollow::documentReady, [&](const DocumentPtr &document, const LiveStatus &) {
+        seen.documents.push_back(document);
+    });
+    QObject::connect(&live, &LiveFollow::statusChanged, [&](const LiveStatus &status) { seen.statuses.push_back(status); });
+    QObject::connect(&live, &LiveFollow::ended, [&](const LiveStatus &status) { seen.ended = status; });
+    QObject::connect(&live, &LiveFollow::failed, [&](const QString &message) { seen.failure = message; });
+    QTest::qWaitFor([&] { return seen.ended || !seen.failure.isEmpty(); }, 120000);
+    return seen;
+}
+
+// The test writer has ended (it may have before anyone waited).
+bool writerEnded(QProcess &writer)
+{
+    return writer.state() == QProcess::NotRunning || writer.waitForFinished(60000);
+}
+
+// Its first commit is in the file: opened now, the file is being written.
+bool firstCommit(QProcess &writer)
+{
+    return QTest::qWaitFor([&] { return writer.canReadLine(); }, 30000);
+}
+
+} // namespace
+
+class tst_LiveFollow : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void followsUntilTheWriterFinishes_data()
+    {
+        QTest::addColumn<QString>("input");
+        QTest::addColumn<int>("commitEvery");
+        QTest::newRow("replayed training steps") << kSample << 300;
+        QTest::newRow("real Kineto trace, V100") << kKineto << 2000;
+    }
+
+    // The documents grow commit by commit; the last one is the finished file, read whole,
+    // analysed as opening it would.
+    void followsUntilTheWriterFinishes()
+    {
+        QFETCH(QString, input);
+        QFETCH(int, commitEvery);
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("live.peaklens"));
+        QProcess writer;
+        QVERIFY(test::startLiveWriter(writer, {input, out, QStringLiteral("--commit-every"), QString::number(commitEvery),
+                                               QStringLiteral("--pause-ms"), QStringLiteral("60")}));
+        LiveFollow live(out, 20);
+        const Seen seen = followUntilItEnds(live);
+        QVERIFY(writerEnded(writer));
+        QVERIFY2(seen.failure.isEmpty(), qPrintable(seen.failure));
+        QVERIFY(seen.ended);
+        QCOMPARE(seen.ended->writer, TraceFollower::Writer::Finished);
+        QVERIFY(!live.isFollowing());
+
+        const TracePtr whole = TraceReader::read(out.toStdString());
+        QVERIFY2(seen.documents.size() >= 3, qPrintable(QString::number(seen.documents.size())));
+        for (std::size_t i = 1; i < seen.documents.size(); ++i)
+            QVERIFY(seen.documents[i]->trace->events.size() >= seen.documents[i - 1]->trace->events.size());
+        QVERIFY(seen.documents.front()->trace->events.size() < whole->events.size());
+        const DocumentPtr &last = seen.documents.back();
+        QVERIFY(*last->trace == *whole);
+        const DocumentPtr opened = analyseDocument(out, whole);
+        QCOMPARE(last->peakBytes, opened->peakBytes);
+        QCOMPARE(last->summary.steps.size(), opened->summary.steps.size());
+        QCOMPARE(seen.ended->events, whole->events.size());
+        QCOMPARE(seen.ended->completedSteps, whole->steps.size());
+        QCOMPARE(seen.ended->peakBytes.value_or(-1), opened->peakBytes);
+        // While it was written the status line said the step and its phase.
+        const bool saidAStep = std::any_of(seen.statuses.begin(), seen.statuses.end(), [](const LiveStatus &status) {
+            return status.writer == TraceFollower::Writer::Writing && status.step && status.text().contains(QStringLiteral("step"));
+        });
+        QCOMPARE(saidAStep, !whole->steps.empty());
+    }
+
+    void stoppedWriterLeavesWhatItCommitted()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("killed.peaklens"));
+        QProcess writer;
+        QVERIFY(test::startLiveWriter(writer, {kSample, out, QStringLiteral("--commit-every"), QStringLiteral("300"),
+                                               QStringLiteral("--pause-ms"), QStringLiteral("20"),
+                                               QStringLiteral("--die-after"), QStringLiteral("4")}));
+        LiveFollow live(out, 20);
+        const Seen seen = followUntilItEnds(live);
+        QVERIFY(writerEnded(writer));
+        QCOMPARE(writer.exitCode(), 9);
+        QVERIFY(seen.ended);
+        QCOMPARE(seen.ended->writer, TraceFollower::Writer::Stopped);
+        QVERIFY(seen.ended->text().startsWith(QStringLiteral("The writer stopped without finishing")));
+        QCOMPARE(seen.documents.back()->trace->events.size(), std::size_t(4 * 300));
+        QVERIFY(*seen.documents.back()->trace == *TraceReader::read(out.toStdString()));
+    }
+
+    void damagedFileStopsFollowing()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("text.peaklens"));
+        QFile file(out);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(QByteArray(300, 'x'));
+        file.close();
+        LiveFollow live(out, 20);
+        const Seen seen = followUntilItEnds(live);
+        QVERIFY2(seen.failure.contains(out) && seen.failure.contains(QStringLiteral("not a PeakLens trace")),
+                 qPrintable(seen.failure));
+    }
+
+    // A file opened while it is written: the window follows it with a badge and a status
+    // line, the timeline keeps the user's zoom, and the badge goes when the writer finishes.
+    void windowFollowsAFileWhileItIsWritten()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("live.peaklens"));
+        QProcess writer;
+        QVERIFY(test::startLiveWriter(writer, {kSample, out, QStringLiteral("--commit-every"), QStringLiteral("300"),
+                                               QStringLiteral("--pause-ms"), QStringLiteral("80")}));
+        QVERIFY(firstCommit(writer));
+        MainWindow window;
+        window.resize(1200, 800);
+        window.show();
+        QSignalSpy loaded(&window, &MainWindow::documentLoaded);
+        QSignalSpy updated(&window, &MainWindow::liveUpdated);
+        QSignalSpy ended(&window, &MainWindow::liveEnded);
+        window.openFile(out);
+        QVERIFY(QTest::qWaitFor([&] { return loaded.count() == 1; }, 30000));
+        QVERIFY(window.liveFollow());
+        QVERIFY(window.liveBadge()->isVisible());
+        QCOMPARE(window.liveBadge()->text(), QStringLiteral("● Live"));
+        QVERIFY(QTest::qWaitFor([&] { return updated.count() >= 1; }, 30000));
+        const std::size_t firstEvents = window.document()->trace->events.size();
+        QVERIFY(window.statusBar()->currentMessage().startsWith(QStringLiteral("Live")));
+
+        // The user zooms into the start: later updates keep that view.
+        window.timeline()->zoomTo(window.timeline()->originNs(), window.timeline()->originNs() + 50'000'000);
+        const QCPRange zoomed = window.timeline()->xAxis->range();
+        const int before = updated.count();
+        QVERIFY(QTest::qWaitFor([&] { return updated.count() > before || ended.count() > 0; }, 30000));
+        QCOMPARE(window.timeline()->xAxis->range(), zoomed);
+
+        QVERIFY(QTest::qWaitFor([&] { return ended.count() == 1; }, 60000));
+        QVERIFY(writerEnded(writer));
+        QVERIFY(!window.liveBadge()->isVisible());
+        QVERIFY(window.statusBar()->currentMessage().startsWith(QStringLiteral("Finished")));
+        QVERIFY(window.document()->trace->events.size() > firstEvents);
+        QVERIFY(*window.document()->trace == *TraceReader::read(out.toStdString()));
+    }
+
+    void windowSaysTheWriterStopped()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("killed.peaklens"));
+        QProcess writer;
+        QVERIFY(test::startLiveWriter(writer, {kSample, out, QStringLiteral("--commit-every"), QStringLiteral("300"),
+                                               QStringLiteral("--pause-ms"), QStringLiteral("150"),
+                                               QStringLiteral("--die-after"), QStringLiteral("5")}));
+        QVERIFY(firstCommit(writer));
+        MainWindow window;
+        window.show();
+        QSignalSpy ended(&window, &MainWindow::liveEnded);
+        window.openFile(out);
+        QVERIFY(QTest::qWaitFor([&] { return ended.count() == 1; }, 60000));
+        QVERIFY(window.liveBadge()->isVisible());
+        QCOMPARE(window.liveBadge()->text(), QStringLiteral("Writer stopped"));
+        QVERIFY(window.statusBar()->currentMessage().startsWith(QStringLiteral("The writer stopped without finishing")));
+        QCOMPARE(window.document()->trace->events.size(), std::size_t(5 * 300));
+    }
+};
+
+QTEST_MAIN(tst_LiveFollow)
+#include "tst_livefollow.moc"
