@@ -38,16 +38,14 @@ QString LiveStatus::text() const
 struct LiveFollow::State
 {
     explicit State(const QString &path)
-        : path(path)
-        , follower(path.toStdString())
+        : follower(path.toStdString())
     {
     }
 
-    QString path;
     TraceFollower follower;
     LiveAnalysis analysis;
     bool analysedComplete = false; // the figures were taken with every step complete
-    bool documentComplete = false; // the last document holds what the finished writer left
+    bool unshown = false;          // rows came since the last snapshot
 };
 
 LiveFollow::LiveFollow(const QString &path, int intervalMs, QObject *parent)
@@ -57,32 +55,38 @@ LiveFollow::LiveFollow(const QString &path, int intervalMs, QObject *parent)
 {
     m_timer.setSingleShot(true);
     m_timer.setInterval(intervalMs);
-    connect(&m_timer, &QTimer::timeout, this, [this] {
-        m_watcher.setFuture(QtConcurrent::run([state = m_state] { return poll(*state); }));
-    });
-    connect(&m_watcher, &QFutureWatcher<Tick>::finished, this, &LiveFollow::onPolled);
-    m_watcher.setFuture(QtConcurrent::run([state = m_state] { return poll(*state); }));
+    connect(&m_timer, &QTimer::timeout, this, &LiveFollow::startPoll);
+    connect(&m_poller, &QFutureWatcher<Tick>::finished, this, &LiveFollow::onPolled);
+    connect(&m_analyser, &QFutureWatcher<Analysed>::finished, this, &LiveFollow::onAnalysed);
+    startPoll();
 }
 
 LiveFollow::~LiveFollow()
 {
     m_timer.stop();
-    m_watcher.waitForFinished();
+    m_poller.waitForFinished();
+    m_analyser.waitForFinished();
 }
 
-LiveFollow::Tick LiveFollow::poll(State &state)
+void LiveFollow::startPoll()
+{
+    m_poller.setFuture(QtConcurrent::run([state = m_state, mayAnalyse = !m_analyser.isRunning()] { return poll(*state, mayAnalyse); }));
+}
+
+LiveFollow::Tick LiveFollow::poll(State &state, bool mayAnalyse)
 {
     Tick tick;
     try {
         const TraceFollower::Writer before = state.follower.writer();
         const TraceFollower::Update update = state.follower.poll();
         const Trace &trace = state.follower.trace();
-        const bool complete = !state.follower.isLive();
-        if (update.changedAnything() || (complete && !state.analysedComplete)) {
-            state.analysis.update(trace, update.eventsFrom, update.reordered || update.recategorized, complete);
-            state.analysedComplete = complete;
+        tick.complete = !state.follower.isLive();
+        if (update.changedAnything() || (tick.complete && !state.analysedComplete)) {
+            state.analysis.update(trace, update.eventsFrom, update.reordered || update.recategorized, tick.complete);
+            state.analysedComplete = tick.complete;
         }
         tick.changed = update.changedAnything() || state.follower.writer() != before;
+        state.unshown = state.unshown || update.changedAnything();
 
         LiveStatus &status = tick.status;
         status.writer = state.follower.writer();
@@ -99,34 +103,74 @@ LiveFollow::Tick LiveFollow::poll(State &state)
         if (const std::uint32_t layer = state.analysis.currentLayer(); layer != kNoLayer && layer < trace.layers.size())
             status.layer = QString::fromStdString(visibleText(trace.layers[layer].path));
 
-        // The views read a document of their own: what was committed so far, analysed whole.
-        if (!trace.events.empty() && (update.changedAnything() || (complete && !state.documentComplete))) {
-            tick.document = analyseDocument(state.path, std::make_shared<const Trace>(trace));
-            state.documentComplete = complete;
+        // The views read a document of their own, of what was committed so far; the copy
+        // is analysed beside the next polls.
+        if (mayAnalyse && state.unshown && !trace.events.empty()) {
+            tick.snapshot = std::make_shared<const Trace>(trace);
+            state.unshown = false;
         }
+        tick.unshown = state.unshown;
     } catch (const Error &error) {
         tick.error = QString::fromStdString(error.what());
     }
     return tick;
 }
 
+LiveFollow::Analysed LiveFollow::analyse(const QString &path, std::shared_ptr<const Trace> snapshot)
+{
+    try {
+        return {analyseDocument(path, std::move(snapshot)), {}};
+    } catch (const Error &error) {
+        return {nullptr, QString::fromStdString(error.what())};
+    }
+}
+
 void LiveFollow::onPolled()
 {
-    const Tick tick = m_watcher.result();
+    const Tick tick = m_poller.result();
     if (!tick.error.isEmpty()) {
+        m_analyser.waitForFinished();
+        m_ended = true;
         Q_EMIT failed(tick.error);
         return;
     }
     m_status = tick.status;
     if (tick.changed)
         Q_EMIT statusChanged(m_status);
-    if (tick.document)
-        Q_EMIT documentReady(tick.document, m_status);
-    if (m_status.writer == TraceFollower::Writer::Finished || m_status.writer == TraceFollower::Writer::Stopped) {
-        Q_EMIT ended(m_status);
+    if (tick.snapshot)
+        m_analyser.setFuture(QtConcurrent::run(&LiveFollow::analyse, m_path, tick.snapshot));
+    m_complete = tick.complete;
+    m_unshown = tick.unshown;
+    if (!m_complete)
+        m_timer.start();
+    else if (m_unshown && !m_analyser.isRunning())
+        startPoll(); // the analysis that kept the last rows from a snapshot has finished
+    endIfDone();
+}
+
+void LiveFollow::onAnalysed()
+{
+    if (m_ended)
+        return; // a poll failed meanwhile
+    const Analysed analysed = m_analyser.result();
+    if (!analysed.document) {
+        m_timer.stop();
+        m_ended = true;
+        Q_EMIT failed(analysed.error);
         return;
     }
-    m_timer.start();
+    Q_EMIT documentReady(analysed.document, m_status);
+    if (m_complete && m_unshown && !m_poller.isRunning())
+        startPoll(); // the last rows came while this analysis ran
+    endIfDone();
+}
+
+void LiveFollow::endIfDone()
+{
+    if (m_ended || !m_complete || m_unshown || m_analyser.isRunning() || m_poller.isRunning() || m_timer.isActive())
+        return;
+    m_ended = true;
+    Q_EMIT ended(m_status);
 }
 
 } // namespace peaklens::gui

@@ -2,7 +2,8 @@
 // Follows a trace while its run writes it, for the window: a worker thread polls the file
 // (TraceFollower) a few times a second and keeps its running figures (LiveAnalysis) — what
 // the status line says — and analyses what has been committed into a new document when it
-// grew, for the timeline and the tables. One poll runs at a time; the UI thread never
+// grew, for the timeline and the tables. One poll and one analysis run at a time, side by
+// side, so the status line keeps up while a long trace is analysed; the UI thread never
 // waits on the file. Stops by itself when the writer finishes or stops.
 
 #include "tracedocument.h"
@@ -40,11 +41,12 @@ class LiveFollow final : public QObject
 
 public:
     explicit LiveFollow(const QString &path, int intervalMs = 250, QObject *parent = nullptr);
-    // Waits for a poll still running (a few milliseconds: it reads only what is new).
+    // Waits for a poll still running (a few milliseconds: it reads only what is new) and an
+    // analysis (as long as analysing what was committed takes).
     ~LiveFollow() override;
 
     const QString &path() const { return m_path; }
-    bool isFollowing() const { return m_timer.isActive() || m_watcher.isRunning(); }
+    bool isFollowing() const { return !m_ended; }
     // The most recent figures.
     const LiveStatus &status() const { return m_status; }
 
@@ -65,17 +67,32 @@ private:
     {
         LiveStatus status;
         bool changed = false;
+        std::shared_ptr<const Trace> snapshot; // what was committed, for a document
+        bool complete = false;                 // nothing more will come
+        bool unshown = false;                  // rows no snapshot holds yet
+        QString error;
+    };
+    struct Analysed
+    {
         DocumentPtr document;
         QString error;
     };
-    static Tick poll(State &state);
+    static Tick poll(State &state, bool mayAnalyse);
+    static Analysed analyse(const QString &path, std::shared_ptr<const Trace> snapshot);
+    void startPoll();
     void onPolled();
+    void onAnalysed();
+    void endIfDone();
 
     QString m_path;
     std::shared_ptr<State> m_state;
     QTimer m_timer;
-    QFutureWatcher<Tick> m_watcher;
+    QFutureWatcher<Tick> m_poller;
+    QFutureWatcher<Analysed> m_analyser; // the views' document, beside the polls
     LiveStatus m_status;
+    bool m_complete = false; // the last poll found the writer finished or stopped
+    bool m_unshown = false;  // it found rows that no snapshot holds yet
+    bool m_ended = false;
 };
 
 } // namespace peaklens::gui

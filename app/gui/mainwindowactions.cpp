@@ -2,6 +2,7 @@
 // recording dialog and report export.
 
 #include "localpath.h"
+#include "livefollow.h"
 #include "mainwindow.h"
 #include "models/layermodel.h"
 #include "models/runsmodel.h"
@@ -147,7 +148,12 @@ RecordDialog *MainWindow::recordDialog()
 {
     if (!m_recordDialog) {
         m_recordDialog = new RecordDialog(this);
-        connect(m_recordDialog, &RecordDialog::recorded, this, &MainWindow::openFiles);
+        connect(m_recordDialog, &RecordDialog::started, this, &MainWindow::openFile);
+        connect(m_recordDialog, &RecordDialog::recorded, this, [this](const QStringList &traces) {
+            // The one trace followed while it was recorded is open already, to its end.
+            if (!(traces.size() == 1 && m_live && m_live->path() == traces.front()))
+                openFiles(traces);
+        });
     }
     return m_recordDialog;
 }

@@ -2,6 +2,9 @@
 
 #include "replayprocess.h"
 
+#include "core/error.h"
+#include "core/format/tracefollower.h"
+
 #include <QComboBox>
 #include <QDateTime>
 #include <QDialogButtonBox>
@@ -17,6 +20,7 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QTextCursor>
+#include <QTimer>
 #include <QVBoxLayout>
 
 namespace peaklens::gui {
@@ -30,7 +34,10 @@ RecordDialog::RecordDialog(QWidget *parent)
     , m_busy(new QProgressBar(this))
     , m_status(new QLabel(this))
     , m_buttons(new QDialogButtonBox(QDialogButtonBox::Cancel, this))
+    , m_lookForTrace(new QTimer(this))
 {
+    m_lookForTrace->setInterval(250);
+    connect(m_lookForTrace, &QTimer::timeout, this, &RecordDialog::lookForTrace);
     setWindowTitle(tr("Record a training run"));
     m_command->setObjectName(QStringLiteral("command"));
     m_command->setPlaceholderText(tr("python3 train.py --epochs 1"));
@@ -163,13 +170,37 @@ void RecordDialog::startRecording()
                                       QStringLiteral("--out"), m_outDirectory, QStringLiteral("--")}
                               + command);
     m_status->setText(tr("Recording into %1… (Cancel stops the command; what was recorded stays)").arg(m_outDirectory));
+    m_traceStarted = false;
+    m_lookForTrace->start();
     setRunning(true);
+}
+
+void RecordDialog::lookForTrace()
+{
+    const QDir out(m_outDirectory);
+    const QStringList names = out.entryList({QStringLiteral("*.peaklens")}, QDir::Files, QDir::Name);
+    if (names.isEmpty())
+        return;
+    const QString path = out.filePath(names.first());
+    try {
+        // A trace the collector just created: its first commit holds a few rows.
+        TraceFollower follower(path.toStdString());
+        follower.poll();
+        if (follower.writer() == TraceFollower::Writer::Waiting)
+            return;
+    } catch (const Error &) {
+        return; // not yet a trace a reader can open; the end of the run says what it left
+    }
+    m_lookForTrace->stop();
+    m_traceStarted = true;
+    Q_EMIT started(path);
 }
 
 void RecordDialog::onFinished(int exitCode, QProcess::ExitStatus status)
 {
     m_process->deleteLater();
     m_process = nullptr;
+    m_lookForTrace->stop();
     setRunning(false);
     const QDir out(m_outDirectory);
     QStringList traces;

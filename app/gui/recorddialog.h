@@ -1,7 +1,8 @@
 #pragma once
 // File > Record…: runs a training command under `peaklens-cli record` (the CUPTI
 // collector and the Python helper), shows its output live, and hands back the traces it
-// left, one per process, for the window to open. Closing or Cancel stops the command.
+// left, one per process, for the window to open; the first as soon as it is being written,
+// for the window to follow. Closing or Cancel stops the command.
 
 #include <QDialog>
 #include <QProcess>
@@ -12,6 +13,7 @@ class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QProgressBar;
+class QTimer;
 
 namespace peaklens::gui {
 
@@ -31,6 +33,8 @@ public:
     QString log() const;
 
 Q_SIGNALS:
+    // The run's first trace has its first commit: the window can follow it while it is written.
+    void started(const QString &trace);
     // Every *.peaklens the run left, sorted by name (rank0-…, rank1-…).
     void recorded(const QStringList &traces);
     // The run ended without a trace; `message` says why (the last line it printed).
@@ -42,6 +46,7 @@ protected:
 private:
     void onFinished(int exitCode, QProcess::ExitStatus status);
     void setRunning(bool running);
+    void lookForTrace();
 
     QLineEdit *m_command;
     QLineEdit *m_workingDirectory;
@@ -54,6 +59,8 @@ private:
     QProcess *m_process = nullptr;
     QString m_outDirectory;
     QString m_lastLine;
+    QTimer *m_lookForTrace;
+    bool m_traceStarted = false;
 };
 
 } // namespace peaklens::gui
