@@ -2,6 +2,7 @@
 
 #include "core/analysis/liveanalysis.h"
 #include "core/error.h"
+#include "core/trace/metadata.h"
 #include "core/trace/units.h"
 #include "core/trace/visibletext.h"
 
@@ -31,9 +32,41 @@ QString LiveStatus::text() const
     const auto count = [&](std::size_t n, const char *noun) {
         return q(formatCount(static_cast<std::int64_t>(n)) + " " + noun + (n == 1 ? "" : "s"));
     };
-    return line + QStringLiteral(" · ") + count(events, "memory event") + QStringLiteral(", ")
-           + count(completedSteps, "step") + QStringLiteral(" done");
+    line += QStringLiteral(" · ") + count(events, "memory event") + QStringLiteral(", ") + count(completedSteps, "step")
+            + QStringLiteral(" done");
+    if (!headroomWarning.isEmpty())
+        line += QStringLiteral(" — ⚠ ") + headroomWarning;
+    return line;
 }
+
+namespace {
+
+// The most recent step that came within the margin of the device's memory, said in a line.
+QString headroomWarning(const Trace &trace, const LiveAnalysis &analysis)
+{
+    const auto capacity = parseBytes(trace.metaValue(metakey::DeviceMemory));
+    if (!capacity || *capacity <= 0)
+        return {};
+    const double limit = static_cast<double>(*capacity) * (1 - LiveStatus::kHeadroomMargin);
+    const auto &steps = analysis.steps();
+    const auto near = std::find_if(steps.rbegin(), steps.rend(), [&](const LiveAnalysis::StepFigures &step) {
+        return static_cast<double>(step.peakBytes) >= limit;
+    });
+    if (near == steps.rend())
+        return {};
+    QString text = QObject::tr("step %1 peaked at %2, within %3 % of the device's %4")
+                       .arg(near->step.number)
+                       .arg(QString::fromStdString(formatBytes(near->peakBytes)))
+                       .arg(LiveStatus::kHeadroomMargin * 100)
+                       .arg(QString::fromStdString(formatBytes(*capacity)));
+    if (near->topLayerBytes > 0 && near->topLayer < trace.layers.size())
+        text += QObject::tr("; most held by %1 (%2)")
+                    .arg(QString::fromStdString(visibleText(trace.layers[near->topLayer].path)),
+                         QString::fromStdString(formatBytes(near->topLayerBytes)));
+    return text;
+}
+
+} // namespace
 
 struct LiveFollow::State
 {
@@ -102,6 +135,7 @@ LiveFollow::Tick LiveFollow::poll(State &state, bool mayAnalyse)
         status.phase = state.analysis.currentPhase();
         if (const std::uint32_t layer = state.analysis.currentLayer(); layer != kNoLayer && layer < trace.layers.size())
             status.layer = QString::fromStdString(visibleText(trace.layers[layer].path));
+        status.headroomWarning = headroomWarning(trace, state.analysis);
 
         // The views read a document of their own, of what was committed so far; the copy
         // is analysed beside the next polls.

@@ -30,6 +30,10 @@ struct LiveStatus
     std::optional<std::int64_t> step;   // the step being recorded
     Phase phase = Phase::Other;
     QString layer;                      // the layer running now, empty outside any
+    // A step whose peak came within kHeadroomMargin of the device's memory (device.memory):
+    // "step 7 peaked at 76.1 GiB, within 5 % of the device's 79.2 GiB; most held by blocks.3 (9.1 GiB)".
+    QString headroomWarning;
+    static constexpr double kHeadroomMargin = 0.05;
 
     // "Live: peak so far 1.2 GiB on cuda:0 · step 7, backward of blocks.3 · 8,728 events"
     QString text() const;

@@ -18,6 +18,7 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <set>
 #include <optional>
 #include <unordered_map>
 
@@ -119,8 +120,38 @@ private:
             return;
         simdjson::dom::array list;
         std::string_view name;
-        if (!devices.get_array().get(list) && list.size() > 0 && !list.at(0)["name"].get_string().get(name))
+        if (devices.get_array().get(list))
+            return;
+        if (list.size() > 0 && !list.at(0)["name"].get_string().get(name))
             m_builder.setMeta(metakey::DeviceName, std::string(name));
+        for (simdjson::dom::element device : list) {
+            std::int64_t id = 0, bytes = 0;
+            if (!device["id"].get_int64().get(id) && !device["totalGlobalMem"].get_int64().get(bytes) && bytes > 0)
+                m_deviceMemory[id] = bytes;
+        }
+    }
+
+    // device.memory: what the GPUs that hold the trace's memory events can hold, when the
+    // header says it and they agree.
+    void describeDeviceMemory(const std::vector<MemoryEvent> &events)
+    {
+        const auto &lanes = m_builder.current().lanes;
+        std::set<std::int64_t> capacities;
+        std::vector<bool> seen(lanes.size());
+        for (const MemoryEvent &event : events) {
+            if (event.lane >= seen.size() || seen[event.lane])
+                continue;
+            seen[event.lane] = true;
+            const Device device = lanes[event.lane].device;
+            if (device.type != DeviceType::Cuda)
+                continue;
+            const auto capacity = m_deviceMemory.find(device.index);
+            if (capacity == m_deviceMemory.end())
+                return;
+            capacities.insert(capacity->second);
+        }
+        if (capacities.size() == 1)
+            m_builder.setMeta(metakey::DeviceMemory, std::to_string(*capacities.begin()));
     }
 
     // Cuts the array into pieces of a few megabytes at element boundaries: the comma
@@ -594,6 +625,7 @@ private:
             m_builder.setMeta("scopes.forward", std::to_string(given) + " allocations before their step's backward taken as the forward pass");
         if (std::any_of(events.begin(), events.end(), [](const MemoryEvent &e) { return e.phase != Phase::Other; }))
             m_builder.setMeta(metakey::Categories, "lifetime");
+        describeDeviceMemory(events);
         for (const MemoryEvent &event : events)
             m_builder.addEvent(event);
         if (m_skippedOtherDevices > 0)
@@ -628,6 +660,7 @@ private:
     std::int64_t m_skippedOtherDevices = 0;
     bool m_sawHip = false;
     bool m_rocm = false; // the trace's header names ROCm's tracer or runtime
+    std::map<std::int64_t, std::int64_t> m_deviceMemory; // device id: totalGlobalMem
 };
 
 } // namespace

@@ -8,6 +8,7 @@
 #include "core/analysis/phasespans.h"
 #include "core/report/axisticks.h"
 #include "core/report/palette.h"
+#include "core/trace/metadata.h"
 #include "core/trace/units.h"
 
 #include <QToolTip>
@@ -317,6 +318,14 @@ void TimelineView::highlightLayer(std::optional<std::uint32_t> layer)
     refreshColumns();
 }
 
+std::optional<std::int64_t> TimelineView::deviceCapacity() const
+{
+    if (!m_document)
+        return std::nullopt;
+    const auto bytes = parseBytes(m_document->trace->metaValue(metakey::DeviceMemory));
+    return bytes && *bytes > 0 ? bytes : std::nullopt;
+}
+
 void TimelineView::resetZoom()
 {
     if (!m_document)
@@ -348,6 +357,10 @@ void TimelineView::rebuildGraphs()
         top = std::max(top, point.bytes);
     for (const SeriesPoint &point : timeline.reserved)
         top = std::max(top, point.bytes);
+    // The device's memory is drawn when it is near enough to matter: within a quarter above the top.
+    const auto capacity = deviceCapacity();
+    if (capacity && static_cast<double>(*capacity) <= static_cast<double>(top) * 1.25)
+        top = std::max(top, *capacity);
     const auto [unit, unitName] = unitFor(top);
     m_unitBytes = unit;
     yAxis->setLabel(tr("memory (%1)").arg(unitName));
@@ -448,6 +461,20 @@ void TimelineView::rebuildItems()
         QFont bold = font();
         bold.setBold(true);
         label->setFont(bold);
+    }
+    if (const auto capacity = deviceCapacity(); capacity && static_cast<double>(*capacity) / m_unitBytes <= yAxis->range().upper) {
+        const double y = static_cast<double>(*capacity) / m_unitBytes;
+        auto *line = new QCPItemStraightLine(this);
+        line->setObjectName(QStringLiteral("capacity"));
+        line->point1->setCoords(0, y);
+        line->point2->setCoords(1, y);
+        line->setPen(QPen(color(palette::kPeak), 1.5, Qt::DashLine));
+        auto *label = new QCPItemText(this);
+        label->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
+        label->position->setCoords(0.995, y);
+        label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+        label->setText(tr("device memory %1").arg(QString::fromStdString(formatBytes(*capacity))));
+        label->setColor(color(palette::kPeak));
     }
     m_marker = new QCPItemStraightLine(this);
     m_marker->setPen(QPen(palette().highlight().color(), 1.5));

@@ -62,6 +62,8 @@ public:
     void zoomTo(std::int64_t beginNs, std::int64_t endNs);
     bool showsKernelLanes() const;
     void resetZoom();
+    // What the trace's device can hold (its device.memory), when the trace says.
+    std::optional<std::int64_t> deviceCapacity() const;
     // Recomputes the visible columns now (normally done on every zoom or pan).
     void refreshColumns();
 

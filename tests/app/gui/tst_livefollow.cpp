@@ -5,6 +5,7 @@
 #include "widgets/timelineview.h"
 
 #include "core/format/tracereader.h"
+#include "core/format/tracewriter.h"
 
 #include <QLabel>
 #include <QSignalSpy>
@@ -124,6 +125,50 @@ private slots:
         QVERIFY(seen.ended->text().startsWith(QStringLiteral("The writer stopped without finishing")));
         QCOMPARE(seen.documents.back()->trace->events.size(), std::size_t(4 * 300));
         QVERIFY(*seen.documents.back()->trace == *TraceReader::read(out.toStdString()));
+    }
+
+    // With the device's memory in the file, a step that peaks within 5 % of it is named in
+    // the status line with the layer holding most, and the timeline draws the capacity.
+    void headroomWarningNamesTheStep_data()
+    {
+        QTest::addColumn<QString>("capacity");
+        QTest::addColumn<bool>("warned");
+        QTest::newRow("280 MiB: the 273.8 MiB peak is within 5 %") << QStringLiteral("293601280") << true;
+        QTest::newRow("300 MiB: it is not") << QStringLiteral("314572800") << false;
+        QTest::newRow("80 GiB: far above") << QStringLiteral("85899345920") << false;
+    }
+
+    void headroomWarningNamesTheStep()
+    {
+        QFETCH(QString, capacity);
+        QFETCH(bool, warned);
+        QTemporaryDir dir;
+        Trace sample = *TraceReader::read(kSample.toStdString());
+        sample.meta["device.memory"] = capacity.toStdString();
+        const QString input = dir.filePath(QStringLiteral("input.peaklens"));
+        TraceWriter::writeTrace(sample, input.toStdString());
+        const QString out = dir.filePath(QStringLiteral("live.peaklens"));
+        QProcess writer;
+        QVERIFY(test::startLiveWriter(writer, {input, out, QStringLiteral("--commit-every"), QStringLiteral("1000")}));
+        LiveFollow live(out, 20);
+        const Seen seen = followUntilItEnds(live);
+        QVERIFY(writerEnded(writer));
+        QVERIFY(seen.ended);
+        const QString warning = seen.ended->headroomWarning;
+        QCOMPARE(!warning.isEmpty(), warned);
+        if (warned) {
+            QVERIFY2(warning.contains(QStringLiteral("within 5 % of the device's 280.0 MiB")) && warning.contains(QStringLiteral("most held by ")),
+                     qPrintable(warning));
+            QVERIFY(seen.ended->text().contains(warning));
+        }
+
+        TimelineView timeline;
+        timeline.setDocument(seen.documents.back());
+        QCOMPARE(timeline.deviceCapacity().value_or(0), capacity.toLongLong());
+        bool drawn = false;
+        for (int i = 0; i < timeline.itemCount(); ++i)
+            drawn = drawn || timeline.item(i)->objectName() == QStringLiteral("capacity");
+        QCOMPARE(drawn, capacity != QStringLiteral("85899345920"));
     }
 
     void damagedFileStopsFollowing()

@@ -248,6 +248,27 @@ private slots:
         QVERIFY(fromJson->ranges == fromPickle->ranges);
     }
 
+    // The header's deviceProperties say what the GPU holding the memory events can hold:
+    // the capacity a follower warns against. Real traces of four GPUs, the V100 one of rank
+    // 1 on cuda:1 with two devices listed.
+    void kinetoDeviceMemoryFromTheHeader_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<qint64>("bytes");
+        QTest::newRow("H100") << QStringLiteral("kineto_h100_qwen_inference.pt.trace.json.gz") << qint64(85018279936);
+        QTest::newRow("MI300X") << QStringLiteral("kineto_mi300x_normalization.pt.trace.json.gz") << qint64(206141652992);
+        QTest::newRow("V100, rank 1 on cuda:1") << QStringLiteral("kineto_v100_rank1.pt.trace.json.gz") << qint64(34089730048);
+        QTest::newRow("V100 DGXS") << QStringLiteral("kineto_v100_resnet50_2021.pt.trace.json.gz") << qint64(34084028416);
+    }
+
+    void kinetoDeviceMemoryFromTheHeader()
+    {
+        QFETCH(QString, file);
+        QFETCH(qint64, bytes);
+        const auto trace = loadTrace(ss(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/") + file));
+        QCOMPARE(trace->metaValue("device.memory"), std::to_string(bytes));
+    }
+
     void kinetoNamesLayersStepsAndPhases()
     {
         const auto trace = loadTrace(ss(dataPath(QStringLiteral("kineto.pt.trace.json.gz"))));
