@@ -198,7 +198,8 @@ void decode(Codec codec, std::uint64_t plainBytes, std::string_view bytes, std::
     readColumn(walker, "tag", [&](std::string_view b) {
         if (b.size() != count)
             throw Error("the column holds " + std::to_string(b.size()) + " bytes for " + std::to_string(count) + " events");
-        std::memcpy(target.tags.data(), b.data(), count);
+        if (count > 0) // an empty chunk's column may have no storage at all
+            std::memcpy(target.tags.data(), b.data(), count);
     });
     walker.finish();
 }

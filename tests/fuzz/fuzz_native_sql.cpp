@@ -1,12 +1,14 @@
 // Fuzzes the native reader with traces edited through SQLite: each input is a program of
 // edits (sqlmutator.h) to the sample trace, and the edited database is read from memory.
 // The reader may only refuse it with an ImportError naming the file; what it accepts must
-// also save and read back, as `peaklens-cli convert` does.
+// also save and read back, as `peaklens-cli convert` does, and follow as `watch` does.
 #include "scratchfolder.h"
 #include "sourcefile.h"
 #include "sqlmutator.h"
 
+#include "core/analysis/liveanalysis.h"
 #include "core/error.h"
+#include "core/format/tracefollower.h"
 #include "core/format/tracereader.h"
 #include "core/format/tracewriter.h"
 #include "core/import/filesummary.h"
@@ -58,6 +60,37 @@ void checkRewritable(const peaklens::Trace &trace)
     }
 }
 
+// The same edited file followed as if its writer were still at it: the follower goes
+// through the same checks, so it may refuse the file only with an ImportError naming it, and
+// what both accept holds the same rows; its running figures take them without failing.
+void checkFollowed(const std::vector<unsigned char> &image, const peaklens::Trace *read)
+{
+    static const peaklens::fuzz::ScratchFolder folder({});
+    static const std::string path = folder.path() / "followed.peaklens";
+    std::FILE *file = std::fopen(path.c_str(), "wb");
+    if (!file)
+        return;
+    std::fwrite(image.data(), 1, image.size(), file);
+    std::fclose(file);
+    try {
+        peaklens::LoadBudget::Scope budget(path, image.size());
+        peaklens::TraceFollower follower(path);
+        const auto update = follower.poll();
+        peaklens::LiveAnalysis analysis;
+        analysis.update(follower.trace(), update.eventsFrom, true, !follower.isLive());
+        if (follower.poll().changedAnything())
+            fail("a second poll of a file nobody writes", "found something new");
+        if (read && (follower.trace().events.size() != read->events.size() || follower.trace().steps.size() != read->steps.size()
+                     || follower.trace().ranges.size() != read->ranges.size()))
+            fail("a followed file", "holds other rows than the same file read whole");
+    } catch (const peaklens::ImportError &error) {
+        if (error.path() != path)
+            fail("the follower's error names another file", error.what());
+    } catch (const peaklens::Error &error) {
+        fail("the follower threw an error that is not an ImportError", error.what());
+    }
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
@@ -73,11 +106,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     } catch (const peaklens::ImportError &error) {
         if (error.path() != "fuzz.peaklens")
             fail("the reader's error names another file", error.what());
+        checkFollowed(image, nullptr);
         return 0;
     } catch (const peaklens::Error &error) {
         // tracereader.h: whatever is wrong with a file, the error names it.
         fail("the reader threw an error that is not an ImportError", error.what());
     }
     checkRewritable(*trace);
+    checkFollowed(image, trace.get());
     return 0;
 }
