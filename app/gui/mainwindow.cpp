@@ -470,11 +470,11 @@ void MainWindow::showDocument(const DocumentPtr &document, bool grown)
     setWindowTitle(tr("%1 — PeakLens").arg(QString::fromStdString(visibleText(name))));
     const bool hasLayers = !document->trace->layers.empty();
     m_pages->setCurrentIndex(1); // laid out before the columns are fitted to it
-    const CheckpointSchedule toggled = m_session.schedule; // resetting the layers clears it
+    const CheckpointSchedule toggled = m_session.schedule; // resetting the layers clears the ticks
     m_layers->resetData(document);
     if (grown) {
         m_timeline->growDocument(document);
-        m_layers->setSchedule(toggled);
+        showSchedule(toggled);
     } else {
         m_timeline->setDocument(document);
     }
@@ -489,7 +489,7 @@ void MainWindow::showDocument(const DocumentPtr &document, bool grown)
     m_livePane->setDefaultGrouping(hasLayers);
     if (document->model) {
         const Prediction baseline = predict(*document->model, CheckpointSchedule{});
-        m_whatIf->setBaseline(baseline.peakBytes, baseline.stepTimeNs);
+        m_whatIf->setBaseline(baseline.peakBytes, baseline.stepTimeNs, grown);
         m_runsPane->reset(document, {baselineRun(*document)});
         updatePrediction();
     } else {

@@ -162,8 +162,9 @@ private:
     void showLiveStatus(const LiveStatus &status);
     void stopFollowing();
     RunRecord baselineRun(const TraceDocument &document) const;
-    // Ticks a plan's layers without marking the toggles custom, and keeps its units.
-    void showSchedule(const Plan &plan);
+    // Ticks a schedule's layers (a plan's, or the toggles kept while a followed trace
+    // grows) without marking the toggles custom, and keeps its units.
+    void showSchedule(const CheckpointSchedule &schedule);
     void showLiveSet(std::optional<std::int64_t> timeNs);
     // Pins a block of the document's index (or none) on the timeline and in the Block pane.
     void pinBlock(std::optional<std::size_t> block);

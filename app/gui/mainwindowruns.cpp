@@ -114,7 +114,7 @@ void MainWindow::showRun(int row)
     try {
         const CheckpointStrategy strategy =
             run.baseline ? CheckpointStrategy() : CheckpointStrategy::parse(run.checkpoint.join(QLatin1Char(',')).toStdString());
-        showSchedule(planForStrategy(model, strategy));
+        showSchedule(planForStrategy(model, strategy).schedule);
         m_whatIf->showStrategy(strategy);
         updatePrediction();
     } catch (const Error &) {
@@ -147,7 +147,7 @@ void MainWindow::applyStrategy()
     }
     if (!plan)
         return;
-    showSchedule(*plan);
+    showSchedule(plan->schedule);
     updatePrediction();
     if (!plan->feasible)
         m_whatIf->showPrediction(plan->prediction.peakBytes, plan->prediction.stepTimeNs, false);
@@ -158,17 +158,17 @@ void MainWindow::setCheckpointStrategy(const QString &strategy)
     if (!document() || !document()->model)
         return;
     const CheckpointStrategy parsed = CheckpointStrategy::parse(strategy.toStdString());
-    showSchedule(planForStrategy(*document()->model, parsed));
+    showSchedule(planForStrategy(*document()->model, parsed).schedule);
     m_whatIf->showStrategy(parsed);
     updatePrediction();
 }
 
-void MainWindow::showSchedule(const Plan &plan)
+void MainWindow::showSchedule(const CheckpointSchedule &schedule)
 {
-    m_session.schedule = plan.schedule;
+    m_session.schedule = schedule;
     {
         const QSignalBlocker blocker(m_layers);
-        m_layers->setSchedule(plan.schedule);
+        m_layers->setSchedule(schedule);
     }
     m_layerView->viewport()->update();
 }

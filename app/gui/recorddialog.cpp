@@ -170,7 +170,6 @@ void RecordDialog::startRecording()
                                       QStringLiteral("--out"), m_outDirectory, QStringLiteral("--")}
                               + command);
     m_status->setText(tr("Recording into %1… (Cancel stops the command; what was recorded stays)").arg(m_outDirectory));
-    m_traceStarted = false;
     m_lookForTrace->start();
     setRunning(true);
 }
@@ -192,7 +191,6 @@ void RecordDialog::lookForTrace()
         return; // not yet a trace a reader can open; the end of the run says what it left
     }
     m_lookForTrace->stop();
-    m_traceStarted = true;
     Q_EMIT started(path);
 }
 

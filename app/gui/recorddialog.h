@@ -60,7 +60,6 @@ private:
     QString m_outDirectory;
     QString m_lastLine;
     QTimer *m_lookForTrace;
-    bool m_traceStarted = false;
 };
 
 } // namespace peaklens::gui

@@ -128,14 +128,16 @@ void WhatIfBar::setUnavailable(const QString &reason)
     m_prediction->setToolTip(m_prediction->text());
 }
 
-void WhatIfBar::setBaseline(std::int64_t peakBytes, std::int64_t stepTimeNs)
+void WhatIfBar::setBaseline(std::int64_t peakBytes, std::int64_t stepTimeNs, bool keepStrategy)
 {
     setEnabled(true);
     m_baselinePeak = peakBytes;
     m_baselineTime = stepTimeNs;
-    const QSignalBlocker blocker(this);
-    showStrategy(CheckpointStrategy());
-    m_budget->setText(bytesText(peakBytes * 3 / 4));
+    if (!keepStrategy) {
+        const QSignalBlocker blocker(this);
+        showStrategy(CheckpointStrategy());
+        m_budget->setText(bytesText(peakBytes * 3 / 4));
+    }
     m_baseline->setText(tr("Measured: peak %1, step %2").arg(bytesText(peakBytes), millisecondsText(stepTimeNs)));
     m_baseline->setToolTip(m_baseline->text());
 }

@@ -32,7 +32,9 @@ public:
     void setRerunAction(QAction *action);
     // No cost model: the bar says why, goes back to no toggles and disables itself.
     void setUnavailable(const QString &reason);
-    void setBaseline(std::int64_t peakBytes, std::int64_t stepTimeNs);
+    // What the trace measured without toggles; the strategy goes back to none unless
+    // `keepStrategy` (the same trace grown while it is followed).
+    void setBaseline(std::int64_t peakBytes, std::int64_t stepTimeNs, bool keepStrategy = false);
     void showPrediction(std::int64_t peakBytes, std::int64_t stepTimeNs, bool feasible);
     // Toggling a layer by hand makes the strategy "custom" without re-planning.
     void markCustom();

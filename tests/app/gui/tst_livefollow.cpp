@@ -2,7 +2,9 @@
 
 #include "livefollow.h"
 #include "mainwindow.h"
+#include "models/layermodel.h"
 #include "widgets/timelineview.h"
+#include "widgets/whatifbar.h"
 
 #include "core/format/tracereader.h"
 #include "core/format/tracewriter.h"
@@ -210,12 +212,24 @@ private slots:
         const std::size_t firstEvents = window.document()->trace->events.size();
         QVERIFY(window.statusBar()->currentMessage().startsWith(QStringLiteral("Live")));
 
+        // Once a step is in there is a cost model; the user picks a strategy: later updates
+        // keep it and its toggles, not "custom".
+        QVERIFY(QTest::qWaitFor([&] { return window.document()->model.has_value(); }, 30000));
+        window.setCheckpointStrategy(QStringLiteral("all"));
+        const CheckpointSchedule chosen = window.layerModel()->schedule();
+        QVERIFY(!chosen.empty());
+        QCOMPARE(window.whatIfBar()->strategy(), WhatIfBar::Strategy::Rule);
+        QCOMPARE(window.whatIfBar()->rule().toString(), std::string("all"));
+
         // The user zooms into the start: later updates keep that view.
         window.timeline()->zoomTo(window.timeline()->originNs(), window.timeline()->originNs() + 50'000'000);
         const QCPRange zoomed = window.timeline()->xAxis->range();
         const int before = updated.count();
         QVERIFY(QTest::qWaitFor([&] { return updated.count() > before || ended.count() > 0; }, 30000));
         QCOMPARE(window.timeline()->xAxis->range(), zoomed);
+        QCOMPARE(window.whatIfBar()->strategy(), WhatIfBar::Strategy::Rule);
+        QCOMPARE(window.whatIfBar()->rule().toString(), std::string("all"));
+        QCOMPARE(window.layerModel()->schedule(), chosen);
 
         QVERIFY(QTest::qWaitFor([&] { return ended.count() == 1; }, 60000));
         QVERIFY(writerEnded(writer));
