@@ -103,7 +103,8 @@ LiveFollow::~LiveFollow()
 
 void LiveFollow::startPoll()
 {
-    m_poller.setFuture(QtConcurrent::run([state = m_state, mayAnalyse = !m_analyser.isRunning()] { return poll(*state, mayAnalyse); }));
+    m_polling = true;
+    m_poller.setFuture(QtConcurrent::run([state = m_state, mayAnalyse = !m_analysing] { return poll(*state, mayAnalyse); }));
 }
 
 LiveFollow::Tick LiveFollow::poll(State &state, bool mayAnalyse)
@@ -161,6 +162,7 @@ LiveFollow::Analysed LiveFollow::analyse(const QString &path, std::shared_ptr<co
 
 void LiveFollow::onPolled()
 {
+    m_polling = false;
     const Tick tick = m_poller.result();
     if (!tick.error.isEmpty()) {
         m_analyser.waitForFinished();
@@ -171,19 +173,22 @@ void LiveFollow::onPolled()
     m_status = tick.status;
     if (tick.changed)
         Q_EMIT statusChanged(m_status);
-    if (tick.snapshot)
+    if (tick.snapshot) {
+        m_analysing = true;
         m_analyser.setFuture(QtConcurrent::run(&LiveFollow::analyse, m_path, tick.snapshot));
+    }
     m_complete = tick.complete;
     m_unshown = tick.unshown;
     if (!m_complete)
         m_timer.start();
-    else if (m_unshown && !m_analyser.isRunning())
+    else if (m_unshown && !m_analysing)
         startPoll(); // the analysis that kept the last rows from a snapshot has finished
     endIfDone();
 }
 
 void LiveFollow::onAnalysed()
 {
+    m_analysing = false;
     if (m_ended)
         return; // a poll failed meanwhile
     const Analysed analysed = m_analyser.result();
@@ -194,14 +199,14 @@ void LiveFollow::onAnalysed()
         return;
     }
     Q_EMIT documentReady(analysed.document, m_status);
-    if (m_complete && m_unshown && !m_poller.isRunning())
+    if (m_complete && m_unshown && !m_polling)
         startPoll(); // the last rows came while this analysis ran
     endIfDone();
 }
 
 void LiveFollow::endIfDone()
 {
-    if (m_ended || !m_complete || m_unshown || m_analyser.isRunning() || m_poller.isRunning() || m_timer.isActive())
+    if (m_ended || !m_complete || m_unshown || m_analysing || m_polling || m_timer.isActive())
         return;
     m_ended = true;
     Q_EMIT ended(m_status);

@@ -94,6 +94,10 @@ private:
     QFutureWatcher<Tick> m_poller;
     QFutureWatcher<Analysed> m_analyser; // the views' document, beside the polls
     LiveStatus m_status;
+    // Set when a poll or an analysis starts, cleared when its result has been taken: a
+    // watcher's future stops running before its finished signal arrives.
+    bool m_polling = false;
+    bool m_analysing = false;
     bool m_complete = false; // the last poll found the writer finished or stopped
     bool m_unshown = false;  // it found rows that no snapshot holds yet
     bool m_ended = false;
