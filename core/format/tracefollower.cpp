@@ -87,7 +87,8 @@ TraceFollower::Update TraceFollower::poll()
         if (m_writer == Writer::Writing || was != Writer::Writing)
             break;
     }
-    if (m_writer == Writer::Finished && m_trace->metaValue(metakey::Categories) == "lifetime") {
+    // Once nothing more will come, lifetimes are known as a plain read knows them.
+    if (!isLive() && m_trace->metaValue(metakey::Categories) == "lifetime") {
         classifyByLifetime(*m_trace);
         update.recategorized = true;
     }
@@ -159,12 +160,18 @@ TraceFollower::Writer TraceFollower::findWriter() const
         return logBeside ? Writer::Writing : Writer::Finished;
     if (!logBeside)
         return Writer::Stopped;
+    const auto pid = localWriterPid();
+    return pid && !processRuns(*pid) ? Writer::Stopped : Writer::Writing;
+}
+
+std::optional<long> TraceFollower::localWriterPid() const
+{
     std::istringstream process(m_trace->metaValue(metakey::WriterProcess));
     std::string host;
     long pid = 0;
-    if (process >> host >> pid && host == TraceWriter::hostName() && pid > 0 && !processRuns(pid))
-        return Writer::Stopped;
-    return Writer::Writing;
+    if (process >> host >> pid && host == TraceWriter::hostName() && pid > 0)
+        return pid;
+    return std::nullopt;
 }
 
 std::string TraceFollower::writerText() const

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace peaklens {
@@ -63,6 +64,8 @@ public:
     Writer writer() const { return m_writer; }
     // A sentence on the writer: "peaklens-replay (pid 4242) is writing it", "...finished it".
     std::string writerText() const;
+    // The writer's process id when writer.process names this machine: what a user may stop.
+    std::optional<long> localWriterPid() const;
     // True while later polls may still find something new.
     bool isLive() const { return m_writer == Writer::Waiting || m_writer == Writer::Writing; }
 

@@ -13,6 +13,7 @@
 #include "core/format/tracewriter.h"
 #include "core/trace/metadata.h"
 
+#include <cuda.h>
 #include <cupti.h>
 #include <generated_nvtx_meta.h>
 
@@ -274,6 +275,24 @@ void finishRecording()
     }
 }
 
+// What each device the process sees can hold, from the driver. The session asks from the
+// flusher thread (or the exit handler), when it writes its first memory record: CUDA has
+// finished initializing by then, and no training thread waits for the answer.
+std::vector<std::optional<std::int64_t>> deviceTotals()
+{
+    int count = 0;
+    if (cuDeviceGetCount(&count) != CUDA_SUCCESS || count <= 0)
+        return {};
+    std::vector<std::optional<std::int64_t>> totals(static_cast<std::size_t>(count));
+    for (int ordinal = 0; ordinal < count; ++ordinal) {
+        CUdevice device = 0;
+        std::size_t bytes = 0;
+        if (cuDeviceGet(&device, ordinal) == CUDA_SUCCESS && cuDeviceTotalMem(&bytes, device) == CUDA_SUCCESS && bytes > 0)
+            totals[static_cast<std::size_t>(ordinal)] = static_cast<std::int64_t>(bytes);
+    }
+    return totals;
+}
+
 // A forked child (a data-loader worker) must not touch the parent's file.
 void forgetInChild()
 {
@@ -337,6 +356,7 @@ bool start()
         RecordingSession::Options options;
         options.originNs = static_cast<std::int64_t>(origin);
         options.segmentsOnly = environment("PEAKLENS_ALLOCATOR") == "native" || environment("PEAKLENS_ALLOCATOR").empty();
+        options.deviceTotals = deviceTotals;
         g_collector->session = std::make_unique<RecordingSession>(*g_collector->writer, options);
     } catch (const std::exception &error) {
         say(std::string("cannot record: ") + error.what());

@@ -192,6 +192,10 @@ void RecordingSession::finish()
             closeScope(thread, scope);
         }
     }
+    if (!m_deviceMemoryWritten) {
+        if (const auto bytes = agreedDeviceMemory())
+            m_writer.writeMeta(metakey::DeviceMemory, std::to_string(*bytes));
+    }
     m_writer.commit();
 }
 
@@ -209,6 +213,7 @@ void RecordingSession::writeMemory(const MemoryRecord &record, std::optional<std
     }
     const std::int64_t delta = record.allocation ? bytes : -bytes;
     const std::uint32_t laneId = lane(record.device, record.stream);
+    noteMemoryDevice(record.device);
     if (m_options.segmentsOnly) {
         m_writer.writeReserved(ReservedEvent{t, delta, record.address, laneId});
         return;
@@ -223,8 +228,10 @@ void RecordingSession::writePool(const PoolRecord &record)
     std::int64_t &bytes = m_poolBytes[{record.device, record.address}];
     const std::int64_t delta = record.bytes - bytes;
     bytes = record.bytes;
-    if (delta != 0)
+    if (delta != 0) {
         m_writer.writeReserved(ReservedEvent{relative(record.timeNs), delta, record.address, lane(record.device, 0)});
+        noteMemoryDevice(record.device);
+    }
 }
 
 void RecordingSession::writeKernel(const KernelRecord &record)
@@ -264,6 +271,44 @@ void RecordingSession::dropOldScopes()
             ++scopes.firstSequence;
         }
     }
+}
+
+// When every device the process sees has the same total, any device that holds memory
+// agrees with it: device.memory is written with the first record, so a run followed live
+// is warned against it from its first commit. Devices of different sizes wait for the end
+// (finish), when the ones that hold memory are known: a key once written cannot be taken
+// back, and a killed run then has none.
+void RecordingSession::noteMemoryDevice(std::uint32_t device)
+{
+    if (!m_memoryDevices.insert(device).second || m_deviceMemoryWritten)
+        return;
+    if (!m_deviceTotals)
+        m_deviceTotals = m_options.deviceTotals ? m_options.deviceTotals() : std::vector<std::optional<std::int64_t>>();
+    const auto &totals = *m_deviceTotals;
+    const bool allAgree = !totals.empty() && std::all_of(totals.begin(), totals.end(), [&](const auto &total) {
+        return total && *total > 0 && total == totals.front();
+    });
+    if (allAgree && device < totals.size()) {
+        m_writer.writeMeta(metakey::DeviceMemory, std::to_string(*totals.front()));
+        m_deviceMemoryWritten = true;
+    }
+}
+
+// The total of the devices that hold memory, when the driver knew each and they agree.
+std::optional<std::int64_t> RecordingSession::agreedDeviceMemory() const
+{
+    if (!m_deviceTotals || m_memoryDevices.empty())
+        return std::nullopt;
+    std::optional<std::int64_t> agreed;
+    for (const std::uint32_t device : m_memoryDevices) {
+        if (device >= m_deviceTotals->size())
+            return std::nullopt;
+        const std::optional<std::int64_t> total = (*m_deviceTotals)[device];
+        if (!total || *total <= 0 || (agreed && agreed != total))
+            return std::nullopt;
+        agreed = total;
+    }
+    return agreed;
 }
 
 } // namespace peaklens::cupti

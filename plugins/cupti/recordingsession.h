@@ -15,8 +15,10 @@
 #include "core/format/tracewriter.h"
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -32,6 +34,10 @@ public:
         // With PyTorch's caching allocator the driver sees segments, not tensors: memory
         // records are then written as reserved memory.
         bool segmentsOnly = false;
+        // The total memory of each device the process sees, by ordinal; nullopt where it
+        // cannot be known. Asked once, while the first memory record is written: never from
+        // a training thread's call or a CUPTI buffer callback.
+        std::function<std::vector<std::optional<std::int64_t>>()> deviceTotals;
     };
 
     RecordingSession(TraceWriter &writer, Options options);
@@ -94,6 +100,8 @@ private:
     void writeKernel(const KernelRecord &record);
     void addMarker(const MarkerRecord &record);
     void dropOldScopes();
+    void noteMemoryDevice(std::uint32_t device);
+    std::optional<std::int64_t> agreedDeviceMemory() const;
 
     TraceWriter &m_writer;
     Options m_options;
@@ -111,6 +119,9 @@ private:
     std::map<std::pair<std::uint32_t, std::uint64_t>, std::int64_t> m_poolBytes;
     std::unordered_map<std::uint32_t, std::uint32_t> m_markerThreads;
     std::unordered_map<std::uint64_t, std::int64_t> m_liveBytes; // address ^ device << 56 -> bytes
+    std::optional<std::vector<std::optional<std::int64_t>>> m_deviceTotals; // asked at the first memory record
+    std::set<std::uint32_t> m_memoryDevices;
+    bool m_deviceMemoryWritten = false;
 
     std::unordered_map<std::uint32_t, std::pair<std::uint32_t, std::uint64_t>> m_threadOfCall; // correlation -> thread, batch
     std::vector<PendingMemory> m_pending;

@@ -4,13 +4,15 @@
 // libpeaklens_cupti.so and CUPTI's contract is kept by the CUPTI stand-in. Each trace is
 // checked against what the trainer did (its schedule is documented in
 // standin/trainer.cpp): per-layer activation bytes, phases, steps, kernels, metadata and
-// the manifest.
+// the manifest. A follower reads two of them while they are written, as `watch` and the
+// app do, and must gather what a plain read of the file holds.
 
 #include "testsupport.h"
 
 #include "core/analysis/layerstats.h"
 #include "core/analysis/peakfinder.h"
 #include "core/analysis/stepstats.h"
+#include "core/format/tracefollower.h"
 #include "core/format/tracereader.h"
 #include "core/plan/checkpointstrategy.h"
 #include "core/plan/costmodel.h"
@@ -19,6 +21,7 @@
 
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QStandardPaths>
@@ -37,6 +40,7 @@ constexpr std::int64_t kMiB = 1 << 20;
 constexpr std::int64_t kParameterBytes = 2 * kMiB;
 constexpr std::int64_t kOutputBytes = kMiB / 2;
 constexpr std::int64_t kTemporaryBytes = kMiB / 4;
+constexpr std::int64_t kDeviceBytes = std::int64_t(80) << 30; // the stand-in driver's GPU (standin/cuda.cpp)
 
 const QString kCli = QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-cli");
 const QString kTrainer = QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-test-trainer");
@@ -88,11 +92,15 @@ public:
 
     qint64 trainerPid() { return waitForLine(QStringLiteral("pid ")).mid(4).toLongLong(); }
     qint64 recordPid() const { return m_process.processId(); }
+    // Whether `record` still runs, after waiting up to `waitMs` for it to end.
+    bool running(int waitMs = 20) { return !m_process.waitForFinished(waitMs) && m_process.state() != QProcess::NotRunning; }
 
     // Waits for `record` to end; its exit code, or -1.
     int finish(int timeoutMs = 120000)
     {
-        if (!m_process.waitForFinished(timeoutMs) || m_process.exitStatus() != QProcess::NormalExit)
+        if (m_process.state() != QProcess::NotRunning && !m_process.waitForFinished(timeoutMs))
+            return -1;
+        if (m_process.exitStatus() != QProcess::NormalExit)
             return -1;
         m_out += m_process.readAllStandardOutput();
         m_err = m_process.readAllStandardError();
@@ -199,6 +207,90 @@ void verifySteps(const Trace &trace, int layers)
     }
 }
 
+// The rows of a trace's event columns, one struct each, to compare them row by row.
+std::vector<MemoryEvent> eventRows(const MemoryEvents &events)
+{
+    std::vector<MemoryEvent> rows;
+    rows.reserve(events.size());
+    for (std::size_t i = 0; i < events.size(); ++i)
+        rows.push_back(events.at(i));
+    return rows;
+}
+
+template<typename Row>
+QString tableDifference(const char *table, const std::vector<Row> &followed, const std::vector<Row> &read)
+{
+    if (followed.size() != read.size())
+        return QStringLiteral("%1: %2 rows followed, %3 read").arg(QLatin1String(table)).arg(followed.size()).arg(read.size());
+    const auto mismatch = std::mismatch(followed.begin(), followed.end(), read.begin());
+    if (mismatch.first == followed.end())
+        return {};
+    return QStringLiteral("%1: row %2 of %3 differs").arg(QLatin1String(table)).arg(mismatch.first - followed.begin()).arg(followed.size());
+}
+
+// Where what a follower gathered poll by poll differs from a plain read of the same file,
+// as a sentence; empty when they hold the same. The writer.* keys say how the file was
+// being written when each was read, not what it holds.
+QString followedDifference(const Trace &followed, const Trace &read)
+{
+    const auto contents = [](const Trace &trace) {
+        auto meta = trace.meta;
+        std::erase_if(meta, [](const auto &entry) { return entry.first.starts_with("writer."); });
+        return meta;
+    };
+    if (contents(followed) != contents(read))
+        return QStringLiteral("the metadata differs");
+    const std::vector<MemoryEvent> followedEvents = eventRows(followed.events);
+    const std::vector<MemoryEvent> readEvents = eventRows(read.events);
+    const auto [event, readEvent] = std::mismatch(followedEvents.begin(), followedEvents.end(), readEvents.begin(), readEvents.end());
+    if (event != followedEvents.end() || readEvent != readEvents.end()) {
+        if (followedEvents.size() != readEvents.size())
+            return QStringLiteral("events: %1 followed, %2 read").arg(followedEvents.size()).arg(readEvents.size());
+        return QStringLiteral("event %1 of %2 differs: category %3 followed, %4 read; time %5, %6")
+            .arg(event - followedEvents.begin())
+            .arg(followedEvents.size())
+            .arg(int(event->category))
+            .arg(int(readEvent->category))
+            .arg(event->timeNs)
+            .arg(readEvent->timeNs);
+    }
+    for (const QString &difference :
+         {tableDifference("steps", followed.steps, read.steps), tableDifference("ranges", followed.ranges, read.ranges),
+          tableDifference("kernels", followed.kernels, read.kernels), tableDifference("kernel names", followed.kernelNames, read.kernelNames),
+          tableDifference("reserved", followed.reserved, read.reserved), tableDifference("layers", followed.layers, read.layers),
+          tableDifference("lanes", followed.lanes, read.lanes), tableDifference("markers", followed.markers, read.markers)}) {
+        if (!difference.isEmpty())
+            return difference;
+    }
+    return followed.stacks == read.stacks ? QString() : QStringLiteral("the stacks differ");
+}
+
+struct PartialTrace
+{
+    std::size_t steps = 0;
+    QString problem;
+};
+
+// Polls `follower` while `recording` runs, until the writer has committed a trace with
+// memory events and a whole step: that trace's step count, or what went wrong. Every poll
+// must leave the events in time order.
+PartialTrace followToAPartialTrace(TraceFollower &follower, Recording &recording)
+{
+    QElapsedTimer clock;
+    clock.start();
+    while (recording.running()) {
+        if (clock.elapsed() > 60000)
+            return {0, QStringLiteral("no partial trace within a minute")};
+        follower.poll();
+        const Trace &trace = follower.trace();
+        if (!trace.events.isSortedByTime())
+            return {0, QStringLiteral("the events are out of time order after a poll")};
+        if (follower.writer() == TraceFollower::Writer::Writing && !trace.events.empty() && !trace.steps.empty())
+            return {trace.steps.size(), {}};
+    }
+    return {0, QStringLiteral("the run ended before a partial trace was seen")};
+}
+
 std::vector<std::string> blocks(int layers, const std::string &prefix = {})
 {
     std::vector<std::string> paths;
@@ -221,6 +313,7 @@ private slots:
     void stopsOnASignal_data();
     void stopsOnASignal();
     void survivesSigkill();
+    void followedWhileItRecords();
     void forkedWorkerWritesNothing();
     void anotherSubscriberLeavesTrainingAlone();
     void fullDiskStopsRecordingOnly();
@@ -272,6 +365,7 @@ void TestCollectorInjection::recordsARun()
     QCOMPARE(trace->metaValue(metakey::TorchVersion), std::string("stand-in")); // from the manifest
     QCOMPARE(trace->metaValue(metakey::Checkpoint), std::string());
     QCOMPARE(trace->metaValue(metakey::Rank), std::string());
+    QCOMPARE(trace->metaValue(metakey::DeviceMemory), std::to_string(kDeviceBytes)); // from the driver
 
     QCOMPARE(trace->steps.size(), std::size_t(3));
     for (std::size_t i = 0; i < 3; ++i)
@@ -370,19 +464,74 @@ void TestCollectorInjection::stopsOnASignal()
         QVERIFY(recording.out().contains(QStringLiteral("interrupted")));
 }
 
-// SIGKILL: no exit handler, no last flush; everything up to the last commit is readable.
+// SIGKILL: no exit handler, no last flush; everything up to the last commit is readable,
+// and a follower of the run says it stopped, holding just that.
 void TestCollectorInjection::survivesSigkill()
 {
     QTemporaryDir out;
     Recording recording(out.path(), {QStringLiteral("--steps"), QStringLiteral("100000"), QStringLiteral("--step-ms"), QStringLiteral("10")});
     const qint64 pid = recording.trainerPid();
+    const QString path = out.filePath(QStringLiteral("pid%1.peaklens").arg(pid));
+    QVERIFY(QTest::qWaitFor([&] { return QFile::exists(path); }, 60000));
+    TraceFollower follower(ss(path));
+    const PartialTrace partial = followToAPartialTrace(follower, recording);
+    QVERIFY2(partial.problem.isEmpty(), qPrintable(partial.problem));
     QVERIFY(!recording.waitForLine(QStringLiteral("step 150")).isEmpty());
     ::kill(static_cast<pid_t>(pid), SIGKILL);
     QCOMPARE(recording.finish(), 128 + SIGKILL);
     QCOMPARE(recording.collectorLines(), QStringList{});
-    const TracePtr trace = TraceReader::read(ss(tracesIn(out.path()).front()));
+    follower.poll();
+    QCOMPARE(follower.writer(), TraceFollower::Writer::Stopped);
+    const TracePtr trace = TraceReader::read(ss(path));
     QVERIFY(trace->steps.size() >= 2);
     verifyLayers(*trace, blocks(4), {}, false);
+    // Categories included: once the writer is gone, the follower works them out from
+    // lifetimes as a plain read does.
+    const QString difference = followedDifference(follower.trace(), *trace);
+    QVERIFY2(difference.isEmpty(), qPrintable(difference));
+    QVERIFY(!follower.poll().changedAnything());
+}
+
+// `peaklens-cli watch` and the app follow a recording while it trains: a follower sees
+// the run grow from its first commits on, warned against the GPU's memory from the
+// start, and what it gathered poll by poll is what a plain read of the finished file
+// holds. The test ends the run (--stop-file) only once a partial trace has been seen.
+void TestCollectorInjection::followedWhileItRecords()
+{
+    QTemporaryDir out;
+    const QString stop = out.filePath(QStringLiteral("stop"));
+    Recording recording(out.path(), {QStringLiteral("--steps"), QStringLiteral("100000"), QStringLiteral("--step-ms"), QStringLiteral("10"),
+                                     QStringLiteral("--stop-file"), stop});
+    const qint64 pid = recording.trainerPid();
+    const QString path = out.filePath(QStringLiteral("pid%1.peaklens").arg(pid));
+    QVERIFY(QTest::qWaitFor([&] { return QFile::exists(path); }, 60000));
+    TraceFollower follower(ss(path));
+    const PartialTrace partial = followToAPartialTrace(follower, recording);
+    QVERIFY2(partial.problem.isEmpty(), qPrintable(partial.problem));
+    const std::size_t partialSteps = partial.steps;
+    QCOMPARE(follower.trace().metaValue(metakey::DeviceMemory), std::to_string(kDeviceBytes));
+    QVERIFY(follower.trace().metaValue(metakey::Command).find("peaklens-test-trainer") != std::string::npos);
+
+    // One more step has ended when the trainer prints its number: the finished trace holds
+    // more steps than the partial one.
+    QVERIFY(!recording.waitForLine(QStringLiteral("step %1").arg(partialSteps)).isEmpty());
+    QVERIFY(QFile(stop).open(QIODevice::WriteOnly));
+    while (recording.running()) {
+        follower.poll();
+        QVERIFY(follower.trace().events.isSortedByTime());
+    }
+    QCOMPARE(recording.finish(), 0);
+    QVERIFY2(recording.out().contains(QStringLiteral("recorded 1 trace file(s)")), qPrintable(recording.out()));
+
+    follower.poll();
+    QCOMPARE(follower.writer(), TraceFollower::Writer::Finished);
+    const TracePtr whole = TraceReader::read(ss(path));
+    QVERIFY2(partialSteps < whole->steps.size(), qPrintable(QStringLiteral("%1 steps followed, %2 in the end").arg(partialSteps).arg(whole->steps.size())));
+    const QString difference = followedDifference(follower.trace(), *whole);
+    QVERIFY2(difference.isEmpty(), qPrintable(difference));
+    QVERIFY(!follower.poll().changedAnything());
+    verifyLayers(follower.trace(), blocks(4));
+    verifySteps(follower.trace(), 4);
 }
 
 // A data-loader worker forked from the training process inherits the collector, its exit

@@ -48,7 +48,11 @@ struct Recording
     RecordingSession session;
 
     explicit Recording(bool segmentsOnly = false)
-        : session(writer, RecordingSession::Options{kOrigin, segmentsOnly})
+        : Recording(RecordingSession::Options{kOrigin, segmentsOnly, {}})
+    {
+    }
+    explicit Recording(RecordingSession::Options options)
+        : session(writer, std::move(options))
     {
     }
 
@@ -67,6 +71,13 @@ std::string layerOf(const Trace &trace, std::size_t event)
 {
     const std::uint32_t layer = trace.events.layer(event);
     return layer == kNoLayer ? std::string("-") : trace.layers[layer].path;
+}
+
+// A metadata value, or "-" where the trace has no such key.
+QString metaOrNone(const Trace &trace, std::string_view key)
+{
+    const auto it = trace.meta.find(key);
+    return it == trace.meta.end() ? QStringLiteral("-") : test::qs(it->second);
 }
 
 std::size_t eventAt(const Trace &trace, std::int64_t timeNs)
@@ -304,6 +315,72 @@ private slots:
         QCOMPARE(trace->kernelNames, std::vector<std::string>{"gemm"});
         QCOMPARE(trace->kernels.size(), std::size_t(2));
         QCOMPARE(trace->kernels[1].beginNs, std::int64_t(40));
+    }
+
+    void deviceMemoryWhenTheDevicesAgree_data()
+    {
+        QTest::addColumn<QList<qint64>>("totals"); // what the driver says each device holds; 0: it cannot say
+        QTest::addColumn<QList<int>>("devices");   // the device of each memory record, in order
+        QTest::addColumn<bool>("segments");        // the native allocator's segments, written as reserved memory
+        QTest::addColumn<QString>("live");         // device.memory committed with the first record; "-": none
+        QTest::addColumn<QString>("finished");     // device.memory of the finished file
+        const qint64 big = qint64(80) << 30;
+        const qint64 small = qint64(40) << 30;
+        const QString bigText = QString::number(big);
+        QTest::addRow("one GPU") << QList<qint64>{big} << QList<int>{0, 0} << false << bigText << bigText;
+        QTest::addRow("one GPU, the caching allocator's segments") << QList<qint64>{big} << QList<int>{0} << true << bigText << bigText;
+        QTest::addRow("two GPUs of one size, both used") << QList<qint64>{big, big} << QList<int>{0, 1} << false << bigText << bigText;
+        // Another device could still come: the key waits for the end.
+        QTest::addRow("two GPUs of two sizes, one used")
+            << QList<qint64>{big, small} << QList<int>{1, 1} << false << QStringLiteral("-") << QString::number(small);
+        QTest::addRow("two GPUs of two sizes, both used")
+            << QList<qint64>{big, small} << QList<int>{1, 0} << false << QStringLiteral("-") << QStringLiteral("-");
+        QTest::addRow("the driver cannot size the GPU used")
+            << QList<qint64>{big, 0} << QList<int>{1} << false << QStringLiteral("-") << QStringLiteral("-");
+        QTest::addRow("the driver cannot size a GPU not used")
+            << QList<qint64>{big, 0} << QList<int>{0} << false << QStringLiteral("-") << bigText;
+        QTest::addRow("a device the driver does not list")
+            << QList<qint64>{big} << QList<int>{1} << false << QStringLiteral("-") << QStringLiteral("-");
+        QTest::addRow("no answer from the driver") << QList<qint64>{} << QList<int>{0} << false << QStringLiteral("-") << QStringLiteral("-");
+        QTest::addRow("no memory records") << QList<qint64>{big} << QList<int>{} << false << QStringLiteral("-") << QStringLiteral("-");
+    }
+
+    // device.memory follows the Kineto importer's rule: the size of the GPUs that hold
+    // memory, when the driver knows each and they agree. The driver is asked once, when
+    // the first memory record is written.
+    void deviceMemoryWhenTheDevicesAgree()
+    {
+        QFETCH(QList<qint64>, totals);
+        QFETCH(QList<int>, devices);
+        QFETCH(bool, segments);
+        QFETCH(QString, live);
+        QFETCH(QString, finished);
+        int asked = 0;
+        RecordingSession::Options options{kOrigin, segments, {}};
+        options.deviceTotals = [&] {
+            ++asked;
+            std::vector<std::optional<std::int64_t>> sizes;
+            for (const qint64 total : totals)
+                sizes.push_back(total > 0 ? std::optional<std::int64_t>(total) : std::nullopt);
+            return sizes;
+        };
+        Recording r(options);
+        r.session.add(KernelRecord{"gemm", kOrigin + 1, kOrigin + 2, 0, 7, 1000}); // a kernel holds no memory
+        for (qsizetype i = 0; i < devices.size(); ++i) {
+            const auto correlation = static_cast<std::uint32_t>(i + 1);
+            r.session.add(MemoryRecord{true, 0x1000 + std::uint64_t(i) * 0x100, kMiB, kOrigin + 10 * (i + 1),
+                                       static_cast<std::uint32_t>(devices[i]), 7, correlation, false});
+            r.session.add(ApiRecord{correlation, kMainThread, kOrigin + 10 * (i + 1) - 1, kOrigin + 10 * (i + 1) + 1});
+            r.session.endBatch();
+            if (i == 0) {
+                r.writer.commit();
+                QCOMPARE(metaOrNone(*TraceReader::read(r.path.toStdString()), "device.memory"), live);
+            }
+        }
+        const auto trace = r.finish();
+        QCOMPARE(metaOrNone(*trace, "device.memory"), finished);
+        QCOMPARE(asked, devices.isEmpty() ? 0 : 1);
+        QCOMPARE(trace->events.size() + trace->reserved.size(), std::size_t(devices.size()));
     }
 
     void markerActivityMakesRangesToo()

@@ -7,7 +7,7 @@
 // and the helper's manifest beside the trace.
 //
 //   peaklens-test-trainer [--steps N] [--layers N] [--threads N] [--step-ms MS]
-//                         [--fork-worker] [--subscribe-first] [--ranks N]
+//                         [--fork-worker] [--subscribe-first] [--ranks N] [--stop-file PATH]
 //
 // The model: layers blocks.0 .. blocks.{N-1} (r<k>.blocks.i for replica k when --threads
 // runs K > 1 replicas at once, each forward and backward on threads of its own). Layer i
@@ -22,6 +22,8 @@
 // kills it. --fork-worker forks a data-loader worker after the first step; --subscribe-first
 // subscribes to CUPTI before CUDA starts, as a profiler in the process would; --ranks N
 // starts N copies with RANK, LOCAL_RANK and WORLD_SIZE set, as torchrun does, and waits.
+// --stop-file ends the run normally after the first step that finds PATH existing: a test
+// that follows the trace while it grows decides when the run ends, with no sleep to tune.
 
 #include "core/error.h"
 #include "core/plan/checkpointstrategy.h"
@@ -42,6 +44,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -67,6 +70,7 @@ struct Options
     int ranks = 0;
     bool forkWorker = false;
     bool subscribeFirst = false;
+    std::string stopFile;
 };
 
 [[noreturn]] void fail(const std::string &message)
@@ -360,6 +364,8 @@ int train(const Options &options)
         std::fflush(stdout);
         if (step == 0 && options.forkWorker)
             forkWorker();
+        if (!options.stopFile.empty() && std::filesystem::exists(options.stopFile))
+            break;
         std::this_thread::sleep_for(std::chrono::milliseconds(options.stepMs));
     }
     if (g_interrupted) {
@@ -415,6 +421,8 @@ Options parseOptions(int argc, char **argv)
             options.forkWorker = true;
         else if (argument == "--subscribe-first")
             options.subscribeFirst = true;
+        else if (argument == "--stop-file" && i + 1 < argc)
+            options.stopFile = argv[++i];
         else if (const auto number = numbers.find(argument); number != numbers.end() && i + 1 < argc)
             *number->second = std::atoi(argv[++i]);
         else
