@@ -361,6 +361,12 @@ private:
 
     void checkVersionAndTables()
     {
+        // A writer that has just begun: its header (or only its log) exists, its tables not yet.
+        std::error_code ec;
+        if (!m_follow && m_db->queryInteger("SELECT count(*) FROM sqlite_schema") == 0
+            && (m_db->queryInteger("PRAGMA application_id") == schema::kApplicationId || std::filesystem::exists(m_path + "-wal", ec)))
+            throw ImportError(m_path, "holds nothing yet: its writer has not committed its first rows. Open it again in a "
+                                      "moment, or follow it as it is written with `peaklens-cli watch`.");
         m_version = m_db->queryInteger("PRAGMA user_version");
         checkIdentity(static_cast<std::uint32_t>(m_db->queryInteger("PRAGMA application_id")),
                       static_cast<std::uint32_t>(m_version));

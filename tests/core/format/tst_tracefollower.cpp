@@ -1,5 +1,7 @@
 #include "testsupport.h"
 #include "core/error.h"
+#include "core/format/schema.h"
+#include "core/format/sqlitedatabase.h"
 #include "core/format/tracefollower.h"
 #include "core/format/tracereader.h"
 #include "core/format/tracewriter.h"
@@ -163,6 +165,28 @@ private slots:
         QVERIFY(!follower.poll().changedAnything());
         QCOMPARE(follower.writer(), TraceFollower::Writer::Waiting);
         QVERIFY(follower.isLive());
+    }
+
+    // A writer that has set its identity but committed no table yet: the follower waits,
+    // and a plain open says the file holds nothing yet rather than calling it damaged.
+    void fileWithoutTablesSaysItsWriterHasNotCommitted()
+    {
+        QTemporaryDir dir;
+        const std::string out = dir.filePath(QStringLiteral("begun.peaklens")).toStdString();
+        SqliteDatabase begun(out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+        begun.exec("PRAGMA journal_mode = WAL");
+        begun.exec("PRAGMA application_id = " + std::to_string(schema::kApplicationId));
+        TraceFollower follower(out);
+        QVERIFY(!follower.poll().changedAnything());
+        QCOMPARE(follower.writer(), TraceFollower::Writer::Waiting);
+        try {
+            TraceReader::read(out);
+            QFAIL("no error");
+        } catch (const ImportError &error) {
+            QVERIFY2(QString::fromUtf8(error.what()).contains(QStringLiteral("holds nothing yet: its writer has not committed")),
+                     error.what());
+            QVERIFY(QString::fromUtf8(error.what()).contains(QString::fromStdString(out)));
+        }
     }
 
     void somethingElseIsAnError_data()
