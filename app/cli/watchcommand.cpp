@@ -6,7 +6,9 @@
 #include "textoutput.h"
 
 #include "core/analysis/liveanalysis.h"
+#include "core/error.h"
 #include "core/format/tracefollower.h"
+#include "core/plan/headroom.h"
 #include "core/trace/metadata.h"
 #include "core/trace/units.h"
 #include "core/trace/visibletext.h"
@@ -63,6 +65,22 @@ std::string stepLine(const Trace &trace, const LiveAnalysis::StepFigures &step, 
     return line;
 }
 
+// The cheapest toggles that would give the margin back, planned on what was recorded so
+// far; the model is built over the whole trace, so only for a step that set a new high.
+std::string adviceLine(const Trace &trace, std::int64_t capacity, double margin)
+{
+    try {
+        const CostModel model = buildCostModel(trace);
+        const HeadroomAdvice advice = adviseHeadroom(model, capacity, margin);
+        std::string line = "advice: " + advice.sentence(model) + ".";
+        if (advice.plan.feasible && !advice.plan.schedule.empty())
+            line += " Strategy for a rerun: " + advice.strategy + " (peaklens-replay --checkpoint, PEAKLENS_CHECKPOINT for a recording).";
+        return line;
+    } catch (const Error &error) {
+        return std::string("advice: none yet: ") + error.what();
+    }
+}
+
 CommandOutput watch(const WatchOptions &options)
 {
     if (options.intervalMs < 10 || options.intervalMs > 60000)
@@ -74,6 +92,7 @@ CommandOutput watch(const WatchOptions &options)
     const auto started = std::chrono::steady_clock::now();
     std::size_t printed = 0;
     bool announced = false;
+    std::int64_t advisedAt = 0; // the highest step peak advice was given for
     for (;;) {
         const TraceFollower::Update update = follower.poll();
         const Trace &trace = follower.trace();
@@ -95,6 +114,10 @@ CommandOutput watch(const WatchOptions &options)
                     + percent(options.marginPercent, 100) + " margin; "
                     + (step.topLayerBytes > 0 ? layerName(trace, step.topLayer) + " held most (" + formatBytes(step.topLayerBytes) + ")."
                                               : std::string("no layer held any of it.")));
+                if (step.peakBytes > advisedAt) {
+                    say(adviceLine(trace, *capacity, options.marginPercent / 100));
+                    advisedAt = step.peakBytes;
+                }
             }
         }
         if (!follower.isLive()) {

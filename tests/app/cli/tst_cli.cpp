@@ -6,6 +6,7 @@
 #include "core/analysis/tracesummary.h"
 #include "core/format/tracewriter.h"
 #include "core/import/traceloader.h"
+#include "core/plan/planner.h"
 #include "core/trace/units.h"
 
 #include <QFile>
@@ -655,6 +656,15 @@ private slots:
         }
         // 273.8 MiB of 280 MiB: within 5 %.
         QCOMPARE(lines.filter(QStringLiteral("warning: step")).size(), qsizetype(steps.size()));
+        // The first warning carries the planner's advice on what was recorded by then; the
+        // toggles it names keep the finished run's model within the margin too.
+        const qsizetype warned = lines.indexOf(lines.filter(QStringLiteral("warning: step")).first());
+        QVERIFY2(lines.value(warned + 1).startsWith(QStringLiteral("advice: ")), qPrintable(lines.value(warned + 1)));
+        const QString advice = lines.filter(QStringLiteral("advice: ")).last();
+        const QRegularExpressionMatch strategy = QRegularExpression(QStringLiteral("Strategy for a rerun: (\\S+) ")).match(advice);
+        QVERIFY2(advice.contains(QStringLiteral("checkpointing ")) && strategy.hasMatch(), qPrintable(advice));
+        const Plan plan = planForStrategy(buildCostModel(*trace), test::ss(strategy.captured(1)));
+        QVERIFY2(plan.prediction.peakBytes <= std::int64_t(280 * 1024 * 1024 * 0.95), qPrintable(test::qs(formatBytes(plan.prediction.peakBytes))));
         QVERIFY2(lines.last().startsWith(QStringLiteral("Done: ")) && lines.last().contains(QStringLiteral("finished it")),
                  qPrintable(lines.last()));
         QVERIFY(lines.last().contains(test::qs(formatCount(std::int64_t(trace->events.size())) + " memory events")));

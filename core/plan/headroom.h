@@ -1,0 +1,30 @@
+#pragma once
+// What gives a run its headroom back when a step comes near the device's memory: the
+// cheapest checkpoint set the planner finds for the device's memory less a margin, on the
+// cost model of what has been recorded so far. The warnings near capacity carry it (the
+// app's live status line, `peaklens-cli watch`), so the user can stop the run and rerun
+// with those toggles.
+
+#include "planner.h"
+
+#include <cstdint>
+#include <string>
+
+namespace peaklens {
+
+struct HeadroomAdvice
+{
+    std::int64_t capacityBytes = 0;
+    std::int64_t budgetBytes = 0; // the capacity less the margin
+    Plan plan;                    // planForBudget on the model, for budgetBytes
+    std::string strategy;         // the plan as a strategy ("blocks.0,blocks.2"), for a rerun
+
+    // "checkpointing blocks.0, blocks.2 (2 of 12 layers) would keep it to 71.2 GiB for
+    // +38.0 ms a step", or why nothing would.
+    std::string sentence(const CostModel &model) const;
+};
+
+// margin: a fraction of the capacity (0.05 keeps 5 % free).
+HeadroomAdvice adviseHeadroom(const CostModel &model, std::int64_t capacityBytes, double margin);
+
+} // namespace peaklens
