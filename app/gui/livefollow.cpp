@@ -2,6 +2,7 @@
 
 #include "core/analysis/liveanalysis.h"
 #include "core/error.h"
+#include "core/plan/headroom.h"
 #include "core/trace/metadata.h"
 #include "core/trace/units.h"
 #include "core/trace/visibletext.h"
@@ -36,6 +37,8 @@ QString LiveStatus::text() const
             + QStringLiteral(" done");
     if (!headroomWarning.isEmpty())
         line += QStringLiteral(" — ⚠ ") + headroomWarning;
+    if (!headroomWarning.isEmpty() && !headroomAdvice.isEmpty())
+        line += QStringLiteral("; ") + headroomAdvice;
     return line;
 }
 
@@ -125,6 +128,7 @@ LiveFollow::Tick LiveFollow::poll(State &state, bool mayAnalyse)
         LiveStatus &status = tick.status;
         status.writer = state.follower.writer();
         status.writerText = QString::fromStdString(state.follower.writerText());
+        status.writerPid = state.follower.localWriterPid();
         status.events = trace.events.size();
         status.completedSteps = state.analysis.steps().size();
         if (const auto primary = state.analysis.primary()) {
@@ -151,13 +155,25 @@ LiveFollow::Tick LiveFollow::poll(State &state, bool mayAnalyse)
     return tick;
 }
 
-LiveFollow::Analysed LiveFollow::analyse(const QString &path, std::shared_ptr<const Trace> snapshot)
+LiveFollow::Analysed LiveFollow::analyse(const QString &path, std::shared_ptr<const Trace> snapshot, bool nearCapacity)
 {
+    Analysed analysed;
     try {
-        return {analyseDocument(path, std::move(snapshot)), {}};
+        analysed.document = analyseDocument(path, std::move(snapshot));
     } catch (const Error &error) {
-        return {nullptr, QString::fromStdString(error.what())};
+        analysed.error = QString::fromStdString(error.what());
+        return analysed;
     }
+    // The planner on the model of what was recorded so far: milliseconds beside the analysis.
+    const auto capacity = parseBytes(analysed.document->trace->metaValue(metakey::DeviceMemory));
+    if (nearCapacity && capacity && *capacity > 0 && analysed.document->model) {
+        const CostModel &model = *analysed.document->model;
+        const HeadroomAdvice advice = adviseHeadroom(model, *capacity, LiveStatus::kHeadroomMargin);
+        analysed.advice = QString::fromStdString(visibleText(advice.sentence(model)));
+        if (advice.plan.feasible && !advice.plan.schedule.empty())
+            analysed.strategy = QString::fromStdString(advice.strategy);
+    }
+    return analysed;
 }
 
 void LiveFollow::onPolled()
@@ -171,11 +187,14 @@ void LiveFollow::onPolled()
         return;
     }
     m_status = tick.status;
+    m_status.headroomAdvice = m_advice;
+    m_status.headroomStrategy = m_strategy;
     if (tick.changed)
         Q_EMIT statusChanged(m_status);
     if (tick.snapshot) {
         m_analysing = true;
-        m_analyser.setFuture(QtConcurrent::run(&LiveFollow::analyse, m_path, tick.snapshot));
+        m_analyser.setFuture(QtConcurrent::run(&LiveFollow::analyse, m_path, tick.snapshot,
+                                               !tick.status.headroomWarning.isEmpty()));
     }
     m_complete = tick.complete;
     m_unshown = tick.unshown;
@@ -197,6 +216,10 @@ void LiveFollow::onAnalysed()
         m_ended = true;
         Q_EMIT failed(analysed.error);
         return;
+    }
+    if (!analysed.advice.isEmpty()) {
+        m_advice = m_status.headroomAdvice = analysed.advice;
+        m_strategy = m_status.headroomStrategy = analysed.strategy;
     }
     Q_EMIT documentReady(analysed.document, m_status);
     if (m_complete && m_unshown && !m_polling)

@@ -23,6 +23,7 @@ struct LiveStatus
 {
     TraceFollower::Writer writer = TraceFollower::Writer::Waiting;
     QString writerText;                 // "peaklens-replay (pid 4242) is writing it"
+    std::optional<long> writerPid;      // when the writer runs on this machine
     std::size_t events = 0;             // memory events committed so far
     std::size_t completedSteps = 0;
     std::optional<std::int64_t> peakBytes; // the highest so far, on peakDevice
@@ -34,6 +35,11 @@ struct LiveStatus
     // "step 7 peaked at 76.1 GiB, within 5 % of the device's 79.2 GiB; most held by blocks.3 (9.1 GiB)".
     QString headroomWarning;
     static constexpr double kHeadroomMargin = 0.05;
+    // With a warning and a cost model of the steps so far: the cheapest checkpoint set that
+    // would give the margin back ("checkpointing blocks.0, blocks.2 (2 of 12 layers) would
+    // keep it to ..."), and that set as a strategy, for a rerun.
+    QString headroomAdvice;
+    QString headroomStrategy;
 
     // "Live: peak so far 1.2 GiB on cuda:0 · step 7, backward of blocks.3 · 8,728 events"
     QString text() const;
@@ -79,10 +85,11 @@ private:
     struct Analysed
     {
         DocumentPtr document;
+        QString advice, strategy; // see LiveStatus::headroomAdvice
         QString error;
     };
     static Tick poll(State &state, bool mayAnalyse);
-    static Analysed analyse(const QString &path, std::shared_ptr<const Trace> snapshot);
+    static Analysed analyse(const QString &path, std::shared_ptr<const Trace> snapshot, bool nearCapacity);
     void startPoll();
     void onPolled();
     void onAnalysed();
@@ -94,6 +101,7 @@ private:
     QFutureWatcher<Tick> m_poller;
     QFutureWatcher<Analysed> m_analyser; // the views' document, beside the polls
     LiveStatus m_status;
+    QString m_advice, m_strategy; // from the latest document, added to every status
     // Set when a poll or an analysis starts, cleared when its result has been taken: a
     // watcher's future stops running before its finished signal arrives.
     bool m_polling = false;

@@ -241,6 +241,7 @@ void MainWindow::connectServices()
         statusBar()->showMessage(tr("Rerunning: step %1 of %2, each beside the baseline's…").arg(step).arg(steps));
     });
     connect(m_replay, &ReplayProcess::finished, this, &MainWindow::onRerunFinished);
+    connect(m_replay, &ReplayProcess::traceStarted, this, &MainWindow::followRerun);
     connect(m_runsPane, &RunsPane::runSelected, this, &MainWindow::showRun);
     connect(m_layers, &LayerModel::checkpointChanged, this, [this] {
         m_whatIf->markCustom();

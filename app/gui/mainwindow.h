@@ -115,6 +115,12 @@ public:
     // peak so far and the step and phase being recorded, a "Live" badge shows. Ends by
     // itself when the writer finishes or stops; liveEnded follows.
     void followLive(const QString &path);
+    // Asks the followed trace's writer to stop (SIGTERM to its process, on this machine):
+    // the collector and peaklens-cli record finish the file, anything else leaves what it
+    // committed readable. The window keeps following until the writer has gone, then the
+    // toggles can be picked on what was recorded and the run relaunched (Rerun).
+    // Returns why it cannot, or empty once asked.
+    QString stopFollowedRun();
     // The trace being followed, or null.
     LiveFollow *liveFollow() const { return m_live.get(); }
     QLabel *liveBadge() const { return m_liveBadge; }
@@ -181,6 +187,8 @@ private:
     void showComparison(const DocumentPtr &other);
     void showFlameSelection(const std::optional<FlameSelection> &selection, const QString &name);
     void updateRerunAction();
+    // A rerun's trace, followed while the child writes it: the comparison curve grows.
+    void followRerun(const QString &path);
 
     Session m_session;
     quint64 m_nextSession = 1;
@@ -214,6 +222,7 @@ private:
     QAction *m_openAction = nullptr;
     QAction *m_recordAction = nullptr;
     QAction *m_rerunAction = nullptr;
+    QAction *m_stopRunAction = nullptr;
     QMenu *m_recentMenu = nullptr;
     QAction *m_byCategoryAction = nullptr;
     QAction *m_byLayerAction = nullptr;
@@ -225,6 +234,8 @@ private:
     QFutureWatcher<std::vector<SeriesPoint>> m_selectionCurve;
     quint64 m_selectionTicket = 0;
     std::unique_ptr<LiveFollow> m_live;
+    std::unique_ptr<LiveFollow> m_rerunLive; // the running rerun's trace
+    QString m_rerunLabel;
     QLabel *m_liveBadge;
 };
 

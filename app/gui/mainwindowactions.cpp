@@ -106,6 +106,21 @@ void MainWindow::createActions()
     m_rerunAction = run->addAction(tr("&Rerun"), this, &MainWindow::rerun);
     m_rerunAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
     run->addAction(tr("&Cancel"), this, &MainWindow::cancel)->setShortcut(QKeySequence(Qt::Key_Escape));
+    run->addSeparator();
+    m_stopRunAction = run->addAction(tr("&Stop the Followed Run…"), this, [this] {
+        const LiveStatus &status = m_live->status();
+        const auto answer = QMessageBox::question(
+            this, tr("Stop the run"),
+            tr("Stop process %1, which is writing %2?\n\nIt gets SIGTERM: a recording finishes its file, and "
+               "everything committed so far stays readable. Pick toggles on what was recorded, then Rerun.")
+                .arg(*status.writerPid)
+                .arg(m_live->path()));
+        if (answer == QMessageBox::Yes)
+            if (const QString problem = stopFollowedRun(); !problem.isEmpty())
+                statusBar()->showMessage(problem);
+    });
+    m_stopRunAction->setObjectName(QStringLiteral("stopRun"));
+    m_stopRunAction->setEnabled(false);
 }
 
 void MainWindow::exportReportTo(const QString &path)

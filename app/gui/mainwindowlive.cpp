@@ -3,9 +3,17 @@
 
 #include "livefollow.h"
 #include "mainwindow.h"
+#include "widgets/timelineview.h"
 
+#include "core/analysis/stepalignment.h"
+
+#include <QAction>
 #include <QLabel>
 #include <QStatusBar>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 
 namespace peaklens::gui {
 
@@ -30,7 +38,9 @@ void MainWindow::followLive(const QString &path)
     });
     connect(m_live.get(), &LiveFollow::failed, this, [this](const QString &message) {
         m_liveBadge->setVisible(false);
+        m_stopRunAction->setEnabled(false);
         statusBar()->showMessage(tr("Stopped following: %1").arg(message));
+        updateRerunAction();
         Q_EMIT liveEnded();
     });
     m_liveBadge->setText(tr("● Live"));
@@ -44,10 +54,47 @@ void MainWindow::stopFollowing()
 {
     m_live.reset();
     m_liveBadge->setVisible(false);
+    m_stopRunAction->setEnabled(false);
+}
+
+QString MainWindow::stopFollowedRun()
+{
+    if (!m_live || !m_live->isFollowing() || m_live->status().writer != TraceFollower::Writer::Writing)
+        return tr("No run is being followed.");
+    const std::optional<long> pid = m_live->status().writerPid;
+    if (!pid)
+        return tr("The run writing %1 is on another machine: stop it there.").arg(m_live->path());
+    if (::kill(static_cast<pid_t>(*pid), SIGTERM) != 0)
+        return tr("Could not stop process %1: %2").arg(*pid).arg(QString::fromLocal8Bit(std::strerror(errno)));
+    m_stopRunAction->setEnabled(false);
+    statusBar()->showMessage(tr("Asked process %1 to stop; what it committed stays shown.").arg(*pid));
+    return {};
+}
+
+void MainWindow::followRerun(const QString &path)
+{
+    m_rerunLive = std::make_unique<LiveFollow>(path);
+    const quint64 session = m_session.id;
+    connect(m_rerunLive.get(), &LiveFollow::documentReady, this, [this, session](const DocumentPtr &run, const LiveStatus &status) {
+        if (session != m_session.id || !document() || !document()->model || !isRerunning())
+            return;
+        // The steps measured so far, laid over the baseline's as the finished run will be.
+        std::vector<PredictedPoint> curve;
+        if (const auto alignment = alignSteps(*run->trace, *document()->trace, document()->model->step))
+            for (const SeriesPoint &point : alignedSeries(run->byCategory.allocated, *alignment))
+                curve.push_back({point.timeNs, point.bytes});
+        m_timeline->setComparison(curve, tr("measured (%1, live)").arg(m_rerunLabel));
+        statusBar()->showMessage(tr("%1 — %2").arg(m_rerunLabel, status.text()));
+        Q_EMIT liveUpdated();
+    });
 }
 
 void MainWindow::showLiveStatus(const LiveStatus &status)
 {
+    m_stopRunAction->setEnabled(status.writer == TraceFollower::Writer::Writing && status.writerPid);
+    m_stopRunAction->setToolTip(status.writerPid ? tr("Stop process %1, which writes the followed trace").arg(*status.writerPid)
+                                                 : tr("The run is written on another machine"));
+    updateRerunAction();
     switch (status.writer) {
     case TraceFollower::Writer::Waiting:
     case TraceFollower::Writer::Writing:

@@ -1,6 +1,7 @@
 // The main window's what-if and reruns: the toggles and strategies, their prediction, the
 // rerun of the step and the runs it adds beside the baseline.
 
+#include "livefollow.h"
 #include "mainwindow.h"
 #include "models/layermodel.h"
 #include "models/runsmodel.h"
@@ -46,7 +47,10 @@ RunRecord MainWindow::baselineRun(const TraceDocument &document) const
 
 void MainWindow::updateRerunAction()
 {
-    const QString reason = document() ? ReplayProcess::unavailableReason(*document()) : tr("no trace is open");
+    QString reason = document() ? ReplayProcess::unavailableReason(*document()) : tr("no trace is open");
+    if (reason.isEmpty() && m_live && m_live->isFollowing() && m_live->status().writer != TraceFollower::Writer::Stopped
+        && m_live->status().writer != TraceFollower::Writer::Finished)
+        reason = tr("its run is still writing it; stop the run first (Run > Stop the Followed Run)");
     const bool running = isRerunning();
     m_rerunAction->setEnabled(reason.isEmpty() && !running);
     m_rerunAction->setToolTip(running ? tr("A rerun is running (Esc cancels it)")
@@ -73,12 +77,14 @@ void MainWindow::rerun()
     m_detailTabs->setCurrentWidget(m_runsPane);
     setBusy(tr("Rerunning with %1 checkpointed…")
                 .arg(record.checkpoint.isEmpty() ? tr("nothing") : record.checkpoint.join(QStringLiteral(", "))));
+    m_rerunLabel = record.label;
     m_replay->start(*document(), record);
     updateRerunAction();
 }
 
 void MainWindow::onRerunFinished(RunRecord record)
 {
+    m_rerunLive.reset();
     if (m_rerunSession != m_session.id) { // the trace it belonged to is closed
         setIdle();
         return;

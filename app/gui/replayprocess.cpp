@@ -102,6 +102,7 @@ void ReplayProcess::start(const TraceDocument &document, const RunRecord &record
     m_record.directory = std::make_shared<QTemporaryDir>();
     m_stderrTail.clear();
     m_cancelled = false;
+    m_traceAnnounced = false;
     QStringList baseline;
     for (const std::string &unit : document.checkpoint)
         baseline << QString::fromStdString(unit);
@@ -141,6 +142,7 @@ void ReplayProcess::startRelaunch(const QString &toggles, const QString &folder)
                 m_stderrTail = line;
         }
         Q_EMIT progress(0, 0);
+        announceTrace();
     });
     connect(m_process, &QProcess::finished, this, &ReplayProcess::onFinished);
     m_process->start(executable(QStringLiteral("peaklens-cli")), arguments);
@@ -184,7 +186,10 @@ void ReplayProcess::startReplay(const TraceDocument &document)
             const QByteArray line = m_process->readLine();
             const QJsonObject event = QJsonDocument::fromJson(line).object();
             if (event.value(QLatin1String("event")).toString() == QLatin1String("step"))
+            {
                 Q_EMIT progress(event.value(QLatin1String("step")).toInt() + 1, event.value(QLatin1String("of")).toInt());
+                announceTrace(); // a step's progress line follows its commit
+            }
             else if (event.isEmpty())
                 m_stderrTail = line.trimmed();
         }
@@ -192,6 +197,25 @@ void ReplayProcess::startReplay(const TraceDocument &document)
     m_process->setReadChannel(QProcess::StandardError);
     connect(m_process, &QProcess::finished, this, &ReplayProcess::onFinished);
     m_process->start(executable(), arguments);
+}
+
+void ReplayProcess::announceTrace()
+{
+    if (m_traceAnnounced || m_cancelled || (m_relaunch && m_relaunchingBaseline))
+        return;
+    QString path;
+    if (!m_relaunch) {
+        path = m_record.directory->filePath(QStringLiteral("run.peaklens"));
+    } else {
+        const QDir out(m_record.directory->filePath(QStringLiteral("run")));
+        const QStringList traces = out.entryList({QStringLiteral("*.peaklens")}, QDir::Files, QDir::Name);
+        if (!traces.isEmpty())
+            path = out.filePath(traces.front());
+    }
+    if (path.isEmpty() || !QFileInfo::exists(path))
+        return;
+    m_traceAnnounced = true;
+    Q_EMIT traceStarted(path);
 }
 
 void ReplayProcess::cancel()

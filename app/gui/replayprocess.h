@@ -39,6 +39,9 @@ public:
 Q_SIGNALS:
     // steps is 0 while the child's progress is unknown (a relaunched training script).
     void progress(int step, int steps);
+    // The trace of the toggled run exists and holds its first commit: it can be followed
+    // while the child writes it (a relaunch's, once the baseline's has been recorded).
+    void traceStarted(const QString &path);
     // The record's tracePaths name the traces left to read; measured holds what the child
     // printed (peaklens-replay) or nothing yet (relaunches: the traces say it).
     void finished(const peaklens::gui::RunRecord &record);
@@ -50,6 +53,8 @@ private:
     void takeReplayResult(int exitCode);
     bool takeRecording(int exitCode, const QString &folder);
     void finish();
+    // Announces the toggled run's trace once it is there.
+    void announceTrace();
 
     // Of a relaunched trace: its command, folder, rank and allocator; the baseline's toggles.
     QStringList m_command;
@@ -60,6 +65,7 @@ private:
     RunRecord m_record;
     QByteArray m_stderrTail;
     bool m_cancelled = false;
+    bool m_traceAnnounced = false;
 };
 
 } // namespace peaklens::gui

@@ -3,12 +3,15 @@
 #include "livefollow.h"
 #include "mainwindow.h"
 #include "models/layermodel.h"
+#include "replayprocess.h"
 #include "widgets/timelineview.h"
 #include "widgets/whatifbar.h"
 
 #include "core/format/tracereader.h"
 #include "core/format/tracewriter.h"
+#include "core/plan/planner.h"
 
+#include <QAction>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QStatusBar>
@@ -190,6 +193,14 @@ private slots:
             QVERIFY2(warning.contains(QStringLiteral("within 5 % of the device's 280.0 MiB")) && warning.contains(QStringLiteral("most held by ")),
                      qPrintable(warning));
             QVERIFY(seen.ended->text().contains(warning));
+            // With the warning comes the planner's cheapest toggle set, on what had been
+            // recorded; on the finished run's model it keeps the 5 % too.
+            const QString advice = seen.ended->headroomAdvice;
+            QVERIFY2(advice.startsWith(QStringLiteral("checkpointing ")) && seen.ended->text().contains(advice), qPrintable(advice));
+            const CostModel &model = *seen.documents.back()->model;
+            const Plan plan = planForStrategy(model, seen.ended->headroomStrategy.toStdString());
+            QVERIFY(!plan.schedule.empty());
+            QVERIFY(plan.prediction.peakBytes <= std::int64_t(capacity.toDouble() * (1 - LiveStatus::kHeadroomMargin)));
         }
 
         TimelineView timeline;
@@ -265,6 +276,47 @@ private slots:
         QVERIFY(window.statusBar()->currentMessage().startsWith(QStringLiteral("Finished")));
         QVERIFY(window.document()->trace->events.size() > firstEvents);
         COMPARE_TRACES(*window.document()->trace, *TraceReader::read(out.toStdString()));
+    }
+
+    // Run > Stop the Followed Run: the writer gets SIGTERM, the window keeps what it
+    // committed, and Rerun, refused while the run was writing, can relaunch from there.
+    void windowStopsTheRunItFollows()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("stopped.peaklens"));
+        QProcess writer;
+        QVERIFY(test::startLiveWriter(writer, {kSample, out, QStringLiteral("--commit-every"), QStringLiteral("300"),
+                                               QStringLiteral("--pause-ms"), QStringLiteral("150")}));
+        QVERIFY(firstCommit(writer));
+        MainWindow window;
+        window.show();
+        QSignalSpy ended(&window, &MainWindow::liveEnded);
+        window.openFile(out);
+        QVERIFY(QTest::qWaitFor([&] { return window.document() && window.document()->model.has_value(); }, 60000));
+        auto *stop = window.findChild<QAction *>(QStringLiteral("stopRun"));
+        QVERIFY(stop && stop->isEnabled());
+        QAction *rerun = nullptr;
+        for (QAction *action : window.findChildren<QAction *>())
+            rerun = action->text() == QStringLiteral("&Rerun") ? action : rerun;
+        QVERIFY(rerun && !rerun->isEnabled());
+        QVERIFY2(rerun->toolTip().contains(QStringLiteral("still writing")), qPrintable(rerun->toolTip()));
+
+        QCOMPARE(window.stopFollowedRun(), QString());
+        QVERIFY(QTest::qWaitFor([&] { return ended.count() == 1; }, 60000));
+        QVERIFY(writerEnded(writer));
+        QCOMPARE(writer.exitStatus(), QProcess::CrashExit); // SIGTERM, before it finished
+        QVERIFY(!stop->isEnabled());
+        QCOMPARE(window.liveBadge()->text(), QStringLiteral("Writer stopped"));
+        const TracePtr committed = TraceReader::read(out.toStdString());
+        QVERIFY(committed->events.size() < TraceReader::read(kSample.toStdString())->events.size());
+        COMPARE_TRACES(*window.document()->trace, *committed);
+        // The toggles are picked on what was recorded; Rerun no longer waits for the run.
+        QVERIFY(window.document()->model);
+        window.setCheckpointStrategy(QStringLiteral("all"));
+        QVERIFY(!window.layerModel()->schedule().empty());
+        QVERIFY2(!rerun->toolTip().contains(QStringLiteral("still writing")), qPrintable(rerun->toolTip()));
+        QCOMPARE(rerun->isEnabled(), !ReplayProcess::executable().isEmpty());
+        QCOMPARE(window.stopFollowedRun(), QStringLiteral("No run is being followed."));
     }
 
     void windowSaysTheWriterStopped()

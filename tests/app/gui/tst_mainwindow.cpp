@@ -200,15 +200,19 @@ private slots:
         QCOMPARE(window.runsModel()->rowCount(), 1); // the baseline
         window.setCheckpointStrategy(QStringLiteral("all"));
         QSignalSpy finished(&window, &MainWindow::rerunFinished);
+        // The rerun's trace is handed on to be followed as soon as its first step is in.
+        QSignalSpy started(window.findChild<ReplayProcess *>(), &ReplayProcess::traceStarted);
         window.rerun();
         QVERIFY(finished.wait(300000));
         QCOMPARE(window.runsModel()->rowCount(), 2);
+        QCOMPARE(started.count(), 1);
         const RunRecord &run = window.runsModel()->run(1);
         QVERIFY2(run.outcome.isEmpty(), qPrintable(run.outcome));
         QCOMPARE(run.checkpoint.size(), qsizetype(window.document()->model->layers.size()));
         QVERIFY(run.measured.peakAllocatedBytes && run.measuredStepMs());
         QVERIFY(*run.measured.peakAllocatedBytes < *window.runsModel()->run(0).measured.peakAllocatedBytes);
         QVERIFY(run.document);
+        QCOMPARE(started.first().first().toString(), run.document->filePath());
         QCOMPARE(QString::fromStdString(run.document->trace->metaValue("checkpoint")), run.checkpoint.join(QLatin1Char(',')));
         // The comparison shows the checkpointed blocks keeping less for the backward pass.
         RunComparisonModel *comparison = window.comparisonModel();
