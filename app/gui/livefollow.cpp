@@ -37,8 +37,6 @@ QString LiveStatus::text() const
             + QStringLiteral(" done");
     if (!headroomWarning.isEmpty())
         line += QStringLiteral(" — ⚠ ") + headroomWarning;
-    if (!headroomWarning.isEmpty() && !headroomAdvice.isEmpty())
-        line += QStringLiteral("; ") + headroomAdvice;
     return line;
 }
 
@@ -82,6 +80,7 @@ struct LiveFollow::State
     LiveAnalysis analysis;
     bool analysedComplete = false; // the figures were taken with every step complete
     bool unshown = false;          // rows came since the last snapshot
+    bool advised = false;          // a snapshot was taken with a warning, for its advice
 };
 
 LiveFollow::LiveFollow(const QString &path, int intervalMs, QObject *parent)
@@ -143,10 +142,12 @@ LiveFollow::Tick LiveFollow::poll(State &state, bool mayAnalyse)
         status.headroomWarning = headroomWarning(trace, state.analysis);
 
         // The views read a document of their own, of what was committed so far; the copy
-        // is analysed beside the next polls.
-        if (mayAnalyse && state.unshown && !trace.events.empty()) {
+        // is analysed beside the next polls; a first warning asks for one too, for its advice.
+        const bool wantsAdvice = !status.headroomWarning.isEmpty() && !state.advised;
+        if (mayAnalyse && (state.unshown || wantsAdvice) && !trace.events.empty()) {
             tick.snapshot = std::make_shared<const Trace>(trace);
             state.unshown = false;
+            state.advised = state.advised || !status.headroomWarning.isEmpty();
         }
         tick.unshown = state.unshown;
     } catch (const Error &error) {

@@ -41,7 +41,8 @@ struct LiveStatus
     QString headroomAdvice;
     QString headroomStrategy;
 
-    // "Live: peak so far 1.2 GiB on cuda:0 · step 7, backward of blocks.3 · 8,728 events"
+    // "Live: peak so far 1.2 GiB on cuda:0 · step 7, backward of blocks.3 · 8,728 events",
+    // and the warning (the advice is the window's to show beside it).
     QString text() const;
 };
 

@@ -53,6 +53,7 @@
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
+#include <QToolButton>
 #include <QTabWidget>
 #include <QToolBar>
 #include <QTreeView>
@@ -217,6 +218,17 @@ void MainWindow::createPanes()
     m_liveBadge->setObjectName(QStringLiteral("liveBadge"));
     m_liveBadge->setVisible(false);
     statusBar()->addPermanentWidget(m_liveBadge);
+    // Near the device's memory: the planner's toggles, ticked with a click.
+    m_headroomButton = new QToolButton(this);
+    m_headroomButton->setObjectName(QStringLiteral("headroomButton"));
+    m_headroomButton->setAutoRaise(true);
+    m_headroomButton->setStyleSheet(QStringLiteral("QToolButton { background: #b35c00; color: white; padding: 1px 8px; border-radius: 8px; font-weight: bold; }"));
+    m_headroomButton->setVisible(false);
+    connect(m_headroomButton, &QToolButton::clicked, this, [this] {
+        if (m_live && !m_live->status().headroomStrategy.isEmpty())
+            setCheckpointStrategy(m_live->status().headroomStrategy);
+    });
+    statusBar()->addPermanentWidget(m_headroomButton);
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancel);
     connect(m_cancel, &QPushButton::clicked, this, &MainWindow::cancel);

@@ -28,6 +28,7 @@ class QPushButton;
 class QSortFilterProxyModel;
 class QStackedWidget;
 class QTabWidget;
+class QToolButton;
 class QTreeView;
 
 namespace peaklens::gui {
@@ -124,6 +125,9 @@ public:
     // The trace being followed, or null.
     LiveFollow *liveFollow() const { return m_live.get(); }
     QLabel *liveBadge() const { return m_liveBadge; }
+    // Shown while a followed run's step came near the device's memory; a click ticks the
+    // planner's cheapest toggles for the margin.
+    QToolButton *headroomButton() const { return m_headroomButton; }
     bool isRerunning() const;
 
 Q_SIGNALS:
@@ -237,6 +241,7 @@ private:
     std::unique_ptr<LiveFollow> m_rerunLive; // the running rerun's trace
     QString m_rerunLabel;
     QLabel *m_liveBadge;
+    QToolButton *m_headroomButton;
 };
 
 } // namespace peaklens::gui

@@ -9,6 +9,7 @@
 
 #include <QAction>
 #include <QLabel>
+#include <QToolButton>
 #include <QStatusBar>
 
 #include <cerrno>
@@ -54,6 +55,7 @@ void MainWindow::stopFollowing()
 {
     m_live.reset();
     m_liveBadge->setVisible(false);
+    m_headroomButton->setVisible(false);
     m_stopRunAction->setEnabled(false);
 }
 
@@ -95,6 +97,11 @@ void MainWindow::showLiveStatus(const LiveStatus &status)
     m_stopRunAction->setToolTip(status.writerPid ? tr("Stop process %1, which writes the followed trace").arg(*status.writerPid)
                                                  : tr("The run is written on another machine"));
     updateRerunAction();
+    m_headroomButton->setVisible(!status.headroomWarning.isEmpty());
+    m_headroomButton->setText(status.headroomStrategy.isEmpty() ? tr("⚠ Near the device's memory")
+                                                                : tr("⚠ Near the device's memory: checkpoint %1").arg(status.headroomStrategy));
+    m_headroomButton->setToolTip(status.headroomWarning + (status.headroomAdvice.isEmpty() ? QString() : QStringLiteral(";\n") + status.headroomAdvice)
+                                 + (status.headroomStrategy.isEmpty() ? QString() : tr("\n\nClick to tick these toggles, then Rerun once the run has stopped.")));
     switch (status.writer) {
     case TraceFollower::Writer::Waiting:
     case TraceFollower::Writer::Writing:
