@@ -60,6 +60,16 @@ bool firstCommit(QProcess &writer)
     return QTest::qWaitFor([&] { return writer.canReadLine(); }, 30000);
 }
 
+// The sample written again with the device's memory (bytes) in its metadata; its path.
+QString sampleWithCapacity(const QTemporaryDir &dir, const QString &bytes)
+{
+    Trace sample = *TraceReader::read(kSample.toStdString());
+    sample.meta["device.memory"] = bytes.toStdString();
+    const QString input = dir.filePath(QStringLiteral("input.peaklens"));
+    TraceWriter::writeTrace(sample, input.toStdString());
+    return input;
+}
+
 // Empty when the traces are equal, else which of their tables differ.
 QString differences(const Trace &a, const Trace &b)
 {
@@ -177,10 +187,7 @@ private slots:
         QFETCH(QString, capacity);
         QFETCH(bool, warned);
         QTemporaryDir dir;
-        Trace sample = *TraceReader::read(kSample.toStdString());
-        sample.meta["device.memory"] = capacity.toStdString();
-        const QString input = dir.filePath(QStringLiteral("input.peaklens"));
-        TraceWriter::writeTrace(sample, input.toStdString());
+        const QString input = sampleWithCapacity(dir, capacity);
         const QString out = dir.filePath(QStringLiteral("live.peaklens"));
         QProcess writer;
         QVERIFY(test::startLiveWriter(writer, {input, out, QStringLiteral("--commit-every"), QStringLiteral("1000")}));
@@ -285,10 +292,7 @@ private slots:
     void windowStopsTheRunItFollows()
     {
         QTemporaryDir dir;
-        Trace sample = *TraceReader::read(kSample.toStdString());
-        sample.meta["device.memory"] = "293601280"; // 280 MiB: each step's 273.8 MiB is within 5 %
-        const QString input = dir.filePath(QStringLiteral("input.peaklens"));
-        TraceWriter::writeTrace(sample, input.toStdString());
+        const QString input = sampleWithCapacity(dir, QStringLiteral("293601280")); // 280 MiB: 273.8 MiB steps are within 5 %
         const QString out = dir.filePath(QStringLiteral("stopped.peaklens"));
         QProcess writer;
         QVERIFY(test::startLiveWriter(writer, {input, out, QStringLiteral("--commit-every"), QStringLiteral("300"),
@@ -324,7 +328,7 @@ private slots:
         QVERIFY(!stop->isEnabled());
         QCOMPARE(window.liveBadge()->text(), QStringLiteral("Writer stopped"));
         const TracePtr committed = TraceReader::read(out.toStdString());
-        QVERIFY(committed->events.size() < sample.events.size());
+        QVERIFY(committed->events.size() < TraceReader::read(input.toStdString())->events.size());
         COMPARE_TRACES(*window.document()->trace, *committed);
         // The toggles stay; Rerun no longer waits for the run.
         QVERIFY(!window.layerModel()->schedule().empty());
