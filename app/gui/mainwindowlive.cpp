@@ -9,8 +9,8 @@
 
 #include <QAction>
 #include <QLabel>
-#include <QToolButton>
 #include <QStatusBar>
+#include <QToolButton>
 
 #include <cerrno>
 #include <csignal>

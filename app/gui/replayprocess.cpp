@@ -185,13 +185,12 @@ void ReplayProcess::startReplay(const TraceDocument &document)
         while (m_process->canReadLine()) {
             const QByteArray line = m_process->readLine();
             const QJsonObject event = QJsonDocument::fromJson(line).object();
-            if (event.value(QLatin1String("event")).toString() == QLatin1String("step"))
-            {
+            if (event.value(QLatin1String("event")).toString() == QLatin1String("step")) {
                 Q_EMIT progress(event.value(QLatin1String("step")).toInt() + 1, event.value(QLatin1String("of")).toInt());
                 announceTrace(); // a step's progress line follows its commit
-            }
-            else if (event.isEmpty())
+            } else if (event.isEmpty()) {
                 m_stderrTail = line.trimmed();
+            }
         }
     });
     m_process->setReadChannel(QProcess::StandardError);
