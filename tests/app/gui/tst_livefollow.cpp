@@ -319,7 +319,8 @@ private slots:
         for (QAction *action : window.findChildren<QAction *>())
             rerun = action->text() == QStringLiteral("&Rerun") ? action : rerun;
         QVERIFY(rerun && !rerun->isEnabled());
-        QVERIFY2(rerun->toolTip().contains(QStringLiteral("still writing")), qPrintable(rerun->toolTip()));
+        const bool canRerun = !ReplayProcess::executable().isEmpty(); // not in a build without LibTorch
+        QVERIFY2(!canRerun || rerun->toolTip().contains(QStringLiteral("still writing")), qPrintable(rerun->toolTip()));
 
         QCOMPARE(window.stopFollowedRun(), QString());
         QVERIFY(QTest::qWaitFor([&] { return ended.count() == 1; }, 60000));
@@ -333,7 +334,7 @@ private slots:
         // The toggles stay; Rerun no longer waits for the run.
         QVERIFY(!window.layerModel()->schedule().empty());
         QVERIFY2(!rerun->toolTip().contains(QStringLiteral("still writing")), qPrintable(rerun->toolTip()));
-        QCOMPARE(rerun->isEnabled(), !ReplayProcess::executable().isEmpty());
+        QCOMPARE(rerun->isEnabled(), canRerun);
         QCOMPARE(window.stopFollowedRun(), QStringLiteral("No run is being followed."));
     }
 
