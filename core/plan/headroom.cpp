@@ -9,7 +9,6 @@ namespace peaklens {
 HeadroomAdvice adviseHeadroom(const CostModel &model, std::int64_t capacityBytes, double margin)
 {
     HeadroomAdvice advice;
-    advice.capacityBytes = capacityBytes;
     advice.budgetBytes = static_cast<std::int64_t>(std::floor(static_cast<double>(capacityBytes) * (1 - margin)));
     advice.plan = planForBudget(model, advice.budgetBytes);
     advice.strategy = strategyOf(model, advice.plan).toString();

@@ -14,7 +14,6 @@ namespace peaklens {
 
 struct HeadroomAdvice
 {
-    std::int64_t capacityBytes = 0;
     std::int64_t budgetBytes = 0; // the capacity less the margin
     Plan plan;                    // planForBudget on the model, for budgetBytes
     std::string strategy;         // the plan as a strategy ("blocks.0,blocks.2"), for a rerun

@@ -1,6 +1,8 @@
 #include "testsupport.h"
 
 #include "core/error.h"
+#include "core/format/tracereader.h"
+#include "core/plan/headroom.h"
 #include "core/plan/planner.h"
 
 #include <random>
@@ -192,6 +194,34 @@ private slots:
             QVERIFY(sweep[i].prediction.peakBytes > sweep[i - 1].prediction.peakBytes);
             QVERIFY(sweep[i].prediction.addedTimeNs < sweep[i - 1].prediction.addedTimeNs);
         }
+    }
+
+    // The advice a warning near the device's memory carries, on the bundled replay's
+    // model (273.8 MiB measured): toggles that fit the capacity less 5 %, none where the
+    // step fits as it is, and the lowest reachable peak where nothing fits.
+    void headroomAdviceSaysWhatFits_data()
+    {
+        QTest::addColumn<qint64>("capacity");
+        QTest::addColumn<QString>("opening");
+        QTest::addColumn<bool>("feasible");
+        QTest::newRow("280 MiB: checkpoint to keep 5 %") << qint64(280) << QStringLiteral("checkpointing ") << true;
+        QTest::newRow("1 GiB: fits as it is") << qint64(1024) << QStringLiteral("the model of the steps recorded so far stays under") << true;
+        QTest::newRow("100 MiB: nothing fits") << qint64(100) << QStringLiteral("no checkpoint set keeps it under 95.00 MiB") << false;
+    }
+    void headroomAdviceSaysWhatFits()
+    {
+        QFETCH(qint64, capacity);
+        QFETCH(QString, opening);
+        QFETCH(bool, feasible);
+        const CostModel model = buildCostModel(*TraceReader::read(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens"));
+        const HeadroomAdvice advice = adviseHeadroom(model, capacity << 20, 0.05);
+        QCOMPARE(advice.budgetBytes, std::int64_t(double(capacity << 20) * 0.95));
+        const QString sentence = QString::fromStdString(advice.sentence(model));
+        QVERIFY2(sentence.startsWith(opening), qPrintable(sentence));
+        QCOMPARE(advice.plan.feasible, feasible);
+        QCOMPARE(advice.plan.prediction.peakBytes <= advice.budgetBytes, feasible);
+        // The strategy names the plan's own toggles, for a rerun.
+        QCOMPARE(planForStrategy(model, advice.strategy).schedule, advice.plan.schedule);
     }
 };
 
