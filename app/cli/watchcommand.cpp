@@ -100,7 +100,7 @@ CommandOutput watch(const WatchOptions &options)
             say("Following " + visibleText(options.path) + ": " + follower.writerText() + ".");
             announced = true;
         }
-        analysis.update(trace, update.eventsFrom, update.reordered || update.recategorized, !follower.isLive());
+        analysis.update(trace, follower.growth(update));
         const std::int64_t firstNs = trace.events.empty() ? 0 : trace.events.timeNs(0);
         const auto capacity = capacityOf(trace, options);
         for (; printed < analysis.steps().size(); ++printed) {

@@ -118,7 +118,7 @@ LiveFollow::Tick LiveFollow::poll(State &state, bool mayAnalyse)
         const Trace &trace = state.follower.trace();
         tick.complete = !state.follower.isLive();
         if (update.changedAnything() || (tick.complete && !state.analysedComplete)) {
-            state.analysis.update(trace, update.eventsFrom, update.reordered || update.recategorized, tick.complete);
+            state.analysis.update(trace, state.follower.growth(update));
             state.analysedComplete = tick.complete;
         }
         tick.changed = update.changedAnything() || state.follower.writer() != before;

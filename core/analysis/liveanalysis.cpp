@@ -17,12 +17,20 @@ std::optional<std::size_t> LiveAnalysis::primary() const
     return best;
 }
 
-void LiveAnalysis::update(const Trace &trace, std::size_t eventsFrom, bool restart, bool complete)
+void LiveAnalysis::update(const Trace &trace, const TraceGrowth &growth)
 {
-    if (restart) {
+    std::size_t eventsFrom = growth.eventsFrom;
+    if (growth.restart) {
+        StepObserver observer = std::move(m_onStep);
         *this = LiveAnalysis();
+        m_onStep = std::move(observer);
         eventsFrom = 0;
     }
+    // Rows inserted before others move those: what moved is taken in again.
+    m_reach.grow(trace, growth.rangesFrom, growth.stepsFrom, growth.kernelsFrom);
+    m_work += (trace.ranges.size() - std::min(growth.rangesFrom, trace.ranges.size()))
+              + (trace.steps.size() - std::min(growth.stepsFrom, trace.steps.size()))
+              + (trace.kernels.size() - std::min(growth.kernelsFrom, trace.kernels.size()));
     if (!m_lanes || trace.lanes.size() != m_laneCount) {
         // Lanes are only ever added: the devices keep their indices.
         m_lanes.emplace(trace);
@@ -33,7 +41,7 @@ void LiveAnalysis::update(const Trace &trace, std::size_t eventsFrom, bool resta
         }
     }
     applyNew(trace, std::max(eventsFrom, m_applied));
-    completeSteps(trace, complete);
+    completeSteps(trace, growth.complete);
 }
 
 void LiveAnalysis::applyNew(const Trace &trace, std::size_t from)
@@ -86,10 +94,12 @@ LiveAnalysis::StepFigures LiveAnalysis::figuresOf(const Trace &trace, const Step
     for (; m_settledAt < begin; ++m_settledAt)
         m_settled.apply(events, m_settledAt, m_settledAt, m_lanes->deviceOfLane[events.lane(m_settledAt)]);
     const std::vector<LiveBlocks::Block> carried = m_settled.blocksInOrder();
-    m_work += (end - begin) + carried.size();
-
-    const auto span = spanTrace(trace, carriedThen(carried, step.beginNs, events, begin, end), step.beginNs, step.endNs);
+    const auto span = spanTrace(trace, carriedThen(carried, step.beginNs, events, begin, end), step.beginNs, step.endNs, &m_reach);
+    // The segments reserved before the step are found by a pass over every reserved event.
+    m_work += (end - begin) + carried.size() + span->ranges.size() + span->kernels.size() + trace.reserved.size();
     const TraceSummary summary = summarize(*span);
+    if (m_onStep)
+        m_onStep(*span, carried.size(), step);
     StepFigures figures;
     figures.step = step;
     if (!summary.peak.primary)

@@ -10,8 +10,11 @@
 #include "lanedevices.h"
 #include "liveblocks.h"
 #include "peakfinder.h"
+#include "spantrace.h"
+#include "core/trace/tracegrowth.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -32,10 +35,16 @@ public:
         std::int64_t topLayerBytes = 0;
     };
 
-    // Takes the trace's events from `eventsFrom` on (all of them again when `restart`: new
-    // events came before held ones, or categories changed) and the steps whose events are
-    // all in: those that end before the newest event, every one once `complete`.
-    void update(const Trace &trace, std::size_t eventsFrom, bool restart, bool complete);
+    // Takes the trace's new events (all of them again when it must restart) and the steps
+    // whose events are all in: those that end before the newest event, every one once it
+    // is complete.
+    void update(const Trace &trace, const TraceGrowth &growth);
+
+    // Called as each step completes with the step as a trace of its own (spanTrace: the
+    // blocks live as it began, `carried` events at its start, then its events), for
+    // analyses that are built a step at a time.
+    using StepObserver = std::function<void(const Trace &span, std::size_t carried, const Step &step)>;
+    void setStepObserver(StepObserver observer) { m_onStep = std::move(observer); }
 
     const std::vector<DevicePeak> &peaks() const { return m_peaks; } // one per device with events
     std::optional<std::size_t> primary() const;                      // the highest peak
@@ -46,7 +55,8 @@ public:
     Phase currentPhase() const { return m_currentPhase; }
     std::uint32_t currentLayer() const { return m_currentLayer; }
 
-    // Events and live blocks the updates have touched so far: what an update costs.
+    // The events, live blocks and table rows the updates have touched so far: what an
+    // update costs.
     std::uint64_t work() const { return m_work; }
 
 private:
@@ -54,6 +64,8 @@ private:
     void completeSteps(const Trace &trace, bool complete);
     StepFigures figuresOf(const Trace &trace, const Step &step);
 
+    StepObserver m_onStep;
+    SpanReach m_reach;
     std::optional<LaneDevices> m_lanes;
     std::size_t m_laneCount = 0;
     std::vector<DevicePeak> m_peaks;

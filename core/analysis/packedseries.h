@@ -5,6 +5,7 @@
 // others as their changes in time and bytes, each a variable-length integer. Reading a
 // value decodes at most one block; iterating yields the points as they were appended.
 
+#include "growingarray.h"
 #include "seriespoint.h"
 
 #include <algorithm>
@@ -156,10 +157,12 @@ private:
         }
     }
 
-    std::vector<std::int64_t> m_blockTimes; // the first point of each block, whole
-    std::vector<std::int64_t> m_blockBytes;
-    std::vector<std::size_t> m_blockOffsets; // where each block's changes begin in m_changes
-    std::vector<std::uint8_t> m_changes;     // per later point: its time's and bytes' change
+    // Copies share what was stored (GrowingArray): a series that grows while a run is
+    // followed is handed to the views at the cost of its newest points.
+    GrowingArray<std::int64_t> m_blockTimes; // the first point of each block, whole
+    GrowingArray<std::int64_t> m_blockBytes;
+    GrowingArray<std::size_t> m_blockOffsets; // where each block's changes begin in m_changes
+    GrowingArray<std::uint8_t> m_changes;     // per later point: its time's and bytes' change
     std::size_t m_size = 0;
     SeriesPoint m_last;
 };

@@ -37,8 +37,23 @@ std::vector<ReservedEvent> reservedInWindow(const std::vector<ReservedEvent> &re
 MemoryEvents carriedThen(const std::vector<LiveBlocks::Block> &carried, std::int64_t beginNs, const MemoryEvents &events,
                          std::size_t begin, std::size_t end);
 
+// The longest range, step and kernel of a trace: with its tables sorted by begin time, what
+// overlaps a stretch begins at most that long before it, so a stretch's items are found
+// without a pass over all of them. Kept up to date as a followed trace grows.
+struct SpanReach
+{
+    std::int64_t rangeNs = 0;
+    std::int64_t stepNs = 0;
+    std::int64_t kernelNs = 0;
+
+    // Takes in the items from these indices on (those added or moved since the last call).
+    void grow(const Trace &trace, std::size_t rangesFrom, std::size_t stepsFrom, std::size_t kernelsFrom);
+};
+
 // `tables`' metadata, lanes, layers, stacks and kernel names with `events` (a stretch's,
-// as carriedThen gives them) and what of the rest overlaps [beginNs, endNs].
-std::shared_ptr<Trace> spanTrace(const Trace &tables, MemoryEvents events, std::int64_t beginNs, std::int64_t endNs);
+// as carriedThen gives them) and what of the rest overlaps [beginNs, endNs]; with `reach`,
+// its ranges, steps, kernels and markers are found by their begin times.
+std::shared_ptr<Trace> spanTrace(const Trace &tables, MemoryEvents events, std::int64_t beginNs, std::int64_t endNs,
+                                 const SpanReach *reach = nullptr);
 
 } // namespace peaklens

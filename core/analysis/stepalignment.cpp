@@ -78,7 +78,7 @@ std::optional<StepAlignment> alignSteps(const Trace &run, const Trace &baseline,
     return alignment;
 }
 
-std::vector<SeriesPoint> alignedSeries(const std::vector<SeriesPoint> &series, const StepAlignment &alignment)
+std::vector<SeriesPoint> alignedSeries(std::span<const SeriesPoint> series, const StepAlignment &alignment)
 {
     const std::int64_t begin = alignment.fromNs.front(), end = alignment.fromNs.back();
     std::vector<SeriesPoint> out;

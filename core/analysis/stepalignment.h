@@ -8,6 +8,7 @@
 #include "core/analysis/timelineseries.h"
 
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace peaklens {
@@ -25,6 +26,6 @@ std::optional<StepAlignment> alignSteps(const Trace &run, const Trace &baseline,
 
 // The run's series over its step, on the baseline's clock: its value as the step began,
 // each change inside the step, and the value it ends the step with at the step's end.
-std::vector<SeriesPoint> alignedSeries(const std::vector<SeriesPoint> &series, const StepAlignment &alignment);
+std::vector<SeriesPoint> alignedSeries(std::span<const SeriesPoint> series, const StepAlignment &alignment);
 
 } // namespace peaklens

@@ -27,11 +27,11 @@ StepScan::StepScan(const Trace &trace, Device device)
         m_stats.push_back(StepStats{step.number, step.beginNs, step.endNs});
 }
 
-void StepScan::add(const MemoryEvents &events)
+void StepScan::add(const MemoryEvents &events, std::size_t begin, std::size_t end)
 {
     if (!m_device)
         return;
-    for (std::size_t i = 0; i < events.size(); ++i) {
+    for (std::size_t i = begin; i < end; ++i) {
         if (m_lanes.deviceOfLane[events.lane(i)] != *m_device)
             continue;
         const std::int64_t t = events.timeNs(i);

@@ -34,8 +34,14 @@ class StepScan
 {
 public:
     StepScan(const Trace &trace, Device device);
-    void add(const MemoryEvents &events);
+    void add(const MemoryEvents &events) { add(events, 0, events.size()); }
+    // Only events [begin, end).
+    void add(const MemoryEvents &events, std::size_t begin, std::size_t end);
+    // A step of a trace still being written, after the others; its figures are final once
+    // the events up to its end have been added.
+    void addStep(const Step &step) { m_stats.push_back(StepStats{step.number, step.beginNs, step.endNs}); }
     std::vector<StepStats> finish() const;
+    const std::vector<StepStats> &stats() const { return m_stats; }
 
 private:
     LaneDevices m_lanes;

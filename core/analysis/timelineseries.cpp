@@ -46,26 +46,21 @@ TimelineSeries buildTimeline(const Trace &trace, Device device, GroupBy groupBy,
     std::size_t deviceEvents = 0;
     for (std::size_t i = 0; i < events.size(); ++i)
         deviceEvents += lanes.deviceOfLane[events.lane(i)] == *deviceIndex;
-    std::vector<SeriesPoint> allocated;
-    allocated.reserve(deviceEvents);
+    totals.allocated.reserve(deviceEvents);
     std::int64_t total = 0;
     for (std::size_t i = 0; i < events.size(); ++i) {
         if (lanes.deviceOfLane[events.lane(i)] != *deviceIndex)
             continue;
         total += events.deltaBytes(i);
-        appendPoint(allocated, events.timeNs(i), total);
+        totals.allocated.append(events.timeNs(i), total);
     }
-    totals.allocated = SharedPoints(std::move(allocated));
-
-    std::vector<SeriesPoint> reserved;
     std::int64_t reservedBytes = 0;
     for (const ReservedEvent &event : trace.reserved) {
         if (lanes.deviceOfLane[event.lane] != *deviceIndex)
             continue;
         reservedBytes += event.deltaBytes;
-        appendPoint(reserved, event.timeNs, reservedBytes);
+        totals.reserved.append(event.timeNs, reservedBytes);
     }
-    totals.reserved = SharedPoints(std::move(reserved));
     return regroupTimeline(trace, totals, groupBy, layerDepth);
 }
 

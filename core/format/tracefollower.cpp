@@ -56,6 +56,12 @@ bool TraceFollower::Update::changedAnything() const
     return newEvents > 0 || newRows > 0 || tablesChanged || reordered || recategorized;
 }
 
+TraceGrowth TraceFollower::growth(const Update &update) const
+{
+    return TraceGrowth{update.eventsFrom, update.reservedFrom, update.rangesFrom, update.stepsFrom, update.kernelsFrom,
+                       update.reordered || update.recategorized, !isLive()};
+}
+
 TraceFollower::TraceFollower(std::string path)
     : m_path(std::move(path))
     , m_reader(std::make_unique<NativeFileReader>(m_path, std::span<const char>(), m_progress))

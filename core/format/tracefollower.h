@@ -8,6 +8,7 @@
 
 #include "core/import/importprogress.h"
 #include "core/trace/trace.h"
+#include "core/trace/tracegrowth.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -49,6 +50,8 @@ public:
 
         bool changedAnything() const;
     };
+    // What an analysis of the followed trace takes in after `update`.
+    TraceGrowth growth(const Update &update) const;
 
     explicit TraceFollower(std::string path);
     ~TraceFollower();

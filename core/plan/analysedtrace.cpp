@@ -8,10 +8,7 @@
 
 namespace peaklens {
 
-namespace {
-
-// The toggles as the trace's metadata lists them; a list the strategy parser does not know
-// (from a newer writer) is kept as written.
+// A list the strategy parser does not know (from a newer writer) is kept as written.
 std::vector<std::string> recordedToggles(const Trace &trace)
 {
     const std::string text = trace.metaValue(metakey::Checkpoint);
@@ -28,8 +25,6 @@ std::vector<std::string> recordedToggles(const Trace &trace)
         return parts;
     }
 }
-
-} // namespace
 
 std::vector<double> AnalysedTrace::stepTimesMs() const
 {

@@ -37,6 +37,9 @@ struct AnalysedTrace
 
 using AnalysedTracePtr = std::shared_ptr<const AnalysedTrace>;
 
+// The checkpoint toggles a trace was recorded with, as its metadata lists them.
+std::vector<std::string> recordedToggles(const Trace &trace);
+
 // Fills `analysed` from its trace (path, trace and chain set by the caller); the analyses
 // are independent and run side by side. Throws ImportCancelled when progress asks.
 void analyseInto(AnalysedTrace &analysed, const ImportProgress &progress = {});

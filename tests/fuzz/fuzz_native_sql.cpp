@@ -77,7 +77,9 @@ void checkFollowed(const std::vector<unsigned char> &image, const peaklens::Trac
         peaklens::TraceFollower follower(path);
         const auto update = follower.poll();
         peaklens::LiveAnalysis analysis;
-        analysis.update(follower.trace(), update.eventsFrom, true, !follower.isLive());
+        peaklens::TraceGrowth growth = follower.growth(update);
+        growth.restart = true;
+        analysis.update(follower.trace(), growth);
         if (follower.poll().changedAnything())
             fail("a second poll of a file nobody writes", "found something new");
         if (read && (follower.trace().events.size() != read->events.size() || follower.trace().steps.size() != read->steps.size()

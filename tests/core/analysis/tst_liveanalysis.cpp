@@ -1,3 +1,4 @@
+#include "growingtrace.h"
 #include "testsupport.h"
 #include "core/analysis/liveanalysis.h"
 #include "core/analysis/peakfinder.h"
@@ -12,26 +13,10 @@ using namespace peaklens;
 
 namespace {
 
-// `whole` given to the analysis a piece at a time, as a follower gives it: events in
-// pieces of `piece`, each step once an event after its end has come.
+// `whole` given to the analysis a piece at a time, as a follower gives it.
 void feed(const Trace &whole, std::size_t piece, LiveAnalysis &analysis)
 {
-    Trace growing;
-    growing.meta = whole.meta;
-    growing.lanes = whole.lanes;
-    growing.layers = whole.layers;
-    growing.stacks = whole.stacks;
-    growing.ranges = whole.ranges;
-    std::size_t nextStep = 0;
-    for (std::size_t from = 0; from < whole.events.size(); from += piece) {
-        const std::size_t to = std::min(from + piece, whole.events.size());
-        growing.events.append(whole.events, from, to);
-        for (; nextStep < whole.steps.size() && whole.steps[nextStep].endNs <= whole.events.timeNs(to - 1); ++nextStep)
-            growing.steps.push_back(whole.steps[nextStep]);
-        analysis.update(growing, from, false, false);
-    }
-    growing.steps = whole.steps;
-    analysis.update(growing, growing.events.size(), false, true);
+    test::growPieceByPiece(whole, piece, [&](const Trace &growing, const TraceGrowth &growth) { analysis.update(growing, growth); });
 }
 
 } // namespace
@@ -144,7 +129,7 @@ private slots:
             const std::uint64_t before = analysis.work();
             QElapsedTimer clock;
             clock.start();
-            analysis.update(trace, from, false, false);
+            analysis.update(trace, TraceGrowth{from, 0, 0, u > 0 ? trace.steps.size() - 1 : 0, 0, false, false});
             nanoseconds.push_back(clock.nsecsElapsed());
             work.push_back(analysis.work() - before);
         }
