@@ -1,6 +1,6 @@
 #include "livefollow.h"
 
-#include "core/analysis/liveanalysis.h"
+#include "core/plan/growinganalysis.h"
 #include "core/error.h"
 #include "core/plan/headroom.h"
 #include "core/trace/metadata.h"
@@ -77,7 +77,8 @@ struct LiveFollow::State
     }
 
     TraceFollower follower;
-    LiveAnalysis analysis;
+    GrowingAnalysis analysis; // the status line's figures (live()) and the views'
+    
     bool analysedComplete = false; // the figures were taken with every step complete
     bool unshown = false;          // rows came since the last snapshot
     bool advised = false;          // a snapshot was taken with a warning, for its advice
@@ -129,23 +130,30 @@ LiveFollow::Tick LiveFollow::poll(State &state, bool mayAnalyse)
         status.writerText = QString::fromStdString(state.follower.writerText());
         status.writerPid = state.follower.localWriterPid();
         status.events = trace.events.size();
-        status.completedSteps = state.analysis.steps().size();
-        if (const auto primary = state.analysis.primary()) {
-            const DevicePeak &peak = state.analysis.peaks()[*primary];
+        const LiveAnalysis &live = state.analysis.live();
+        status.completedSteps = live.steps().size();
+        if (const auto primary = live.primary()) {
+            const DevicePeak &peak = live.peaks()[*primary];
             status.peakBytes = peak.allocatedBytes;
             status.peakDevice = QString::fromStdString(peak.device.toString());
         }
-        status.step = state.analysis.currentStep();
-        status.phase = state.analysis.currentPhase();
-        if (const std::uint32_t layer = state.analysis.currentLayer(); layer != kNoLayer && layer < trace.layers.size())
+        status.step = live.currentStep();
+        status.phase = live.currentPhase();
+        if (const std::uint32_t layer = live.currentLayer(); layer != kNoLayer && layer < trace.layers.size())
             status.layer = QString::fromStdString(visibleText(trace.layers[layer].path));
-        status.headroomWarning = headroomWarning(trace, state.analysis);
+        status.headroomWarning = headroomWarning(trace, live);
 
-        // The views read a document of their own, of what was committed so far; the copy
-        // is analysed beside the next polls; a first warning asks for one too, for its advice.
+        // The views read a document of their own, of what was committed so far: a copy of
+        // the trace with the analyses kept up to date, completed beside the next polls (once
+        // the writer is done, the whole trace is analysed as a plain open does); a first
+        // warning asks for one too, for its advice.
         const bool wantsAdvice = !status.headroomWarning.isEmpty() && !state.advised;
         if (mayAnalyse && (state.unshown || wantsAdvice) && !trace.events.empty()) {
             tick.snapshot = std::make_shared<const Trace>(trace);
+            if (!tick.complete) {
+                tick.analysed = state.analysis.analysed(tick.snapshot);
+                tick.byLayer = state.analysis.byLayer();
+            }
             state.unshown = false;
             state.advised = state.advised || !status.headroomWarning.isEmpty();
         }
@@ -156,11 +164,12 @@ LiveFollow::Tick LiveFollow::poll(State &state, bool mayAnalyse)
     return tick;
 }
 
-LiveFollow::Analysed LiveFollow::analyse(const QString &path, std::shared_ptr<const Trace> snapshot, bool nearCapacity)
+LiveFollow::Analysed LiveFollow::analyse(const QString &path, Tick tick, bool nearCapacity)
 {
     Analysed analysed;
     try {
-        analysed.document = analyseDocument(path, std::move(snapshot));
+        analysed.document = tick.analysed ? completeDocument(path, std::move(*tick.analysed), std::move(tick.byLayer))
+                                          : analyseDocument(path, std::move(tick.snapshot));
     } catch (const Error &error) {
         analysed.error = QString::fromStdString(error.what());
         return analysed;
@@ -194,8 +203,7 @@ void LiveFollow::onPolled()
         Q_EMIT statusChanged(m_status);
     if (tick.snapshot) {
         m_analysing = true;
-        m_analyser.setFuture(QtConcurrent::run(&LiveFollow::analyse, m_path, tick.snapshot,
-                                               !tick.status.headroomWarning.isEmpty()));
+        m_analyser.setFuture(QtConcurrent::run(&LiveFollow::analyse, m_path, tick, !tick.status.headroomWarning.isEmpty()));
     }
     m_complete = tick.complete;
     m_unshown = tick.unshown;

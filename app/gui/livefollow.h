@@ -1,8 +1,8 @@
 #pragma once
 // Follows a trace while its run writes it, for the window: a worker thread polls the file
-// (TraceFollower) a few times a second and keeps its running figures (LiveAnalysis) — what
-// the status line says — and analyses what has been committed into a new document when it
-// grew, for the timeline and the tables. One poll and one analysis run at a time, side by
+// (TraceFollower) a few times a second and keeps its analyses up to date (GrowingAnalysis):
+// the running figures the status line says, and the views' timeline and tables, handed
+// over in a new document when they grew. One poll and one analysis run at a time, side by
 // side, so the status line keeps up while a long trace is analysed; the UI thread never
 // waits on the file. Stops by itself when the writer finishes or stops.
 
@@ -79,6 +79,8 @@ private:
         LiveStatus status;
         bool changed = false;
         std::shared_ptr<const Trace> snapshot; // what was committed, for a document
+        std::optional<AnalysedTrace> analysed; // its analyses, while the writer writes
+        TimelineSeries byLayer;
         bool complete = false;                 // nothing more will come
         bool unshown = false;                  // rows no snapshot holds yet
         QString error;
@@ -90,7 +92,7 @@ private:
         QString error;
     };
     static Tick poll(State &state, bool mayAnalyse);
-    static Analysed analyse(const QString &path, std::shared_ptr<const Trace> snapshot, bool nearCapacity);
+    static Analysed analyse(const QString &path, Tick tick, bool nearCapacity);
     void startPoll();
     void onPolled();
     void onAnalysed();

@@ -22,6 +22,36 @@ constexpr std::size_t kWholeUpTo = 12'000'000;
 constexpr std::size_t kWindowEvents = std::size_t(1) << 22;
 } // namespace
 
+namespace {
+
+// What only the window draws: the blocks index, kernel lanes, allocation sites and the
+// level-of-detail blocks of the curves.
+void addDrawing(TraceDocument &document)
+{
+    const Trace &trace = *document.trace;
+    // The device is known once the peak is: the blocks index beside the rest.
+    auto blocks = std::async(std::launch::async, [&trace, device = document.device] {
+        return std::make_shared<const BlockIndex>(trace, device);
+    });
+    document.kernels = std::make_shared<const KernelLanes>(trace, document.device);
+    document.sites = std::make_shared<const AllocationSites>(trace.stacks);
+    document.allocatedBlocks = SeriesBlocks::build(document.byCategory.allocated);
+    document.reservedBlocks = SeriesBlocks::build(document.byCategory.reserved);
+    document.blocks = blocks.get();
+}
+
+} // namespace
+
+DocumentPtr completeDocument(const QString &path, AnalysedTrace analysed, TimelineSeries byLayer)
+{
+    auto document = std::make_shared<TraceDocument>();
+    static_cast<AnalysedTrace &>(*document) = std::move(analysed);
+    document->path = localPath(path);
+    document->byLayer = std::move(byLayer);
+    addDrawing(*document);
+    return document;
+}
+
 DocumentPtr loadDocument(const QString &path, const ImportProgress &progress)
 {
     // Reading is most of the work; the analysis takes the last tenth of the bar.
@@ -50,15 +80,7 @@ DocumentPtr analyseDocument(const QString &path, TracePtr tracePtr, const ChainS
     analyseInto(*document, analysing);
     // The totals are byCategory's, shared: only the bands are new.
     document->byLayer = regroupTimeline(trace, document->byCategory, GroupBy::Layer, byLayer.get());
-    // The device is known once the peak is: the blocks index beside the rest.
-    auto blocks = std::async(std::launch::async, [&trace, device = document->device] {
-        return std::make_shared<const BlockIndex>(trace, device);
-    });
-    document->kernels = std::make_shared<const KernelLanes>(trace, document->device);
-    document->sites = std::make_shared<const AllocationSites>(trace.stacks);
-    document->allocatedBlocks = SeriesBlocks::build(document->byCategory.allocated);
-    document->reservedBlocks = SeriesBlocks::build(document->byCategory.reserved);
-    document->blocks = blocks.get();
+    addDrawing(*document);
     progress.tick(1.0);
     return document;
 }

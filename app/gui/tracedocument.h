@@ -35,6 +35,10 @@ struct TraceDocument : AnalysedTrace
 
 using DocumentPtr = std::shared_ptr<const TraceDocument>;
 
+// A document of analyses already made (a run followed live: GrowingAnalysis), with what
+// only the window draws added.
+DocumentPtr completeDocument(const QString &path, AnalysedTrace analysed, TimelineSeries byLayer);
+
 // Throws peaklens::Error (ImportError naming the file) or ImportCancelled.
 DocumentPtr loadDocument(const QString &path, const ImportProgress &progress = {});
 // The analyses of a trace already read (after an edit of its layers, or another chain).

@@ -22,8 +22,10 @@ void LiveAnalysis::update(const Trace &trace, const TraceGrowth &growth)
     std::size_t eventsFrom = growth.eventsFrom;
     if (growth.restart) {
         StepObserver observer = std::move(m_onStep);
+        const std::uint64_t work = m_work;
         *this = LiveAnalysis();
         m_onStep = std::move(observer);
+        m_work = work;
         eventsFrom = 0;
     }
     // Rows inserted before others move those: what moved is taken in again.

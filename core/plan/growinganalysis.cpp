@@ -67,7 +67,7 @@ void GrowingAnalysis::update(const Trace &trace, const TraceGrowth &growth)
 {
     if (growth.restart) {
         GrowingAnalysis fresh(std::move(m_chain));
-        fresh.m_work = m_work;
+        fresh.m_work = work();
         *this = std::move(fresh);
         m_live.setStepObserver([this](const Trace &span, std::size_t carried, const Step &step) { onStep(span, carried, step); });
     }
