@@ -101,14 +101,20 @@ PeakReport PeakScan::finish() const
         if (used[d])
             report.devices.push_back(peaks[d]);
     }
+    choosePrimary(report);
+    return report;
+}
+
+void choosePrimary(PeakReport &report)
+{
     std::stable_sort(report.devices.begin(), report.devices.end(),
                      [](const DevicePeak &a, const DevicePeak &b) { return a.device < b.device; });
+    report.primary.reset();
     for (std::size_t d = 0; d < report.devices.size(); ++d) {
         if (report.devices[d].eventIndex
             && (!report.primary || report.devices[d].allocatedBytes > report.devices[*report.primary].allocatedBytes))
             report.primary = d;
     }
-    return report;
 }
 
 LiveSetScan::LiveSetScan(const Trace &trace, Device device, std::size_t end, std::int64_t timeNs)

@@ -52,6 +52,9 @@ struct PeakReport
 
 PeakReport findPeaks(const Trace &trace);
 
+// Sorts a report's devices and names the highest peak primary (the first of equal ones).
+void choosePrimary(PeakReport &report);
+
 // The scans behind findPeaks and the live sets, fed a trace's events in time order a
 // chunk at a time: `add(events, first)` takes events that are the trace's from index
 // `first` on. findPeaks feeds the whole trace at once; a reader streaming a file feeds

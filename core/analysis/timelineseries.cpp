@@ -32,6 +32,45 @@ std::uint32_t layerAtDepth(const Trace &trace, std::uint32_t layer, int depth)
                                                            : layer;
 }
 
+void TimelineGrouping::add(std::uint64_t addr, std::int64_t deltaBytes, std::int64_t timeNs, std::uint32_t key)
+{
+    if (deltaBytes > 0) {
+        m_owners.insert_or_assign(addr, key);
+    } else if (auto owner = m_owners.find(addr); owner != m_owners.end()) {
+        key = owner->second;
+        m_owners.erase(owner);
+    }
+    Group &group = m_groups[key];
+    group.bytes += deltaBytes;
+    group.peak = std::max(group.peak, group.bytes);
+    if (group.newest && group.newest->timeNs != timeNs)
+        group.points.push_back(*group.newest);
+    group.newest = SeriesPoint{timeNs, group.bytes};
+}
+
+std::vector<GroupSeries> TimelineGrouping::series(const Trace &trace, GroupBy groupBy)
+{
+    std::vector<std::pair<std::int64_t, std::uint32_t>> order;
+    for (auto &[key, group] : m_groups) {
+        if (group.newest)
+            group.points.push_back(*std::exchange(group.newest, std::nullopt));
+        order.emplace_back(group.peak, key);
+    }
+    std::stable_sort(order.begin(), order.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
+    std::vector<GroupSeries> series;
+    for (const auto &[peak, key] : order) {
+        GroupSeries group;
+        group.key = key;
+        if (groupBy == GroupBy::Category)
+            group.label = std::string(categoryName(static_cast<Category>(key)));
+        else
+            group.label = key == kNoLayer ? std::string("(no layer)") : trace.layers[key].path;
+        group.points = m_groups[key].points;
+        series.push_back(std::move(group));
+    }
+    return series;
+}
+
 TimelineSeries buildTimeline(const Trace &trace, Device device, GroupBy groupBy, int layerDepth)
 {
     TimelineSeries totals;
@@ -81,61 +120,17 @@ TimelineSeries regroupTimeline(const Trace &trace, const TimelineSeries &timelin
     for (std::uint32_t l = 0; l < groupOfLayer.size(); ++l)
         groupOfLayer[l] = layerAtDepth(trace, l, layerDepth);
 
-    struct GroupState
-    {
-        std::int64_t bytes = 0;
-        std::int64_t peak = 0;
-        // The newest point is held back while later events at its time may change it.
-        std::optional<SeriesPoint> newest;
-        PackedSeries points;
-    };
-    std::map<std::uint32_t, GroupState> groups;
+    TimelineGrouping grouping;
     const MemoryEvents &events = trace.events;
-    const auto keyOf = [&](std::size_t i) -> std::uint32_t {
-        if (groupBy == GroupBy::Category)
-            return static_cast<std::uint32_t>(events.category(i));
-        return events.layer(i) == kNoLayer ? kNoLayer : groupOfLayer[events.layer(i)];
-    };
-    // A block belongs to the group of the event that allocated it until it is freed,
-    // whatever layer or phase is running when the free comes.
-    std::unordered_map<std::uint64_t, std::uint32_t> ownerOfBlock;
     for (std::size_t i = 0; i < events.size(); ++i) {
         if (lanes.deviceOfLane[events.lane(i)] != *deviceIndex)
             continue;
-        const std::int64_t t = events.timeNs(i);
-        const std::int64_t delta = events.deltaBytes(i);
-        std::uint32_t key = keyOf(i);
-        if (delta > 0) {
-            ownerOfBlock.insert_or_assign(events.addr(i), key);
-        } else if (auto owner = ownerOfBlock.find(events.addr(i)); owner != ownerOfBlock.end()) {
-            key = owner->second;
-            ownerOfBlock.erase(owner);
-        }
-        GroupState &group = groups[key];
-        group.bytes += delta;
-        group.peak = std::max(group.peak, group.bytes);
-        if (group.newest && group.newest->timeNs != t)
-            group.points.push_back(*group.newest);
-        group.newest = SeriesPoint{t, group.bytes};
+        std::uint32_t key = static_cast<std::uint32_t>(events.category(i));
+        if (groupBy == GroupBy::Layer)
+            key = events.layer(i) == kNoLayer ? kNoLayer : groupOfLayer[events.layer(i)];
+        grouping.add(events.addr(i), events.deltaBytes(i), events.timeNs(i), key);
     }
-
-    std::vector<std::pair<std::int64_t, std::uint32_t>> order;
-    for (auto &[key, group] : groups) {
-        if (group.newest)
-            group.points.push_back(*group.newest);
-        order.emplace_back(group.peak, key);
-    }
-    std::stable_sort(order.begin(), order.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
-    for (const auto &[peak, key] : order) {
-        GroupSeries group;
-        group.key = key;
-        if (groupBy == GroupBy::Category)
-            group.label = std::string(categoryName(static_cast<Category>(key)));
-        else
-            group.label = key == kNoLayer ? std::string("(no layer)") : trace.layers[key].path;
-        group.points = std::move(groups[key].points);
-        series.groups.push_back(std::move(group));
-    }
+    series.groups = grouping.series(trace, groupBy);
     return series;
 }
 

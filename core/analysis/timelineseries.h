@@ -11,8 +11,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace peaklens {
@@ -34,6 +36,28 @@ struct TimelineSeries
     std::vector<GroupSeries> groups; // largest peak first
     GroupBy groupBy = GroupBy::Category;
     int layerDepth = 0; // see buildTimeline
+};
+
+// The groups of a timeline, built an event at a time: a block stays in the group of the
+// event that allocated it until it is freed, whatever runs when the free comes.
+class TimelineGrouping
+{
+public:
+    void add(std::uint64_t addr, std::int64_t deltaBytes, std::int64_t timeNs, std::uint32_t key);
+    // The groups so far, largest peak first; their points are shared, and never changed
+    // once handed on: a later event at the time of a group's newest point adds a point.
+    std::vector<GroupSeries> series(const Trace &trace, GroupBy groupBy);
+
+private:
+    struct Group
+    {
+        std::int64_t bytes = 0;
+        std::int64_t peak = 0;
+        std::optional<SeriesPoint> newest; // held back while events at its time may change it
+        PackedSeries points;
+    };
+    std::map<std::uint32_t, Group> m_groups;
+    std::unordered_map<std::uint64_t, std::uint32_t> m_owners;
 };
 
 // layerDepth, for GroupBy::Layer: 0 groups by the innermost layer of each event, N by its

@@ -17,46 +17,6 @@ std::int64_t medianOf(std::vector<std::int64_t> values)
 
 } // namespace
 
-void GrowingAnalysis::Grouping::add(std::uint64_t addr, std::int64_t deltaBytes, std::int64_t timeNs, std::uint32_t key)
-{
-    if (deltaBytes > 0) {
-        owners.insert_or_assign(addr, key);
-    } else if (auto owner = owners.find(addr); owner != owners.end()) {
-        key = owner->second;
-        owners.erase(owner);
-    }
-    Group &group = groups[key];
-    group.bytes += deltaBytes;
-    group.peak = std::max(group.peak, group.bytes);
-    if (group.newest && group.newest->timeNs != timeNs)
-        group.points.push_back(*group.newest);
-    group.newest = SeriesPoint{timeNs, group.bytes};
-}
-
-std::vector<GroupSeries> GrowingAnalysis::Grouping::series(const Trace &trace, GroupBy groupBy)
-{
-    std::vector<std::pair<std::int64_t, std::uint32_t>> order;
-    for (auto &[key, group] : groups) {
-        // What a copy holds is never changed: a later event at this time adds a point.
-        if (group.newest)
-            group.points.push_back(*std::exchange(group.newest, std::nullopt));
-        order.emplace_back(group.peak, key);
-    }
-    std::stable_sort(order.begin(), order.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
-    std::vector<GroupSeries> series;
-    for (const auto &[peak, key] : order) {
-        GroupSeries group;
-        group.key = key;
-        if (groupBy == GroupBy::Category)
-            group.label = std::string(categoryName(static_cast<Category>(key)));
-        else
-            group.label = key == kNoLayer ? std::string("(no layer)") : trace.layers[key].path;
-        group.points = groups[key].points;
-        series.push_back(std::move(group));
-    }
-    return series;
-}
-
 GrowingAnalysis::GrowingAnalysis(ChainSelection chain)
     : m_chain(std::move(chain))
 {
@@ -105,7 +65,7 @@ void GrowingAnalysis::takeLayers(const Trace &trace)
     if (depth != m_layerDepth && m_device) {
         // The blocks of the model appeared: the bands are drawn again from the first event.
         m_layerDepth = depth;
-        m_byLayerGroups = Grouping();
+        m_byLayerGroups = TimelineGrouping();
         const MemoryEvents &events = trace.events;
         for (std::size_t i = 0; i < m_eventsTaken; ++i) {
             if (m_lanes->deviceOfLane[events.lane(i)] == *m_device)
@@ -130,8 +90,8 @@ void GrowingAnalysis::followPrimaryDevice(const Trace &trace)
     m_allocated = SharedPoints();
     m_reservedSeries = SharedPoints();
     m_allocatedBytes = 0;
-    m_byCategoryGroups = Grouping();
-    m_byLayerGroups = Grouping();
+    m_byCategoryGroups = TimelineGrouping();
+    m_byLayerGroups = TimelineGrouping();
     m_eventsTaken = 0;
     m_reservedTaken = 0;
     m_usedDevices.assign(m_usedDevices.size(), false);
@@ -287,13 +247,7 @@ PeakReport GrowingAnalysis::peakReport() const
         }
         report.devices.push_back(peak);
     }
-    std::stable_sort(report.devices.begin(), report.devices.end(),
-                     [](const DevicePeak &a, const DevicePeak &b) { return a.device < b.device; });
-    for (std::size_t d = 0; d < report.devices.size(); ++d) {
-        if (report.devices[d].eventIndex
-            && (!report.primary || report.devices[d].allocatedBytes > report.devices[*report.primary].allocatedBytes))
-            report.primary = d;
-    }
+    choosePrimary(report);
     report.liveAtPeak = m_liveAtPeak;
     return report;
 }

@@ -16,9 +16,7 @@
 #include "core/analysis/stepstats.h"
 #include "core/plan/analysedtrace.h"
 
-#include <map>
 #include <optional>
-#include <unordered_map>
 
 namespace peaklens {
 
@@ -43,24 +41,6 @@ public:
     std::uint64_t work() const { return m_live.work() + m_work; }
 
 private:
-    // One grouping of the timeline's memory: a block stays in the group of the event that
-    // allocated it until it is freed.
-    struct Grouping
-    {
-        struct Group
-        {
-            std::int64_t bytes = 0;
-            std::int64_t peak = 0;
-            std::optional<SeriesPoint> newest; // held back while events at its time may change it
-            PackedSeries points;
-        };
-        std::map<std::uint32_t, Group> groups;
-        std::unordered_map<std::uint64_t, std::uint32_t> owners;
-
-        void add(std::uint64_t addr, std::int64_t deltaBytes, std::int64_t timeNs, std::uint32_t key);
-        std::vector<GroupSeries> series(const Trace &trace, GroupBy groupBy);
-    };
-
     void followPrimaryDevice(const Trace &trace);
     void takeEvents(const Trace &trace, std::size_t from);
     void takeReserved(const Trace &trace, std::size_t from);
@@ -92,7 +72,7 @@ private:
     std::optional<std::uint32_t> m_device;
     SharedPoints m_allocated, m_reservedSeries;
     std::int64_t m_allocatedBytes = 0;
-    Grouping m_byCategoryGroups, m_byLayerGroups;
+    TimelineGrouping m_byCategoryGroups, m_byLayerGroups;
     std::size_t m_layerCount = 0;
     int m_layerDepth = 0;
     std::vector<std::uint32_t> m_bandOfLayer;
