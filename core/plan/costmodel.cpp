@@ -49,6 +49,22 @@ std::int64_t totalNs(const std::vector<Interval> &intervals)
     return ns;
 }
 
+} // namespace
+
+void useMedianStepTime(CostModel &model, const std::vector<std::int64_t> &stepTimesNs)
+{
+    if (stepTimesNs.size() < 2)
+        return;
+    model.stepTimeNs = median(stepTimesNs);
+    // The median absolute deviation: a warm-up step ten times as long leaves it alone.
+    std::vector<std::int64_t> deviations;
+    for (std::int64_t ns : stepTimesNs)
+        deviations.push_back(std::abs(ns - model.stepTimeNs));
+    model.stepTimeSpreadNs = median(deviations);
+}
+
+namespace {
+
 // A single step's times are noisy; with several steps the model takes, per chain layer,
 // the median over the steps of its forward and backward time in a step (all passes), and
 // the median step time.
@@ -59,12 +75,7 @@ void useMedianTimes(const Trace &trace, CostModel &model)
     std::vector<std::int64_t> stepTimes;
     for (const Step &step : trace.steps)
         stepTimes.push_back(step.durationNs());
-    model.stepTimeNs = median(stepTimes);
-    // The median absolute deviation: a warm-up step ten times as long leaves it alone.
-    std::vector<std::int64_t> deviations;
-    for (std::int64_t ns : stepTimes)
-        deviations.push_back(std::abs(ns - model.stepTimeNs));
-    model.stepTimeSpreadNs = median(deviations);
+    useMedianStepTime(model, stepTimes);
     std::vector<std::uint32_t> layers;
     for (const ChainLayer &layer : model.layers)
         layers.push_back(layer.layer);

@@ -150,6 +150,10 @@ struct ChainSelection
 // when there is none.
 std::vector<std::uint32_t> defaultChain(const Trace &trace);
 
+// Sets the model's step time to the median of these steps' and its spread to their median
+// absolute deviation; leaves both alone with fewer than two steps.
+void useMedianStepTime(CostModel &model, const std::vector<std::int64_t> &stepTimesNs);
+
 // Throws Error with a sentence when the trace has no usable chain.
 CostModel buildCostModel(const Trace &trace, const ChainSelection &selection = {});
 // The same with the trace's peaks (findPeaks) already found: a pass over every event fewer.

@@ -6,17 +6,6 @@
 
 namespace peaklens {
 
-namespace {
-
-std::int64_t medianOf(std::vector<std::int64_t> values)
-{
-    const std::size_t n = values.size();
-    std::sort(values.begin(), values.end());
-    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-} // namespace
-
 GrowingAnalysis::GrowingAnalysis(ChainSelection chain)
     : m_chain(std::move(chain))
 {
@@ -103,9 +92,9 @@ void GrowingAnalysis::followPrimaryDevice(const Trace &trace)
     lanes.lanes = trace.lanes;
     m_stepScan.emplace(lanes, m_live.peaks()[*primary].device);
     m_stepEventsTaken = 0;
+    const auto times = trace.events.timesNs();
     for (const LiveAnalysis::StepFigures &figures : m_live.steps()) {
         m_stepScan->addStep(figures.step);
-        const auto times = trace.events.timesNs();
         const auto end = static_cast<std::size_t>(std::lower_bound(times.begin(), times.end(), figures.step.endNs) - times.begin());
         m_stepScan->add(trace.events, m_stepEventsTaken, std::max(end, m_stepEventsTaken));
         m_stepEventsTaken = std::max(end, m_stepEventsTaken);
@@ -292,7 +281,9 @@ AnalysedTrace GrowingAnalysis::analysed(TracePtr tracePtr)
     analysed.byCategory.allocated = m_allocated;
     analysed.byCategory.reserved = m_reservedSeries;
     analysed.byCategory.groups = m_byCategoryGroups.series(trace, GroupBy::Category);
-    m_byLayer = analysed.byCategory;
+    m_byLayer.device = analysed.device;
+    m_byLayer.allocated = m_allocated;
+    m_byLayer.reserved = m_reservedSeries;
     m_byLayer.groupBy = GroupBy::Layer;
     m_byLayer.layerDepth = m_layerDepth;
     m_byLayer.groups = m_byLayerGroups.series(trace, GroupBy::Layer);
@@ -301,14 +292,8 @@ AnalysedTrace GrowingAnalysis::analysed(TracePtr tracePtr)
     analysed.model = m_model;
     analysed.modelProblem = m_model ? std::string() : !m_modelProblem.empty() ? m_modelProblem
                                                        : std::string("The model is built once the step of the peak is complete.");
-    if (analysed.model && m_stepTimesNs.size() > 1) {
-        // The median step so far, and its spread (as the model of the whole trace takes them).
-        analysed.model->stepTimeNs = medianOf(m_stepTimesNs);
-        std::vector<std::int64_t> deviations;
-        for (std::int64_t ns : m_stepTimesNs)
-            deviations.push_back(std::abs(ns - analysed.model->stepTimeNs));
-        analysed.model->stepTimeSpreadNs = medianOf(deviations);
-    }
+    if (analysed.model)
+        useMedianStepTime(*analysed.model, m_stepTimesNs); // as the model of the whole trace takes it
     analysed.stepTimeNs = analysed.model ? analysed.model->stepTimeNs : summary.lastNs - summary.firstNs;
     return analysed;
 }
