@@ -1,6 +1,8 @@
 """Tests of the peaklens Python helper on Debian's python3-torch (CPU).
 
-Run by tst_pythonhelper: python3 -m unittest test_helper, with PYTHONPATH=plugins/python.
+Run by tst_pythonhelper (python3 -m unittest discover, with PYTHONPATH=plugins/python) beside
+the tests of the package (test_package), of record (test_record), of the manifest's name
+(test_manifestpath) and of the example (test_example).
 """
 
 import collections
@@ -14,6 +16,7 @@ import torch
 
 import peaklens
 from peaklens._instrument import checkpoint_chain, checkpoint_schedule, resolve_checkpoint, write_schedule
+from support import LAUNCHER_VARIABLES
 
 
 class Recorder:
@@ -81,7 +84,7 @@ class HelperTest(unittest.TestCase):
     def setUp(self):
         Block.calls = {}
         os.environ.pop("PEAKLENS_CHECKPOINT", None)
-        for name in ("PEAKLENS_MANIFEST", "PEAKLENS_OUT", "RANK", "LOCAL_RANK"):
+        for name in LAUNCHER_VARIABLES:
             os.environ.pop(name, None)
 
     def test_ranges_nest_forward_then_backward_in_reverse(self):
@@ -222,19 +225,6 @@ class HelperTest(unittest.TestCase):
         self.assertEqual(modules["embed"]["inputs"], [[5, 8]])
         self.assertEqual(modules["head"]["output"], [5, 4])
 
-    def test_manifest_lands_beside_the_trace_under_record(self):
-        with tempfile.TemporaryDirectory() as directory:
-            os.environ["PEAKLENS_OUT"] = directory
-            os.environ["RANK"] = "3"
-            peaklens.instrument(fresh_model(), sink=Recorder())
-            expected = os.path.join(directory, "rank3-pid%d.manifest.json" % os.getpid())
-            self.assertTrue(os.path.exists(expected), os.listdir(directory))
-            del os.environ["RANK"]
-            os.environ["LOCAL_RANK"] = "1"
-            peaklens.instrument(fresh_model(), sink=Recorder())
-            expected = os.path.join(directory, "local1-pid%d.manifest.json" % os.getpid())
-            self.assertTrue(os.path.exists(expected), os.listdir(directory))
-
 
 class Residual(torch.nn.Module):
     """A block of the segment tests: an MLP with dropout on a residual path, counting its
@@ -367,7 +357,7 @@ class SegmentTest(unittest.TestCase):
 
     def setUp(self):
         os.environ.pop("PEAKLENS_CHECKPOINT", None)
-        for name in ("PEAKLENS_MANIFEST", "PEAKLENS_OUT", "RANK", "LOCAL_RANK"):
+        for name in LAUNCHER_VARIABLES:
             os.environ.pop(name, None)
 
     def assert_same_gradients(self, expected, actual):
@@ -713,7 +703,7 @@ class SelectiveTest(unittest.TestCase):
 
     def setUp(self):
         os.environ.pop("PEAKLENS_CHECKPOINT", None)
-        for name in ("PEAKLENS_MANIFEST", "PEAKLENS_OUT", "RANK", "LOCAL_RANK"):
+        for name in LAUNCHER_VARIABLES:
             os.environ.pop(name, None)
 
     def tearDown(self):

@@ -3,8 +3,9 @@
 #include <QProcess>
 #include <QProcessEnvironment>
 
-// Runs the Python helper's tests (test_helper.py, unittest) on Debian's python3-torch, so
-// that they are part of ctest.
+// Runs the Python helper's tests (test_*.py, unittest) on Debian's python3-torch, so that
+// they are part of ctest: the helper itself, the package pip installs, `python -m peaklens
+// record` (through the CUDA stand-ins when they are built) and examples/train_small.py.
 class tst_PythonHelper : public QObject
 {
     Q_OBJECT
@@ -16,11 +17,16 @@ private slots:
         QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
         environment.insert(QStringLiteral("PYTHONPATH"), QStringLiteral(PEAKLENS_SOURCE_DIR "/plugins/python"));
         environment.remove(QStringLiteral("PEAKLENS_CHECKPOINT"));
+#ifdef PEAKLENS_STANDIN_DIR
+        environment.insert(QStringLiteral("PEAKLENS_TEST_STANDIN_DIR"), QStringLiteral(PEAKLENS_STANDIN_DIR));
+        environment.insert(QStringLiteral("PEAKLENS_TEST_BIN_DIR"), QStringLiteral(PEAKLENS_BIN_DIR));
+#endif
         python.setProcessEnvironment(environment);
         python.setWorkingDirectory(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/plugins/python"));
         python.setProcessChannelMode(QProcess::MergedChannels);
-        python.start(QStringLiteral("/usr/bin/python3"), {QStringLiteral("-m"), QStringLiteral("unittest"), QStringLiteral("-v"),
-                                                          QStringLiteral("test_helper")});
+        python.start(QStringLiteral("/usr/bin/python3"), {QStringLiteral("-m"), QStringLiteral("unittest"), QStringLiteral("discover"),
+                                                          QStringLiteral("-v"), QStringLiteral("-s"), QStringLiteral("."),
+                                                          QStringLiteral("-p"), QStringLiteral("test_*.py")});
         QVERIFY2(python.waitForFinished(300000), "the Python tests did not finish");
         const QByteArray output = python.readAll();
         QVERIFY2(python.exitStatus() == QProcess::NormalExit && python.exitCode() == 0, output.constData());
