@@ -1,6 +1,7 @@
 #include "clirunner.h"
 
 #include "command.h"
+#include "completionspec.h"
 
 #include "core/error.h"
 #include "core/trace/visibletext.h"
@@ -28,6 +29,17 @@ int parseAndRun(int argc, char **argv, std::ostream &out, std::ostream &err)
         addRecordCommand(app),
         addWatchCommand(app),
     };
+    // Hidden from --help (group ""): the completion scripts the build installs, written from
+    // this very definition so that they cannot drift from it. Success ends the parse with
+    // exit code 0, as --version does, whatever else is missing.
+    const auto printCompletion = [&app, &out](const std::string &shell) {
+        const CompletionSpec spec = completionSpecOf(app);
+        out << (shell == "bash" ? bashCompletionScript(spec) : zshCompletionScript(spec)) << std::flush;
+        throw CLI::Success();
+    };
+    app.add_option_function<std::string>("--completion", printCompletion, "Print the completion script for bash or zsh")
+        ->check(CLI::IsMember({"bash", "zsh"}))
+        ->group("");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &error) {

@@ -6,8 +6,8 @@
 
 namespace peaklens::cli {
 
-// Exit codes: 0 success, 2 bad input or usage (one sentence on `err`, nothing on `out`),
-// or the exit code of a recorded command.
+// Returns the exit code (the table in docs/cli.md, "Exit status"); a failure is one sentence
+// on `err` and nothing on `out`.
 int runCli(int argc, char **argv, std::ostream &out, std::ostream &err);
 
 } // namespace peaklens::cli

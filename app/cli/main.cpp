@@ -1,5 +1,5 @@
 // peaklens-cli: inspect, summarise and convert memory traces from the command line.
-// Exit codes: 0 success, 2 bad input or usage (one sentence on stderr, nothing on stdout).
+// Exit codes: see "Exit status" in docs/cli.md, the one table of them (the man page's too).
 
 #include "clirunner.h"
 
