@@ -2,6 +2,7 @@
 # PeakLens set-up, build and entry point.
 #   ./run.sh          install what is missing, build, open the bundled sample
 #   ./run.sh test     install what is missing, build, run the whole test suite
+#   ./run.sh package  install what is missing, build, write build/peaklens_<version>_amd64.deb
 # Any further arguments after the command are passed on (./run.sh -- FILE opens FILE).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -18,8 +19,11 @@ packages=(
   qt6-base-dev qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6 xvfb xauth poppler-utils
   # replay engine (Debian's libtorch runs on the reference BLAS without OpenBLAS)
   libtorch-dev libopenblas0-pthread python3-torch
-  # the real-world corpus check (tests/data/real/expected.py)
-  python3
+  # the real-world corpus check (tests/data/real/expected.py); the helper as a pip package
+  python3 python3-pip python3-setuptools python3-venv
+  # installing: the .deb (dpkg-shlibdeps), man pages, desktop integration and its checks,
+  # shell completion checks
+  dpkg-dev help2man desktop-file-utils shared-mime-info xdg-utils libfile-mimeinfo-perl zsh
   # benchmarks (RSS measurements) and the fuzz preset (clang with libFuzzer)
   time clang libclang-rt-14-dev
 )
@@ -49,6 +53,9 @@ case "$command" in
   test)
     ctest --test-dir build --output-on-failure --parallel "$(nproc)" "$@"
     ;;
+  package)
+    (cd build && cpack -G DEB "$@")
+    ;;
   ""|run)
     sample=${1:-resources/samples/training-step.peaklens}
     if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -x build/bin/peaklens ]; then
@@ -59,7 +66,7 @@ case "$command" in
     build/bin/peaklens-cli report "$sample" -o build/report.html
     ;;
   *)
-    echo "usage: ./run.sh [test | run [FILE]]" >&2
+    echo "usage: ./run.sh [test | package | run [FILE]]" >&2
     exit 2
     ;;
 esac

@@ -7,6 +7,8 @@
 #include "core/error.h"
 #include "core/report/jsondump.h"
 
+#include "installlayout.h"
+
 #include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
@@ -47,24 +49,27 @@ std::filesystem::path ownDirectory()
     return ec ? std::filesystem::current_path() : self.parent_path();
 }
 
+// PEAKLENS_PLUGIN_DIR, else next to peaklens-cli (the build tree), else the installed
+// plugin folder relative to it.
 std::filesystem::path findCollector()
 {
     const char *pluginDir = std::getenv("PEAKLENS_PLUGIN_DIR");
-    for (const std::filesystem::path &directory : {pluginDir ? std::filesystem::path(pluginDir) : std::filesystem::path(), ownDirectory()}) {
+    const std::filesystem::path installed = ownDirectory() / PEAKLENS_PLUGIN_DIR_FROM_BIN;
+    for (const std::filesystem::path &directory :
+         {pluginDir ? std::filesystem::path(pluginDir) : std::filesystem::path(), ownDirectory(), installed}) {
         if (!directory.empty() && std::filesystem::exists(directory / "libpeaklens_cupti.so"))
-            return directory / "libpeaklens_cupti.so";
+            return std::filesystem::weakly_canonical(directory / "libpeaklens_cupti.so");
     }
-    throw Error("the CUPTI collector libpeaklens_cupti.so is not next to peaklens-cli or in PEAKLENS_PLUGIN_DIR; it is built "
-                "where the CUDA toolkit with CUPTI is installed.");
+    throw Error("the CUPTI collector libpeaklens_cupti.so is neither in " + installed.lexically_normal().string()
+                + " nor in PEAKLENS_PLUGIN_DIR; install the collector component, built where the CUDA toolkit with CUPTI is installed.");
 }
 
 std::filesystem::path findHelper()
 {
-    for (const auto &candidate : {ownDirectory() / "../share/peaklens/python", std::filesystem::path(PEAKLENS_SOURCE_DIR) / "plugins/python"}) {
-        if (std::filesystem::exists(candidate / "peaklens" / "__init__.py"))
-            return std::filesystem::weakly_canonical(candidate);
-    }
-    throw Error("the peaklens Python helper is not installed next to peaklens-cli.");
+    const std::filesystem::path installed = ownDirectory() / PEAKLENS_DATA_DIR_FROM_BIN / "python";
+    if (!std::filesystem::exists(installed / "peaklens" / "__init__.py"))
+        throw Error("the peaklens Python helper is not in " + installed.lexically_normal().string() + "; install the python component.");
+    return std::filesystem::weakly_canonical(installed);
 }
 
 void setEnvironment(const char *name, const std::string &value)

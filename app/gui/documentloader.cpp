@@ -5,6 +5,7 @@
 
 #include "localpath.h"
 
+#include "core/import/tracefolder.h"
 #include "core/import/traceloader.h"
 
 #include <QFileInfo>
@@ -147,9 +148,16 @@ quint64 DocumentLoader::load(const QStringList &paths, Purpose purpose)
     m_requests.push_back(request);
 
     Request *shared = request.get(); // lives until its result has been handed over
-    request->future = QtConcurrent::run([this, shared, paths]() -> Outcome {
+    request->future = QtConcurrent::run([this, shared, given = paths]() -> Outcome {
         Outcome outcome;
         try {
+            // A folder stands for the traces of a run recorded into it.
+            QStringList paths;
+            std::vector<std::string> local;
+            for (const QString &path : given)
+                local.push_back(localPath(path));
+            for (const std::string &path : expandTraceFolders(local))
+                paths << fromLocalPath(path);
             const auto report = [this, shared](double fraction) {
                 const int permille = static_cast<int>(fraction * 1000);
                 if (shared->shownPermille.exchange(permille) == permille)

@@ -40,7 +40,8 @@ public:
     explicit DocumentLoader(QObject *parent = nullptr);
     ~DocumentLoader() override;
 
-    // Starts reading `paths` (ranks of one run are sorted by rank); loaded or failed follows
+    // Starts reading `paths` (ranks of one run are sorted by rank; a folder stands for the
+    // *.peaklens files in it); loaded or failed follows
     // with the returned ticket. A request of the same purpose still running is cancelled.
     quint64 load(const QStringList &paths, Purpose purpose);
     void cancel(Purpose purpose);

@@ -13,8 +13,11 @@
 #include "reportexport.h"
 
 #include "core/error.h"
+#include "core/import/tracefolder.h"
 #include "core/import/traceloader.h"
 #include "core/trace/visibletext.h"
+
+#include "installlayout.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -26,13 +29,11 @@
 
 namespace {
 
-// Next to an installed app, else in the source tree it was built from.
+// In the data folder beside the app's own, installed or in the build tree.
 QString bundledSample()
 {
-    const QString installed = QCoreApplication::applicationDirPath() + QStringLiteral("/../share/peaklens/samples/training-step.peaklens");
-    if (QFileInfo::exists(installed))
-        return QDir::cleanPath(installed);
-    return QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens");
+    return QDir::cleanPath(QCoreApplication::applicationDirPath()
+                           + QStringLiteral("/" PEAKLENS_DATA_DIR_FROM_BIN "/samples/training-step.peaklens"));
 }
 
 
@@ -42,6 +43,8 @@ int run(int argc, char **argv)
     QApplication::setOrganizationName(QStringLiteral("PeakLens"));
     QApplication::setApplicationName(QStringLiteral("PeakLens"));
     QApplication::setApplicationVersion(QStringLiteral(PEAKLENS_VERSION));
+    // Lets the desktop shell match the window to its menu entry and icon.
+    QGuiApplication::setDesktopFileName(QStringLiteral("peaklens"));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Memory profiler for deep-learning training"));
@@ -78,7 +81,8 @@ int run(int argc, char **argv)
                                      QStringLiteral("FILE"));
     parser.addOptions({screenshot, groupByLayer, strategy, rerun, select, exportReport, record, empty, size, tab, at, find, compare});
     parser.addPositionalArgument(QStringLiteral("FILE"),
-                                 QStringLiteral("Traces to open, several for the ranks of one run (default: the bundled sample)"));
+                                 QStringLiteral("Traces to open, several (or their folder) for the ranks of one run "
+                                                "(default: the bundled sample)"));
     // From argv's bytes, so a file name that is not UTF-8 still opens.
     QStringList arguments;
     for (int i = 0; i < argc; ++i)
@@ -91,10 +95,12 @@ int run(int argc, char **argv)
         try {
             std::vector<std::pair<std::string, peaklens::TracePtr>> traces;
             std::vector<std::string> inputs;
-            const QStringList files = parser.positionalArguments().isEmpty() ? QStringList{path} : parser.positionalArguments();
-            for (const QString &file : files) {
-                inputs.push_back(peaklens::gui::localPath(file));
-                traces.emplace_back(inputs.back(), peaklens::loadTrace(inputs.back()));
+            std::vector<std::string> files;
+            for (const QString &file : parser.positionalArguments().isEmpty() ? QStringList{path} : parser.positionalArguments())
+                files.push_back(peaklens::gui::localPath(file));
+            for (const std::string &file : peaklens::expandTraceFolders(files)) {
+                inputs.push_back(file);
+                traces.emplace_back(file, peaklens::loadTrace(file));
             }
             peaklens::gui::exportReport(peaklens::buildReport(traces, std::nullopt), parser.value(exportReport), inputs);
             std::printf("wrote %s\n", qPrintable(parser.value(exportReport)));

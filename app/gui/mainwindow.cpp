@@ -118,6 +118,7 @@ MainWindow::MainWindow(QWidget *parent)
     connectServices();
     setIdle();
     resize(1400, 900);
+    restoreWindowState();
 }
 
 MainWindow::~MainWindow()
@@ -174,11 +175,13 @@ void MainWindow::createPanes()
     m_detailTabs->addTab(m_runsPane, tr("R&uns"));
 
     auto *bottom = new QSplitter(Qt::Horizontal, this);
+    bottom->setObjectName(QStringLiteral("layersAndDetails"));
     bottom->addWidget(layersPane);
     bottom->addWidget(m_detailTabs);
     bottom->setStretchFactor(0, 1);
     bottom->setStretchFactor(1, 1);
     auto *main = new QSplitter(Qt::Vertical, this);
+    main->setObjectName(QStringLiteral("timelineAndBelow"));
     main->addWidget(m_timeline);
     main->addWidget(bottom);
     main->setStretchFactor(0, 3);
@@ -347,6 +350,7 @@ void MainWindow::openFiles(const QStringList &paths)
         return;
     // An older request is cancelled and its result dropped: nothing waits for it.
     m_openTicket = m_loader->load(paths, DocumentLoader::Purpose::Open);
+    m_openRequest = paths;
     setBusy(tr("Opening %1…").arg(paths.join(QStringLiteral(", "))));
     m_emptyState->showProblem({});
 }
@@ -388,7 +392,8 @@ void MainWindow::onLoaded(quint64 ticket, DocumentLoader::Purpose purpose, const
     if (ticket != m_openTicket)
         return;
     startSession(documents.front(), processes);
-    rememberRecent(documents.front()->filePath());
+    // A folder of ranks is remembered as the folder; several files by the first rank.
+    rememberRecent(m_openRequest.size() == 1 ? m_openRequest.front() : documents.front()->filePath());
     if (documents.size() == 1 && documents.front()->trace->metaValue(metakey::WriterState) == "writing")
         followLive(documents.front()->filePath());
     for (const DocumentPtr &document : documents) {

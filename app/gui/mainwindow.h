@@ -142,6 +142,7 @@ Q_SIGNALS:
     void reportExported(const QString &path, const QString &problem);
 
 protected:
+    void closeEvent(QCloseEvent *event) override;
     void dragEnterEvent(QDragEnterEvent *event) override;
     void dropEvent(QDropEvent *event) override;
 
@@ -181,6 +182,9 @@ private:
     void applyStrategy();
     void updatePrediction();
     void showRangeStats(std::int64_t beginNs, std::int64_t endNs);
+    // The window's geometry and splitter sizes, kept in QSettings from one session to the next.
+    void restoreWindowState();
+    void saveWindowState() const;
     void rememberRecent(const QString &path);
     void rebuildRecentMenu();
     void setBusy(const QString &message);
@@ -198,6 +202,7 @@ private:
     quint64 m_nextSession = 1;
     quint64 m_rerunSession = 0;  // the session a running rerun belongs to
     quint64 m_openTicket = 0;    // the files being opened
+    QStringList m_openRequest;   // and the paths they were asked for by (a folder, say)
     quint64 m_processTicket = 0; // another process of the session being read
     quint64 m_compareTicket = 0; // a trace to compare with being read
     std::map<quint64, RunRecord> m_readingRuns; // reruns whose traces are being read, by ticket

@@ -15,6 +15,7 @@
 #include "core/trace/visibletext.h"
 
 #include <QAction>
+#include <QCloseEvent>
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -22,7 +23,9 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QRegularExpression>
 #include <QSettings>
+#include <QSplitter>
 #include <QStatusBar>
 #include <QTreeView>
 #include <QtConcurrent/QtConcurrentRun>
@@ -171,6 +174,28 @@ RecordDialog *MainWindow::recordDialog()
         });
     }
     return m_recordDialog;
+}
+
+void MainWindow::restoreWindowState()
+{
+    const QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    for (QSplitter *splitter : findChildren<QSplitter *>(QRegularExpression(QStringLiteral(".+"))))
+        splitter->restoreState(settings.value(QStringLiteral("window/splitter/") + splitter->objectName()).toByteArray());
+}
+
+void MainWindow::saveWindowState() const
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    for (const QSplitter *splitter : findChildren<QSplitter *>(QRegularExpression(QStringLiteral(".+"))))
+        settings.setValue(QStringLiteral("window/splitter/") + splitter->objectName(), splitter->saveState());
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    saveWindowState();
+    QMainWindow::closeEvent(event);
 }
 
 void MainWindow::rememberRecent(const QString &path)

@@ -4,7 +4,8 @@
 // push/pop ranges through its callback API, and streams them into one *.peaklens per
 // process (docs/recording.md). Configuration comes from the environment that
 // `peaklens-cli record` sets: PEAKLENS_OUT, PEAKLENS_COMMAND, PEAKLENS_CWD,
-// PEAKLENS_ALLOCATOR, PEAKLENS_CHECKPOINT, and RANK / LOCAL_RANK.
+// PEAKLENS_ALLOCATOR, PEAKLENS_CHECKPOINT, and the launcher's RANK / LOCAL_RANK / WORLD_SIZE
+// (torchrun) or SLURM_PROCID / SLURM_LOCALID / SLURM_NTASKS (srun).
 
 #include "activitydecoder.h"
 #include "recordingsession.h"
@@ -94,15 +95,34 @@ std::string cuptiMessage(CUptiResult result)
     return text ? text : "CUPTI error " + std::to_string(static_cast<int>(result));
 }
 
-// "rank1-pid4242": which process of a (possibly distributed) run this is, from the
-// launcher's RANK (else LOCAL_RANK); the Python helper names its manifest the same way.
+// What the launcher says of this process: torchrun's variables, else Slurm's (srun
+// without torchrun), else nothing.
+std::string launcherValue(const char *torchrun, const char *slurm)
+{
+    const std::string value = environment(torchrun);
+    return value.empty() ? environment(slurm) : value;
+}
+
+std::string globalRank()
+{
+    return launcherValue("RANK", "SLURM_PROCID");
+}
+
+std::string localRank()
+{
+    return launcherValue("LOCAL_RANK", "SLURM_LOCALID");
+}
+
+// "rank1-pid4242": which process of a (possibly distributed) run this is, from its global
+// rank (else its local one), so the ranks of several nodes can share one folder; the
+// Python helper names its manifest the same way.
 std::string processTag()
 {
     std::string tag;
-    if (!environment("RANK").empty())
-        tag = "rank" + environment("RANK") + "-";
-    else if (!environment("LOCAL_RANK").empty())
-        tag = "local" + environment("LOCAL_RANK") + "-";
+    if (!globalRank().empty())
+        tag = "rank" + globalRank() + "-";
+    else if (!localRank().empty())
+        tag = "local" + localRank() + "-";
     return tag + "pid" + std::to_string(::getpid());
 }
 
@@ -275,19 +295,31 @@ void finishRecording()
     }
 }
 
+// A function of the driver that loaded this collector. The collector does not link the
+// driver: the driver comes with the GPU, not with a package a .deb could depend on.
+template <typename Function>
+Function driverFunction(const char *name)
+{
+    static void *const driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    return driver ? reinterpret_cast<Function>(::dlsym(driver, name)) : nullptr;
+}
+
 // What each device the process sees can hold, from the driver. The session asks from the
 // flusher thread (or the exit handler), when it writes its first memory record: CUDA has
 // finished initializing by then, and no training thread waits for the answer.
 std::vector<std::optional<std::int64_t>> deviceTotals()
 {
+    const auto getCount = driverFunction<decltype(&cuDeviceGetCount)>("cuDeviceGetCount");
+    const auto getDevice = driverFunction<decltype(&cuDeviceGet)>("cuDeviceGet");
+    const auto totalMemory = driverFunction<decltype(&cuDeviceTotalMem)>("cuDeviceTotalMem_v2");
     int count = 0;
-    if (cuDeviceGetCount(&count) != CUDA_SUCCESS || count <= 0)
+    if (!getCount || !getDevice || !totalMemory || getCount(&count) != CUDA_SUCCESS || count <= 0)
         return {};
     std::vector<std::optional<std::int64_t>> totals(static_cast<std::size_t>(count));
     for (int ordinal = 0; ordinal < count; ++ordinal) {
         CUdevice device = 0;
         std::size_t bytes = 0;
-        if (cuDeviceGet(&device, ordinal) == CUDA_SUCCESS && cuDeviceTotalMem(&bytes, device) == CUDA_SUCCESS && bytes > 0)
+        if (getDevice(&device, ordinal) == CUDA_SUCCESS && totalMemory(&bytes, device) == CUDA_SUCCESS && bytes > 0)
             totals[static_cast<std::size_t>(ordinal)] = static_cast<std::int64_t>(bytes);
     }
     return totals;
@@ -309,11 +341,12 @@ void writeProcessMeta(TraceWriter &writer)
     writer.writeMeta(metakey::WorkingDirectory, cwd.empty() ? std::filesystem::current_path().string() : cwd);
     writer.writeMeta(metakey::Checkpoint, environment("PEAKLENS_CHECKPOINT"));
     writer.writeMeta(metakey::ProcessId, std::to_string(::getpid()));
-    const std::pair<const char *, std::string_view> launcher[] = {
-        {"RANK", metakey::Rank}, {"LOCAL_RANK", metakey::LocalRank}, {"WORLD_SIZE", metakey::WorldSize}};
-    for (const auto &[variable, key] : launcher) {
-        if (!environment(variable).empty())
-            writer.writeMeta(key, environment(variable));
+    const std::pair<std::string, std::string_view> launcher[] = {{globalRank(), metakey::Rank},
+                                                                 {localRank(), metakey::LocalRank},
+                                                                 {launcherValue("WORLD_SIZE", "SLURM_NTASKS"), metakey::WorldSize}};
+    for (const auto &[value, key] : launcher) {
+        if (!value.empty())
+            writer.writeMeta(key, value);
     }
 }
 

@@ -112,6 +112,7 @@ RanksPane::RanksPane(QWidget *parent)
     scroll->setWidget(m_strips);
     scroll->setWidgetResizable(true);
     auto *split = new QSplitter(Qt::Vertical, this);
+    split->setObjectName(QStringLiteral("ranksTableAndChart"));
     split->addWidget(m_view);
     split->addWidget(scroll);
     split->setSizes({160, 240});

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <memory>
 #include <set>
 
 using namespace peaklens;
@@ -50,8 +51,8 @@ QProcessEnvironment standinEnvironment()
 {
     QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
     environment.insert(QStringLiteral("LD_LIBRARY_PATH"), QStringLiteral(PEAKLENS_STANDIN_DIR));
-    for (const char *name : {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH", "RANK", "LOCAL_RANK", "WORLD_SIZE",
-                             "PEAKLENS_CHECKPOINT", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_NO_CUDA_MEMORY_CACHING"})
+    for (const char *name : {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH", "RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID",
+                             "SLURM_LOCALID", "SLURM_NTASKS", "PEAKLENS_CHECKPOINT", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_NO_CUDA_MEMORY_CACHING"})
         environment.remove(QString::fromLatin1(name));
     return environment;
 }
@@ -319,6 +320,7 @@ private slots:
     void fullDiskStopsRecordingOnly();
     void eightThreadsAtOnce();
     void twoRanksAtOnce();
+    void srunTasksOnTwoNodes();
 };
 
 // The collector runs inside someone else's process: only its entry point may be visible.
@@ -631,6 +633,37 @@ void TestCollectorInjection::twoRanksAtOnce()
         QCOMPARE(trace->metaValue(metakey::LocalRank), std::to_string(rank));
         QCOMPARE(trace->metaValue(metakey::WorldSize), std::string("2"));
         QCOMPARE(trace->steps.size(), std::size_t(3));
+        verifyLayers(*trace, blocks(4));
+    }
+}
+
+// srun starts `peaklens-cli record` once per task, on several nodes writing to one shared
+// folder, with Slurm's variables instead of torchrun's: the traces are named and tagged by
+// the task's global rank, so no two collide.
+void TestCollectorInjection::srunTasksOnTwoNodes()
+{
+    constexpr int kTasks = 4;
+    QTemporaryDir out;
+    std::vector<std::unique_ptr<Recording>> tasks;
+    for (int task = 0; task < kTasks; ++task) {
+        QProcessEnvironment slurm;
+        slurm.insert(QStringLiteral("SLURM_PROCID"), QString::number(task));
+        slurm.insert(QStringLiteral("SLURM_LOCALID"), QString::number(task % 2));
+        slurm.insert(QStringLiteral("SLURM_NTASKS"), QString::number(kTasks));
+        tasks.push_back(std::make_unique<Recording>(out.path(), QStringList{QStringLiteral("--steps"), QStringLiteral("2")},
+                                                    QStringLiteral("exact"), slurm));
+    }
+    for (auto &task : tasks)
+        QCOMPARE(task->finish(), 0);
+    const QStringList traces = tracesIn(out.path());
+    QCOMPARE(traces.size(), kTasks);
+    for (int task = 0; task < kTasks; ++task) {
+        QVERIFY(QFileInfo(traces[task]).fileName().startsWith(QStringLiteral("rank%1-pid").arg(task)));
+        const TracePtr trace = TraceReader::read(ss(traces[task]));
+        QCOMPARE(trace->metaValue(metakey::Rank), std::to_string(task));
+        QCOMPARE(trace->metaValue(metakey::LocalRank), std::to_string(task % 2));
+        QCOMPARE(trace->metaValue(metakey::WorldSize), std::to_string(kTasks));
+        QCOMPARE(trace->steps.size(), std::size_t(2));
         verifyLayers(*trace, blocks(4));
     }
 }
