@@ -13,23 +13,6 @@ namespace {
 
 using ValueKind = CompletionSpec::ValueKind;
 
-// A word in single quotes.
-std::string singleQuoted(const std::string &word)
-{
-    std::string out = "'";
-    for (const char c : word)
-        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
-std::string joined(const std::vector<std::string> &words, const std::string &separator = " ")
-{
-    std::string out;
-    for (const std::string &word : words)
-        out += (out.empty() ? "" : separator) + word;
-    return out;
-}
-
 std::string kindWord(ValueKind kind, const std::vector<std::string> &choices)
 {
     switch (kind) {

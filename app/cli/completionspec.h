@@ -51,6 +51,10 @@ struct CompletionSpec
 // Hidden options and subcommands (CLI11 group "") are left out.
 CompletionSpec completionSpecOf(CLI::App &app);
 
+// Shared by the two scripts: a word in the shell's single quotes, and words joined.
+std::string singleQuoted(const std::string &word);
+std::string joined(const std::vector<std::string> &words, const std::string &separator = " ");
+
 std::string bashCompletionScript(const CompletionSpec &spec);
 std::string zshCompletionScript(const CompletionSpec &spec);
 

@@ -10,15 +10,6 @@ namespace {
 
 using ValueKind = CompletionSpec::ValueKind;
 
-// A word in single quotes.
-std::string singleQuoted(const std::string &text)
-{
-    std::string out = "'";
-    for (const char c : text)
-        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
 // Text in an _arguments spec, where `special` are the characters that end its part.
 std::string escaped(const std::string &text, const std::string &special)
 {
@@ -28,14 +19,6 @@ std::string escaped(const std::string &text, const std::string &special)
             out += '\\';
         out += c;
     }
-    return out;
-}
-
-std::string joined(const std::vector<std::string> &words)
-{
-    std::string out;
-    for (const std::string &word : words)
-        out += (out.empty() ? "" : " ") + word;
     return out;
 }
 

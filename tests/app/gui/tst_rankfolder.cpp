@@ -3,6 +3,7 @@
 // `peaklens-cli record` and collector with the CUDA stand-ins (tests/plugins/cupti/standin),
 // launched as torchrun and as srun launch a run; the written row needs no collector.
 
+#include "standinenvironment.h"
 #include "testsupport.h"
 
 #include "core/format/tracewriter.h"
@@ -28,17 +29,18 @@ namespace {
 
 constexpr int kRanks = 4;
 
+#ifdef PEAKLENS_STANDIN_DIR
 QProcessEnvironment standinEnvironment()
 {
-    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-#ifdef PEAKLENS_STANDIN_DIR
-    environment.insert(QStringLiteral("LD_LIBRARY_PATH"), QStringLiteral(PEAKLENS_STANDIN_DIR));
-#endif
-    for (const char *name : {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH", "RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID",
-                             "SLURM_LOCALID", "SLURM_NTASKS", "PEAKLENS_CHECKPOINT", "PEAKLENS_PLUGIN_DIR"})
-        environment.remove(QString::fromLatin1(name));
-    return environment;
+    return peaklens::test::standinEnvironment(QStringLiteral(PEAKLENS_STANDIN_DIR));
 }
+#else
+// Without the stand-ins the recorded rows are skipped before anything runs.
+QProcessEnvironment standinEnvironment()
+{
+    return QProcessEnvironment::systemEnvironment();
+}
+#endif
 
 QStringList recordArguments(const QString &out)
 {

@@ -7,6 +7,7 @@
 // the manifest. A follower reads two of them while they are written, as `watch` and the
 // app do, and must gather what a plain read of the file holds.
 
+#include "standinenvironment.h"
 #include "testsupport.h"
 
 #include "core/analysis/layerstats.h"
@@ -49,12 +50,7 @@ const QString kCollector = QStringLiteral(PEAKLENS_BIN_DIR "/libpeaklens_cupti.s
 
 QProcessEnvironment standinEnvironment()
 {
-    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    environment.insert(QStringLiteral("LD_LIBRARY_PATH"), QStringLiteral(PEAKLENS_STANDIN_DIR));
-    for (const char *name : {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH", "RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID",
-                             "SLURM_LOCALID", "SLURM_NTASKS", "PEAKLENS_CHECKPOINT", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_NO_CUDA_MEMORY_CACHING"})
-        environment.remove(QString::fromLatin1(name));
-    return environment;
+    return peaklens::test::standinEnvironment(QStringLiteral(PEAKLENS_STANDIN_DIR));
 }
 
 // `peaklens-cli record --out DIR [--allocator MODE] -- peaklens-test-trainer ARGS`, running.
