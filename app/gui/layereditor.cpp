@@ -27,16 +27,26 @@ std::vector<std::uint32_t> childrenOf(const Trace &trace, std::uint32_t layer)
     return children;
 }
 
-// The layer and its siblings of the same kind: the repeated blocks it is one of.
+// The layer and its siblings of the same kind: the repeated blocks it is one of. For a call
+// of a loop ("model:253[3]"), the calls of that loop, in order.
 std::vector<std::uint32_t> likeSiblings(const Trace &trace, std::uint32_t layer)
 {
-    std::vector<std::uint32_t> blocks;
+    std::vector<std::pair<long, std::uint32_t>> blocks;
     const Layer &target = trace.layers[layer];
+    const auto call = loopCall(target.name());
     for (std::uint32_t l = 0; l < trace.layers.size(); ++l) {
-        if (trace.layers[l].parent == target.parent && trace.layers[l].kind == target.kind)
-            blocks.push_back(l);
+        if (trace.layers[l].parent != target.parent)
+            continue;
+        if (!call && trace.layers[l].kind == target.kind)
+            blocks.emplace_back(0, l);
+        else if (const auto sibling = loopCall(trace.layers[l].name()); call && sibling && sibling->loop == call->loop)
+            blocks.emplace_back(sibling->index, l);
     }
-    return blocks;
+    std::stable_sort(blocks.begin(), blocks.end());
+    std::vector<std::uint32_t> layers;
+    for (const auto &[index, l] : blocks)
+        layers.push_back(l);
+    return layers;
 }
 
 } // namespace
@@ -105,11 +115,15 @@ QMenu *LayerEditor::menuFor(const DocumentPtr &document, std::uint32_t layer, QW
     action->setEnabled(children.size() >= 2);
     action->setObjectName(QStringLiteral("chainOfChildren"));
     const auto siblings = likeSiblings(trace, layer);
-    action = menu->addAction(tr("Plan with the %1 layers of kind %2 beside it as the chain")
-                                 .arg(siblings.size())
-                                 .arg(target.kind.empty() ? tr("(none)") : QString::fromStdString(target.kind)),
+    const auto call = loopCall(target.name());
+    action = menu->addAction(call ? tr("Plan with the %1 calls of %2 as the chain")
+                                        .arg(siblings.size())
+                                        .arg(QString::fromUtf8(call->loop.data(), qsizetype(call->loop.size())))
+                                  : tr("Plan with the %1 layers of kind %2 beside it as the chain")
+                                        .arg(siblings.size())
+                                        .arg(target.kind.empty() ? tr("(none)") : QString::fromStdString(target.kind)),
                              this, [this, document, siblings] { useChain(document, siblings); });
-    action->setEnabled(siblings.size() >= 2 && !target.kind.empty());
+    action->setEnabled(siblings.size() >= 2 && (call || !target.kind.empty()));
     action->setObjectName(QStringLiteral("chainOfSiblings"));
     action = menu->addAction(tr("Plan with the default chain"), this, [this, document] { useChain(document, {}); });
     action->setEnabled(!document->chain.layers.empty());

@@ -3,6 +3,7 @@
 #include "allocationsites.h"
 #include "lanedevices.h"
 #include "stepalignment.h"
+#include "core/trace/layermatch.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -28,17 +29,19 @@ std::optional<std::int64_t> medianStepTimeNs(const Trace &trace)
 
 using Rows = std::map<std::string, DiffRow, std::less<>>;
 
-// Adds one trace's groups to the rows; `label` names a group's key, `detail` adds to it.
-void addGroups(Rows &rows, const std::vector<LiveGroup> &groups, bool isA,
-               const std::function<std::string(std::uint32_t)> &label,
-               const std::function<std::string(std::uint32_t)> &detail = {})
+using Naming = std::function<std::string(std::uint32_t)>;
+
+// Adds one trace's groups to the rows; `match` is what matches a group across the traces,
+// `label` what the row shows (the first trace's), `detail` adds to it.
+void addGroups(Rows &rows, const std::vector<LiveGroup> &groups, bool isA, const Naming &match, const Naming &label,
+               const Naming &detail = {})
 {
     for (const LiveGroup &group : groups) {
-        std::string key = label(group.key);
+        std::string key = match(group.key);
         auto found = rows.find(key);
         if (found == rows.end()) {
-            found = rows.emplace(key, DiffRow{}).first;
-            found->second.key = std::move(key);
+            found = rows.emplace(std::move(key), DiffRow{}).first;
+            found->second.key = label(group.key);
             if (detail)
                 found->second.detail = detail(group.key);
         }
@@ -62,9 +65,11 @@ std::vector<DiffRow> changedRows(Rows rows)
     return out;
 }
 
-std::string layerKey(const Trace &trace, std::uint32_t layer)
+constexpr std::string_view kNoLayerLabel = "(no layer)";
+
+std::string layerLabel(const Trace &trace, std::uint32_t layer)
 {
-    return layer == kNoLayer || layer >= trace.layers.size() ? std::string("(no layer)") : trace.layers[layer].path;
+    return layer < trace.layers.size() ? trace.layers[layer].path : std::string(kNoLayerLabel);
 }
 
 // The allocated bytes on `device` at the last event before `beginNs` (when there is one)
@@ -152,12 +157,17 @@ TraceDiff diffTraces(const Trace &a, const TraceSummary &summaryA, const Trace &
         if (!summary.peak.liveAtPeak)
             return;
         const LiveSet &live = *summary.peak.liveAtPeak;
-        addGroups(layers, live.byLayer, isA, [&](std::uint32_t key) { return layerKey(trace, key); });
-        addGroups(categories, live.byCategory, isA,
-                  [](std::uint32_t key) { return std::string(categoryName(static_cast<Category>(key))); });
+        // Layers match by their place in the model, so that moved lines still match.
+        const std::vector<std::string> layerKeys = layerMatchKeys(trace);
+        addGroups(
+            layers, live.byLayer, isA,
+            [&](std::uint32_t key) { return key < layerKeys.size() ? layerKeys[key] : std::string(kNoLayerLabel); },
+            [&](std::uint32_t key) { return layerLabel(trace, key); });
+        const Naming category = [](std::uint32_t key) { return std::string(categoryName(static_cast<Category>(key))); };
+        addGroups(categories, live.byCategory, isA, category, category);
         const AllocationSites allocationSites(trace.stacks);
-        addGroups(sites, live.bySite, isA, [&](std::uint32_t key) { return allocationSites.label(key); },
-                  [&](std::uint32_t key) { return allocationSites.location(key); });
+        const Naming site = [&](std::uint32_t key) { return allocationSites.label(key); };
+        addGroups(sites, live.bySite, isA, site, site, [&](std::uint32_t key) { return allocationSites.location(key); });
     };
     addTrace(a, summaryA, true);
     addTrace(b, summaryB, false);

@@ -30,8 +30,9 @@ PeakFigures peakFigures(const Trace &trace, const TraceSummary &summary);
 // One layer, allocation site or category live at the peaks of trace A and trace B.
 struct DiffRow
 {
-    // What matches the two traces: a layer's module path ("(no layer)" for blocks outside
-    // any), an allocation site's label (AllocationSites::label, so that the same code
+    // What the row is: a layer's module path in trace A (in B where A lacks it; the two
+    // match by layerMatchKey, so a layer whose lines moved is one row), "(no layer)" for
+    // blocks outside any, an allocation site's label (AllocationSites::label, so that the same code
     // checked out elsewhere still matches), a category's name.
     std::string key;
     std::string detail; // sites: the naming frame with its full path, A's when A has the site

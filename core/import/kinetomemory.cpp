@@ -52,7 +52,7 @@ void KinetoMemory::finishLane(std::span<const Record> records, Result &result)
     std::int64_t level = 0;
     const auto addSynthetic = [&](const Record &record, std::int64_t delta, Origin origin) {
         scratch.clear();
-        ledger.apply(record.timeNs, Category::Unknown, delta, scratch);
+        ledger.apply(record.timeNs, origin == Origin::BeforeTrace ? Category::BeforeTrace : Category::Unknown, delta, scratch);
         for (const MemoryEvent &event : scratch)
             result.events.push_back({event, record.thread, origin});
         level += delta;

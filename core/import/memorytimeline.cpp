@@ -19,7 +19,7 @@ namespace {
 // They are PeakLens's own category codes.
 Category categoryAt(std::int64_t index)
 {
-    return index >= 0 && index < kCategoryCount ? static_cast<Category>(index) : Category::Unknown;
+    return index >= 0 && index < kProfilerCategoryCount ? static_cast<Category>(index) : Category::Unknown;
 }
 
 class TimelineImporter
@@ -105,24 +105,24 @@ private:
             largest = std::max(largest, t);
         const std::int64_t scale = timeScale(largest, false);
 
-        std::array<std::int64_t, kCategoryCount> current{};
+        std::array<std::int64_t, kProfilerCategoryCount> current{};
         std::size_t row = 0;
         for (simdjson::dom::element sizeRow : sizes) {
             simdjson::dom::array columns;
             if (sizeRow.get_array().get(columns))
                 fail("is not a valid memory timeline: row " + std::to_string(row) + " of sizes is not a list");
             // Column 0 is always zero; column c + 1 holds category c.
-            std::array<std::int64_t, kCategoryCount> next{};
+            std::array<std::int64_t, kProfilerCategoryCount> next{};
             std::size_t column = 0;
             for (simdjson::dom::element value : columns) {
-                if (column >= 1 && column <= kCategoryCount)
+                if (column >= 1 && column <= kProfilerCategoryCount)
                     next[column - 1] = integer(value, "a size");
                 ++column;
             }
             const std::int64_t t = checkedTime(timeValues[row], scale);
             // Shrinking categories first, so no moment looks higher than the row says.
             for (int pass = 0; pass < 2; ++pass) {
-                for (int c = 0; c < kCategoryCount; ++c) {
+                for (int c = 0; c < kProfilerCategoryCount; ++c) {
                     const std::int64_t delta = next[c] - current[c];
                     if ((pass == 0 && delta < 0) || (pass == 1 && delta > 0))
                         m_ledger.apply(t, static_cast<Category>(c), delta, m_events);

@@ -42,8 +42,10 @@ public:
         std::vector<std::uint8_t> python(frames.size()), moduleCall(frames.size()), forward(frames.size());
         for (std::size_t f = 0; f < frames.size(); ++f) {
             hints[f] = phaseHint(frames[f]);
-            python[f] = isPythonFrame(frames[f]);
             moduleCall[f] = isModuleCallFrame(frames[f]);
+            // Wrappers (hooks, decorators, torch's own Python) neither make a call nor
+            // name one: a call they pass on is named after the code that called them.
+            python[f] = isPythonFrame(frames[f]) && !isPassThroughFrame(frames[f]);
             forward[f] = python[f] && frames[f].function == "forward";
         }
         const auto &nodes = stacks.nodes();
@@ -89,8 +91,9 @@ public:
     }
 
 private:
-    // Real models nest a few dozen module calls; deeper chains (recursion, damage) stop there.
-    static constexpr std::uint32_t kMaxCallDepth = 64;
+    // Deeper calls (recursion, damage, a library's inner modules) stay in the tenth level:
+    // a name of more levels is more than a person reads.
+    static constexpr std::uint32_t kMaxCallDepth = 10;
 
     struct NodeState
     {
@@ -204,19 +207,33 @@ private:
     std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::uint32_t> m_keyIds;
 };
 
-// "model:253" for a call made at model.py line 253; dots would nest paths, so they go.
-std::string siteName(const Frame &site)
+// Layer names keep each part short: "model:253", a long file name shortened in the middle.
+constexpr std::size_t kMaxPartLength = 48;
+
+// "model:253" for a call made at model.py line 253; dots would nest paths, so they go. A
+// notebook cell's file is a number ("/tmp/ipykernel_7/3105878423.py"): it reads "cell".
+std::string siteName(const Frame &site, std::size_t room)
 {
     std::string stem(fileBaseName(site.file));
     if (stem.ends_with(".py"))
         stem.resize(stem.size() - 3);
-    std::string name = (stem.empty() ? site.function : stem) + ":" + std::to_string(site.line);
-    std::replace(name.begin(), name.end(), '.', '_');
-    return name;
+    if (stem.empty())
+        stem = site.function;
+    if (!stem.empty() && std::all_of(stem.begin(), stem.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        stem = "cell";
+    std::replace(stem.begin(), stem.end(), '.', '_');
+    const std::string line = ":" + std::to_string(site.line);
+    if (stem.size() + line.size() > room) {
+        const std::size_t keep = room > line.size() + 3 ? room - line.size() - 3 : 1; // "…" is 3 bytes
+        stem = stem.substr(0, (keep + 1) / 2) + "\u2026" + stem.substr(stem.size() - keep / 2);
+    }
+    return stem + line;
 }
 
 // Creates the layers the keys stand for: a site called more than once within one parent
-// call becomes a container of numbered calls, like a ModuleList of blocks.
+// call numbers its calls ("model:253[0]", "model:253[1]", ...), like a ModuleList of blocks.
+// Two sites that would read alike under one parent (two files of one name) are told apart
+// by "~2", in the order they first ran.
 std::vector<std::uint32_t> createLayers(TraceBuilder &builder, const std::vector<LayerKey> &keys)
 {
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> calls; // (parent, site) -> how many
@@ -225,19 +242,41 @@ std::vector<std::uint32_t> createLayers(TraceBuilder &builder, const std::vector
         count = std::max(count, key.index + 1);
     }
     const auto &frames = builder.stacks().frames();
+    std::map<std::pair<std::uint32_t, std::string>, std::vector<std::uint32_t>> namesakes; // (parent, name) -> sites
     std::vector<std::uint32_t> layers(keys.size());
     std::vector<std::string> paths(keys.size());
     for (std::size_t k = 0; k < keys.size(); ++k) { // parents were made first
         const LayerKey &key = keys[k];
-        std::string path = (key.parent == kNone ? std::string() : paths[key.parent] + ".") + siteName(frames[key.site]);
-        if (calls[{key.parent, key.site}] > 1)
-            path += "." + std::to_string(key.index);
-        paths[k] = path;
-        layers[k] = builder.layer(path);
+        const bool repeated = calls[{key.parent, key.site}] > 1;
+        const std::string index = repeated ? "[" + std::to_string(key.index) + "]" : std::string();
+        std::string part = siteName(frames[key.site], kMaxPartLength - index.size() - 3); // room for "~9"
+        std::vector<std::uint32_t> &sites = namesakes[{key.parent, part}];
+        const auto found = std::find(sites.begin(), sites.end(), key.site);
+        const std::size_t which = found - sites.begin();
+        if (found == sites.end())
+            sites.push_back(key.site);
+        if (which > 0)
+            part += "~" + std::to_string(which + 1);
+        paths[k] = (key.parent == kNone ? std::string() : paths[key.parent] + ".") + part + index;
+        layers[k] = builder.layer(paths[k]);
         const Frame &callee = frames[key.callee];
         builder.setLayerInfo(layers[k], callee.function + " in " + std::string(fileBaseName(callee.file)), 0);
     }
     return layers;
+}
+
+// True when the stacks hold Python frames and no native ones (the one-frame stacks of
+// memory from before the trace aside).
+bool recordsPythonFramesOnly(const StackTable &stacks)
+{
+    bool python = false;
+    for (const Frame &frame : stacks.frames()) {
+        if (isPythonFrame(frame))
+            python = true;
+        else if (!frame.file.empty() || (frame.function != kBeforeTrace && frame.function != kTotalsOnly))
+            return false;
+    }
+    return python;
 }
 
 // One step per forward-backward-optimizer cycle: a step begins with the first forward
@@ -297,11 +336,20 @@ StackScopesResult deriveScopesFromStacks(TraceBuilder &builder, std::vector<Memo
 {
     StackScopesResult result;
     const StackReader reader(builder.stacks());
+    // Stacks of Python frames alone (PyTorch on Windows records no C++ frames) leave the
+    // autograd engine's allocations with none: its device threads run no Python. Once the
+    // forward has begun, such an allocation is the backward's.
+    const bool pythonOnly = recordsPythonFramesOnly(builder.stacks());
+    bool forwardBegan = false;
     for (MemoryEvent &event : events) {
-        if (event.deltaBytes > 0 && event.phase == Phase::Other && event.stack != StackTable::kEmptyStack) {
+        if (event.deltaBytes <= 0 || event.phase != Phase::Other)
+            continue;
+        if (event.stack != StackTable::kEmptyStack)
             event.phase = reader.phaseOf(event.stack);
-            result.phased += event.phase != Phase::Other;
-        }
+        else if (pythonOnly && forwardBegan)
+            event.phase = Phase::Backward;
+        forwardBegan = forwardBegan || event.phase == Phase::Forward;
+        result.phased += event.phase != Phase::Other;
     }
 
     // Layers from the module calls of forward allocations.

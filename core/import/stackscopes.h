@@ -8,12 +8,15 @@
 //   forward     a module call (torch.nn's _call_impl), or a forward function
 //
 // Module nesting comes from the module-call frames (where a build leaves them out of its
-// stacks, from the forward functions): each call is named by the line that
-// made it ("model:253" for model.py line 253, with the calling file's name), and calls
-// repeated from one line in one parent call (a loop over blocks) are numbered in the
-// order of their first allocation ("model:253.0", "model:253.1", ...), the repeated
-// blocks' usual shape. A call ends when its callee's line goes back or its callee
-// changes; two calls in a row of a one-line forward (Linear after Linear) read as one.
+// stacks, from the forward functions); wrappers between a call and the module it reaches
+// (torch's Python, accelerate's hooks, peft, decorators) are passed over. Each call is
+// named by the line that made it ("model:253" for model.py line 253, with the calling
+// file's name), and calls repeated from one line in one parent call (a loop over blocks)
+// are numbered in the order of their first allocation ("model:253[0]", "model:253[1]",
+// ...), the repeated blocks' usual shape. A call ends when its callee's line goes back or
+// its callee changes; two calls in a row of a one-line forward (Linear after Linear) read
+// as one. Names stop at ten levels and keep each part within 48 characters; layerMatchKey
+// (layermatch.h) matches them across recordings whose lines moved.
 // Each call's span, from its first allocation to its last, is a forward range. Traces
 // without steps get one per forward-backward-optimizer cycle.
 

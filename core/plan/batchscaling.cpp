@@ -13,9 +13,11 @@ namespace peaklens {
 
 namespace {
 
+// Memory from before the trace is left as it was: what it holds is not known.
 bool scalesWithBatch(Category category)
 {
-    return category != Category::Parameter && category != Category::Gradient && category != Category::OptimizerState;
+    return category != Category::Parameter && category != Category::Gradient && category != Category::OptimizerState
+           && category != Category::BeforeTrace;
 }
 
 } // namespace

@@ -370,11 +370,18 @@ std::vector<std::uint32_t> defaultChain(const Trace &trace)
         std::string_view group, digits = name;
         if (!isIndex(name)) {
             it->second = false;
+            // "model:253[3]": the fourth call of a loop, as layers from call stacks are named.
             const auto underscore = name.rfind('_');
-            if (underscore == std::string_view::npos || underscore == 0 || !isIndex(name.substr(underscore + 1)))
+            if (const auto call = loopCall(name)) {
+                groups[{parent, std::string(call->loop)}].emplace_back(call->index, l);
                 continue;
-            group = name.substr(0, underscore);
-            digits = name.substr(underscore + 1);
+            }
+            if (underscore != std::string_view::npos && underscore > 0 && isIndex(name.substr(underscore + 1))) {
+                group = name.substr(0, underscore);
+                digits = name.substr(underscore + 1);
+            } else {
+                continue;
+            }
         }
         long index = 0;
         std::from_chars(digits.data(), digits.data() + digits.size(), index);

@@ -146,7 +146,8 @@ struct ChainSelection
 // numbered 0, 1, 2... (a ModuleList or Sequential), the one whose children are all of one
 // kind (blocks rather than Linear, GELU, Linear), then the one with the most children,
 // then the deepest (the helper's rule); without such a container, the same among the
-// groups of siblings Kineto names Block_0, Block_1, ... Its members in index order; empty
+// groups of siblings Kineto names Block_0, Block_1, ... and the calls of one loop that
+// layers from call stacks name model:253[0], model:253[1], ... Its members in index order; empty
 // when there is none.
 std::vector<std::uint32_t> defaultChain(const Trace &trace);
 

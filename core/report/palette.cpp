@@ -17,10 +17,12 @@ constexpr std::array<Rgb, kCategoryCount> kCategoryColors = {
     0x59a14f, // gradient
     0xb07aa1, // autograd detail
     0x9c9c9c, // unknown
+    0x5f5f6e, // before the trace: there, of unknown content, darker than unknown
 };
 
 constexpr std::array<std::string_view, kCategoryCount> kCategoryLabels = {
     "parameter", "optimizer state", "input", "temporary", "activation", "gradient", "autograd detail", "unknown",
+    "before the trace",
 };
 
 constexpr std::array<Rgb, 10> kSeriesColors = {0x4e79a7, 0xf28e2b, 0x59a14f, 0xe15759, 0x76b7b2,

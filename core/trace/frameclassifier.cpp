@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 
 namespace peaklens {
 
@@ -23,12 +24,18 @@ bool containsAny(std::string_view text, std::initializer_list<std::string_view> 
 }
 
 // Kineto writes Python files relative to their sys.path entry ("threading.py",
-// "multiprocessing/spawn.py"): the standard library is then known by its module names.
+// "multiprocessing/spawn.py"): the standard library is then known by its module names, as
+// it is in a Windows or conda layout (".../Python311/Lib/functools.py").
 constexpr std::string_view kStandardModules[] = {
     "abc", "argparse", "asyncio", "concurrent", "contextlib", "copy", "dataclasses", "enum",
     "functools", "importlib", "inspect", "logging", "multiprocessing", "queue", "runpy", "selectors",
     "socket", "subprocess", "threading", "timeit", "traceback", "typing", "unittest", "warnings", "weakref",
 };
+
+bool isStandardModule(std::string_view module)
+{
+    return std::find(std::begin(kStandardModules), std::end(kStandardModules), module) != std::end(kStandardModules);
+}
 
 std::string_view topLevelModule(std::string_view file)
 {
@@ -36,19 +43,47 @@ std::string_view topLevelModule(std::string_view file)
     return file.substr(0, end);
 }
 
-FrameKind classifyPython(std::string_view file)
+// "C:/x" and "/x": a path from the root rather than from a sys.path entry.
+bool isAbsolute(std::string_view file)
 {
-    if (file.starts_with("<"))
+    return file.starts_with("/") || (file.size() > 2 && file[1] == ':' && file[2] == '/');
+}
+
+// The portable path in lower case: Windows paths differ in case from one install to the
+// next ("Lib\site-packages"), and the directory names matched here are all lower case.
+std::string matchablePath(std::string_view file)
+{
+    std::string path = portablePath(file);
+    std::transform(path.begin(), path.end(), path.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return path;
+}
+
+// The file lies in this package ("accelerate/"), by an absolute or a sys.path-relative path.
+bool inPackage(std::string_view file, std::string_view package)
+{
+    if (file.starts_with(package))
+        return true;
+    for (auto at = file.find(package); at != std::string_view::npos; at = file.find(package, at + 1)) {
+        if (at > 0 && file[at - 1] == '/')
+            return true;
+    }
+    return false;
+}
+
+FrameKind classifyPython(std::string_view rawFile)
+{
+    if (rawFile.starts_with("<"))
         return FrameKind::Interpreter; // <frozen importlib._bootstrap>, <string>
-    if (file.starts_with("torch/") || containsAny(file, {"/torch/", "torchinductor_", "/torch_compile_debug/"}))
+    const std::string file = matchablePath(rawFile);
+    if (inPackage(file, "torch/") || containsAny(file, {"torchinductor_", "/torch_compile_debug/"}))
         return FrameKind::Torch;
     if (containsAny(file, {"site-packages/", "dist-packages/", "/lib/python3", "/lib64/python3", "/usr/lib/python"}))
         return FrameKind::Library;
-    if (file.front() != '/' && file.find(':') == std::string_view::npos) {
-        const std::string_view module = topLevelModule(file);
-        if (std::find(std::begin(kStandardModules), std::end(kStandardModules), module) != std::end(kStandardModules))
-            return FrameKind::Library;
-    }
+    const std::string_view base = fileBaseName(file);
+    const std::string_view directory = std::string_view(file).substr(0, file.size() - base.size());
+    if (!isAbsolute(file) ? isStandardModule(topLevelModule(file))
+                          : directory.ends_with("/lib/") && isStandardModule(topLevelModule(base)))
+        return FrameKind::Library;
     return FrameKind::User;
 }
 
@@ -89,7 +124,19 @@ FrameKind classifyNative(std::string_view function, std::string_view file)
                                  "torch::PyWarningHandler", "pybind11::"})
         || containsAny(function, {"THPVariable", "THPFunction", "THPModule"}))
         return FrameKind::Interpreter;
-    if (startsWithAny(function, {"_start", "__libc_", "__clone", "clone", "start_thread", "pthread_", "std::", "execute_native_thread_routine"}))
+    // CPython's start-up ("run_mod.llvm.4711" as an optimised build names it), and any
+    // function whose source is CPython's own (".../python-3.12.2/Objects/abstract.c").
+    const std::string source = matchablePath(file);
+    if (startsWithAny(function, {"pymain_", "run_mod", "run_eval_code_obj", "builtin_exec", "slot_"})
+        || containsAny(source, {"/python-3", "/cpython/", "/python/bytecodes.c", "/python/ceval.c"}))
+        return FrameKind::Interpreter;
+    // glibc's sources, as its debug information names them ("./csu/../csu/libc-start.c").
+    if (containsAny(source, {"sysdeps/"}) || startsWithAny(source, {"./csu/", "./nptl/", "./misc/"}))
+        return FrameKind::System;
+    // libc and the loader: their internal names begin with "__" (a static build's
+    // "__libc_start_call", or whatever a stripped libc's nearest symbol is).
+    if (startsWithAny(function, {"_start", "__", "clone", "start_thread", "pthread_", "std::", "execute_native_thread_routine"})
+        || function == "main")
         return FrameKind::System;
     if (startsWithAny(function, {"at::", "c10::", "torch::", "caffe2::", "aten::", "autograd::", "<built-in"})
         || file.ends_with(".cu") || contains(file, "cudafe1"))
@@ -104,6 +151,13 @@ std::string_view frameKindName(FrameKind kind)
     static constexpr std::array<std::string_view, kFrameKindCount> names = {
         "user", "library", "torch", "autograd", "dispatcher", "allocator", "interpreter", "system"};
     return names[static_cast<std::size_t>(kind)];
+}
+
+std::string portablePath(std::string_view path)
+{
+    std::string portable(path);
+    std::replace(portable.begin(), portable.end(), '\\', '/');
+    return portable;
 }
 
 std::string_view fileBaseName(std::string_view path)
@@ -121,7 +175,26 @@ bool isPythonFrame(const Frame &frame)
 bool isModuleCallFrame(const Frame &frame)
 {
     return (frame.function == "_call_impl" || frame.function == "_wrapped_call_impl")
-           && std::string_view(frame.file).ends_with("torch/nn/modules/module.py");
+           && portablePath(frame.file).ends_with("torch/nn/modules/module.py");
+}
+
+bool isPassThroughFrame(const Frame &frame)
+{
+    if (!isPythonFrame(frame))
+        return false;
+    const std::string file = matchablePath(frame.file);
+    // torch.nn's own layers (Sequential, TransformerEncoder) call their children: those
+    // calls are the model's. The rest of torch's Python only passes calls on.
+    if (inPackage(file, "torch/"))
+        return !inPackage(file, "torch/nn/modules/") || file.ends_with("/module.py");
+    if (inPackage(file, "accelerate/") || inPackage(file, "peft/") || inPackage(file, "transformers/utils/")
+        || inPackage(file, "transformers/integrations/") || inPackage(file, "deepspeed/")
+        || file.ends_with("transformers/modeling_layers.py") || file.ends_with("transformers/modeling_utils.py"))
+        return true;
+    if (classifyPython(frame.file) != FrameKind::Library)
+        return false;
+    const std::string_view module = topLevelModule(fileBaseName(file));
+    return module == "functools" || module == "contextlib";
 }
 
 FrameKind classifyFrame(const Frame &frame)
@@ -166,7 +239,8 @@ std::optional<std::string> autogradNodeName(const Frame &frame)
 Phase phaseHint(const Frame &frame)
 {
     const std::string_view function = frame.function;
-    const std::string_view file = frame.file;
+    const std::string portable = portablePath(frame.file);
+    const std::string_view file = portable;
     if (isPythonFrame(frame)) {
         if ((file.ends_with("torch/_tensor.py") && function == "backward")
             || (file.ends_with("torch/autograd/__init__.py") && function == "backward")

@@ -31,6 +31,16 @@ FrameKind classifyFrame(const Frame &frame);
 bool isPythonFrame(const Frame &frame);
 // The module-call frames of torch.nn (Module._call_impl, _wrapped_call_impl).
 bool isModuleCallFrame(const Frame &frame);
+// A Python frame that only passes a call on: torch's own Python around a model (module
+// calls, checkpoint, autocast, torch._dynamo, no_grad decorators), library hooks and
+// decorators (accelerate's hooks, peft's model wrappers, transformers' utils and its
+// checkpointing layer), functools and contextlib. A module call made from one is
+// named after the frame that called the wrapper, never after the wrapper.
+bool isPassThroughFrame(const Frame &frame);
+
+// The path with '/' between its parts, as Windows recordings write them with '\': the
+// rules above match it whichever OS wrote the trace.
+std::string portablePath(std::string_view path);
 
 // "aten::bmm" for an operator frame (at::_ops::bmm::call, or Kineto's cpu_op "aten::bmm").
 std::optional<std::string> operatorName(const Frame &frame);
@@ -43,7 +53,7 @@ std::optional<std::string> autogradNodeName(const Frame &frame);
 // Phase::Other when it proves none.
 Phase phaseHint(const Frame &frame);
 
-// "model.py" for "/home/me/proj/model.py".
+// "model.py" for "/home/me/proj/model.py" (and for "D:\\proj\\model.py").
 std::string_view fileBaseName(std::string_view path);
 
 } // namespace peaklens

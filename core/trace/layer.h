@@ -1,7 +1,9 @@
 #pragma once
 // A module in the model's tree, named by its path ("blocks.3.attn").
 
+#include <charconv>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,5 +27,26 @@ struct Layer
     }
     bool operator==(const Layer &) const = default;
 };
+
+// One call of a loop, as layers named from call stacks are: "model:253[3]" is call 3 of
+// the loop "model:253", a sibling of its other calls.
+struct LoopCall
+{
+    std::string_view loop;
+    long index = 0;
+};
+
+inline std::optional<LoopCall> loopCall(std::string_view name)
+{
+    const auto bracket = name.rfind('[');
+    if (!name.ends_with(']') || bracket == std::string_view::npos || bracket == 0 || bracket + 2 >= name.size())
+        return std::nullopt;
+    LoopCall call{name.substr(0, bracket), 0};
+    const char *first = name.data() + bracket + 1, *last = name.data() + name.size() - 1;
+    const auto [end, error] = std::from_chars(first, last, call.index);
+    if (error != std::errc() || end != last || *first == '-' || *first == '+')
+        return std::nullopt;
+    return call;
+}
 
 } // namespace peaklens

@@ -46,6 +46,13 @@ Trace withLayerPaths(const Trace &trace, const std::vector<std::string> &pathOf)
     return out;
 }
 
+// "blocks[3]" for "model:142.blocks[3]".
+std::string_view lastComponent(std::string_view path)
+{
+    const auto dot = path.rfind('.');
+    return dot == std::string_view::npos ? path : path.substr(dot + 1);
+}
+
 std::vector<std::string> currentPaths(const Trace &trace)
 {
     std::vector<std::string> paths;
@@ -71,11 +78,25 @@ Trace renameLayer(const Trace &trace, std::uint32_t layer, std::string_view name
     if (name.empty() || name.find('.') != std::string_view::npos)
         throw Error("A layer's name cannot be empty or hold a '.': \"" + std::string(name) + "\" would not be one name.");
     const Layer &target = trace.layers.at(layer);
-    const std::string path = (target.parent == kNoLayer ? std::string() : trace.layers[target.parent].path + ".") + std::string(name);
-    if (path != target.path && trace.findLayer(path))
-        throw Error("A layer named \"" + std::string(name) + "\" is there already; merge them instead.");
+    const std::string parentPath = target.parent == kNoLayer ? std::string() : trace.layers[target.parent].path + ".";
+    // A call of a loop renames the loop: each of its calls keeps its number.
+    std::vector<std::pair<std::uint32_t, std::string>> renamed;
+    const auto call = loopCall(target.name());
+    if (call && !loopCall(name)) {
+        for (std::uint32_t l = 0; l < trace.layers.size(); ++l) {
+            const auto sibling = loopCall(trace.layers[l].name());
+            if (trace.layers[l].parent == target.parent && sibling && sibling->loop == call->loop)
+                renamed.emplace_back(l, parentPath + std::string(name) + "[" + std::to_string(sibling->index) + "]");
+        }
+    } else {
+        renamed.emplace_back(layer, parentPath + std::string(name));
+    }
     std::vector<std::string> paths = currentPaths(trace);
-    movePaths(trace, layer, path, paths);
+    for (const auto &[l, path] : renamed) {
+        if (path != trace.layers[l].path && trace.findLayer(path))
+            throw Error("A layer named \"" + std::string(lastComponent(path)) + "\" is there already; merge them instead.");
+        movePaths(trace, l, path, paths);
+    }
     return withLayerPaths(trace, paths);
 }
 

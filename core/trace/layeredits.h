@@ -9,8 +9,9 @@
 
 namespace peaklens {
 
-// The layer's last path component becomes `name` (its sub-layers move with it). Throws
-// Error when the name is empty, holds a '.', or a sibling has it already.
+// The layer's last path component becomes `name` (its sub-layers move with it); for a call
+// of a loop ("model:253[3]"), every call of the loop is renamed, each keeping its number
+// ("blocks[3]"). Throws Error when the name is empty, holds a '.', or a sibling has it already.
 Trace renameLayer(const Trace &trace, std::uint32_t layer, std::string_view name);
 
 // The layer's memory, ranges and sub-layers become its parent's. Throws Error for a

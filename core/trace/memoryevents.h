@@ -107,8 +107,8 @@ public:
     std::uint32_t lane(std::size_t i) const { return m_layerLane[i] & (kMaxLanes - 1); }
     std::uint32_t layer(std::size_t i) const { return m_layerLane[i] >> kLaneBits; }
     std::uint32_t stack(std::size_t i) const { return m_stackTags[i] & (kMaxStacks - 1); }
-    Category category(std::size_t i) const { return static_cast<Category>((m_stackTags[i] >> kStackBits) & 7u); }
-    Phase phase(std::size_t i) const { return static_cast<Phase>(m_stackTags[i] >> (kStackBits + 3)); }
+    Category category(std::size_t i) const { return static_cast<Category>((m_stackTags[i] >> kStackBits) & 15u); }
+    Phase phase(std::size_t i) const { return static_cast<Phase>(m_stackTags[i] >> (kStackBits + kCategoryBits)); }
 
     std::span<const std::int64_t> timesNs() const { return m_timeNs; }
     std::span<const std::int64_t> deltas() const { return m_deltaBytes; }
@@ -131,11 +131,12 @@ public:
     // How two columns pack their fields, for bulk decoders filling Slots.
     static constexpr unsigned kLaneBits = 10;
     static constexpr unsigned kStackBits = 24;
+    static constexpr unsigned kCategoryBits = 4;
     static std::uint32_t packLayerLane(std::uint32_t layer, std::uint32_t lane) { return layer << kLaneBits | lane; }
     static std::uint32_t packStackTags(std::uint32_t stack, Category category, Phase phase)
     {
         return stack | static_cast<std::uint32_t>(category) << kStackBits
-               | static_cast<std::uint32_t>(phase) << (kStackBits + 3);
+               | static_cast<std::uint32_t>(phase) << (kStackBits + kCategoryBits);
     }
 
 private:

@@ -117,12 +117,20 @@ std::uint32_t SnapshotAssembler::stackOf(std::uint32_t frames)
     return stack;
 }
 
+namespace {
+// Memory from before the trace is of its own category unless the file says what it holds.
+Category preexistingCategory(Category category)
+{
+    return category == Category::Unknown ? Category::BeforeTrace : category;
+}
+} // namespace
+
 Category SnapshotAssembler::categoryOf(const Value *value)
 {
     if (!value)
         return Category::Unknown;
     if (value->isInteger())
-        return value->bits() < kCategoryCount ? static_cast<Category>(value->bits()) : Category::Unknown;
+        return value->bits() < kProfilerCategoryCount ? static_cast<Category>(value->bits()) : Category::Unknown;
     if (!value->isString())
         return Category::Unknown;
     std::string name(value->string());
@@ -272,7 +280,7 @@ void SnapshotAssembler::readEntry(const Document &document, std::size_t device, 
             // Allocated before the trace began (or before its ring buffer wrapped). Its
             // frames are the allocation's unless the free recorded its own.
             const std::uint32_t stack = m_stacks.isFreeStack(frames) ? StackTable::kEmptyStack : stackOf(frames);
-            const Block block{size, stack, categoryOf(fields.category), stream};
+            const Block block{size, stack, preexistingCategory(categoryOf(fields.category)), stream};
             state.preexisting.push_back(MemoryEvent{0, size, addr, lane(deviceIndex, stream), kNoLayer, block.stack,
                                                     block.category, Phase::Other});
             state.events.push_back(freeEvent(timeNs, addr, block, deviceIndex));
@@ -419,7 +427,7 @@ void SnapshotAssembler::emitDevices()
             if (state.live.contains(addr))
                 continue;
             state.preexisting.push_back(MemoryEvent{0, block.bytes, addr, lane(deviceIndex, block.stream), kNoLayer,
-                                                    block.stack, block.category, Phase::Other});
+                                                    block.stack, preexistingCategory(block.category), Phase::Other});
         }
         // Segments released during the trace, or still reserved at dump time, that the
         // trace never reserved were there from the start.
@@ -437,6 +445,9 @@ void SnapshotAssembler::emitDevices()
         if (static_cast<std::size_t>(deviceIndex) < m_rangesByDevice.size())
             assignScopes(state.events, m_rangesByDevice[static_cast<std::size_t>(deviceIndex)]);
         const StackScopesResult scopes = deriveScopesFromStacks(m_builder, state.events);
+        // The loss, computed between the model's forward and its backward, is the forward's.
+        if (scopes.phased > 0)
+            forwardBeforeBackward(m_builder, state.events, std::vector<bool>(state.events.size(), true));
         m_phasedByStacks += scopes.phased;
         m_layeredByStacks += scopes.layered;
         for (const MemoryEvent &event : state.events)

@@ -2,7 +2,10 @@
 
 #include "core/error.h"
 #include "streamsink.h"
+#include "core/trace/frameclassifier.h"
 #include "core/trace/loadbudget.h"
+
+#include <algorithm>
 
 #include <functional>
 
@@ -60,9 +63,13 @@ std::uint32_t SnapshotStacks::read(const Document &document, const Value *frames
         return code / 2;
     // Innermost first in the list; the table grows from the outermost.
     const std::span<const Value> list = document.items(*frames);
+    m_listFrames.clear();
+    for (const Value &frame : list)
+        m_listFrames.push_back(readFrame(document, frame));
+    spliceTrailingPythonFrames(m_listFrames);
     std::uint32_t stack = kNoFrames;
-    for (auto it = list.rbegin(); it != list.rend(); ++it)
-        stack = localStack(stack, readFrame(document, *it));
+    for (auto it = m_listFrames.rbegin(); it != m_listFrames.rend(); ++it)
+        stack = localStack(stack, *it);
     remember(frames->container, stack * 2);
     return stack;
 }
@@ -90,6 +97,21 @@ std::uint32_t SnapshotStacks::readFrame(const Document &document, const Value &f
     return id;
 }
 
+// PyTorch matches the Python frames it captured to the interpreter's frames among the C++
+// ones, and appends those it could not match (the outermost: the script's <module>) after
+// _start. They belong just outside the outermost Python frame it did place.
+void SnapshotStacks::spliceTrailingPythonFrames(std::vector<std::uint32_t> &frames) const
+{
+    const auto lastNative = std::find_if(frames.rbegin(), frames.rend(), [&](std::uint32_t f) { return !m_python[f]; });
+    if (lastNative == frames.rbegin() || lastNative == frames.rend())
+        return; // no trailing Python frames, or no native ones
+    const auto tail = lastNative.base(); // the first trailing Python frame
+    const auto placed = std::find_if(std::next(lastNative), frames.rend(), [&](std::uint32_t f) { return m_python[f]; });
+    if (placed == frames.rend())
+        return; // nothing placed to put them beside
+    std::rotate(placed.base(), tail, frames.end());
+}
+
 void SnapshotStacks::admit(std::size_t count, const char *what) const
 {
     if (count >= kMaxEntries)
@@ -104,6 +126,7 @@ std::uint32_t SnapshotStacks::localFrame(const LocalFrame &frame)
     if (inserted) {
         admit(m_frames.size(), "stack frames");
         m_frames.push_back(frame);
+        m_python.push_back(isPythonFrame(Frame{std::string(), std::string(frame.file), 0}));
         m_internedFrames.push_back(kUnknown);
     }
     return it->second;

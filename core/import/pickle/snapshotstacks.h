@@ -53,6 +53,7 @@ private:
     static constexpr std::uint32_t kUnknown = UINT32_MAX;
 
     std::uint32_t readFrame(const Document &document, const Value &frame);
+    void spliceTrailingPythonFrames(std::vector<std::uint32_t> &frames) const;
     // Before the count-th frame or node: refused past what ids can name, charged in steps.
     void admit(std::size_t count, const char *what) const;
     std::uint32_t localFrame(const LocalFrame &frame);
@@ -69,6 +70,7 @@ private:
     StackTable &m_table;
     const std::string &m_path;
     std::vector<LocalFrame> m_frames;
+    std::vector<std::uint8_t> m_python;                         // per frame: a Python frame
     std::unordered_map<LocalFrame, std::uint32_t, LocalFrameHash> m_frameIds;
     std::vector<StackNode> m_nodes;                             // node 0: no frames
     std::unordered_map<std::uint64_t, std::uint32_t> m_nodeIds; // (parent << 32 | frame) -> node
@@ -76,6 +78,7 @@ private:
     std::vector<std::uint32_t> m_internedFrames;                // per frame: its frame in the trace, or kUnknown
     std::vector<std::uint32_t> m_byContainer;                   // per container id: what it was read as
     std::vector<std::uint32_t> m_chain;                         // scratch for intern()
+    std::vector<std::uint32_t> m_listFrames;                    // scratch for read()
 };
 
 } // namespace peaklens::pickle

@@ -652,33 +652,37 @@ private slots:
             return edited.wait(60000);
         };
         const Trace *trace = window.document()->trace.get();
-        const std::uint32_t blocks = *trace->findLayer("nsys_profile:142.model:253");
+        const auto found = trace->findLayer("nsys_profile:142.model:253[5]");
+        QVERIFY(found);
 
-        // The chain from the context menu: the sub-layers of the layer that holds the blocks.
-        QMenu *menu = window.layerEditor()->menuFor(window.document(), blocks, &window);
-        QAction *children = menu->findChild<QAction *>(QStringLiteral("chainOfChildren"));
-        QVERIFY(children && children->isEnabled());
-        QVERIFY(children->text().contains(QStringLiteral("24 sub-layers")));
-        QVERIFY(edit([&] { children->trigger(); }));
+        // The chain from the context menu: the calls of the loop that made the blocks.
+        QMenu *menu = window.layerEditor()->menuFor(window.document(), *found, &window);
+        QAction *loop = menu->findChild<QAction *>(QStringLiteral("chainOfSiblings"));
+        QVERIFY(loop && loop->isEnabled());
+        QVERIFY2(loop->text().contains(QStringLiteral("24 calls of model:253")), qPrintable(loop->text()));
+        QVERIFY(edit([&] { loop->trigger(); }));
         QCOMPARE(window.document()->chain.layers.size(), std::size_t(24));
-        QCOMPARE(window.document()->model->layers.front().path, std::string("nsys_profile:142.model:253.0"));
+        QCOMPARE(window.document()->model->layers.front().path, std::string("nsys_profile:142.model:253[0]"));
 
-        QVERIFY(edit([&] { window.layerEditor()->rename(window.document(), blocks, QStringLiteral("blocks")); }));
-        QVERIFY(window.document()->trace->findLayer("nsys_profile:142.blocks.23"));
+        // Renaming a call renames the loop, each call keeping its number.
+        QVERIFY(edit([&] { window.layerEditor()->rename(window.document(), *found, QStringLiteral("blocks")); }));
+        QVERIFY(window.document()->trace->findLayer("nsys_profile:142.blocks[23]"));
+        QVERIFY(!window.document()->trace->findLayer("nsys_profile:142.model:253[0]"));
         QCOMPARE(window.document()->model->layers.size(), std::size_t(24)); // the default chain again, renamed
 
         const Trace &renamed = *window.document()->trace;
-        const std::uint32_t block0 = *renamed.findLayer("nsys_profile:142.blocks.0");
+        const std::uint32_t block0 = *renamed.findLayer("nsys_profile:142.blocks[0]");
         const std::int64_t activations = window.document()->summary.layers[block0].activationBytes;
         std::uint32_t sublayer = kNoLayer;
         for (std::uint32_t l = 0; l < renamed.layers.size() && sublayer == kNoLayer; ++l) {
             if (renamed.layers[l].parent == block0)
                 sublayer = l;
         }
+        QVERIFY(sublayer != kNoLayer);
         const std::string merged = renamed.layers[sublayer].path;
         QVERIFY(edit([&] { window.layerEditor()->mergeIntoParent(window.document(), sublayer); }));
         QVERIFY(!window.document()->trace->findLayer(merged));
-        const std::uint32_t after = *window.document()->trace->findLayer("nsys_profile:142.blocks.0");
+        const std::uint32_t after = *window.document()->trace->findLayer("nsys_profile:142.blocks[0]");
         QCOMPARE(window.document()->summary.layers[after].activationBytes, activations);
     }
 

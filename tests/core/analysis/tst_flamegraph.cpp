@@ -246,7 +246,7 @@ private slots:
         QTest::addRow("snapshot by stack") << train << int(FlameKeying::Stack) << false
                                            << before + QStringLiteral(" | torch::autograd::Engine::thread_init | <module> (nsys_profile.py:249)");
         QTest::addRow("snapshot by stack, machinery shown")
-            << train << int(FlameKeying::Stack) << true << before + QStringLiteral(" | __clone | <module> (nsys_profile.py:249)");
+            << train << int(FlameKeying::Stack) << true << before + QStringLiteral(" | __clone | _start");
         QTest::addRow("snapshot by module") << train << int(FlameKeying::Module) << false
                                             << QStringLiteral("(no layer) | nsys_profile:142");
         QTest::addRow("Kineto trace by stack") << qwen << int(FlameKeying::Stack) << false

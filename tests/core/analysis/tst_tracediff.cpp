@@ -2,6 +2,9 @@
 
 #include "core/analysis/tracediff.h"
 #include "core/import/traceloader.h"
+#include "core/trace/layermatch.h"
+
+#include <set>
 
 using namespace peaklens;
 using peaklens::test::stepText;
@@ -202,6 +205,46 @@ private slots:
         QCOMPARE(diff.curves->step, std::int64_t(1));
         QCOMPARE(printPoints(diff.curves->a), QStringLiteral("100:0 121:100 171:0 202:0"));
         QCOMPARE(printPoints(diff.curves->b), QStringLiteral("100:10 121:210 171:10 202:10"));
+    }
+
+    // Two recordings of one script whose lines moved between them: the layers named after
+    // those lines still match, by their place in the model. Rows: a real snapshot and
+    // the same with lines inserted above the calls (make_lines_moved.py), where every
+    // layer must match and nothing differs; and a real pair recorded by one script in
+    // fp32 and in bf16 autocast, one of whose calling lines moved from 107 to 108.
+    void layersMatchAcrossMovedLines_data()
+    {
+        QTest::addColumn<QString>("a");
+        QTest::addColumn<QString>("b");
+        QTest::addColumn<double>("leastMatched"); // the share of A's layers that B has
+        QTest::addColumn<bool>("same");           // nothing differs at the peaks
+        QTest::addRow("lines inserted into a real snapshot's script")
+            << QStringLiteral("snapshot_cs336_medium_train.pickle.gz") << QStringLiteral("snapshot_cs336_medium_train_lines_moved.pickle.gz")
+            << 1.0 << true;
+        QTest::addRow("a real fp32 and bf16 pair") << QStringLiteral("snapshot_cs336_pair_forward_fp32.pickle.gz")
+                                                   << QStringLiteral("snapshot_cs336_pair_forward_bf16.pickle.gz") << 0.8 << false;
+    }
+
+    void layersMatchAcrossMovedLines()
+    {
+        QFETCH(QString, a);
+        QFETCH(QString, b);
+        QFETCH(double, leastMatched);
+        QFETCH(bool, same);
+        const auto traceA = loadTrace(PEAKLENS_SOURCE_DIR "/tests/data/real/" + a.toStdString());
+        const auto traceB = loadTrace(PEAKLENS_SOURCE_DIR "/tests/data/real/" + b.toStdString());
+        const std::vector<std::string> keysA = layerMatchKeys(*traceA), keysB = layerMatchKeys(*traceB);
+        const std::set<std::string> inB(keysB.begin(), keysB.end());
+        std::size_t matched = 0, samePath = 0;
+        for (std::size_t l = 0; l < keysA.size(); ++l) {
+            matched += inB.contains(keysA[l]);
+            samePath += traceB->findLayer(traceA->layers[l].path).has_value();
+        }
+        QVERIFY(keysA.size() >= 20);
+        const double share = double(matched) / double(keysA.size());
+        QVERIFY2(share >= leastMatched, qPrintable(QStringLiteral("%1 of %2 layers match").arg(matched).arg(keysA.size())));
+        QVERIFY2(samePath < keysA.size() / 2, "the pair's layer names must differ: their lines moved"); // by name, most would not match
+        QCOMPARE(diffOf(*traceA, *traceB).samePeaks(), same);
     }
 
     void noCurvesWithoutTheStepInB()

@@ -200,11 +200,15 @@ private slots:
         QTest::addColumn<QString>("phases"); // allocations on the peak's device in forward, backward, optimizer
         QTest::addColumn<QString>("chain");  // the default chain: first, last, how many
         QTest::addRow("snapshot of a training step")
-            << QStringLiteral("snapshot_cs336_medium_train.pickle.gz") << QStringLiteral("1280 2170 3066")
-            << QStringLiteral("nsys_profile:142.model:253.0 .. nsys_profile:142.model:253.23 (24)");
+            << QStringLiteral("snapshot_cs336_medium_train.pickle.gz") << QStringLiteral("1290 2170 3066")
+            << QStringLiteral("nsys_profile:142.model:253[0] .. nsys_profile:142.model:253[23] (24)");
+        // Python frames only; the backward's allocations (on the autograd engine's thread) have none.
+        QTest::addRow("snapshot of a training step recorded on Windows")
+            << QStringLiteral("snapshot_windows_cs336_train.pickle.gz") << QStringLiteral("654 1067 0")
+            << QStringLiteral("benchmarking_script:65.model:253[0] .. benchmarking_script:65.model:253[11] (12)");
         QTest::addRow("snapshot of a forward pass")
             << QStringLiteral("snapshot_cs336_forward_fp32.pickle.gz") << QStringLiteral("681 0 0")
-            << QStringLiteral("benchmark:140.transformer_lm:56.0 .. benchmark:140.transformer_lm:56.11 (12)");
+            << QStringLiteral("benchmark:140.transformer_lm:56[0] .. benchmark:140.transformer_lm:56[11] (12)");
         QTest::addRow("Kineto trace of 2-GPU training") << QStringLiteral("kineto_v100_rank1.pt.trace.json.gz")
                                                         << QStringLiteral("4295 9090 0") << QString();
         QTest::addRow("Kineto trace of inference with module spans")

@@ -70,6 +70,92 @@ private slots:
         QTest::addRow("Kineto's relative user file") << QStringLiteral("main") << QStringLiteral("test_perf_model.py") << QStringLiteral("user");
         QTest::addRow("frozen import machinery") << QStringLiteral("_call_with_frames_removed")
                                                  << QStringLiteral("<frozen importlib._bootstrap>") << QStringLiteral("interpreter");
+        // Frames of real snapshots recorded on Windows (tests/data/real/snapshot_windows_*).
+        QTest::addRow("Windows: torch's module call")
+            << QStringLiteral("_call_impl")
+            << QStringLiteral("D:\\Dev\\assignment2-systems\\.venv\\Lib\\site-packages\\torch\\nn\\modules\\module.py")
+            << QStringLiteral("torch");
+        QTest::addRow("Windows: the user's model")
+            << QStringLiteral("forward") << QStringLiteral("D:\\Dev\\assignment2-systems\\cs336-basics\\cs336_basics\\model.py")
+            << QStringLiteral("user");
+        QTest::addRow("Windows: transformers' decorator")
+            << QStringLiteral("wrapper")
+            << QStringLiteral("C:\\research\\DeComFL\\.venv\\lib\\site-packages\\transformers\\utils\\generic.py")
+            << QStringLiteral("library");
+        QTest::addRow("Windows: the standard library of a uv Python")
+            << QStringLiteral("deepcopy")
+            << QStringLiteral("C:\\Users\\Zidong\\AppData\\Roaming\\uv\\python\\cpython-3.10.19-windows-x86_64-none\\lib\\copy.py")
+            << QStringLiteral("library");
+        QTest::addRow("Windows: the user's script") << QStringLiteral("train_one_step")
+                                                    << QStringLiteral("C:\\research\\DeComFL\\cezo_fl\\server.py")
+                                                    << QStringLiteral("user");
+        // Native frames of real Linux snapshots (snapshot_state_only_*): CPython and glibc
+        // by their sources, and names a stripped build gives them.
+        QTest::addRow("CPython by its source") << QStringLiteral("binary_op1")
+                                               << QStringLiteral("/usr/local/src/conda/python-3.12.2/Objects/abstract.c")
+                                               << QStringLiteral("interpreter");
+        QTest::addRow("CPython's slot") << QStringLiteral("slot_nb_true_divide") << QStringLiteral("??")
+                                        << QStringLiteral("interpreter");
+        QTest::addRow("CPython's start-up") << QStringLiteral("pymain_run_file_obj")
+                                            << QStringLiteral("/usr/local/src/conda/python-3.12.2/Modules/main.c")
+                                            << QStringLiteral("interpreter");
+        QTest::addRow("an optimised build's start-up") << QStringLiteral("run_mod.llvm.14322471339826624036") << QStringLiteral("??")
+                                                       << QStringLiteral("interpreter");
+        QTest::addRow("glibc by its source") << QStringLiteral("__libc_start_call_main")
+                                             << QStringLiteral("./csu/../sysdeps/nptl/libc_start_call_main.h") << QStringLiteral("system");
+        QTest::addRow("a stripped libc's nearest symbol") << QStringLiteral("__xmknodat") << QStringLiteral("??")
+                                                          << QStringLiteral("system");
+        QTest::addRow("Cython's call") << QStringLiteral("__Pyx_PyObject_Call(_object*, _object*, _object*)")
+                                       << QStringLiteral("_raylet.cpp") << QStringLiteral("system");
+    }
+
+    // Frames that only pass a call on: a layer is never named after one.
+    void passThrough_data()
+    {
+        QTest::addColumn<QString>("function");
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<bool>("passes");
+        QTest::addRow("torch's module call") << QStringLiteral("_call_impl")
+                                             << QStringLiteral("/v/lib/python3.12/site-packages/torch/nn/modules/module.py") << true;
+        QTest::addRow("torch's module call, on Windows")
+            << QStringLiteral("_wrapped_call_impl")
+            << QStringLiteral("C:\\research\\DeComFL\\.venv\\lib\\site-packages\\torch\\nn\\modules\\module.py") << true;
+        QTest::addRow("a no_grad decorator") << QStringLiteral("decorate_context")
+                                             << QStringLiteral("/usr/local/lib/python3.10/dist-packages/torch/utils/_contextlib.py")
+                                             << true;
+        QTest::addRow("torch.compile's frame") << QStringLiteral("_fn") << QStringLiteral("/v/site-packages/torch/_dynamo/eval_frame.py")
+                                               << true;
+        QTest::addRow("accelerate's hook") << QStringLiteral("new_forward") << QStringLiteral("/v/site-packages/accelerate/hooks.py")
+                                           << true;
+        QTest::addRow("peft's model") << QStringLiteral("forward") << QStringLiteral("/v/site-packages/peft/peft_model.py") << true;
+        QTest::addRow("transformers' output decorator")
+            << QStringLiteral("wrapper")
+            << QStringLiteral("C:\\research\\DeComFL\\.venv\\lib\\site-packages\\transformers\\utils\\generic.py") << true;
+        QTest::addRow("transformers' deprecation decorator")
+            << QStringLiteral("wrapped_func")
+            << QStringLiteral("C:\\research\\DeComFL\\.venv\\lib\\site-packages\\transformers\\utils\\deprecation.py") << true;
+        QTest::addRow("transformers' checkpointing layer")
+            << QStringLiteral("__call__")
+            << QStringLiteral("C:\\research\\DeComFL\\.venv\\lib\\site-packages\\transformers\\modeling_layers.py") << true;
+        QTest::addRow("functools, relative as Kineto writes it") << QStringLiteral("wrapper") << QStringLiteral("functools.py") << true;
+        QTest::addRow("contextlib") << QStringLiteral("inner") << QStringLiteral("/usr/lib/python3.11/contextlib.py") << true;
+        QTest::addRow("a transformers model's forward")
+            << QStringLiteral("forward")
+            << QStringLiteral("C:\\research\\DeComFL\\.venv\\lib\\site-packages\\transformers\\models\\opt\\modeling_opt.py")
+            << false;
+        QTest::addRow("torch.nn's Sequential") << QStringLiteral("forward")
+                                               << QStringLiteral("/v/site-packages/torch/nn/modules/container.py") << false;
+        QTest::addRow("the user's model") << QStringLiteral("forward") << QStringLiteral("/home/me/model.py") << false;
+        QTest::addRow("the user's functools") << QStringLiteral("wrapper") << QStringLiteral("/home/me/proj/functools.py") << false;
+        QTest::addRow("a native frame") << QStringLiteral("at::native::add") << QStringLiteral("??") << false;
+    }
+
+    void passThrough()
+    {
+        QFETCH(QString, function);
+        QFETCH(QString, file);
+        QFETCH(bool, passes);
+        QCOMPARE(isPassThroughFrame(Frame{ss(function), ss(file), 1}), passes);
     }
 
     void kinds()
@@ -124,6 +210,15 @@ private slots:
                                        << int(Phase::Forward);
         QTest::addRow("a module's forward") << QStringLiteral("forward") << QStringLiteral("/home/me/model.py") << int(Phase::Forward);
         QTest::addRow("user code proves nothing") << QStringLiteral("step") << QStringLiteral("/home/me/optimizer.py") << int(Phase::Other);
+        QTest::addRow("loss.backward() on Windows")
+            << QStringLiteral("backward") << QStringLiteral("D:\\Dev\\a2\\.venv\\Lib\\site-packages\\torch\\_tensor.py")
+            << int(Phase::Backward);
+        QTest::addRow("an optimizer on Windows")
+            << QStringLiteral("step") << QStringLiteral("D:\\Dev\\a2\\.venv\\Lib\\site-packages\\torch\\optim\\adamw.py")
+            << int(Phase::Optimizer);
+        QTest::addRow("a module call on Windows")
+            << QStringLiteral("_call_impl")
+            << QStringLiteral("D:\\Dev\\a2\\.venv\\Lib\\site-packages\\torch\\nn\\modules\\module.py") << int(Phase::Forward);
     }
 
     void phaseHints()

@@ -204,8 +204,13 @@ def snapshot(path):
                 segment_deltas.append(-size)
         device_segments = [s for s in segments if s["device"] == device]
         for segment in device_segments:
+            # Snapshots before PyTorch 2.1 give no block addresses: blocks tile their
+            # segment in address order, from the segment's address.
+            address = segment["address"]
             for block in segment.get("blocks", []):
-                if block["state"] in ("active_allocated", "active_pending_free") and block["address"] not in live:
+                block_address = block.get("address", address)
+                address = block_address + block["size"]
+                if block["state"] in ("active_allocated", "active_pending_free") and block_address not in live:
                     # Trace entries carry the size asked for, not the rounded block size.
                     initial += block.get("requested_size", block["size"])
         # The segments at dump time are those reserved before the trace plus its changes.
