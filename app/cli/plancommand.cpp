@@ -10,6 +10,7 @@
 #include "core/plan/batchscaling.h"
 #include "core/plan/budget.h"
 #include "core/plan/planner.h"
+#include "core/plan/plannotes.h"
 #include "core/report/jsondump.h"
 #include "core/trace/units.h"
 
@@ -44,8 +45,10 @@ json planJson(const CostModel &model, const Plan &plan)
                                            ? json(model.layers[*plan.prediction.peakInRecomputeOf].path)
                                            : json(nullptr)},
               {"step_time_ms", milliseconds(plan.prediction.stepTimeNs)},
-              {"step_time_spread_ms", milliseconds(model.stepTimeSpreadNs)},
-              {"added_time_ms", milliseconds(plan.prediction.addedTimeNs)}}},
+              {"step_time_spread_ms", milliseconds(model.stepTimeSpreadNs + plan.prediction.addedTimeSpreadNs)},
+              {"added_time_ms", milliseconds(plan.prediction.addedTimeNs)},
+              {"added_time_spread_ms", milliseconds(plan.prediction.addedTimeSpreadNs)}}},
+            {"notes", planNotes(model, plan.prediction)},
             {"runner_up_added_ms", plan.runnerUpAddedNs ? json(milliseconds(*plan.runnerUpAddedNs)) : json(nullptr)},
             {"ranked_within_noise", plan.rankedWithinNoise(model)},
             {"baseline",
@@ -70,7 +73,9 @@ json chainJson(const CostModel &model)
                           {"backward_peak_bytes", layer.backwardPeakBytes},
                           {"forward_ms", milliseconds(layer.forwardNs)},
                           {"backward_ms", milliseconds(layer.backwardNs)},
-                          {"recompute_ms", milliseconds(layer.recomputeNs)}});
+                          {"recompute_ms", milliseconds(layer.recomputeNs)},
+                          {"warm_up_forward_ms", layer.outlierForwardNs ? json(milliseconds(*layer.outlierForwardNs)) : json(nullptr)},
+                          {"warm_up_backward_ms", layer.outlierBackwardNs ? json(milliseconds(*layer.outlierBackwardNs)) : json(nullptr)}});
         json parts = json::array();
         for (const ChainPart &part : layer.parts) {
             parts.push_back({{"name", part.path},
@@ -114,9 +119,11 @@ std::string planText(const CostModel &model, const Plan &plan, const std::string
     out += "Peak            " + formatBytes(plan.prediction.peakBytes) + " predicted, " + formatBytes(plain.peakBytes)
            + " " + baseline + " (" + percent(static_cast<double>(plan.prediction.peakBytes - plain.peakBytes),
                                      static_cast<double>(plain.peakBytes)) + ")\n";
-    const std::string spread = model.stepTimeSpreadNs > 0 ? " ± " + formatDuration(model.stepTimeSpreadNs) : std::string();
-    out += "Step time       " + formatDuration(plan.prediction.stepTimeNs) + spread + " predicted, "
-           + formatDuration(plain.stepTimeNs) + spread + " measured (+" + formatDuration(plan.prediction.addedTimeNs) + ")\n";
+    const auto spread = [](std::int64_t ns) { return ns > 0 ? " ± " + formatDuration(ns) : std::string(); };
+    out += "Step time       " + formatDuration(plan.prediction.stepTimeNs)
+           + spread(model.stepTimeSpreadNs + plan.prediction.addedTimeSpreadNs) + " predicted, " + formatDuration(plain.stepTimeNs)
+           + spread(model.stepTimeSpreadNs) + " measured (+" + formatDuration(plan.prediction.addedTimeNs) + ", +"
+           + percent(static_cast<double>(plan.prediction.addedTimeNs), static_cast<double>(plain.stepTimeNs)) + ")\n";
     if (plan.rankedWithinNoise(model))
         out += "The next cheapest plan that fits adds only " + formatDuration(*plan.runnerUpAddedNs - plan.prediction.addedTimeNs)
                + " more, less than the steps' spread (±" + formatDuration(model.stepTimeSpreadNs)
@@ -124,12 +131,8 @@ std::string planText(const CostModel &model, const Plan &plan, const std::string
     if (plan.marginBytes > 0)
         out += "Margin          the plan stays " + formatBytes(plan.marginBytes) + " below the budget, for what the model does not see"
                + (model.backwardEstimated ? std::string(" (more where the backward was estimated)") : std::string()) + "\n";
-    if (plan.prediction.peakInRecomputeOf)
-        out += "The peak is the recompute of " + model.layers[*plan.prediction.peakInRecomputeOf].path + ".\n";
-    else if (plan.prediction.peakPhase == Phase::Optimizer)
-        out += "The peak is in the optimizer, after the saved activations are freed: checkpointing cannot lower it.\n";
-    if (model.backwardEstimated)
-        out += "The trace times no layer's backward; each was estimated from when the blocks its forward saved were freed.\n";
+    for (const std::string &note : planNotes(model, plan.prediction))
+        out += note + "\n";
     return out;
 }
 

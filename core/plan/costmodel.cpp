@@ -41,6 +41,15 @@ std::int64_t median(std::vector<std::int64_t> values)
     return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+// The median absolute deviation from `center`: one value ten times the others leaves it alone.
+std::int64_t medianDeviation(const std::vector<std::int64_t> &values, std::int64_t center)
+{
+    std::vector<std::int64_t> deviations;
+    for (std::int64_t value : values)
+        deviations.push_back(std::abs(value - center));
+    return median(std::move(deviations));
+}
+
 std::int64_t totalNs(const std::vector<Interval> &intervals)
 {
     std::int64_t ns = 0;
@@ -57,10 +66,7 @@ void useMedianStepTime(CostModel &model, const std::vector<std::int64_t> &stepTi
         return;
     model.stepTimeNs = median(stepTimesNs);
     // The median absolute deviation: a warm-up step ten times as long leaves it alone.
-    std::vector<std::int64_t> deviations;
-    for (std::int64_t ns : stepTimesNs)
-        deviations.push_back(std::abs(ns - model.stepTimeNs));
-    model.stepTimeSpreadNs = median(deviations);
+    model.stepTimeSpreadNs = medianDeviation(stepTimesNs, model.stepTimeNs);
 }
 
 namespace {
@@ -84,18 +90,57 @@ void useMedianTimes(const Trace &trace, CostModel &model)
         const auto ranges = rangesIn(trace, layers, step.beginNs, step.endNs, step.number);
         for (std::size_t k = 0; k < layers.size(); ++k) {
             const LayerRanges &r = ranges.at(layers[k]);
-            if (r.forward.size() == model.passes && r.backward.size() == model.passes) {
+            // Traces imported without the helper range no backward: their forwards still count.
+            if (r.forward.size() == model.passes)
                 forward[k].push_back(totalNs(r.forward));
+            if (r.backward.size() == model.passes)
                 backward[k].push_back(totalNs(r.backward));
-            }
         }
     }
+    std::vector<std::int64_t> deviations;
     for (std::size_t k = 0; k < layers.size(); ++k) {
         if (forward[k].size() >= 2) {
             model.layers[k].forwardNs = median(forward[k]);
-            model.layers[k].backwardNs = median(backward[k]);
+            deviations.push_back(medianDeviation(forward[k], model.layers[k].forwardNs));
         }
+        if (backward[k].size() >= 2)
+            model.layers[k].backwardNs = median(backward[k]);
     }
+    if (!deviations.empty())
+        model.recomputeSpreadNs = median(deviations);
+}
+
+// A layer far slower than the chain's others (at least 3 layers) in the one step the model
+// reads: the first call of a fresh process (CUDA context, cuDNN's algorithm search, lazy
+// initialisation), not what a recompute will cost. Its time is flagged and the chain's
+// median taken instead; the spread of the others stays the recompute's spread.
+constexpr std::int64_t kOutlierFactor = 3;
+
+void flagTimeOutliers(CostModel &model)
+{
+    if (model.layers.size() < 3)
+        return;
+    const auto flag = [&](std::int64_t ChainLayer::*time, std::optional<std::int64_t> ChainLayer::*outlier) {
+        std::vector<std::int64_t> times;
+        for (const ChainLayer &layer : model.layers)
+            times.push_back(layer.*time);
+        const std::int64_t typical = median(times);
+        const std::int64_t spread = medianDeviation(times, typical);
+        for (ChainLayer &layer : model.layers) {
+            const std::int64_t measured = layer.*time;
+            if (typical > 0 && measured > kOutlierFactor * typical && measured - typical > kOutlierFactor * spread) {
+                layer.*outlier = measured;
+                layer.*time = typical;
+            }
+        }
+        return spread;
+    };
+    const std::int64_t forwardSpread = flag(&ChainLayer::forwardNs, &ChainLayer::outlierForwardNs);
+    // Backward spans estimated from frees hold what runs between the layers' backwards too:
+    // only measured ones are judged.
+    if (!model.backwardEstimated)
+        flag(&ChainLayer::backwardNs, &ChainLayer::outlierBackwardNs);
+    model.recomputeSpreadNs = std::max(model.recomputeSpreadNs, forwardSpread);
 }
 
 // What a checkpoint adds to a step is its forward time, unless the trace carries a
@@ -663,6 +708,7 @@ CostModel buildCostModel(const Trace &trace, const ChainSelection &selection, co
     }
     measureParts(trace, lanes, device, begin, end == INT64_MAX ? stepEnd + 1 : stepEnd, model.step, passes, model);
     useMedianTimes(trace, model);
+    flagTimeOutliers(model);
     useMeasuredCheckpointCosts(trace, model);
     return model;
 }

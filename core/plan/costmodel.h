@@ -81,6 +81,10 @@ struct ChainLayer
     std::int64_t backwardLevelPeakBytes = INT64_MIN;
     std::int64_t backwardLevelPeakTimeNs = 0;
     std::int64_t forwardNs = 0;        // f: its forwards in one step, all passes
+    // What was measured where a layer's forward (backward) stood far above the chain's
+    // others, as a fresh process's first call does (a warm-up): forwardNs (backwardNs)
+    // then holds the chain's median instead.
+    std::optional<std::int64_t> outlierForwardNs, outlierBackwardNs;
     // What checkpointing it adds to a step: measured by peaklens-replay's calibration
     // steps where the trace has them (its "checkpoint.costs"), else f.
     std::int64_t recomputeNs = 0;
@@ -117,6 +121,9 @@ struct CostModel
     std::int64_t stepBeginNs = 0;
     std::int64_t stepTimeNs = 0;
     std::int64_t stepTimeSpreadNs = 0;   // median absolute deviation of the step times; 0 with one step
+    // How far one layer's recompute time may be off: the median absolute deviation of the
+    // chain layers' recompute times (over the steps, where the trace has several).
+    std::int64_t recomputeSpreadNs = 0;
     std::size_t passes = 1;              // forward and backward passes in the step (micro-batches)
     bool recomputeMeasured = false;      // recomputeNs come from calibration steps
     std::vector<ChainLayer> layers;      // in forward order

@@ -101,6 +101,7 @@ struct Effect
     std::vector<std::uint64_t> parts; // per chain layer not checkpointed whole: its parts checkpointed
     std::vector<Spike> spikes;
     std::int64_t addedNs = 0;
+    std::size_t recomputes = 0; // layer and part recomputes addedNs counts
 };
 
 Effect effectOf(const CostModel &model, const CheckpointSchedule &schedule)
@@ -121,8 +122,10 @@ Effect effectOf(const CostModel &model, const CheckpointSchedule &schedule)
         const std::int64_t saving = layer.partSavingBytes(effect.parts[k]);
         from[k + 1] += saving;
         addOver(freed, k + 1, n + 1, saving);
-        for (std::size_t c = 0; c < layer.parts.size(); ++c)
+        for (std::size_t c = 0; c < layer.parts.size(); ++c) {
             effect.addedNs += (effect.parts[k] >> c & 1u) ? layer.parts[c].recomputeNs : 0;
+            effect.recomputes += effect.parts[k] >> c & 1u;
+        }
     }
     for (FlatUnit &unit : units) {
         const std::int64_t saving = unitSaving(model, unit.first, unit.last);
@@ -139,6 +142,7 @@ Effect effectOf(const CostModel &model, const CheckpointSchedule &schedule)
         ++effect.endingAt[unit.last];
         for (std::size_t k = unit.first; k <= unit.last; ++k)
             effect.addedNs += model.layers[k].recomputeNs;
+        effect.recomputes += unit.last - unit.first + 1;
     }
     effect.forwardFreed = summed(at, from);
     effect.backwardFreed = runningSum(freed);
@@ -257,6 +261,7 @@ Prediction predict(const CostModel &model, const CheckpointSchedule &schedule)
         tracker.consider(spike.bytes, model.layers[spike.last].recomputePeakTimeNs, Phase::Backward, spike.last);
     Prediction prediction = tracker.prediction();
     prediction.addedTimeNs = effect.addedNs;
+    prediction.addedTimeSpreadNs = static_cast<std::int64_t>(effect.recomputes) * model.recomputeSpreadNs;
     prediction.stepTimeNs = model.stepTimeNs + prediction.addedTimeNs;
     return prediction;
 }

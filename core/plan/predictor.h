@@ -21,6 +21,9 @@ struct Prediction
     std::optional<std::size_t> peakInRecomputeOf; // chain index, when a recompute (or the backward after it) makes the peak
     std::int64_t stepTimeNs = 0;
     std::int64_t addedTimeNs = 0;
+    // How far addedTimeNs may be off: a recompute's spread (CostModel::recomputeSpreadNs)
+    // for each layer it recomputes.
+    std::int64_t addedTimeSpreadNs = 0;
 };
 
 // Units over chain indices (model.layers).

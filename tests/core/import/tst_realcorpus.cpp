@@ -73,6 +73,39 @@ private slots:
         QCOMPARE(report.liveAtPeak->bytes, report.devices[*report.primary].allocatedBytes);
     }
 
+    // Layer names a person reads: no wrapper's frame (torch's module calls, accelerate's
+    // hooks, peft, transformers' decorators), no bare number, at most ten levels, no part
+    // over 48 characters; every corpus file.
+    void layerNamesAreReadable_data()
+    {
+        QTest::addColumn<QString>("file");
+        const QJsonObject expected = expectedFigures();
+        for (auto it = expected.begin(); it != expected.end(); ++it)
+            QTest::newRow(qPrintable(it.key())) << it.key();
+    }
+
+    void layerNamesAreReadable()
+    {
+        QFETCH(QString, file);
+        const auto trace = loadTrace(ss(corpusPath(file)));
+        const QStringList wrappers = {QStringLiteral("module"),     QStringLiteral("hooks"),        QStringLiteral("generic"),
+                                      QStringLiteral("deprecation"), QStringLiteral("peft_model"),  QStringLiteral("tuners_utils"),
+                                      QStringLiteral("modeling_layers"), QStringLiteral("eval_frame"), QStringLiteral("checkpoint"),
+                                      QStringLiteral("_contextlib"), QStringLiteral("functools"),   QStringLiteral("contextlib")};
+        for (const Layer &layer : trace->layers) {
+            const QString path = qs(layer.path);
+            const QStringList parts = path.split(QLatin1Char('.'));
+            QVERIFY2(parts.size() <= 10, qPrintable(path));
+            for (const QString &part : parts) {
+                QVERIFY2(part.toUtf8().size() <= 48, qPrintable(path));
+                bool number = false;
+                part.toLongLong(&number);
+                QVERIFY2(!number && !part.isEmpty(), qPrintable(path));
+                QVERIFY2(!wrappers.contains(part.section(QLatin1Char(':'), 0, 0)), qPrintable(path));
+            }
+        }
+    }
+
     // Kernels, copies and memsets per device stream, on the memory events' clock: the first
     // and last begin after the first memory event (the trace's earliest event that is not
     // memory from before profiling).

@@ -1,6 +1,7 @@
 #include "testsupport.h"
 
 #include "core/analysis/peakfinder.h"
+#include "core/plan/plannotes.h"
 #include "core/plan/predictor.h"
 #include "core/error.h"
 #include "core/import/traceloader.h"
@@ -193,6 +194,65 @@ private slots:
         // from their median 130 us): the slow step does not widen it.
         QVERIFY(near(model.stepTimeSpreadNs, 65'000));
         QCOMPARE(predict(model, {true, false}).stepTimeNs, model.stepTimeNs + model.layers[0].forwardNs);
+    }
+
+    // One step whose first block's forward is a warm-up (a fresh process's first call):
+    // its time is flagged and the chain's median predicted instead; the recompute's spread
+    // is the chain's. With blocks of times 10, 12, 11, 200 us and 13 us: median 12 us.
+    void aWarmUpForwardIsFlaggedNotPredicted()
+    {
+        QString text = QStringLiteral("t=0 alloc w 1000 parameter\nbegin step 1\n");
+        const int forward[] = {200, 10, 12, 11, 13};
+        for (int k = 0; k < 5; ++k)
+            text += QStringLiteral("begin fwd:blocks.%1\nalloc a%1 100 activation\n+%2us end fwd:blocks.%1\n").arg(k).arg(forward[k]);
+        for (int k = 4; k >= 0; --k)
+            text += QStringLiteral("begin bwd:blocks.%1\nfree a%1\n+20us end bwd:blocks.%1\n").arg(k);
+        text += QStringLiteral("end step 1\n");
+        const CostModel model = buildCostModel(*traceFrom(text));
+        auto near = [](std::int64_t actual, std::int64_t expected) { return std::abs(actual - expected) < 20; };
+        QCOMPARE(model.layers.size(), std::size_t(5));
+        QVERIFY(model.layers[0].outlierForwardNs);
+        QVERIFY(near(*model.layers[0].outlierForwardNs, 200'000));
+        QVERIFY(near(model.layers[0].forwardNs, 12'000));
+        for (std::size_t k = 1; k < 5; ++k)
+            QVERIFY(!model.layers[k].outlierForwardNs && !model.layers[k].outlierBackwardNs);
+        QVERIFY(near(model.recomputeSpreadNs, 1'000)); // |10-12|, 0, 1, 1, |200-12| → median 1 us
+        const Prediction all = predict(model, std::vector<bool>(5, true));
+        QVERIFY(near(all.addedTimeNs, 12'000 + 10'000 + 12'000 + 11'000 + 13'000));
+        QCOMPARE(all.addedTimeSpreadNs, 5 * model.recomputeSpreadNs);
+        QVERIFY(timeOutlierNote(model).find("blocks.0's forward took 200") != std::string::npos);
+    }
+
+    // Real snapshots: the first step of a fresh process, its first block's forward a
+    // warm-up, and the same run with its later steps, whose median times need no flag.
+    void warmUpsInRealSnapshots_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("flagged");  // the chain layers whose forward was a warm-up
+        QTest::addColumn<double>("mostAdded"); // "all": at most this share of the step
+        QTest::addRow("the first step") << QStringLiteral("snapshot_cs336_first_step.pickle.gz")
+                                        << QStringLiteral("profile_memory:40.TransformerLM:47[0]") << 0.30;
+        QTest::addRow("three steps, medians over them") << QStringLiteral("snapshot_cs336_three_steps.pickle.gz") << QString() << 0.5;
+    }
+
+    void warmUpsInRealSnapshots()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, flagged);
+        QFETCH(double, mostAdded);
+        const CostModel model = buildCostModel(*loadTrace(PEAKLENS_SOURCE_DIR "/tests/data/real/" + file.toStdString()));
+        QStringList outliers;
+        for (const ChainLayer &layer : model.layers) {
+            if (layer.outlierForwardNs)
+                outliers << QString::fromStdString(layer.path);
+        }
+        QCOMPARE(outliers.join(QLatin1Char(' ')), flagged);
+        const Prediction all = predict(model, std::vector<bool>(model.layers.size(), true));
+        QVERIFY2(double(all.addedTimeNs) <= mostAdded * double(model.stepTimeNs),
+                 qPrintable(QStringLiteral("+%1 ns on %2 ns").arg(all.addedTimeNs).arg(model.stepTimeNs)));
+        QCOMPARE(timeOutlierNote(model).empty(), flagged.isEmpty());
+        if (!flagged.isEmpty())
+            QVERIFY(timeOutlierNote(model).find(flagged.toStdString()) != std::string::npos);
     }
 
     // A checkpoint adds its layer's forward time, unless the trace carries measured costs

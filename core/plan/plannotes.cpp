@@ -1,0 +1,44 @@
+#include "plannotes.h"
+
+#include "core/trace/units.h"
+
+#include <cmath>
+
+namespace peaklens {
+
+std::string timeOutlierNote(const CostModel &model)
+{
+    std::string flagged;
+    std::size_t count = 0;
+    for (const ChainLayer &layer : model.layers) {
+        for (const auto &[measured, typical, what] :
+             {std::tuple(layer.outlierForwardNs, layer.forwardNs, "forward"), std::tuple(layer.outlierBackwardNs, layer.backwardNs, "backward")}) {
+            if (!measured)
+                continue;
+            const double times = typical > 0 ? static_cast<double>(*measured) / static_cast<double>(typical) : 0.0;
+            flagged += std::string(count++ ? "; " : "") + layer.path + "'s " + what + " took " + formatDuration(*measured) + ", "
+                       + std::to_string(static_cast<long long>(std::lround(times))) + "× the chain's median of "
+                       + formatDuration(typical);
+        }
+    }
+    if (count == 0)
+        return {};
+    return "Warm-up: " + flagged + (count == 1 ? ". It is" : ". They are")
+           + " taken for a first call's set-up, not what a recompute costs, and predicted at the median.";
+}
+
+std::vector<std::string> planNotes(const CostModel &model, const Prediction &prediction)
+{
+    std::vector<std::string> notes;
+    if (prediction.peakInRecomputeOf)
+        notes.push_back("The peak is the recompute of " + model.layers[*prediction.peakInRecomputeOf].path + ".");
+    else if (prediction.peakPhase == Phase::Optimizer)
+        notes.push_back("The peak is in the optimizer, after the saved activations are freed: checkpointing cannot lower it.");
+    if (std::string outliers = timeOutlierNote(model); !outliers.empty())
+        notes.push_back(std::move(outliers));
+    if (model.backwardEstimated)
+        notes.push_back("The trace times no layer's backward; each was estimated from when the blocks its forward saved were freed.");
+    return notes;
+}
+
+} // namespace peaklens
