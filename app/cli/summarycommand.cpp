@@ -6,6 +6,7 @@
 #include "textoutput.h"
 
 #include "core/analysis/allocationsites.h"
+#include "core/analysis/allocatorstate.h"
 #include "core/analysis/crossrank.h"
 #include "core/analysis/layerranking.h"
 #include "core/analysis/tracesummary.h"
@@ -46,7 +47,7 @@ std::string peakSection(const Trace &trace, const TraceSummary &summary)
         return "No memory was allocated in this trace.\n";
     const DevicePeak &peak = summary.peak.devices[*summary.peak.primary];
     // Times read as offsets from the first event: trace clocks are often epoch-based.
-    std::string where = "at +" + formatDuration(peak.timeNs - summary.firstNs);
+    std::string where = isStateOnly(trace) ? std::string("at dump time") : "at +" + formatDuration(peak.timeNs - summary.firstNs);
     if (summary.peakStep)
         where += ", step " + std::to_string(*summary.peakStep);
     if (summary.peakPhase != Phase::Other)
@@ -55,9 +56,11 @@ std::string peakSection(const Trace &trace, const TraceSummary &summary)
         where += ", in " + trace.layers[summary.peakLayer].path;
     std::string out = "Peak allocated  " + formatBytes(peak.allocatedBytes) + " on " + peak.device.toString() + " "
                       + where + "\n";
+    // Users compare the peak with max_memory_allocated: say what it counts.
+    out += "                " + peakCountingNote(trace, summary.peak.liveAtPeak) + "\n";
     if (peak.reservedBytes) {
-        out += "Peak reserved   " + formatBytes(*peak.reservedBytes) + " at +"
-               + formatDuration(*peak.reservedTimeNs - summary.firstNs)
+        out += "Peak reserved   " + formatBytes(*peak.reservedBytes) + " "
+               + (isStateOnly(trace) ? std::string("at dump time") : "at +" + formatDuration(*peak.reservedTimeNs - summary.firstNs))
                + " (" + formatBytes(peak.reservedAtPeakBytes.value_or(0)) + " reserved at the allocated peak)\n";
     } else {
         out += "Peak reserved   unknown (the trace has no segment events)\n";
@@ -167,9 +170,17 @@ std::string textSummary(const std::string &path, const Trace &trace, const Trace
         out += description + "\n";
     if (auto warnings = trace.metaValue(metakey::ImportWarnings); !warnings.empty())
         out += "Warning: " + warnings + "\n";
-    out += formatCount(static_cast<std::int64_t>(summary.eventCount)) + " memory events over "
-           + formatDuration(summary.lastNs - summary.firstNs) + ", " + plural(trace.steps.size(), "step") + ", "
-           + plural(trace.layers.size(), "layer") + "\n\n";
+    if (isStateOnly(trace)) {
+        // The blocks are the state at one moment, not events of a timeline: say so, and judge it.
+        out += std::string(kStateOnlyHeadline) + " " + plural(summary.eventCount, "block") + " live then.\n";
+        for (const DevicePeak &device : summary.peak.devices)
+            out += judgeDumpState(trace, device.device).explanation + "\n";
+        out += "\n";
+    } else {
+        out += formatCount(static_cast<std::int64_t>(summary.eventCount)) + " memory events over "
+               + formatDuration(summary.lastNs - summary.firstNs) + ", " + plural(trace.steps.size(), "step") + ", "
+               + plural(trace.layers.size(), "layer") + "\n\n";
+    }
     out += peakSection(trace, summary);
     if (summary.peak.liveAtPeak)
         out += liveSection(trace, *summary.peak.liveAtPeak, top, withFullStacks);

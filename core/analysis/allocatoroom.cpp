@@ -2,7 +2,10 @@
 
 #include "allocatorreplay.h"
 
+#include "core/trace/metadata.h"
 #include "core/trace/units.h"
+
+#include <cstdio>
 
 #include <charconv>
 #include <map>
@@ -154,6 +157,59 @@ std::vector<OomAnalysis> analyseOutOfMemory(const Trace &trace)
         result.push_back(std::move(oom));
     }
     return result;
+}
+
+bool isStateOnly(const Trace &trace)
+{
+    return trace.metaValue(metakey::History) == "none";
+}
+
+OomAnalysis judgeDumpState(const Trace &trace, Device device)
+{
+    AllocatorReplay replay(trace, device);
+    const std::int64_t end = trace.events.empty() ? 0 : trace.events.timeNs(trace.events.size() - 1);
+    replay.advanceTo(end);
+    const AllocatorReplay::Figures figures = replay.figures();
+    OomAnalysis state;
+    state.marker = SIZE_MAX;
+    state.device = device;
+    state.timeNs = end;
+    state.reservedBytes = figures.reservedBytes;
+    state.allocatedBytes = figures.allocatedBytes;
+    state.freeBytes = figures.freeBytes;
+    state.largestFreeBytes = figures.largestFreeBytes;
+    state.layout = replay.layout();
+    const std::string head = "On " + device.toString() + ", ";
+    if (state.layout == ReservedLayout::None || !replay.blocksKnown()) {
+        state.explanation = head + formatBytes(state.allocatedBytes) + " is allocated; without "
+                            + (state.layout == ReservedLayout::None ? "the reserved segments" : "the tensors in the segments")
+                            + " whether a failure here was a full device or fragmentation cannot be told.";
+        return state;
+    }
+    const double freeShare = state.reservedBytes > 0 ? static_cast<double>(state.freeBytes) / static_cast<double>(state.reservedBytes) : 0.0;
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f %%", 100.0 * freeShare);
+    const std::string figuresText = formatBytes(state.allocatedBytes) + " of the " + formatBytes(state.reservedBytes)
+                                    + " reserved is allocated, " + formatBytes(state.freeBytes) + " (" + share + ") free in the cache";
+    const std::int64_t largest = state.largestFreeBytes.value_or(std::max(figures.largestPlacedFreeBytes, figures.unplacedFreeBytes));
+    if (freeShare < 0.05) {
+        state.verdict = OomVerdict::LackOfMemory;
+        state.explanation = head + figuresText
+                            + ". Verdict: the device is full. A request that failed here failed for lack of memory: the "
+                              "step must keep less (smaller batch, checkpointing), not merely pack it better.";
+    } else if (state.layout == ReservedLayout::Segments && state.largestFreeBytes && largest * 4 < state.freeBytes) {
+        state.verdict = OomVerdict::Fragmentation;
+        state.explanation = head + figuresText + ", but in pieces of at most " + formatBytes(largest)
+                            + ". Verdict: fragmentation. A request above " + formatBytes(largest) + " failed although "
+                            + formatBytes(state.freeBytes)
+                            + " was free: set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or release cached memory "
+                              "with torch.cuda.empty_cache().";
+    } else {
+        state.explanation = head + figuresText + ", the largest free block " + formatBytes(largest)
+                            + ". Verdict: not fragmented. A request up to " + formatBytes(largest)
+                            + " fit in the cache; a larger one needed device memory beyond it.";
+    }
+    return state;
 }
 
 } // namespace peaklens

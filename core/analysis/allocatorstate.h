@@ -150,6 +150,19 @@ struct OomAnalysis
 // One analysis per out-of-memory marker, in the markers' order.
 std::vector<OomAnalysis> analyseOutOfMemory(const Trace &trace);
 
+// A snapshot of the allocator's state alone, with no history (metakey::History "none", as
+// an out-of-memory observer's _snapshot() or a bare _dump_snapshot() writes it): the state
+// on `device` at dump time judged as a failure there would be. LackOfMemory when under 5 %
+// of the reserved memory is free in the cache; Fragmentation when more is free but its
+// largest block holds under a quarter of it; else Unknown (a request up to the largest free
+// block fit, one above needed more device memory). requestBytes is 0: the file names none.
+// Its explanation ("On cuda:0, ...") follows kStateOnlyHeadline where it is shown.
+OomAnalysis judgeDumpState(const Trace &trace, Device device);
+
+// True for a trace that holds the allocator's state at one moment and no history.
+bool isStateOnly(const Trace &trace);
+inline constexpr std::string_view kStateOnlyHeadline = "Allocator state at dump time; no history was recorded.";
+
 // Metadata key under which the snapshot importer keeps each OOM's "device_free": one line
 // per failure, "DEVICE TIME_NS BYTES" ("cuda:0 1500000 3145728").
 inline constexpr std::string_view kOomDeviceFreeKey = "oom.device_free";

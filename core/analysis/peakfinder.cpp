@@ -2,7 +2,11 @@
 
 #include "allocationsites.h"
 
+#include "core/trace/metadata.h"
+#include "core/trace/units.h"
+
 #include <algorithm>
+#include <charconv>
 #include <map>
 
 namespace peaklens {
@@ -196,6 +200,45 @@ LiveSet liveSetAt(const Trace &trace, Device device, std::int64_t timeNs)
     const auto times = trace.events.timesNs();
     const auto end = static_cast<std::size_t>(std::upper_bound(times.begin(), times.end(), timeNs) - times.begin());
     return liveSetBefore(trace, device, end, timeNs);
+}
+
+std::optional<std::int64_t> cachingAllocatorBytes(const Trace &trace, const LiveSet &live)
+{
+    const std::string format = trace.metaValue(metakey::SourceFormat);
+    const bool cachingAllocator = format == "torch-snapshot";
+    if (live.device.type != DeviceType::Cuda || !cachingAllocator
+        || trace.metaValue("allocator.conf").find("roundup_power2_divisions") != std::string::npos)
+        return std::nullopt;
+    constexpr std::int64_t kMinBlockBytes = 512; // the caching allocator's kMinBlockSize
+    std::int64_t bytes = 0;
+    for (const std::size_t event : live.allocations)
+        bytes += (trace.events.deltaBytes(event) + kMinBlockBytes - 1) / kMinBlockBytes * kMinBlockBytes;
+    return bytes;
+}
+
+std::string peakCountingNote(const Trace &trace, const std::optional<LiveSet> &liveAtPeak)
+{
+    if (trace.metaValue(metakey::SourceFormat) == "kineto")
+        return "in the allocator's blocks, as torch.cuda.max_memory_allocated counts them (the profiler reports block sizes)";
+    std::string note = "in bytes requested, as memory_viz counts them";
+    if (!liveAtPeak)
+        return note;
+    // A state-only snapshot names its blocks' own sizes; a trace's requests are rounded up to
+    // 512 bytes at least, and a block can be larger still.
+    const std::string device = liveAtPeak->device.toString() + " ";
+    const std::string lines = trace.metaValue(metakey::BlockBytesAtDump);
+    for (std::size_t at = 0; at < lines.size();) {
+        const std::size_t end = std::min(lines.find('\n', at), lines.size());
+        const std::string_view line = std::string_view(lines).substr(at, end - at);
+        std::int64_t bytes = 0;
+        if (line.starts_with(device)
+            && std::from_chars(line.data() + device.size(), line.data() + line.size(), bytes).ec == std::errc())
+            return note + "; " + formatBytes(bytes) + " in the allocator's blocks, as torch.cuda.memory_allocated counts them";
+        at = end + 1;
+    }
+    if (const auto rounded = cachingAllocatorBytes(trace, *liveAtPeak))
+        note += "; at least " + formatBytes(*rounded) + " in the allocator's blocks, as torch.cuda.max_memory_allocated counts them";
+    return note;
 }
 
 } // namespace peaklens

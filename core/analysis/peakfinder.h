@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace peaklens {
@@ -51,6 +52,21 @@ struct PeakReport
 };
 
 PeakReport findPeaks(const Trace &trace);
+
+// Peaks count the bytes each allocation asked for, as PyTorch's memory_viz does. What
+// torch.cuda.max_memory_allocated counts instead is the caching allocator's blocks, each
+// rounded up to a multiple of 512 bytes at least: that sum over the live set (a lower bound
+// of what the allocator held), for a CUDA device
+// whose allocator rounds so (no roundup_power2_divisions in its PYTORCH_CUDA_ALLOC_CONF);
+// none for other devices and for traces recorded without the caching allocator.
+std::optional<std::int64_t> cachingAllocatorBytes(const Trace &trace, const LiveSet &live);
+
+// What the trace's bytes count, in a phrase for beside its peak: "in bytes requested, as
+// memory_viz counts them; at least 12.98 GiB in the allocator's blocks, as
+// torch.cuda.max_memory_allocated counts them" for a snapshot (the blocks' own sizes,
+// where a state-only snapshot names them). Kineto reports the allocator's block sizes, so
+// its peak is already what max_memory_allocated counts.
+std::string peakCountingNote(const Trace &trace, const std::optional<LiveSet> &liveAtPeak);
 
 // Sorts a report's devices and names the highest peak primary (the first of equal ones).
 void choosePrimary(PeakReport &report);

@@ -142,7 +142,8 @@ std::string peakCards(const ReportRun &run)
     std::string out = "<table class=\"cards\" width=\"100%\"><tr>";
     out += "<td class=\"card\" width=\"40%\"><div class=\"muted\">Peak allocated</div><div class=\"figure\" id=\"peak\">"
            + escapeHtml(formatBytes(peak.allocatedBytes)) + "</div><div>" + escapeHtml(where) + " on "
-           + escapeHtml(peak.device.toString()) + "</div></td>";
+           + escapeHtml(peak.device.toString()) + "</div><div class=\"muted\" id=\"counting\">"
+           + escapeHtml(peakCountingNote(*run.analysed->trace, run.analysed->summary.peak.liveAtPeak)) + "</div></td>";
     out += "<td class=\"card\" width=\"30%\"><div class=\"muted\">Peak reserved</div><div class=\"figure\">"
            + (peak.reservedBytes ? escapeHtml(formatBytes(*peak.reservedBytes)) : std::string("—")) + "</div><div>"
            + (peak.reservedBytes ? std::string("segments of the caching allocator") : std::string("no segment events")) + "</div></td>";

@@ -29,6 +29,12 @@ inline constexpr std::string_view ProcessId = "pid";
 inline constexpr std::string_view TorchVersion = "torch.version";     // recorded: the training's PyTorch
 inline constexpr std::string_view ImportWarnings = "import.warnings"; // what the import ignored, a sentence a line
 inline constexpr std::string_view CreatedBy = "created.by";           // "peaklens 0.1.0"
+// "none" for a snapshot of the allocator's state at one moment, with no history recorded:
+// its blocks are events at time 0, not a timeline.
+inline constexpr std::string_view History = "history";
+// For such a snapshot, the allocator's own sizes of the blocks allocated at dump time (the
+// events hold the sizes asked for): "cuda:0 25513406464", a line a device.
+inline constexpr std::string_view BlockBytesAtDump = "allocator.block_bytes_at_dump";
 // Files written while a run goes on (TraceWriter's streaming mode): "writing" until the
 // writer finishes the file, then "finished"; and "HOST PID" of the writing process, so a
 // reader following the file can tell a writer that stopped without finishing it.

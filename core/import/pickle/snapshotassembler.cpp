@@ -202,6 +202,7 @@ void SnapshotAssembler::readSegments(const Document &document, std::span<const V
                 frames = m_stacks.read(document, document.find(events.front(), "frames"));
             const Category category = categoryOf(document.find(block, "category"));
             state.activeAtDump.push_back({at, Block{requested, stackOf(frames), category, stream}});
+            state.blockBytesAtDump += size;
         }
     }
 }
@@ -267,6 +268,8 @@ void SnapshotAssembler::readEntry(const Document &document, std::size_t device, 
     // Read whatever the action: a later entry may share the list once this one is released.
     const std::uint32_t frames = m_stacks.read(document, fields.frames);
 
+    m_sawHistory = m_sawHistory || action == Action::Alloc || action == Action::Free || action == Action::SegmentAlloc
+                   || action == Action::SegmentFree;
     if (action == Action::Alloc) {
         auto [block, inserted] = state.live.tryEmplace(addr);
         if (!inserted) // its free was lost: end the old block here
@@ -395,11 +398,21 @@ void SnapshotAssembler::readAnnotations(const Document &document, std::span<cons
 
 std::shared_ptr<const Trace> SnapshotAssembler::finish(bool hasTraces)
 {
-    if (hasTraces)
-        m_builder.setMeta("time.source", m_sawTime || m_sawEntries == 0 ? "time_us"
-                                                                        : "event index (the snapshot has no time_us)");
+    if (hasTraces && m_sawHistory)
+        m_builder.setMeta("time.source", m_sawTime ? "time_us" : "event index (the snapshot has no time_us)");
     else
         m_builder.setMeta("time.source", "none: the snapshot holds only the state at dump time");
+    if (!m_sawHistory) {
+        m_builder.setMeta(metakey::History, "none");
+        // The allocator's own sizes of the blocks, beside the sizes asked for that the
+        // events hold: what torch.cuda.memory_allocated counted at dump time.
+        std::string blockBytes;
+        for (const auto &[deviceIndex, state] : m_devices) {
+            if (state.hasSegments)
+                blockBytes += Device{DeviceType::Cuda, deviceIndex}.toString() + " " + std::to_string(state.blockBytesAtDump) + "\n";
+        }
+        m_builder.setMeta(metakey::BlockBytesAtDump, blockBytes);
+    }
     m_lastTrace = nullptr;
     emitDevices();
     if (!m_deviceFree.empty())

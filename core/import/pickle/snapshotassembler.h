@@ -86,6 +86,7 @@ private:
         std::vector<std::pair<std::uint64_t, Block>> activeAtDump;
         std::vector<Segment> segmentsAtDump;
         std::int64_t reservedAtDump = 0;
+        std::int64_t blockBytesAtDump = 0; // the allocator's sizes of the blocks allocated at dump time
         bool hasSegments = false;
     };
 
@@ -150,6 +151,7 @@ private:
     std::size_t m_totalEntries = 0;
     std::size_t m_sawEntries = 0;
     bool m_sawTime = false;
+    bool m_sawHistory = false; // an alloc, free or segment entry: more than the state at dump time
     std::string m_deviceFree; // one "DEVICE TIME_NS BYTES" line per OOM that carries it
     std::size_t m_phasedByStacks = 0;
     std::size_t m_layeredByStacks = 0;
