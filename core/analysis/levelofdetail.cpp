@@ -121,4 +121,18 @@ std::vector<ColumnRange> reduceToColumns(std::span<const SeriesPoint> series, st
     return out;
 }
 
+std::vector<StackedColumn> stackColumns(const TimelineSeries &timeline, std::int64_t beginNs, std::int64_t endNs, int columns,
+                                        const SeriesBlocks *blocks)
+{
+    std::vector<StackedColumn> out;
+    for (const ColumnRange &range : reduceToColumns(timeline.allocated, beginNs, endNs, columns, blocks)) {
+        StackedColumn column{range, {}};
+        column.groupBytes.reserve(timeline.groups.size());
+        for (const GroupSeries &group : timeline.groups)
+            column.groupBytes.push_back(valueAt(group.points, range.maxTimeNs));
+        out.push_back(std::move(column));
+    }
+    return out;
+}
+
 } // namespace peaklens

@@ -35,6 +35,17 @@ struct SeriesBlocks
 std::vector<ColumnRange> reduceToColumns(std::span<const SeriesPoint> series, std::int64_t beginNs,
                                          std::int64_t endNs, int columns, const SeriesBlocks *blocks = nullptr);
 
+// A column of a stacked chart: the allocated range, and each group's bytes as they stood
+// when the column's highest point was reached, so that the stack's top is that point.
+struct StackedColumn
+{
+    ColumnRange range;
+    std::vector<std::int64_t> groupBytes; // as timeline.groups
+};
+
+std::vector<StackedColumn> stackColumns(const TimelineSeries &timeline, std::int64_t beginNs, std::int64_t endNs, int columns,
+                                        const SeriesBlocks *blocks = nullptr);
+
 // The value the series holds at a time.
 std::int64_t valueAt(std::span<const SeriesPoint> series, std::int64_t timeNs);
 

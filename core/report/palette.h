@@ -31,6 +31,7 @@ inline constexpr Rgb kKernel = 0x2a6f97;    // a stream's kernels, in kernel lan
 inline constexpr Rgb kLargestFree = 0x1a7f37; // the allocator's largest free block (dotted)
 inline constexpr Rgb kGrid = 0xe4e7ec;      // grid lines behind a chart
 inline constexpr Rgb kAxis = 0x9aa1ad;      // an axis line, and the outline of a faint swatch
+inline constexpr Rgb kOther = 0xc7ccd4;     // the groups a stacked chart shows together as "other"
 
 // "#rrggbb", for SVG and HTML.
 std::string hex(Rgb color);

@@ -98,31 +98,32 @@ palette::Rgb categoryColorOf(const GroupSeries &group, std::size_t index)
 }
 
 // Stacked bands, each column showing the groups as they stood where the column reached
-// its highest point.
-std::string stackedBands(const PlotArea &frame, const TimelineSeries &timeline, const std::vector<ColumnRange> &columns,
+// its highest point; the groups past `shown` together as one more band, so that the stack
+// always reaches the envelope.
+std::string stackedBands(const PlotArea &frame, const TimelineSeries &timeline, const std::vector<StackedColumn> &columns,
                          std::size_t shown)
 {
     std::string out;
     std::vector<std::int64_t> below(columns.size(), 0);
-    for (std::size_t g = 0; g < shown; ++g) {
-        const GroupSeries &group = timeline.groups[g];
+    const bool rest = shown < timeline.groups.size();
+    for (std::size_t g = 0; g < shown + (rest ? 1 : 0); ++g) {
         std::string upper, lower;
         std::vector<std::int64_t> above(columns.size());
         for (std::size_t c = 0; c < columns.size(); ++c) {
-            above[c] = below[c] + valueAt(group.points, columns[c].maxTimeNs);
-            const std::string x0 = number(frame.x(columns[c].beginNs));
-            const std::string x1 = number(frame.x(c + 1 < columns.size() ? columns[c + 1].beginNs : frame.endNs));
+            above[c] = g < shown ? below[c] + columns[c].groupBytes[g] : columns[c].range.maxBytes;
+            const std::string x0 = number(frame.x(columns[c].range.beginNs));
+            const std::string x1 = number(frame.x(c + 1 < columns.size() ? columns[c + 1].range.beginNs : frame.endNs));
             const std::string y = number(frame.y(static_cast<double>(above[c])));
             upper += x0 + "," + y + " " + x1 + "," + y + " ";
         }
         for (std::size_t c = columns.size(); c-- > 0;) {
-            const std::string x0 = number(frame.x(columns[c].beginNs));
-            const std::string x1 = number(frame.x(c + 1 < columns.size() ? columns[c + 1].beginNs : frame.endNs));
+            const std::string x0 = number(frame.x(columns[c].range.beginNs));
+            const std::string x1 = number(frame.x(c + 1 < columns.size() ? columns[c + 1].range.beginNs : frame.endNs));
             const std::string y = number(frame.y(static_cast<double>(below[c])));
             lower += x1 + "," + y + " " + x0 + "," + y + " ";
         }
-        out += "<polygon points=\"" + upper + lower + "\" fill=\"" + palette::hex(categoryColorOf(group, g))
-               + "\" fill-opacity=\"0.85\"/>";
+        const palette::Rgb color = g < shown ? categoryColorOf(timeline.groups[g], g) : palette::kOther;
+        out += "<polygon points=\"" + upper + lower + "\" fill=\"" + palette::hex(color) + "\" fill-opacity=\"0.85\"/>";
         below = std::move(above);
     }
     return out;
@@ -147,7 +148,7 @@ std::optional<SvgChart> timelineChart(const ReportRun &run)
     const ChartAxis time = timeAxis(static_cast<double>(frame.endNs - frame.beginNs), kTimeTicks);
     frame.maxBytes = bytes.end;
     const int columnCount = static_cast<int>(frame.width / 2); // two pixels per column
-    const auto columns = reduceToColumns(timeline.allocated, frame.beginNs, frame.endNs, columnCount);
+    const auto columns = stackColumns(timeline, frame.beginNs, frame.endNs, columnCount);
 
     std::string elements;
     std::vector<svg::LegendEntry> legend;
@@ -162,20 +163,20 @@ std::optional<SvgChart> timelineChart(const ReportRun &run)
         }
     }
     elements += axes(frame, bytes, time);
-    // Few categories hold most memory; eight bands would be hard to tell apart.
+    // Few categories hold most memory; more bands would be hard to tell apart.
     const std::size_t shown = std::min<std::size_t>(timeline.groups.size(), 7);
     elements += stackedBands(frame, timeline, columns, shown);
     for (std::size_t g = 0; g < shown; ++g)
         legend.push_back({categoryShown(timeline.groups[g]), categoryColorOf(timeline.groups[g], g), svg::LegendEntry::Mark::Swatch});
+    if (shown < timeline.groups.size())
+        legend.push_back({"other", palette::kOther, svg::LegendEntry::Mark::Swatch});
 
-    // The envelope: each column's lowest and highest value.
+    // The envelope: a line along each column's highest value.
     std::vector<std::pair<std::int64_t, std::int64_t>> envelope;
-    for (const ColumnRange &column : columns) {
-        envelope.emplace_back(column.beginNs, column.minBytes);
-        envelope.emplace_back(column.beginNs, column.maxBytes);
-    }
+    for (const StackedColumn &column : columns)
+        envelope.emplace_back(column.range.beginNs, column.range.maxBytes);
     elements += "<path d=\"" + stepPath(frame, envelope) + "\" fill=\"none\" stroke=\"" + palette::hex(palette::kTotal)
-                + "\" stroke-width=\"1.2\"/>";
+                + "\" stroke-width=\"1\"/>";
     legend.push_back({"allocated", palette::kTotal, svg::LegendEntry::Mark::Line});
     if (!timeline.reserved.empty()) {
         std::vector<std::pair<std::int64_t, std::int64_t>> reserved;

@@ -394,8 +394,8 @@ void TimelineView::rebuildGraphs()
         m_stackGroups.push_back(other ? kOther : i);
     }
     m_envelope = addGraph();
-    m_envelope->setPen(QPen(palette().text().color(), 1.2));
-    // Two points per column, lowest then highest: as steps they draw each column's range.
+    m_envelope->setPen(QPen(palette().text().color(), 1));
+    // The highest point of each column: a line over the bands, never a slab that hides them.
     m_envelope->setLineStyle(QCPGraph::lsStepLeft);
     m_envelope->setName(tr("allocated"));
     if (!timeline.reserved.empty()) {
@@ -555,32 +555,27 @@ void TimelineView::refreshColumns()
     const int columns = std::max(1, axisRect()->width());
     m_columns = axisRect()->width();
     const std::int64_t begin = toNs(xAxis->range().lower), end = std::max(toNs(xAxis->range().upper), begin + 1);
-    const auto reduced = reduceToColumns(timeline.allocated, begin, end, columns, &m_document->allocatedBlocks);
+    const auto stacked = stackColumns(timeline, begin, end, columns, &m_document->allocatedBlocks);
     updateVisibleItems(begin, end);
     m_kernelLanes->refresh(begin, end, columns);
 
-    QVector<double> envelopeKeys, envelopeValues;
+    // Each column's bands as they stood at its highest point (blocks that came and went
+    // within it included), so the stack's top is the envelope, a line along the highest points.
+    QVector<double> keys, envelopeValues;
     std::vector<QVector<double>> stackValues(m_stack.size());
-    QVector<double> keys;
-    for (const ColumnRange &column : reduced) {
-        const double x = toX(column.beginNs);
-        keys << x;
-        envelopeKeys << x << x;
-        envelopeValues << static_cast<double>(column.minBytes) / m_unitBytes
-                       << static_cast<double>(column.maxBytes) / m_unitBytes;
-        // Groups as they stood when the column's highest point was reached, so the stack's
-        // top is the envelope's top.
+    for (const StackedColumn &column : stacked) {
+        keys << toX(column.range.beginNs);
+        envelopeValues << static_cast<double>(column.range.maxBytes) / m_unitBytes;
         std::int64_t cumulative = 0;
         for (std::size_t s = 0; s < m_stack.size(); ++s) {
             const std::size_t group = m_stackGroups[s];
-            cumulative = group == kOther ? column.maxBytes
-                                         : cumulative + valueAt(timeline.groups[group].points, column.maxTimeNs);
+            cumulative = group == kOther ? column.range.maxBytes : cumulative + column.groupBytes[group];
             stackValues[s] << static_cast<double>(cumulative) / m_unitBytes;
         }
     }
     for (std::size_t s = 0; s < m_stack.size(); ++s)
         m_stack[s]->setData(keys, stackValues[s], true);
-    m_envelope->setData(envelopeKeys, envelopeValues, true);
+    m_envelope->setData(keys, envelopeValues, true);
     if (m_reserved) {
         QVector<double> reservedValues;
         for (const ColumnRange &column : reduceToColumns(timeline.reserved, begin, end, columns, &m_document->reservedBlocks))

@@ -1,6 +1,8 @@
 #include "testsupport.h"
 
 #include "core/analysis/levelofdetail.h"
+#include "core/analysis/peakfinder.h"
+#include "core/import/traceloader.h"
 
 using namespace peaklens;
 
@@ -103,6 +105,44 @@ private slots:
         QCOMPARE(peaklens::valueAt(points, 10), 5);
         QCOMPARE(peaklens::valueAt(points, 11), 5);
         QCOMPARE(peaklens::valueAt(points, 500), 9);
+    }
+
+    // A stacked chart of a real Kineto trace (an H100's inference, its memory moving within
+    // microseconds) at several zooms: in every column the bands add up to the allocated
+    // maximum, so the chart reaches the peak wherever it is.
+    void bandsReachTheTopOfEveryColumn_data()
+    {
+        QTest::addColumn<int>("grouping");
+        QTest::addColumn<double>("zoom"); // the share of the trace shown, centred on the peak
+        QTest::addColumn<int>("columns");
+        for (const auto &[grouping, name] : {std::pair(GroupBy::Category, "categories"), std::pair(GroupBy::Layer, "layers")}) {
+            for (const double zoom : {1.0, 0.3, 0.01, 0.0005})
+                QTest::addRow("%s, %g of the trace", name, zoom) << int(grouping) << zoom << 900;
+        }
+    }
+
+    void bandsReachTheTopOfEveryColumn()
+    {
+        QFETCH(int, grouping);
+        QFETCH(double, zoom);
+        QFETCH(int, columns);
+        static const auto trace = loadTrace(PEAKLENS_SOURCE_DIR "/tests/data/real/kineto_h100_qwen_inference.pt.trace.json.gz");
+        const PeakReport peaks = findPeaks(*trace);
+        const DevicePeak &peak = peaks.devices[*peaks.primary];
+        const TimelineSeries timeline = buildTimeline(*trace, peak.device, GroupBy(grouping));
+        const std::int64_t first = timeline.allocated.front().timeNs, last = timeline.allocated.back().timeNs;
+        const auto span = std::max<std::int64_t>(1, static_cast<std::int64_t>(double(last - first) * zoom));
+        const std::int64_t begin = std::max(first, peak.timeNs - span / 2);
+        const SeriesBlocks blocks = SeriesBlocks::build(timeline.allocated);
+        std::int64_t highest = 0;
+        for (const StackedColumn &column : stackColumns(timeline, begin, begin + span, columns, &blocks)) {
+            std::int64_t stacked = 0;
+            for (const std::int64_t bytes : column.groupBytes)
+                stacked += bytes;
+            QCOMPARE(stacked, column.range.maxBytes);
+            highest = std::max(highest, column.range.maxBytes);
+        }
+        QCOMPARE(highest, peak.allocatedBytes); // the peak lies in the shown span
     }
 };
 
