@@ -76,10 +76,13 @@ int run(int argc, char **argv)
                                 QStringLiteral("Pick a time, in ms from the trace's start, as a click on the timeline does; "
                                                "MS@MIB also pins the block drawn that high."),
                                 QStringLiteral("MS[@MIB]"));
+    const QCommandLineOption zoom(QStringLiteral("zoom"),
+                                  QStringLiteral("Show only this stretch of the timeline, in ms from the trace's start."),
+                                  QStringLiteral("FROM..TO"));
     const QCommandLineOption find(QStringLiteral("search"), QStringLiteral("Search the flame graph."), QStringLiteral("TEXT"));
     const QCommandLineOption compare(QStringLiteral("compare"), QStringLiteral("Compare the trace with another, as File > Compare with… does."),
                                      QStringLiteral("FILE"));
-    parser.addOptions({screenshot, groupByLayer, strategy, rerun, select, exportReport, record, empty, size, tab, at, find, compare});
+    parser.addOptions({screenshot, groupByLayer, strategy, rerun, select, exportReport, record, empty, size, tab, at, zoom, find, compare});
     parser.addPositionalArgument(QStringLiteral("FILE"),
                                  QStringLiteral("Traces to open, several (or their folder) for the ranks of one run "
                                                 "(default: the bundled sample)"));
@@ -120,6 +123,11 @@ int run(int argc, char **argv)
         }
         window.resize(sides[0].toInt(), sides[1].toInt());
     }
+    const QStringList zoomedTo = parser.value(zoom).split(QStringLiteral(".."));
+    if (parser.isSet(zoom) && (zoomedTo.size() != 2 || !(zoomedTo[0].toDouble() < zoomedTo[1].toDouble()))) {
+        std::fprintf(stderr, "peaklens: --zoom \"%s\" is not FROM..TO in ms, such as 40..55.\n", qPrintable(parser.value(zoom)));
+        return 2;
+    }
     window.setGroupByLayer(parser.isSet(groupByLayer));
     const bool rerunFirst = parser.isSet(rerun);
     // Each strategy in turn, each rerun when asked; the last one stays ticked.
@@ -140,6 +148,11 @@ int run(int argc, char **argv)
             if (parts.size() > 1)
                 height = static_cast<std::int64_t>(parts[1].toDouble() * 1024 * 1024);
             window.pickTime(timeNs, height);
+        }
+        if (parser.isSet(zoom)) {
+            const std::int64_t origin = window.timeline()->originNs();
+            window.timeline()->zoomTo(origin + static_cast<std::int64_t>(zoomedTo[0].toDouble() * 1e6),
+                                      origin + static_cast<std::int64_t>(zoomedTo[1].toDouble() * 1e6));
         }
         if (parser.isSet(find))
             window.flameGraphPane()->search(parser.value(find));

@@ -22,6 +22,7 @@
 #include "widgets/timelineview.h"
 #include "widgets/whatifbar.h"
 
+#include "core/analysis/allocatorstate.h"
 #include "core/analysis/levelofdetail.h"
 #include "core/analysis/stepalignment.h"
 #include "core/analysis/tracediff.h"
@@ -151,6 +152,7 @@ void MainWindow::createPanes()
     m_layerView->setUniformRowHeights(true);
     m_layerView->header()->setStretchLastSection(false);
     m_layerView->sortByColumn(LayerModel::NameColumn, Qt::AscendingOrder);
+    m_layerView->setTreePosition(LayerModel::NameColumn); // the checkbox column comes first
     m_layerFilter = new QLineEdit(this);
     m_layerFilter->setPlaceholderText(tr("Filter layers (Ctrl+F)"));
     m_layerFilter->setClearButtonEnabled(true);
@@ -180,6 +182,12 @@ void MainWindow::createPanes()
     bottom->addWidget(m_detailTabs);
     bottom->setStretchFactor(0, 1);
     bottom->setStretchFactor(1, 1);
+    m_notes = new QLabel(this);
+    m_notes->setObjectName(QStringLiteral("notes"));
+    m_notes->setWordWrap(true);
+    m_notes->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_notes->setContentsMargins(8, 2, 8, 2);
+    m_notes->setVisible(false);
     auto *main = new QSplitter(Qt::Vertical, this);
     main->setObjectName(QStringLiteral("timelineAndBelow"));
     main->addWidget(m_timeline);
@@ -189,8 +197,14 @@ void MainWindow::createPanes()
     main->setSizes({480, 400});
     bottom->setSizes({590, 810});
     m_emptyState = new EmptyState(m_openAction, m_recordAction, this);
+    auto *page = new QWidget(this);
+    auto *pageLayout = new QVBoxLayout(page);
+    pageLayout->setContentsMargins(0, 0, 0, 0);
+    pageLayout->setSpacing(0);
+    pageLayout->addWidget(m_notes);
+    pageLayout->addWidget(main, 1);
     m_pages->addWidget(m_emptyState);
-    m_pages->addWidget(main);
+    m_pages->addWidget(page);
     setCentralWidget(m_pages);
 
     auto *whatIfToolBar = addToolBar(tr("What-if"));
@@ -512,8 +526,19 @@ void MainWindow::showDocument(const DocumentPtr &document, bool grown)
         updatePrediction();
     } else {
         m_whatIf->setUnavailable(noModelText(*document));
+        showNotes({tr("No what-if: %1").arg(noModelText(*document))});
         m_runsPane->reset(document, {});
         m_timeline->setPrediction({});
+    }
+    const bool stateOnly = isStateOnly(*document->trace);
+    m_timeline->setVisible(!stateOnly);
+    if (stateOnly) {
+        // No timeline to show: the state itself, and what it says of a failure there.
+        QStringList notes{QString::fromUtf8(kStateOnlyHeadline.data(), qsizetype(kStateOnlyHeadline.size()))};
+        for (const DevicePeak &peak : document->summary.peak.devices)
+            notes << QString::fromStdString(judgeDumpState(*document->trace, peak.device).explanation);
+        showNotes(notes);
+        showDetail(m_allocatorPane->objectName());
     }
     pinBlock(std::nullopt);
     if (grown) {
@@ -528,11 +553,10 @@ void MainWindow::showDocument(const DocumentPtr &document, bool grown)
     const auto count = [](std::size_t n, const char *noun) {
         return QString::fromStdString(formatCount(static_cast<std::int64_t>(n)) + " " + noun + (n == 1 ? "" : "s"));
     };
-    QString status = count(document->trace->events.size(), "memory event") + QStringLiteral(", ")
-                     + count(document->trace->layers.size(), "layer") + QStringLiteral(", ")
-                     + count(document->trace->steps.size(), "step");
-    if (document->model && document->model->backwardEstimated)
-        status += tr(" — the trace times no layer's backward: it is estimated from when each layer's saved blocks were freed");
+    QString status = stateOnly ? QString(count(document->trace->events.size(), "block") + tr(" live at dump time"))
+                               : QString(count(document->trace->events.size(), "memory event") + QStringLiteral(", ")
+                                         + count(document->trace->layers.size(), "layer") + QStringLiteral(", ")
+                                         + count(document->trace->steps.size(), "step"));
     if (document->trace->metaValue(metakey::AllocatorView) == "segments")
         status += tr(" — recorded with PyTorch's caching allocator, which hides tensors: only its segments (reserved "
                      "memory) were seen. Record with the exact or async allocator for per-layer memory.");
@@ -615,6 +639,12 @@ void MainWindow::pickTime(std::optional<std::int64_t> timeNs, std::optional<std:
     showLiveSet(timeNs);
     if (timeNs && heightBytes)
         pinBlock(m_timeline->blockAt(*timeNs, *heightBytes));
+}
+
+void MainWindow::showNotes(const QStringList &sentences)
+{
+    m_notes->setText(sentences.join(QLatin1Char(' ')));
+    m_notes->setVisible(!sentences.isEmpty());
 }
 
 void MainWindow::showDetail(const QString &name)

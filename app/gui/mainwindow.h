@@ -107,6 +107,7 @@ public:
     void pickTime(std::optional<std::int64_t> timeNs, std::optional<std::int64_t> heightBytes = std::nullopt);
     // Brings a pane of the detail tabs forward by its object name ("flameGraph", "block", …).
     void showDetail(const QString &name);
+    void showNotes(const QStringList &sentences);
     // Reruns the step with the current toggles (peaklens-replay as a child process).
     void rerun();
     // Stops whatever is running for the window: a load, a rerun.
@@ -125,6 +126,9 @@ public:
     // The trace being followed, or null.
     LiveFollow *liveFollow() const { return m_live.get(); }
     QLabel *liveBadge() const { return m_liveBadge; }
+    // What the what-if rests on, why there is none, or what a state-only snapshot says:
+    // whole sentences over the timeline, wrapped, never cut.
+    QLabel *notes() const { return m_notes; }
     // Shown while a followed run's step came near the device's memory; a click ticks the
     // planner's cheapest toggles for the margin.
     QToolButton *headroomButton() const { return m_headroomButton; }
@@ -180,7 +184,9 @@ private:
     // Pins a block of the document's index (or none) on the timeline and in the Block pane.
     void pinBlock(std::optional<std::size_t> block);
     void applyStrategy();
-    void updatePrediction();
+    // The prediction of the ticked layers; `feasible` false when they are the planner's best
+    // for a budget that nothing meets.
+    void updatePrediction(bool feasible = true);
     void showRangeStats(std::int64_t beginNs, std::int64_t endNs);
     // The window's geometry and splitter sizes, kept in QSettings from one session to the next.
     void restoreWindowState();
@@ -246,6 +252,7 @@ private:
     std::unique_ptr<LiveFollow> m_rerunLive; // the running rerun's trace
     QString m_rerunLabel;
     QLabel *m_liveBadge;
+    QLabel *m_notes = nullptr;
     QToolButton *m_headroomButton;
 };
 

@@ -13,6 +13,7 @@
 #include "core/analysis/stepalignment.h"
 #include "core/error.h"
 #include "core/plan/planner.h"
+#include "core/plan/plannotes.h"
 #include "core/trace/metadata.h"
 
 #include <QJsonDocument>
@@ -154,9 +155,7 @@ void MainWindow::applyStrategy()
     if (!plan)
         return;
     showSchedule(plan->schedule);
-    updatePrediction();
-    if (!plan->feasible)
-        m_whatIf->showPrediction(plan->prediction.peakBytes, plan->prediction.stepTimeNs, false);
+    updatePrediction(plan->feasible);
 }
 
 void MainWindow::setCheckpointStrategy(const QString &strategy)
@@ -179,13 +178,20 @@ void MainWindow::showSchedule(const CheckpointSchedule &schedule)
     m_layerView->viewport()->update();
 }
 
-void MainWindow::updatePrediction()
+void MainWindow::updatePrediction(bool feasible)
 {
     if (!document() || !document()->model)
         return;
     const CostModel &model = *document()->model;
     const Prediction prediction = predict(model, m_session.schedule);
-    m_whatIf->showPrediction(prediction.peakBytes, prediction.stepTimeNs, true);
+    m_whatIf->showPrediction(prediction.peakBytes, prediction.stepTimeNs, feasible);
+    // The sentences `plan` prints of the same prediction.
+    QStringList notes;
+    if (!feasible)
+        notes << tr("No set of checkpoints fits the budget: this is the lowest peak the chain can reach.");
+    for (const std::string &note : planNotes(model, prediction))
+        notes << QString::fromStdString(note);
+    showNotes(notes);
     m_timeline->setPrediction(m_session.schedule.empty() ? std::vector<PredictedPoint>{} : predictCurve(model, m_session.schedule));
 }
 

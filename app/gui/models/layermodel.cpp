@@ -175,6 +175,16 @@ QVariant LayerModel::data(const QModelIndex &index, int role) const
                    : QVariant();
     if (role == Qt::ToolTipRole && index.column() == NameColumn)
         return QString::fromStdString(layer.path);
+    // A chain layer whose measured time was a warm-up: predictions take the chain's median.
+    const ChainLayer *chainLayer =
+        chain >= 0 && m_document->model->layers[std::size_t(chain)].layer == row ? &m_document->model->layers[std::size_t(chain)] : nullptr;
+    const bool warmUpForward = chainLayer && chainLayer->outlierForwardNs;
+    const bool warmUpBackward = chainLayer && chainLayer->outlierBackwardNs;
+    if (role == Qt::ToolTipRole && ((index.column() == ForwardColumn && warmUpForward) || (index.column() == BackwardColumn && warmUpBackward)))
+        return tr("A warm-up: %1 ms in the step the plan reads, far above the chain's other layers; predictions take the "
+                  "chain's median, %2 ms")
+            .arg(milliseconds(index.column() == ForwardColumn ? *chainLayer->outlierForwardNs : *chainLayer->outlierBackwardNs), 0, 'f', 2)
+            .arg(milliseconds(index.column() == ForwardColumn ? chainLayer->forwardNs : chainLayer->backwardNs), 0, 'f', 2);
     if (role == Qt::ToolTipRole && index.column() == BackwardColumn && stats.backwardCalls == 0)
         return chain >= 0 && m_document->model->backwardEstimated
                    ? tr("The trace times no backward for this layer: estimated from when the blocks its forward "
@@ -213,10 +223,11 @@ QVariant LayerModel::data(const QModelIndex &index, int role) const
     case ActivationColumn: return QString::fromStdString(formatBytes(stats.activationBytes));
     case PeakShareColumn: return QString(QString::number(share, 'f', 1) + QLatin1Char('%'));
     case ForwardColumn: // a container that is never called itself has no time of its own
-        return stats.forwardCalls > 0 ? QString::number(milliseconds(stats.forwardNs), 'f', 2) : QStringLiteral("—");
+        return stats.forwardCalls > 0 ? QString(QString::number(milliseconds(stats.forwardNs), 'f', 2) + (warmUpForward ? tr(" warm-up") : QString()))
+                                      : QStringLiteral("—");
     case BackwardColumn:
         if (stats.backwardCalls > 0)
-            return QString::number(milliseconds(stats.backwardNs), 'f', 2);
+            return QString(QString::number(milliseconds(stats.backwardNs), 'f', 2) + (warmUpBackward ? tr(" warm-up") : QString()));
         if (chain >= 0 && m_document->model->backwardEstimated) // not timed: the cost model's estimate
             return QString(QStringLiteral("≈ ") + QString::number(milliseconds(m_document->model->layers[std::size_t(chain)].backwardNs), 'f', 2));
         return QStringLiteral("—");

@@ -19,8 +19,10 @@ class LayerModel final : public QAbstractItemModel
     Q_OBJECT
 
 public:
-    enum Columns { NameColumn, KindColumn, ActivationColumn, PeakShareColumn, ForwardColumn, BackwardColumn,
-                   CheckpointColumn, NumColumns };
+    // The checkbox first: toggling checkpoints is what the table is for. The view draws the
+    // tree in the name column (QTreeView::setTreePosition).
+    enum Columns { CheckpointColumn, NameColumn, KindColumn, ActivationColumn, PeakShareColumn, ForwardColumn, BackwardColumn,
+                   NumColumns };
     enum Roles { SortRole = Qt::UserRole, LayerRole };
 
     using QAbstractItemModel::QAbstractItemModel;

@@ -215,7 +215,9 @@ void AllocatorPane::present(const Result &result)
 {
     const AllocatorState &state = result.state;
     const double ms = static_cast<double>(state.timeNs - m_document->byCategory.allocated.front().timeNs) / 1e6;
-    QString text = tr("<b>Allocator at %1 ms</b> on %2: ").arg(ms, 0, 'f', 3).arg(QString::fromStdString(state.device.toString()));
+    QString text = isStateOnly(*m_document->trace)
+                       ? tr("<b>Allocator at dump time</b> on %1: ").arg(QString::fromStdString(state.device.toString()))
+                       : tr("<b>Allocator at %1 ms</b> on %2: ").arg(ms, 0, 'f', 3).arg(QString::fromStdString(state.device.toString()));
     switch (state.layout) {
     case ReservedLayout::None:
         text += tr("the trace records no reserved memory, so there are no segments to show.");

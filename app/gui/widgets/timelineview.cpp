@@ -431,6 +431,7 @@ void TimelineView::rebuildItems()
 {
     clearItems();
     m_marker = nullptr;
+    m_peakLabel = nullptr;
     m_pinnedItems.clear();
     m_measuredPeakItems.clear();
     m_measurementItems.clear();
@@ -461,6 +462,8 @@ void TimelineView::rebuildItems()
         QFont bold = font();
         bold.setBold(true);
         label->setFont(bold);
+        m_peakLabel = label;
+        placePeakLabel();
     }
     if (const auto capacity = deviceCapacity(); capacity && static_cast<double>(*capacity) / m_unitBytes <= yAxis->range().upper) {
         const double y = static_cast<double>(*capacity) / m_unitBytes;
@@ -576,6 +579,7 @@ void TimelineView::refreshColumns()
     for (std::size_t s = 0; s < m_stack.size(); ++s)
         m_stack[s]->setData(keys, stackValues[s], true);
     m_envelope->setData(keys, envelopeValues, true);
+    placePeakLabel();
     if (m_reserved) {
         QVector<double> reservedValues;
         for (const ColumnRange &column : reduceToColumns(timeline.reserved, begin, end, columns, &m_document->reservedBlocks))
@@ -583,6 +587,19 @@ void TimelineView::refreshColumns()
         m_reserved->setData(keys, reservedValues, true);
     }
     replot(QCustomPlot::rpQueuedReplot);
+}
+
+// The peak's label reads to the right of its marker, or to its left where it would run
+// past the plot's edge (a peak at the end of the trace), so it is never cut.
+void TimelineView::placePeakLabel()
+{
+    if (!m_peakLabel)
+        return;
+    const double x = m_peakLabel->position->parentAnchor()->pixelPosition().x();
+    const double width = QFontMetricsF(m_peakLabel->font()).horizontalAdvance(m_peakLabel->text()) + 12;
+    const bool left = x + width > axisRect()->right() && x - width >= axisRect()->left();
+    m_peakLabel->position->setCoords(left ? -6 : 6, -4);
+    m_peakLabel->setPositionAlignment((left ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignBottom);
 }
 
 void TimelineView::onRangeChanged(const QCPRange &)

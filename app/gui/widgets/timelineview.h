@@ -86,6 +86,7 @@ private:
     void rebuildItems();
     void updateVisibleItems(std::int64_t beginNs, std::int64_t endNs);
     void onRangeChanged(const QCPRange &range);
+    void placePeakLabel();
     double toX(std::int64_t ns) const;
     std::int64_t toNs(double x) const;
     QString hoverText(const QPoint &position) const;
@@ -116,6 +117,7 @@ private:
     std::vector<QCPAbstractItem *> m_measuredPeakItems;
     std::vector<QCPAbstractItem *> m_measurementItems;
     QCPItemStraightLine *m_marker = nullptr;
+    QCPItemText *m_peakLabel = nullptr;
     std::optional<std::size_t> m_pinnedBlock;
     std::vector<QCPAbstractItem *> m_pinnedItems;
     std::unique_ptr<KernelLanesPlot> m_kernelLanes;

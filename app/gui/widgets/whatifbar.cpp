@@ -124,8 +124,9 @@ void WhatIfBar::setUnavailable(const QString &reason)
     m_baselinePeak = m_baselineTime = 0;
     setEnabled(false);
     m_baseline->clear();
-    m_prediction->setText(tr("No what-if: %1").arg(reason));
-    m_prediction->setToolTip(m_prediction->text());
+    // The reason in full is the window's to show (over the timeline, wrapped).
+    m_prediction->setText(tr("No what-if"));
+    m_prediction->setToolTip(reason);
 }
 
 void WhatIfBar::setBaseline(std::int64_t peakBytes, std::int64_t stepTimeNs, bool keepStrategy)
@@ -148,7 +149,7 @@ void WhatIfBar::showPrediction(std::int64_t peakBytes, std::int64_t stepTimeNs, 
                        .arg(bytesText(peakBytes), deltaText(peakBytes, m_baselinePeak), millisecondsText(stepTimeNs),
                             deltaText(stepTimeNs, m_baselineTime));
     if (!feasible)
-        text += tr(" — the budget cannot be met; this is the lowest peak reachable");
+        text += tr(" (lowest reachable)");
     m_prediction->setText(text);
     m_prediction->setToolTip(text);
 }

@@ -57,7 +57,9 @@ private slots:
             topLevel << model.index(row, LayerModel::NameColumn).data().toString();
         QCOMPARE(topLevel, QStringList({QStringLiteral("embed"), QStringLiteral("blocks"), QStringLiteral("ln_f"),
                                         QStringLiteral("head"), QStringLiteral("loss")}));
-        const QModelIndex blocks = model.indexOfLayer(*trace.findLayer("blocks"));
+        // Children hang off column 0, the checkbox column (the view draws the tree by the names).
+        const QModelIndex blocks = model.indexOfLayer(*trace.findLayer("blocks"), 0);
+        QCOMPARE(LayerModel::CheckpointColumn, 0);
         QCOMPARE(model.rowCount(blocks), 6);
         const QModelIndex third = model.index(2, LayerModel::NameColumn, blocks);
         QCOMPARE(third.data().toString(), QStringLiteral("2"));

@@ -8,6 +8,7 @@
 #include "models/runsmodel.h"
 #include "replayprocess.h"
 #include "layereditor.h"
+#include "widgets/allocatorpane.h"
 #include "widgets/emptystate.h"
 #include "widgets/livesetpane.h"
 #include "widgets/momenttext.h"
@@ -16,6 +17,8 @@
 #include "widgets/whatifbar.h"
 
 #include "core/format/tracewriter.h"
+#include "core/analysis/allocatorstate.h"
+#include "core/plan/plannotes.h"
 #include "core/plan/predictor.h"
 #include "core/report/palette.h"
 #include "core/trace/metadata.h"
@@ -34,6 +37,7 @@
 #include <QImage>
 #include <QRegularExpression>
 #include <QSignalSpy>
+#include <QLabel>
 #include <QStatusBar>
 #include <QTemporaryDir>
 
@@ -475,6 +479,45 @@ private slots:
     }
 
     // Two ranks of one run open together; the selector lists them by rank and switches.
+    // A real snapshot of the allocator's state alone: no timeline, the Allocator pane in
+    // front, and the verdict over it, the same sentence the CLI prints.
+    void aStateOnlySnapshotOpensOnTheAllocator()
+    {
+        MainWindow window;
+        window.show();
+        const QString path = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_state_only_two_devices.pickle.gz");
+        QVERIFY(load(window, path));
+        QVERIFY(window.allocatorPane()->isVisible());
+        QVERIFY(!window.timeline()->isVisible());
+        const QString notes = window.notes()->text();
+        QVERIFY2(notes.startsWith(QStringLiteral("Allocator state at dump time; no history was recorded.")), qPrintable(notes));
+        const auto &trace = *window.document()->trace;
+        QVERIFY(notes.contains(QString::fromStdString(judgeDumpState(trace, Device{DeviceType::Cuda, 0}).explanation)));
+        QVERIFY(notes.contains(QStringLiteral("Verdict: fragmentation")));
+        QVERIFY(window.statusBar()->currentMessage().contains(QStringLiteral("live at dump time")));
+
+        QVERIFY(load(window, kSample)); // a trace with history brings the timeline back
+        QVERIFY(window.timeline()->isVisible());
+    }
+
+    // What the what-if rests on is said over the timeline in the sentences `plan` prints,
+    // and the checkboxes are the layer table's first column.
+    void theNotesSayWhatPlanSays()
+    {
+        MainWindow window;
+        window.show();
+        QVERIFY(load(window, QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_first_step.pickle.gz")));
+        window.setCheckpointStrategy(QStringLiteral("all"));
+        const CostModel &model = *window.document()->model;
+        QStringList expected;
+        for (const std::string &note : planNotes(model, predict(model, std::vector<bool>(model.layers.size(), true))))
+            expected << QString::fromStdString(note);
+        QCOMPARE(window.notes()->text(), expected.join(QLatin1Char(' ')));
+        QVERIFY(window.notes()->text().contains(QStringLiteral("profile_memory:40.TransformerLM:47[0]'s forward took 186.3 ms")));
+        QVERIFY(window.notes()->wordWrap());
+        QCOMPARE(window.layerModel()->headerData(0, Qt::Horizontal).toString(), QStringLiteral("Checkpoint"));
+    }
+
     void severalRanksOpenWithASelector()
     {
         QTemporaryDir directory;
