@@ -1,5 +1,7 @@
 #include "htmlreport.h"
 
+#include "core/plan/plannotes.h"
+
 #include "flamegraphsvg.h"
 #include "palette.h"
 #include "reportcharts.h"
@@ -30,7 +32,8 @@ td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; } code { fon
 th { white-space: nowrap; vertical-align: bottom; } th.group { text-align: center; border-bottom: 1px solid #d5d9e0; }
 table.cards { border-collapse: separate; border-spacing: 0.8em 0; margin: 0 -0.8em; }
 td.card { border: 1px solid #d5d9e0; border-radius: 6px; padding: 0.6em 1em; vertical-align: top; }
-.column { display: inline-block; vertical-align: top; margin-right: 2em; } th.key { vertical-align: top; }
+.column { display: inline-block; vertical-align: top; margin-right: 2em; max-width: 100%; } th.key { vertical-align: top; }
+td { overflow-wrap: anywhere; }
 svg { display: block; margin: 0.5em 0; max-width: 100%; height: auto; }
 .good { color: #1a7f37; } .bad { color: #b42318; }
 @media print { body { margin: 0; max-width: none; font-size: 10pt; } section { break-inside: avoid; } h2 { break-after: avoid; } }
@@ -44,6 +47,20 @@ constexpr const char *kPrintStyle = R"(
 table { font-size: 12px; } th, td { padding: 3px 6px; }
 table.cards { font-size: 14px; } td.card { padding: 6px 10px; } .figure { font-size: 24px; }
 )";
+
+// A layer path may break after each of its dots and slashes, so that a long one wraps in
+// its column rather than pushing the table past the page.
+std::string breakable(const std::string &html)
+{
+    std::string out;
+    out.reserve(html.size() + html.size() / 8);
+    for (const char c : html) {
+        out += c;
+        if (c == '.' || c == '/')
+            out += "<wbr/>";
+    }
+    return out;
+}
 
 std::string number(double value, int decimals)
 {
@@ -157,11 +174,13 @@ std::string liveTables(const ReportRun &run)
     if (!run.analysed->summary.peak.liveAtPeak)
         return "";
     const LiveSet &live = *run.analysed->summary.peak.liveAtPeak;
-    auto table = [&](const std::vector<LiveGroup> &groups, const std::string &what, auto name) {
+    // Layer paths may break after their dots (a long one wraps rather than widen the table).
+    auto table = [&](const std::vector<LiveGroup> &groups, const std::string &what, auto name, bool paths = false) {
         std::string out = "<table><thead><tr><th>" + what
                           + "</th><th class=\"n\">live</th><th class=\"n\">share</th><th class=\"n\">blocks</th></tr></thead>";
         for (std::size_t i = 0; i < groups.size() && i < 12; ++i) {
-            out += "<tr><td>" + escapeHtml(name(groups[i].key)) + "</td><td class=\"n\">" + escapeHtml(formatBytes(groups[i].bytes))
+            const std::string cell = escapeHtml(name(groups[i].key));
+            out += "<tr><td>" + (paths ? breakable(cell) : cell) + "</td><td class=\"n\">" + escapeHtml(formatBytes(groups[i].bytes))
                    + "</td><td class=\"n\">"
                    + number(live.bytes ? 100.0 * static_cast<double>(groups[i].bytes) / static_cast<double>(live.bytes) : 0, 1)
                    + " %</td><td class=\"n\">" + std::to_string(groups[i].blocks) + "</td></tr>";
@@ -176,7 +195,10 @@ std::string liveTables(const ReportRun &run)
                                                                         : std::string("(unknown)");
              })
            + "</div><div class=\"column\">"
-           + table(live.byLayer, "layer", [&trace](std::uint32_t key) { return key < trace.layers.size() ? trace.layers[key].path : std::string("(no layer)"); })
+           + table(
+               live.byLayer, "layer",
+               [&trace](std::uint32_t key) { return key < trace.layers.size() ? trace.layers[key].path : std::string("(no layer)"); },
+               true)
            + "</div></div>";
     if (live.bySite.empty() || (live.bySite.size() == 1 && live.bySite.front().key == AllocationSites::kNoSite))
         return out;
@@ -242,8 +264,10 @@ std::string planTable(const ReportRun &run)
                + "</td><td class=\"n\">" + escapeHtml(ms(plan.plan.prediction.stepTimeNs)) + "</td><td class=\"n bad\">"
                + percentChange(static_cast<double>(plan.plan.prediction.stepTimeNs), static_cast<double>(baseline.stepTimeNs)) + "</td></tr>";
     }
+    const std::string warmUp = timeOutlierNote(*run.analysed->model);
     return out + "</table><p class=\"muted\">Chain: " + std::to_string(run.analysed->model->layers.size())
-           + " layers. The model behind the predictions is described in docs/planning.md.</p>";
+           + " layers. The model behind the predictions is described in docs/planning.md." + (warmUp.empty() ? "" : " " + escapeHtml(warmUp))
+           + "</p>";
 }
 
 std::string comparisonTable(const ReportData &data)

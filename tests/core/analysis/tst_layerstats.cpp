@@ -1,4 +1,5 @@
 #include "testsupport.h"
+#include "core/analysis/layerranking.h"
 #include "core/analysis/layerstats.h"
 
 using namespace peaklens;
@@ -81,6 +82,30 @@ private slots:
         QCOMPARE(s.backwardNs, qint64(40)); // (60 + 20) / 2
         QCOMPARE(s.forwardCalls, qint64(3));
         QCOMPARE(s.backwardCalls, qint64(2));
+    }
+
+    // The layer table lists equal layers as a person counts: a loop's calls 2 before 10.
+    void naturalOrder_data()
+    {
+        QTest::addColumn<QString>("a");
+        QTest::addColumn<QString>("b");
+        QTest::addColumn<bool>("less");
+        QTest::addRow("a loop's calls") << QStringLiteral("model:253[2]") << QStringLiteral("model:253[10]") << true;
+        QTest::addRow("and back") << QStringLiteral("model:253[10]") << QStringLiteral("model:253[2]") << false;
+        QTest::addRow("lines as numbers") << QStringLiteral("train:9") << QStringLiteral("train:10") << true;
+        QTest::addRow("module paths") << QStringLiteral("blocks.2.attn") << QStringLiteral("blocks.11") << true;
+        QTest::addRow("text first") << QStringLiteral("attn") << QStringLiteral("mlp") << true;
+        QTest::addRow("a prefix") << QStringLiteral("blocks") << QStringLiteral("blocks.0") << true;
+        QTest::addRow("equal") << QStringLiteral("blocks.0") << QStringLiteral("blocks.0") << false;
+        QTest::addRow("leading zeros") << QStringLiteral("x007") << QStringLiteral("x8") << true;
+    }
+
+    void naturalOrder()
+    {
+        QFETCH(QString, a);
+        QFETCH(QString, b);
+        QFETCH(bool, less);
+        QCOMPARE(naturalLess(a.toStdString(), b.toStdString()), less);
     }
 };
 

@@ -180,6 +180,16 @@ private slots:
         QCOMPARE(xmlProblem(html), QString());
     }
 
+    // A long layer path may wrap after its dots, so the live table stays within the page.
+    void longLayerPathsWrap()
+    {
+        const ReportData data = reportOf({PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_windows_opt_forward_passes.pickle.gz"});
+        const std::string html = renderHtmlReport(data);
+        QVERIFY(html.find("<td>model_helpers:70.<wbr/>modeling_opt:818.<wbr/>modeling_opt:648[0].<wbr/>") != std::string::npos);
+        QVERIFY(html.find("td { overflow-wrap: anywhere; }") != std::string::npos);
+        QCOMPARE(xmlProblem(html), QString());
+    }
+
     void csvFields_data()
     {
         QTest::addColumn<QString>("text");
