@@ -1,5 +1,6 @@
 #include "htmlreport.h"
 
+#include "core/analysis/allocatorstate.h"
 #include "core/plan/plannotes.h"
 
 #include "flamegraphsvg.h"
@@ -150,7 +151,8 @@ std::string peakCards(const ReportRun &run)
     if (!run.analysed->summary.peak.primary)
         return "<p class=\"muted\">The trace allocates nothing.</p>";
     const DevicePeak &peak = run.analysed->summary.peak.devices[*run.analysed->summary.peak.primary];
-    std::string where = std::string(phaseName(run.analysed->summary.peakPhase));
+    const bool stateOnly = isStateOnly(*run.analysed->trace);
+    std::string where = stateOnly ? std::string("at dump time") : std::string(phaseName(run.analysed->summary.peakPhase));
     if (run.analysed->summary.peakLayer < run.analysed->trace->layers.size())
         where += " of " + run.analysed->trace->layers[run.analysed->summary.peakLayer].path;
     if (run.analysed->summary.peakStep)
@@ -164,8 +166,9 @@ std::string peakCards(const ReportRun &run)
     out += "<td class=\"card\" width=\"30%\"><div class=\"muted\">Peak reserved</div><div class=\"figure\">"
            + (peak.reservedBytes ? escapeHtml(formatBytes(*peak.reservedBytes)) : std::string("—")) + "</div><div>"
            + (peak.reservedBytes ? std::string("segments of the caching allocator") : std::string("no segment events")) + "</div></td>";
-    out += "<td class=\"card\" width=\"30%\"><div class=\"muted\">Step time</div><div class=\"figure\">" + escapeHtml(ms(run.analysed->stepTimeNs))
-           + "</div><div>" + (run.analysed->model ? "median of the trace's steps" : "the whole trace") + "</div></td>";
+    out += "<td class=\"card\" width=\"30%\"><div class=\"muted\">Step time</div><div class=\"figure\">"
+           + (stateOnly ? std::string("—") : escapeHtml(ms(run.analysed->stepTimeNs))) + "</div><div>"
+           + (stateOnly ? "no history was recorded" : run.analysed->model ? "median of the trace's steps" : "the whole trace") + "</div></td>";
     return out + "</tr></table>";
 }
 
@@ -361,9 +364,17 @@ std::string render(const ReportData &data, ChartSink &charts)
         html += std::string("<section>") + (i == 0 ? "<h1>PeakLens memory report</h1>" : "<h1>Run: " + escapeHtml(run.name) + "</h1>");
         html += "<p class=\"muted\">" + escapeHtml(run.name) + " · peaklens " + PEAKLENS_VERSION + "</p></section>";
         html += "<section><h2>Peak</h2>" + peakCards(run) + "</section>";
-        const auto timeline = timelineChart(run);
-        html += "<section><h2>Memory over time</h2>"
-                + (timeline ? charts.place(*timeline) : std::string("<p class=\"muted\">The trace allocates nothing.</p>")) + "</section>";
+        if (isStateOnly(*run.analysed->trace)) {
+            // One moment, no timeline: the state, and what it says of a failure there.
+            std::string verdicts = "<p>" + escapeHtml(std::string(kStateOnlyHeadline)) + "</p>";
+            for (const DevicePeak &peak : run.analysed->summary.peak.devices)
+                verdicts += "<p class=\"verdict\">" + escapeHtml(judgeDumpState(*run.analysed->trace, peak.device).explanation) + "</p>";
+            html += "<section><h2>Allocator state</h2>" + verdicts + "</section>";
+        } else {
+            const auto timeline = timelineChart(run);
+            html += "<section><h2>Memory over time</h2>"
+                    + (timeline ? charts.place(*timeline) : std::string("<p class=\"muted\">The trace allocates nothing.</p>")) + "</section>";
+        }
         const auto bars = layerBarsChart(run);
         html += "<section><h2>Activations kept for the backward pass, by layer</h2>"
                 + (bars ? charts.place(*bars)

@@ -190,6 +190,18 @@ private slots:
         QCOMPARE(xmlProblem(html), QString());
     }
 
+    // A snapshot of the allocator's state alone: no timeline, the verdict instead.
+    void aStateOnlySnapshotGetsItsVerdict()
+    {
+        const ReportData data = reportOf({PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_state_only_verl_qwen2.pickle.gz"});
+        const std::string html = renderHtmlReport(data);
+        QVERIFY(html.find("Memory over time") == std::string::npos);
+        QVERIFY(html.find("Allocator state at dump time; no history was recorded.") != std::string::npos);
+        QVERIFY(html.find("<p class=\"verdict\">On cuda:0, 23.73 GiB of the 24.39 GiB reserved is allocated") != std::string::npos);
+        QVERIFY(html.find("Verdict: the device is full.") != std::string::npos);
+        QCOMPARE(xmlProblem(html), QString());
+    }
+
     void csvFields_data()
     {
         QTest::addColumn<QString>("text");
