@@ -53,10 +53,11 @@ AllocationSites::AllocationSites(const StackTable &stacks)
     m_frameKinds.reserve(frames.size());
     std::vector<bool> python;
     python.reserve(frames.size());
-    std::vector<bool> isOperator(frames.size()), isNode(frames.size());
+    std::vector<bool> isOperator(frames.size()), isNode(frames.size()), passThrough(frames.size());
     for (std::size_t f = 0; f < frames.size(); ++f) {
         m_frameKinds.push_back(classifyFrame(frames[f]));
         python.push_back(isPythonFrame(frames[f]));
+        passThrough[f] = m_frameKinds.back() == FrameKind::Library && isPassThroughFrame(frames[f]);
         isOperator[f] = operatorName(frames[f]).has_value();
         isNode[f] = autogradNodeName(frames[f]).has_value();
     }
@@ -75,8 +76,8 @@ AllocationSites::AllocationSites(const StackTable &stacks)
         if (python[f] && kind == FrameKind::User) {
             c.user = f;
             c.userNode = static_cast<std::uint32_t>(n);
-        } else if (python[f] && kind == FrameKind::Library) {
-            c.library = f;
+        } else if (python[f] && kind == FrameKind::Library && !passThrough[f]) {
+            c.library = f; // a library's hook or decorator names nothing
         } else if (python[f] && kind == FrameKind::Torch) {
             c.torch = f;
         }

@@ -67,6 +67,13 @@ private slots:
             << QStringLiteral("train|/v/site-packages/transformers/trainer.py|2100\nforward|/v/site-packages/transformers/models/llama/modeling_llama.py|300\n")
                    + QString::fromUtf8(kAllocator)
             << QStringLiteral("forward (modeling_llama.py:300)") << QStringLiteral("library") << QString();
+        QTest::addRow("a library's model under its hooks and decorators, recorded on Windows")
+            << QStringLiteral("train|C:\\v\\Lib\\site-packages\\transformers\\trainer.py|2100\n"
+                              "forward|C:\\v\\Lib\\site-packages\\transformers\\models\\opt\\modeling_opt.py|880\n"
+                              "new_forward|C:\\v\\Lib\\site-packages\\accelerate\\hooks.py|166\n"
+                              "wrapper|C:\\v\\Lib\\site-packages\\transformers\\utils\\generic.py|918\n")
+                   + QString::fromUtf8(kAllocator)
+            << QStringLiteral("forward (modeling_opt.py:880)") << QStringLiteral("library") << QString();
         QTest::addRow("only the allocator") << QString::fromUtf8(kAllocator) << QStringLiteral("at::detail::empty_cuda(c10::ArrayRef<long>, c10::TensorOptions const&)")
                                             << QStringLiteral("other") << QString();
     }
