@@ -112,6 +112,22 @@ std::string explain(const OomAnalysis &oom, const AllocatorReplay &replay, const
              "from larger ones, so that block was likely not one this request could use.";
 }
 
+// The allocator as the replay has it at timeNs, as the figures of a failure there.
+OomAnalysis analysisAt(AllocatorReplay &replay, Device device, std::int64_t timeNs)
+{
+    replay.advanceTo(timeNs);
+    const AllocatorReplay::Figures figures = replay.figures();
+    OomAnalysis analysis;
+    analysis.device = device;
+    analysis.timeNs = timeNs;
+    analysis.reservedBytes = figures.reservedBytes;
+    analysis.allocatedBytes = figures.allocatedBytes;
+    analysis.freeBytes = figures.freeBytes;
+    analysis.largestFreeBytes = figures.largestFreeBytes;
+    analysis.layout = replay.layout();
+    return analysis;
+}
+
 } // namespace
 
 std::vector<OomAnalysis> analyseOutOfMemory(const Trace &trace)
@@ -129,20 +145,11 @@ std::vector<OomAnalysis> analyseOutOfMemory(const Trace &trace)
         auto &replay = replays[deviceIndex];
         if (!replay)
             replay = std::make_unique<AllocatorReplay>(trace, device);
-        replay->advanceTo(marker.timeNs);
+        OomAnalysis oom = analysisAt(*replay, device, marker.timeNs);
         const AllocatorReplay::Figures figures = replay->figures();
-
-        OomAnalysis oom;
         oom.marker = i;
-        oom.device = device;
-        oom.timeNs = marker.timeNs;
         oom.requestBytes = marker.bytes;
-        oom.reservedBytes = figures.reservedBytes;
-        oom.allocatedBytes = figures.allocatedBytes;
-        oom.freeBytes = figures.freeBytes;
-        oom.largestFreeBytes = figures.largestFreeBytes;
         oom.deviceFreeBytes = deviceFreeAt(trace, device, marker.timeNs);
-        oom.layout = replay->layout();
         // Free memory without an address may be one run: it bounds the largest block too.
         const std::int64_t largestBound = std::max(figures.largestPlacedFreeBytes, figures.unplacedFreeBytes);
         if (oom.layout == ReservedLayout::None || !replay->blocksKnown())
@@ -167,18 +174,9 @@ bool isStateOnly(const Trace &trace)
 OomAnalysis judgeDumpState(const Trace &trace, Device device)
 {
     AllocatorReplay replay(trace, device);
-    const std::int64_t end = trace.events.empty() ? 0 : trace.events.timeNs(trace.events.size() - 1);
-    replay.advanceTo(end);
+    OomAnalysis state = analysisAt(replay, device, trace.events.empty() ? 0 : trace.events.timeNs(trace.events.size() - 1));
     const AllocatorReplay::Figures figures = replay.figures();
-    OomAnalysis state;
     state.marker = SIZE_MAX;
-    state.device = device;
-    state.timeNs = end;
-    state.reservedBytes = figures.reservedBytes;
-    state.allocatedBytes = figures.allocatedBytes;
-    state.freeBytes = figures.freeBytes;
-    state.largestFreeBytes = figures.largestFreeBytes;
-    state.layout = replay.layout();
     const std::string head = "On " + device.toString() + ", ";
     if (state.layout == ReservedLayout::None || !replay.blocksKnown()) {
         state.explanation = head + formatBytes(state.allocatedBytes) + " is allocated; without "

@@ -15,12 +15,12 @@ step, not at the cut.
 import gzip
 import os
 import pickle
-import pickletools
+
+from expected import load_snapshot
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "snapshot_cs336_three_steps.pickle.gz")
 TARGET = os.path.join(HERE, "snapshot_cs336_first_step.pickle.gz")
-UNSAFE = {"GLOBAL", "STACK_GLOBAL", "REDUCE", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX", "BUILD"}
 MODEL_CALL = ("profile_memory.py", 40)
 
 
@@ -32,11 +32,7 @@ def loop_line(entry):
 
 
 def main():
-    with gzip.open(SOURCE, "rb") as f:
-        data = f.read()
-    if {op.name for op, _, _ in pickletools.genops(data)} & UNSAFE:
-        raise SystemExit("refusing a pickle that builds objects")
-    snapshot = pickle.loads(data)
+    snapshot = load_snapshot(SOURCE)
     trace = snapshot["device_traces"][0]
     starts, previous = [], None
     for index, entry in enumerate(trace):
