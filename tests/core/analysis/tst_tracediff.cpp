@@ -242,6 +242,7 @@ private slots:
         }
         QVERIFY(keysA.size() >= 20);
         const double share = double(matched) / double(keysA.size());
+        qInfo("%zu of %zu layers match by place, %zu by name", matched, keysA.size(), samePath);
         QVERIFY2(share >= leastMatched, qPrintable(QStringLiteral("%1 of %2 layers match").arg(matched).arg(keysA.size())));
         QVERIFY2(samePath < keysA.size() / 2, "the pair's layer names must differ: their lines moved"); // by name, most would not match
         QCOMPARE(diffOf(*traceA, *traceB).samePeaks(), same);
