@@ -342,14 +342,16 @@ StackScopesResult deriveScopesFromStacks(TraceBuilder &builder, std::vector<Memo
     const bool pythonOnly = recordsPythonFramesOnly(builder.stacks());
     bool forwardBegan = false;
     for (MemoryEvent &event : events) {
-        if (event.deltaBytes <= 0 || event.phase != Phase::Other)
+        if (event.deltaBytes <= 0)
             continue;
-        if (event.stack != StackTable::kEmptyStack)
-            event.phase = reader.phaseOf(event.stack);
-        else if (pythonOnly && forwardBegan)
-            event.phase = Phase::Backward;
+        if (event.phase == Phase::Other) {
+            if (event.stack != StackTable::kEmptyStack)
+                event.phase = reader.phaseOf(event.stack);
+            else if (pythonOnly && forwardBegan)
+                event.phase = Phase::Backward;
+            result.phased += event.phase != Phase::Other;
+        }
         forwardBegan = forwardBegan || event.phase == Phase::Forward;
-        result.phased += event.phase != Phase::Other;
     }
 
     // Layers from the module calls of forward allocations.
