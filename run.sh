@@ -63,7 +63,7 @@ case "$command" in
     fi
     # No display: what the app would show first, as text, and the report beside the build.
     build/bin/peaklens-cli summary "$sample"
-    build/bin/peaklens-cli report "$sample" -o build/report.html
+    build/bin/peaklens-cli report "$sample" -o build/report.html --force
     ;;
   *)
     echo "usage: ./run.sh [test | package | run [FILE]]" >&2

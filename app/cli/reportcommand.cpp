@@ -24,6 +24,7 @@ Command addReportCommand(CLI::App &app)
         std::string output;
         std::string budget;
         std::string table = "layers";
+        bool force = false;
     };
     auto options = std::make_shared<Options>();
     command->add_option("FILE", options->inputs, "Traces; the first is the baseline the others are compared with")->required();
@@ -31,14 +32,20 @@ Command addReportCommand(CLI::App &app)
     command->add_option("--budget", options->budget, "Memory budget for the planner's optimum, e.g. 6GiB (default: 75% of the peak)");
     command->add_option("--table", options->table, "CSV only: layers, plans, sites or events")
         ->check(CLI::IsMember({"layers", "plans", "sites", "events"}));
+    command->add_flag("--force", options->force, "Replace OUT if it exists (atomically, never in place)");
     return {command, [options] {
                 const std::string extension = std::filesystem::path(options->output).extension().string();
+                if (extension == ".pdf")
+                    throw FileError(options->output, "must end in .html, .csv or .json here; the app writes PDF: "
+                                                     "peaklens --export-report " + options->output + " FILE.");
                 if (extension != ".html" && extension != ".csv" && extension != ".json")
                     throw FileError(options->output, "must end in .html, .csv or .json, which says what to write.");
                 std::optional<std::int64_t> budget;
                 if (!options->budget.empty())
                     budget = parseBudget(options->budget);
-                OutputFile output(options->output, OutputFile::Existing::Replace, options->inputs);
+                // Checked before the slow load, and again, atomically, when the report is moved into place.
+                OutputFile output(options->output, options->force ? OutputFile::Existing::Replace : OutputFile::Existing::Refuse,
+                                  options->inputs);
                 std::vector<std::pair<std::string, TracePtr>> traces;
                 for (const std::string &input : options->inputs)
                     traces.emplace_back(input, loadTrace(input));

@@ -1,8 +1,9 @@
 // peaklens: the desktop app. `peaklens [FILE]` opens a trace (the bundled sample without
 // one); `peaklens --screenshot OUT.png [--checkpoint STRATEGY]... [--rerun] [FILE]` renders
 // the window after loading (and rerunning once per strategy), with the peak selected, and
-// exits (for docs and tests; works with QT_QPA_PLATFORM=offscreen). `peaklens
-// --export-report OUT.pdf FILE [FILE...]` writes a report without opening a window.
+// exits (for docs and tests). `peaklens --export-report OUT.pdf FILE [FILE...]` writes a
+// report without opening a window. Neither replaces an existing file without --force, and
+// both run without a display.
 
 #include "localpath.h"
 #include "mainwindow.h"
@@ -13,6 +14,7 @@
 #include "reportexport.h"
 
 #include "core/error.h"
+#include "core/format/outputfile.h"
 #include "core/import/tracefolder.h"
 #include "core/import/traceloader.h"
 #include "core/trace/visibletext.h"
@@ -20,12 +22,17 @@
 #include "installlayout.h"
 
 #include <QApplication>
+#include <QBuffer>
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFileInfo>
+#include <QImageWriter>
 #include <QTimer>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 
 namespace {
 
@@ -36,9 +43,92 @@ QString bundledSample()
                            + QStringLiteral("/" PEAKLENS_DATA_DIR_FROM_BIN "/samples/training-step.peaklens"));
 }
 
+// The largest window --size paints: an image of this size takes 256 MiB.
+constexpr int kMaxSide = 8192;
+
+bool startsWithOption(const char *argument, const char *option)
+{
+    const std::size_t length = std::strlen(option);
+    return std::strncmp(argument, option, length) == 0 && (argument[length] == '\0' || argument[length] == '=');
+}
+
+// Qt's offscreen platform warns of what only a screen has (no runtime folder, no window
+// manager to take size hints); those lines say nothing to someone writing a report.
+void quietOffscreenWarnings()
+{
+    static const QtMessageHandler previous = qInstallMessageHandler(
+        [](QtMsgType type, const QMessageLogContext &context, const QString &message) {
+            if (type == QtWarningMsg
+                && (message.startsWith(QLatin1String("QStandardPaths: XDG_RUNTIME_DIR not set"))
+                    || message.startsWith(QLatin1String("This plugin does not support"))))
+                return;
+            previous(type, context, message);
+        });
+}
+
+// The modes that open no window on screen (help, version, a report, a screenshot) run
+// without a display: with none, they take Qt's offscreen platform themselves.
+void chooseHeadlessPlatform(int argc, char **argv)
+{
+    if (qgetenv("QT_QPA_PLATFORM") == "offscreen")
+        quietOffscreenWarnings();
+    if (qEnvironmentVariableIsSet("QT_QPA_PLATFORM") || qEnvironmentVariableIsSet("DISPLAY")
+        || qEnvironmentVariableIsSet("WAYLAND_DISPLAY"))
+        return;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--") == 0)
+            return;
+        for (const char *option : {"--help", "--help-all", "-h", "-?", "--version", "-v", "--export-report", "--screenshot"}) {
+            if (startsWithOption(argv[i], option)) {
+                qputenv("QT_QPA_PLATFORM", "offscreen");
+                quietOffscreenWarnings();
+                return;
+            }
+        }
+    }
+    std::fprintf(stderr, "peaklens: there is no display to open a window on (DISPLAY is not set); "
+                         "use --export-report or --screenshot, or peaklens-cli.\n");
+    std::exit(2);
+}
+
+// Checked before anything loads: an image format Qt writes, and a file PeakLens may write
+// (never an input, a link to one, a directory, a pipe or a device; an existing file only
+// with --force). Throws FileError naming the file.
+std::unique_ptr<peaklens::OutputFile> screenshotTarget(const QString &out, bool force, const QStringList &inputs)
+{
+    const QByteArray format = QFileInfo(out).suffix().toLower().toLatin1();
+    if (format.isEmpty() || !QImageWriter::supportedImageFormats().contains(format))
+        throw peaklens::FileError(peaklens::gui::localPath(out), "must end in .png, .jpg or .bmp, which says what to write.");
+    std::vector<std::string> files;
+    for (const QString &input : inputs)
+        files.push_back(peaklens::gui::localPath(input));
+    return std::make_unique<peaklens::OutputFile>(peaklens::gui::localPath(out),
+                                                  force ? peaklens::OutputFile::Existing::Replace
+                                                        : peaklens::OutputFile::Existing::Refuse,
+                                                  files);
+}
+
+// Writes `widget` as it is drawn now through `target`; false, with one line said, if it cannot.
+bool saveScreenshot(QWidget *widget, peaklens::OutputFile &target)
+{
+    try {
+        QByteArray image;
+        QBuffer buffer(&image);
+        buffer.open(QIODevice::WriteOnly);
+        QImageWriter writer(&buffer, QFileInfo(peaklens::gui::fromLocalPath(target.path())).suffix().toLower().toLatin1());
+        if (!writer.write(widget->grab().toImage()))
+            throw peaklens::FileError(target.path(), "cannot be written: " + writer.errorString().toStdString() + ".");
+        target.write(std::string_view(image.constData(), static_cast<std::size_t>(image.size())));
+        return true;
+    } catch (const std::exception &error) {
+        std::fprintf(stderr, "peaklens: %s\n", peaklens::visibleText(error.what()).c_str());
+        return false;
+    }
+}
 
 int run(int argc, char **argv)
 {
+    chooseHeadlessPlatform(argc, argv);
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("PeakLens"));
     QApplication::setApplicationName(QStringLiteral("PeakLens"));
@@ -82,7 +172,10 @@ int run(int argc, char **argv)
     const QCommandLineOption find(QStringLiteral("search"), QStringLiteral("Search the flame graph."), QStringLiteral("TEXT"));
     const QCommandLineOption compare(QStringLiteral("compare"), QStringLiteral("Compare the trace with another, as File > Compare with… does."),
                                      QStringLiteral("FILE"));
-    parser.addOptions({screenshot, groupByLayer, strategy, rerun, select, exportReport, record, empty, size, tab, at, zoom, find, compare});
+    const QCommandLineOption force(QStringLiteral("force"),
+                                   QStringLiteral("Replace the file --screenshot or --export-report names if it exists."));
+    parser.addOptions({screenshot, groupByLayer, strategy, rerun, select, exportReport, record, empty, size, tab, at, zoom, find,
+                       compare, force});
     parser.addPositionalArgument(QStringLiteral("FILE"),
                                  QStringLiteral("Traces to open, several (or their folder) for the ranks of one run "
                                                 "(default: the bundled sample)"));
@@ -93,21 +186,37 @@ int run(int argc, char **argv)
     parser.process(arguments);
     const QString path = parser.positionalArguments().value(0, bundledSample());
 
+    const QStringList inputs = parser.positionalArguments().isEmpty() ? QStringList{path} : parser.positionalArguments();
     if (parser.isSet(exportReport)) {
         // Headless: no window; the first trace is the baseline the others are compared with.
         try {
-            std::vector<std::pair<std::string, peaklens::TracePtr>> traces;
-            std::vector<std::string> inputs;
+            peaklens::gui::checkReportPath(parser.value(exportReport));
             std::vector<std::string> files;
-            for (const QString &file : parser.positionalArguments().isEmpty() ? QStringList{path} : parser.positionalArguments())
+            for (const QString &file : inputs)
                 files.push_back(peaklens::gui::localPath(file));
-            for (const std::string &file : peaklens::expandTraceFolders(files)) {
-                inputs.push_back(file);
+            // Checked before the slow load, and again, atomically, when the report is moved into place.
+            peaklens::OutputFile output(peaklens::gui::localPath(parser.value(exportReport)),
+                                        parser.isSet(force) ? peaklens::OutputFile::Existing::Replace
+                                                            : peaklens::OutputFile::Existing::Refuse,
+                                        files);
+            std::vector<std::pair<std::string, peaklens::TracePtr>> traces;
+            for (const std::string &file : peaklens::expandTraceFolders(files))
                 traces.emplace_back(file, peaklens::loadTrace(file));
-            }
-            peaklens::gui::exportReport(peaklens::buildReport(traces, std::nullopt), parser.value(exportReport), inputs);
+            peaklens::gui::exportReport(peaklens::buildReport(traces, std::nullopt), output);
             std::printf("wrote %s\n", qPrintable(parser.value(exportReport)));
             return 0;
+        } catch (const std::exception &error) {
+            std::fprintf(stderr, "peaklens: %s\n", peaklens::visibleText(error.what()).c_str());
+            return 2;
+        }
+    }
+    std::unique_ptr<peaklens::OutputFile> shot;
+    if (parser.isSet(screenshot)) {
+        try {
+            QStringList read = inputs;
+            if (parser.isSet(compare))
+                read << parser.value(compare);
+            shot = screenshotTarget(parser.value(screenshot), parser.isSet(force), read);
         } catch (const std::exception &error) {
             std::fprintf(stderr, "peaklens: %s\n", peaklens::visibleText(error.what()).c_str());
             return 2;
@@ -118,7 +227,13 @@ int run(int argc, char **argv)
     if (parser.isSet(size)) {
         const QStringList sides = parser.value(size).split(QLatin1Char('x'));
         if (sides.size() != 2 || sides[0].toInt() < 200 || sides[1].toInt() < 200) {
-            std::fprintf(stderr, "peaklens: --size \"%s\" is not WIDTHxHEIGHT, such as 1920x1080.\n", qPrintable(parser.value(size)));
+            std::fprintf(stderr, "peaklens: --size \"%s\" is not WIDTHxHEIGHT of at least 200x200, such as 1920x1080.\n",
+                         qPrintable(parser.value(size)));
+            return 2;
+        }
+        if (sides[0].toInt() > kMaxSide || sides[1].toInt() > kMaxSide) {
+            std::fprintf(stderr, "peaklens: --size \"%s\" is larger than PeakLens paints: at most %dx%d.\n",
+                         qPrintable(parser.value(size)), kMaxSide, kMaxSide);
             return 2;
         }
         window.resize(sides[0].toInt(), sides[1].toInt());
@@ -166,10 +281,9 @@ int run(int argc, char **argv)
     if (parser.isSet(record)) {
         peaklens::gui::RecordDialog *dialog = window.recordDialog();
         dialog->setCommand(parser.value(record), QDir::currentPath());
-        if (parser.isSet(screenshot)) {
-            const QString out = parser.value(screenshot);
-            QObject::connect(dialog, &peaklens::gui::RecordDialog::failed, dialog, [dialog, out] {
-                QTimer::singleShot(100, dialog, [dialog, out] { QCoreApplication::exit(dialog->grab().save(out) ? 0 : 2); });
+        if (shot) {
+            QObject::connect(dialog, &peaklens::gui::RecordDialog::failed, dialog, [dialog, &shot] {
+                QTimer::singleShot(100, dialog, [dialog, &shot] { QCoreApplication::exit(saveScreenshot(dialog, *shot) ? 0 : 2); });
             });
         }
         window.show();
@@ -177,16 +291,10 @@ int run(int argc, char **argv)
         dialog->startRecording();
         return app.exec();
     }
-    if (parser.isSet(screenshot)) {
-        const QString out = parser.value(screenshot);
-        auto capture = [&window, out] {
+    if (shot) {
+        auto capture = [&window, &shot] {
             // One event-loop turn lets the splitters and the plot lay themselves out.
-            QTimer::singleShot(100, &window, [&window, out] {
-                const bool saved = window.grab().save(out);
-                if (!saved)
-                    std::fprintf(stderr, "peaklens: cannot write %s\n", qPrintable(out));
-                QCoreApplication::exit(saved ? 0 : 2);
-            });
+            QTimer::singleShot(100, &window, [&window, &shot] { QCoreApplication::exit(saveScreenshot(&window, *shot) ? 0 : 2); });
         };
         if (rerunFirst) {
             QObject::connect(&window, &peaklens::gui::MainWindow::rerunFinished, &window, [&, capture] {
@@ -217,7 +325,7 @@ int run(int argc, char **argv)
     }
     window.show();
     if (!parser.isSet(empty))
-        window.openFiles(parser.positionalArguments().isEmpty() ? QStringList{path} : parser.positionalArguments());
+        window.openFiles(inputs);
     return app.exec();
 }
 

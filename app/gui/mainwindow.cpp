@@ -537,6 +537,8 @@ void MainWindow::showDocument(const DocumentPtr &document, bool grown)
         QStringList notes{QString::fromUtf8(kStateOnlyHeadline.data(), qsizetype(kStateOnlyHeadline.size()))};
         for (const DevicePeak &peak : document->summary.peak.devices)
             notes << QString::fromStdString(judgeDumpState(*document->trace, peak.device).explanation);
+        if (document->trace->events.empty() && document->trace->reserved.empty())
+            notes << tr("It holds no memory: the process had allocated nothing when the snapshot was taken.");
         showNotes(notes);
         showDetail(m_allocatorPane->objectName());
     }

@@ -154,7 +154,10 @@ void MainWindow::exportReportTo(const QString &path)
     });
     m_exporter.setFuture(QtConcurrent::run([traces, inputs, path]() -> QString {
         try {
-            exportReport(buildReport(traces, std::nullopt), path, inputs);
+            checkReportPath(path);
+            // The file dialog has asked before replacing a file.
+            OutputFile output(localPath(path), OutputFile::Existing::Replace, inputs);
+            exportReport(buildReport(traces, std::nullopt), output);
             return {};
         } catch (const std::exception &error) {
             return QString::fromStdString(visibleText(error.what()));

@@ -127,11 +127,18 @@ QByteArray renderPdf(const ReportData &data, const QString &path)
 
 } // namespace
 
-void exportReport(const ReportData &data, const QString &path, const std::vector<std::string> &inputs)
+void checkReportPath(const QString &path)
 {
+    static const QStringList formats{QStringLiteral("pdf"), QStringLiteral("html"), QStringLiteral("csv"), QStringLiteral("json")};
+    if (!formats.contains(QFileInfo(path).suffix().toLower()))
+        throw FileError(localPath(path), "must end in .pdf, .html, .csv or .json, which says what to write.");
+}
+
+void exportReport(const ReportData &data, OutputFile &output)
+{
+    const QString path = QString::fromStdString(output.path());
+    checkReportPath(path);
     const QString suffix = QFileInfo(path).suffix().toLower();
-    // Checked before the slow rendering: never onto an input, never onto a device.
-    OutputFile output(localPath(path), OutputFile::Existing::Replace, inputs);
     std::string contents;
     if (suffix == QLatin1String("pdf"))
         contents = renderPdf(data, path).toStdString();
@@ -139,10 +146,8 @@ void exportReport(const ReportData &data, const QString &path, const std::vector
         contents = renderHtmlReport(data);
     else if (suffix == QLatin1String("json"))
         contents = renderJsonReport(data);
-    else if (suffix == QLatin1String("csv"))
-        contents = renderCsvReport(data, CsvTable::Layers);
     else
-        throw FileError(localPath(path), "must end in .pdf, .html, .csv or .json, which says what to write.");
+        contents = renderCsvReport(data, CsvTable::Layers);
     output.write(contents);
 }
 

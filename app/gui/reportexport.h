@@ -3,6 +3,7 @@
 // Qt's rich text, its SVG charts rendered as pictures), or HTML, CSV and JSON as
 // peaklens-cli writes them. The format follows the file's extension.
 
+#include "core/format/outputfile.h"
 #include "core/report/reportdata.h"
 
 #include <QString>
@@ -12,8 +13,11 @@
 
 namespace peaklens::gui {
 
-// Throws peaklens::Error (FileError naming the path) when it cannot be written, or is one
-// of `inputs` (the traces the report is made from).
-void exportReport(const ReportData &data, const QString &path, const std::vector<std::string> &inputs);
+// Throws FileError naming `path` unless its extension names a format the app writes:
+// checked before anything is loaded or rendered.
+void checkReportPath(const QString &path);
+// Writes the report in the format `output`'s extension names, complete or not at all.
+// Throws peaklens::Error (FileError naming the path) when it cannot be written.
+void exportReport(const ReportData &data, OutputFile &output);
 
 } // namespace peaklens::gui

@@ -5,13 +5,25 @@
 #include "core/import/filesummary.h"
 #include "core/import/traceloader.h"
 
+#include <algorithm>
 #include <future>
+#include <optional>
 
 namespace peaklens::gui {
 
 QString TraceDocument::filePath() const
 {
     return fromLocalPath(path);
+}
+
+std::int64_t TraceDocument::originNs() const
+{
+    std::optional<std::int64_t> origin;
+    if (!byCategory.allocated.empty())
+        origin = byCategory.allocated.front().timeNs;
+    if (!trace->steps.empty())
+        origin = std::min(origin.value_or(trace->steps.front().beginNs), trace->steps.front().beginNs);
+    return origin.value_or(0);
 }
 
 namespace {

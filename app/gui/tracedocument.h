@@ -31,6 +31,9 @@ struct TraceDocument : AnalysedTrace
 
     // The file's name as the app shows and reopens it.
     QString filePath() const;
+    // Time zero of every time the window shows: the first memory event or step, whichever
+    // comes first; 0 for a trace with neither.
+    std::int64_t originNs() const;
 };
 
 using DocumentPtr = std::shared_ptr<const TraceDocument>;

@@ -258,11 +258,24 @@ EventsTableSize EventsReader::measure()
 {
     m_size = {};
     m_size.lastChunk = m_afterChunk;
+    // Chunks are numbered 0, 1, 2, ... as they are written: one numbered otherwise was
+    // damaged or moved, and its events would be skipped or read out of their order.
+    if (m_afterChunk < 0) {
+        if (const auto lowest = m_db.queryInteger("SELECT ifnull(min(chunk), 0) FROM events"); lowest < 0)
+            throw Error(chunkName(lowest) + " has a negative number; events chunks are numbered from 0");
+    }
+    std::int64_t expected = m_afterChunk + 1;
+    const auto numbered = [&](std::int64_t chunk) {
+        if (chunk != expected)
+            throw Error("events chunk " + std::to_string(expected) + " is missing; the next is " + chunkName(chunk));
+        ++expected;
+    };
     if (m_version == 1) {
         auto sizes = m_db.prepare("SELECT chunk, count, length(t_ns), length(delta_bytes), length(addr), length(lane), "
                                   "length(category), length(phase), length(layer), length(stack)"
-                                  + chunksAfter());
+                                  + chunksAfter() + " ORDER BY chunk");
         while (sizes.step()) {
+            numbered(sizes.integer(0));
             const auto count = sizes.integer(1);
             if (count < 0 || count > (std::int64_t(1) << 32))
                 throw Error(chunkName(sizes.integer(0)) + " claims " + std::to_string(count) + " events");
@@ -276,12 +289,21 @@ EventsTableSize EventsReader::measure()
         }
         return m_size;
     }
-    auto sizes = m_db.prepare("SELECT chunk, count, codec, plain_bytes, length(columns)" + chunksAfter());
+    auto sizes = m_db.prepare("SELECT chunk, count, codec, plain_bytes, length(columns), totals" + chunksAfter() + " ORDER BY chunk");
     while (sizes.step()) {
+        numbered(sizes.integer(0));
         const std::string chunk = chunkName(sizes.integer(0));
         const auto count = sizes.integer(1);
         if (count < 0 || count > static_cast<std::int64_t>(schema::kEventsPerChunk))
             throw Error(chunk + " claims " + std::to_string(count) + " events");
+        // The running totals are checked here, once, for every reader: the whole load, the
+        // streamed summary and a follower say the same of a damaged file.
+        const auto totals = sizes.blob(5);
+        try {
+            eventchunk::readTotals({reinterpret_cast<const char *>(totals.data()), totals.size()});
+        } catch (const Error &error) {
+            throw Error("in " + chunk + ", " + error.what());
+        }
         const auto plain = sizes.integer(3);
         const std::int64_t least = count * std::int64_t(kFormat2LeastBytesPerEvent) + std::int64_t(kFormat2Overhead);
         const std::int64_t most =

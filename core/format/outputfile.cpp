@@ -57,10 +57,18 @@ std::string_view fileTypeName(mode_t mode)
     return "not a regular file";
 }
 
-std::string errnoText(int error)
+} // namespace
+
+std::string writeProblemText(int error)
 {
+    if (error == EFBIG)
+        return "it would pass the largest file this process may write (ulimit -f)";
+    if (error == ENOSPC || error == EDQUOT)
+        return "the disk is full";
     return std::strerror(error);
 }
+
+namespace {
 
 bool processIsGone(long pid)
 {
@@ -98,11 +106,21 @@ std::string OutputFile::temporaryName(std::string_view name, long pid, unsigned 
     return std::string(stemOf(name)).append(kTag).append(std::to_string(pid)).append("-").append(std::to_string(serial));
 }
 
+void ignoreFileSizeSignal()
+{
+    static const bool ignored = [] {
+        ::signal(SIGXFSZ, SIG_IGN);
+        return true;
+    }();
+    (void)ignored;
+}
+
 OutputFile::OutputFile(std::string path, Existing existing, const std::vector<std::string> &inputs)
     : m_path(std::move(path))
     , m_existing(existing)
 {
     namespace fs = std::filesystem;
+    ignoreFileSizeSignal();
     for (const std::string &input : inputs) {
         std::error_code ec;
         if (fs::equivalent(input, m_path, ec))
@@ -163,19 +181,19 @@ void OutputFile::fail(const std::string &problem)
 void OutputFile::commit()
 {
     if (!syncPath(m_temporary, O_RDONLY))
-        fail("could not be written: syncing the data to disk failed (" + errnoText(errno) + ").");
+        fail("could not be written: syncing the data to disk failed (" + writeProblemText(errno) + ").");
     if (m_existing == Existing::Refuse) {
         if (const int error = renameNoReplace(m_temporary, m_path); error == EEXIST)
             fail("appeared while PeakLens was writing it; it was left as it was. Pass --force to replace it.");
         else if (error != 0)
-            fail("could not be written: " + errnoText(error) + ".");
+            fail("could not be written: " + writeProblemText(error) + ".");
     } else {
         // It may have been replaced by something else meanwhile: still only a regular file.
         struct stat status{};
         if (::stat(m_path.c_str(), &status) == 0 && !S_ISREG(status.st_mode))
             fail("is " + std::string(fileTypeName(status.st_mode)) + "; PeakLens writes only to regular files.");
         if (::rename(m_temporary.c_str(), m_path.c_str()) != 0)
-            fail("could not be replaced: " + errnoText(errno) + ".");
+            fail("could not be replaced: " + writeProblemText(errno) + ".");
     }
     m_committed = true;
     // The rename itself durable: the folder's entry synced.
@@ -187,7 +205,7 @@ void OutputFile::write(std::string_view contents)
 {
     const int fd = ::open(m_temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0)
-        fail("cannot be written: " + errnoText(errno) + ".");
+        fail("cannot be written: " + writeProblemText(errno) + ".");
     std::size_t written = 0;
     while (written < contents.size()) {
         const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
@@ -196,12 +214,12 @@ void OutputFile::write(std::string_view contents)
         if (n <= 0) {
             const int error = n < 0 ? errno : ENOSPC;
             ::close(fd);
-            fail("cannot be written: " + errnoText(error) + ".");
+            fail("cannot be written: " + writeProblemText(error) + ".");
         }
         written += static_cast<std::size_t>(n);
     }
     if (::close(fd) != 0)
-        fail("cannot be written: " + errnoText(errno) + ".");
+        fail("cannot be written: " + writeProblemText(errno) + ".");
     commit();
 }
 
@@ -210,11 +228,12 @@ void OutputFile::write(const std::function<void(std::ostream &)> &produce)
     {
         std::ofstream file(m_temporary, std::ios::binary | std::ios::trunc);
         if (!file)
-            fail("cannot be written: " + errnoText(errno) + ".");
+            fail("cannot be written: " + writeProblemText(errno) + ".");
+        errno = 0;
         produce(file);
         file.flush();
         if (!file)
-            fail("cannot be written: " + errnoText(errno) + ".");
+            fail("cannot be written: " + writeProblemText(errno ? errno : EIO) + ".");
     }
     commit();
 }

@@ -14,6 +14,13 @@
 
 namespace peaklens {
 
+// A write past the file-size limit (ulimit -f) fails with EFBIG, for PeakLens to say so,
+// instead of killing the process with SIGXFSZ mid-file. Every writer calls it first.
+void ignoreFileSizeSignal();
+// Why a write failed with `error` (errno), in the words every writer uses: the file-size
+// limit and a full disk said as such.
+std::string writeProblemText(int error);
+
 class OutputFile
 {
 public:

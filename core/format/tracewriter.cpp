@@ -9,7 +9,10 @@
 
 #include "core/trace/metadata.h"
 
+#include <sqlite3.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <thread>
 
@@ -36,6 +39,7 @@ TraceWriter::TraceWriter(const std::string &path, Mode mode)
     , m_mode(mode)
     , m_chunk(std::make_unique<Chunk>())
 {
+    ignoreFileSizeSignal();
     std::error_code ec;
     if (std::filesystem::exists(path, ec))
         throw FileError(path, "already exists; PeakLens never overwrites a trace in place.");
@@ -96,6 +100,10 @@ TraceWriter::~TraceWriter()
 
 void TraceWriter::fail(const std::exception &error) const
 {
+    // A full disk or the file-size limit, said as PeakLens says it for every file it writes.
+    const int system = m_db ? sqlite3_system_errno(m_db->handle()) : 0;
+    if (system == EFBIG || system == ENOSPC || system == EDQUOT)
+        throw FileError(m_path, "could not be written: " + writeProblemText(system) + ".");
     throw FileError(m_path, std::string("could not be written: ") + error.what());
 }
 

@@ -124,20 +124,6 @@ std::string summaryToJson(const Trace &trace, const TraceSummary &summary, std::
                           {"backward_calls", s.backwardCalls}});
     }
 
-    json steps = json::array();
-    for (const StepStats &s : summary.steps) {
-        steps.push_back({{"number", s.number},
-                         {"begin_ns", s.beginNs},
-                         {"end_ns", s.endNs},
-                         {"duration_ns", s.durationNs()},
-                         {"start_bytes", s.startBytes},
-                         {"peak_allocated_bytes", s.peakAllocatedBytes},
-                         {"peak_time_ns", s.peakTimeNs},
-                         {"peak_phase", phaseName(s.peakPhase)},
-                         {"allocated_bytes", s.allocatedBytes},
-                         {"allocations", s.allocations}});
-    }
-
     json result = {{"meta", meta},
                    {"events", summary.eventCount},
                    {"reserved_events", trace.reserved.size()},
@@ -146,9 +132,25 @@ std::string summaryToJson(const Trace &trace, const TraceSummary &summary, std::
                    {"peak", peak},
                    {"devices", devices},
                    {"live_at_peak", live},
-                   {"layers", layers},
-                   {"steps", steps}};
-    return dumpJson(std::move(result));
+                   {"layers", layers}};
+    // The steps last, one line each, written straight out: a trace may hold millions, and
+    // a JSON value per figure would take a hundred times their size in memory.
+    std::string text = dumpJson(std::move(result));
+    text.resize(text.size() - 2); // "\n}", the end of the object
+    text += ",\n  \"steps\": [";
+    for (std::size_t i = 0; i < summary.steps.size(); ++i) {
+        const StepStats &s = summary.steps[i];
+        text += i ? ",\n    " : "\n    ";
+        text += "{\"number\": " + std::to_string(s.number) + ", \"begin_ns\": " + std::to_string(s.beginNs)
+                + ", \"end_ns\": " + std::to_string(s.endNs) + ", \"duration_ns\": " + std::to_string(s.durationNs())
+                + ", \"start_bytes\": " + std::to_string(s.startBytes)
+                + ", \"peak_allocated_bytes\": " + std::to_string(s.peakAllocatedBytes)
+                + ", \"peak_time_ns\": " + std::to_string(s.peakTimeNs) + ", \"peak_phase\": \""
+                + std::string(phaseName(s.peakPhase)) + "\", \"allocated_bytes\": " + std::to_string(s.allocatedBytes)
+                + ", \"allocations\": " + std::to_string(s.allocations) + "}";
+    }
+    text += summary.steps.empty() ? "]\n}" : "\n  ]\n}";
+    return text;
 }
 
 } // namespace peaklens

@@ -43,6 +43,7 @@ struct Arguments
     std::string out;
     std::string progress = "stderr";
     bool json = false;
+    bool force = false;
     bool quiet = false;
     bool verifyGradients = false;
     std::optional<int> calibrationSteps;
@@ -185,6 +186,7 @@ int main(int argc, char **argv)
     app.add_option("--memory-limit", arguments.memoryLimit,
                    "CPU: fail as out of memory beyond this many bytes (e.g. 6GiB); default 90% of available memory");
     app.add_option("--out", arguments.out, "Write the recorded trace to RUN.peaklens");
+    app.add_flag("--force", arguments.force, "Replace the --out file if it exists");
     app.add_option("--progress", arguments.progress, "Where JSON-lines progress goes: stderr, none, or a file descriptor");
     app.add_flag("--json", arguments.json, "Print one JSON result object on stdout");
     app.add_option("--calibration-steps", arguments.calibrationSteps,
@@ -238,12 +240,27 @@ int main(int argc, char **argv)
 
         const ModelSpec spec = specFrom(arguments);
         if (!arguments.out.empty()) {
-            // Replaced as the run starts: the new trace is written while the run goes.
             std::error_code ignored;
+            if (std::filesystem::exists(arguments.out, ignored) && !arguments.force)
+                throw FileError(arguments.out, "already exists; pass --force to replace it.");
+            // Replaced as the run starts: the new trace is written while the run goes.
             std::filesystem::remove(arguments.out, ignored);
             options.out = arguments.out;
         }
+        // A run that fails leaves no half-written trace behind.
+        struct Discard
+        {
+            std::string path;
+            ~Discard()
+            {
+                std::error_code ignored;
+                for (const char *suffix : {"", "-wal", "-shm"})
+                    if (!path.empty())
+                        std::filesystem::remove(path + suffix, ignored);
+            }
+        } discard{options.out};
         const RunResult result = runReplay(spec, options);
+        discard.path.clear();
         std::optional<GradientCheck> check;
         if (arguments.verifyGradients && !result.oom)
             check = verifyGradients(spec, options);

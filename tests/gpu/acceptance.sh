@@ -260,7 +260,17 @@ build_step() {
     fi
   done
   [ ${#targets[@]} -gt 0 ] || fail "CMake configured none of ${wanted[*]}."
-  cmake --build "$build" --parallel "$(nproc)" --target "${targets[@]}"
+  # One target at a time: a replay engine that does not compile against this LibTorch
+  # leaves the CLI and the collector built, and their steps still run.
+  local built_targets=() broken=()
+  for t in "${targets[@]}"; do
+    if cmake --build "$build" --parallel "$(nproc)" --target "$t"; then
+      built_targets+=("$t")
+    else
+      broken+=("$t")
+    fi
+  done
+  targets=("${built_targets[@]}")
   # The stand-ins are tests' code: when they do not build, the dry run says so in their rows.
   if [ ${#standins[@]} -gt 0 ]; then
     if cmake --build "$build" --parallel "$(nproc)" --target "${standins[@]}"; then
@@ -276,6 +286,10 @@ build_step() {
   fi
   for t in "${missing[@]}"; do
     case $t in peaklens-standin-*|peaklens-test-trainer) ;; *) verdict=FAIL ;; esac
+  done
+  for t in "${broken[@]}"; do
+    row 0 "build $t" "FAILED: it did not compile or link (logs/step0-configure_and_build.log)" "" "" FAILED
+    verdict=FAIL
   done
   local built="${targets[*]}"
   row 0 "build ($(basename "$build"))" "built ${built// /, }$note" "" "all of ${wanted[*]}" "$verdict"

@@ -214,7 +214,8 @@ void AllocatorPane::showAt(const DocumentPtr &document, std::optional<std::int64
 void AllocatorPane::present(const Result &result)
 {
     const AllocatorState &state = result.state;
-    const double ms = static_cast<double>(state.timeNs - m_document->byCategory.allocated.front().timeNs) / 1e6;
+    const std::int64_t originNs = m_document->originNs();
+    const double ms = static_cast<double>(state.timeNs - originNs) / 1e6;
     QString text = isStateOnly(*m_document->trace)
                        ? tr("<b>Allocator at dump time</b> on %1: ").arg(QString::fromStdString(state.device.toString()))
                        : tr("<b>Allocator at %1 ms</b> on %2: ").arg(ms, 0, 'f', 3).arg(QString::fromStdString(state.device.toString()));
@@ -254,7 +255,7 @@ void AllocatorPane::present(const Result &result)
         const QString verdict = QString::fromUtf8(oomVerdictName(oom.verdict));
         ooms << tr("<b>Out of memory (%1)</b> at %2 ms: %3")
                     .arg(oom.verdict == OomVerdict::Fragmentation ? tr("<span style='color:#b42318'>%1</span>").arg(verdict) : verdict)
-                    .arg(static_cast<double>(oom.timeNs - m_document->byCategory.allocated.front().timeNs) / 1e6, 0, 'f', 3)
+                    .arg(static_cast<double>(oom.timeNs - originNs) / 1e6, 0, 'f', 3)
                     .arg(QString::fromStdString(oom.explanation).toHtmlEscaped());
     }
     m_ooms->setText(ooms.join(QStringLiteral("<br>")));

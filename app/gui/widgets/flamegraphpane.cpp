@@ -100,7 +100,7 @@ void FlameGraphPane::rebuild()
     m_view->setMinimumHeight(m_view->sizeHint().height());
     const std::int64_t bytes = graph && !graph->nodes.empty() ? graph->nodes.front().bytes : 0;
     const QString where = m_timeNs ? tr("Live at %1 ms")
-                                         .arg(static_cast<double>(*m_timeNs - m_document->byCategory.allocated.front().timeNs) / 1e6, 0, 'f', 3)
+                                         .arg(static_cast<double>(*m_timeNs - m_document->originNs()) / 1e6, 0, 'f', 3)
                                    : tr("Live at the peak");
     m_title->setText(tr("<b>%1:</b> %2, %3").arg(where, QString::fromStdString(formatBytes(bytes)), m_keying->currentText()));
     search(m_search->text());

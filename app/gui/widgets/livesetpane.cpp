@@ -80,7 +80,7 @@ void LiveSetPane::showLiveSet(const DocumentPtr &document, std::optional<std::in
     if (timeNs) {
         live = liveSetAt(trace, document->device, *timeNs);
         m_title->setText(tr("<b>Live at %1 ms:</b> %2 in %3 blocks")
-                             .arg(static_cast<double>(*timeNs - document->byCategory.allocated.front().timeNs) / 1e6, 0, 'f', 3)
+                             .arg(static_cast<double>(*timeNs - document->originNs()) / 1e6, 0, 'f', 3)
                              .arg(bytes(live.bytes))
                              .arg(live.allocations.size()));
     } else if (peak.liveAtPeak) {

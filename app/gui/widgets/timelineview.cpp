@@ -143,14 +143,7 @@ std::int64_t TimelineView::toNs(double x) const
 void TimelineView::setDocument(const DocumentPtr &document)
 {
     m_document = document;
-    m_originNs = 0;
-    if (document) {
-        // Time zero is where the trace starts.
-        const auto &allocated = document->byCategory.allocated;
-        m_originNs = allocated.empty() ? 0 : allocated.front().timeNs;
-        if (!document->trace->steps.empty())
-            m_originNs = std::min(m_originNs, document->trace->steps.front().beginNs);
-    }
+    m_originNs = document ? document->originNs() : 0;
     m_prediction.clear();
     m_comparison.clear();
     m_largestFreeCurve.clear();
@@ -613,6 +606,9 @@ void TimelineView::onRangeChanged(const QCPRange &)
 
 void TimelineView::resizeEvent(QResizeEvent *event)
 {
+    // Hidden (a snapshot with no history): nothing to paint into until it is shown again.
+    if (event->size().isEmpty())
+        return;
     QCustomPlot::resizeEvent(event);
     refreshColumns();
 }
