@@ -55,7 +55,7 @@ inline void execSql(const QString &path, const char *sql)
 
 // damage: missing, directory, empty, random, prose, header, half, foreign, newer, droptable,
 // nolayers, shortcolumn, category, codec, notzstd, stackorder, stackcycle, scribble, badtext,
-// generated, view, trigger, exprindex, redefined; v1shortcolumn and v1category damage the
+// generated, view, trigger, exprindex, redefined, chunknegative, chunkgap, emptytotals; v1shortcolumn and v1category damage the
 // format-1 fixture instead. Anything else leaves the good trace, written from `traceText`.
 inline void writeDamagedTrace(const QString &path, const QString &damage, const char *traceText)
 {
@@ -135,6 +135,13 @@ inline void writeDamagedTrace(const QString &path, const QString &damage, const 
     } else if (is("redefined")) {
         execSql(path, "DROP TABLE markers; CREATE TABLE markers(t_ns INTEGER NOT NULL, lane INTEGER NOT NULL, "
                       "kind TEXT NOT NULL, bytes INTEGER NOT NULL CHECK(bytes > 0))");
+    } else if (is("chunknegative")) {
+        // Renumbered below 0: a reader that took chunks from 0 up would skip its events.
+        execSql(path, "UPDATE events SET chunk = -5");
+    } else if (is("chunkgap")) {
+        execSql(path, "UPDATE events SET chunk = chunk + 3");
+    } else if (is("emptytotals")) {
+        execSql(path, "UPDATE events SET totals = x''");
     } else if (is("badtext")) {
         writeBytes(path, "alloc a 5\nfree b\n");
     }

@@ -43,7 +43,14 @@ int parseAndRun(int argc, char **argv, std::ostream &out, std::ostream &err)
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &error) {
-        return app.exit(error, out, err) == 0 ? 0 : 2;
+        if (error.get_exit_code() == 0) // --help, --version, --completion
+            return app.exit(error, out, err) == 0 ? 0 : 2;
+        // One line, as every other error: what is wrong, and where the options are listed.
+        std::string help = "peaklens-cli";
+        for (const CLI::App *subcommand : app.get_subcommands())
+            help += " " + subcommand->get_name();
+        err << "peaklens-cli: " << visibleText(error.what()) << "; see " << help << " --help.\n";
+        return 2;
     }
     for (const auto &command : commands) {
         if (!command.subcommand->parsed())

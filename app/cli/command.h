@@ -7,7 +7,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <charconv>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 
 namespace peaklens::cli {
@@ -31,6 +34,24 @@ inline std::int64_t parseBudget(const std::string &text)
     if (!bytes || *bytes <= 0)
         throw Error("\"" + text + "\" is not a budget; write it like 6GiB or 512MiB.");
     return *bytes;
+}
+
+// A whole number from `low` to `high`, refused as people write numbers (CLI11's own ranges
+// print both ends as floating point).
+inline CLI::Validator wholeNumber(std::int64_t low, std::int64_t high = std::numeric_limits<std::int64_t>::max())
+{
+    const std::string range = high == std::numeric_limits<std::int64_t>::max()
+                                  ? "of at least " + std::to_string(low)
+                                  : "from " + std::to_string(low) + " to " + std::to_string(high);
+    return CLI::Validator(
+        [low, high, range](std::string &text) -> std::string {
+            std::int64_t value = 0;
+            const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+            if (error != std::errc() || end != text.data() + text.size() || value < low || value > high)
+                return "\"" + text + "\" is not a whole number " + range;
+            return {};
+        },
+        "");
 }
 
 struct Command

@@ -215,7 +215,7 @@ Command addDiffCommand(CLI::App &app)
     command->add_option("B", options->pathB, "The trace compared (after)")->required();
     command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
     command->add_option("--top", options->top, "How many rows each table lists (JSON: all unless given)")
-        ->check(CLI::PositiveNumber)
+        ->check(wholeNumber(1))
         ->each([options](const std::string &) { options->topGiven = true; });
     return {command, [options] {
                 // Both read side by side; A's error, if any, is the one reported.

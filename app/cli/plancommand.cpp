@@ -223,8 +223,7 @@ Command addPlanCommand(CLI::App &app)
                                                  "Share of the freeable activation memory to keep, 0..1");
     auto *maxBatch = command->add_flag("--max-batch", options->maxBatch, "The largest batch that fits the budget");
     command->add_option("--batch", options->batch, "The traced batch, when the trace does not say (with --max-batch)")
-        ->check(CLI::Range(std::int64_t(1), kMaxTracedBatch))
-        ->check(CLI::PositiveNumber);
+        ->check(wholeNumber(1, kMaxTracedBatch));
     activationBudget->excludes(budget);
     auto *overhead = command->add_option("--overhead", options->overhead, "Added step time allowed, e.g. 10%");
     auto *strategy = command->add_option("--strategy", options->strategy, "none, all, every:K, segments:K, sqrt, or units NAME, FIRST..LAST, FIRST..LAST(INNER,...) (docs/planning.md)");

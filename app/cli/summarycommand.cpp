@@ -312,7 +312,7 @@ Command addSummaryCommand(CLI::App &app)
     command->add_option("FILE", options->paths, "Trace file (*.peaklens, trace text); several: one per rank")->required();
     command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
     command->add_option("--top", options->top, "How many layers, groups and steps to list (JSON: all unless given)")
-        ->check(CLI::PositiveNumber)
+        ->check(wholeNumber(1))
         ->each([options](const std::string &) { options->topGiven = true; });
     command->add_flag("--full-stacks", options->fullStacks,
                       "Also print every frame of the largest call stacks at the peak, allocator and interpreter included");

@@ -14,6 +14,7 @@
 #include "core/trace/visibletext.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <thread>
 
@@ -87,6 +88,8 @@ CommandOutput watch(const WatchOptions &options)
         throw Error("--interval must be between 10 and 60000 ms.");
     if (!(options.marginPercent >= 0 && options.marginPercent < 100))
         throw Error("--margin must be a percentage from 0 to 100.");
+    if (!(std::isfinite(options.forSeconds) && options.forSeconds >= 0))
+        throw Error("--for must be a number of seconds, 0 or more.");
     TraceFollower follower(options.path);
     LiveAnalysis analysis;
     const auto started = std::chrono::steady_clock::now();

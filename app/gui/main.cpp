@@ -10,6 +10,7 @@
 #include "widgets/allocatorpane.h"
 #include "widgets/flamegraphpane.h"
 #include "widgets/timelineview.h"
+#include "widgets/whatifbar.h"
 #include "recorddialog.h"
 #include "reportexport.h"
 
@@ -30,8 +31,6 @@
 #include <QTimer>
 
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 
 namespace {
@@ -45,12 +44,6 @@ QString bundledSample()
 
 // The largest window --size paints: an image of this size takes 256 MiB.
 constexpr int kMaxSide = 8192;
-
-bool startsWithOption(const char *argument, const char *option)
-{
-    const std::size_t length = std::strlen(option);
-    return std::strncmp(argument, option, length) == 0 && (argument[length] == '\0' || argument[length] == '=');
-}
 
 // Qt's offscreen platform warns of what only a screen has (no runtime folder, no window
 // manager to take size hints); those lines say nothing to someone writing a report.
@@ -66,29 +59,19 @@ void quietOffscreenWarnings()
         });
 }
 
-// The modes that open no window on screen (help, version, a report, a screenshot) run
-// without a display: with none, they take Qt's offscreen platform themselves.
-void chooseHeadlessPlatform(int argc, char **argv)
+// Without a display, the app takes Qt's offscreen platform itself: the modes that open no
+// window on screen (help, version, a report, a screenshot) work, and a window gets one
+// line saying why not. False when a display (or a platform the user chose) is there.
+bool chooseHeadlessPlatform()
 {
     if (qgetenv("QT_QPA_PLATFORM") == "offscreen")
         quietOffscreenWarnings();
     if (qEnvironmentVariableIsSet("QT_QPA_PLATFORM") || qEnvironmentVariableIsSet("DISPLAY")
         || qEnvironmentVariableIsSet("WAYLAND_DISPLAY"))
-        return;
-    for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--") == 0)
-            return;
-        for (const char *option : {"--help", "--help-all", "-h", "-?", "--version", "-v", "--export-report", "--screenshot"}) {
-            if (startsWithOption(argv[i], option)) {
-                qputenv("QT_QPA_PLATFORM", "offscreen");
-                quietOffscreenWarnings();
-                return;
-            }
-        }
-    }
-    std::fprintf(stderr, "peaklens: there is no display to open a window on (DISPLAY is not set); "
-                         "use --export-report or --screenshot, or peaklens-cli.\n");
-    std::exit(2);
+        return false;
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    quietOffscreenWarnings();
+    return true;
 }
 
 // Checked before anything loads: an image format Qt writes, and a file PeakLens may write
@@ -128,7 +111,7 @@ bool saveScreenshot(QWidget *widget, peaklens::OutputFile &target)
 
 int run(int argc, char **argv)
 {
-    chooseHeadlessPlatform(argc, argv);
+    const bool headless = chooseHeadlessPlatform();
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("PeakLens"));
     QApplication::setApplicationName(QStringLiteral("PeakLens"));
@@ -138,8 +121,8 @@ int run(int argc, char **argv)
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Memory profiler for deep-learning training"));
-    parser.addHelpOption();
-    parser.addVersionOption();
+    const QCommandLineOption help = parser.addHelpOption();
+    const QCommandLineOption version = parser.addVersionOption();
     const QCommandLineOption screenshot(QStringLiteral("screenshot"), QStringLiteral("Render the window to OUT.png and exit."),
                                         QStringLiteral("OUT.png"));
     const QCommandLineOption groupByLayer(QStringLiteral("by-layer"), QStringLiteral("Stack the timeline by layer."));
@@ -147,6 +130,10 @@ int run(int argc, char **argv)
                                       QStringLiteral("Toggle the layers a strategy chooses: none, all, every:K, sqrt. "
                                                      "With --rerun, may be given several times: one rerun each."),
                                       QStringLiteral("STRATEGY"));
+    const QCommandLineOption budget(QStringLiteral("budget"),
+                                    QStringLiteral("Toggle the cheapest layers within this memory budget, such as 200MiB, "
+                                                   "as the what-if bar's \"Cheapest within budget\" does."),
+                                    QStringLiteral("BUDGET"));
     const QCommandLineOption rerun(QStringLiteral("rerun"), QStringLiteral("Rerun with the toggles once loaded."));
     const QCommandLineOption empty(QStringLiteral("empty"), QStringLiteral("Open no trace: the window's empty state."));
     const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("The window's size, such as 1920x1080."),
@@ -174,7 +161,7 @@ int run(int argc, char **argv)
                                      QStringLiteral("FILE"));
     const QCommandLineOption force(QStringLiteral("force"),
                                    QStringLiteral("Replace the file --screenshot or --export-report names if it exists."));
-    parser.addOptions({screenshot, groupByLayer, strategy, rerun, select, exportReport, record, empty, size, tab, at, zoom, find,
+    parser.addOptions({screenshot, groupByLayer, strategy, budget, rerun, select, exportReport, record, empty, size, tab, at, zoom, find,
                        compare, force});
     parser.addPositionalArgument(QStringLiteral("FILE"),
                                  QStringLiteral("Traces to open, several (or their folder) for the ranks of one run "
@@ -183,7 +170,22 @@ int run(int argc, char **argv)
     QStringList arguments;
     for (int i = 0; i < argc; ++i)
         arguments << peaklens::gui::fromLocalPath(argv[i]);
-    parser.process(arguments);
+    if (!parser.parse(arguments)) {
+        QString problem = parser.errorText().trimmed();
+        if (problem.endsWith(QLatin1Char('.')))
+            problem.chop(1);
+        std::fprintf(stderr, "peaklens: %s; see peaklens --help.\n", qPrintable(problem));
+        return 2;
+    }
+    if (parser.isSet(help))
+        parser.showHelp(0);
+    if (parser.isSet(version))
+        parser.showVersion();
+    if (headless && !parser.isSet(exportReport) && !parser.isSet(screenshot)) {
+        std::fprintf(stderr, "peaklens: there is no display to open a window on (DISPLAY is not set); "
+                             "use --export-report or --screenshot, or peaklens-cli.\n");
+        return 2;
+    }
     const QString path = parser.positionalArguments().value(0, bundledSample());
 
     const QStringList inputs = parser.positionalArguments().isEmpty() ? QStringList{path} : parser.positionalArguments();
@@ -273,6 +275,8 @@ int run(int argc, char **argv)
             window.flameGraphPane()->search(parser.value(find));
         if (parser.isSet(tab))
             window.showDetail(parser.value(tab));
+        if (parser.isSet(budget))
+            window.whatIfBar()->chooseBudget(parser.value(budget));
         if (parser.isSet(compare))
             window.compareWith(parser.value(compare));
         else

@@ -400,7 +400,12 @@ void MainWindow::onLoaded(quint64 ticket, DocumentLoader::Purpose purpose, const
             record.measured.baselinePeakAllocatedBytes = documents[1]->peakBytes;
             record.measured.baselineStepTimesMs = documents[1]->stepTimesMs();
         }
-        addRun(record);
+        if (m_restoringRuns.erase(ticket) > 0) {
+            m_runsPane->append(record);
+            restoreNextRun();
+        } else {
+            addRun(record);
+        }
         return;
     }
     if (ticket != m_openTicket)
@@ -408,6 +413,7 @@ void MainWindow::onLoaded(quint64 ticket, DocumentLoader::Purpose purpose, const
     startSession(documents.front(), processes);
     // A folder of ranks is remembered as the folder; several files by the first rank.
     rememberRecent(m_openRequest.size() == 1 ? m_openRequest.front() : documents.front()->filePath());
+    restoreKeptRuns();
     if (documents.size() == 1 && documents.front()->trace->metaValue(metakey::WriterState) == "writing")
         followLive(documents.front()->filePath());
     for (const DocumentPtr &document : documents) {
@@ -425,7 +431,12 @@ void MainWindow::onLoadFailed(quint64 ticket, DocumentLoader::Purpose purpose, c
         if (pending.empty())
             return;
         pending.mapped().outcome = cancelled ? tr("cancelled") : message;
-        addRun(pending.mapped());
+        if (m_restoringRuns.erase(ticket) > 0) { // kept as it was; said in its row
+            m_runsPane->append(pending.mapped());
+            restoreNextRun();
+        } else {
+            addRun(pending.mapped());
+        }
         return;
     }
     const quint64 expected = purpose == DocumentLoader::Purpose::Process   ? m_processTicket

@@ -14,7 +14,9 @@
 #include <QFutureWatcher>
 #include <QMainWindow>
 
+#include <deque>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -197,6 +199,12 @@ private:
     void setIdle();
     void onRerunFinished(RunRecord record);
     void addRun(const RunRecord &record);
+    // The reruns kept beside the trace just opened (runstore.h), read back into the Runs table.
+    void restoreKeptRuns();
+    void restoreNextRun();
+    // Before the window closes: reruns only in a temporary folder are saved where the user
+    // picks, or let go; false when the user cancels.
+    bool keepUnsavedRuns();
     void showRun(int row);
     void showComparison(const DocumentPtr &other);
     void showFlameSelection(const std::optional<FlameSelection> &selection, const QString &name);
@@ -212,6 +220,8 @@ private:
     quint64 m_processTicket = 0; // another process of the session being read
     quint64 m_compareTicket = 0; // a trace to compare with being read
     std::map<quint64, RunRecord> m_readingRuns; // reruns whose traces are being read, by ticket
+    std::set<quint64> m_restoringRuns;          // of those, the ones kept from an earlier session
+    std::deque<RunRecord> m_runsToRestore;      // kept reruns not yet read, read one at a time
 
     QStackedWidget *m_pages;
     EmptyState *m_emptyState = nullptr;

@@ -8,6 +8,7 @@
 #include "models/runsmodel.h"
 #include "recorddialog.h"
 #include "reportexport.h"
+#include "runstore.h"
 #include "showsdialogs.h"
 #include "widgets/timelineview.h"
 #include "widgets/whatifbar.h"
@@ -16,6 +17,7 @@
 
 #include <QAction>
 #include <QCloseEvent>
+#include <QDir>
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -197,6 +199,10 @@ void MainWindow::saveWindowState() const
 
 void MainWindow::closeEvent(QCloseEvent *event)
 {
+    if (!keepUnsavedRuns()) {
+        event->ignore();
+        return;
+    }
     saveWindowState();
     QMainWindow::closeEvent(event);
 }
@@ -218,8 +224,13 @@ void MainWindow::rebuildRecentMenu()
 {
     m_recentMenu->clear();
     const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
-    for (const QString &path : recent)
-        m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] { openFile(path); })->setToolTip(path);
+    for (const QString &path : recent) {
+        // A trace with reruns kept beside it says so: they come back with it.
+        const qsizetype runs = QDir(runsFolderOf(path)).entryList(QDir::Dirs | QDir::NoDotAndDotDot).size();
+        const QString name = runs > 0 ? tr("%1 (with %n rerun(s))", nullptr, int(runs)).arg(QFileInfo(path).fileName())
+                                      : QFileInfo(path).fileName();
+        m_recentMenu->addAction(name, this, [this, path] { openFile(path); })->setToolTip(path);
+    }
     m_recentMenu->setEnabled(!recent.isEmpty());
 }
 

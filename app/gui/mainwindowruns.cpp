@@ -6,6 +6,8 @@
 #include "models/layermodel.h"
 #include "models/runsmodel.h"
 #include "replayprocess.h"
+#include "runstore.h"
+#include "showsdialogs.h"
 #include "widgets/runspane.h"
 #include "widgets/timelineview.h"
 #include "widgets/whatifbar.h"
@@ -15,13 +17,19 @@
 #include "core/plan/planner.h"
 #include "core/plan/plannotes.h"
 #include "core/trace/metadata.h"
+#include "core/trace/visibletext.h"
 
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMessageBox>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTreeView>
+
+#include <algorithm>
 
 namespace peaklens::gui {
 
@@ -102,11 +110,89 @@ void MainWindow::onRerunFinished(RunRecord record)
 
 void MainWindow::addRun(const RunRecord &record)
 {
+    if (record.kept && record.outcome != tr("cancelled")) {
+        try {
+            saveRun(record);
+            rememberRecent(document()->filePath()); // listed with its runs
+        } catch (const std::exception &error) {
+            statusBar()->showMessage(QString::fromStdString(visibleText(error.what())));
+        }
+    }
     m_runsPane->append(record);
     statusBar()->showMessage(record.outcome.isEmpty() ? tr("%1 measured.").arg(record.label)
                                                       : tr("%1: %2").arg(record.label, record.outcome));
     setIdle();
     Q_EMIT rerunFinished();
+}
+
+void MainWindow::restoreKeptRuns()
+{
+    m_runsToRestore.clear();
+    if (!document() || !document()->model)
+        return;
+    QStringList problems;
+    for (RunRecord &run : keptRuns(document()->filePath(), &problems)) {
+        ++m_session.rerunCount;
+        m_runsToRestore.push_back(std::move(run));
+    }
+    if (!problems.isEmpty())
+        statusBar()->showMessage(tr("Left out reruns whose run.json cannot be read: %1").arg(problems.join(QStringLiteral(", "))));
+    restoreNextRun();
+}
+
+void MainWindow::restoreNextRun()
+{
+    // One at a time: the loader reads one set of run traces at once.
+    while (!m_runsToRestore.empty()) {
+        RunRecord run = std::move(m_runsToRestore.front());
+        m_runsToRestore.pop_front();
+        const bool tracesThere = !run.tracePaths.isEmpty()
+                                 && std::all_of(run.tracePaths.begin(), run.tracePaths.end(),
+                                                [](const QString &path) { return QFileInfo::exists(path); });
+        if (!tracesThere || run.outcome == tr("cancelled")) {
+            m_runsPane->append(run);
+            continue;
+        }
+        const quint64 ticket = m_loader->load(run.tracePaths, DocumentLoader::Purpose::Run);
+        m_restoringRuns.insert(ticket);
+        m_readingRuns.emplace(ticket, std::move(run));
+        return;
+    }
+    setIdle();
+}
+
+bool MainWindow::keepUnsavedRuns()
+{
+    std::vector<int> unsaved;
+    for (int row = 0; row < runsModel()->rowCount(); ++row) {
+        const RunRecord &run = runsModel()->run(row);
+        if (!run.baseline && !run.kept && !run.tracePaths.isEmpty())
+            unsaved.push_back(row);
+    }
+    if (unsaved.empty() || !showsDialogs())
+        return true;
+    const auto answer = QMessageBox::question(
+        this, tr("Keep the reruns?"),
+        tr("%n rerun(s) could not be kept beside the trace and are in a temporary folder, which is deleted on quitting.",
+           nullptr, int(unsaved.size())),
+        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    if (answer == QMessageBox::Cancel)
+        return false;
+    if (answer == QMessageBox::Discard)
+        return true;
+    const QString parent = QFileDialog::getExistingDirectory(this, tr("Save the reruns in"));
+    if (parent.isEmpty())
+        return false;
+    for (const int row : unsaved) {
+        RunRecord run = runsModel()->run(row);
+        try {
+            saveRunTo(run, parent);
+        } catch (const std::exception &error) {
+            QMessageBox::critical(this, tr("Cannot save the rerun"), QString::fromStdString(visibleText(error.what())));
+            return false;
+        }
+    }
+    return true;
 }
 
 void MainWindow::showRun(int row)

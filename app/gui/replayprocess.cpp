@@ -1,5 +1,7 @@
 #include "replayprocess.h"
 
+#include "runstore.h"
+
 #include "core/error.h"
 #include "core/trace/metadata.h"
 #include "core/trace/visibletext.h"
@@ -99,7 +101,7 @@ void ReplayProcess::start(const TraceDocument &document, const RunRecord &record
     if (isRunning())
         return;
     m_record = record;
-    m_record.directory = std::make_shared<QTemporaryDir>();
+    giveRunFolder(m_record, document.filePath());
     m_stderrTail.clear();
     m_cancelled = false;
     m_traceAnnounced = false;
@@ -125,7 +127,7 @@ void ReplayProcess::start(const TraceDocument &document, const RunRecord &record
 
 void ReplayProcess::startRelaunch(const QString &toggles, const QString &folder)
 {
-    const QString out = m_record.directory->filePath(folder);
+    const QString out = QDir(m_record.folder).filePath(folder);
     const QStringList arguments = QStringList{QStringLiteral("record"), QStringLiteral("--allocator"), m_allocator,
                                               QStringLiteral("--out"), out, QStringLiteral("--")}
                                   + m_command;
@@ -150,7 +152,7 @@ void ReplayProcess::startRelaunch(const QString &toggles, const QString &folder)
 
 void ReplayProcess::startReplay(const TraceDocument &document)
 {
-    const QString spec = m_record.directory->filePath(QStringLiteral("spec.json"));
+    const QString spec = QDir(m_record.folder).filePath(QStringLiteral("spec.json"));
     QFile file(spec);
     if (!file.open(QIODevice::WriteOnly) || file.write(meta(document, metakey::ReplaySpec).toUtf8()) < 0) {
         m_record.outcome = tr("cannot write the replay spec to %1").arg(spec);
@@ -161,7 +163,7 @@ void ReplayProcess::startReplay(const TraceDocument &document)
 
     QStringList arguments{QStringLiteral("--model"), spec, QStringLiteral("--checkpoint"), togglesText(m_record.checkpoint),
                           QStringLiteral("--baseline"), m_baselineToggles, QStringLiteral("--json"), QStringLiteral("--out"),
-                          m_record.directory->filePath(QStringLiteral("run.peaklens"))};
+                          QDir(m_record.folder).filePath(QStringLiteral("run.peaklens"))};
     if (!m_record.checkpoint.isEmpty())
         arguments << QStringLiteral("--verify-gradients");
     // Same steps, warm-up, device and precision as the trace being compared with.
@@ -204,9 +206,9 @@ void ReplayProcess::announceTrace()
         return;
     QString path;
     if (!m_relaunch) {
-        path = m_record.directory->filePath(QStringLiteral("run.peaklens"));
+        path = QDir(m_record.folder).filePath(QStringLiteral("run.peaklens"));
     } else {
-        const QDir out(m_record.directory->filePath(QStringLiteral("run")));
+        const QDir out(QDir(m_record.folder).filePath(QStringLiteral("run")));
         const QStringList traces = out.entryList({QStringLiteral("*.peaklens")}, QDir::Files, QDir::Name);
         if (!traces.isEmpty())
             path = out.filePath(traces.front());
@@ -262,7 +264,7 @@ void ReplayProcess::finish()
 bool ReplayProcess::takeRecording(int exitCode, const QString &folder)
 {
     // Each process of the run left its own file; compare the one of the same rank.
-    const QDir out(m_record.directory->filePath(folder));
+    const QDir out(QDir(m_record.folder).filePath(folder));
     QStringList traces = out.entryList({QStringLiteral("*.peaklens")}, QDir::Files, QDir::Name);
     const QString sameRank = QStringLiteral("rank%1-").arg(m_rank);
     std::stable_partition(traces.begin(), traces.end(),

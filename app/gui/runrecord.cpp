@@ -9,17 +9,10 @@ std::optional<double> RunRecord::measuredStepMs() const
     return spreadOf(measured.stepTimesMs).medianMs;
 }
 
-std::optional<StepTimeComparison> RunRecord::changeFromBaseline() const
+StepChange RunRecord::stepChange() const
 {
-    if (baseline || measured.baselineStepTimesMs.empty())
-        return std::nullopt;
-    return compareStepTimes(measured.baselineStepTimesMs, measured.stepTimesMs);
-}
-
-double RunRecord::predictedStepMs() const
-{
-    return predictedStepHereMs(static_cast<double>(predictedStepNs) / 1e6, static_cast<double>(modelStepNs) / 1e6,
-                               baseline ? std::vector<double>() : measured.baselineStepTimesMs);
+    return peaklens::stepChange(predictedStepNs, modelStepNs, baseline ? std::vector<double>() : measured.baselineStepTimesMs,
+                                measured.stepTimesMs);
 }
 
 } // namespace peaklens::gui

@@ -28,15 +28,15 @@ struct RunRecord
     ReplayResult measured;           // peak and step times, and the baseline's measured beside them
     QString outcome;                 // empty when measured; else out of memory, cancelled or why it failed
     DocumentPtr document;            // the run's own trace, once read
-    std::shared_ptr<QTemporaryDir> directory; // where the rerun wrote, kept while the row is
+    QString folder;                  // where the rerun wrote (runstore.h)
+    bool kept = false;               // the folder is kept beside the baseline, not a temporary one
+    std::shared_ptr<QTemporaryDir> directory; // a temporary folder, kept while the row is
     QStringList tracePaths;          // the run's trace, then the baseline's re-measured one (relaunches)
 
     std::optional<double> measuredStepMs() const; // median of the measured steps
-    // The step time against the baseline measured beside it, with the spread of both.
-    std::optional<StepTimeComparison> changeFromBaseline() const;
-    // The prediction on the machine the rerun ran on: the re-measured baseline's median
-    // scaled by the predicted change; the model's own figure when there is none.
-    double predictedStepMs() const;
+    // The predicted change of step time (the what-if bar's) and the one measured against
+    // the baseline run again beside it, with the spread of both.
+    StepChange stepChange() const;
 };
 
 } // namespace peaklens::gui

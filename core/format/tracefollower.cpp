@@ -6,6 +6,7 @@
 #include "tracewriter.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -85,9 +86,11 @@ TraceFollower::Update TraceFollower::poll()
         return update;
     // Once the writer is seen gone, one more read takes what it committed last.
     for (int read = 0; read < 2; ++read) {
+        checkSameFile();
         if (!m_reader->readCommitted())
             return update;
         merge(m_reader->builder().takeAdded(), update);
+        checkSameFile();
         const Writer was = m_writer;
         m_writer = findWriter();
         if (m_writer == Writer::Writing || was != Writer::Writing)
@@ -152,6 +155,34 @@ void TraceFollower::merge(Trace added, Update &update)
     keep(update.stepsFrom, mergeSorted(trace.steps, added.steps, [](const Step &s) { return s.beginNs; }));
     keep(update.kernelsFrom, mergeSorted(trace.kernels, added.kernels, [](const Kernel &k) { return k.beginNs; }));
     keep(update.markersFrom, mergeSorted(trace.markers, added.markers, [](const Marker &m) { return m.timeNs; }));
+}
+
+void TraceFollower::checkSameFile()
+{
+    struct stat status{};
+    if (::stat(m_path.c_str(), &status) != 0) {
+        if (m_identity)
+            throw ImportError(m_path, "was deleted or moved while it was followed; what was read before stays as it was.");
+        return; // not there yet: the reader says so
+    }
+    Identity now{static_cast<std::uint64_t>(status.st_dev), static_cast<std::uint64_t>(status.st_ino),
+                 static_cast<std::uint64_t>(status.st_size), m_trace->metaValue(metakey::WriterProcess)};
+    if (m_identity) {
+        const Identity &was = *m_identity;
+        if (now.device != was.device || now.inode != was.inode)
+            throw ImportError(m_path, "was replaced by another file while it was followed; what was read before stays as "
+                                      "it was. Open the new file on its own.");
+        if (now.bytes < was.bytes)
+            throw ImportError(m_path, "shrank from " + std::to_string(was.bytes) + " to " + std::to_string(now.bytes)
+                                          + " bytes while it was followed: it was truncated or rewritten; what was read "
+                                            "before stays as it was.");
+        if (!was.writer.empty() && now.writer != was.writer)
+            throw ImportError(m_path, "was replaced while it was followed: \"" + was.writer + "\" wrote it, now \""
+                                          + now.writer + "\" does; what was read before stays as it was.");
+        if (now.writer.empty())
+            now.writer = was.writer;
+    }
+    m_identity = now;
 }
 
 TraceFollower::Writer TraceFollower::findWriter() const

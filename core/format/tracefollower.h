@@ -75,6 +75,18 @@ public:
 private:
     void merge(Trace added, Update &update);
     Writer findWriter() const;
+    // Throws ImportError when the file at the path is no longer the one followed so far:
+    // another moved over it, it shrank, or another writer's file took its place.
+    void checkSameFile();
+
+    // What identifies the file followed: its device and inode, its size when last read,
+    // and its writer once the file named one.
+    struct Identity
+    {
+        std::uint64_t device = 0, inode = 0, bytes = 0;
+        std::string writer;
+    };
+    std::optional<Identity> m_identity;
 
     std::string m_path;
     ImportProgress m_progress;

@@ -100,10 +100,13 @@ TraceWriter::~TraceWriter()
 
 void TraceWriter::fail(const std::exception &error) const
 {
-    // A full disk or the file-size limit, said as PeakLens says it for every file it writes.
-    const int system = m_db ? sqlite3_system_errno(m_db->handle()) : 0;
-    if (system == EFBIG || system == ENOSPC || system == EDQUOT)
-        throw FileError(m_path, "could not be written: " + writeProblemText(system) + ".");
+    // A full disk or the file-size limit, said as PeakLens says it for every file it writes:
+    // SQLite keeps the failed call's errno, or reports the error before another call.
+    const int lastCall = errno;
+    for (const int system : {m_db ? sqlite3_system_errno(m_db->handle()) : 0, lastCall}) {
+        if (system == EFBIG || system == ENOSPC || system == EDQUOT)
+            throw FileError(m_path, "could not be written: " + writeProblemText(system) + ".");
+    }
     throw FileError(m_path, std::string("could not be written: ") + error.what());
 }
 

@@ -132,4 +132,24 @@ ReplayResult ReplayResult::fromJson(std::string_view text, const std::string &so
     return result;
 }
 
+std::string ReplayResult::toJson() const
+{
+    const auto bytes = [](const std::optional<std::int64_t> &value) { return value ? json(*value) : json(nullptr); };
+    json object = {{"peak_allocated_bytes", bytes(peakAllocatedBytes)},
+                   {"step_times_ms", stepTimesMs},
+                   {"trace", tracePath.empty() ? json(nullptr) : json(tracePath)}};
+    if (baselinePeakAllocatedBytes || !baselineStepTimesMs.empty())
+        object["baseline"] = {{"peak_allocated_bytes", bytes(baselinePeakAllocatedBytes)}, {"step_times_ms", baselineStepTimesMs}};
+    if (gradients) {
+        object["gradient_check"] = {{"agree", gradients->agree},
+                                    {"max_relative_difference", std::isfinite(gradients->maxRelativeDifference)
+                                                                    ? json(gradients->maxRelativeDifference)
+                                                                    : json(nullptr)}};
+    }
+    if (!outOfMemory.empty())
+        object["oom"] = {{"message", outOfMemory}};
+    // A message from a failed run may hold bytes that are not UTF-8: written replaced.
+    return object.dump(2, ' ', false, json::error_handler_t::replace);
+}
+
 } // namespace peaklens

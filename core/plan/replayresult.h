@@ -29,6 +29,8 @@ struct ReplayResult
     std::string tracePath;   // "trace", empty when none
     // Throws Error naming `source` when the text is not such an object.
     static ReplayResult fromJson(std::string_view text, const std::string &source);
+    // The same object again, as fromJson reads it: how a kept rerun is saved.
+    std::string toJson() const;
 };
 
 } // namespace peaklens

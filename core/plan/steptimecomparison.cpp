@@ -62,23 +62,38 @@ std::optional<StepTimeComparison> compareStepTimes(const std::vector<double> &ba
     return comparison;
 }
 
-double predictedStepHereMs(double predictedMs, double modelMs, const std::vector<double> &baselineHereMs)
+std::string signedPercentText(double percent)
 {
-    if (baselineHereMs.empty() || modelMs <= 0)
-        return predictedMs;
-    return spreadOf(baselineHereMs).medianMs * predictedMs / modelMs;
+    char text[32];
+    // A real minus sign, so columns of signed figures line up.
+    std::snprintf(text, sizeof text, "%s%.1f %%", percent < 0 ? "\u2212" : "+", std::fabs(percent));
+    return text;
 }
 
 std::string changeText(const StepTimeComparison &change)
 {
-    const auto percent = [](double value) {
-        char text[32];
-        // A real minus sign, so columns of signed figures line up.
-        std::snprintf(text, sizeof text, "%s%.1f", value < 0 ? "\u2212" : "+", std::fabs(value));
-        return std::string(text);
+    const auto bare = [](double value) {
+        std::string text = signedPercentText(value);
+        return text.substr(0, text.size() - 2); // without " %"
     };
-    const std::string range = percent(change.lowPercent) + "\u2026" + percent(change.highPercent) + " %";
-    return change.withinNoise() ? "within noise (" + range + ")" : percent(change.changePercent) + " % (" + range + ")";
+    const std::string range = bare(change.lowPercent) + "\u2026" + bare(change.highPercent) + " %";
+    if (change.noisy())
+        return "too noisy to tell (" + range + ")";
+    return change.withinNoise() ? "within noise (" + range + ")" : signedPercentText(change.changePercent) + " (" + range + ")";
+}
+
+StepChange stepChange(std::int64_t predictedStepNs, std::int64_t modelStepNs, const std::vector<double> &baselineHereMs,
+                      const std::vector<double> &runMs)
+{
+    StepChange change;
+    if (modelStepNs > 0)
+        change.predictedPercent = percentChange(static_cast<double>(modelStepNs), static_cast<double>(predictedStepNs));
+    if (!baselineHereMs.empty())
+        change.baselineHere = spreadOf(baselineHereMs);
+    if (!runMs.empty())
+        change.run = spreadOf(runMs);
+    change.measured = compareStepTimes(baselineHereMs, runMs);
+    return change;
 }
 
 } // namespace peaklens

@@ -4,6 +4,7 @@
 // compared step by step, so drift of the machine between the two cancels.
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,15 +28,31 @@ struct StepTimeComparison
     bool paired = false;                    // interleaved step by step
     // The spread is larger than the effect: the measured change is not distinguishable from noise.
     bool withinNoise() const { return lowPercent <= 0 && highPercent >= 0; }
+    // Within noise, and the changes spread over more than kNoisyRangePercent: the machine
+    // was too busy for this measurement to say anything, even of a large change.
+    bool noisy() const { return withinNoise() && highPercent - lowPercent > kNoisyRangePercent; }
+    static constexpr double kNoisyRangePercent = 20;
 };
 
-// "+38.0 % (+34.1…+45.2 %)", or "within noise (−3.1…+2.4 %)" when the spread covers no change.
-std::string changeText(const StepTimeComparison &change);
+// A rerun's step time as the Runs table and the report give it: the change the cost model
+// predicted for its toggles (the what-if bar's figure), and the change measured against the
+// baseline's toggles run again beside it on the same machine.
+struct StepChange
+{
+    double predictedPercent = 0;                // the model's step with the toggles against without
+    std::optional<TimingSpread> baselineHere;   // the baseline's steps measured beside the run
+    std::optional<TimingSpread> run;            // the run's own steps
+    std::optional<StepTimeComparison> measured; // the run against baselineHere
+};
+StepChange stepChange(std::int64_t predictedStepNs, std::int64_t modelStepNs, const std::vector<double> &baselineHereMs,
+                      const std::vector<double> &runMs);
 
-// A predicted step time carried onto the machine a rerun ran on: the baseline measured
-// beside the rerun there, scaled by the change the model predicts (`predictedMs` over the
-// model's own step, `modelMs`). `predictedMs` itself without such a baseline.
-double predictedStepHereMs(double predictedMs, double modelMs, const std::vector<double> &baselineHereMs);
+// "+24.8 %": a signed percentage with a real minus sign, one decimal.
+std::string signedPercentText(double percent);
+
+// "+38.0 % (+34.1…+45.2 %)"; "within noise (−3.1…+2.4 %)" when the spread covers no change;
+// "too noisy to tell (−23.4…+41.8 %)" when it covers no change and is wide.
+std::string changeText(const StepTimeComparison &change);
 
 // Paired when both have the same number of steps (interleaved runs); needs at least one step
 // each, and baseline steps that took time: a pair whose baseline step is 0 is left out.

@@ -273,54 +273,60 @@ std::string planTable(const ReportRun &run)
            + "</p>";
 }
 
-std::string comparisonTable(const ReportData &data)
+// The runs as the app's Runs table shows them, in two tables narrow enough for a printed
+// page: the peak predicted against measured, and the step time as a change, the one the
+// model predicted (the what-if bar's) beside the one measured against the baseline run again
+// beside the rerun.
+std::string comparisonTables(const ReportData &data)
 {
     const ReportRun &baseline = data.runs.front();
-    // Seven columns: one-word headers under their group's name, and what each run
-    // checkpointed under its name, so that the table fits a printed page.
-    std::string out = "<table width=\"100%\"><thead><tr><th rowspan=\"2\">run</th><th class=\"group\" colspan=\"3\">peak</th>"
-                      "<th class=\"group\" colspan=\"3\">step time</th></tr><tr><th class=\"n\">predicted</th><th class=\"n\">measured</th>"
-                      "<th class=\"n\">error</th><th class=\"n\">predicted</th><th class=\"n\">measured</th><th class=\"n\">error</th></tr></thead>";
-    const auto runCell = [](const std::string &label, const ReportRun &run) {
+    const auto nameOf = [](const ReportRun &run) { return escapeHtml(std::filesystem::path(run.name).filename().string()); };
+    const auto checkpointed = [](const ReportRun &run) {
         const std::size_t count = run.analysed->checkpoint.size();
-        return "<td>" + label + escapeHtml(std::filesystem::path(run.name).filename().string()) + "<br/><span class=\"muted\">"
-               + (count == 0 ? std::string("nothing") : std::to_string(count) + (count == 1 ? " layer" : " layers"))
-               + " checkpointed</span></td>";
+        return count == 0 ? std::string("nothing") : std::to_string(count) + (count == 1 ? " layer" : " layers");
     };
-    out += "<tr>" + runCell("baseline: ", baseline) + "<td class=\"n\"></td><td class=\"n\">" + escapeHtml(formatBytes(baseline.analysed->peakBytes))
-           + "</td><td></td><td></td><td class=\"n\">" + escapeHtml(ms(baseline.analysed->stepTimeNs)) + "</td><td></td></tr>";
-    const double modelStepMs = baseline.analysed->model
-                                   ? static_cast<double>(predict(*baseline.analysed->model, CheckpointSchedule{}).stepTimeNs) / 1e6
-                                   : 0.0;
+    std::string peaks = "<h3>Peak</h3><table width=\"100%\"><thead><tr><th>run</th><th>checkpointed</th><th class=\"n\">predicted</th>"
+                        "<th class=\"n\">measured</th><th class=\"n\">error</th></tr></thead>"
+                        "<tr><td>baseline</td><td>" + checkpointed(baseline) + "</td><td></td><td class=\"n\">"
+                        + escapeHtml(formatBytes(baseline.analysed->peakBytes)) + "</td><td></td></tr>";
+    std::string steps = "<h3>Step time</h3><table width=\"100%\"><thead><tr><th>run</th><th class=\"n\">baseline beside it</th>"
+                        "<th class=\"n\">measured</th><th class=\"n\">change predicted</th><th class=\"n\">change measured</th></tr></thead>"
+                        "<tr><td>baseline</td><td></td><td class=\"n\">" + escapeHtml(ms(baseline.analysed->stepTimeNs))
+                        + "</td><td class=\"n\">reference</td><td class=\"n\">reference</td></tr>";
+    const std::int64_t modelStepNs = baseline.analysed->model ? predict(*baseline.analysed->model, CheckpointSchedule{}).stepTimeNs : 0;
     for (const ReportComparison &comparison : data.comparisons) {
         const ReportRun &run = data.runs[comparison.run];
         // A rerun's own measurement when there is one: the same figures as the app's Runs table.
         const std::optional<ReplayResult> &measured = run.measured;
         const std::int64_t peak = measured && measured->peakAllocatedBytes ? *measured->peakAllocatedBytes : run.analysed->peakBytes;
-        const double stepMs = measured && !measured->stepTimesMs.empty() ? spreadOf(measured->stepTimesMs).medianMs
-                                                                          : static_cast<double>(run.analysed->stepTimeNs) / 1e6;
-        const std::string stepText = escapeHtml(ms(static_cast<std::int64_t>(stepMs * 1e6)));
-        std::string change;
-        if (measured) {
-            if (const auto compared = compareStepTimes(measured->baselineStepTimesMs, measured->stepTimesMs))
-                change = "<br/><span class=\"muted\">against the baseline measured beside it: " + escapeHtml(changeText(*compared)) + "</span>";
-        }
-        out += "<tr>" + runCell("", run);
+        const std::vector<double> runMs = measured && !measured->stepTimesMs.empty()
+                                              ? measured->stepTimesMs
+                                              : std::vector<double>{static_cast<double>(run.analysed->stepTimeNs) / 1e6};
+        const StepChange change = stepChange(comparison.predicted ? comparison.predicted->stepTimeNs : 0, modelStepNs,
+                                             measured ? measured->baselineStepTimesMs : std::vector<double>(), runMs);
+        const std::string runName = "<td>" + nameOf(run) + "</td>";
+        peaks += "<tr>" + runName + "<td>" + checkpointed(run) + "</td>";
         if (comparison.predicted) {
-            const double predictedMs = predictedStepHereMs(static_cast<double>(comparison.predicted->stepTimeNs) / 1e6, modelStepMs,
-                                                           measured ? measured->baselineStepTimesMs : std::vector<double>());
-            out += "<td class=\"n\">" + escapeHtml(formatBytes(comparison.predicted->peakBytes)) + "</td><td class=\"n\">"
-                   + escapeHtml(formatBytes(peak)) + "</td><td class=\"n\">"
-                   + percentChange(static_cast<double>(comparison.predicted->peakBytes), static_cast<double>(peak))
-                   + "</td><td class=\"n\">" + escapeHtml(ms(static_cast<std::int64_t>(predictedMs * 1e6))) + "</td><td class=\"n\">"
-                   + stepText + change + "</td><td class=\"n\">" + percentChange(predictedMs, stepMs) + "</td>";
+            peaks += "<td class=\"n\">" + escapeHtml(formatBytes(comparison.predicted->peakBytes)) + "</td><td class=\"n\">"
+                     + escapeHtml(formatBytes(peak)) + "</td><td class=\"n\">"
+                     + percentChange(static_cast<double>(comparison.predicted->peakBytes), static_cast<double>(peak)) + "</td></tr>";
         } else {
-            out += "<td class=\"muted\" colspan=\"6\">measured " + escapeHtml(formatBytes(peak)) + ", " + stepText
-                   + "; no prediction: " + escapeHtml(comparison.problem) + change + "</td>";
+            peaks += "<td class=\"muted\">none: " + escapeHtml(comparison.problem) + "</td><td class=\"n\">" + escapeHtml(formatBytes(peak))
+                     + "</td><td></td></tr>";
         }
-        out += "</tr>";
+        std::string measuredChange;
+        if (change.measured)
+            measuredChange = escapeHtml(changeText(*change.measured));
+        else if (baseline.analysed->stepTimeNs > 0)
+            measuredChange = percentChange(change.run->medianMs * 1e6, static_cast<double>(baseline.analysed->stepTimeNs))
+                             + "<br/><span class=\"muted\">against the recorded baseline</span>";
+        steps += "<tr>" + runName + "<td class=\"n\">"
+                 + (change.baselineHere ? escapeHtml(ms(static_cast<std::int64_t>(change.baselineHere->medianMs * 1e6))) : std::string())
+                 + "</td><td class=\"n\">" + escapeHtml(ms(static_cast<std::int64_t>(change.run->medianMs * 1e6)))
+                 + "</td><td class=\"n\">" + (comparison.predicted ? escapeHtml(signedPercentText(change.predictedPercent)) : std::string())
+                 + "</td><td class=\"n\">" + measuredChange + "</td></tr>";
     }
-    return out + "</table>";
+    return peaks + "</table>" + steps + "</table>";
 }
 
 } // namespace
@@ -356,7 +362,7 @@ std::string render(const ReportData &data, ChartSink &charts)
         const ReportRun &run = data.runs[i];
         if (i == 1) {
             const auto comparison = comparisonChart(data);
-            html += "<section><h1>Runs compared with the baseline</h1></section><section><h2>Predicted against measured</h2>" + comparisonTable(data)
+            html += "<section><h1>Runs compared with the baseline</h1></section><section><h2>Predicted against measured</h2>" + comparisonTables(data)
                     + (comparison ? charts.place(*comparison) : std::string())
                     + "<p class=\"muted\">Predictions come from the baseline's trace and each run's checkpointed layers; "
                       "measured figures from the run's own trace.</p></section>";
@@ -381,7 +387,14 @@ std::string render(const ReportData &data, ChartSink &charts)
                         : std::string("<p class=\"muted\">No layer keeps activations for the backward pass (the trace has no forward ranges).</p>"))
                 + "</section>";
         html += "<section><h2>Live at the peak</h2>" + liveTables(run) + flameGraphs(run, charts) + "</section>";
-        html += "<section><h2>What checkpointing would do</h2>" + planTable(run) + "</section>";
+        if (i > 0 && !run.analysed->checkpoint.empty()) {
+            // Its trace already runs with toggles: plans from it would stack on them.
+            html += "<section><h2>What checkpointing would do</h2><p class=\"muted\">This run already checkpoints "
+                    + std::to_string(run.analysed->checkpoint.size()) + (run.analysed->checkpoint.size() == 1 ? " layer" : " layers")
+                    + "; the baseline's section gives the plans, from a trace without toggles.</p></section>";
+        } else {
+            html += "<section><h2>What checkpointing would do</h2>" + planTable(run) + "</section>";
+        }
         html += "<section><h2>The trace</h2>" + metaTable(run) + "</section>";
     }
     return html + "</body></html>\n";

@@ -2,8 +2,6 @@
 
 #include "core/trace/units.h"
 
-#include <cmath>
-
 namespace peaklens::gui {
 
 namespace {
@@ -15,16 +13,11 @@ std::optional<double> relativeError(double predicted, std::optional<double> meas
     return 100.0 * (predicted - *measured) / *measured;
 }
 
-QString signedPercent(double percent)
-{
-    // A real minus sign, so columns of signed figures line up.
-    return (percent < 0 ? QStringLiteral("−") : QStringLiteral("+")) + QString::number(std::abs(percent), 'f', 1);
-}
-
 // A measured figure and, in brackets, how far the prediction was from it.
 QString withError(const QString &measured, std::optional<double> errorPercent)
 {
-    return errorPercent ? QStringLiteral("%1 (%2 %)").arg(measured, signedPercent(*errorPercent)) : measured;
+    return errorPercent ? QStringLiteral("%1 (%2)").arg(measured, QString::fromStdString(signedPercentText(*errorPercent)))
+                        : measured;
 }
 
 QString millisecondsText(double ms)
@@ -89,7 +82,7 @@ QVariant RunsModel::data(const QModelIndex &index, int role) const
 
 QVariant RunsModel::display(const RunRecord &run, int column) const
 {
-    const std::optional<double> measuredStep = run.measuredStepMs();
+    const StepChange step = run.stepChange();
     switch (column) {
     case RunColumn: return run.outcome.isEmpty() ? run.label : run.label + QStringLiteral(" — ") + run.outcome;
     case CheckpointColumn:
@@ -100,17 +93,14 @@ QVariant RunsModel::display(const RunRecord &run, int column) const
             return QString();
         return withError(QString::fromStdString(formatBytes(*run.measured.peakAllocatedBytes)),
                          relativeError(double(run.predictedPeakBytes), measuredPeak(run)));
-    case PredictedStepColumn: return millisecondsText(run.predictedStepMs());
-    case MeasuredStepColumn:
-        if (!measuredStep)
-            return QString();
-        return withError(millisecondsText(*measuredStep), relativeError(run.predictedStepMs(), measuredStep));
-    case StepChangeColumn:
+    case BaselineStepColumn: return step.baselineHere ? millisecondsText(step.baselineHere->medianMs) : QString();
+    case MeasuredStepColumn: return step.run ? millisecondsText(step.run->medianMs) : QString();
+    case PredictedChangeColumn:
+        return run.baseline ? tr("reference") : QString::fromStdString(signedPercentText(step.predictedPercent));
+    case MeasuredChangeColumn:
         if (run.baseline)
             return tr("reference");
-        if (const auto change = run.changeFromBaseline())
-            return changeText(*change);
-        return QString();
+        return step.measured ? changeText(*step.measured) : QString();
     case GradientsColumn:
         if (!run.measured.gradients)
             return QString();
@@ -133,23 +123,24 @@ QString RunsModel::toolTip(const RunRecord &run, int column) const
             return run.outcome;
         return run.checkpoint.isEmpty() ? tr("Nothing checkpointed") : run.checkpoint.join(QStringLiteral(", "));
     case MeasuredPeakColumn: return tr("Measured peak (the prediction's error against it)");
+    case BaselineStepColumn:
     case MeasuredStepColumn: {
-        if (run.measured.stepTimesMs.empty())
+        const StepChange step = run.stepChange();
+        const std::optional<TimingSpread> &spread = column == BaselineStepColumn ? step.baselineHere : step.run;
+        if (!spread)
             return QString();
-        const TimingSpread spread = spreadOf(run.measured.stepTimesMs);
-        return tr("Median of %n measured step(s), from %1 to %2 ms; in brackets the prediction's error against it", nullptr,
-                  int(spread.samples))
-            .arg(millisecondsText(spread.minMs), millisecondsText(spread.maxMs));
+        return tr("Median of %n step(s), from %1 to %2 ms", nullptr, int(spread->samples))
+            .arg(millisecondsText(spread->minMs), millisecondsText(spread->maxMs));
     }
-    case PredictedStepColumn:
-        return run.baseline || run.measured.baselineStepTimesMs.empty()
-                   ? tr("The cost model's step time, from the baseline trace")
-                   : tr("The baseline measured beside this run, scaled by the change the model predicts");
-    case StepChangeColumn:
-        if (const auto change = run.changeFromBaseline()) {
+    case PredictedChangeColumn:
+        return run.baseline ? QString()
+                            : tr("What the cost model predicts these toggles do to the step time, as the what-if bar said");
+    case MeasuredChangeColumn:
+        if (const auto change = run.stepChange().measured) {
             return tr("This run's step time against the baseline's toggles measured again beside it on this machine "
                       "(%1 steps each%2): the median change and the range of the changes. When the range includes "
-                      "no change, the difference cannot be told from noise.")
+                      "no change, the difference cannot be told from noise; when that range is also wide, the machine "
+                      "was too busy to tell.")
                 .arg(change->run.samples)
                 .arg(change->paired ? tr(", interleaved step by step") : QString());
         }
@@ -169,11 +160,12 @@ QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int rol
     if (role == Qt::ToolTipRole) {
         switch (section) {
         case MeasuredPeakColumn: return tr("The measured peak; in brackets the prediction error: the predicted peak against it");
-        case MeasuredStepColumn:
-            return tr("The median measured step; in brackets the prediction error: the predicted step time against it");
-        case StepChangeColumn:
-            return tr("Change from baseline: the step time against the baseline's toggles measured again beside the "
-                      "run, on the same machine");
+        case BaselineStepColumn:
+            return tr("The baseline's toggles run again beside the rerun, on the same machine: its median step");
+        case MeasuredStepColumn: return tr("The run's median step");
+        case PredictedChangeColumn: return tr("The change of step time the cost model predicts: the what-if bar's figure");
+        case MeasuredChangeColumn:
+            return tr("The change of step time measured against the baseline run beside it, with the range of the changes");
         }
         return {};
     }
@@ -184,9 +176,10 @@ QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int rol
     case CheckpointColumn: return tr("Checkpointed");
     case PredictedPeakColumn: return tr("Peak\npredicted");
     case MeasuredPeakColumn: return tr("Peak measured\n(prediction error)");
-    case PredictedStepColumn: return tr("Step ms\npredicted");
-    case MeasuredStepColumn: return tr("Step ms measured\n(prediction error)");
-    case StepChangeColumn: return tr("Step change\nfrom baseline");
+    case BaselineStepColumn: return tr("Baseline step ms\n(run beside it)");
+    case MeasuredStepColumn: return tr("Step ms\nmeasured");
+    case PredictedChangeColumn: return tr("Step change\npredicted");
+    case MeasuredChangeColumn: return tr("Step change\nmeasured");
     case GradientsColumn: return tr("Gradients");
     }
     return {};

@@ -1,8 +1,9 @@
 #pragma once
-// The runs being compared: the baseline trace and each rerun with its toggles, what the
-// baseline's model predicted and what was measured, how far the prediction was off
-// ("prediction error"), and how the rerun's step time differs from the baseline measured
-// again beside it ("change from baseline"), with the spread that says whether it is noise.
+// The runs being compared: the baseline trace and each rerun with its toggles; the peak
+// predicted and measured ("prediction error"); and the step time as a change: the one the
+// model predicted (the what-if bar's figure) beside the one measured against the baseline
+// run again beside the rerun on the same machine, with the spread that says whether it is
+// noise.
 
 #include "runrecord.h"
 
@@ -17,9 +18,9 @@ class RunsModel final : public QAbstractTableModel
     Q_OBJECT
 
 public:
-    // A measured cell carries its prediction error: "121.8 MiB (+0.0 %)".
-    enum Columns { RunColumn, CheckpointColumn, PredictedPeakColumn, MeasuredPeakColumn, PredictedStepColumn,
-                   MeasuredStepColumn, StepChangeColumn, GradientsColumn, NumColumns };
+    // The measured peak carries its prediction error: "121.8 MiB (+0.0 %)".
+    enum Columns { RunColumn, CheckpointColumn, PredictedPeakColumn, MeasuredPeakColumn, BaselineStepColumn,
+                   MeasuredStepColumn, PredictedChangeColumn, MeasuredChangeColumn, GradientsColumn, NumColumns };
     enum Roles { SortRole = Qt::UserRole };
 
     using QAbstractTableModel::QAbstractTableModel;
@@ -34,7 +35,7 @@ public:
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
-    // "+12.3 %", or "within noise (−3.1 … +2.4 %)" when the spread covers no change.
+    // "+12.3 % (+10.1…+14.0 %)", "within noise (−3.1…+2.4 %)" or "too noisy to tell (…)".
     static QString changeText(const StepTimeComparison &change);
 
 private:

@@ -1,5 +1,6 @@
 #include "whatifbar.h"
 
+#include "core/plan/steptimecomparison.h"
 #include "core/trace/units.h"
 
 #include <QComboBox>
@@ -31,8 +32,9 @@ QString deltaText(std::int64_t value, std::int64_t base)
 {
     if (base == 0)
         return {};
+    // The figure the Runs table repeats for a rerun of these toggles.
     const double percent = 100.0 * static_cast<double>(value - base) / static_cast<double>(base);
-    return QStringLiteral(" (%1%2 %)").arg(percent >= 0 ? QStringLiteral("+") : QString()).arg(percent, 0, 'f', 1);
+    return QStringLiteral(" (%1)").arg(QString::fromStdString(signedPercentText(percent)));
 }
 
 } // namespace
@@ -103,6 +105,16 @@ WhatIfBar::WhatIfBar(QWidget *parent)
         m_budget->setStyleSheet(budgetBytes() > 0 ? QString() : QStringLiteral("color: #b42318"));
     });
     connect(m_overhead, &QSpinBox::valueChanged, this, &WhatIfBar::strategyChanged);
+}
+
+void WhatIfBar::chooseBudget(const QString &budget)
+{
+    m_budget->setText(budget);
+    const int budgetItem = m_strategy->findData(QPoint(int(Strategy::Budget), 0));
+    if (m_strategy->currentIndex() == budgetItem)
+        Q_EMIT m_budget->editingFinished();
+    else
+        m_strategy->setCurrentIndex(budgetItem);
 }
 
 void WhatIfBar::setRerunAction(QAction *action)

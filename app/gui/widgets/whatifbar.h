@@ -45,6 +45,8 @@ public:
     double overheadFraction() const;
     QString predictedPeakText() const;
     void focusStrategy();
+    // Chooses "Cheapest within budget" with `budget` typed in, as a user would: plans.
+    void chooseBudget(const QString &budget);
     // Shows the strategy that set the toggles, without re-planning: its preset, or custom.
     void showStrategy(const CheckpointStrategy &strategy);
 

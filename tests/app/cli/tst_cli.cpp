@@ -5,11 +5,14 @@
 #include "core/analysis/stepstats.h"
 #include "core/analysis/tracesummary.h"
 #include "core/format/tracewriter.h"
+#include "core/trace/loadbudget.h"
 #include "core/import/traceloader.h"
 #include "core/plan/planner.h"
 #include "core/trace/units.h"
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QLibrary>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -17,6 +20,10 @@
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
+
+#include <sys/resource.h>
+
+#include <cstdio>
 
 using namespace peaklens;
 
@@ -77,6 +84,15 @@ private slots:
             QTest::addRow("%s: truncated", command) << QString::fromLatin1(command) << QStringLiteral("half") << QStringLiteral("is truncated");
         }
         QTest::addRow("summary --json: truncated") << QStringLiteral("summary --json") << QStringLiteral("half") << QStringLiteral("is truncated");
+        // One verdict on damaged chunks and running totals, whichever command reads the file.
+        for (const char *command : {"summary", "summary --json", "info", "plan --strategy all"}) {
+            QTest::addRow("%s: a chunk numbered -5", command) << QString::fromLatin1(command) << QStringLiteral("chunknegative")
+                                                             << QStringLiteral("events chunk -5 has a negative number");
+            QTest::addRow("%s: a chunk missing", command) << QString::fromLatin1(command) << QStringLiteral("chunkgap")
+                                                         << QStringLiteral("events chunk 0 is missing");
+            QTest::addRow("%s: empty running totals", command) << QString::fromLatin1(command) << QStringLiteral("emptytotals")
+                                                              << QStringLiteral("its running totals end early");
+        }
     }
     void badInputExitsTwoWithOneSentence()
     {
@@ -684,6 +700,133 @@ private slots:
         QVERIFY2(run.out.contains("stopped without finishing it") && run.out.contains("6,000 memory events"), run.out.constData());
         // Nothing is written beside it: the log stays as the writer left it.
         QVERIFY(QFile::exists(out + QStringLiteral("-wal")));
+    }
+
+    // Option errors: one line, "peaklens-cli: ", what is wrong, where the options are
+    // listed; numbers as people write them.
+    void optionErrorsAreOneLine_data()
+    {
+        QTest::addColumn<QStringList>("arguments");
+        QTest::addColumn<QString>("problem");
+        QTest::newRow("--top 0") << QStringList{QStringLiteral("summary"), kSample, QStringLiteral("--top"), QStringLiteral("0")}
+                                 << QStringLiteral("--top: \"0\" is not a whole number of at least 1; see peaklens-cli summary --help.");
+        QTest::newRow("no subcommand") << QStringList{} << QStringLiteral("A subcommand is required; see peaklens-cli --help.");
+        QTest::newRow("unknown option") << QStringList{QStringLiteral("info"), kSample, QStringLiteral("--nope")}
+                                        << QStringLiteral("--nope; see peaklens-cli info --help.");
+        QTest::newRow("watch --for nan") << QStringList{QStringLiteral("watch"), kSample, QStringLiteral("--for"), QStringLiteral("nan")}
+                                         << QStringLiteral("--for must be a number of seconds, 0 or more.");
+        QTest::newRow("watch --for -1") << QStringList{QStringLiteral("watch"), kSample, QStringLiteral("--for=-1")}
+                                        << QStringLiteral("--for must be a number of seconds, 0 or more.");
+        QTest::newRow("report to PDF") << QStringList{QStringLiteral("report"), kSample, QStringLiteral("-o"), QStringLiteral("r.pdf")}
+                                       << QStringLiteral("the app writes PDF: peaklens --export-report r.pdf FILE.");
+    }
+    void optionErrorsAreOneLine()
+    {
+        QFETCH(QStringList, arguments);
+        QFETCH(QString, problem);
+        const Run run = runCli(arguments);
+        QCOMPARE(run.exitCode, 2);
+        QVERIFY(run.out.isEmpty());
+        const QString err = QString::fromUtf8(run.err);
+        QVERIFY2(err.startsWith(QStringLiteral("peaklens-cli: ")) && err.endsWith(problem + QLatin1Char('\n')), qPrintable(err));
+        QCOMPARE(err.count(QLatin1Char('\n')), 1);
+    }
+
+    // Nothing the user owns is replaced without --force; with it, atomically.
+    void reportReplacesOnlyWithForce()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("report.html"));
+        test::writeBytes(out, "the user's notes");
+        const Run refused = runCli({QStringLiteral("report"), kSample, QStringLiteral("-o"), out});
+        QCOMPARE(refused.exitCode, 2);
+        QCOMPARE(QString::fromUtf8(refused.err), QStringLiteral("peaklens-cli: ") + out + QStringLiteral(": already exists; pass --force to replace it.\n"));
+        QFile kept(out);
+        QVERIFY(kept.open(QIODevice::ReadOnly));
+        QCOMPARE(kept.readAll(), QByteArray("the user's notes"));
+        kept.close();
+        QCOMPARE(runCli({QStringLiteral("report"), kSample, QStringLiteral("-o"), out, QStringLiteral("--force")}).exitCode, 0);
+        QVERIFY(kept.open(QIODevice::ReadOnly));
+        QVERIFY(kept.readAll().startsWith("<!DOCTYPE html>"));
+    }
+
+    // Under a file-size limit: one sentence, exit 2, no partial file, no SIGXFSZ.
+    void fileSizeLimitIsOneSentence_data()
+    {
+        QTest::addColumn<QStringList>("arguments");
+        QTest::addColumn<QString>("output");
+        QTest::newRow("convert") << QStringList{QStringLiteral("convert"), kBundled} << QStringLiteral("out.peaklens");
+        QTest::newRow("report --table events")
+            << QStringList{QStringLiteral("report"), kBundled, QStringLiteral("--table"), QStringLiteral("events"), QStringLiteral("-o")}
+            << QStringLiteral("out.csv");
+    }
+    void fileSizeLimitIsOneSentence()
+    {
+        QFETCH(QStringList, arguments);
+        QFETCH(QString, output);
+        QTemporaryDir dir;
+        QProcess process;
+        process.setChildProcessModifier([] {
+            const rlimit limit{100 * 1024, 100 * 1024};
+            ::setrlimit(RLIMIT_FSIZE, &limit);
+        });
+        process.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-cli"), arguments << dir.filePath(output));
+        QVERIFY(process.waitForFinished(60000));
+        QCOMPARE(process.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(process.exitCode(), 2);
+        const QString err = QString::fromUtf8(process.readAllStandardError());
+        QVERIFY2(err.startsWith(QStringLiteral("peaklens-cli: ") + dir.filePath(output) + QStringLiteral(": "))
+                     && err.endsWith(QStringLiteral("it would pass the largest file this process may write (ulimit -f).\n")),
+                 qPrintable(err));
+        QCOMPARE(err.count(QLatin1Char('\n')), 1);
+        QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList());
+    }
+
+    // Two million rows in one table (steps): summary --json lists every one, within the
+    // load budget (512 MiB + 16 bytes per input byte) where no sanitizer inflates memory.
+    void millionsOfStepsStayWithinTheLoadBudget()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("steps.peaklens"));
+        QVERIFY(QFile::copy(kBundled, path));
+        QVERIFY(QFile::setPermissions(path, QFile::ReadOwner | QFile::WriteOwner));
+        test::execSql(path, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000000) "
+                            "INSERT INTO steps SELECT i + 100, i * 1000, i * 1000 + 500 FROM n");
+        const Run run = test::runTool(QStringLiteral("peaklens-cli"), {QStringLiteral("summary"), QStringLiteral("--json"), path}, 300000);
+        QCOMPARE(run.exitCode, 0);
+        const QJsonDocument json = QJsonDocument::fromJson(run.out);
+        QCOMPARE(json.object()[QStringLiteral("steps")].toArray().size(), qsizetype(2000003));
+#if !defined(__SANITIZE_ADDRESS__)
+        rusage usage{};
+        QCOMPARE(::getrusage(RUSAGE_CHILDREN, &usage), 0);
+        const auto budget = LoadBudget::limitFor(std::uint64_t(QFileInfo(path).size()));
+        QVERIFY2(std::uint64_t(usage.ru_maxrss) * 1024 <= budget,
+                 qPrintable(QStringLiteral("%1 KiB resident, budget %2 KiB").arg(usage.ru_maxrss).arg(budget / 1024)));
+#endif
+    }
+
+    // A followed file that another is moved over: watch says so and stops, exit 2, rather
+    // than merge the two and report the other writer's end.
+    void watchNoticesAReplacedFile()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("live.peaklens"));
+        QProcess writer;
+        QVERIFY(test::startLiveWriter(writer, {kBundled, out, QStringLiteral("--commit-every"), QStringLiteral("200"),
+                                               QStringLiteral("--pause-ms"), QStringLiteral("50")}));
+        QProcess watch;
+        watch.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-cli"), {QStringLiteral("watch"), out, QStringLiteral("--interval"), QStringLiteral("20")});
+        QVERIFY(watch.waitForReadyRead(30000)); // it has read the file once
+        const QString other = dir.filePath(QStringLiteral("other.peaklens"));
+        QVERIFY(QFile::copy(kBundled, other));
+        QCOMPARE(::rename(qPrintable(other), qPrintable(out)), 0);
+        QVERIFY(watch.waitForFinished(10000));
+        writer.kill();
+        writer.waitForFinished();
+        QCOMPARE(watch.exitCode(), 2);
+        const QString err = QString::fromUtf8(watch.readAllStandardError());
+        QVERIFY2(err.startsWith(QStringLiteral("peaklens-cli: ") + out + QStringLiteral(": was replaced by another file")), qPrintable(err));
+        QCOMPARE(err.count(QLatin1Char('\n')), 1);
     }
 
     void watchOnBadInput_data()

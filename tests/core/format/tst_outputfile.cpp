@@ -1,5 +1,7 @@
 #include "core/error.h"
 #include "core/format/outputfile.h"
+#include "core/format/tracewriter.h"
+#include "core/trace/tracetext.h"
 #include "testsupport.h"
 #include "tracefiledamage.h"
 
@@ -7,6 +9,7 @@
 #include <QFile>
 #include <QTemporaryDir>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -80,6 +83,57 @@ private slots:
         QCOMPARE(contentsOf(dir.filePath(QStringLiteral("existing"))), QByteArray("keep me"));
         struct stat status{};
         QVERIFY(::stat("/dev/null", &status) == 0 && S_ISCHR(status.st_mode));
+    }
+
+    // Past the file-size limit (ulimit -f): one sentence naming the target, no signal, no
+    // temporary left, and the file that was there untouched. Each way of writing a file.
+    void fileSizeLimitIsOneSentence_data()
+    {
+        QTest::addColumn<QString>("writer");
+        QTest::newRow("whole contents") << QStringLiteral("contents");
+        QTest::newRow("streamed contents") << QStringLiteral("stream");
+        QTest::newRow("a native trace") << QStringLiteral("trace");
+    }
+    void fileSizeLimitIsOneSentence()
+    {
+        QFETCH(QString, writer);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("out.peaklens"));
+        test::writeBytes(path, "keep me");
+        const std::string large(1 << 20, 'x');
+        const auto trace = parseTraceText("alloc a 5\nfree a\n");
+        // A child process, so the lowered limit and the ignored signal stay there.
+        const pid_t child = ::fork();
+        if (child == 0) {
+            const rlimit limit{64 * 1024, 64 * 1024};
+            ::setrlimit(RLIMIT_FSIZE, &limit);
+            int code = 3;
+            try {
+                OutputFile output(ss(path), OutputFile::Existing::Replace);
+                if (writer == QLatin1String("contents"))
+                    output.write(large);
+                else if (writer == QLatin1String("stream"))
+                    output.write([&](std::ostream &out) { out << large; });
+                else {
+                    auto big = std::make_shared<Trace>(*trace);
+                    big->meta["padding"] = large;
+                    TraceWriter::writeTrace(*big, output);
+                }
+            } catch (const FileError &error) {
+                const std::string text = error.what();
+                code = text.starts_with(ss(path) + ": ") && text.find("ulimit -f") != std::string::npos
+                               && text.find('\n') == std::string::npos
+                           ? 0
+                           : 4;
+            }
+            ::_exit(code);
+        }
+        int status = 0;
+        QCOMPARE(::waitpid(child, &status, 0), child);
+        QVERIFY2(WIFEXITED(status), "killed by a signal (SIGXFSZ?)");
+        QCOMPARE(WEXITSTATUS(status), 0);
+        QCOMPARE(contentsOf(path), QByteArray("keep me"));
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList{QStringLiteral("out.peaklens")});
     }
 
     // Two writers that both found no file: the first to finish wins, the second says so and
