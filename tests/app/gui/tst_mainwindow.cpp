@@ -1,4 +1,5 @@
 #include "testsupport.h"
+#include "tracefiledamage.h"
 
 #include "mainwindow.h"
 #include "recorddialog.h"
@@ -7,6 +8,7 @@
 #include "models/runcomparisonmodel.h"
 #include "models/runsmodel.h"
 #include "replayprocess.h"
+#include "runstore.h"
 #include "layereditor.h"
 #include "widgets/allocatorpane.h"
 #include "widgets/emptystate.h"
@@ -30,6 +32,8 @@
 #include <QTableView>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
+#include <QProcess>
 #include <QLibrary>
 #include <QLineEdit>
 #include <QMenu>
@@ -42,6 +46,10 @@
 #include <QTemporaryDir>
 
 #include <csignal>
+#include <tuple>
+
+#include <sys/stat.h>
+#include <unistd.h>
 #include <memory>
 
 using namespace peaklens;
@@ -199,8 +207,12 @@ private slots:
     {
         if (ReplayProcess::executable().isEmpty())
             QSKIP("peaklens-replay is not built (LibTorch missing); nothing to rerun");
+        // A copy: the rerun is kept beside its baseline.
+        QTemporaryDir directory;
+        const QString trace = directory.filePath(QStringLiteral("training-step.peaklens"));
+        QVERIFY(QFile::copy(kSample, trace));
         MainWindow window;
-        QVERIFY(load(window, kSample));
+        QVERIFY(load(window, trace));
         QCOMPARE(window.runsModel()->rowCount(), 1); // the baseline
         window.setCheckpointStrategy(QStringLiteral("all"));
         QSignalSpy finished(&window, &MainWindow::rerunFinished);
@@ -753,6 +765,200 @@ private slots:
         QVERIFY2(failed.front().front().toString().startsWith(bad), qPrintable(failed.front().front().toString()));
         QCOMPARE(window.document(), before);
         QVERIFY(load(window, kSample)); // and it opens the next one
+    }
+
+    // A rerun is kept beside its baseline and comes back with its figures when the baseline
+    // is opened again in a new window, as after quitting; the next rerun is numbered after it.
+    void rerunsSurviveReopening()
+    {
+        if (ReplayProcess::executable().isEmpty())
+            QSKIP("peaklens-replay is not built (LibTorch missing); nothing to rerun");
+        QTemporaryDir directory;
+        const QString trace = writeSmallReplay(directory);
+        QStringList shown;
+        RunRecord first;
+        {
+            MainWindow window;
+            QVERIFY(load(window, trace));
+            window.setCheckpointStrategy(QStringLiteral("every:2"));
+            QSignalSpy finished(&window, &MainWindow::rerunFinished);
+            window.rerun();
+            QVERIFY(finished.wait(300000));
+            first = window.runsModel()->run(1);
+            QVERIFY2(first.outcome.isEmpty(), qPrintable(first.outcome));
+            QVERIFY(first.kept);
+            QCOMPARE(QFileInfo(first.folder).absolutePath(), runsFolderOf(trace));
+            for (int column = 0; column < RunsModel::NumColumns; ++column)
+                shown << window.runsModel()->index(1, column).data().toString();
+        }
+        MainWindow window;
+        QVERIFY(load(window, trace));
+        QVERIFY(QTest::qWaitFor([&] { return window.runsModel()->rowCount() == 2 && window.runsModel()->run(1).document; }, 60000));
+        const RunRecord &restored = window.runsModel()->run(1);
+        QCOMPARE(restored.label, first.label);
+        QCOMPARE(restored.checkpoint, first.checkpoint);
+        QCOMPARE(restored.measured.peakAllocatedBytes, first.measured.peakAllocatedBytes);
+        QCOMPARE(restored.measured.stepTimesMs, first.measured.stepTimesMs);
+        QCOMPARE(restored.measured.baselineStepTimesMs, first.measured.baselineStepTimesMs);
+        QCOMPARE(restored.document->peakBytes, first.document->peakBytes);
+        for (int column = 0; column < RunsModel::NumColumns; ++column)
+            QCOMPARE(window.runsModel()->index(1, column).data().toString(), shown[column]);
+        QSignalSpy finished(&window, &MainWindow::rerunFinished);
+        window.rerun();
+        QVERIFY(finished.wait(300000));
+        QCOMPARE(window.runsModel()->run(2).label, QStringLiteral("rerun 2"));
+    }
+
+    // A trace with no memory at all opens, and every pane, the by-layer timeline and a
+    // report show it: the empty snapshot PyTorch writes before the first allocation, the
+    // native file convert makes of it, and a trace text holding one failed allocation.
+    void emptyTracesOpenInEveryPane_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QByteArray>("bytes");
+        // pickle.dumps({"segments": [], "device_traces": [[]]}, protocol=2)
+        const QByteArray emptySnapshot = QByteArray::fromHex("80027d71002858080000007365676d656e747371015d7102580d000000646576"
+                                                             "6963655f74726163657371035d71045d710561752e");
+        QTest::newRow("empty snapshot") << QStringLiteral("empty.pickle") << emptySnapshot;
+        QTest::newRow("0-event native file") << QStringLiteral("empty.peaklens") << emptySnapshot;
+        QTest::newRow("an out-of-memory marker alone") << QStringLiteral("oom.pltxt") << QByteArray("oom 1048576\n");
+    }
+    void emptyTracesOpenInEveryPane()
+    {
+        QFETCH(QString, name);
+        QFETCH(QByteArray, bytes);
+        QTemporaryDir directory;
+        QString path = directory.filePath(name);
+        if (name.endsWith(QLatin1String(".peaklens"))) {
+            const QString snapshot = directory.filePath(QStringLiteral("empty.pickle"));
+            test::writeBytes(snapshot, bytes);
+            TraceWriter::writeTrace(*loadTrace(test::ss(snapshot)), test::ss(path));
+        } else {
+            test::writeBytes(path, bytes);
+        }
+        MainWindow window;
+        window.resize(1200, 800);
+        window.show();
+        QVERIFY(load(window, path));
+        QVERIFY(window.document()->trace->events.empty());
+        for (const char *pane : {"live", "flame", "block", "allocator", "runs"}) {
+            window.showDetail(QString::fromLatin1(pane));
+            QTest::qWait(20);
+        }
+        window.setGroupByLayer(true);
+        QTest::qWait(20);
+        QVERIFY(!window.grab().isNull());
+        const QString out = directory.filePath(QStringLiteral("report.html"));
+        QSignalSpy exported(&window, &MainWindow::reportExported);
+        window.exportReportTo(out);
+        QVERIFY(exported.wait(60000));
+        QVERIFY2(exported.front().at(1).toString().isEmpty(), qPrintable(exported.front().at(1).toString()));
+    }
+
+    // What --screenshot and --export-report must not write to, and what they say: one line,
+    // exit 2, every file as it was. Run with no display and no QT_QPA_PLATFORM.
+    void outputsThatMustNotBeWritten_data()
+    {
+        QTest::addColumn<QStringList>("arguments");
+        QTest::addColumn<QString>("problem");
+        QTest::newRow("screenshot onto its input")
+            << QStringList{QStringLiteral("--screenshot"), QStringLiteral("input.pltxt"), QStringLiteral("input.pltxt")}
+            << QStringLiteral("input.pltxt: must end in .png, .jpg or .bmp");
+        QTest::newRow("screenshot onto a symbolic link to its input")
+            << QStringList{QStringLiteral("--screenshot"), QStringLiteral("link.png"), QStringLiteral("input.pltxt")}
+            << QStringLiteral("link.png: is one of the inputs");
+        QTest::newRow("screenshot onto a hard link to its input")
+            << QStringList{QStringLiteral("--screenshot"), QStringLiteral("hard.png"), QStringLiteral("input.pltxt")}
+            << QStringLiteral("hard.png: is one of the inputs");
+        QTest::newRow("screenshot onto an existing picture")
+            << QStringList{QStringLiteral("--screenshot"), QStringLiteral("existing.png"), QStringLiteral("input.pltxt")}
+            << QStringLiteral("existing.png: already exists; pass --force to replace it.");
+        QTest::newRow("screenshot onto a FIFO")
+            << QStringList{QStringLiteral("--screenshot"), QStringLiteral("fifo.png"), QStringLiteral("input.pltxt")}
+            << QStringLiteral("fifo.png: is a pipe");
+        QTest::newRow("screenshot as a text file")
+            << QStringList{QStringLiteral("--screenshot"), QStringLiteral("notes.txt"), QStringLiteral("input.pltxt")}
+            << QStringLiteral("notes.txt: must end in .png, .jpg or .bmp");
+        QTest::newRow("a size that cannot be painted")
+            << QStringList{QStringLiteral("--size"), QStringLiteral("100000x100000"), QStringLiteral("--screenshot"),
+                           QStringLiteral("new.png"), QStringLiteral("input.pltxt")}
+            << QStringLiteral("is larger than PeakLens paints");
+        QTest::newRow("report onto an existing report")
+            << QStringList{QStringLiteral("--export-report"), QStringLiteral("existing.html"), QStringLiteral("input.pltxt")}
+            << QStringLiteral("existing.html: already exists; pass --force to replace it.");
+        QTest::newRow("report onto a FIFO")
+            << QStringList{QStringLiteral("--export-report"), QStringLiteral("fifo.pdf"), QStringLiteral("input.pltxt")}
+            << QStringLiteral("fifo.pdf: is a pipe");
+    }
+    void outputsThatMustNotBeWritten()
+    {
+        QFETCH(QStringList, arguments);
+        QFETCH(QString, problem);
+        QTemporaryDir directory;
+        const QDir dir(directory.path());
+        QVERIFY(QFile::copy(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/modelled-step.pltxt"), dir.filePath(QStringLiteral("input.pltxt"))));
+        QVERIFY(QFile::link(QStringLiteral("input.pltxt"), dir.filePath(QStringLiteral("link.png"))));
+        QCOMPARE(::link(qPrintable(dir.filePath(QStringLiteral("input.pltxt"))), qPrintable(dir.filePath(QStringLiteral("hard.png")))), 0);
+        QCOMPARE(::mkfifo(qPrintable(dir.filePath(QStringLiteral("fifo.png"))), 0600), 0);
+        QCOMPARE(::mkfifo(qPrintable(dir.filePath(QStringLiteral("fifo.pdf"))), 0600), 0);
+        test::writeBytes(dir.filePath(QStringLiteral("existing.png")), "the user's picture");
+        test::writeBytes(dir.filePath(QStringLiteral("existing.html")), "the user's page");
+        const auto snapshot = [&] {
+            QStringList state;
+            for (const QFileInfo &entry : dir.entryInfoList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::System, QDir::Name)) {
+                QFile file(entry.absoluteFilePath());
+                const bool regular = entry.isFile() && !entry.isSymLink();
+                state << entry.fileName() + QLatin1Char(' ')
+                             + (regular && file.open(QIODevice::ReadOnly) ? QString::fromLatin1(file.readAll().toHex().left(64)) : QString());
+            }
+            return state;
+        };
+        const QStringList before = snapshot();
+        QProcess app;
+        app.setWorkingDirectory(directory.path());
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        for (const char *name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
+            environment.remove(QString::fromLatin1(name));
+        app.setProcessEnvironment(environment);
+        app.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens"), arguments);
+        QVERIFY(app.waitForFinished(30000));
+        QCOMPARE(app.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(app.exitCode(), 2);
+        const QString err = QString::fromUtf8(app.readAllStandardError());
+        QVERIFY2(err.startsWith(QStringLiteral("peaklens: ")) && err.contains(problem), qPrintable(err));
+        QCOMPARE(err.count(QLatin1Char('\n')), 1);
+        QCOMPARE(snapshot(), before);
+    }
+
+    // The modes that open no window need no display: help, and a PDF report.
+    void headlessModesNeedNoDisplay()
+    {
+        QTemporaryDir directory;
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        for (const char *name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
+            environment.remove(QString::fromLatin1(name));
+        const auto runApp = [&](const QStringList &arguments) {
+            QProcess app;
+            app.setProcessEnvironment(environment);
+            app.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens"), arguments);
+            app.waitForFinished(120000);
+            return std::make_tuple(app.exitStatus() == QProcess::NormalExit ? app.exitCode() : -1, app.readAllStandardOutput(),
+                                   app.readAllStandardError());
+        };
+        const auto [helpCode, help, helpErr] = runApp({QStringLiteral("--help")});
+        QCOMPARE(helpCode, 0);
+        QVERIFY(help.contains("--export-report"));
+        const QString pdf = directory.filePath(QStringLiteral("r.pdf"));
+        const auto [reportCode, wrote, reportErr] = runApp({QStringLiteral("--export-report"), pdf, kSample});
+        QVERIFY2(reportCode == 0, reportErr.constData());
+        QVERIFY2(reportErr.isEmpty(), reportErr.constData());
+        QFile file(pdf);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QVERIFY(file.read(5) == "%PDF-");
+        // A window cannot be opened there: one line saying so.
+        const auto [windowCode, nothing, windowErr] = runApp({kSample});
+        QCOMPARE(windowCode, 2);
+        QVERIFY2(windowErr.startsWith("peaklens: there is no display") && windowErr.count('\n') == 1, windowErr.constData());
     }
 
     void screenshotWritesAPicture()
