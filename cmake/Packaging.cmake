@@ -5,7 +5,8 @@
 set(CPACK_PACKAGE_NAME peaklens)
 set(CPACK_PACKAGE_VENDOR "PeakLens")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
-set(CPACK_PACKAGE_DESCRIPTION
+# One string: set() with several would make a list, its lines joined by ";".
+string(CONCAT CPACK_PACKAGE_DESCRIPTION
   "PeakLens loads a training trace (its own recordings, PyTorch memory snapshots, Kineto\n"
   "traces, memory-timeline exports), finds where GPU memory peaks and which layers' saved\n"
   "activations cause it, predicts the peak and step time for any set of checkpointed\n"

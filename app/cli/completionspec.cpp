@@ -6,12 +6,14 @@ namespace peaklens::cli {
 
 namespace {
 
-// The type before the checks CLI11 appends to it: "INT:INT in [1 - 9]:POSITIVE" is INT.
-bool isNumber(const CLI::Option &option)
+// A value typed by hand, with nothing to offer: a number, or text an option names for
+// what it is (SIZE, STRATEGY, REGEX...). Only plain TEXT may be a file. The type is the one
+// before the checks CLI11 appends to it: "INT:INT in [1 - 9]:POSITIVE" is INT.
+bool isTypedValue(const CLI::Option &option)
 {
     const std::string type = option.get_type_name();
     const std::string base = type.substr(0, type.find(':'));
-    return base == "INT" || base == "UINT" || base == "FLOAT" || base == "NUMBER";
+    return !base.empty() && base != "TEXT" && base != "FILE";
 }
 
 // The words of a CLI::IsMember check, which describes itself as "{a,b,c}". A map's check
@@ -46,7 +48,7 @@ CompletionSpec::ValueKind valueKindOf(CLI::Option &option, const std::vector<std
         return CompletionSpec::ValueKind::None;
     if (!choices.empty())
         return CompletionSpec::ValueKind::Choice;
-    if (isNumber(option))
+    if (isTypedValue(option))
         return CompletionSpec::ValueKind::Number;
     if (option.get_positional() && !option.nonpositional() && option.get_name(true) == "COMMAND")
         return CompletionSpec::ValueKind::Command;

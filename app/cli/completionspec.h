@@ -12,7 +12,8 @@ namespace peaklens::cli {
 struct CompletionSpec
 {
     // How a value completes: a flag takes none; a value with a CLI::IsMember check is one
-    // of its choices; a number offers nothing; other text is a file name. A positional
+    // of its choices; a number, or text whose type names what it is (SIZE, STRATEGY,
+    // REGEX), offers nothing; plain text is a file name. A positional
     // named COMMAND is a command line to run (record's, after --).
     enum class ValueKind { None, Choice, Number, File, Command };
 

@@ -62,7 +62,7 @@ Command addInfoCommand(CLI::App &app)
 {
     auto *command = app.add_subcommand("info", "Show what a trace file holds: source, devices, counts, metadata");
     auto path = std::make_shared<std::string>();
-    command->add_option("FILE", *path, "Trace file (*.peaklens, trace text)")->required();
+    command->add_option("FILE", *path, "Trace file: *.peaklens, a PyTorch memory snapshot, a Kineto trace, a memory timeline or trace text")->required();
     return {command, [path] { return describe(*path, *loadTrace(*path)); }};
 }
 

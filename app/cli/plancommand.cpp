@@ -218,23 +218,26 @@ Command addPlanCommand(CLI::App &app)
     auto *command = app.add_subcommand("plan", "Which layers to checkpoint for a memory budget, a time overhead or a strategy");
     auto options = std::make_shared<PlanOptions>();
     command->add_option("FILE", options->path, "Trace file")->required();
-    auto *budget = command->add_option("--budget", options->budget, "Peak to stay under: 6GiB, or 70% of the measured peak");
+    auto *budget = command->add_option("--budget", options->budget, "Peak to stay under: 6GiB, or 70% of the measured peak")
+                       ->type_name("SIZE");
     auto *activationBudget = command->add_option("--activation-budget", options->activationBudget,
                                                  "Share of the freeable activation memory to keep, 0..1");
     auto *maxBatch = command->add_flag("--max-batch", options->maxBatch, "The largest batch that fits the budget");
     command->add_option("--batch", options->batch, "The traced batch, when the trace does not say (with --max-batch)")
         ->check(wholeNumber(1, kMaxTracedBatch));
     activationBudget->excludes(budget);
-    auto *overhead = command->add_option("--overhead", options->overhead, "Added step time allowed, e.g. 10%");
-    auto *strategy = command->add_option("--strategy", options->strategy, "none, all, every:K, segments:K, sqrt, or units NAME, FIRST..LAST, FIRST..LAST(INNER,...) (docs/planning.md)");
+    auto *overhead = command->add_option("--overhead", options->overhead, "Added step time allowed, e.g. 10%")->type_name("PERCENT");
+    auto *strategy = command->add_option("--strategy", options->strategy, "none, all, every:K, segments:K, sqrt, or units NAME, FIRST..LAST, FIRST..LAST(INNER,...) (docs/planning.md)")
+                         ->type_name("STRATEGY");
     auto *checkpoint = command->add_option("--checkpoint", options->checkpoint, "Predict exactly these layers, NAME,NAME,...")
+                           ->type_name("NAMES")
                            ->delimiter(',');
     budget->excludes(overhead)->excludes(strategy)->excludes(checkpoint);
     activationBudget->excludes(overhead)->excludes(strategy)->excludes(checkpoint);
     maxBatch->excludes(overhead)->excludes(strategy)->excludes(checkpoint);
     overhead->excludes(strategy)->excludes(checkpoint);
     strategy->excludes(checkpoint);
-    command->add_option("--layers", options->layers, "Regular expression choosing the chain's layers");
+    command->add_option("--layers", options->layers, "Regular expression choosing the chain's layers")->type_name("REGEX");
     command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
     return {command, [options, budget, activationBudget, maxBatch, overhead, strategy, checkpoint]() -> CommandOutput {
                 if (*maxBatch && !*budget && !*activationBudget)
@@ -293,7 +296,7 @@ Command addParetoCommand(CLI::App &app)
     auto *command = app.add_subcommand("pareto", "Peak against step time over memory budgets");
     auto options = std::make_shared<PlanOptions>();
     command->add_option("FILE", options->path, "Trace file")->required();
-    command->add_option("--layers", options->layers, "Regular expression choosing the chain's layers");
+    command->add_option("--layers", options->layers, "Regular expression choosing the chain's layers")->type_name("REGEX");
     command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
     return {command, [options] {
                 const CostModel model = loadModel(*options);

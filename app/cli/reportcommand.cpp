@@ -29,7 +29,8 @@ Command addReportCommand(CLI::App &app)
     auto options = std::make_shared<Options>();
     command->add_option("FILE", options->inputs, "Traces; the first is the baseline the others are compared with")->required();
     command->add_option("-o,--output", options->output, "OUT.html, OUT.csv or OUT.json")->required();
-    command->add_option("--budget", options->budget, "Memory budget for the planner's optimum, e.g. 6GiB (default: 75% of the peak)");
+    command->add_option("--budget", options->budget, "Memory budget for the planner's optimum, e.g. 6GiB (default: 75% of the peak)")
+        ->type_name("SIZE");
     command->add_option("--table", options->table, "CSV only: layers, plans, sites or events")
         ->check(CLI::IsMember({"layers", "plans", "sites", "events"}));
     command->add_flag("--force", options->force, "Replace OUT if it exists (atomically, never in place)");

@@ -309,7 +309,7 @@ Command addSummaryCommand(CLI::App &app)
         bool fullStacks = false;
     };
     auto options = std::make_shared<Options>();
-    command->add_option("FILE", options->paths, "Trace file (*.peaklens, trace text); several: one per rank")->required();
+    command->add_option("FILE", options->paths, "Trace file (any format PeakLens reads: docs/formats.md); several: one per rank")->required();
     command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
     command->add_option("--top", options->top, "How many layers, groups and steps to list (JSON: all unless given)")
         ->check(wholeNumber(1))

@@ -153,7 +153,8 @@ Command addWatchCommand(CLI::App &app)
     command->add_option("file", options->path, "The .peaklens file a recording or replay is writing")->required();
     command->add_option("--interval", options->intervalMs, "How often to look for new rows, in ms (default 250)");
     command->add_option("--capacity", options->capacity,
-                        "The device's memory, e.g. 80GiB (default: the trace's device.memory, if it says)");
+                        "The device's memory, e.g. 80GiB (default: the trace's device.memory, if it says)")
+        ->type_name("SIZE");
     command->add_option("--margin", options->marginPercent, "Warn when a step's peak comes this close, in % (default 5)");
     command->add_option("--for", options->forSeconds, "Stop following after this many seconds (default: until the writer ends)");
     return {command, [options] { return watch(*options); }};

@@ -189,7 +189,8 @@ int run(int argc, char **argv)
     const QString path = parser.positionalArguments().value(0, bundledSample());
 
     const QStringList inputs = parser.positionalArguments().isEmpty() ? QStringList{path} : parser.positionalArguments();
-    if (parser.isSet(exportReport)) {
+    const bool rerunFirst = parser.isSet(rerun);
+    if (parser.isSet(exportReport) && !rerunFirst) {
         // Headless: no window; the first trace is the baseline the others are compared with.
         try {
             peaklens::gui::checkReportPath(parser.value(exportReport));
@@ -207,6 +208,21 @@ int run(int argc, char **argv)
             peaklens::gui::exportReport(peaklens::buildReport(traces, std::nullopt), output);
             std::printf("wrote %s\n", qPrintable(parser.value(exportReport)));
             return 0;
+        } catch (const std::exception &error) {
+            std::fprintf(stderr, "peaklens: %s\n", peaklens::visibleText(error.what()).c_str());
+            return 2;
+        }
+    }
+    if (parser.isSet(exportReport)) {
+        // After the reruns, from the window, with their measurements: checked now.
+        try {
+            peaklens::gui::checkReportPath(parser.value(exportReport));
+            std::vector<std::string> files;
+            for (const QString &file : inputs)
+                files.push_back(peaklens::gui::localPath(file));
+            peaklens::OutputFile(peaklens::gui::localPath(parser.value(exportReport)),
+                                 parser.isSet(force) ? peaklens::OutputFile::Existing::Replace : peaklens::OutputFile::Existing::Refuse,
+                                 files);
         } catch (const std::exception &error) {
             std::fprintf(stderr, "peaklens: %s\n", peaklens::visibleText(error.what()).c_str());
             return 2;
@@ -246,7 +262,6 @@ int run(int argc, char **argv)
         return 2;
     }
     window.setGroupByLayer(parser.isSet(groupByLayer));
-    const bool rerunFirst = parser.isSet(rerun);
     // Each strategy in turn, each rerun when asked; the last one stays ticked.
     QStringList strategies = parser.values(strategy);
     const auto nextStrategy = [&] {
@@ -295,7 +310,27 @@ int run(int argc, char **argv)
         dialog->startRecording();
         return app.exec();
     }
-    if (shot) {
+    if (parser.isSet(exportReport)) {
+        // --rerun with --export-report: the report of the trace and its measured reruns.
+        QObject::connect(&window, &peaklens::gui::MainWindow::rerunFinished, &window, [&] {
+            if (!strategies.isEmpty()) {
+                nextStrategy();
+                return;
+            }
+            window.exportReportTo(parser.value(exportReport));
+        });
+        QObject::connect(&window, &peaklens::gui::MainWindow::reportExported, &window, [](const QString &path, const QString &problem) {
+            if (problem.isEmpty())
+                std::printf("wrote %s\n", qPrintable(path));
+            else
+                std::fprintf(stderr, "peaklens: %s\n", qPrintable(problem));
+            QCoreApplication::exit(problem.isEmpty() ? 0 : 2);
+        });
+        QObject::connect(&window, &peaklens::gui::MainWindow::loadFailed, &window, [](const QString &message) {
+            std::fprintf(stderr, "peaklens: %s\n", qPrintable(message));
+            QCoreApplication::exit(2);
+        });
+    } else if (shot) {
         auto capture = [&window, &shot] {
             // One event-loop turn lets the splitters and the plot lay themselves out.
             QTimer::singleShot(100, &window, [&window, &shot] { QCoreApplication::exit(saveScreenshot(&window, *shot) ? 0 : 2); });

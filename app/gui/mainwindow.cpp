@@ -169,7 +169,9 @@ void MainWindow::createPanes()
     m_blockPane->setObjectName(QStringLiteral("block"));
     m_runsPane->setObjectName(QStringLiteral("runs"));
     m_ranksPane->setObjectName(QStringLiteral("ranks"));
+    m_ranksPane->hide(); // a tab only while several processes are open
     m_diffPane->setObjectName(QStringLiteral("compare"));
+    m_diffPane->hide(); // a tab only while a comparison is shown, never loose in the window
     m_allocatorPane->setObjectName(QStringLiteral("allocator"));
     m_detailTabs->addTab(m_flamePane, tr("&Flame graph"));
     m_detailTabs->addTab(m_blockPane, tr("&Block"));
@@ -304,8 +306,11 @@ void MainWindow::connectServices()
             QMessageBox::warning(this, tr("Cannot change the layers"), message);
         statusBar()->showMessage(message, 8000);
     });
-    connect(m_layerView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &current) {
-        const QVariant layer = m_layerProxy->data(current, LayerModel::LayerRole);
+    // A layer the user selected, not the current row the view takes when it gains focus:
+    // nothing is highlighted until one is chosen.
+    connect(m_layerView->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+        const QModelIndexList rows = m_layerView->selectionModel()->selectedRows();
+        const QVariant layer = rows.isEmpty() ? QVariant() : m_layerProxy->data(rows.front(), LayerModel::LayerRole);
         m_timeline->highlightLayer(layer.isValid() ? std::optional<std::uint32_t>(layer.toUInt()) : std::nullopt);
     });
 }

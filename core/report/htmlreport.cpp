@@ -289,8 +289,11 @@ std::string comparisonTables(const ReportData &data)
                         "<th class=\"n\">measured</th><th class=\"n\">error</th></tr></thead>"
                         "<tr><td>baseline</td><td>" + checkpointed(baseline) + "</td><td></td><td class=\"n\">"
                         + escapeHtml(formatBytes(baseline.analysed->peakBytes)) + "</td><td></td></tr>";
-    std::string steps = "<h3>Step time</h3><table width=\"100%\"><thead><tr><th>run</th><th class=\"n\">baseline beside it</th>"
-                        "<th class=\"n\">measured</th><th class=\"n\">change predicted</th><th class=\"n\">change measured</th></tr></thead>"
+    // One word per header under its group's name, so that no header breaks inside a word.
+    std::string steps = "<h3>Step time</h3><table width=\"100%\"><thead><tr><th rowspan=\"2\">run</th>"
+                        "<th class=\"group\" colspan=\"2\">step time</th><th class=\"group\" colspan=\"2\">change</th></tr>"
+                        "<tr><th class=\"n\">baseline</th><th class=\"n\">measured</th><th class=\"n\">predicted</th>"
+                        "<th class=\"n\">measured</th></tr></thead>"
                         "<tr><td>baseline</td><td></td><td class=\"n\">" + escapeHtml(ms(baseline.analysed->stepTimeNs))
                         + "</td><td class=\"n\">reference</td><td class=\"n\">reference</td></tr>";
     const std::int64_t modelStepNs = baseline.analysed->model ? predict(*baseline.analysed->model, CheckpointSchedule{}).stepTimeNs : 0;
@@ -326,7 +329,9 @@ std::string comparisonTables(const ReportData &data)
                  + "</td><td class=\"n\">" + (comparison.predicted ? escapeHtml(signedPercentText(change.predictedPercent)) : std::string())
                  + "</td><td class=\"n\">" + measuredChange + "</td></tr>";
     }
-    return peaks + "</table>" + steps + "</table>";
+    return peaks + "</table>" + steps
+           + "</table><p class=\"muted\">Baseline: the baseline's toggles run again beside the rerun, on the same machine; "
+             "the measured change is the rerun against it, with the range of the step-by-step changes.</p>";
 }
 
 } // namespace

@@ -16,7 +16,6 @@ import random
 import resource
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -32,11 +31,12 @@ QT_NOISE = ("QStandardPaths:", "This plugin does not support")
 LIMIT_RSS_KB = 2 * 1024 * 1024
 
 
-def run(argv, stdin=None, env=None, timeout=LIMIT_S + 5):
-    """Runs argv; returns (rc, seconds, max RSS in KB, stdout, stderr)."""
+def run(argv, stdin=None, env=None, timeout=LIMIT_S + 5, file_limit=None):
+    """Runs argv (under `ulimit -f` of file_limit bytes when given); returns (rc, seconds, max RSS in KB, stdout, stderr)."""
     start = time.monotonic()
+    limit = (lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, file_limit))) if file_limit else None
     process = subprocess.Popen(argv, stdin=stdin if stdin is not None else subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, preexec_fn=limit)
     out = []
     readers = [threading.Thread(target=lambda s=s: out.append((s, s.read()))) for s in (process.stdout, process.stderr)]
     for reader in readers:
@@ -156,9 +156,10 @@ def mutate(data, rng):
 def native_variant(work, name, sql):
     path = os.path.join(work, name + ".peaklens")
     shutil.copy(SAMPLE, path)
-    db = sqlite3.connect(path)
-    db.executescript(sql)
-    db.close()
+    # In a child: a large script would grow this process, and the children forked from it
+    # after would report its size as their own peak resident memory.
+    subprocess.run([sys.executable, "-c", "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.executescript(sys.argv[2]); db.close()",
+                    path, sql], check=True)
     return path
 
 
@@ -199,6 +200,127 @@ def deep_text(work, count):
             f.write("layer " + ".".join("m%d" % j for j in range(1000)) + "_%d\n" % i)
         f.write("alloc a 8\n")
     return path
+
+
+def unchanged_except(folder, allowed=()):
+    """A check: every file in `folder` (but `allowed`) has the bytes it had when this was called."""
+    def state():
+        found = {}
+        for name in sorted(os.listdir(folder)):
+            path = os.path.join(folder, name)
+            if name in allowed:
+                continue
+            found[name] = open(path, "rb").read() if os.path.isfile(path) and not os.path.islink(path) else os.readlink(path) if os.path.islink(path) else "special"
+        return found
+    before = state()
+    return lambda: None if state() == before else "a file changed: %s" % sorted(
+        k for k in set(before) | set(state()) if before.get(k) != state().get(k))
+
+
+def files_outputs_and_reruns(work, cli, app, verdicts):
+    """The inputs and outputs that lost data or crashed the app: empty traces, damaged chunks and
+    totals, a table of millions of rows, a followed file replaced, the file-size limit, existing
+    outputs, FIFOs, links, sizes that cannot be painted, option errors, no display."""
+    headless = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    folder = os.path.join(work, "outputs")
+    os.mkdir(folder)
+    at = lambda name: os.path.join(folder, name)
+
+    # Traces with no memory at all.
+    with open(at("empty.pickle"), "wb") as f:
+        pickle.dump({"segments": [], "device_traces": [[]]}, f, protocol=2)
+    open(at("oom.pltxt"), "w").write("oom 1048576\n")
+    run([cli, "convert", at("empty.pickle"), at("empty.peaklens")])
+    for name in ("empty.pickle", "empty.peaklens", "oom.pltxt"):
+        path = at(name)
+        for argv, env in (([cli, "summary", "--json", path], None), ([cli, "info", path], None),
+                          ([app, "--screenshot", at(name + ".png"), path], headless),
+                          ([app, "--tab", "allocator", "--screenshot", at(name + "-allocator.png"), path], headless),
+                          ([app, "--export-report", at(name + ".pdf"), path], headless)):
+            result = run(argv, env=env)
+            verdicts.judge("empty and out-of-memory-only traces (CLI, app, report)", name, result, names=[path],
+                           json_out="--json" in argv, check=lambda r=result: None if r[0] == 0 else "refused")
+
+    # Damaged chunk numbering and running totals: one verdict from every command.
+    for name, sql in (("chunk-5", "UPDATE events SET chunk = -5 WHERE chunk = (SELECT max(chunk) FROM events);"),
+                      ("chunk-gap", "UPDATE events SET chunk = chunk + 7;"),
+                      ("empty-totals", "UPDATE events SET totals = x'';")):
+        path = native_variant(folder, name, sql)
+        check = unchanged_except(folder, allowed=("out.peaklens", "out.html", "out.pdf"))
+        for argv, env in (([cli, "info", path], None), ([cli, "summary", "--json", path], None),
+                          ([cli, "plan", path, "--strategy", "all"], None), ([cli, "convert", path, at("out.peaklens")], None),
+                          ([cli, "report", path, "-o", at("out.html")], None), ([app, "--export-report", at("out.pdf"), path], headless)):
+            verdicts.judge("damaged chunk numbers and running totals", name, run(argv, env=env), names=[path], must_fail=True,
+                           check=check)
+
+    # A followed file another is moved over.
+    live = at("live.peaklens")
+    live_writer = os.path.join(os.path.dirname(cli), "peaklens-test-livewriter")
+    if os.path.exists(live_writer):
+        writer = subprocess.Popen([live_writer, SAMPLE, live, "--commit-every", "200", "--pause-ms", "50"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while not os.path.exists(live):
+            time.sleep(0.01)
+        watch = threading.Thread(target=lambda: results.append(run([cli, "watch", live, "--interval", "20"], timeout=30)))
+        results = []
+        watch.start()
+        time.sleep(1)
+        shutil.copy(SAMPLE, at("other.peaklens"))
+        os.rename(at("other.peaklens"), live)
+        watch.join()
+        writer.kill()
+        writer.wait()
+        verdicts.judge("a followed file replaced under watch", "live.peaklens", results[0], names=[live], must_fail=True,
+                       check=lambda: None if b"was replaced" in results[0][4] else "not noticed")
+
+    # The file-size limit: one sentence, no partial file, no SIGXFSZ.
+    replay = os.path.join(os.path.dirname(cli), "peaklens-replay")
+    limited = [([cli, "convert", SAMPLE, at("limited.peaklens")], None), ([cli, "report", SAMPLE, "--table", "events", "-o", at("limited.csv")], None),
+               ([app, "--export-report", at("limited.html"), SAMPLE], headless)]
+    if os.path.exists(replay):
+        limited.append(([replay, "--model", "mlp", "--layers", "2", "--steps", "2", "--progress", "none", "--out", at("limited-replay.peaklens")], None))
+    for argv, env in limited:
+        check = unchanged_except(folder)
+        verdicts.judge("ulimit -f 100 KiB (convert, report, app, replay --out)", argv[0], run(argv, env=env, file_limit=100 * 1024, timeout=60),
+                       must_fail=True, check=check)
+
+    # Outputs that exist, are FIFOs or links to the input, sizes that cannot be painted.
+    shutil.copy(os.path.join(DATA, "modelled-step.pltxt"), at("input.pltxt"))
+    os.symlink("input.pltxt", at("link.png"))
+    os.link(at("input.pltxt"), at("hard.png"))
+    os.mkfifo(at("fifo.png"))
+    os.mkfifo(at("fifo.html"))
+    open(at("existing.png"), "wb").write(b"the user's picture")
+    open(at("existing.html"), "wb").write(b"the user's page")
+    source = at("input.pltxt")
+    for argv, env in (([app, "--screenshot", source, source], headless), ([app, "--screenshot", at("link.png"), source], headless),
+                      ([app, "--screenshot", at("hard.png"), source], headless), ([app, "--screenshot", at("existing.png"), source], headless),
+                      ([app, "--screenshot", at("fifo.png"), source], headless), ([app, "--screenshot", at("notes.txt"), source], headless),
+                      ([app, "--size", "100000x100000", "--screenshot", at("new.png"), source], headless),
+                      ([app, "--export-report", at("existing.html"), source], headless), ([cli, "report", source, "-o", at("existing.html")], None),
+                      ([cli, "report", source, "-o", at("fifo.html")], None), ([cli, "convert", source, at("link.png"), "--force"], None)):
+        check = unchanged_except(folder)
+        verdicts.judge("existing outputs, FIFOs, links, the input, huge sizes", " ".join(argv[1:3]), run(argv, env=env), must_fail=True,
+                       check=check)
+
+    # Option errors and no display.
+    for argv in ([cli, "summary", SAMPLE, "--top", "0"], [cli, "watch", SAMPLE, "--for", "nan"], [cli, "watch", SAMPLE, "--for=-1"],
+                 [cli, "bogus"], [app, "--nope"]):
+        result = run(argv, env=headless)
+        verdicts.judge("option errors", " ".join(argv[1:]), result, must_fail=True,
+                       check=lambda r=result: None if r[4].startswith(b"peaklens") else "no prefix")
+    for argv in ([app, "--help"], [app, "--version"], [app, "--export-report", at("headless.pdf"), SAMPLE]):
+        result = run(argv, env=headless, timeout=60)
+        verdicts.judge("no display, no QT_QPA_PLATFORM", argv[1], result, check=lambda r=result: None if r[0] == 0 else "refused")
+
+    # Two million rows in steps: within the load budget, 512 MiB + 16 bytes per input byte.
+    # Last: parsing its output grows this process, and children forked after report its size.
+    steps = native_variant(folder, "steps", "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000000) "
+                                            "INSERT INTO steps SELECT i + 100, i * 1000, i * 1000 + 500 FROM n;")
+    budget_kb = (512 * 1024 * 1024 + 16 * os.path.getsize(steps)) // 1024
+    result = run([cli, "summary", "--json", steps], timeout=60)
+    verdicts.judge("2,000,000 rows in steps (summary --json)", "steps", result, names=[steps], json_out=True,
+                   check=lambda r=result: None if r[2] <= budget_kb else "rss %d MiB over the budget %d MiB" % (r[2] // 1024, budget_kb // 1024))
 
 
 def main():
@@ -339,6 +461,8 @@ def main():
         result = run([cli, "summary", "--json", path])
         verdicts.judge("byte-order marks, trailing bytes, overflowing times", body[:30], result, names=[path], json_out=True,
                        check=lambda r=result: "raw ESC in output" if b"\x1b" in r[3] else None)
+
+    files_outputs_and_reruns(work, cli, app, verdicts)
 
     shutil.rmtree(work, ignore_errors=True)
     table = verdicts.table()

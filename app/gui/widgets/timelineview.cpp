@@ -207,6 +207,7 @@ void TimelineView::setPrediction(const std::vector<PredictedPoint> &curve)
 {
     m_prediction = curve;
     showCurve(m_predicted, curve);
+    markCurvePeaks();
 }
 
 void TimelineView::setLargestFree(const std::vector<PredictedPoint> &curve)
@@ -222,30 +223,44 @@ void TimelineView::setComparison(const std::vector<PredictedPoint> &curve, const
     if (m_measured)
         m_measured->setName(name);
     showCurve(m_measured, curve);
-    markMeasuredPeak();
+    markCurvePeaks();
 }
 
-void TimelineView::markMeasuredPeak()
+void TimelineView::markCurvePeaks()
 {
-    for (QCPAbstractItem *item : m_measuredPeakItems)
+    for (QCPAbstractItem *item : m_curvePeakItems)
         removeItem(item);
-    m_measuredPeakItems.clear();
-    const auto peak = std::max_element(m_comparison.begin(), m_comparison.end(),
-                                       [](const PredictedPoint &a, const PredictedPoint &b) { return a.bytes < b.bytes; });
-    if (peak == m_comparison.end() || !m_document)
+    m_curvePeakItems.clear();
+    if (!m_document)
         return;
-    auto *tracer = new QCPItemTracer(this);
-    tracer->position->setCoords(toX(peak->timeNs), static_cast<double>(peak->bytes) / m_unitBytes);
-    tracer->setStyle(QCPItemTracer::tsSquare);
-    tracer->setSize(8);
-    tracer->setPen(QPen(color(palette::kMeasured), 2));
-    auto *label = new QCPItemText(this);
-    label->position->setParentAnchor(tracer->position);
-    label->position->setCoords(6, 4);
-    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-    label->setText(tr("measured peak %1").arg(QString::fromStdString(formatBytes(peak->bytes))));
-    label->setColor(color(palette::kMeasured));
-    m_measuredPeakItems = {tracer, label};
+    // The predicted peak's label to the left of its marker, the measured one's to the right:
+    // the two peaks are often close.
+    const auto mark = [this](const std::vector<PredictedPoint> &curve, palette::Rgb colour, QCPItemTracer::TracerStyle style,
+                             const QString &what, bool left) {
+        const auto peak = std::max_element(curve.begin(), curve.end(),
+                                           [](const PredictedPoint &a, const PredictedPoint &b) { return a.bytes < b.bytes; });
+        if (peak == curve.end())
+            return;
+        auto *tracer = new QCPItemTracer(this);
+        tracer->position->setCoords(toX(peak->timeNs), static_cast<double>(peak->bytes) / m_unitBytes);
+        tracer->setStyle(style);
+        tracer->setSize(8);
+        tracer->setPen(QPen(color(colour), 2));
+        auto *label = new QCPItemText(this);
+        label->position->setParentAnchor(tracer->position);
+        label->position->setCoords(left ? -6 : 6, 4);
+        label->setPositionAlignment((left ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);
+        label->setText(what.arg(QString::fromStdString(formatBytes(peak->bytes))));
+        label->setColor(color(colour));
+        // Readable over the bands it lies on.
+        QColor backing = palette().base().color();
+        backing.setAlpha(200);
+        label->setBrush(backing);
+        m_curvePeakItems.push_back(tracer);
+        m_curvePeakItems.push_back(label);
+    };
+    mark(m_prediction, palette::kPredicted, QCPItemTracer::tsPlus, tr("predicted peak %1"), true);
+    mark(m_comparison, palette::kMeasured, QCPItemTracer::tsSquare, tr("measured peak %1"), false);
     replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -426,7 +441,7 @@ void TimelineView::rebuildItems()
     m_marker = nullptr;
     m_peakLabel = nullptr;
     m_pinnedItems.clear();
-    m_measuredPeakItems.clear();
+    m_curvePeakItems.clear();
     m_measurementItems.clear();
     m_visibleItems.clear();
     m_phaseSpans.clear();
@@ -475,7 +490,7 @@ void TimelineView::rebuildItems()
     m_marker = new QCPItemStraightLine(this);
     m_marker->setPen(QPen(palette().highlight().color(), 1.5));
     setMarkedTime(m_markedTime);
-    markMeasuredPeak();
+    markCurvePeaks();
     updatePinnedItems();
 }
 
@@ -519,11 +534,22 @@ void TimelineView::updateVisibleItems(std::int64_t beginNs, std::int64_t endNs)
             band(span->beginNs, span->endNs, phaseColor(span->phase));
     }
     if (m_highlightedLayer) {
-        std::size_t shown = 0;
+        // The layer's calls and its sub-layers' as one band each stretch they cover, joined
+        // across gaps narrower than a pixel: one tint, not a stripe per nested range.
+        std::vector<std::pair<std::int64_t, std::int64_t>> spans;
         for (const Range &range : trace.ranges) {
-            if (range.endNs > beginNs && range.beginNs < endNs && trace.isWithin(range.layer, *m_highlightedLayer)
-                && ++shown <= kMaxShownSpans)
-                band(range.beginNs, range.endNs, color(palette::kHighlight, 40));
+            if (range.endNs > beginNs && range.beginNs < endNs && trace.isWithin(range.layer, *m_highlightedLayer))
+                spans.emplace_back(range.beginNs, range.endNs);
+        }
+        std::sort(spans.begin(), spans.end());
+        const std::int64_t pixelNs = std::max<std::int64_t>((endNs - beginNs) / std::max(1, axisRect()->width()), 1);
+        std::size_t shown = 0;
+        for (std::size_t i = 0; i < spans.size() && shown < kMaxShownSpans;) {
+            auto [from, to] = spans[i];
+            for (++i; i < spans.size() && spans[i].first <= to + pixelNs; ++i)
+                to = std::max(to, spans[i].second);
+            band(from, to, color(palette::kHighlight, 40));
+            ++shown;
         }
     }
     for (auto step = firstStep; step != lastStep; ++step) {

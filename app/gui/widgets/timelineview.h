@@ -92,7 +92,8 @@ private:
     QString hoverText(const QPoint &position) const;
     void updatePinnedItems();
     void showCurve(QCPGraph *graph, const std::vector<PredictedPoint> &curve);
-    void markMeasuredPeak();
+    // Marks the highest point of the predicted and of the measured curve, each labelled.
+    void markCurvePeaks();
 
     DocumentPtr m_document;
     GroupBy m_grouping = GroupBy::Category;
@@ -114,7 +115,7 @@ private:
     std::vector<PredictedPoint> m_largestFreeCurve;
     std::vector<PredictedPoint> m_layerCurve;
     QString m_layerName;
-    std::vector<QCPAbstractItem *> m_measuredPeakItems;
+    std::vector<QCPAbstractItem *> m_curvePeakItems;
     std::vector<QCPAbstractItem *> m_measurementItems;
     QCPItemStraightLine *m_marker = nullptr;
     QCPItemText *m_peakLabel = nullptr;

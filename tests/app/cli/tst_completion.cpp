@@ -168,6 +168,8 @@ private slots:
         row("choices of report --table", "report --table s", "sites");
         row("nothing for a number", "summary --top ", "");
         row("nothing after a flag's =", "summary --json = ", "");
+        row("no files for a strategy", "plan trace-a.peaklens --strategy ", "");
+        row("no files for a budget", "plan trace-a.peaklens --budget no", "");
         row("files in the folder", "summary ", "notes.txt runs trace-a.peaklens trace-b.peaklens");
         row("files a prefix begins", "summary tr", "trace-a.peaklens trace-b.peaklens");
         row("a file after a flag", "summary --json tr", "trace-a.peaklens trace-b.peaklens");
