@@ -67,6 +67,15 @@ bool load(MainWindow &window, const QString &path)
     return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 60000) && loaded.count() == 1;
 }
 
+// This process's environment with no display and no Qt platform chosen.
+QProcessEnvironment headlessEnvironment()
+{
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    for (const char *name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
+        environment.remove(QString::fromLatin1(name));
+    return environment;
+}
+
 // The sample with some metadata changed, written as a new trace.
 QString writeVariant(const QTemporaryDir &directory, const QString &name, const std::map<std::string, std::string> &meta,
                      bool dropSpec = false)
@@ -916,10 +925,7 @@ private slots:
         const QStringList before = snapshot();
         QProcess app;
         app.setWorkingDirectory(directory.path());
-        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-        for (const char *name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
-            environment.remove(QString::fromLatin1(name));
-        app.setProcessEnvironment(environment);
+        app.setProcessEnvironment(headlessEnvironment());
         app.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens"), arguments);
         QVERIFY(app.waitForFinished(30000));
         QCOMPARE(app.exitStatus(), QProcess::NormalExit);
@@ -934,12 +940,9 @@ private slots:
     void headlessModesNeedNoDisplay()
     {
         QTemporaryDir directory;
-        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-        for (const char *name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
-            environment.remove(QString::fromLatin1(name));
         const auto runApp = [&](const QStringList &arguments) {
             QProcess app;
-            app.setProcessEnvironment(environment);
+            app.setProcessEnvironment(headlessEnvironment());
             app.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens"), arguments);
             app.waitForFinished(120000);
             return std::make_tuple(app.exitStatus() == QProcess::NormalExit ? app.exitCode() : -1, app.readAllStandardOutput(),
