@@ -74,14 +74,18 @@ bool chooseHeadlessPlatform()
     return true;
 }
 
-// Checked before anything loads: an image format Qt writes, and a file PeakLens may write
-// (never an input, a link to one, a directory, a pipe or a device; an existing file only
-// with --force). Throws FileError naming the file.
-std::unique_ptr<peaklens::OutputFile> screenshotTarget(const QString &out, bool force, const QStringList &inputs)
+// Checked before anything loads: a format the app writes (an image Qt writes, or a report),
+// and a file PeakLens may write (never an input, a link to one, a directory, a pipe or a
+// device; an existing file only with --force). Throws FileError naming the file.
+enum class Output { Screenshot, Report };
+std::unique_ptr<peaklens::OutputFile> outputTarget(Output kind, const QString &out, bool force, const QStringList &inputs)
 {
-    const QByteArray format = QFileInfo(out).suffix().toLower().toLatin1();
-    if (format.isEmpty() || !QImageWriter::supportedImageFormats().contains(format))
+    if (kind == Output::Report) {
+        peaklens::gui::checkReportPath(out);
+    } else if (const QByteArray format = QFileInfo(out).suffix().toLower().toLatin1();
+               format.isEmpty() || !QImageWriter::supportedImageFormats().contains(format)) {
         throw peaklens::FileError(peaklens::gui::localPath(out), "must end in .png, .jpg or .bmp, which says what to write.");
+    }
     std::vector<std::string> files;
     for (const QString &input : inputs)
         files.push_back(peaklens::gui::localPath(input));
@@ -193,19 +197,15 @@ int run(int argc, char **argv)
     if (parser.isSet(exportReport) && !rerunFirst) {
         // Headless: no window; the first trace is the baseline the others are compared with.
         try {
-            peaklens::gui::checkReportPath(parser.value(exportReport));
+            // Checked before the slow load, and again, atomically, when the report is moved into place.
+            const auto output = outputTarget(Output::Report, parser.value(exportReport), parser.isSet(force), inputs);
             std::vector<std::string> files;
             for (const QString &file : inputs)
                 files.push_back(peaklens::gui::localPath(file));
-            // Checked before the slow load, and again, atomically, when the report is moved into place.
-            peaklens::OutputFile output(peaklens::gui::localPath(parser.value(exportReport)),
-                                        parser.isSet(force) ? peaklens::OutputFile::Existing::Replace
-                                                            : peaklens::OutputFile::Existing::Refuse,
-                                        files);
             std::vector<std::pair<std::string, peaklens::TracePtr>> traces;
             for (const std::string &file : peaklens::expandTraceFolders(files))
                 traces.emplace_back(file, peaklens::loadTrace(file));
-            peaklens::gui::exportReport(peaklens::buildReport(traces, std::nullopt), output);
+            peaklens::gui::exportReport(peaklens::buildReport(traces, std::nullopt), *output);
             std::printf("wrote %s\n", qPrintable(parser.value(exportReport)));
             return 0;
         } catch (const std::exception &error) {
@@ -216,13 +216,7 @@ int run(int argc, char **argv)
     if (parser.isSet(exportReport)) {
         // After the reruns, from the window, with their measurements: checked now.
         try {
-            peaklens::gui::checkReportPath(parser.value(exportReport));
-            std::vector<std::string> files;
-            for (const QString &file : inputs)
-                files.push_back(peaklens::gui::localPath(file));
-            peaklens::OutputFile(peaklens::gui::localPath(parser.value(exportReport)),
-                                 parser.isSet(force) ? peaklens::OutputFile::Existing::Replace : peaklens::OutputFile::Existing::Refuse,
-                                 files);
+            outputTarget(Output::Report, parser.value(exportReport), parser.isSet(force), inputs);
         } catch (const std::exception &error) {
             std::fprintf(stderr, "peaklens: %s\n", peaklens::visibleText(error.what()).c_str());
             return 2;
@@ -234,7 +228,7 @@ int run(int argc, char **argv)
             QStringList read = inputs;
             if (parser.isSet(compare))
                 read << parser.value(compare);
-            shot = screenshotTarget(parser.value(screenshot), parser.isSet(force), read);
+            shot = outputTarget(Output::Screenshot, parser.value(screenshot), parser.isSet(force), read);
         } catch (const std::exception &error) {
             std::fprintf(stderr, "peaklens: %s\n", peaklens::visibleText(error.what()).c_str());
             return 2;
