@@ -52,6 +52,12 @@ void RunsModel::append(const RunRecord &run)
     endInsertRows();
 }
 
+void RunsModel::replace(int row, const RunRecord &run)
+{
+    m_runs.at(static_cast<std::size_t>(row)) = run;
+    Q_EMIT dataChanged(index(row, 0), index(row, NumColumns - 1));
+}
+
 int RunsModel::rowCount(const QModelIndex &parent) const
 {
     return parent.isValid() ? 0 : static_cast<int>(m_runs.size());

@@ -27,6 +27,8 @@ public:
 
     void resetData(std::vector<RunRecord> runs);
     void append(const RunRecord &run);
+    // The run of `row` after it changed (saved elsewhere, say).
+    void replace(int row, const RunRecord &run);
     const RunRecord &run(int row) const { return m_runs.at(static_cast<std::size_t>(row)); }
     const std::vector<RunRecord> &runs() const { return m_runs; }
 

@@ -4,6 +4,9 @@
 #include "models/runsmodel.h"
 #include "tables.h"
 
+#include <QApplication>
+#include <QClipboard>
+#include <QMenu>
 #include <QSortFilterProxyModel>
 
 namespace peaklens::gui {
@@ -32,6 +35,8 @@ RunsPane::RunsPane(QWidget *parent)
     addWidget(m_comparisonView);
     setStretchFactor(0, 1);
     setStretchFactor(1, 1);
+    m_runsView->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_runsView, &QWidget::customContextMenuRequested, this, &RunsPane::showMenu);
     connect(m_runsView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &current) {
         compare(current.row());
         Q_EMIT runSelected(current.row());
@@ -68,6 +73,23 @@ void RunsPane::compare(int row)
     const bool valid = row >= 0 && row < m_runs->rowCount();
     m_comparison->resetData(m_baseline, valid ? m_runs->run(row).document : nullptr);
     m_comparisonView->resizeColumnsToContents();
+}
+
+void RunsPane::showMenu(const QPoint &position)
+{
+    const int row = m_runsView->indexAt(position).row();
+    if (row < 0 || m_runs->run(row).baseline)
+        return;
+    const RunRecord &run = m_runs->run(row);
+    QMenu menu(this);
+    QAction *open = menu.addAction(tr("Open its trace"), this, [this, row] { Q_EMIT openRequested(row); });
+    open->setEnabled(!run.tracePaths.isEmpty());
+    QAction *save = menu.addAction(run.kept ? tr("Kept in %1").arg(run.folder) : tr("Save to a folder…"), this,
+                                   [this, row] { Q_EMIT saveRequested(row); });
+    save->setEnabled(!run.kept && !run.tracePaths.isEmpty());
+    menu.addAction(tr("Copy its folder's path"), this, [folder = run.folder] { QApplication::clipboard()->setText(folder); })
+        ->setEnabled(!run.folder.isEmpty());
+    menu.exec(m_runsView->viewport()->mapToGlobal(position));
 }
 
 void RunsPane::fitColumns()

@@ -33,9 +33,13 @@ public:
 Q_SIGNALS:
     // -1 when nothing is selected.
     void runSelected(int row);
+    // From a rerun's context menu: open its trace in the window, or save it to a folder.
+    void openRequested(int row);
+    void saveRequested(int row);
 
 private:
     void compare(int row);
+    void showMenu(const QPoint &position);
     void fitColumns();
 
     DocumentPtr m_baseline;

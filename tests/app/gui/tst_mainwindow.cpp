@@ -818,6 +818,59 @@ private slots:
         QCOMPARE(window.runsModel()->run(2).label, QStringLiteral("rerun 2"));
     }
 
+    // A rerun's folder and run.json read back as they were written, and a copy saved to a
+    // folder elsewhere points at its own traces.
+    void runsAreSavedAndReadBack()
+    {
+        QTemporaryDir directory;
+        const QString baseline = directory.filePath(QStringLiteral("step.peaklens"));
+        test::writeBytes(baseline, "a trace");
+        RunRecord run;
+        giveRunFolder(run, baseline);
+        QVERIFY(run.kept);
+        QCOMPARE(QFileInfo(run.folder).absolutePath(), runsFolderOf(baseline));
+        QVERIFY(QDir().mkpath(run.folder + QStringLiteral("/run")));
+        test::writeBytes(run.folder + QStringLiteral("/run/pid7.peaklens"), "the run's trace");
+        run.label = QStringLiteral("rerun 1");
+        run.checkpoint = {QStringLiteral("blocks.0..blocks.2"), QStringLiteral("head")};
+        run.predictedPeakBytes = 123456789;
+        run.predictedStepNs = 531000000;
+        run.modelStepNs = 427000000;
+        run.tracePaths = {run.folder + QStringLiteral("/run/pid7.peaklens")};
+        run.measured.peakAllocatedBytes = 123000000;
+        run.measured.stepTimesMs = {471.25, 470.5};
+        run.measured.baselineStepTimesMs = {381.0, 383.75};
+        run.measured.gradients = ReplayGradientCheck{0.0, true};
+        saveRun(run);
+        QStringList problems;
+        const std::vector<RunRecord> kept = keptRuns(baseline, &problems);
+        QVERIFY(problems.isEmpty());
+        QCOMPARE(kept.size(), std::size_t(1));
+        const RunRecord &back = kept.front();
+        QCOMPARE(back.label, run.label);
+        QCOMPARE(back.checkpoint, run.checkpoint);
+        QCOMPARE(back.predictedPeakBytes, run.predictedPeakBytes);
+        QCOMPARE(back.predictedStepNs, run.predictedStepNs);
+        QCOMPARE(back.modelStepNs, run.modelStepNs);
+        QCOMPARE(back.tracePaths, run.tracePaths);
+        QCOMPARE(back.measured.peakAllocatedBytes, run.measured.peakAllocatedBytes);
+        QCOMPARE(back.measured.stepTimesMs, run.measured.stepTimesMs);
+        QCOMPARE(back.measured.baselineStepTimesMs, run.measured.baselineStepTimesMs);
+        QVERIFY(back.measured.gradients && back.measured.gradients->agree);
+
+        QTemporaryDir elsewhere;
+        RunRecord copy = run;
+        saveRunTo(copy, elsewhere.path());
+        QVERIFY(copy.kept);
+        QVERIFY(copy.folder.startsWith(elsewhere.path()));
+        QFile trace(copy.tracePaths.value(0));
+        QVERIFY(trace.open(QIODevice::ReadOnly));
+        QCOMPARE(trace.readAll(), QByteArray("the run's trace"));
+        QVERIFY(QFileInfo::exists(copy.folder + QStringLiteral("/run.json")));
+        RunRecord again = run;
+        QVERIFY_THROWS_EXCEPTION(FileError, saveRunTo(again, elsewhere.path())); // never over what is there
+    }
+
     // A trace with no memory at all opens, and every pane, the by-layer timeline and a
     // report show it: the empty snapshot PyTorch writes before the first allocation, the
     // native file convert makes of it, and a trace text holding one failed allocation.

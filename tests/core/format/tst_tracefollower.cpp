@@ -12,6 +12,8 @@
 #include <QTemporaryDir>
 #include <QThread>
 
+#include <cstdio>
+
 using namespace peaklens;
 
 namespace {
@@ -152,6 +154,45 @@ private slots:
         } catch (const ImportError &error) {
             QVERIFY2(QString::fromUtf8(error.what()).contains(QStringLiteral("more than 104 days apart")), error.what());
         }
+    }
+
+    // The file at the path stops being the one followed: another moved over it, or it was
+    // cut short. Each is an error naming the file; nothing of the other file is merged.
+    void aReplacedOrTruncatedFileIsAnError_data()
+    {
+        QTest::addColumn<QString>("change");
+        QTest::addColumn<QString>("problem");
+        QTest::newRow("another file moved over it") << QStringLiteral("moved") << QStringLiteral("was replaced by another file");
+        QTest::newRow("truncated") << QStringLiteral("truncated") << QStringLiteral("shrank from");
+    }
+    void aReplacedOrTruncatedFileIsAnError()
+    {
+        QFETCH(QString, change);
+        QFETCH(QString, problem);
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("live.peaklens"));
+        TraceWriter writer(out.toStdString());
+        writer.writeLane(0, Lane{});
+        for (int i = 0; i < 2000; ++i)
+            writer.writeEvent(MemoryEvent{i, 64, std::uint64_t(i + 1)});
+        writer.commit();
+        TraceFollower follower(out.toStdString());
+        QCOMPARE(follower.poll().newEvents, std::size_t(2000));
+        if (change == QLatin1String("moved")) {
+            const QString other = dir.filePath(QStringLiteral("other.peaklens"));
+            QVERIFY(QFile::copy(QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens"), other));
+            QCOMPARE(std::rename(qPrintable(other), qPrintable(out)), 0); // atomically, as mv does
+        } else {
+            QVERIFY(QFile::resize(out, 4096));
+        }
+        try {
+            follower.poll();
+            QFAIL("no error");
+        } catch (const ImportError &error) {
+            QVERIFY2(QString::fromUtf8(error.what()).startsWith(out + QStringLiteral(": ")), error.what());
+            QVERIFY2(QString::fromUtf8(error.what()).contains(problem), error.what());
+        }
+        QCOMPARE(follower.trace().events.size(), std::size_t(2000));
     }
 
     void emptyFileWaitsForItsWriter()

@@ -5,6 +5,10 @@
 #include "core/format/outputfile.h"
 #include "core/report/summaryjson.h"
 #include "core/report/tablereport.h"
+#include "core/plan/predictor.h"
+#include "core/plan/steptimecomparison.h"
+#include "core/report/reportdata.h"
+#include "core/trace/metadata.h"
 #include "core/trace/units.h"
 
 #include <QJsonArray>
@@ -103,6 +107,35 @@ private slots:
     }
 
     // The report says what `summary --json` says: the peak and each leaf layer's activations.
+    // A rerun compared with its baseline: the change of step time the model predicted (the
+    // what-if bar's figure) beside the change measured against the baseline run again
+    // beside it, and the rerun's own plans left to the baseline.
+    void rerunsReadAsTheRunsTable()
+    {
+        const TracePtr base = loadTrace(kSample);
+        auto toggled = std::make_shared<Trace>(*base);
+        toggled->meta[std::string(metakey::Checkpoint)] = "blocks.2,blocks.3,blocks.4";
+        ReplayResult measured;
+        measured.peakAllocatedBytes = 195847176;
+        measured.stepTimesMs = {471.4, 494.6, 493.4, 462.9, 464.0};
+        measured.baselineStepTimesMs = {401.9, 384.0, 368.5, 386.4, 381.3};
+        const ReportData data = buildReport({{kSample, analyseTrace(kSample, base), std::nullopt},
+                                             {"rerun 1", analyseTrace("rerun 1", toggled), measured}},
+                                            std::nullopt);
+        QCOMPARE(data.comparisons.size(), std::size_t(1));
+        QVERIFY(data.comparisons.front().predicted);
+        const CostModel &model = *data.runs.front().analysed->model;
+        const StepChange change = stepChange(data.comparisons.front().predicted->stepTimeNs,
+                                             predict(model, CheckpointSchedule{}).stepTimeNs, measured.baselineStepTimesMs,
+                                             measured.stepTimesMs);
+        QVERIFY(change.predictedPercent > 0 && change.measured);
+        const std::string html = renderHtmlReport(data);
+        QVERIFY2(html.find(">" + signedPercentText(change.predictedPercent) + "<") != std::string::npos, html.c_str());
+        QVERIFY(html.find(escapeHtml(changeText(*change.measured))) != std::string::npos);
+        QVERIFY(html.find(">baseline</th>") != std::string::npos);
+        QVERIFY(html.find("This run already checkpoints 3 layers") != std::string::npos);
+    }
+
     void htmlCarriesTheSummaryFigures()
     {
         const ReportData data = reportOf({kSample});
