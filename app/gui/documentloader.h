@@ -35,7 +35,8 @@ public:
     // (its trace dropped at once, so 64 ranks never sit in memory together) and only the
     // first rank is kept as a document. Process: another of the files open together. Run:
     // the traces of a rerun, each a document. Compare: a trace to compare the open one with.
-    enum class Purpose { Open, Process, Run, Compare };
+    // KeptRun: a rerun kept from an earlier session, read back beside a rerun of this one.
+    enum class Purpose { Open, Process, Run, KeptRun, Compare };
 
     explicit DocumentLoader(QObject *parent = nullptr);
     ~DocumentLoader() override;

@@ -69,7 +69,21 @@ namespace peaklens::gui {
 namespace {
 
 constexpr DocumentLoader::Purpose kPurposes[] = {DocumentLoader::Purpose::Open, DocumentLoader::Purpose::Process,
-                                                 DocumentLoader::Purpose::Run, DocumentLoader::Purpose::Compare};
+                                                 DocumentLoader::Purpose::Run, DocumentLoader::Purpose::KeptRun,
+                                                 DocumentLoader::Purpose::Compare};
+
+// A run's measured figures from its traces when it was relaunched: the run's trace and the
+// baseline's recorded beside it.
+void takeMeasuredFrom(RunRecord &record, const std::vector<DocumentPtr> &documents)
+{
+    record.document = documents.front();
+    if (documents.size() == 2) {
+        record.measured.peakAllocatedBytes = documents[0]->peakBytes;
+        record.measured.stepTimesMs = documents[0]->stepTimesMs();
+        record.measured.baselinePeakAllocatedBytes = documents[1]->peakBytes;
+        record.measured.baselineStepTimesMs = documents[1]->stepTimesMs();
+    }
+}
 
 QString bytesText(std::int64_t bytes)
 {
@@ -413,19 +427,18 @@ void MainWindow::onLoaded(quint64 ticket, DocumentLoader::Purpose purpose, const
         if (pending.empty())
             return;
         RunRecord &record = pending.mapped();
-        record.document = documents.front();
-        if (documents.size() == 2) { // a relaunch: the run's trace and the baseline's beside it
-            record.measured.peakAllocatedBytes = documents[0]->peakBytes;
-            record.measured.stepTimesMs = documents[0]->stepTimesMs();
-            record.measured.baselinePeakAllocatedBytes = documents[1]->peakBytes;
-            record.measured.baselineStepTimesMs = documents[1]->stepTimesMs();
-        }
-        if (m_restoringRuns.erase(ticket) > 0) {
-            m_runsPane->append(record);
-            restoreNextRun();
-        } else {
-            addRun(record);
-        }
+        takeMeasuredFrom(record, documents);
+        addRun(record);
+        return;
+    }
+    if (purpose == DocumentLoader::Purpose::KeptRun) {
+        if (!m_restoring || m_restoring->first != ticket)
+            return;
+        RunRecord record = std::move(m_restoring->second);
+        m_restoring.reset();
+        takeMeasuredFrom(record, documents);
+        m_runsPane->append(record);
+        restoreNextRun();
         return;
     }
     if (ticket != m_openTicket)
@@ -451,12 +464,17 @@ void MainWindow::onLoadFailed(quint64 ticket, DocumentLoader::Purpose purpose, c
         if (pending.empty())
             return;
         pending.mapped().outcome = cancelled ? tr("cancelled") : message;
-        if (m_restoringRuns.erase(ticket) > 0) { // kept as it was; said in its row
-            m_runsPane->append(pending.mapped());
-            restoreNextRun();
-        } else {
-            addRun(pending.mapped());
-        }
+        addRun(pending.mapped());
+        return;
+    }
+    if (purpose == DocumentLoader::Purpose::KeptRun) {
+        if (!m_restoring || m_restoring->first != ticket)
+            return;
+        RunRecord record = std::move(m_restoring->second); // kept as it was; why it cannot be read, in its row
+        m_restoring.reset();
+        record.outcome = cancelled ? tr("cancelled") : message;
+        m_runsPane->append(record);
+        restoreNextRun();
         return;
     }
     const quint64 expected = purpose == DocumentLoader::Purpose::Process   ? m_processTicket
@@ -484,7 +502,10 @@ void MainWindow::startSession(DocumentPtr document, std::vector<ProcessEntry> pr
     if (m_replay->isRunning())
         m_replay->cancel();
     m_loader->cancel(DocumentLoader::Purpose::Run);
+    m_loader->cancel(DocumentLoader::Purpose::KeptRun);
     m_readingRuns.clear();
+    m_restoring.reset();
+    m_runsToRestore.clear();
     stopFollowing();
     m_session = Session{};
     m_session.id = m_nextSession++;

@@ -16,7 +16,6 @@
 
 #include <deque>
 #include <map>
-#include <set>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -220,8 +219,9 @@ private:
     quint64 m_processTicket = 0; // another process of the session being read
     quint64 m_compareTicket = 0; // a trace to compare with being read
     std::map<quint64, RunRecord> m_readingRuns; // reruns whose traces are being read, by ticket
-    std::set<quint64> m_restoringRuns;          // of those, the ones kept from an earlier session
-    std::deque<RunRecord> m_runsToRestore;      // kept reruns not yet read, read one at a time
+    // Reruns kept from an earlier session: the one being read, by ticket, and those after it.
+    std::optional<std::pair<quint64, RunRecord>> m_restoring;
+    std::deque<RunRecord> m_runsToRestore;
 
     QStackedWidget *m_pages;
     EmptyState *m_emptyState = nullptr;

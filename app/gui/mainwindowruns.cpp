@@ -153,9 +153,8 @@ void MainWindow::restoreNextRun()
             m_runsPane->append(run);
             continue;
         }
-        const quint64 ticket = m_loader->load(run.tracePaths, DocumentLoader::Purpose::Run);
-        m_restoringRuns.insert(ticket);
-        m_readingRuns.emplace(ticket, std::move(run));
+        const quint64 ticket = m_loader->load(run.tracePaths, DocumentLoader::Purpose::KeptRun);
+        m_restoring.emplace(ticket, std::move(run));
         return;
     }
     setIdle();

@@ -93,6 +93,27 @@ void markCharts(QTextDocument &document, std::size_t chartCount)
     }
 }
 
+// A heading never ends a page: one whose next block ends on a later page begins that page
+// instead. Blocks are laid out again after each break, so later headings see the moves.
+void keepHeadingsWithWhatFollows(QTextDocument &document)
+{
+    const qreal pageHeight = document.pageSize().height();
+    if (pageHeight <= 0)
+        return;
+    QAbstractTextDocumentLayout *layout = document.documentLayout();
+    for (QTextBlock block = document.begin(); block.isValid(); block = block.next()) {
+        const QTextBlock next = block.next();
+        if (block.blockFormat().headingLevel() == 0 || !next.isValid())
+            continue;
+        const int page = static_cast<int>(layout->blockBoundingRect(block).top() / pageHeight);
+        if (static_cast<int>(layout->blockBoundingRect(next).bottom() / pageHeight) == page)
+            continue;
+        QTextBlockFormat format = block.blockFormat();
+        format.setPageBreakPolicy(QTextFormat::PageBreak_AlwaysBefore);
+        QTextCursor(block).setBlockFormat(format);
+    }
+}
+
 QByteArray renderPdf(const ReportData &data, const QString &path)
 {
     const HtmlWithCharts report = renderHtmlReportWithChartImages(data);
@@ -120,6 +141,7 @@ QByteArray renderPdf(const ReportData &data, const QString &path)
         writer.setCreator(QStringLiteral("PeakLens " PEAKLENS_VERSION));
         // Lay the text out on the page's width, so tables can use all of it.
         document.setPageSize(QSizeF(writer.width(), writer.height()));
+        keepHeadingsWithWhatFollows(document);
         document.print(&writer);
     }
     return pdf;

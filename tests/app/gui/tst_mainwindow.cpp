@@ -802,7 +802,11 @@ private slots:
         }
         MainWindow window;
         QVERIFY(load(window, trace));
-        QVERIFY(QTest::qWaitFor([&] { return window.runsModel()->rowCount() == 2 && window.runsModel()->run(1).document; }, 60000));
+        // A rerun starts at once, while the kept one is still being read back.
+        QSignalSpy finished(&window, &MainWindow::rerunFinished);
+        window.rerun();
+        QVERIFY(window.isRerunning());
+        QVERIFY(QTest::qWaitFor([&] { return window.runsModel()->rowCount() >= 2 && window.runsModel()->run(1).document; }, 60000));
         const RunRecord &restored = window.runsModel()->run(1);
         QCOMPARE(restored.label, first.label);
         QCOMPARE(restored.checkpoint, first.checkpoint);
@@ -812,10 +816,10 @@ private slots:
         QCOMPARE(restored.document->peakBytes, first.document->peakBytes);
         for (int column = 0; column < RunsModel::NumColumns; ++column)
             QCOMPARE(window.runsModel()->index(1, column).data().toString(), shown[column]);
-        QSignalSpy finished(&window, &MainWindow::rerunFinished);
-        window.rerun();
-        QVERIFY(finished.wait(300000));
+        QVERIFY(finished.count() == 1 || finished.wait(300000));
+        QCOMPARE(window.runsModel()->rowCount(), 3);
         QCOMPARE(window.runsModel()->run(2).label, QStringLiteral("rerun 2"));
+        QVERIFY2(window.runsModel()->run(2).outcome.isEmpty(), qPrintable(window.runsModel()->run(2).outcome));
     }
 
     // A rerun's folder and run.json read back as they were written, and a copy saved to a
