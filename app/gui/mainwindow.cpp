@@ -290,19 +290,7 @@ void MainWindow::connectServices()
     connect(m_replay, &ReplayProcess::traceStarted, this, &MainWindow::followRerun);
     connect(m_runsPane, &RunsPane::runSelected, this, &MainWindow::showRun);
     connect(m_runsPane, &RunsPane::openRequested, this, [this](int row) { openFile(runsModel()->run(row).tracePaths.value(0)); });
-    connect(m_runsPane, &RunsPane::saveRequested, this, [this](int row) {
-        const QString parent = QFileDialog::getExistingDirectory(this, tr("Save the rerun in"));
-        if (parent.isEmpty())
-            return;
-        RunRecord run = runsModel()->run(row);
-        try {
-            saveRunTo(run, parent);
-            runsModel()->replace(row, run);
-            statusBar()->showMessage(tr("%1 saved in %2.").arg(run.label, run.folder));
-        } catch (const std::exception &error) {
-            QMessageBox::critical(this, tr("Cannot save the rerun"), QString::fromStdString(visibleText(error.what())));
-        }
-    });
+    connect(m_runsPane, &RunsPane::saveRequested, this, [this](int row) { saveRunsElsewhere({row}); });
     connect(m_layers, &LayerModel::checkpointChanged, this, [this] {
         m_whatIf->markCustom();
         m_session.schedule = m_layers->schedule();

@@ -204,6 +204,8 @@ private:
     // Before the window closes: reruns only in a temporary folder are saved where the user
     // picks, or let go; false when the user cancels.
     bool keepUnsavedRuns();
+    // Asks for a folder and saves these reruns there (runstore.h); false when cancelled or failed.
+    bool saveRunsElsewhere(const std::vector<int> &rows);
     void showRun(int row);
     void showComparison(const DocumentPtr &other);
     void showFlameSelection(const std::optional<FlameSelection> &selection, const QString &name);

@@ -177,12 +177,15 @@ bool MainWindow::keepUnsavedRuns()
         QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
     if (answer == QMessageBox::Cancel)
         return false;
-    if (answer == QMessageBox::Discard)
-        return true;
+    return answer == QMessageBox::Discard || saveRunsElsewhere(unsaved);
+}
+
+bool MainWindow::saveRunsElsewhere(const std::vector<int> &rows)
+{
     const QString parent = QFileDialog::getExistingDirectory(this, tr("Save the reruns in"));
     if (parent.isEmpty())
         return false;
-    for (const int row : unsaved) {
+    for (const int row : rows) {
         RunRecord run = runsModel()->run(row);
         try {
             saveRunTo(run, parent);
@@ -190,6 +193,8 @@ bool MainWindow::keepUnsavedRuns()
             QMessageBox::critical(this, tr("Cannot save the rerun"), QString::fromStdString(visibleText(error.what())));
             return false;
         }
+        runsModel()->replace(row, run);
+        statusBar()->showMessage(tr("%1 saved in %2.").arg(run.label, run.folder));
     }
     return true;
 }
