@@ -11,7 +11,6 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -258,6 +257,7 @@ EventsTableSize EventsReader::measure()
 {
     m_size = {};
     m_size.lastChunk = m_afterChunk;
+    m_peaks.clear();
     // Chunks are numbered 0, 1, 2, ... as they are written: one numbered otherwise was
     // damaged or moved, and its events would be skipped or read out of their order.
     if (m_afterChunk < 0) {
@@ -298,11 +298,21 @@ EventsTableSize EventsReader::measure()
             throw Error(chunk + " claims " + std::to_string(count) + " events");
         // The running totals are checked here, once, for every reader: the whole load, the
         // streamed summary and a follower say the same of a damaged file.
-        const auto totals = sizes.blob(5);
+        const auto bytes = sizes.blob(5);
+        eventchunk::ChunkTotals totals;
         try {
-            eventchunk::readTotals({reinterpret_cast<const char *>(totals.data()), totals.size()});
+            totals = eventchunk::readTotals({reinterpret_cast<const char *>(bytes.data()), bytes.size()});
         } catch (const Error &error) {
             throw Error("in " + chunk + ", " + error.what());
+        }
+        // Each device's highest running total, as the chunks' rows give them.
+        for (const auto &[device, total] : totals.devices) {
+            const TotalsPeak peak{device, total.highBytes, m_size.events + total.highEvent};
+            const auto found = std::find_if(m_peaks.begin(), m_peaks.end(), [&](const TotalsPeak &p) { return p.device == device; });
+            if (found == m_peaks.end())
+                m_peaks.push_back(peak);
+            else if (peak.bytes > found->bytes)
+                *found = peak;
         }
         const auto plain = sizes.integer(3);
         const std::int64_t least = count * std::int64_t(kFormat2LeastBytesPerEvent) + std::int64_t(kFormat2Overhead);
@@ -320,6 +330,7 @@ EventsTableSize EventsReader::measure()
         m_size.plainBytes += static_cast<std::uint64_t>(plain);
         m_size.lastChunk = std::max(m_size.lastChunk, sizes.integer(0));
     }
+    std::sort(m_peaks.begin(), m_peaks.end(), [](const TotalsPeak &a, const TotalsPeak &b) { return a.device < b.device; });
     return m_size;
 }
 
@@ -379,32 +390,6 @@ void EventsReader::readFormat1(const FileIds &ids, MemoryEvents::Slots slots,
     }
     if (at != slots.timeNs.size())
         throw Error("an events chunk changed while it was read");
-}
-
-std::vector<TotalsPeak> EventsReader::peaksFromTotals()
-{
-    std::map<Device, TotalsPeak> peaks;
-    std::uint64_t first = 0;
-    auto chunks = m_db.prepare("SELECT chunk, count, totals FROM events ORDER BY chunk");
-    while (chunks.step()) {
-        const auto bytes = chunks.blob(2);
-        eventchunk::ChunkTotals totals;
-        try {
-            totals = eventchunk::readTotals({reinterpret_cast<const char *>(bytes.data()), bytes.size()});
-        } catch (const Error &error) {
-            throw Error("in " + chunkName(chunks.integer(0)) + ", " + error.what());
-        }
-        for (const auto &[device, total] : totals.devices) {
-            auto [it, added] = peaks.try_emplace(device, TotalsPeak{device, total.highBytes, first + total.highEvent});
-            if (!added && total.highBytes > it->second.bytes)
-                it->second = TotalsPeak{device, total.highBytes, first + total.highEvent};
-        }
-        first += static_cast<std::uint64_t>(std::max<std::int64_t>(chunks.integer(1), 0));
-    }
-    std::vector<TotalsPeak> result;
-    for (const auto &[device, peak] : peaks)
-        result.push_back(peak);
-    return result;
 }
 
 template<typename Take>

@@ -54,9 +54,9 @@ public:
     // naming the chunk and what is wrong.
     void read(const FileIds &ids, TraceBuilder &builder, const std::function<void(std::size_t)> &chunkRead);
 
-    // Format 2 only: each device's highest running total over the chunks' rows, without
-    // decoding any. Throws Error when a chunk's totals are damaged.
-    std::vector<TotalsPeak> peaksFromTotals();
+    // Format 2 only, after measure(): each device's highest running total over the chunks'
+    // rows it measured, without decoding any, by device.
+    const std::vector<TotalsPeak> &peaksFromTotals() const { return m_peaks; }
 
     // Format 2 only: hands the events on a chunk at a time in file order, on this thread,
     // `first` the index of the chunk's first event; a few chunks are in memory at once.
@@ -75,6 +75,7 @@ private:
     int m_version;
     std::int64_t m_afterChunk;
     EventsTableSize m_size;
+    std::vector<TotalsPeak> m_peaks;
 };
 
 } // namespace peaklens
