@@ -308,7 +308,7 @@ EventsTableSize EventsReader::measure()
         // Each device's highest running total, as the chunks' rows give them.
         for (const auto &[device, total] : totals.devices) {
             const TotalsPeak peak{device, total.highBytes, m_size.events + total.highEvent};
-            const auto found = std::find_if(m_peaks.begin(), m_peaks.end(), [&](const TotalsPeak &p) { return p.device == device; });
+            const auto found = std::find_if(m_peaks.begin(), m_peaks.end(), [&peak](const TotalsPeak &p) { return p.device == peak.device; });
             if (found == m_peaks.end())
                 m_peaks.push_back(peak);
             else if (peak.bytes > found->bytes)
