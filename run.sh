@@ -17,9 +17,8 @@ packages=(
   libcli11-dev
   # desktop app and its tests (PDF reports: Qt SVG renders the charts, poppler reads them back)
   qt6-base-dev qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6 xvfb xauth poppler-utils
-  # replay engine (Debian's libtorch runs on the reference BLAS without OpenBLAS)
-  libtorch-dev libopenblas0-pthread python3-torch
-  # the real-world corpus check (tests/data/real/expected.py); the helper as a pip package
+  # the project's Python (PyTorch comes from pip, below), the real-world corpus check
+  # (tests/data/real/expected.py) and the helper as a pip package
   python3 python3-pip python3-setuptools python3-venv
   # installing: the .deb (dpkg-shlibdeps), man pages, desktop integration and its checks,
   # shell completion checks
@@ -41,8 +40,33 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# PyTorch: the pinned pip release, CUDA build included (it runs on the CPU where there is
+# no GPU), in one virtual environment per machine outside the source tree, which every
+# clone and CI reuse. Its LibTorch builds peaklens-replay and the torch recorder; its
+# Python runs the helper's tests, the examples and the benchmarks. A half-made one (no
+# .complete) is made again.
+torch_version=2.15.0
+numpy_version=2.3.5
+python_env=${PEAKLENS_PYTHON_ENV:-${XDG_CACHE_HOME:-$HOME/.cache}/peaklens/torch-$torch_version}
+if [ ! -f "$python_env/.complete" ]; then
+  echo "run.sh: installing PyTorch $torch_version into $python_env (once per machine)" >&2
+  rm -rf "$python_env"
+  mkdir -p "$(dirname "$python_env")"
+  /usr/bin/python3 -m venv "$python_env"
+  "$python_env/bin/python" -m pip install -q --disable-pip-version-check --no-cache-dir \
+    "torch==$torch_version" "numpy==$numpy_version"
+  touch "$python_env/.complete"
+fi
+python=$python_env/bin/python
+torch_prefix=$("$python" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')
+
+# A build folder configured against another LibTorch or Python is configured afresh (its
+# objects are kept; what changed rebuilds).
+if [ -f build/CMakeCache.txt ] && ! grep -qxF "PEAKLENS_PYTHON:FILEPATH=$python" build/CMakeCache.txt; then
+  rm -f build/CMakeCache.txt
+fi
 if [ ! -f build/CMakeCache.txt ]; then
-  cmake --preset release
+  cmake --preset release -DCMAKE_PREFIX_PATH="$torch_prefix" -DPEAKLENS_PYTHON="$python"
 fi
 cmake --build build --parallel "$(nproc)"
 

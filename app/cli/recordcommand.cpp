@@ -1,6 +1,8 @@
-// peaklens-cli record [--allocator exact|async|native] [--out DIR] -- CMD ARGS...
-// Runs a training command under the CUPTI collector, with the Python helper importable,
-// and leaves one trace per process in DIR (docs/recording.md).
+// peaklens-cli record [--backend auto|torch|cupti] [--allocator exact|async|native]
+//                     [--out DIR] -- CMD ARGS...
+// Runs a training command with the Python helper importable, recorded through PyTorch's
+// own allocator (torch: libpeaklens_torch.so, any machine) or the CUPTI collector (cupti:
+// libpeaklens_cupti.so, a GPU), and leaves one trace per process in DIR (docs/recording.md).
 
 #include "command.h"
 
@@ -21,6 +23,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 namespace peaklens::cli {
 
@@ -49,19 +52,43 @@ std::filesystem::path ownDirectory()
     return ec ? std::filesystem::current_path() : self.parent_path();
 }
 
-// PEAKLENS_PLUGIN_DIR, else next to peaklens-cli (the build tree), else the installed
-// plugin folder relative to it.
-std::filesystem::path findCollector()
+constexpr const char *kCollector = "libpeaklens_cupti.so";
+constexpr const char *kTorchRecorder = "libpeaklens_torch.so";
+
+std::filesystem::path installedPluginDirectory()
+{
+    return ownDirectory() / PEAKLENS_PLUGIN_DIR_FROM_BIN;
+}
+
+// A plugin library: in PEAKLENS_PLUGIN_DIR, else next to peaklens-cli (the build tree),
+// else in the installed plugin folder relative to it.
+std::optional<std::filesystem::path> findPlugin(const char *file)
 {
     const char *pluginDir = std::getenv("PEAKLENS_PLUGIN_DIR");
-    const std::filesystem::path installed = ownDirectory() / PEAKLENS_PLUGIN_DIR_FROM_BIN;
-    for (const std::filesystem::path &directory :
-         {pluginDir ? std::filesystem::path(pluginDir) : std::filesystem::path(), ownDirectory(), installed}) {
-        if (!directory.empty() && std::filesystem::exists(directory / "libpeaklens_cupti.so"))
-            return std::filesystem::weakly_canonical(directory / "libpeaklens_cupti.so");
+    for (const std::filesystem::path &directory : {pluginDir ? std::filesystem::path(pluginDir) : std::filesystem::path(),
+                                                   ownDirectory(), installedPluginDirectory()}) {
+        if (!directory.empty() && std::filesystem::exists(directory / file))
+            return std::filesystem::weakly_canonical(directory / file);
     }
-    throw Error("the CUPTI collector libpeaklens_cupti.so is neither in " + installed.lexically_normal().string()
-                + " nor in PEAKLENS_PLUGIN_DIR; install the collector component, built where the CUDA toolkit with CUPTI is installed.");
+    return std::nullopt;
+}
+
+std::filesystem::path requirePlugin(const char *file, const std::string &install)
+{
+    if (auto found = findPlugin(file))
+        return *found;
+    throw Error(std::string(file) + " is neither in " + installedPluginDirectory().lexically_normal().string()
+                + " nor in PEAKLENS_PLUGIN_DIR; " + install);
+}
+
+std::filesystem::path findCollector()
+{
+    return requirePlugin(kCollector, "install the collector component, built where the CUDA toolkit with CUPTI is installed.");
+}
+
+std::filesystem::path findTorchRecorder()
+{
+    return requirePlugin(kTorchRecorder, "install the replay component, built against the PyTorch the training runs.");
 }
 
 std::filesystem::path findHelper()
@@ -101,45 +128,80 @@ void forwardSignal(int signal)
         ::kill(g_child, signal);
 }
 
+// The backend `auto` stands for: the CUPTI collector when an allocator mode is asked for
+// (only it has them), else PyTorch's own allocator reports wherever the torch recorder is
+// installed (any machine, the caching allocator left as it is), else the collector.
+std::string chooseBackend(const std::string &asked, const std::string &allocator)
+{
+    if (asked != "auto")
+        return asked;
+    return allocator.empty() && findPlugin(kTorchRecorder) ? "torch" : "cupti";
+}
+
+// Sets the environment the chosen backend reads in the training process.
+void prepareBackend(const std::string &backend, std::string allocator, const std::filesystem::path &helper)
+{
+    std::string pythonPath = helper.string();
+    if (backend == "torch") {
+        if (!allocator.empty() && allocator != "native")
+            throw Error("--allocator " + allocator + " applies to --backend cupti: the torch backend records PyTorch's "
+                        "caching allocator as it is.");
+        setEnvironment("PEAKLENS_TORCH_RECORDER", findTorchRecorder().string());
+        // Its sitecustomize starts the recorder once the process imports torch.
+        pythonPath += ":" + (helper / "peaklens" / "_autostart").string();
+        allocator = "native";
+    } else {
+        requireCudaDevice();
+        const auto collector = findCollector();
+        setEnvironment("CUDA_INJECTION64_PATH", collector.string());
+        routeNvtxToCupti(collector);
+        if (allocator.empty())
+            allocator = "exact";
+        if (allocator == "exact")
+            setEnvironment("PYTORCH_NO_CUDA_MEMORY_CACHING", "1");
+        else if (allocator == "async")
+            setEnvironment("PYTORCH_CUDA_ALLOC_CONF", "backend:cudaMallocAsync");
+    }
+    setEnvironment("PEAKLENS_ALLOCATOR", allocator);
+    const char *outer = std::getenv("PYTHONPATH");
+    setEnvironment("PYTHONPATH", pythonPath + (outer && *outer ? ":" + std::string(outer) : ""));
+}
+
 } // namespace
 
 Command addRecordCommand(CLI::App &app)
 {
-    auto *command = app.add_subcommand("record", "Record a training run under the CUPTI collector: peaklens-cli record -- python train.py");
+    auto *command = app.add_subcommand("record", "Record a training run: peaklens-cli record -- python train.py");
     struct Options
     {
-        std::string allocator = "exact";
+        std::string backend = "auto";
+        std::string allocator;
         std::string out;
         std::vector<std::string> command;
     };
     auto options = std::make_shared<Options>();
+    command->add_option("--backend", options->backend,
+                        "torch (PyTorch's own allocator reports, any machine), cupti (the CUDA driver's view, a GPU) "
+                        "or auto (the default: cupti when --allocator is given, else torch where its recorder is installed)")
+        ->check(CLI::IsMember({"auto", "torch", "cupti"}));
     command->add_option("--allocator", options->allocator,
-                        "exact (no caching: every tensor is seen), async (cudaMallocAsync) or native (the caching allocator)")
+                        "With --backend cupti: exact (no caching: every tensor is seen; the default), async "
+                        "(cudaMallocAsync) or native (the caching allocator's segments)")
         ->check(CLI::IsMember({"exact", "async", "native"}));
     command->add_option("--out", options->out, "Folder for the traces (default: peaklens-<pid>)");
     command->add_option("COMMAND", options->command, "The training command, after --")->required();
     return {command, [options]() -> CommandOutput {
-                requireCudaDevice();
-                const auto collector = findCollector();
                 const auto helper = findHelper();
+                prepareBackend(chooseBackend(options->backend, options->allocator), options->allocator, helper);
                 const std::filesystem::path out = options->out.empty() ? "peaklens-" + std::to_string(::getpid()) : options->out;
                 std::error_code ec;
                 std::filesystem::create_directories(out, ec);
                 if (ec)
                     throw FileError(out.string(), "cannot be created: " + ec.message() + ".");
 
-                setEnvironment("CUDA_INJECTION64_PATH", collector.string());
-                routeNvtxToCupti(collector);
                 setEnvironment("PEAKLENS_OUT", std::filesystem::absolute(out).string());
                 setEnvironment("PEAKLENS_COMMAND", dumpJson(nlohmann::ordered_json(options->command), -1));
                 setEnvironment("PEAKLENS_CWD", std::filesystem::current_path().string());
-                setEnvironment("PEAKLENS_ALLOCATOR", options->allocator);
-                const char *pythonPath = std::getenv("PYTHONPATH");
-                setEnvironment("PYTHONPATH", helper.string() + (pythonPath && *pythonPath ? ":" + std::string(pythonPath) : ""));
-                if (options->allocator == "exact")
-                    setEnvironment("PYTORCH_NO_CUDA_MEMORY_CACHING", "1");
-                else if (options->allocator == "async")
-                    setEnvironment("PYTORCH_CUDA_ALLOC_CONF", "backend:cudaMallocAsync");
 
                 // Before the fork, so no signal is missed; exec gives the child the defaults back.
                 struct sigaction forward = {};

@@ -3,6 +3,7 @@
 #include "runstore.h"
 
 #include "core/error.h"
+#include "core/plan/rerunlaunch.h"
 #include "core/trace/metadata.h"
 #include "core/trace/visibletext.h"
 
@@ -23,26 +24,26 @@ namespace {
 
 // How long a child may take to stop after SIGTERM before it is killed.
 constexpr int kStopGraceMs = 5000;
-// Steps measured beside the baseline's, at least.
-constexpr int kMinPairs = 10;
 
 QString meta(const TraceDocument &document, std::string_view key)
 {
     return QString::fromStdString(document.trace->metaValue(key));
 }
 
-// The recorded command line (meta "command", a JSON array), empty when there is none.
-QStringList commandOf(const TraceDocument &document)
+std::vector<std::string> units(const QStringList &toggles)
 {
-    QStringList command;
-    for (const QJsonValue &argument : QJsonDocument::fromJson(meta(document, metakey::Command).toUtf8()).array())
-        command << argument.toString();
-    return command;
+    std::vector<std::string> out;
+    for (const QString &unit : toggles)
+        out.push_back(unit.toStdString());
+    return out;
 }
 
-QString togglesText(const QStringList &units)
+QStringList strings(const std::vector<std::string> &values)
 {
-    return units.isEmpty() ? QStringLiteral("none") : units.join(QLatin1Char(','));
+    QStringList out;
+    for (const std::string &value : values)
+        out << QString::fromStdString(value);
+    return out;
 }
 
 } // namespace
@@ -78,10 +79,9 @@ QString ReplayProcess::executable(const QString &name)
 
 QString ReplayProcess::unavailableReason(const TraceDocument &document)
 {
+    if (const auto reason = rerunUnavailable(*document.trace))
+        return tr("this trace cannot be rerun: %1").arg(QString::fromStdString(*reason));
     const bool replayed = !meta(document, metakey::ReplaySpec).isEmpty();
-    const bool recorded = !commandOf(document).isEmpty();
-    if (!replayed && !recorded)
-        return tr("this trace has neither a replay spec nor a recorded command, so there is nothing to rerun");
     if (!document.model)
         return tr("the trace has no checkpointable chain");
     if (replayed && executable().isEmpty())
@@ -105,38 +105,40 @@ void ReplayProcess::start(const TraceDocument &document, const RunRecord &record
     m_stderrTail.clear();
     m_cancelled = false;
     m_traceAnnounced = false;
-    QStringList baseline;
-    for (const std::string &unit : document.checkpoint)
-        baseline << QString::fromStdString(unit);
-    m_baselineToggles = togglesText(baseline);
-    m_relaunch = meta(document, metakey::ReplaySpec).isEmpty();
-    if (!m_relaunch) {
-        startReplay(document);
-        return;
+    m_plan = planRerun(*document.trace, units(m_record.checkpoint), document.checkpoint, m_record.folder.toStdString(), 0);
+    for (const auto &[path, contents] : m_plan.files) {
+        QFile file(QString::fromStdString(path));
+        if (!file.open(QIODevice::WriteOnly) || file.write(contents.data(), qint64(contents.size())) < 0) {
+            m_record.outcome = tr("cannot write %1").arg(file.fileName());
+            QTimer::singleShot(0, this, [this] { Q_EMIT finished(m_record); });
+            return;
+        }
     }
-    m_command = commandOf(document);
-    m_workingDirectory = meta(document, metakey::WorkingDirectory);
-    m_rank = meta(document, metakey::Rank);
-    m_allocator = meta(document, metakey::AllocatorMode);
-    if (m_allocator.isEmpty())
-        m_allocator = QStringLiteral("exact");
-    // The baseline first, then the toggles: both on this machine, under the same load.
-    m_relaunchingBaseline = true;
-    startRelaunch(m_baselineToggles, QStringLiteral("baseline"));
+    m_launch = 0;
+    if (m_plan.relaunch)
+        startRelaunch();
+    else
+        startReplay();
 }
 
-void ReplayProcess::startRelaunch(const QString &toggles, const QString &folder)
+// Starts m_plan.launches[m_launch]; the caller connects what it reads.
+void ReplayProcess::startLaunch(QProcess::ProcessChannelMode channels)
 {
-    const QString out = QDir(m_record.folder).filePath(folder);
-    const QStringList arguments = QStringList{QStringLiteral("record"), QStringLiteral("--allocator"), m_allocator,
-                                              QStringLiteral("--out"), out, QStringLiteral("--")}
-                                  + m_command;
+    const RerunLaunch &launch = m_plan.launches[m_launch];
     QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    environment.insert(QStringLiteral("PEAKLENS_CHECKPOINT"), toggles);
-    m_process = new QProcess(this);
+    for (const auto &[name, value] : launch.environment)
+        environment.insert(QString::fromStdString(name), QString::fromStdString(value));
     m_process->setProcessEnvironment(environment);
-    m_process->setWorkingDirectory(m_workingDirectory);
-    m_process->setProcessChannelMode(QProcess::MergedChannels);
+    if (!launch.workingDirectory.empty())
+        m_process->setWorkingDirectory(QString::fromStdString(launch.workingDirectory));
+    m_process->setProcessChannelMode(channels);
+    connect(m_process, &QProcess::finished, this, &ReplayProcess::onFinished);
+    m_process->start(executable(QString::fromStdString(launch.program)), strings(launch.arguments));
+}
+
+void ReplayProcess::startRelaunch()
+{
+    m_process = new QProcess(this);
     connect(m_process, &QProcess::readyRead, this, [this] {
         while (m_process->canReadLine()) {
             const QByteArray line = m_process->readLine().trimmed();
@@ -146,42 +148,11 @@ void ReplayProcess::startRelaunch(const QString &toggles, const QString &folder)
         Q_EMIT progress(0, 0);
         announceTrace();
     });
-    connect(m_process, &QProcess::finished, this, &ReplayProcess::onFinished);
-    m_process->start(executable(QStringLiteral("peaklens-cli")), arguments);
+    startLaunch(QProcess::MergedChannels);
 }
 
-void ReplayProcess::startReplay(const TraceDocument &document)
+void ReplayProcess::startReplay()
 {
-    const QString spec = QDir(m_record.folder).filePath(QStringLiteral("spec.json"));
-    QFile file(spec);
-    if (!file.open(QIODevice::WriteOnly) || file.write(meta(document, metakey::ReplaySpec).toUtf8()) < 0) {
-        m_record.outcome = tr("cannot write the replay spec to %1").arg(spec);
-        QTimer::singleShot(0, this, [this] { Q_EMIT finished(m_record); });
-        return;
-    }
-    file.close();
-
-    QStringList arguments{QStringLiteral("--model"), spec, QStringLiteral("--checkpoint"), togglesText(m_record.checkpoint),
-                          QStringLiteral("--baseline"), m_baselineToggles, QStringLiteral("--json"), QStringLiteral("--out"),
-                          QDir(m_record.folder).filePath(QStringLiteral("run.peaklens"))};
-    if (!m_record.checkpoint.isEmpty())
-        arguments << QStringLiteral("--verify-gradients");
-    // Same steps, warm-up, device and precision as the trace being compared with.
-    const QJsonObject options = QJsonDocument::fromJson(meta(document, metakey::ReplayOptions).toUtf8()).object();
-    const std::pair<const char *, const char *> flags[] = {
-        {"warmup", "--warmup"}, {"dtype", "--dtype"}, {"micro_batches", "--micro-batches"}};
-    // Enough pairs that a change no larger than the noise shows as noise: with 10, all of
-    // them agreeing in sign by chance has a probability of 2 in 1,000.
-    arguments << QStringLiteral("--steps") << QString::number(std::max(options.value(QLatin1String("steps")).toInt(), kMinPairs));
-    for (const auto &[key, flag] : flags) {
-        const QJsonValue value = options.value(QLatin1String(key));
-        if (!value.isUndefined())
-            arguments << QLatin1String(flag) << (value.isString() ? value.toString() : QString::number(value.toInt()));
-    }
-    const QString device = options.value(QLatin1String("device")).toString();
-    if (!device.isEmpty())
-        arguments << QStringLiteral("--device") << (device.startsWith(QLatin1String("cuda")) ? QStringLiteral("cuda") : QStringLiteral("cpu"));
-
     m_process = new QProcess(this);
     connect(m_process, &QProcess::readyReadStandardError, this, [this] {
         while (m_process->canReadLine()) {
@@ -196,23 +167,16 @@ void ReplayProcess::startReplay(const TraceDocument &document)
         }
     });
     m_process->setReadChannel(QProcess::StandardError);
-    connect(m_process, &QProcess::finished, this, &ReplayProcess::onFinished);
-    m_process->start(executable(), arguments);
+    startLaunch(QProcess::SeparateChannels);
 }
 
 void ReplayProcess::announceTrace()
 {
-    if (m_traceAnnounced || m_cancelled || (m_relaunch && m_relaunchingBaseline))
+    if (m_traceAnnounced || m_cancelled || relaunchingBaseline())
         return;
-    QString path;
-    if (!m_relaunch) {
-        path = QDir(m_record.folder).filePath(QStringLiteral("run.peaklens"));
-    } else {
-        const QDir out(QDir(m_record.folder).filePath(QStringLiteral("run")));
-        const QStringList traces = out.entryList({QStringLiteral("*.peaklens")}, QDir::Files, QDir::Name);
-        if (!traces.isEmpty())
-            path = out.filePath(traces.front());
-    }
+    const std::optional<std::string> found =
+        m_plan.relaunch ? relaunchedTrace(m_plan.launches[m_launch].traceFolder, m_plan.rank) : m_plan.runTrace;
+    const QString path = found ? QString::fromStdString(*found) : QString();
     if (path.isEmpty() || !QFileInfo::exists(path))
         return;
     m_traceAnnounced = true;
@@ -232,20 +196,19 @@ void ReplayProcess::cancel()
 void ReplayProcess::onFinished(int exitCode, QProcess::ExitStatus status)
 {
     // A relaunch merges its channels; peaklens-replay keeps stdout for its result.
-    const QByteArray rest = (m_relaunch ? m_process->readAll() : m_process->readAllStandardError()).trimmed();
+    const QByteArray rest = (m_plan.relaunch ? m_process->readAll() : m_process->readAllStandardError()).trimmed();
     if (!rest.isEmpty())
         m_stderrTail = rest.split('\n').last();
-    const QString folder = m_relaunchingBaseline ? QStringLiteral("baseline") : QStringLiteral("run");
     if (m_cancelled)
         m_record.outcome = tr("cancelled");
     else if (status != QProcess::NormalExit)
-        m_record.outcome = m_relaunch ? tr("peaklens-cli record crashed") : tr("peaklens-replay crashed");
-    else if (!m_relaunch)
+        m_record.outcome = m_plan.relaunch ? tr("peaklens-cli record crashed") : tr("peaklens-replay crashed");
+    else if (!m_plan.relaunch)
         takeReplayResult(exitCode);
-    else if (takeRecording(exitCode, folder) && m_relaunchingBaseline) {
+    else if (takeRecording(exitCode) && relaunchingBaseline()) {
         m_process->deleteLater();
-        m_relaunchingBaseline = false;
-        startRelaunch(togglesText(m_record.checkpoint), QStringLiteral("run"));
+        ++m_launch;
+        startRelaunch();
         return;
     }
     finish();
@@ -256,27 +219,28 @@ void ReplayProcess::finish()
     m_process->deleteLater();
     m_process = nullptr;
     // The run's trace first, then the baseline measured beside it.
-    if (m_relaunch && m_record.tracePaths.size() == 2)
+    if (m_plan.relaunch && m_record.tracePaths.size() == 2)
         std::swap(m_record.tracePaths[0], m_record.tracePaths[1]);
     Q_EMIT finished(m_record);
 }
 
-bool ReplayProcess::takeRecording(int exitCode, const QString &folder)
+bool ReplayProcess::relaunchingBaseline() const
+{
+    return m_plan.relaunch && m_launch == 0;
+}
+
+bool ReplayProcess::takeRecording(int exitCode)
 {
     // Each process of the run left its own file; compare the one of the same rank.
-    const QDir out(QDir(m_record.folder).filePath(folder));
-    QStringList traces = out.entryList({QStringLiteral("*.peaklens")}, QDir::Files, QDir::Name);
-    const QString sameRank = QStringLiteral("rank%1-").arg(m_rank);
-    std::stable_partition(traces.begin(), traces.end(),
-                          [&](const QString &name) { return !m_rank.isEmpty() && name.startsWith(sameRank); });
-    if (exitCode != 0 || traces.isEmpty()) {
-        const QString which = m_relaunchingBaseline ? tr("with the baseline's toggles, ") : QString();
+    const std::optional<std::string> trace = relaunchedTrace(m_plan.launches[m_launch].traceFolder, m_plan.rank);
+    if (exitCode != 0 || !trace) {
+        const QString which = relaunchingBaseline() ? tr("with the baseline's toggles, ") : QString();
         m_record.outcome = exitCode != 0 ? tr("%1the command exited with %2: %3").arg(which).arg(exitCode).arg(QString::fromUtf8(m_stderrTail))
-                                         : tr("%1the command left no trace (did it use CUDA?)").arg(which);
+                                         : tr("%1the command left no trace (did it import torch?)").arg(which);
     }
     // A run cut short still left what it recorded; a baseline that failed is no baseline.
-    if (!traces.isEmpty() && (m_record.outcome.isEmpty() || !m_relaunchingBaseline))
-        m_record.tracePaths << out.filePath(traces.front());
+    if (trace && (m_record.outcome.isEmpty() || !relaunchingBaseline()))
+        m_record.tracePaths << QString::fromStdString(*trace);
     return m_record.outcome.isEmpty();
 }
 

@@ -1,14 +1,14 @@
 #pragma once
-// Reruns a trace with new checkpoint toggles as a child process and hands back what it
-// measured (or its out-of-memory result, or why it failed). A replayed trace runs
-// peaklens-replay with its spec and options, measuring the baseline's toggles again beside
-// the new ones step by step, and follows its JSON-lines progress. A recorded trace
-// relaunches its command under `peaklens-cli record` in its working directory twice, with
-// the baseline's toggles and then the new ones in PEAKLENS_CHECKPOINT. A crash or OOM in
+// Reruns a trace with new checkpoint toggles as child processes, the ones planRerun
+// (core/plan/rerunlaunch.h) names, as `peaklens-cli rerun` does, and hands back what they
+// measured (or the out-of-memory result, or why they failed). A replay's JSON-lines
+// progress is followed; a relaunch's traces are read back by the window. A crash or OOM in
 // the child never touches the app, and nothing here waits on the UI thread: traces are
 // read by the window's loader, a cancelled child gets SIGTERM and, if it lingers, SIGKILL.
 
 #include "runrecord.h"
+
+#include "core/plan/rerunlaunch.h"
 
 #include <QObject>
 #include <QProcess>
@@ -47,20 +47,19 @@ Q_SIGNALS:
     void finished(const peaklens::gui::RunRecord &record);
 
 private:
-    void startReplay(const TraceDocument &document);
-    void startRelaunch(const QString &toggles, const QString &folder);
+    void startLaunch(QProcess::ProcessChannelMode channels);
+    void startReplay();
+    void startRelaunch();
     void onFinished(int exitCode, QProcess::ExitStatus status);
     void takeReplayResult(int exitCode);
-    bool takeRecording(int exitCode, const QString &folder);
+    bool takeRecording(int exitCode);
+    bool relaunchingBaseline() const; // the first of a relaunch's two runs
     void finish();
     // Announces the toggled run's trace once it is there.
     void announceTrace();
 
-    // Of a relaunched trace: its command, folder, rank and allocator; the baseline's toggles.
-    QStringList m_command;
-    QString m_workingDirectory, m_rank, m_allocator, m_baselineToggles;
-    bool m_relaunch = false;
-    bool m_relaunchingBaseline = false; // the first of the two relaunches
+    RerunPlan m_plan;
+    std::size_t m_launch = 0; // which of m_plan.launches runs
     QProcess *m_process = nullptr;
     RunRecord m_record;
     QByteArray m_stderrTail;

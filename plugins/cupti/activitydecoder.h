@@ -2,13 +2,20 @@
 // Decoding of CUPTI activity records: a pure function of the record's bytes, so it is
 // tested with hand-built CUPTI structs and no GPU.
 
-#include "activityrecords.h"
+#include "core/record/activityrecords.h"
 
 #include <cupti_activity.h>
 
 #include <optional>
 
 namespace peaklens::cupti {
+
+using record::ActivityRecord;
+using record::ApiRecord;
+using record::KernelRecord;
+using record::MarkerRecord;
+using record::MemoryRecord;
+using record::PoolRecord;
 
 // The activity kinds the collector enables, in the record versions of this CUPTI.
 inline constexpr CUpti_ActivityKind kRecordedKinds[] = {

@@ -5,6 +5,7 @@
 
 #include "modelspec.h"
 #include "replayrunner.h"
+#include "torchcompat.h"
 
 #include "core/error.h"
 #include "core/format/tracewriter.h"
@@ -161,7 +162,8 @@ int main(int argc, char **argv)
     CLI::App app("Replays training steps with LibTorch and per-layer activation checkpointing, "
                  "and measures peak memory and step time.",
                  "peaklens-replay");
-    app.set_version_flag("--version", std::string("peaklens-replay ") + PEAKLENS_VERSION);
+    app.set_version_flag("--version",
+                         std::string("peaklens-replay ") + PEAKLENS_VERSION + " (LibTorch " + compat::libtorchVersion() + ")");
     Arguments arguments;
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     app.add_option("--model", arguments.model, "gpt, mlp, cnn, or a model spec SPEC.json (docs/replay.md)");

@@ -627,10 +627,9 @@ private:
         if (m_options.baseline)
             options["baseline"] = *m_options.baseline;
         m_builder.setMeta(metakey::ReplayOptions, options.dump());
-        m_builder.setMeta(metakey::CreatedBy, std::string("peaklens-replay ") + PEAKLENS_VERSION + ", LibTorch "
-                                                  + std::to_string(TORCH_VERSION_MAJOR) + "."
-                                                  + std::to_string(TORCH_VERSION_MINOR) + "."
-                                                  + std::to_string(TORCH_VERSION_PATCH));
+        m_builder.setMeta(metakey::CreatedBy,
+                          std::string("peaklens-replay ") + PEAKLENS_VERSION + ", LibTorch " + compat::libtorchVersion());
+        m_builder.setMeta(metakey::TorchVersion, compat::libtorchVersion());
     }
 
     // Moves what was recorded since the last call into the trace, attributed as it

@@ -13,6 +13,7 @@
 #endif
 
 #include <cstdint>
+#include <string>
 
 #define PEAKLENS_TORCH_AT_LEAST(major, minor)                                                                \
     (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
@@ -27,6 +28,13 @@
 #endif
 
 namespace peaklens::replay::compat {
+
+// "2.15.0": the LibTorch this was built against.
+inline std::string libtorchVersion()
+{
+    return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "."
+        + std::to_string(TORCH_VERSION_PATCH);
+}
 
 // The totals of MemoryReportingInfoBase::reportMemoryUsage were int64_t in 1.13 and are
 // size_t in 2.x; taken from the base class, so an override matches whichever it is.

@@ -7,7 +7,7 @@
 // as NVTX push/pop calls. Batches of 4096 records stand for CUPTI's buffers.
 
 #include "activitydecoder.h"
-#include "recordingsession.h"
+#include "core/record/recordingsession.h"
 
 #include <chrono>
 #include <cstdio>
@@ -88,7 +88,7 @@ double collectorSeconds(const Synthetic &run, const std::string &path)
 {
     const auto start = Clock::now();
     TraceWriter writer(path);
-    cupti::RecordingSession session(writer, {});
+    record::RecordingSession session(writer, {});
     std::size_t nextRange = 0;
     auto playRanges = [&](std::size_t until) {
         for (; nextRange < until; ++nextRange) {

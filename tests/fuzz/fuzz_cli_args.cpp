@@ -1,6 +1,6 @@
 // Fuzzes peaklens-cli in-process: the input is its argument list, split at NUL bytes,
-// run in a private folder that holds a few traces. Inputs naming `record` are skipped (it
-// launches programs), and so are paths with a '/', so that nothing outside the folder is
+// run in a private folder that holds a few traces. Inputs naming `record` or `rerun` are skipped (they
+// launch programs), and so are paths with a '/', so that nothing outside the folder is
 // read or written. An argument "\x01" COUNT TEXT stands for TEXT repeated, so that long
 // arguments (deep regular expressions, huge numbers) are a few bytes away.
 #include "outputcheck.h"
@@ -45,7 +45,8 @@ bool mayRun(std::string_view argument)
 {
     std::string lower(argument);
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-    return argument.find('/') == std::string_view::npos && lower.find("record") == std::string::npos;
+    return argument.find('/') == std::string_view::npos && lower.find("record") == std::string::npos
+           && lower.find("rerun") == std::string::npos;
 }
 
 // "\x01" COUNT TEXT: TEXT (COUNT + 1) * 256 times, at most kMaxArgumentBytes.

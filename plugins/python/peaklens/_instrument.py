@@ -5,6 +5,7 @@ import functools
 import json
 import os
 import threading
+import warnings
 
 import torch
 import torch.utils.checkpoint
@@ -12,6 +13,7 @@ import torch.utils.checkpoint
 from ._schedule import (  # noqa: F401  scripts import the grammar from here
     Unit, checkpoint_chain, checkpoint_schedule, held_layers, resolve_checkpoint, write_schedule)
 from ._segments import _iterating_class, _SegmentRunner
+from ._torchrecord import recorder
 
 
 class _NvtxSink:
@@ -27,6 +29,37 @@ class _NvtxSink:
     def pop(self):
         if self.enabled:
             torch.cuda.nvtx.range_pop()
+
+
+# PyTorch 2.x warns whenever a full backward hook fires on a module whose inputs need no
+# gradient (an embedding's token ids): the helper's hooks on every module would make every
+# script warn about code it did not write.
+warnings.filterwarnings("ignore", message="Full backward hook is firing when gradients are computed with respect to "
+                        "module outputs", category=UserWarning)
+
+
+class _RecorderSink:
+    """Sends ranges to the torch recorder of ``record --backend torch`` (and to NVTX too,
+    where a CUPTI collector may also listen)."""
+
+    def __init__(self, library):
+        self._push = library.peaklens_torch_push
+        self._pop = library.peaklens_torch_pop
+        self._nvtx = _NvtxSink()
+
+    def push(self, name):
+        self._push(name.encode("utf-8", "replace"))
+        self._nvtx.push(name)
+
+    def pop(self):
+        self._pop()
+        self._nvtx.pop()
+
+
+def _default_sink():
+    """The torch recorder when this process is recorded through it, else NVTX."""
+    library = recorder()
+    return _RecorderSink(library) if library is not None else _NvtxSink()
 
 
 def _shapes(value):
@@ -68,7 +101,7 @@ class Instrumented:
 
     def __init__(self, model, checkpoint=None, manifest_path=None, sink=None):
         self.model = model
-        self.sink = sink or _NvtxSink()
+        self.sink = sink or _default_sink()
         self.manifest_path = manifest_path
         self._local = threading.local()
         self._handles = []
@@ -340,8 +373,9 @@ def instrument(model, checkpoint=None, manifest_path=None, sink=None):
 
     - Ranges: every submodule's forward becomes a ``fwd:<path>`` range and its backward a
       ``bwd:<path>`` range, ``<path>`` as ``model.named_modules()`` names it
-      (``blocks.3.attn``). They go to NVTX when CUDA is available, where the collector
-      records them and gives each allocation the innermost range open on its thread.
+      (``blocks.3.attn``). They go to the torch recorder under ``record --backend torch``
+      and to NVTX when CUDA is available (where the CUPTI collector records them); the
+      recording gives each allocation the innermost range open on its thread.
     - Toggles: the checkpoint strategy ``checkpoint`` (default: ``$PEAKLENS_CHECKPOINT``;
       nothing or ``none`` toggles nothing) is applied with non-reentrant
       ``torch.utils.checkpoint``; see the package docstring for its grammar. A strategy

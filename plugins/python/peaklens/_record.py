@@ -1,8 +1,10 @@
-"""python -m peaklens record [--out DIR] [--allocator exact|async|native] -- CMD ARGS...
+"""python -m peaklens record [--backend auto|torch|cupti] [--allocator exact|async|native]
+                           [--out DIR] -- CMD ARGS...
 
-Runs a training command under the CUPTI collector, with this package importable, and
-leaves one trace per process in DIR: what ``peaklens-cli record`` does, for a machine
-where only the Python package is installed. The two must stay alike (app/cli/recordcommand.cpp,
+Runs a training command with this package importable, recorded through PyTorch's own
+allocator (torch: libpeaklens_torch.so, any machine) or the CUPTI collector (cupti:
+libpeaklens_cupti.so, a GPU), and leaves one trace per process in DIR: what
+``peaklens-cli record`` does, for a machine where only the Python package is installed. The two must stay alike (app/cli/recordcommand.cpp,
 docs/recording.md). Exit codes: the command's own (128 + N when signal N ended it); 2
 when record cannot start it, with one sentence on stderr.
 """
@@ -21,6 +23,8 @@ import sys
 from . import __version__
 
 COLLECTOR = "libpeaklens_cupti.so"
+TORCH_RECORDER = "libpeaklens_torch.so"
+BACKENDS = ("auto", "torch", "cupti")
 ALLOCATORS = ("exact", "async", "native")
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -62,7 +66,8 @@ def _installed_collector_dir():
 
 
 def collector_places():
-    """Where the collector is looked for, in order, as glob patterns of folders."""
+    """Where the plugin libraries (the collector, the torch recorder) are looked for, in
+    order, as glob patterns of folders."""
     places = []
     plugin_dir = os.environ.get("PEAKLENS_PLUGIN_DIR")
     if plugin_dir:
@@ -84,21 +89,47 @@ def collector_places():
     return places
 
 
-def find_collector():
-    """The path of libpeaklens_cupti.so, links resolved as peaklens-cli resolves them;
-    RecordError naming where it looked."""
+def find_plugin(name):
+    """The path of the plugin library ``name``, links resolved as peaklens-cli resolves
+    them, or None."""
     for place in collector_places():
         for folder in sorted(glob.glob(place)):
-            candidate = os.path.join(folder, COLLECTOR)
+            candidate = os.path.join(folder, name)
             if os.path.isfile(candidate):
                 return os.path.realpath(candidate)
+    return None
+
+
+def require_plugin(name, what, built):
+    """find_plugin(name), or RecordError naming where it looked."""
+    found = find_plugin(name)
+    if found:
+        return found
     looked = collector_places()
     if not os.environ.get("PEAKLENS_PLUGIN_DIR"):
         looked.insert(0, "$PEAKLENS_PLUGIN_DIR (unset)")
     if not shutil.which("peaklens-cli"):
         looked.append("beside peaklens-cli (not on PATH)")
-    raise RecordError(f"the CUPTI collector {COLLECTOR} was not found in {', '.join(looked)}: set PEAKLENS_PLUGIN_DIR "
-                      "to the folder that holds it; it is built where the CUDA toolkit with CUPTI is installed.")
+    raise RecordError(f"the {what} {name} was not found in {', '.join(looked)}: set PEAKLENS_PLUGIN_DIR "
+                      f"to the folder that holds it; it is built {built}.")
+
+
+def find_collector():
+    """The path of libpeaklens_cupti.so; RecordError naming where it looked."""
+    return require_plugin(COLLECTOR, "CUPTI collector", "where the CUDA toolkit with CUPTI is installed")
+
+
+def find_torch_recorder():
+    """The path of libpeaklens_torch.so; RecordError naming where it looked."""
+    return require_plugin(TORCH_RECORDER, "torch recorder", "against the PyTorch the training runs")
+
+
+def choose_backend(asked, allocator=None):
+    """``auto`` is cupti when an allocator mode is asked for (only the collector has them),
+    else torch wherever its recorder is installed, else cupti."""
+    if asked != "auto":
+        return asked
+    return "torch" if allocator is None and find_plugin(TORCH_RECORDER) else "cupti"
 
 
 class _DlInfo(ctypes.Structure):
@@ -140,22 +171,31 @@ def _valid_utf8(text):
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def record_environment(collector, out, allocator, command):
-    """The command's environment: this one with the collector's variables set."""
+def record_environment(backend, plugin, out, allocator, command):
+    """The command's environment: this one with the backend's variables set. ``plugin``
+    is the collector (cupti) or the torch recorder (torch)."""
     environment = dict(os.environ)
-    environment["CUDA_INJECTION64_PATH"] = collector
-    route_nvtx_to_cupti(collector, environment)
+    python_path = [os.path.dirname(PACKAGE_DIR)]
+    if backend == "torch":
+        environment["PEAKLENS_TORCH_RECORDER"] = plugin
+        # Its sitecustomize starts the recorder once the process imports torch.
+        python_path.append(os.path.join(PACKAGE_DIR, "_autostart"))
+        allocator = "native"
+    else:
+        environment["CUDA_INJECTION64_PATH"] = plugin
+        route_nvtx_to_cupti(plugin, environment)
+        if allocator == "exact":
+            environment["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
+        elif allocator == "async":
+            environment["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"
     environment["PEAKLENS_OUT"] = os.path.abspath(out)
     environment["PEAKLENS_COMMAND"] = json.dumps([_valid_utf8(a) for a in command], ensure_ascii=False,
                                                  separators=(",", ":"))
     environment["PEAKLENS_CWD"] = os.getcwd()
     environment["PEAKLENS_ALLOCATOR"] = allocator
-    python_path = environment.get("PYTHONPATH")
-    environment["PYTHONPATH"] = os.path.dirname(PACKAGE_DIR) + (":" + python_path if python_path else "")
-    if allocator == "exact":
-        environment["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
-    elif allocator == "async":
-        environment["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"
+    if environment.get("PYTHONPATH"):
+        python_path.append(environment["PYTHONPATH"])
+    environment["PYTHONPATH"] = ":".join(python_path)
     return environment
 
 
@@ -196,16 +236,24 @@ def count_traces(out):
         return 0
 
 
-def record(out, allocator, command):
-    """Records ``command``; returns its exit code. Raises RecordError before starting it."""
-    require_cuda_device()
-    collector = find_collector()
+def record(out, allocator, command, backend="auto"):
+    """Records ``command``; returns its exit code. Raises RecordError before starting it.
+    ``allocator`` (None: exact) applies to the cupti backend only."""
+    backend = choose_backend(backend, allocator)
+    if backend == "torch":
+        if allocator not in (None, "native"):
+            raise RecordError(f"--allocator {allocator} applies to --backend cupti: the torch backend records "
+                              "PyTorch's caching allocator as it is.")
+        plugin = find_torch_recorder()
+    else:
+        require_cuda_device()
+        plugin = find_collector()
     out = out or "peaklens-%d" % os.getpid()
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as error:
         raise RecordError(f"{out}: cannot be created: {error.strerror or error}.") from None
-    code = run_forwarding_signals(command, record_environment(collector, out, allocator, command))
+    code = run_forwarding_signals(command, record_environment(backend, plugin, out, allocator or "exact", command))
     print(f"recorded {count_traces(out)} trace file(s) in {out}; the command exited with {code}", flush=True)
     return code
 
@@ -218,13 +266,17 @@ def _parser():
     parser.add_argument("--version", action="version", version=f"peaklens {__version__}")
     commands = parser.add_subparsers(dest="subcommand", metavar="COMMAND")
     record_parser = commands.add_parser(
-        "record", help="record a training run under the CUPTI collector",
-        description="Record a training run under the CUPTI collector, as peaklens-cli record does: "
-                    "python -m peaklens record -- python train.py. One trace per process lands in the out folder.")
+        "record", help="record a training run",
+        description="Record a training run, as peaklens-cli record does: python -m peaklens record -- python "
+                    "train.py. One trace per process lands in the out folder.")
     record_parser.add_argument("--out", metavar="DIR", help="folder for the traces (default: peaklens-<pid>)")
-    record_parser.add_argument("--allocator", choices=ALLOCATORS, default="exact",
-                               help="exact (no caching: every tensor is seen; the default), async (cudaMallocAsync) "
-                                    "or native (the caching allocator)")
+    record_parser.add_argument("--backend", choices=BACKENDS, default="auto",
+                               help="torch (PyTorch's own allocator reports, any machine), cupti (the CUDA driver's "
+                                    "view, a GPU) or auto (the default: cupti when --allocator is given, else torch "
+                                    "where its recorder is installed)")
+    record_parser.add_argument("--allocator", choices=ALLOCATORS, default=None,
+                               help="with --backend cupti: exact (no caching: every tensor is seen; the default), "
+                                    "async (cudaMallocAsync) or native (the caching allocator's segments)")
     record_parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
                                help="the training command and its arguments")
     return parser, record_parser
@@ -242,7 +294,7 @@ def main(argv=None):
     if not command:
         record_parser.error("the training command is missing: python -m peaklens record -- python train.py")
     try:
-        return record(arguments.out, arguments.allocator, command)
+        return record(arguments.out, arguments.allocator, command, arguments.backend)
     except RecordError as error:
         print(f"peaklens: {error}", file=sys.stderr)
         return 2

@@ -585,8 +585,8 @@ private slots:
         cli.write("#!/bin/sh\n"
                   "printf '%s\\n' \"$@\" > args.txt\n"
                   "printf '%s' \"$PEAKLENS_CHECKPOINT\" > checkpoint.txt\n"
-                  "mkdir -p \"$5\"\n"
-                  "cp '" + kSample.toUtf8() + "' \"$5/rank0-pid99.peaklens\"\n"
+                  "mkdir -p \"$7\"\n"
+                  "cp '" + kSample.toUtf8() + "' \"$7/rank0-pid99.peaklens\"\n"
                   "echo 'recorded 1 trace file(s)'\n");
         cli.close();
         cli.setPermissions(cli.permissions() | QFileDevice::ExeOwner);
@@ -609,8 +609,9 @@ private slots:
         QFile args(workDirectory + QStringLiteral("/args.txt"));
         QVERIFY2(args.open(QIODevice::ReadOnly), "the command did not run in the recorded working directory");
         const QStringList given = QString::fromUtf8(args.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-        QCOMPARE(given.mid(0, 3), (QStringList{QStringLiteral("record"), QStringLiteral("--allocator"), QStringLiteral("async")}));
-        QCOMPARE(given.mid(5), (QStringList{QStringLiteral("--"), QStringLiteral("python3"), QStringLiteral("train.py"),
+        QCOMPARE(given.mid(0, 5), (QStringList{QStringLiteral("record"), QStringLiteral("--backend"), QStringLiteral("cupti"),
+                                               QStringLiteral("--allocator"), QStringLiteral("async")}));
+        QCOMPARE(given.mid(7), (QStringList{QStringLiteral("--"), QStringLiteral("python3"), QStringLiteral("train.py"),
                                             QStringLiteral("--lr"), QStringLiteral("0.1")}));
         QFile checkpoint(workDirectory + QStringLiteral("/checkpoint.txt"));
         QVERIFY(checkpoint.open(QIODevice::ReadOnly));

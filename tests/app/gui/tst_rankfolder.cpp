@@ -44,7 +44,7 @@ QProcessEnvironment standinEnvironment()
 
 QStringList recordArguments(const QString &out)
 {
-    return {QStringLiteral("record"), QStringLiteral("--out"), out, QStringLiteral("--"), QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-test-trainer"),
+    return {QStringLiteral("record"), QStringLiteral("--backend"), QStringLiteral("cupti"), QStringLiteral("--out"), out, QStringLiteral("--"), QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-test-trainer"),
             QStringLiteral("--steps"), QStringLiteral("2"), QStringLiteral("--layers"), QStringLiteral("3")};
 }
 

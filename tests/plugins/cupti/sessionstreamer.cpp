@@ -3,7 +3,7 @@
 // handed over in batches. After every commit it prints "committed N" so a test can kill
 // it with SIGKILL and check what survived.
 
-#include "recordingsession.h"
+#include "core/record/recordingsession.h"
 
 #include "core/error.h"
 
@@ -21,7 +21,7 @@ int main(int argc, char **argv)
     }
     try {
         TraceWriter writer(argv[1]);
-        cupti::RecordingSession session(writer, {});
+        record::RecordingSession session(writer, {});
         std::uint64_t reported = 0;
         std::uint32_t correlation = 0;
         for (std::int64_t step = 0;; ++step) {
@@ -30,8 +30,8 @@ int main(int argc, char **argv)
             session.pushRange(1, t + 100, "fwd:layer");
             for (int k = 0; k < 2; ++k) {
                 const std::int64_t at = t + 200 + k * 100;
-                session.add(cupti::MemoryRecord{k == 0, std::uint64_t(step) * 64, 4096, at, 0, 0, ++correlation, false});
-                session.add(cupti::ApiRecord{correlation, 1, at - 1, at + 1});
+                session.add(record::MemoryRecord{k == 0, std::uint64_t(step) * 64, 4096, at, 0, 0, ++correlation, false});
+                session.add(record::ApiRecord{correlation, 1, at - 1, at + 1});
             }
             session.popRange(1, t + 500);
             session.popRange(1, t + 900);

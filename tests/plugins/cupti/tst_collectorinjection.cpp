@@ -572,7 +572,7 @@ void TestCollectorInjection::fullDiskStopsRecordingOnly()
     QTemporaryDir kept;
     const QString script = QStringLiteral(
         "mount -t tmpfs -o size=512k tmpfs \"$1\" || exit 99\n"
-        "\"$2\" record --out \"$1\" -- \"$3\" --steps 1000 --layers 2 --step-ms 5\n"
+        "\"$2\" record --backend cupti --out \"$1\" -- \"$3\" --steps 1000 --layers 2 --step-ms 5\n"
         "code=$?\n"
         "cp \"$1\"/*.peaklens* \"$4\"/\n"
         "exit $code\n");

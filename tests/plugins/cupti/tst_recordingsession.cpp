@@ -1,4 +1,4 @@
-#include "recordingsession.h"
+#include "core/record/recordingsession.h"
 
 #include "testsupport.h"
 #include "core/error.h"
@@ -11,7 +11,7 @@
 #include <QTemporaryDir>
 
 using namespace peaklens;
-using namespace peaklens::cupti;
+using namespace peaklens::record;
 
 namespace {
 

@@ -1,4 +1,4 @@
-"""Tests of the peaklens Python helper on Debian's python3-torch (CPU).
+"""Tests of the peaklens Python helper on the project's PyTorch (CPU).
 
 Run by tst_pythonhelper (python3 -m unittest discover, with PYTHONPATH=plugins/python) beside
 the tests of the package (test_package), of record (test_record), of the manifest's name

@@ -1,5 +1,5 @@
 """The helper as a pip package: plugins/python installed into a scratch virtual environment
-(offline: --no-index --no-build-isolation, torch from the system's site packages) runs from
+(offline: --no-index --no-build-isolation, torch from the environment the tests run in) runs from
 there, without PYTHONPATH, with the repository's version."""
 
 import os
@@ -8,6 +8,8 @@ import subprocess
 import sys
 import tempfile
 import unittest
+
+import torch
 
 from support import HELPER, PYTHON, REPO, clean_environment, read_version
 
@@ -38,7 +40,12 @@ class PackageTest(unittest.TestCase):
         cls.install = created if created.returncode else run(
             [PYTHON, "-m", "pip", "--python", cls.python, "install", "--no-index", "--no-build-isolation",
              "--no-cache-dir", source], env=cls.environment, cwd=root)
-        cls.package = os.path.join(cls.venv, "lib", "python%d.%d" % sys.version_info[:2], "site-packages", "peaklens")
+        site_packages = os.path.join(cls.venv, "lib", "python%d.%d" % sys.version_info[:2], "site-packages")
+        cls.package = os.path.join(site_packages, "peaklens")
+        # The training environment's PyTorch: the one the tests run on (a venv of its own).
+        if not created.returncode:
+            with open(os.path.join(site_packages, "training-torch.pth"), "w", encoding="utf-8") as pth:
+                pth.write(os.path.dirname(os.path.dirname(os.path.abspath(torch.__file__))) + "\n")
 
     @classmethod
     def tearDownClass(cls):

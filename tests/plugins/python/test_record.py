@@ -136,7 +136,8 @@ class CommandEnvironmentTest(unittest.TestCase):
             with self.subTest(allocator), mock.patch.dict(os.environ, outside):
                 for name in ("PYTORCH_NO_CUDA_MEMORY_CACHING", "PYTORCH_CUDA_ALLOC_CONF"):
                     os.environ.pop(name, None)
-                environment = _record.record_environment("/nowhere/" + COLLECTOR, "relative/out", allocator, command)
+                environment = _record.record_environment("cupti", "/nowhere/" + COLLECTOR, "relative/out", allocator,
+                                                         command)
                 self.assertEqual(environment["CUDA_INJECTION64_PATH"], "/nowhere/" + COLLECTOR)
                 self.assertEqual(environment["PEAKLENS_OUT"], os.path.join(os.getcwd(), "relative", "out"))
                 self.assertEqual(environment["PEAKLENS_COMMAND"],

@@ -3,8 +3,8 @@
 #include <QProcess>
 #include <QProcessEnvironment>
 
-// Runs the Python helper's tests (test_*.py, unittest) on Debian's python3-torch, so that
-// they are part of ctest: the helper itself, the package pip installs, `python -m peaklens
+// Runs the Python helper's tests (test_*.py, unittest) on the project's PyTorch (the pip
+// environment run.sh makes, PEAKLENS_PYTHON), so that they are part of ctest: the helper itself, the package pip installs, `python -m peaklens
 // record` (through the CUDA stand-ins when they are built) and examples/train_small.py.
 class tst_PythonHelper : public QObject
 {
@@ -13,6 +13,8 @@ class tst_PythonHelper : public QObject
 private slots:
     void unittests()
     {
+        if (QStringLiteral(PEAKLENS_PYTHON).isEmpty())
+            QSKIP("no PEAKLENS_PYTHON: configure with -DPEAKLENS_PYTHON=<a python with torch> (run.sh does)");
         QProcess python;
         QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
         environment.insert(QStringLiteral("PYTHONPATH"), QStringLiteral(PEAKLENS_SOURCE_DIR "/plugins/python"));
@@ -24,7 +26,7 @@ private slots:
         python.setProcessEnvironment(environment);
         python.setWorkingDirectory(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/plugins/python"));
         python.setProcessChannelMode(QProcess::MergedChannels);
-        python.start(QStringLiteral("/usr/bin/python3"), {QStringLiteral("-m"), QStringLiteral("unittest"), QStringLiteral("discover"),
+        python.start(QStringLiteral(PEAKLENS_PYTHON), {QStringLiteral("-m"), QStringLiteral("unittest"), QStringLiteral("discover"),
                                                           QStringLiteral("-v"), QStringLiteral("-s"), QStringLiteral("."),
                                                           QStringLiteral("-p"), QStringLiteral("test_*.py")});
         QVERIFY2(python.waitForFinished(300000), "the Python tests did not finish");

@@ -5,8 +5,8 @@
 
 Each block (Linear -> GELU -> Dropout with a residual, and a final Linear) is traced in
 training mode with torch.jit.trace, so its dropout stays active in the replay; the spec
-names the block files relative to itself. Used by tst_replayrunner with Debian's
-python3-torch.
+names the block files relative to itself. Used by tst_replayrunner with the project's
+PyTorch (PEAKLENS_PYTHON).
 """
 
 import json

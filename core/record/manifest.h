@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace peaklens::cupti {
+namespace peaklens::record {
 
 struct ManifestModule
 {
@@ -30,4 +30,4 @@ Manifest parseManifest(std::string_view json);
 // A module path the trace can hold: dot-separated non-empty names, not absurdly deep.
 bool isLayerPath(std::string_view path);
 
-} // namespace peaklens::cupti
+} // namespace peaklens::record

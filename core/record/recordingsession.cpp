@@ -1,4 +1,4 @@
-#include "recordingsession.h"
+#include "core/record/recordingsession.h"
 
 #include "core/import/annotationranges.h"
 #include "core/trace/metadata.h"
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <limits>
 
-namespace peaklens::cupti {
+namespace peaklens::record {
 
 namespace {
 
@@ -21,11 +21,11 @@ constexpr std::size_t kLayerLimit = std::size_t(1) << 20;
 
 } // namespace
 
-RecordingSession::RecordingSession(TraceWriter &writer, Options options)
+RecordingSession::RecordingSession(TraceWriter &writer, Options options, std::string_view source)
     : m_writer(writer)
     , m_options(options)
 {
-    m_writer.writeMeta(metakey::SourceFormat, "cupti");
+    m_writer.writeMeta(metakey::SourceFormat, source);
     m_writer.writeMeta(metakey::Categories, "lifetime");
     m_writer.writeMeta(metakey::AllocatorView, options.segmentsOnly ? "segments" : "tensors");
 }
@@ -37,9 +37,9 @@ std::int64_t RecordingSession::relative(std::int64_t timeNs)
     return t;
 }
 
-std::uint32_t RecordingSession::lane(std::uint32_t device, std::uint32_t stream)
+std::uint32_t RecordingSession::lane(DeviceType type, std::uint32_t device, std::uint32_t stream)
 {
-    const Lane key{Device{DeviceType::Cuda, static_cast<std::int16_t>(device)}, stream};
+    const Lane key{Device{type, static_cast<std::int16_t>(device)}, stream};
     auto [it, added] = m_lanes.try_emplace(key, static_cast<std::uint32_t>(m_lanes.size()));
     if (added)
         m_writer.writeLane(it->second, key);
@@ -146,7 +146,10 @@ std::pair<std::uint32_t, Phase> RecordingSession::scopeAt(std::uint32_t thread, 
 void RecordingSession::add(ActivityRecord record)
 {
     if (auto *memory = std::get_if<MemoryRecord>(&record)) {
-        m_pending.push_back({*memory, 0});
+        if (memory->thread)
+            writeMemory(*memory, memory->thread);
+        else
+            m_pending.push_back({*memory, 0});
     } else if (auto *api = std::get_if<ApiRecord>(&record)) {
         m_threadOfCall[api->correlation] = {api->thread, m_batch};
     } else if (auto *pool = std::get_if<PoolRecord>(&record)) {
@@ -212,8 +215,9 @@ void RecordingSession::writeMemory(const MemoryRecord &record, std::optional<std
         m_liveBytes.erase(live);
     }
     const std::int64_t delta = record.allocation ? bytes : -bytes;
-    const std::uint32_t laneId = lane(record.device, record.stream);
-    noteMemoryDevice(record.device);
+    const std::uint32_t laneId = lane(record.deviceType, record.device, record.stream);
+    if (record.deviceType == DeviceType::Cuda)
+        noteMemoryDevice(record.device);
     if (m_options.segmentsOnly) {
         m_writer.writeReserved(ReservedEvent{t, delta, record.address, laneId});
         return;
@@ -229,7 +233,7 @@ void RecordingSession::writePool(const PoolRecord &record)
     const std::int64_t delta = record.bytes - bytes;
     bytes = record.bytes;
     if (delta != 0) {
-        m_writer.writeReserved(ReservedEvent{relative(record.timeNs), delta, record.address, lane(record.device, 0)});
+        m_writer.writeReserved(ReservedEvent{relative(record.timeNs), delta, record.address, lane(DeviceType::Cuda, record.device, 0)});
         noteMemoryDevice(record.device);
     }
 }
@@ -240,7 +244,7 @@ void RecordingSession::writeKernel(const KernelRecord &record)
     if (added)
         m_writer.writeKernelName(name->second, record.name);
     const std::int64_t begin = relative(record.beginNs);
-    m_writer.writeKernel(Kernel{name->second, lane(record.device, record.stream), begin,
+    m_writer.writeKernel(Kernel{name->second, lane(DeviceType::Cuda, record.device, record.stream), begin,
                                 std::max(begin, relative(record.endNs))});
 }
 
@@ -311,4 +315,4 @@ std::optional<std::int64_t> RecordingSession::agreedDeviceMemory() const
     return agreed;
 }
 
-} // namespace peaklens::cupti
+} // namespace peaklens::record

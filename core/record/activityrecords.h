@@ -1,15 +1,20 @@
 #pragma once
-// CUPTI activity records decoded into plain values the recording session understands,
-// without CUPTI's headers. Times are CUPTI timestamps in nanoseconds.
+// What a recording backend hands the recording session, as plain values: CUPTI's activity
+// records decoded (plugins/cupti) and PyTorch's allocator reports (plugins/torch). Times
+// are the backend's clock in nanoseconds.
+
+#include "core/trace/device.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 
-namespace peaklens::cupti {
+namespace peaklens::record {
 
-// A device-memory allocation or release (MEMORY2: cudaMalloc/cudaFree, the async variants
-// and cuMem*), tied to the API call that made it by its correlation id.
+// A memory allocation or release: from CUPTI (MEMORY2: cudaMalloc/cudaFree, the async
+// variants and cuMem*), tied to the API call that made it by its correlation id; or a
+// tensor's block from PyTorch's allocator, reported on the thread that asked for it.
 struct MemoryRecord
 {
     bool allocation = true;
@@ -20,9 +25,12 @@ struct MemoryRecord
     std::uint32_t stream = 0;
     std::uint32_t correlation = 0;
     bool fromPool = false; // carved from a memory pool (cudaMallocAsync)
+    DeviceType deviceType = DeviceType::Cuda;
+    std::optional<std::uint32_t> thread; // known when reported on the allocating thread
 };
 
-// A memory pool created, trimmed or destroyed; `bytes` is its size afterwards.
+// A memory pool created, trimmed or destroyed, or the memory a caching allocator holds
+// on a device changed; `bytes` is its size afterwards.
 struct PoolRecord
 {
     std::uint64_t address = 0;
@@ -63,4 +71,4 @@ struct MarkerRecord
 
 using ActivityRecord = std::variant<MemoryRecord, PoolRecord, KernelRecord, ApiRecord, MarkerRecord>;
 
-} // namespace peaklens::cupti
+} // namespace peaklens::record

@@ -1,4 +1,4 @@
-#include "manifest.h"
+#include "core/record/manifest.h"
 
 #include "core/error.h"
 #include "core/trace/tracebuilder.h"
@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-namespace peaklens::cupti {
+namespace peaklens::record {
 
 namespace {
 
@@ -68,4 +68,4 @@ Manifest parseManifest(std::string_view json)
     return manifest;
 }
 
-} // namespace peaklens::cupti
+} // namespace peaklens::record

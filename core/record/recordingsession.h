@@ -1,16 +1,16 @@
 #pragma once
-// What the collector sees, turned into a streaming *.peaklens: NVTX ranges pushed and
-// popped per thread as they happen, and decoded activity records delivered in batches
-// (CUPTI hands them over later, in buffers).
+// What a recording backend sees, turned into a streaming *.peaklens: the helper's ranges
+// pushed and popped per thread as they happen, and memory and activity records delivered
+// in batches (CUPTI hands them over later, in buffers; PyTorch's allocator as it goes).
 //
 // Each allocation is attributed to the innermost fwd:/bwd:/opt range open on the thread
-// that made the call (found through the API record with the same correlation id) at the
-// allocation's time; step:N ranges become steps. Events carry no category: the file says
-// "categories" = "lifetime" and the reader classifies them (core/trace/lifetimecategories).
-// Not thread-safe: the collector serializes every call.
+// that made the call (the record's own thread, else the API record with the same
+// correlation id) at the allocation's time; step:N ranges become steps. Events carry no
+// category: the file says "categories" = "lifetime" and the reader classifies them
+// (core/trace/lifetimecategories). Not thread-safe: ProcessRecording serializes every call.
 
-#include "activityrecords.h"
-#include "manifest.h"
+#include "core/record/activityrecords.h"
+#include "core/record/manifest.h"
 
 #include "core/format/tracewriter.h"
 
@@ -23,7 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace peaklens::cupti {
+namespace peaklens::record {
 
 class RecordingSession
 {
@@ -40,7 +40,8 @@ public:
         std::function<std::vector<std::optional<std::int64_t>>()> deviceTotals;
     };
 
-    RecordingSession(TraceWriter &writer, Options options);
+    // `source` names the backend in the file's source.format ("cupti", "torch").
+    RecordingSession(TraceWriter &writer, Options options, std::string_view source = "cupti");
 
     void pushRange(std::uint32_t thread, std::int64_t timeNs, std::string_view name);
     void popRange(std::uint32_t thread, std::int64_t timeNs);
@@ -91,7 +92,7 @@ private:
     };
 
     std::int64_t relative(std::int64_t timeNs);
-    std::uint32_t lane(std::uint32_t device, std::uint32_t stream);
+    std::uint32_t lane(DeviceType type, std::uint32_t device, std::uint32_t stream);
     std::uint32_t layer(std::string_view path);
     std::pair<std::uint32_t, Phase> scopeAt(std::uint32_t thread, std::int64_t timeNs) const;
     void closeScope(std::uint32_t thread, Scope &scope);
@@ -129,4 +130,4 @@ private:
     std::uint64_t m_writtenEvents = 0;
 };
 
-} // namespace peaklens::cupti
+} // namespace peaklens::record
