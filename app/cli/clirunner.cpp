@@ -27,6 +27,7 @@ int parseAndRun(int argc, char **argv, std::ostream &out, std::ostream &err)
         addParetoCommand(app),
         addReportCommand(app),
         addRecordCommand(app),
+        addRerunCommand(app),
         addWatchCommand(app),
     };
     // Hidden from --help (group ""): the completion scripts the build installs, written from

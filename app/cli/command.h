@@ -69,5 +69,6 @@ Command addParetoCommand(CLI::App &app);
 Command addReportCommand(CLI::App &app);
 Command addRecordCommand(CLI::App &app);
 Command addWatchCommand(CLI::App &app);
+Command addRerunCommand(CLI::App &app);
 
 } // namespace peaklens::cli

@@ -4,6 +4,7 @@
 // own allocator (torch: libpeaklens_torch.so, any machine) or the CUPTI collector (cupti:
 // libpeaklens_cupti.so, a GPU), and leaves one trace per process in DIR (docs/recording.md).
 
+#include "childprocess.h"
 #include "command.h"
 
 #include "core/error.h"
@@ -14,12 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -119,15 +116,6 @@ void routeNvtxToCupti(const std::filesystem::path &collector)
     dlclose(handle);
 }
 
-pid_t g_child = 0;
-
-// Ctrl+C or a stop from the app ends the training command too.
-void forwardSignal(int signal)
-{
-    if (g_child > 0)
-        ::kill(g_child, signal);
-}
-
 // The backend `auto` stands for: the CUPTI collector when an allocator mode is asked for
 // (only it has them), else PyTorch's own allocator reports wherever the torch recorder is
 // installed (any machine, the caching allocator left as it is), else the collector.
@@ -203,27 +191,7 @@ Command addRecordCommand(CLI::App &app)
                 setEnvironment("PEAKLENS_COMMAND", dumpJson(nlohmann::ordered_json(options->command), -1));
                 setEnvironment("PEAKLENS_CWD", std::filesystem::current_path().string());
 
-                // Before the fork, so no signal is missed; exec gives the child the defaults back.
-                struct sigaction forward = {};
-                forward.sa_handler = forwardSignal;
-                ::sigaction(SIGTERM, &forward, nullptr);
-                ::sigaction(SIGINT, &forward, nullptr);
-                const pid_t child = g_child = ::fork();
-                if (child < 0)
-                    throw Error("cannot start the command: fork failed.");
-                if (child == 0) {
-                    std::vector<char *> argv;
-                    for (std::string &argument : options->command)
-                        argv.push_back(argument.data());
-                    argv.push_back(nullptr);
-                    ::execvp(argv[0], argv.data());
-                    std::fprintf(stderr, "peaklens-cli: cannot run %s.\n", argv[0]);
-                    ::_exit(127);
-                }
-                int status = 0;
-                while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-                }
-                const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+                const int code = runChild({options->command, {}, {}, {}, {}, false});
                 std::size_t traces = 0;
                 for (const auto &entry : std::filesystem::directory_iterator(out, ec))
                     traces += entry.path().extension() == ".peaklens";

@@ -1,0 +1,77 @@
+#include "childprocess.h"
+
+#include "core/error.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
+namespace peaklens::cli {
+
+namespace {
+
+pid_t g_child = 0;
+
+void forwardSignal(int signal)
+{
+    if (g_child > 0)
+        ::kill(g_child, signal);
+}
+
+// In the child: points `target` at `path`, created or truncated; exits 127 if it cannot.
+void redirect(int target, const std::string &path)
+{
+    const int file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (file < 0 || ::dup2(file, target) < 0) {
+        std::fprintf(stderr, "peaklens-cli: cannot write %s.\n", path.c_str());
+        ::_exit(127);
+    }
+}
+
+} // namespace
+
+int runChild(const ChildProcess &child)
+{
+    // Before the fork, so no signal is missed; exec gives the child the defaults back.
+    struct sigaction forward = {};
+    forward.sa_handler = forwardSignal;
+    ::sigaction(SIGTERM, &forward, nullptr);
+    ::sigaction(SIGINT, &forward, nullptr);
+    std::fflush(nullptr);
+    const pid_t pid = g_child = ::fork();
+    if (pid < 0)
+        throw Error("cannot start " + child.arguments.front() + ": fork failed.");
+    if (pid == 0) {
+        for (const auto &[name, value] : child.environment)
+            ::setenv(name.c_str(), value.c_str(), 1);
+        if (!child.workingDirectory.empty() && ::chdir(child.workingDirectory.c_str()) != 0) {
+            std::fprintf(stderr, "peaklens-cli: cannot enter %s.\n", child.workingDirectory.c_str());
+            ::_exit(127);
+        }
+        if (!child.stdoutFile.empty())
+            redirect(STDOUT_FILENO, child.stdoutFile);
+        else if (child.stdoutToStderr)
+            ::dup2(STDERR_FILENO, STDOUT_FILENO);
+        if (!child.stderrFile.empty())
+            redirect(STDERR_FILENO, child.stderrFile);
+        std::vector<char *> argv;
+        for (const std::string &argument : child.arguments)
+            argv.push_back(const_cast<char *>(argument.c_str()));
+        argv.push_back(nullptr);
+        ::execvp(argv[0], argv.data());
+        std::fprintf(stderr, "peaklens-cli: cannot run %s.\n", argv[0]);
+        ::_exit(127);
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    g_child = 0;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+} // namespace peaklens::cli

@@ -1,0 +1,315 @@
+// peaklens-cli rerun TRACE (--checkpoint STRATEGY | --budget SIZE) [--steps N] [--out DIR] [--json]
+// Runs the trace again with other checkpoint toggles, as the app's Rerun does (the launches
+// of core/plan/rerunlaunch.h): a replayed trace through peaklens-replay, a recorded one by
+// relaunching its command under `record`, the baseline's toggles measured beside the new
+// ones. Prints the peak and step time predicted against those measured, with the spread.
+
+#include "childprocess.h"
+#include "command.h"
+#include "textoutput.h"
+
+#include "core/error.h"
+#include "core/import/traceloader.h"
+#include "core/plan/analysedtrace.h"
+#include "core/plan/budget.h"
+#include "core/plan/planner.h"
+#include "core/plan/replayresult.h"
+#include "core/plan/rerunlaunch.h"
+#include "core/plan/steptimecomparison.h"
+#include "core/report/jsondump.h"
+#include "core/trace/units.h"
+
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+namespace peaklens::cli {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+struct RerunOptions
+{
+    std::string path;
+    std::string checkpoint;
+    std::string budget;
+    int steps = 0;
+    std::string out;
+    bool json = false;
+};
+
+// What one side of the comparison measured.
+struct Measured
+{
+    std::optional<std::int64_t> peakBytes;
+    std::vector<double> stepTimesMs;
+    std::string trace;
+};
+
+struct Outcome
+{
+    Measured run, baseline;
+    std::optional<ReplayGradientCheck> gradients;
+    std::string outOfMemory;
+};
+
+std::filesystem::path ownDirectory()
+{
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::filesystem::current_path() : self.parent_path();
+}
+
+// peaklens-replay or peaklens-cli: in PEAKLENS_PLUGIN_DIR, else beside this program.
+std::string program(const std::string &name)
+{
+    const char *pluginDir = std::getenv("PEAKLENS_PLUGIN_DIR");
+    for (const std::filesystem::path &directory :
+         {pluginDir ? std::filesystem::path(pluginDir) : std::filesystem::path(), ownDirectory()}) {
+        if (!directory.empty() && ::access((directory / name).c_str(), X_OK) == 0)
+            return (directory / name).string();
+    }
+    throw Error(name + " is neither beside peaklens-cli nor in PEAKLENS_PLUGIN_DIR; install it to rerun.");
+}
+
+std::string readFile(const std::filesystem::path &path)
+{
+    std::ifstream in(path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// The last line of a log that is not a JSON progress line: why a child failed.
+std::string lastWords(const std::filesystem::path &log)
+{
+    std::istringstream lines(readFile(log));
+    std::string line, last;
+    while (std::getline(lines, line)) {
+        if (!line.empty() && line.front() != '{')
+            last = line;
+    }
+    return last;
+}
+
+Measured measuredIn(const std::string &trace)
+{
+    const AnalysedTracePtr analysed = analyseTrace(trace, loadTrace(trace));
+    return {analysed->peakBytes, analysed->stepTimesMs(), trace};
+}
+
+Outcome runReplay(const RerunLaunch &launch, const std::filesystem::path &folder)
+{
+    ChildProcess child{{program(launch.program)}, launch.environment, launch.workingDirectory,
+                       (folder / "result.json").string(), (folder / "replay.log").string(), false};
+    child.arguments.insert(child.arguments.end(), launch.arguments.begin(), launch.arguments.end());
+    const int code = runChild(child);
+    if (code != 0 && code != 3 && code != 4) // 3: out of memory, 4: gradients differ
+        throw Error("peaklens-replay exited with " + std::to_string(code) + ": " + lastWords(folder / "replay.log"));
+    const ReplayResult result = ReplayResult::fromJson(readFile(folder / "result.json"), "peaklens-replay's result");
+    Outcome outcome;
+    outcome.run = {result.peakAllocatedBytes, result.stepTimesMs, result.tracePath};
+    outcome.baseline = {result.baselinePeakAllocatedBytes, result.baselineStepTimesMs, {}};
+    outcome.gradients = result.gradients;
+    outcome.outOfMemory = result.outOfMemory;
+    return outcome;
+}
+
+Measured runRelaunch(const RerunLaunch &launch, const std::string &rank, const std::string &which)
+{
+    ChildProcess child{{program(launch.program)}, launch.environment, launch.workingDirectory, {}, {}, true};
+    child.arguments.insert(child.arguments.end(), launch.arguments.begin(), launch.arguments.end());
+    const int code = runChild(child);
+    const std::optional<std::string> trace = relaunchedTrace(launch.traceFolder, rank);
+    if (code != 0)
+        throw Error("the command " + which + " exited with " + std::to_string(code) + ".");
+    if (!trace)
+        throw Error("the command " + which + " left no trace in " + launch.traceFolder + " (did it import torch?).");
+    return measuredIn(*trace);
+}
+
+std::filesystem::path outFolder(const RerunOptions &options)
+{
+    const std::filesystem::path out = options.out.empty() ? "peaklens-rerun-" + std::to_string(::getpid()) : options.out;
+    std::error_code ec;
+    if (std::filesystem::exists(out, ec) && !std::filesystem::is_empty(out, ec))
+        throw FileError(out.string(), "is not empty; give --out a new folder.");
+    std::filesystem::create_directories(out, ec);
+    if (ec)
+        throw FileError(out.string(), "cannot be created: " + ec.message() + ".");
+    return std::filesystem::absolute(out);
+}
+
+double milliseconds(std::int64_t ns)
+{
+    return static_cast<double>(ns) / 1e6;
+}
+
+json spreadJson(const std::vector<double> &timesMs)
+{
+    if (timesMs.empty())
+        return nullptr;
+    const TimingSpread spread = spreadOf(timesMs);
+    return {{"median", spread.medianMs}, {"min", spread.minMs}, {"max", spread.maxMs}, {"steps", spread.samples}};
+}
+
+json measuredJson(const Measured &measured)
+{
+    return {{"peak_bytes", measured.peakBytes ? json(*measured.peakBytes) : json(nullptr)},
+            {"step_time_ms", measured.stepTimesMs.empty() ? json(nullptr) : json(spreadOf(measured.stepTimesMs).medianMs)},
+            {"step_time_spread_ms", spreadJson(measured.stepTimesMs)},
+            {"step_times_ms", measured.stepTimesMs},
+            {"trace", measured.trace.empty() ? json(nullptr) : json(measured.trace)}};
+}
+
+std::optional<double> peakErrorPercent(std::int64_t predicted, const std::optional<std::int64_t> &measured)
+{
+    if (!measured || *measured <= 0)
+        return std::nullopt;
+    return 100.0 * static_cast<double>(predicted - *measured) / static_cast<double>(*measured);
+}
+
+std::string spreadText(const std::vector<double> &timesMs)
+{
+    if (timesMs.empty())
+        return "no steps";
+    const TimingSpread spread = spreadOf(timesMs);
+    const auto ms = [](double value) { return formatDuration(static_cast<std::int64_t>(std::llround(value * 1e6))); };
+    return ms(spread.medianMs) + " (" + ms(spread.minMs) + "…" + ms(spread.maxMs) + ", " + std::to_string(spread.samples)
+           + " steps)";
+}
+
+std::string peakText(const std::optional<std::int64_t> &bytes)
+{
+    return bytes ? formatBytes(*bytes) : "unknown";
+}
+
+std::string textOutput(const std::string &strategy, const CostModel &model, const Plan &plan, const Outcome &outcome)
+{
+    const Prediction baseline = predict(model, CheckpointSchedule{});
+    TextTable table({"", "predicted", "measured", "baseline predicted", "baseline measured"}, {false, true, true, true, true});
+    std::string error;
+    if (const auto percent = peakErrorPercent(plan.prediction.peakBytes, outcome.run.peakBytes))
+        error = " (" + signedPercentText(-*percent) + ")";
+    table.addRow({"Peak", formatBytes(plan.prediction.peakBytes), peakText(outcome.run.peakBytes) + error,
+                  formatBytes(baseline.peakBytes), peakText(outcome.baseline.peakBytes)});
+    table.addRow({"Step time",
+                  formatDuration(plan.prediction.stepTimeNs) + " ± "
+                      + formatDuration(model.stepTimeSpreadNs + plan.prediction.addedTimeSpreadNs),
+                  spreadText(outcome.run.stepTimesMs), formatDuration(baseline.stepTimeNs) + " ± " + formatDuration(model.stepTimeSpreadNs),
+                  spreadText(outcome.baseline.stepTimesMs)});
+    std::string out = "Rerun with " + strategy + ": " + std::to_string(checkpointedPaths(model, plan.schedule).size()) + " of "
+                      + std::to_string(model.layers.size()) + " layers checkpointed\n" + table.toString();
+    if (const auto change = compareStepTimes(outcome.baseline.stepTimesMs, outcome.run.stepTimesMs))
+        out += "Step time against the baseline measured beside it: " + changeText(*change) + "\n";
+    if (outcome.gradients)
+        out += outcome.gradients->agree ? "Gradients agree with the baseline's.\n"
+                                        : "Gradients differ from the baseline's (largest relative difference "
+                                              + std::to_string(outcome.gradients->maxRelativeDifference) + ").\n";
+    if (!outcome.outOfMemory.empty())
+        out += "Out of memory: " + outcome.outOfMemory + "\n";
+    out += "Traces: " + outcome.run.trace + (outcome.baseline.trace.empty() ? "" : ", " + outcome.baseline.trace) + "\n";
+    return out;
+}
+
+json jsonOutput(const std::string &path, const std::string &strategy, const CostModel &model, const Plan &plan,
+                const Outcome &outcome)
+{
+    const Prediction baseline = predict(model, CheckpointSchedule{});
+    const auto change = compareStepTimes(outcome.baseline.stepTimesMs, outcome.run.stepTimesMs);
+    const auto error = peakErrorPercent(plan.prediction.peakBytes, outcome.run.peakBytes);
+    return {{"trace", path},
+            {"strategy", strategy},
+            {"checkpoint", checkpointedPaths(model, plan.schedule)},
+            {"predicted",
+             {{"peak_bytes", plan.prediction.peakBytes},
+              {"step_time_ms", milliseconds(plan.prediction.stepTimeNs)},
+              {"step_time_spread_ms", milliseconds(model.stepTimeSpreadNs + plan.prediction.addedTimeSpreadNs)}}},
+            {"measured", measuredJson(outcome.run)},
+            {"baseline",
+             {{"predicted",
+               {{"peak_bytes", baseline.peakBytes},
+                {"step_time_ms", milliseconds(baseline.stepTimeNs)},
+                {"step_time_spread_ms", milliseconds(model.stepTimeSpreadNs)}}},
+              {"measured", measuredJson(outcome.baseline)}}},
+            {"peak_error_percent", error ? json(*error) : json(nullptr)},
+            {"step_time_change",
+             change ? json{{"percent", change->changePercent},
+                           {"low_percent", change->lowPercent},
+                           {"high_percent", change->highPercent},
+                           {"paired", change->paired},
+                           {"within_noise", change->withinNoise()}}
+                    : json(nullptr)},
+            {"gradients", outcome.gradients ? json{{"agree", outcome.gradients->agree},
+                                                   {"max_relative_difference", outcome.gradients->maxRelativeDifference}}
+                                            : json(nullptr)},
+            {"out_of_memory", outcome.outOfMemory.empty() ? json(nullptr) : json(outcome.outOfMemory)}};
+}
+
+} // namespace
+
+Command addRerunCommand(CLI::App &app)
+{
+    auto *command = app.add_subcommand(
+        "rerun", "Run a trace again with checkpoint toggles and compare the measured peak and step time with the prediction");
+    auto options = std::make_shared<RerunOptions>();
+    command->add_option("FILE", options->path, "Trace file: a replay's, or a recorded run's (its command is relaunched)")
+        ->required();
+    auto *checkpoint = command->add_option("--checkpoint", options->checkpoint,
+                                           "none, all, every:K, segments:K, sqrt, or units NAME, FIRST..LAST, ... (docs/planning.md)")
+                           ->type_name("STRATEGY");
+    auto *budget = command->add_option("--budget", options->budget, "Rerun the cheapest plan for this peak: 6GiB, or 70%")
+                       ->type_name("SIZE");
+    checkpoint->excludes(budget);
+    command->add_option("--steps", options->steps, "Steps the replay measures, at least (a relaunched command runs its own)")
+        ->check(wholeNumber(1, 100000));
+    command->add_option("--out", options->out, "A new folder for the rerun's traces (default: peaklens-rerun-<pid>)");
+    command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
+    return {command, [options, checkpoint, budget]() -> CommandOutput {
+                if (!*checkpoint && !*budget)
+                    throw Error("Say what to rerun: --checkpoint STRATEGY (every:2, all, ...) or --budget SIZE.");
+                const AnalysedTracePtr analysed = analyseTrace(options->path, loadTrace(options->path));
+                if (const auto reason = rerunUnavailable(*analysed->trace))
+                    throw FileError(options->path, "cannot be rerun: " + *reason + ".");
+                if (!analysed->model)
+                    throw FileError(options->path, "cannot be planned: " + analysed->modelProblem);
+                const CostModel &model = *analysed->model;
+                Plan plan;
+                if (*budget) {
+                    const Budget target = Budget::parse(options->budget);
+                    PlannerOptions planner;
+                    planner.keepMargin = target.isLimit();
+                    plan = planForBudget(model, target.bytes(model), planner);
+                } else {
+                    plan = planForStrategy(model, options->checkpoint);
+                }
+                const std::string strategy = strategyOf(model, plan).toString();
+                const std::filesystem::path folder = outFolder(*options);
+                const RerunPlan rerun = planRerun(*analysed->trace, {strategy}, analysed->checkpoint, folder.string(), options->steps);
+                for (const auto &[path, contents] : rerun.files) {
+                    std::ofstream file(path);
+                    if (!(file << contents))
+                        throw FileError(path, "cannot be written.");
+                }
+                Outcome outcome;
+                if (rerun.relaunch) {
+                    outcome.baseline = runRelaunch(rerun.launches[0], rerun.rank, "with the baseline's toggles");
+                    outcome.run = runRelaunch(rerun.launches[1], rerun.rank, "with " + strategy);
+                } else {
+                    outcome = runReplay(rerun.launches[0], folder);
+                }
+                const int code = !outcome.outOfMemory.empty() ? 3 : outcome.gradients && !outcome.gradients->agree ? 4 : 0;
+                if (options->json)
+                    return {dumpJson(jsonOutput(options->path, strategy, model, plan, outcome)) + "\n", code};
+                return {textOutput(strategy, model, plan, outcome), code};
+            }};
+}
+
+} // namespace peaklens::cli
