@@ -302,6 +302,7 @@ Command addRerunCommand(CLI::App &app)
                 if (rerun.relaunch) {
                     outcome.baseline = runRelaunch(rerun.launches[0], rerun.rank, "with the baseline's toggles");
                     outcome.run = runRelaunch(rerun.launches[1], rerun.rank, "with " + strategy);
+                    outcome.gradients = relaunchedGradients(outcome.baseline.trace, outcome.run.trace);
                 } else {
                     outcome = runReplay(rerun.launches[0], folder);
                 }

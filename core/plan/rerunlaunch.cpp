@@ -5,7 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <map>
 
 namespace peaklens {
 
@@ -122,11 +125,66 @@ RerunPlan planRerun(const Trace &trace, const std::vector<std::string> &toggles,
         launch.traceFolder = path(folder, label);
         launch.arguments = recordArguments(trace, launch.traceFolder);
         launch.arguments.insert(launch.arguments.end(), command.begin(), command.end());
-        launch.environment = {{"PEAKLENS_CHECKPOINT", togglesArgument(*units)}};
+        launch.environment = {{"PEAKLENS_CHECKPOINT", togglesArgument(*units)}, {"PEAKLENS_GRADIENTS", "1"}};
         launch.workingDirectory = trace.metaValue(metakey::WorkingDirectory);
         plan.launches.push_back(std::move(launch));
     }
     return plan;
+}
+
+namespace {
+
+// Relative differences below this are float rounding of a recompute, not a wrong gradient.
+constexpr double kGradientTolerance = 1e-4;
+
+// name -> (norm, sum) from the file beside `trace`; empty when there is none or it is damaged.
+std::map<std::string, std::pair<double, double>> gradientsBeside(const std::string &trace)
+{
+    std::map<std::string, std::pair<double, double>> gradients;
+    std::filesystem::path file(trace);
+    file.replace_extension(".gradients.json");
+    std::ifstream in(file);
+    if (!in)
+        return gradients;
+    const nlohmann::json parsed = nlohmann::json::parse(in, nullptr, false);
+    if (!parsed.is_object() || parsed.value("format", "") != "peaklens-gradients" || !parsed.contains("parameters")
+        || !parsed["parameters"].is_object())
+        return gradients;
+    for (const auto &[name, value] : parsed["parameters"].items()) {
+        if (value.is_array() && value.size() == 2 && value[0].is_number() && value[1].is_number())
+            gradients[name] = {value[0].get<double>(), value[1].get<double>()};
+    }
+    return gradients;
+}
+
+double relativeDifference(double a, double b)
+{
+    const double scale = std::max({std::abs(a), std::abs(b), 1e-12});
+    return std::abs(a - b) / scale;
+}
+
+} // namespace
+
+std::optional<ReplayGradientCheck> relaunchedGradients(const std::string &baselineTrace, const std::string &runTrace)
+{
+    const auto baseline = gradientsBeside(baselineTrace);
+    const auto run = gradientsBeside(runTrace);
+    if (baseline.empty() || run.empty())
+        return std::nullopt;
+    ReplayGradientCheck check;
+    for (const auto &[name, figures] : baseline) {
+        const auto other = run.find(name);
+        if (other == run.end()) {
+            check.agree = false; // a gradient the rerun never computed
+            continue;
+        }
+        // The norm is compared relatively; a sum near zero, against the norm.
+        const double norm = relativeDifference(figures.first, other->second.first);
+        const double sum = std::abs(figures.second - other->second.second) / std::max(figures.first, 1e-12);
+        check.maxRelativeDifference = std::max({check.maxRelativeDifference, norm, sum});
+    }
+    check.agree = check.agree && run.size() == baseline.size() && check.maxRelativeDifference <= kGradientTolerance;
+    return check;
 }
 
 std::optional<std::string> relaunchedTrace(const std::string &folder, const std::string &rank)

@@ -10,6 +10,7 @@
 // first with the baseline's toggles, then with the new ones in PEAKLENS_CHECKPOINT, so
 // both are measured on this machine under the same load.
 
+#include "core/plan/replayresult.h"
 #include "core/trace/trace.h"
 
 #include <optional>
@@ -50,6 +51,11 @@ std::string togglesArgument(const std::vector<std::string> &units);
 // this many (a relaunched command runs its own). Assumes rerunUnavailable(trace) is nullopt.
 RerunPlan planRerun(const Trace &trace, const std::vector<std::string> &toggles, const std::vector<std::string> &baseline,
                     const std::string &folder, int steps);
+
+// Of a relaunch's two traces: whether each parameter's first gradient (the helper notes its
+// norm and sum beside the trace under PEAKLENS_GRADIENTS=1) is the same in both, within
+// float rounding; nullopt when either run left none (a script without the helper).
+std::optional<ReplayGradientCheck> relaunchedGradients(const std::string &baselineTrace, const std::string &runTrace);
 
 // Of a relaunch's out folder: the trace to compare, the one of `rank` when it left one,
 // else the first by name; nullopt when it holds none.

@@ -114,6 +114,9 @@ class Instrumented:
                 self._hook(path, module)
         # A new forward of the whole model: whatever backward is still open has ended.
         self._handles.append(model.register_forward_pre_hook(lambda mod, inputs: self._close_backward()))
+        self._gradients = {}
+        if os.environ.get("PEAKLENS_GRADIENTS") == "1" and default_manifest_path():
+            self._watch_first_gradients()
         self.write_manifest()
 
     # -- ranges ---------------------------------------------------------------------------
@@ -175,6 +178,33 @@ class Instrumented:
             self._handles.append(module.register_full_backward_pre_hook(backward_pre))
         self._handles.append(module.register_full_backward_hook(backward_post))
 
+    # -- gradients ------------------------------------------------------------------------
+
+    def _watch_first_gradients(self):
+        """Under ``rerun`` (PEAKLENS_GRADIENTS=1): notes each parameter's first gradient
+        (its norm and sum, in double precision) as backward accumulates it, so that a rerun
+        with checkpoint toggles can be checked against the baseline's whatever the script
+        does with the gradients afterwards; written beside the trace after the first step."""
+        if not hasattr(torch.Tensor, "register_post_accumulate_grad_hook"):
+            return
+        for name, parameter in self.model.named_parameters():
+            if not parameter.requires_grad:
+                continue
+
+            def noted(tensor, name=name):
+                if name not in self._gradients and tensor.grad is not None:
+                    grad = tensor.grad.detach().double()
+                    self._gradients[name] = [grad.norm().item(), grad.sum().item()]
+
+            self._handles.append(parameter.register_post_accumulate_grad_hook(noted))
+
+    def _write_gradients(self):
+        path = os.path.splitext(default_manifest_path())[0]
+        path = path[:-len(".manifest")] if path.endswith(".manifest") else path
+        with open(path + ".gradients.json.tmp", "w") as out:
+            json.dump({"format": "peaklens-gradients", "version": 1, "parameters": self._gradients}, out)
+        os.replace(path + ".gradients.json.tmp", path + ".gradients.json")
+
     @contextlib.contextmanager
     def step(self, number=None):
         """A ``step:<n>`` range around one training step (see peaklens.step)."""
@@ -187,6 +217,9 @@ class Instrumented:
         finally:
             self._close_backward()
             self.sink.pop()
+            if self._gradients and not getattr(self, "_gradients_written", False):
+                self._gradients_written = True
+                self._write_gradients()
             if self._manifest_stale:
                 self._manifest_stale = False
                 self.write_manifest()

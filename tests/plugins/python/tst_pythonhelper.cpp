@@ -19,9 +19,10 @@ private slots:
         QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
         environment.insert(QStringLiteral("PYTHONPATH"), QStringLiteral(PEAKLENS_SOURCE_DIR "/plugins/python"));
         environment.remove(QStringLiteral("PEAKLENS_CHECKPOINT"));
+        // The build's peaklens-cli, app and torch recorder (test_torchrecord.py).
+        environment.insert(QStringLiteral("PEAKLENS_TEST_BIN_DIR"), QStringLiteral(PEAKLENS_BIN_DIR));
 #ifdef PEAKLENS_STANDIN_DIR
         environment.insert(QStringLiteral("PEAKLENS_TEST_STANDIN_DIR"), QStringLiteral(PEAKLENS_STANDIN_DIR));
-        environment.insert(QStringLiteral("PEAKLENS_TEST_BIN_DIR"), QStringLiteral(PEAKLENS_BIN_DIR));
 #endif
         python.setProcessEnvironment(environment);
         python.setWorkingDirectory(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/plugins/python"));
@@ -29,7 +30,7 @@ private slots:
         python.start(QStringLiteral(PEAKLENS_PYTHON), {QStringLiteral("-m"), QStringLiteral("unittest"), QStringLiteral("discover"),
                                                           QStringLiteral("-v"), QStringLiteral("-s"), QStringLiteral("."),
                                                           QStringLiteral("-p"), QStringLiteral("test_*.py")});
-        QVERIFY2(python.waitForFinished(300000), "the Python tests did not finish");
+        QVERIFY2(python.waitForFinished(900000), "the Python tests did not finish");
         const QByteArray output = python.readAll();
         QVERIFY2(python.exitStatus() == QProcess::NormalExit && python.exitCode() == 0, output.constData());
         QVERIFY2(output.contains("OK"), output.constData());

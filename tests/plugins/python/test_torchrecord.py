@@ -1,0 +1,148 @@
+"""The torch backend on real training scripts, on the CPU, with the project's PyTorch:
+`peaklens-cli record --backend torch` names the scripts' layers after their modules, with
+steps and phases; `peaklens-cli rerun` of them measures the peak it predicted; torchrun's
+ranks each leave a trace, which the app opens as one folder. Needs the build's peaklens-cli
+and libpeaklens_torch.so (PEAKLENS_TEST_BIN_DIR)."""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+from unittest import mock
+
+from support import HELPER, PYTHON, REPO, clean_environment
+from peaklens import _record
+
+BIN_DIR = os.environ.get("PEAKLENS_TEST_BIN_DIR")
+CLI = os.path.join(BIN_DIR or "", "peaklens-cli")
+APP = os.path.join(BIN_DIR or "", "peaklens")
+RECORDER = os.path.join(BIN_DIR or "", "libpeaklens_torch.so")
+SMALL = os.path.join(REPO, "examples", "train_small.py")
+RESNET = os.path.join(REPO, "examples", "train_resnet.py")
+
+
+def run(command, **settings):
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, **settings)
+
+
+class TorchBackendEnvironmentTest(unittest.TestCase):
+    def test_the_torch_backend_leaves_the_allocator_alone(self):
+        with mock.patch.dict(os.environ, {"PYTHONPATH": "/somewhere"}):
+            environment = _record.record_environment("torch", "/nowhere/libpeaklens_torch.so", "out", "exact",
+                                                     ["python3", "train.py"])
+        self.assertEqual(environment["PEAKLENS_TORCH_RECORDER"], "/nowhere/libpeaklens_torch.so")
+        self.assertEqual(environment["PYTHONPATH"].split(":"),
+                         [os.path.dirname(_record.PACKAGE_DIR), os.path.join(_record.PACKAGE_DIR, "_autostart"),
+                          "/somewhere"])
+        self.assertEqual(environment["PEAKLENS_ALLOCATOR"], "native")
+        self.assertNotIn("CUDA_INJECTION64_PATH", environment)
+        self.assertNotIn("PYTORCH_NO_CUDA_MEMORY_CACHING", environment)
+
+    def test_an_allocator_mode_is_the_collectors_alone(self):
+        result = run([PYTHON, "-m", "peaklens", "record", "--backend", "torch", "--allocator", "exact", "--", "true"],
+                     env=clean_environment(PYTHONPATH=HELPER, PEAKLENS_PLUGIN_DIR=BIN_DIR or "/nowhere"))
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertEqual(result.stderr.count("\n"), 1, result.stderr)
+        self.assertIn("--allocator exact applies to --backend cupti", result.stderr)
+
+
+@unittest.skipUnless(BIN_DIR and os.path.exists(RECORDER), "libpeaklens_torch.so is not built (PEAKLENS_TEST_BIN_DIR)")
+class RealScriptTest(unittest.TestCase):
+    """Each script is recorded once for the class; reruns relaunch it twice more."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.scratch = tempfile.TemporaryDirectory()
+        cls.environment = clean_environment(PATH=os.path.dirname(PYTHON) + os.pathsep + os.environ.get("PATH", ""))
+        cls.traces = {}
+        for name, script in (("small", SMALL), ("resnet", RESNET)):
+            out = os.path.join(cls.scratch.name, name)
+            cls.recorded = run([CLI, "record", "--backend", "torch", "--out", out, "--", PYTHON, script, "--steps", "3",
+                                "--device", "cpu"], env=cls.environment, cwd=cls.scratch.name)
+            traces = [entry for entry in os.listdir(out) if entry.endswith(".peaklens")] if os.path.isdir(out) else []
+            cls.traces[name] = os.path.join(out, traces[0]) if len(traces) == 1 else None
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.scratch.cleanup()
+
+    def trace(self, name):
+        self.assertIsNotNone(self.traces[name], self.recorded.stderr)
+        return self.traces[name]
+
+    def summary(self, trace):
+        result = run([CLI, "summary", "--json", trace])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return json.loads(result.stdout)
+
+    def rerun(self, trace, *how):
+        out = tempfile.mkdtemp(dir=self.scratch.name)
+        os.rmdir(out)
+        result = run([CLI, "rerun", trace, *how, "--out", out, "--json"], env=self.environment)
+        self.assertEqual(result.returncode, 0, result.stderr[-2000:])
+        return json.loads(result.stdout)
+
+    def test_layers_carry_the_module_names_with_steps_and_phases(self):
+        rows = [("small", "blocks", "Block", "CausalSelfAttention", "blocks.0.attn"),
+                ("resnet", "stages", "Stage", "ResidualBlock", "stages.0.first")]
+        for name, chain, kind, inner_kind, inner in rows:
+            with self.subTest(name):
+                summary = self.summary(self.trace(name))
+                self.assertEqual(summary["meta"]["source.format"], "torch")
+                layers = {layer["name"]: layer for layer in summary["layers"]}
+                for index in range(4):
+                    layer = layers["%s.%d" % (chain, index)]
+                    self.assertEqual(layer["kind"], kind)
+                    self.assertGreater(layer["activation_bytes"], 0)
+                    self.assertEqual(layer["forward_calls"], 3)
+                    self.assertEqual(layer["backward_calls"], 3)
+                    self.assertGreater(layer["parameter_bytes"], 0)
+                self.assertEqual(layers[inner]["kind"], inner_kind)
+                self.assertEqual([step["number"] for step in summary["steps"]], [0, 1, 2])
+                self.assertEqual(summary["peak"]["device"], "cpu")
+
+    def test_reruns_measure_the_predicted_peak(self):
+        # How far the measured peak may be from the predicted one, in percent.
+        tolerance = 5.0
+        rows = [("small", ["--checkpoint", "every:2"]), ("small", ["--checkpoint", "all"]),
+                ("small", ["--budget", "75%"]), ("resnet", ["--checkpoint", "every:2"]),
+                ("resnet", ["--budget", "75%"])]
+        for name, how in rows:
+            with self.subTest(name=name, how=how):
+                result = self.rerun(self.trace(name), *how)
+                self.assertLessEqual(abs(result["peak_error_percent"]), tolerance, result)
+                # Checkpointing lowers the peak, and the baseline measured beside it did not move.
+                self.assertLess(result["measured"]["peak_bytes"], result["baseline"]["measured"]["peak_bytes"])
+                self.assertEqual(result["baseline"]["measured"]["peak_bytes"],
+                                 self.summary(self.trace(name))["peak"]["allocated_bytes"])
+                self.assertEqual(len(result["measured"]["step_times_ms"]), 3)
+                self.assertTrue(result["gradients"]["agree"], result["gradients"])
+
+    def test_torchrun_ranks_each_leave_a_trace_the_app_opens_as_a_folder(self):
+        torchrun = os.path.join(os.path.dirname(PYTHON), "torchrun")
+        if not os.access(torchrun, os.X_OK):
+            self.skipTest("no torchrun beside " + PYTHON)
+        out = os.path.join(self.scratch.name, "ranks")
+        result = run([CLI, "record", "--backend", "torch", "--out", out, "--", torchrun, "--nproc-per-node", "2",
+                      SMALL, "--steps", "2", "--device", "cpu"], env=self.environment, cwd=self.scratch.name)
+        self.assertEqual(result.returncode, 0, result.stderr[-2000:])
+        traces = sorted(entry for entry in os.listdir(out) if entry.endswith(".peaklens"))
+        self.assertEqual(len(traces), 2, traces)
+        self.assertRegex(traces[0], r"\Arank0-pid\d+\.peaklens\Z")
+        self.assertRegex(traces[1], r"\Arank1-pid\d+\.peaklens\Z")
+        for trace in traces:
+            summary = self.summary(os.path.join(out, trace))
+            self.assertEqual(summary["meta"]["world_size"], "2")
+            self.assertIn("blocks.3", {layer["name"] for layer in summary["layers"]})
+        if not os.access(APP, os.X_OK):
+            return
+        screenshot = os.path.join(self.scratch.name, "ranks.png")
+        opened = run([APP, "--screenshot", screenshot, out], env=dict(self.environment, QT_QPA_PLATFORM="offscreen"))
+        self.assertEqual(opened.returncode, 0, opened.stderr)
+        self.assertGreater(os.path.getsize(screenshot), 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
