@@ -16,7 +16,11 @@
 #   4. a memory snapshot, a Kineto trace and a memory timeline of the same GPT
 #      (tests/gpu/record_fixtures.py) imported by `peaklens-cli summary --json`, their
 #      peaks against torch.cuda.max_memory_allocated();
-#   5. small real recordings copied to OUT/fixtures/ with a README, for tests/data/real/.
+#   5. small real recordings copied to OUT/fixtures/ with a README, for tests/data/real/;
+#   6. records gpt_train.py through PyTorch's own allocator (`record --backend torch`, the
+#      caching allocator left as it is): activation bytes per block, its peak against
+#      torch.cuda.max_memory_allocated, the cost in step time, and `peaklens-cli rerun`
+#      with every:2 (predicted against measured peak).
 # Every figure and file goes to one folder; the end is one table (step | figure |
 # measured | reference | goal | verdict), also OUT/summary.tsv and OUT/summary.json. A
 # step that fails is a FAILED row with its reason; the others still run. Exit status 1
@@ -29,8 +33,9 @@
 #                 tests' CUDA stand-ins, and runs steps 1-2 on the stand-in trainer and
 #                 step 3 on the CPU; the rows that need a GPU say so
 #   --build-only  configure and build, then stop
-#   PYTHON=...    the python3 with torch (default: the first of python3, /usr/bin/python3
-#                 that imports torch)
+#   --only N      build, then run step N alone (6: the torch backend)
+#   PYTHON=...    the python3 with torch (default: the first that imports torch of
+#                 python3, /usr/bin/python3 and the environment run.sh makes)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -39,13 +44,14 @@ figures=$here/figures.py
 started=$SECONDS
 
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//'; }
-out="" dry=0 build_only=0
+out="" dry=0 build_only=0 only=""
 while [ $# -gt 0 ]; do
   case $1 in
     --out) [ $# -ge 2 ] || { echo "acceptance.sh: --out needs a folder." >&2; exit 2; }; out=$2; shift 2 ;;
     --out=*) out=${1#--out=}; shift ;;
     --dry-run) dry=1; shift ;;
     --build-only) build_only=1; shift ;;
+    --only) [ $# -ge 2 ] || { echo "acceptance.sh: --only needs a step." >&2; exit 2; }; only=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "acceptance.sh: unknown argument '$1' (see --help)." >&2; exit 2 ;;
   esac
@@ -63,7 +69,7 @@ timings=$out/logs/timings.tsv
 FPY=$(command -v python3 || command -v python || true)
 [ -n "$FPY" ] || { echo "acceptance.sh: python3 is missing." >&2; exit 2; }
 PY=""
-for candidate in "${PYTHON:-}" python3 /usr/bin/python3; do
+for candidate in "${PYTHON:-}" python3 /usr/bin/python3 "${XDG_CACHE_HOME:-$HOME/.cache}"/peaklens/torch-*/bin/python; do
   if [ -n "$candidate" ] && command -v "$candidate" >/dev/null && "$candidate" -c 'import torch' 2>/dev/null; then
     PY=$(command -v "$candidate")
     break
@@ -234,10 +240,12 @@ build_step() {
       echo "tests/gpu/deps/ holds no packages (tests/gpu/fetch-deps.sh fetches them); using the system's."
     fi
     [ -n "$PY" ] || fail "no python3 here imports torch: set PYTHON=/path/to/python3 (a pip PyTorch with CUDA)."
+  fi
+  if [ -n "$PY" ]; then
     local torch_prefix
-    torch_prefix=$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)')
+    torch_prefix=$("$PY" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')
     prefix_path+=("$torch_prefix")
-    options+=("-DCMAKE_PREFIX_PATH=$(IFS=';'; echo "${prefix_path[*]}")")
+    options+=("-DCMAKE_PREFIX_PATH=$(IFS=';'; echo "${prefix_path[*]}")" "-DPEAKLENS_PYTHON=$PY")
   fi
   rm -f "$build/.acceptance-targets"
   cmake -S "$root" -B "$build" "${generator[@]}" "${options[@]}" | tee "$out/logs/configure.log"
@@ -250,7 +258,7 @@ build_step() {
     fi
   fi
   local targets=() missing=() standins=()
-  local wanted=(peaklens-cli peaklens_cupti peaklens-replay)
+  local wanted=(peaklens-cli peaklens_cupti peaklens-replay peaklens_torch)
   [ $dry -eq 1 ] && wanted+=(peaklens-standin-cuda peaklens-standin-cupti peaklens-test-trainer)
   for t in "${wanted[@]}"; do
     if ! has_target "$t"; then
@@ -297,7 +305,7 @@ build_step() {
     case $t in
       peaklens-standin-*|peaklens-test-trainer) row 0 "build $t" "stand-ins not built: CMake has no target $t (tests/plugins/cupti/standin)" "" "" "stand-ins not built" ;;
       peaklens_cupti) row 0 "build $t" "FAILED: no collector: CMake found no CUPTI (see logs/configure.log)" "" "" FAILED ;;
-      peaklens-replay) row 0 "build $t" "FAILED: no replay engine: CMake found no LibTorch (see logs/configure.log)" "" "" FAILED ;;
+      peaklens-replay|peaklens_torch) row 0 "build $t" "FAILED: CMake found no LibTorch (see logs/configure.log)" "" "" FAILED ;;
       *) row 0 "build $t" "FAILED: CMake has no target $t" "" "" FAILED ;;
     esac
   done
@@ -345,7 +353,9 @@ train_command() { # train_command [DIR] -> the words, one per line
 # same invocation otherwise, for the plain run.
 plain_environment() {
   local mode=$1
-  local env_words=(env -u CUDA_INJECTION64_PATH -u PEAKLENS_OUT "PYTHONPATH=$helper${PYTHONPATH:+:$PYTHONPATH}" "PEAKLENS_ALLOCATOR=$mode")
+  local allocator=$mode
+  [ "$mode" = torch ] && allocator=native # the torch backend leaves the caching allocator as it is
+  local env_words=(env -u CUDA_INJECTION64_PATH -u PEAKLENS_OUT "PYTHONPATH=$helper${PYTHONPATH:+:$PYTHONPATH}" "PEAKLENS_ALLOCATOR=$allocator")
   case $mode in
     exact) env_words+=(PYTORCH_NO_CUDA_MEMORY_CACHING=1) ;;
     async) env_words+=(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync) ;;
@@ -375,7 +385,8 @@ run_plain() {
   "$FPY" "$figures" steptimes "$dir/plain.log" --stamps "$dir/plain.stamps" --json "$dir/plain.json"
 }
 
-# run_recorded MODE DIR [CHECKPOINT]: the program under `peaklens-cli record`; the trace's
+# run_recorded MODE DIR [CHECKPOINT]: the program under `peaklens-cli record` (MODE: an
+# allocator of the collector, or torch for the torch backend); the trace's
 # path in DIR/trace.path, its summary in DIR/summary.json, step times in DIR/record.json.
 run_recorded() {
   local mode=$1 dir=$2 checkpoint=${3:-}
@@ -389,7 +400,9 @@ run_recorded() {
   fi
   rm -rf "$dir/trace"
   mkdir -p "$dir"
-  if ! (cd "$dir" && "${envw[@]}" "$cli" record --allocator "$mode" --out "$dir/trace" -- "${cmd[@]}" 2>&1) \
+  local how=(--backend cupti --allocator "$mode")
+  [ "$mode" = torch ] && how=(--backend torch)
+  if ! (cd "$dir" && "${envw[@]}" "$cli" record "${how[@]}" --out "$dir/trace" -- "${cmd[@]}" 2>&1) \
     | "$FPY" "$figures" stamp "$dir/record.stamps" >"$dir/record.log"; then
     fail "the recorded run failed: $(tail -1 "$dir/record.log")"
   fi
@@ -675,7 +688,42 @@ step5() {
     --default-made-by "tests/gpu/record_fixtures.py"
 }
 
+# ---- step 6: the torch backend ---------------------------------------------------------------------------------
+
+step6() {
+  local dir=$out/step6
+  mkdir -p "$dir"
+  run_plain torch "$dir"
+  run_recorded torch "$dir"
+  fig overhead --step 6 --figure "step time under record --backend torch (gpt_train.py)" \
+    --record "$dir/record.json" --plain "$dir/plain.json" --max-pct 3
+  [ -f "$dir/saved.json" ] || fail "gpt_train.py wrote no saved.json"
+  fig activation --step 6 --figure "activation bytes per block, torch backend" --summary "$dir/summary.json" \
+    --saved "$dir/saved.json" --within 2 --details "$dir/activation.json"
+  grep '^result ' "$dir/record.log" | tail -1 | cut -d' ' -f2- >"$dir/result.json"
+  fig compare --step 6 --figure "peak allocated, torch backend, vs PyTorch's" --unit bytes --within 1 \
+    --measured "$(get "$dir/summary.json" peak.allocated_bytes)" \
+    --reference "$(get "$dir/result.json" max_memory_allocated)" --reference-note "(torch.cuda.max_memory_allocated)"
+  (cd "$dir" && "$cli" rerun "$(cat "$dir/trace.path")" --checkpoint every:2 --out "$dir/rerun" --json) \
+    >"$dir/rerun.json" 2>"$dir/rerun.log" || fail "peaklens-cli rerun failed: $(tail -1 "$dir/rerun.log")"
+  fig compare --step 6 --figure "peaklens-cli rerun every:2, torch backend: peak" --unit bytes --within 5 \
+    --measured "$(get "$dir/rerun.json" measured.peak_bytes)" \
+    --reference "$(get "$dir/rerun.json" predicted.peak_bytes)" --reference-note "predicted"
+}
+
 # ---- the run ------------------------------------------------------------------------------------------------
+
+if [ -n "$only" ]; then
+  [ "$only" = 6 ] || { echo "acceptance.sh: --only knows step 6." >&2; exit 2; }
+  if [ $dry -eq 1 ]; then
+    row 6 "the torch backend on gpt_train.py" "needs a GPU (tests/plugins/python/test_torchrecord.py checks it on the CPU)" "" "" "needs a GPU"
+  else
+    guard 6 "the torch backend" step6
+  fi
+  "$FPY" "$figures" --rows "$rows" table --out "$out" --mode "$([ $dry -eq 1 ] && echo dry-run || echo gpu)" \
+    --timings "$timings" --machine "$(machine)"
+  exit $?
+fi
 
 begin=$SECONDS
 step1
@@ -700,6 +748,12 @@ if [ $dry -eq 1 ]; then
 else
   guard 4 "PyTorch's recordings imported" step4
   guard 5 "fixtures" step5
+fi
+
+if [ $dry -eq 1 ]; then
+  row 6 "the torch backend on gpt_train.py" "needs a GPU (tests/plugins/python/test_torchrecord.py checks it on the CPU)" "" "" "needs a GPU"
+else
+  guard 6 "the torch backend" step6
 fi
 
 total=$((SECONDS - started))
