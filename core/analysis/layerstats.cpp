@@ -1,6 +1,7 @@
 #include "layerstats.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace peaklens {
 
@@ -131,17 +132,18 @@ std::vector<LayerScan::BackwardStart> LayerScan::backwardStarts(const Trace &tra
                 firsts.push_back(pair);
         }
     }
-    std::vector<std::pair<std::int64_t, std::int64_t>> stepBegins;
-    stepBegins.reserve(trace.steps.size());
+    std::vector<const Step *> byNumber;
+    byNumber.reserve(trace.steps.size());
     for (const Step &step : trace.steps)
-        stepBegins.emplace_back(step.number, step.beginNs);
+        byNumber.push_back(&step);
     // Where two steps share a number, the first in time counts.
-    std::stable_sort(stepBegins.begin(), stepBegins.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+    std::stable_sort(byNumber.begin(), byNumber.end(), [](const Step *a, const Step *b) { return a->number < b->number; });
     std::vector<BackwardStart> starts;
     for (const auto &[step, timeNs] : firsts) {
-        const auto begin = std::lower_bound(stepBegins.begin(), stepBegins.end(), step,
-                                            [](const auto &entry, std::int64_t number) { return entry.first < number; });
-        starts.push_back({step, timeNs, begin == stepBegins.end() || begin->first != step ? INT64_MIN : begin->second});
+        const auto found = std::lower_bound(byNumber.begin(), byNumber.end(), step,
+                                            [](const Step *entry, std::int64_t number) { return entry->number < number; });
+        const bool known = found != byNumber.end() && (*found)->number == step;
+        starts.push_back({step, timeNs, known ? (*found)->beginNs : INT64_MIN, known ? (*found)->endNs : INT64_MAX});
     }
     std::sort(starts.begin(), starts.end(), [](const auto &a, const auto &b) { return a.timeNs < b.timeNs; });
     return starts;
@@ -162,27 +164,66 @@ LayerScan::LayerScan(const Trace &trace)
 void LayerScan::add(const MemoryEvents &events, std::size_t first, std::size_t begin, std::size_t end)
 {
     for (std::size_t i = begin; i < end; ++i) {
-        while (m_nextStart < m_starts.size() && events.timeNs(i) >= m_starts[m_nextStart].timeNs)
-            count(m_starts[m_nextStart++]);
+        const std::int64_t t = events.timeNs(i);
+        while (true) {
+            if (m_counted && t >= m_counted->stepEndNs) {
+                settle(true);
+            } else if (m_nextStart < m_starts.size() && t >= m_starts[m_nextStart].timeNs) {
+                settle(false); // a step whose end the ranges never gave
+                count(m_starts[m_nextStart++]);
+            } else {
+                break;
+            }
+        }
         m_live.apply(events, i, first + i, m_lanes.deviceOfLane[events.lane(i)]);
     }
 }
 
 std::vector<LayerStats> LayerScan::finish()
 {
-    // Backward passes that begin after the last event count what is still live.
-    while (m_nextStart < m_starts.size())
+    // Backward passes that begin after the last event count what is still live; what is
+    // live at the end was live at the end of every step that ended.
+    while (m_nextStart < m_starts.size()) {
+        settle(true);
         count(m_starts[m_nextStart++]);
+    }
+    settle(m_counted && m_counted->stepEndNs != INT64_MAX);
     return m_stats;
 }
 
 void LayerScan::count(const BackwardStart &start)
 {
-    std::fill(m_selfBytes.begin(), m_selfBytes.end(), 0);
+    m_counted = start;
+    m_candidates.clear();
     m_live.forEach([&](const LiveBlocks::Block &block) {
         if (block.phase == Phase::Forward && block.layer != kNoLayer && block.timeNs >= start.stepBeginNs)
-            m_selfBytes[block.layer] += block.bytes;
+            m_candidates.push_back({block.event, block.layer, block.bytes});
     });
+}
+
+// The blocks counted at a backward's start that are still live at its step's end (when
+// `stepEnded`) were kept by the process (a library's workspace made at its first call, a
+// cache), not for the backward: they are left out.
+void LayerScan::settle(bool stepEnded)
+{
+    if (!m_counted)
+        return;
+    m_counted.reset();
+    std::unordered_set<std::uint32_t> kept;
+    if (stepEnded) {
+        std::unordered_set<std::uint32_t> candidates;
+        for (const Candidate &candidate : m_candidates)
+            candidates.insert(candidate.event);
+        m_live.forEach([&](const LiveBlocks::Block &block) {
+            if (candidates.count(block.event))
+                kept.insert(block.event);
+        });
+    }
+    std::fill(m_selfBytes.begin(), m_selfBytes.end(), 0);
+    for (const Candidate &candidate : m_candidates) {
+        if (!kept.count(candidate.event))
+            m_selfBytes[candidate.layer] += candidate.bytes;
+    }
     // Roll up: a parent always comes before its children, so walk children first.
     std::vector<std::int64_t> inclusive = m_selfBytes;
     for (std::size_t i = m_stats.size(); i-- > 0;) {

@@ -7,6 +7,7 @@
 #include "liveblocks.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace peaklens {
@@ -15,7 +16,8 @@ struct LayerStats
 {
     std::uint32_t layer = kNoLayer;
     // Bytes allocated during the forward of this layer (inclusive: with its sub-layers)
-    // and still live when the step's backward pass begins; the largest over the steps.
+    // and still live when the step's backward pass begins, less what is still live when
+    // the step ends (a workspace or cache the process keeps); the largest over the steps.
     std::int64_t activationBytes = 0;
     std::int64_t selfActivationBytes = 0; // the same without sub-layers
     std::int64_t forwardNs = 0;           // mean time per step of its forward ranges
@@ -46,9 +48,18 @@ private:
         std::int64_t step;
         std::int64_t timeNs;
         std::int64_t stepBeginNs; // allocations before this belong to an earlier step
+        std::int64_t stepEndNs;   // INT64_MAX when the trace has no such step
+    };
+    // A forward block live at the last backward start, until its step ends.
+    struct Candidate
+    {
+        std::uint32_t event;
+        std::uint32_t layer;
+        std::int64_t bytes;
     };
     static std::vector<BackwardStart> backwardStarts(const Trace &trace);
     void count(const BackwardStart &start);
+    void settle(bool stepEnded);
 
     const Trace &m_trace;
     LaneDevices m_lanes;
@@ -57,6 +68,8 @@ private:
     std::size_t m_nextStart = 0;
     LiveBlocks m_live;
     std::vector<std::int64_t> m_selfBytes;
+    std::optional<BackwardStart> m_counted; // counted, not yet settled
+    std::vector<Candidate> m_candidates;
 };
 
 } // namespace peaklens

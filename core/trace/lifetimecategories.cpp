@@ -54,6 +54,10 @@ public:
     {
         switch (phase) {
         case Phase::Forward:
+            // Kept past its step's end: a buffer the process keeps (a library's workspace
+            // made at its first call, a cache), not what a backward needed.
+            if (outlivesItsStep(allocNs, freeNs))
+                return Category::Unknown;
             return lifetime(freeNs, firstAfter(m_backwardBegins, allocNs), Category::Activation);
         case Phase::Backward:
             return lifetime(freeNs, backwardEnd(allocNs), Category::Gradient);
@@ -78,6 +82,12 @@ private:
         if (freeNs == kNever)
             return boundaryNs == kNever ? Category::Unknown : kept;
         return freeNs < boundaryNs ? Category::Temporary : kept;
+    }
+
+    bool outlivesItsStep(std::int64_t allocNs, std::int64_t freeNs) const
+    {
+        const auto step = m_trace.stepAt(allocNs);
+        return step && freeNs > m_trace.steps[*step].endNs;
     }
 
     std::int64_t stepEnd(std::int64_t t) const

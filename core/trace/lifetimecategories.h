@@ -10,7 +10,9 @@
 //              next forward begins)
 //   optimizer  its step ends (no steps: next forward)                OptimizerState
 //
-// What is freed before that point is Temporary. A gradient is what reaches the optimizer,
+// What is freed before that point is Temporary. What is made in a step's forward and kept
+// past the step's end (a library's workspace made at its first call, a cache) is no
+// activation and stays Unknown. A gradient is what reaches the optimizer,
 // which `zero_grad(set_to_none=True)` may free later in the same step; autograd's own
 // buffers die inside the backward. Allocations outside any phase are
 // Parameter when made before the first step and kept through it (weights and buffers),

@@ -37,6 +37,16 @@ private slots:
             << QStringLiteral("begin step 1\nbegin fwd:l\nalloc leak 5\nend fwd:l\nbegin bwd:l\nend bwd:l\nend step 1\n"
                               "begin step 2\nbegin fwd:l\nalloc b 10\nend fwd:l\nbegin bwd:l\nfree b\nend bwd:l\nend step 2\n")
             << QStringLiteral("l") << qint64(10) << qint64(10);
+        // cuBLAS makes its workspace through PyTorch's allocator at the first matmul and keeps it.
+        QTest::addRow("a workspace made at the first call and kept is no activation")
+            << QStringLiteral("begin step 1\nbegin fwd:l\nalloc ws 1000\nalloc a 100\nend fwd:l\nbegin bwd:l\nfree a\nend bwd:l\nend step 1\n"
+                              "begin step 2\nbegin fwd:l\nalloc b 100\nend fwd:l\nbegin bwd:l\nfree b\nend bwd:l\nend step 2\n")
+            << QStringLiteral("l") << qint64(100) << qint64(100);
+        QTest::addRow("kept past the only step, to the end of the trace")
+            << QStringLiteral("begin step 1\nbegin fwd:l\nalloc ws 1000\nalloc a 100\nend fwd:l\nbegin bwd:l\nfree a\nend bwd:l\nend step 1\n")
+            << QStringLiteral("l") << qint64(100) << qint64(100);
+        QTest::addRow("without steps, what is live at the backward counts")
+            << QStringLiteral("begin fwd:l\nalloc a 100\nend fwd:l\nbegin bwd:l\nend bwd:l\n") << QStringLiteral("l") << qint64(100) << qint64(100);
         QTest::addRow("no backward, no activations")
             << QStringLiteral("begin fwd:l\nalloc a 100\nend fwd:l\n") << QStringLiteral("l") << qint64(0) << qint64(0);
     }
