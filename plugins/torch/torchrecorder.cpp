@@ -23,10 +23,10 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <map>
 #include <memory>
 #include <mutex>
 
@@ -48,7 +48,7 @@ public:
     // The recording, made at its first use; null once it failed or in a forked child.
     ProcessRecording *recording()
     {
-        if (::getpid() != m_pid)
+        if (m_forked.load(std::memory_order_relaxed))
             return nullptr;
         std::call_once(m_made, [this] {
             ProcessRecording::Backend backend;
@@ -93,8 +93,7 @@ public:
 
     void start()
     {
-        m_pid = ::getpid();
-        ::pthread_atfork(nullptr, nullptr, [] { instance().m_pid = -1; });
+        ::pthread_atfork(nullptr, nullptr, [] { instance().m_forked = true; });
         std::atexit([] {
             if (ProcessRecording *recording = instance().m_active.load())
                 recording->finish();
@@ -112,20 +111,16 @@ private:
     // The caching allocator's reserved memory per device, as a pool whose size changes.
     void noteReserved(ProcessRecording &target, std::uint32_t device, std::int64_t reserved, std::int64_t now)
     {
-        std::lock_guard lock(m_reservedMutex);
-        std::int64_t &known = m_reserved[device];
-        if (known == reserved)
+        if (device >= m_reserved.size() || m_reserved[device].exchange(reserved, std::memory_order_relaxed) == reserved)
             return;
-        known = reserved;
         target.add(record::PoolRecord{0, reserved, now, device});
     }
 
-    pid_t m_pid = -1;
+    std::atomic<bool> m_forked = false; // in a forked child (a data-loader worker): nothing is recorded
     std::once_flag m_made;
     std::unique_ptr<ProcessRecording> m_recording;
     std::atomic<ProcessRecording *> m_active = nullptr;
-    std::mutex m_reservedMutex;
-    std::map<std::uint32_t, std::int64_t> m_reserved;
+    std::array<std::atomic<std::int64_t>, 64> m_reserved{}; // by device ordinal
 };
 
 // The hook c10's allocators report to while it is the thread's profiler state. PyTorch

@@ -39,21 +39,19 @@ warnings.filterwarnings("ignore", message="Full backward hook is firing when gra
 
 
 class _RecorderSink:
-    """Sends ranges to the torch recorder of ``record --backend torch`` (and to NVTX too,
-    where a CUPTI collector may also listen)."""
+    """Sends ranges to the torch recorder of ``record --backend torch``, each name encoded
+    once: a training step pushes hundreds."""
 
     def __init__(self, library):
         self._push = library.peaklens_torch_push
-        self._pop = library.peaklens_torch_pop
-        self._nvtx = _NvtxSink()
+        self.pop = library.peaklens_torch_pop
+        self._encoded = {}
 
     def push(self, name):
-        self._push(name.encode("utf-8", "replace"))
-        self._nvtx.push(name)
-
-    def pop(self):
-        self._pop()
-        self._nvtx.pop()
+        encoded = self._encoded.get(name)
+        if encoded is None:
+            encoded = self._encoded[name] = name.encode("utf-8", "replace")
+        self._push(encoded)
 
 
 def _default_sink():
