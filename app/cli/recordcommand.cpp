@@ -180,7 +180,8 @@ Command addRecordCommand(CLI::App &app)
     command->add_option("COMMAND", options->command, "The training command, after --")->required();
     return {command, [options]() -> CommandOutput {
                 const auto helper = findHelper();
-                prepareBackend(chooseBackend(options->backend, options->allocator), options->allocator, helper);
+                const std::string backend = chooseBackend(options->backend, options->allocator);
+                prepareBackend(backend, options->allocator, helper);
                 const std::filesystem::path out = options->out.empty() ? "peaklens-" + std::to_string(::getpid()) : options->out;
                 std::error_code ec;
                 std::filesystem::create_directories(out, ec);
@@ -195,8 +196,10 @@ Command addRecordCommand(CLI::App &app)
                 std::size_t traces = 0;
                 for (const auto &entry : std::filesystem::directory_iterator(out, ec))
                     traces += entry.path().extension() == ".peaklens";
+                // The torch recorder starts in a process once it imports torch and allocates.
+                const std::string why = traces == 0 && backend == "torch" ? ": no process of it imported torch and allocated memory" : "";
                 return {"recorded " + std::to_string(traces) + " trace file(s) in " + out.string() + "; the command exited with "
-                            + std::to_string(code) + "\n",
+                            + std::to_string(code) + why + "\n",
                         code};
             }};
 }

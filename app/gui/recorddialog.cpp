@@ -29,7 +29,7 @@ RecordDialog::RecordDialog(QWidget *parent)
     : QDialog(parent)
     , m_command(new QLineEdit(this))
     , m_workingDirectory(new QLineEdit(QDir::currentPath(), this))
-    , m_allocator(new QComboBox(this))
+    , m_backend(new QComboBox(this))
     , m_log(new QPlainTextEdit(this))
     , m_busy(new QProgressBar(this))
     , m_status(new QLabel(this))
@@ -52,19 +52,27 @@ RecordDialog::RecordDialog(QWidget *parent)
     directoryRow->addWidget(m_workingDirectory, 1);
     directoryRow->addWidget(browse);
 
+    // What `record` records through: PyTorch's own allocator, or the CUPTI collector in one
+    // of its allocator modes ("cupti:MODE").
     const struct
     {
-        const char *mode;
+        const char *backend;
         const char *label;
         const char *tip;
-    } modes[] = {
-        {"exact", QT_TR_NOOP("exact: every tensor (no caching)"), QT_TR_NOOP("PYTORCH_NO_CUDA_MEMORY_CACHING=1: each tensor is a cudaMalloc the collector sees; slower")},
-        {"async", QT_TR_NOOP("async: cudaMallocAsync"), QT_TR_NOOP("PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync: tensors and the pool, near full speed")},
-        {"native", QT_TR_NOOP("native: the caching allocator's segments"), QT_TR_NOOP("PyTorch unchanged: only segments are seen, shown as reserved memory")},
+    } backends[] = {
+        {"torch", QT_TR_NOOP("PyTorch's allocator: every tensor, any machine"),
+         QT_TR_NOOP("--backend torch: PyTorch reports each block it hands out, on the CPU or a GPU; the caching allocator stays as it is")},
+        {"cupti:exact", QT_TR_NOOP("CUPTI, exact: every tensor (no caching)"),
+         QT_TR_NOOP("PYTORCH_NO_CUDA_MEMORY_CACHING=1: each tensor is a cudaMalloc the collector sees; slower; needs a GPU")},
+        {"cupti:async", QT_TR_NOOP("CUPTI, async: cudaMallocAsync"),
+         QT_TR_NOOP("PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync: tensors and the pool, near full speed; needs a GPU")},
+        {"cupti:native", QT_TR_NOOP("CUPTI, native: the caching allocator's segments"),
+         QT_TR_NOOP("PyTorch unchanged: only segments are seen, shown as reserved memory; needs a GPU")},
     };
-    for (const auto &mode : modes) {
-        m_allocator->addItem(tr(mode.label), QLatin1String(mode.mode));
-        m_allocator->setItemData(m_allocator->count() - 1, tr(mode.tip), Qt::ToolTipRole);
+    m_backend->setObjectName(QStringLiteral("backend"));
+    for (const auto &backend : backends) {
+        m_backend->addItem(tr(backend.label), QLatin1String(backend.backend));
+        m_backend->setItemData(m_backend->count() - 1, tr(backend.tip), Qt::ToolTipRole);
     }
 
     auto *form = new QFormLayout;
@@ -72,7 +80,7 @@ RecordDialog::RecordDialog(QWidget *parent)
     auto *directoryLabel = new QLabel(tr("&Working directory:"), this);
     directoryLabel->setBuddy(m_workingDirectory);
     form->addRow(directoryLabel, directoryRow);
-    form->addRow(tr("&Allocator:"), m_allocator);
+    form->addRow(tr("Record &through:"), m_backend);
 
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(5000);
@@ -102,9 +110,9 @@ RecordDialog::RecordDialog(QWidget *parent)
     const QString directory = settings.value(QStringLiteral("record/directory")).toString();
     if (!directory.isEmpty() && QDir(directory).exists())
         m_workingDirectory->setText(directory);
-    const int mode = m_allocator->findData(settings.value(QStringLiteral("record/allocator")));
+    const int mode = m_backend->findData(settings.value(QStringLiteral("record/backend")));
     if (mode >= 0)
-        m_allocator->setCurrentIndex(mode);
+        m_backend->setCurrentIndex(mode);
 }
 
 RecordDialog::~RecordDialog()
@@ -150,7 +158,7 @@ void RecordDialog::startRecording()
     QSettings settings;
     settings.setValue(QStringLiteral("record/command"), m_command->text());
     settings.setValue(QStringLiteral("record/directory"), directory.absolutePath());
-    settings.setValue(QStringLiteral("record/allocator"), m_allocator->currentData());
+    settings.setValue(QStringLiteral("record/backend"), m_backend->currentData());
     m_outDirectory = directory.filePath(QStringLiteral("peaklens-") + QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
     m_log->clear();
     m_lastLine.clear();
@@ -166,9 +174,11 @@ void RecordDialog::startRecording()
             m_lastLine = lines.last().trimmed();
     });
     connect(m_process, &QProcess::finished, this, &RecordDialog::onFinished);
-    m_process->start(cli, QStringList{QStringLiteral("record"), QStringLiteral("--allocator"), m_allocator->currentData().toString(),
-                                      QStringLiteral("--out"), m_outDirectory, QStringLiteral("--")}
-                              + command);
+    const QString backend = m_backend->currentData().toString();
+    QStringList arguments{QStringLiteral("record"), QStringLiteral("--backend"), backend.section(QLatin1Char(':'), 0, 0)};
+    if (backend.contains(QLatin1Char(':')))
+        arguments << QStringLiteral("--allocator") << backend.section(QLatin1Char(':'), 1);
+    m_process->start(cli, arguments + QStringList{QStringLiteral("--out"), m_outDirectory, QStringLiteral("--")} + command);
     m_status->setText(tr("Recording into %1… (Cancel stops the command; what was recorded stays)").arg(m_outDirectory));
     m_lookForTrace->start();
     setRunning(true);
@@ -222,7 +232,7 @@ void RecordDialog::setRunning(bool running)
     m_record->setEnabled(!running);
     m_command->setEnabled(!running);
     m_workingDirectory->setEnabled(!running);
-    m_allocator->setEnabled(!running);
+    m_backend->setEnabled(!running);
 }
 
 void RecordDialog::reject()

@@ -50,7 +50,7 @@ private:
 
     QLineEdit *m_command;
     QLineEdit *m_workingDirectory;
-    QComboBox *m_allocator;
+    QComboBox *m_backend;
     QPlainTextEdit *m_log;
     QProgressBar *m_busy;
     QLabel *m_status;

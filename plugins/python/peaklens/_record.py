@@ -254,7 +254,10 @@ def record(out, allocator, command, backend="auto"):
     except OSError as error:
         raise RecordError(f"{out}: cannot be created: {error.strerror or error}.") from None
     code = run_forwarding_signals(command, record_environment(backend, plugin, out, allocator or "exact", command))
-    print(f"recorded {count_traces(out)} trace file(s) in {out}; the command exited with {code}", flush=True)
+    traces = count_traces(out)
+    # The torch recorder starts in a process once it imports torch and allocates.
+    why = ": no process of it imported torch and allocated memory" if traces == 0 and backend == "torch" else ""
+    print(f"recorded {traces} trace file(s) in {out}; the command exited with {code}{why}", flush=True)
     return code
 
 

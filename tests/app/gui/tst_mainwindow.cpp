@@ -40,6 +40,7 @@
 #include <QScopeGuard>
 #include <QImage>
 #include <QRegularExpression>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QLabel>
 #include <QStatusBar>
@@ -636,12 +637,31 @@ private slots:
         QVERIFY(!run.measured.peakAllocatedBytes);
     }
 
-    void recordDialogWithoutAGpuSaysWhy()
+    // Through PyTorch's allocator (the first choice), a command that never imports torch
+    // leaves no trace, and the dialog says so.
+    void recordDialogWithoutTorchSaysWhy()
+    {
+        QTemporaryDir directory;
+        QSettings().remove(QStringLiteral("record/backend")); // as on a first recording
+        RecordDialog dialog;
+        QCOMPARE(dialog.findChild<QComboBox *>(QStringLiteral("backend"))->currentData().toString(), QStringLiteral("torch"));
+        dialog.setCommand(QStringLiteral("python3 -c \"print('training')\""), directory.path());
+        QSignalSpy failed(&dialog, &RecordDialog::failed);
+        dialog.startRecording();
+        QVERIFY(failed.count() == 1 || failed.wait(30000));
+        QVERIFY2(failed.front().front().toString().contains(QStringLiteral("no process of it imported torch")),
+                 qPrintable(failed.front().front().toString()));
+        QVERIFY(dialog.log().contains(QStringLiteral("training")));
+    }
+
+    void recordDialogThroughCuptiWithoutAGpuSaysWhy()
     {
         if (QLibrary(QStringLiteral("libcuda.so.1")).load())
             QSKIP("this machine has the NVIDIA driver; recording would really run");
         QTemporaryDir directory;
         RecordDialog dialog;
+        auto *backend = dialog.findChild<QComboBox *>(QStringLiteral("backend"));
+        backend->setCurrentIndex(backend->findData(QStringLiteral("cupti:exact")));
         dialog.setCommand(QStringLiteral("python3 -c \"print('training')\""), directory.path());
         QSignalSpy failed(&dialog, &RecordDialog::failed);
         QSignalSpy recorded(&dialog, &RecordDialog::recorded);
@@ -653,9 +673,10 @@ private slots:
         QVERIFY(dialog.log().contains(QStringLiteral("needs a CUDA device")));
         QCOMPARE(recorded.count(), 0);
 
-        // The next dialog starts from the last recording's command, folder and allocator.
+        // The next dialog starts from the last recording's command, folder and backend.
         RecordDialog next;
         QVERIFY(next.findChild<QLineEdit *>(QStringLiteral("command"))->text().contains(QStringLiteral("print('training')")));
+        QCOMPARE(next.findChild<QComboBox *>(QStringLiteral("backend"))->currentData().toString(), QStringLiteral("cupti:exact"));
     }
 
     // A recording that saw only the caching allocator's segments says why no layer has memory.
