@@ -29,6 +29,7 @@
 #include "core/analysis/tracediff.h"
 #include "core/error.h"
 #include "core/plan/planner.h"
+#include "core/plan/rerunlaunch.h"
 #include "core/trace/metadata.h"
 #include "core/trace/units.h"
 #include "core/trace/visibletext.h"
@@ -73,7 +74,7 @@ constexpr DocumentLoader::Purpose kPurposes[] = {DocumentLoader::Purpose::Open, 
                                                  DocumentLoader::Purpose::Compare};
 
 // A run's measured figures from its traces when it was relaunched: the run's trace and the
-// baseline's recorded beside it.
+// baseline's recorded beside it, and whether their first gradients agree.
 void takeMeasuredFrom(RunRecord &record, const std::vector<DocumentPtr> &documents)
 {
     record.document = documents.front();
@@ -82,6 +83,9 @@ void takeMeasuredFrom(RunRecord &record, const std::vector<DocumentPtr> &documen
         record.measured.stepTimesMs = documents[0]->stepTimesMs();
         record.measured.baselinePeakAllocatedBytes = documents[1]->peakBytes;
         record.measured.baselineStepTimesMs = documents[1]->stepTimesMs();
+        if (!record.measured.gradients && record.tracePaths.size() == 2)
+            record.measured.gradients =
+                relaunchedGradients(record.tracePaths[1].toStdString(), record.tracePaths[0].toStdString());
     }
 }
 

@@ -588,6 +588,8 @@ private slots:
                   "printf '%s' \"$PEAKLENS_CHECKPOINT\" > checkpoint.txt\n"
                   "mkdir -p \"$7\"\n"
                   "cp '" + kSample.toUtf8() + "' \"$7/rank0-pid99.peaklens\"\n"
+                  "printf '{\"format\": \"peaklens-gradients\", \"version\": 1, \"parameters\": {\"w\": [2.5, 0.5]}}' "
+                  "> \"$7/rank0-pid99.gradients.json\"\n"
                   "echo 'recorded 1 trace file(s)'\n");
         cli.close();
         cli.setPermissions(cli.permissions() | QFileDevice::ExeOwner);
@@ -606,6 +608,8 @@ private slots:
         QVERIFY2(run.outcome.isEmpty(), qPrintable(run.outcome));
         QVERIFY(run.measured.peakAllocatedBytes && *run.measured.peakAllocatedBytes > 0);
         QVERIFY(run.measuredStepMs() && *run.measuredStepMs() > 0);
+        // Each run noted the same first gradients beside its trace.
+        QVERIFY(run.measured.gradients && run.measured.gradients->agree);
 
         QFile args(workDirectory + QStringLiteral("/args.txt"));
         QVERIFY2(args.open(QIODevice::ReadOnly), "the command did not run in the recorded working directory");
