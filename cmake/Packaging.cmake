@@ -23,7 +23,8 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # The Python helper runs in the user's training process; the replay and record commands
-# start the user's Python.
+# start the user's Python. PyTorch is the user's own (pip): peaklens-replay and the torch
+# recorder find the LibTorch they were built against through their run path, and the
+# recorder runs only in a process of that PyTorch release.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "python3")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3-torch")
 include(CPack)
