@@ -91,13 +91,17 @@ public:
             noteReserved(*target, ordinal, static_cast<std::int64_t>(reserved), now);
     }
 
+    // Writes the rest and closes the file; blocks and ranges after it are not kept.
+    void finish()
+    {
+        if (ProcessRecording *recording = m_active.exchange(nullptr))
+            recording->finish();
+    }
+
     void start()
     {
         ::pthread_atfork(nullptr, nullptr, [] { instance().m_forked = true; });
-        std::atexit([] {
-            if (ProcessRecording *recording = instance().m_active.load())
-                recording->finish();
-        });
+        std::atexit([] { instance().finish(); });
     }
 
     static Recorder &instance()
@@ -178,8 +182,7 @@ extern "C" __attribute__((visibility("default"))) const char *peaklens_torch_ver
 // the teardown frees what the script held); later blocks and ranges are not recorded.
 extern "C" __attribute__((visibility("default"))) void peaklens_torch_finish()
 {
-    if (auto *recording = Recorder::instance().recording())
-        recording->finish();
+    Recorder::instance().finish();
 }
 
 extern "C" __attribute__((visibility("default"))) void peaklens_torch_push(const char *name)
