@@ -139,18 +139,8 @@ void ProcessRecording::popRange()
 
 void ProcessRecording::pushRange(std::uint32_t thread, std::int64_t timeNs, std::string_view name)
 {
-    {
-        std::lock_guard lock(m_queueMutex);
-        m_ranges.push_back({thread, timeNs, std::string(name)});
-    }
-    // A new step: the last one is written and committed now, for whoever follows the file.
-    if (name.starts_with("step:")) {
-        {
-            std::lock_guard lock(m_flushMutex);
-            m_stepBegan = true;
-        }
-        m_flushWake.notify_all();
-    }
+    std::lock_guard lock(m_queueMutex);
+    m_ranges.push_back({thread, timeNs, std::string(name)});
 }
 
 void ProcessRecording::popRange(std::uint32_t thread, std::int64_t timeNs)
@@ -216,10 +206,9 @@ void ProcessRecording::flushLoop()
 {
     std::unique_lock lock(m_flushMutex);
     while (!m_stopping) {
-        m_flushWake.wait_for(lock, kFlushInterval, [this] { return m_stopping || m_stepBegan; });
+        m_flushWake.wait_for(lock, kFlushInterval, [this] { return m_stopping; });
         if (m_stopping)
             break;
-        m_stepBegan = false;
         lock.unlock();
         flushNow();
         lock.lock();

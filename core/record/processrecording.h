@@ -4,8 +4,10 @@
 // the environment `peaklens-cli record` sets, and a RecordingSession fed from a queue.
 //
 // Training threads only append to the queue (pushRange, popRange, add) and never wait for
-// the file; a flusher thread drains it every half second, and at once when a step begins,
-// writes what is ready and commits when due. At exit (finish) the rest is written, the
+// the file; a flusher thread drains it every half second, writes what is ready and
+// commits at least every second (TraceWriter::commitIfDue): whoever follows the file sees
+// each step within a second or so of its end. It wakes on no training event, so a process
+// that forks (a data-loader worker) rarely finds it mid-write. At exit (finish) the rest is written, the
 // helper's manifest beside the trace is applied and the file is finished. A write failure
 // (a full disk) stops the recording with one line on stderr; the training goes on.
 // Thread-safe.
@@ -105,7 +107,6 @@ private:
     std::mutex m_flushMutex;
     std::condition_variable m_flushWake;
     bool m_stopping = false;
-    bool m_stepBegan = false;
     std::thread m_flusher;
 };
 
