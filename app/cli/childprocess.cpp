@@ -35,6 +35,13 @@ void redirect(int target, const std::string &path)
 
 } // namespace
 
+std::filesystem::path ownDirectory()
+{
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::filesystem::current_path() : self.parent_path();
+}
+
 int runChild(const ChildProcess &child)
 {
     // Before the fork, so no signal is missed; exec gives the child the defaults back.

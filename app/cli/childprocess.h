@@ -4,6 +4,7 @@
 // says, and SIGINT and SIGTERM sent to peaklens-cli passed on to it (Ctrl+C, or a stop from
 // the app, ends the training too).
 
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,9 @@ struct ChildProcess
     std::string stderrFile;  // empty: ours
     bool stdoutToStderr = false; // its stdout on our stderr, keeping ours for the result
 };
+
+// The folder peaklens-cli runs from, where its plugins and programs are looked for first.
+std::filesystem::path ownDirectory();
 
 // Its exit code, 128 + N when signal N ended it, 127 when it could not be started (said on
 // stderr). Throws Error when it cannot be forked.

@@ -42,13 +42,6 @@ void requireCudaDevice()
         throw Error("record needs a CUDA device, and the NVIDIA driver sees none (cuInit returned " + std::to_string(status) + ").");
 }
 
-std::filesystem::path ownDirectory()
-{
-    std::error_code ec;
-    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return ec ? std::filesystem::current_path() : self.parent_path();
-}
-
 constexpr const char *kCollector = "libpeaklens_cupti.so";
 constexpr const char *kTorchRecorder = "libpeaklens_torch.so";
 

@@ -60,13 +60,6 @@ struct Outcome
     std::string outOfMemory;
 };
 
-std::filesystem::path ownDirectory()
-{
-    std::error_code ec;
-    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return ec ? std::filesystem::current_path() : self.parent_path();
-}
-
 // peaklens-replay or peaklens-cli: in PEAKLENS_PLUGIN_DIR, else beside this program.
 std::string program(const std::string &name)
 {
