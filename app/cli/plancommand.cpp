@@ -33,7 +33,7 @@ double milliseconds(std::int64_t ns)
 json planJson(const CostModel &model, const Plan &plan)
 {
     const Prediction baseline = predict(model, CheckpointSchedule{});
-    return {{"checkpoint", checkpointedPaths(model, plan.schedule)},
+    return {{"checkpoint", toggles(model, plan)},
             {"strategy", strategyOf(model, plan).toString()},
             {"feasible", plan.feasible},
             {"margin_bytes", plan.marginBytes},
@@ -129,8 +129,8 @@ std::string planText(const CostModel &model, const Plan &plan, const std::string
                + " more, less than the steps' spread (±" + formatDuration(model.stepTimeSpreadNs)
                + "): which is faster cannot be told from this trace; rerun both.\n";
     if (plan.marginBytes > 0)
-        out += "Margin          the plan stays " + formatBytes(plan.marginBytes) + " below the budget, for what the model does not see"
-               + (model.backwardEstimated ? std::string(" (more where the backward was estimated)") : std::string()) + "\n";
+        out += "Margin          the plan stays " + formatBytes(plan.marginBytes)
+               + " below the budget: the trace ranged no backward for some layers, and their backward spans were estimated\n";
     for (const std::string &note : planNotes(model, plan.prediction))
         out += note + "\n";
     return out;
@@ -229,9 +229,9 @@ Command addPlanCommand(CLI::App &app)
     auto *overhead = command->add_option("--overhead", options->overhead, "Added step time allowed, e.g. 10%")->type_name("PERCENT");
     auto *strategy = command->add_option("--strategy", options->strategy, "none, all, every:K, segments:K, sqrt, or units NAME, FIRST..LAST, FIRST..LAST(INNER,...) (docs/planning.md)")
                          ->type_name("STRATEGY");
-    auto *checkpoint = command->add_option("--checkpoint", options->checkpoint, "Predict exactly these layers, NAME,NAME,...")
-                           ->type_name("NAMES")
-                           ->delimiter(',');
+    auto *checkpoint = command->add_option("--checkpoint", options->checkpoint,
+                                           "Predict exactly these units, as --strategy reads them: NAME,FIRST..LAST(INNER),...")
+                           ->type_name("UNITS");
     budget->excludes(overhead)->excludes(strategy)->excludes(checkpoint);
     activationBudget->excludes(overhead)->excludes(strategy)->excludes(checkpoint);
     maxBatch->excludes(overhead)->excludes(strategy)->excludes(checkpoint);
@@ -276,8 +276,8 @@ Command addPlanCommand(CLI::App &app)
                     goal = "Lowest peak for at most " + options->overhead + (options->overhead.ends_with('%') ? "" : "%")
                            + " more step time";
                 } else if (*checkpoint) {
-                    plan = planForLayers(model, options->checkpoint);
-                    goal = "Checkpointing the chosen layers";
+                    plan = planForToggles(model, options->checkpoint);
+                    goal = "Checkpointing " + strategyOf(model, plan).toString();
                 } else {
                     plan = planForStrategy(model, options->strategy);
                     goal = "Strategy " + options->strategy;

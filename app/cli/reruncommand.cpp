@@ -220,7 +220,7 @@ json jsonOutput(const std::string &path, const std::string &strategy, const Cost
     const auto error = peakErrorPercent(plan.prediction.peakBytes, outcome.run.peakBytes);
     return {{"trace", path},
             {"strategy", strategy},
-            {"checkpoint", checkpointedPaths(model, plan.schedule)},
+            {"checkpoint", toggles(model, plan)},
             {"predicted",
              {{"peak_bytes", plan.prediction.peakBytes},
               {"step_time_ms", milliseconds(plan.prediction.stepTimeNs)},

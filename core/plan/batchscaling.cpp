@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace peaklens {
@@ -24,6 +25,16 @@ bool scalesWithBatch(Category category)
 
 Trace withBatchScaled(const Trace &trace, double factor)
 {
+    // In a bf16 replay, a block the size of a parameter's half-precision copy (autocast's
+    // weight casts, kept for the backward) holds the parameter again, not samples.
+    std::unordered_set<std::int64_t> parameterSizes;
+    const nlohmann::json options = nlohmann::json::parse(trace.metaValue(metakey::ReplayOptions), nullptr, false);
+    if (options.is_object() && options.value("dtype", "") == "bf16") {
+        for (std::size_t i = 0; i < trace.events.size(); ++i) {
+            if (trace.events.category(i) == Category::Parameter && trace.events.deltaBytes(i) > 0 && trace.events.deltaBytes(i) % 2 == 0)
+                parameterSizes.insert(trace.events.deltaBytes(i) / 2);
+        }
+    }
     Trace scaled = trace;
     scaled.events.clear();
     scaled.events.reserve(trace.events.size());
@@ -33,13 +44,13 @@ Trace withBatchScaled(const Trace &trace, double factor)
         MemoryEvent event = trace.events.at(i);
         auto &lane = live[std::min<std::size_t>(event.lane, trace.lanes.size())];
         if (event.deltaBytes > 0) {
-            if (scalesWithBatch(event.category))
+            if (scalesWithBatch(event.category) && !parameterSizes.contains(event.deltaBytes))
                 event.deltaBytes = std::max<std::int64_t>(1, std::llround(static_cast<double>(event.deltaBytes) * factor));
             lane[event.addr] = event.deltaBytes;
         } else if (auto found = lane.find(event.addr); found != lane.end()) {
             event.deltaBytes = -found->second;
             lane.erase(found);
-        } else if (scalesWithBatch(event.category)) {
+        } else if (scalesWithBatch(event.category) && !parameterSizes.contains(event.deltaBytes)) {
             event.deltaBytes = std::llround(static_cast<double>(event.deltaBytes) * factor);
         }
         scaled.events.append(event);

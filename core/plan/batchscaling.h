@@ -10,7 +10,8 @@
 namespace peaklens {
 
 // The trace with each block that is not a parameter, a gradient or optimizer state scaled
-// by `factor` (its allocation and its free alike).
+// by `factor` (its allocation and its free alike); in a bf16 replay, blocks the size of a
+// parameter's half-precision copy (autocast's weight casts) are left as they are.
 Trace withBatchScaled(const Trace &trace, double factor);
 
 // The batch the trace was recorded with, when it says (peaklens-replay's spec).

@@ -158,6 +158,7 @@ void measureParts(const Trace &trace, const LaneDevices &lanes, std::uint32_t de
                 part.forwardNs += r.forward[m].second - r.forward[m].first;
                 part.backwardBeginsNs.push_back(r.backward[m].first);
                 part.backwardEndsNs.push_back(r.backward[m].second);
+                part.forwardEndsNs.push_back(r.forward[m].second);
                 const std::size_t index = partPasses.size();
                 partPasses.push_back({k, c, m});
                 boundaries.push_back({r.forward[m].first, Edge::ForwardBegin, index});

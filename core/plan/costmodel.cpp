@@ -102,6 +102,7 @@ void useMedianTimes(const Trace &trace, CostModel &model)
         if (forward[k].size() >= 2) {
             model.layers[k].forwardNs = median(forward[k]);
             deviations.push_back(medianDeviation(forward[k], model.layers[k].forwardNs));
+            model.layers[k].recomputeSpreadNs = deviations.back();
         }
         if (backward[k].size() >= 2)
             model.layers[k].backwardNs = median(backward[k]);
@@ -148,18 +149,26 @@ void flagTimeOutliers(CostModel &model)
 // and a recompute reuse memory warm in the cache and cost less than the measured forward.
 void useMeasuredCheckpointCosts(const Trace &trace, CostModel &model)
 {
-    for (ChainLayer &layer : model.layers)
+    for (ChainLayer &layer : model.layers) {
         layer.recomputeNs = layer.forwardNs;
-    const std::string text = trace.metaValue(metakey::CheckpointCosts);
-    if (text.empty())
-        return;
-    const nlohmann::json costs = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (!costs.is_object())
-        return;
+        layer.recomputeSpreadNs = std::max(layer.recomputeSpreadNs, model.recomputeSpreadNs);
+        for (ChainPart &part : layer.parts)
+            part.recomputeSpreadNs = model.recomputeSpreadNs;
+    }
+    const auto object = [&](std::string_view key) {
+        const std::string text = trace.metaValue(key);
+        nlohmann::json value = text.empty() ? nlohmann::json() : nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+        return value.is_object() ? value : nlohmann::json::object();
+    };
+    const nlohmann::json costs = object(metakey::CheckpointCosts), spreads = object(metakey::CheckpointCostSpreads);
+    const auto read = [](const nlohmann::json &values, const std::string &path, std::int64_t &into) {
+        if (values.contains(path) && values[path].is_number_integer())
+            into = values[path].get<std::int64_t>();
+    };
     for (ChainLayer &layer : model.layers) {
         for (ChainPart &part : layer.parts) {
-            if (costs.contains(part.path) && costs[part.path].is_number_integer())
-                part.recomputeNs = costs[part.path].get<std::int64_t>();
+            read(costs, part.path, part.recomputeNs);
+            read(spreads, part.path, part.recomputeSpreadNs);
         }
     }
     const bool all = std::all_of(model.layers.begin(), model.layers.end(), [&](const ChainLayer &layer) {
@@ -167,9 +176,50 @@ void useMeasuredCheckpointCosts(const Trace &trace, CostModel &model)
     });
     if (!all)
         return;
-    for (ChainLayer &layer : model.layers)
-        layer.recomputeNs = costs[layer.path].get<std::int64_t>();
+    for (ChainLayer &layer : model.layers) {
+        read(costs, layer.path, layer.recomputeNs);
+        read(spreads, layer.path, layer.recomputeSpreadNs);
+    }
     model.recomputeMeasured = true;
+}
+
+// Each chain layer's segment forward cut where its parts' forwards end (ChainLayer::
+// forwardPieces): a part ended in this pass when its forward ended since the segment's
+// forward stretch began.
+void cutForwardAtParts(CostModel &model)
+{
+    std::size_t stretchSegment = SIZE_MAX;
+    bool stretchBackwardSide = false;
+    std::int64_t stretchBegin = 0;
+    for (CurvePoint &point : model.curve) {
+        if (point.segment != stretchSegment || point.backwardSide != stretchBackwardSide) {
+            stretchSegment = point.segment;
+            stretchBackwardSide = point.backwardSide;
+            stretchBegin = point.timeNs;
+        }
+        if (point.backwardSide || point.backwardOf != kNoChainLayer || point.segment >= model.layers.size())
+            continue;
+        ChainLayer &layer = model.layers[point.segment];
+        if (layer.parts.empty())
+            continue;
+        for (std::size_t c = 0; c < layer.parts.size(); ++c) {
+            const auto &ends = layer.parts[c].forwardEndsNs;
+            if (std::any_of(ends.begin(), ends.end(), [&](std::int64_t end) { return end >= stretchBegin && end <= point.timeNs; }))
+                point.partsEnded |= std::uint64_t(1) << c;
+        }
+        if (point.partsEnded == 0) {
+            layer.forwardBeforePartsBytes = std::max(layer.forwardBeforePartsBytes, point.bytes);
+            continue;
+        }
+        auto piece = std::find_if(layer.forwardPieces.begin(), layer.forwardPieces.end(),
+                                  [&](const ForwardPiece &p) { return p.ended == point.partsEnded; });
+        if (piece == layer.forwardPieces.end())
+            piece = layer.forwardPieces.insert(layer.forwardPieces.end(), ForwardPiece{point.partsEnded});
+        if (point.bytes > piece->peakBytes) {
+            piece->peakBytes = point.bytes;
+            piece->peakTimeNs = point.timeNs;
+        }
+    }
 }
 
 using Spans = ChainSpans;
@@ -393,15 +443,42 @@ std::pair<std::int64_t, std::int64_t> ChainLayer::backwardPeakWithParts(std::uin
     return peak;
 }
 
-std::int64_t CostModel::segmentPeakBytes(std::size_t p) const
+std::pair<std::int64_t, std::int64_t> ChainLayer::forwardPeakWithParts(std::uint64_t chosen) const
 {
-    std::int64_t peak = std::max(p < forwardPeakBytes.size() ? forwardPeakBytes[p] : INT64_MIN,
-                                 p < gapPeakBytes.size() ? gapPeakBytes[p] : INT64_MIN);
-    return p < layers.size() ? std::max(peak, layers[p].backwardLevelPeakBytes) : peak;
+    std::pair<std::int64_t, std::int64_t> peak{INT64_MIN, 0};
+    for (const ForwardPiece &piece : forwardPieces) {
+        const std::int64_t bytes = piece.peakBytes - partSavingBytes(piece.ended & chosen);
+        if (bytes > peak.first)
+            peak = {bytes, piece.peakTimeNs};
+    }
+    return peak;
+}
+
+std::int64_t CostModel::forwardBeforePartsBytes(std::size_t p) const
+{
+    if (p < layers.size() && !layers[p].forwardPieces.empty())
+        return layers[p].forwardBeforePartsBytes;
+    return p < forwardPeakBytes.size() ? forwardPeakBytes[p] : INT64_MIN;
 }
 
 std::vector<std::uint32_t> defaultChain(const Trace &trace)
 {
+    // The chain its writer named, when every layer in it is in the trace.
+    if (const std::string named = trace.metaValue(metakey::Chain); !named.empty()) {
+        std::vector<std::uint32_t> chain;
+        for (std::size_t begin = 0; begin <= named.size();) {
+            const std::size_t comma = std::min(named.find(',', begin), named.size());
+            const auto layer = trace.findLayer(std::string_view(named).substr(begin, comma - begin));
+            if (!layer) {
+                chain.clear();
+                break;
+            }
+            chain.push_back(*layer);
+            begin = comma + 1;
+        }
+        if (!chain.empty())
+            return chain;
+    }
     // Per parent and group: the numbered children. "" is a ModuleList's (every child a
     // number); a class name is Kineto's ("Block_3", its name for the fourth Block).
     std::map<std::pair<std::uint32_t, std::string>, std::vector<std::pair<long, std::uint32_t>>> groups;
@@ -707,6 +784,7 @@ CostModel buildCostModel(const Trace &trace, const ChainSelection &selection, co
         model.measuredPeakBytes = std::max(model.measuredPeakBytes, point.bytes);
     }
     measureParts(trace, lanes, device, begin, end == INT64_MAX ? stepEnd + 1 : stepEnd, model.step, passes, model);
+    cutForwardAtParts(model);
     useMedianTimes(trace, model);
     flagTimeOutliers(model);
     useMeasuredCheckpointCosts(trace, model);

@@ -30,7 +30,17 @@ struct ChainPart
     std::int64_t heldInBackwardBytes = 0;
     std::int64_t forwardNs = 0;   // its forwards in one step, all passes
     std::int64_t recomputeNs = 0; // what checkpointing it adds: measured ("checkpoint.costs"), else its forward time
+    std::int64_t recomputeSpreadNs = 0; // how far recomputeNs may be off (its calibration rounds' farthest from their median)
     std::vector<std::int64_t> backwardBeginsNs, backwardEndsNs; // per pass
+    std::vector<std::int64_t> forwardEndsNs;                    // per pass
+};
+
+// The highest measured point of a chain layer's forward after some of its parts' forwards
+// ended (a bit each): checkpointed, those parts have freed their saving by then.
+struct ForwardPiece
+{
+    std::uint64_t ended = 0;
+    std::int64_t peakBytes = INT64_MIN, peakTimeNs = 0;
 };
 
 // A stretch of a chain layer's backward, in one pass, between its parts' backward
@@ -88,17 +98,28 @@ struct ChainLayer
     // What checkpointing it adds to a step: measured by peaklens-replay's calibration
     // steps where the trace has them (its "checkpoint.costs"), else f.
     std::int64_t recomputeNs = 0;
+    // How far recomputeNs may be off: its calibration rounds' farthest from their median;
+    // from forward times, their spread over the steps (at least the chain's, recomputeSpreadNs).
+    std::int64_t recomputeSpreadNs = 0;
     std::int64_t backwardNs = 0;       // b: its backwards in one step
     std::vector<std::int64_t> backwardBeginsNs; // per pass, where a recompute runs
     // Its parts that can be checkpointed on their own (at most 64), in forward order, and
     // its backward cut at their boundaries, every pass.
     std::vector<ChainPart> parts;
     std::vector<BackwardPiece> backwardPieces;
+    // Its segment's forward cut where its parts' forwards end: the highest point before the
+    // first ends (its segment's forward peak otherwise), and a piece for each set of parts
+    // ended. Empty without parts.
+    std::int64_t forwardBeforePartsBytes = INT64_MIN;
+    std::vector<ForwardPiece> forwardPieces;
     // What checkpointing these parts (a bit each) frees, and the highest point of its
     // backward then (the parts' recomputes included), with its time. With no parts: the
     // measured backward's highest level.
     std::int64_t partSavingBytes(std::uint64_t parts) const;
     std::pair<std::int64_t, std::int64_t> backwardPeakWithParts(std::uint64_t parts) const;
+    // The highest point of its forward after its first part's forward ended, with these
+    // parts checkpointed, and its time; INT64_MIN without pieces.
+    std::pair<std::int64_t, std::int64_t> forwardPeakWithParts(std::uint64_t parts) const;
 };
 
 inline constexpr std::uint32_t kNoChainLayer = UINT32_MAX;
@@ -112,6 +133,7 @@ struct CurvePoint
     Phase phase = Phase::Other;
     std::uint32_t backwardOf = kNoChainLayer; // the chain layer whose backward runs
     std::int64_t heldBytes = 0;  // in a chain layer's backward: what its checkpoint would hold beyond this
+    std::uint64_t partsEnded = 0; // in a chain layer's forward: those of its parts whose forward has ended
 };
 
 struct CostModel
@@ -121,8 +143,9 @@ struct CostModel
     std::int64_t stepBeginNs = 0;
     std::int64_t stepTimeNs = 0;
     std::int64_t stepTimeSpreadNs = 0;   // median absolute deviation of the step times; 0 with one step
-    // How far one layer's recompute time may be off: the median absolute deviation of the
-    // chain layers' recompute times (over the steps, where the trace has several).
+    // How far one layer's forward time may be off: the median absolute deviation of the
+    // chain layers' forward times (over the steps, where the trace has several). Each
+    // layer's and part's own recomputeSpreadNs is what a prediction adds up.
     std::int64_t recomputeSpreadNs = 0;
     std::size_t passes = 1;              // forward and backward passes in the step (micro-batches)
     bool recomputeMeasured = false;      // recomputeNs come from calibration steps
@@ -133,8 +156,10 @@ struct CostModel
     // backward, which ChainLayer::backwardLevelPeakBytes covers). INT64_MIN: no point.
     std::vector<std::int64_t> forwardPeakBytes, gapPeakBytes;
     std::vector<std::size_t> forwardPeakPoint, gapPeakPoint; // index into curve
-    // The highest measured point with layers 0..p-1 alive, either side.
-    std::int64_t segmentPeakBytes(std::size_t p) const;
+    // The highest measured point with layers 0..p-1 alive on the forward side, without
+    // layer p's forward after its first part's forward ended (its forwardPieces, which
+    // depend on its parts).
+    std::int64_t forwardBeforePartsBytes(std::size_t p) const;
     std::int64_t measuredPeakBytes = 0;
     // The trace ranged no backward for some chain layers (imported without PeakLens's
     // helper): their backward spans were estimated from when the blocks their forward
@@ -149,7 +174,8 @@ struct ChainSelection
     std::vector<std::uint32_t> layers;       // when given: exactly these layers
 };
 
-// The model's repeated blocks, the default chain: among the containers whose children are
+// The model's repeated blocks, the default chain: the chain the trace's metadata names
+// (metakey::Chain) where it has one; else, among the containers whose children are
 // numbered 0, 1, 2... (a ModuleList or Sequential), the one whose children are all of one
 // kind (blocks rather than Linear, GELU, Linear), then the one with the most children,
 // then the deepest (the helper's rule); without such a container, the same among the

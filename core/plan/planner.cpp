@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <memory>
 #include <cmath>
 #include <optional>
 
@@ -37,10 +38,13 @@ constexpr std::size_t kMostPlannedParts = 6;
 
 std::vector<LayerOption> optionsOf(const ChainLayer &layer)
 {
-    std::vector<LayerOption> options{{0, 0, layer.backwardLevelPeakBytes, false, 0}};
+    // Its forward after its first part's has ended (before what the layers before it
+    // free), which only its parts' checkpoints lower.
+    const std::int64_t forwardPeak = layer.forwardPeakWithParts(0).first;
+    std::vector<LayerOption> options{{0, 0, std::max(layer.backwardLevelPeakBytes, forwardPeak), false, 0}};
     if (layer.savingBytes > 0)
         options.push_back({layer.savingBytes, layer.recomputeNs,
-                           std::max({layer.recomputePeakBytes, layer.backwardPeakBytes, layer.backwardLevelPeakBytes}), true, 0});
+                           std::max({layer.recomputePeakBytes, layer.backwardPeakBytes, layer.backwardLevelPeakBytes, forwardPeak}), true, 0});
     std::vector<std::size_t> children;
     for (std::size_t c = 0; c < layer.parts.size(); ++c) {
         const std::string &path = layer.parts[c].path;
@@ -59,7 +63,7 @@ std::vector<LayerOption> optionsOf(const ChainLayer &layer)
             }
         }
         option.saving = layer.partSavingBytes(option.parts);
-        option.ownPeak = layer.backwardPeakWithParts(option.parts).first;
+        option.ownPeak = std::max(layer.backwardPeakWithParts(option.parts).first, layer.forwardPeakWithParts(option.parts).first);
         options.push_back(option);
     }
     // Drop the options another beats on all three counts.
@@ -129,7 +133,7 @@ std::optional<CheckpointSchedule> cheapestPerLayer(const CostModel &model, const
     const std::size_t limit = stateLimit(model, plannerOptions);
     std::vector<std::int64_t> segments(n + 1, INT64_MIN);
     for (std::size_t p = 0; p <= n; ++p)
-        segments[p] = std::max(model.forwardPeakBytes[p], model.gapPeakBytes[p]);
+        segments[p] = std::max(model.forwardBeforePartsBytes(p), model.gapPeakBytes[p]);
     const auto segmentFits = [&](std::size_t p, std::int64_t freed) {
         return segments[p] == INT64_MIN || segments[p] - freed <= budget;
     };
@@ -199,7 +203,7 @@ std::int64_t smallestBudget(std::int64_t low, std::int64_t high, Accept accept)
 bool anyFitsPerLayer(const CostModel &model, const std::vector<std::vector<LayerOption>> &options, std::int64_t budget)
 {
     const auto segmentFits = [&](std::size_t p, std::int64_t freed) {
-        const std::int64_t peak = std::max(model.forwardPeakBytes[p], model.gapPeakBytes[p]);
+        const std::int64_t peak = std::max(model.forwardBeforePartsBytes(p), model.gapPeakBytes[p]);
         return peak == INT64_MIN || peak - freed <= budget;
     };
     std::int64_t freed = 0;
@@ -223,6 +227,10 @@ bool anyFitsPerLayer(const CostModel &model, const std::vector<std::vector<Layer
 // The cheapest schedule for a budget: per layer on any chain (exact, planForBudget's
 // dynamic programme), and over segments and multi-level schedules on chains of up to
 // ScheduleSearch::kMostLayers layers; the one that adds less time, per layer on a tie.
+// The schedule search counts memory in slots: rounded down, its schedule fits; rounded
+// up, its schedule adds no more time than the best that fits, and is that best when it
+// fits. Where neither settles it, slots eight times finer are searched, up to
+// PlannerOptions::finestSlots.
 class Search
 {
 public:
@@ -231,7 +239,7 @@ public:
         , m_options(options)
     {
         if (!model.layers.empty() && model.layers.size() <= ScheduleSearch::kMostLayers)
-            m_schedules.emplace(model, options.memorySlots);
+            refine();
         for (const ChainLayer &layer : model.layers)
             m_layerOptions.push_back(optionsOf(layer));
     }
@@ -243,9 +251,9 @@ public:
         std::optional<CheckpointSchedule> best;
         std::optional<std::int64_t> second;
         best = cheapestPerLayer(m_model, m_layerOptions, budget, m_options, &second);
-        if (m_schedules) {
+        if (!m_levels.empty()) {
             std::optional<std::int64_t> other;
-            auto schedule = m_schedules->cheapestWithin(budget, &other);
+            auto schedule = cheapestSchedule(budget, best ? std::optional(predict(m_model, *best).addedTimeNs) : std::nullopt, &other);
             if (schedule && (!best || *schedule != *best)) {
                 const std::int64_t added = predict(m_model, *schedule).addedTimeNs;
                 if (!best || added < predict(m_model, *best).addedTimeNs) {
@@ -266,21 +274,81 @@ public:
 
     bool fits(std::int64_t budget)
     {
-        return anyFitsPerLayer(m_model, m_layerOptions, budget) || (m_schedules && m_schedules->cheapestWithin(budget));
+        if (anyFitsPerLayer(m_model, m_layerOptions, budget))
+            return true;
+        if (m_levels.empty())
+            return false;
+        // The coarsest slots only: a bisection asks this some thirty times.
+        Level &at = *m_levels.front();
+        if (at.down.cheapestWithin(budget))
+            return true;
+        const auto relaxed = at.up.cheapestWithin(budget);
+        return relaxed && predict(m_model, *relaxed).peakBytes <= budget;
     }
 
     // The lowest peak any schedule reaches.
     std::int64_t lowestPeak()
     {
         const std::int64_t measured = predict(m_model, CheckpointSchedule{}).peakBytes;
-        const std::int64_t floor = std::max<std::int64_t>(0, m_model.segmentPeakBytes(0));
+        // Before the chain's first layer nothing is freed: no peak goes below that.
+        const std::int64_t before = std::max(m_model.forwardBeforePartsBytes(0), m_model.gapPeakBytes.empty() ? INT64_MIN : m_model.gapPeakBytes[0]);
+        const std::int64_t floor = std::max<std::int64_t>(0, before);
         return smallestBudget(std::min(floor, measured), measured, [&](std::int64_t budget) { return fits(budget); });
     }
 
 private:
+    struct Level
+    {
+        ScheduleSearch down, up;
+    };
+
+    // Searches slots eight times finer than the finest so far; false past finestSlots.
+    bool refine()
+    {
+        const std::size_t slots = m_levels.empty() ? m_options.memorySlots : m_levels.back()->down.slots() * 8;
+        if (!m_levels.empty() && slots > m_options.finestSlots)
+            return false;
+        m_levels.push_back(std::make_unique<Level>(Level{ScheduleSearch(m_model, slots, ScheduleSearch::Rounding::Down),
+                                                         ScheduleSearch(m_model, slots, ScheduleSearch::Rounding::Up)}));
+        return true;
+    }
+
+    // The schedule search's cheapest for the budget, refined until the one rounded up fits
+    // or the one rounded down adds no more time; `enough`: a plan found elsewhere that
+    // adds this, which no schedule needs to beat to be settled.
+    std::optional<CheckpointSchedule> cheapestSchedule(std::int64_t budget, std::optional<std::int64_t> enough,
+                                                       std::optional<std::int64_t> *runnerUp)
+    {
+        std::optional<CheckpointSchedule> found;
+        for (std::size_t level = 0; level < m_levels.size() || refine(); ++level) {
+            Level &at = *m_levels[level];
+            std::optional<std::int64_t> second;
+            auto safe = at.down.cheapestWithin(budget, &second);
+            if (safe && (!found || predict(m_model, *safe).addedTimeNs < predict(m_model, *found).addedTimeNs)) {
+                found = std::move(safe);
+                if (runnerUp)
+                    *runnerUp = second;
+            }
+            const auto relaxed = at.up.cheapestWithin(budget);
+            if (!relaxed)
+                break; // nothing fits
+            const Prediction bound = predict(m_model, *relaxed);
+            if (bound.peakBytes <= budget) {
+                if (!found || bound.addedTimeNs < predict(m_model, *found).addedTimeNs)
+                    found = *relaxed;
+                break;
+            }
+            // Settled: what is found, or found elsewhere, adds no more than any that fits.
+            const std::int64_t best = std::min(found ? predict(m_model, *found).addedTimeNs : INT64_MAX, enough.value_or(INT64_MAX));
+            if (best <= bound.addedTimeNs)
+                break;
+        }
+        return found;
+    }
+
     const CostModel &m_model;
     const PlannerOptions &m_options;
-    std::optional<ScheduleSearch> m_schedules;
+    std::vector<std::unique_ptr<Level>> m_levels;
     std::vector<std::vector<LayerOption>> m_layerOptions;
 };
 
@@ -303,8 +371,9 @@ Plan makePlan(const CostModel &model, const std::vector<bool> &checkpoint, bool 
 
 std::int64_t budgetMargin(const CostModel &model, std::int64_t budgetBytes)
 {
-    const double share = model.backwardEstimated ? 0.025 : 0.005;
-    return static_cast<std::int64_t>(std::ceil(share * static_cast<double>(std::max<std::int64_t>(0, budgetBytes))));
+    if (!model.backwardEstimated)
+        return 0;
+    return static_cast<std::int64_t>(std::ceil(0.025 * static_cast<double>(std::max<std::int64_t>(0, budgetBytes))));
 }
 
 Plan planForBudget(const CostModel &model, std::int64_t budgetBytes, const PlannerOptions &options)
@@ -384,6 +453,13 @@ CheckpointStrategy strategyOf(const CostModel &model, const Plan &plan)
     return CheckpointStrategy::of(plan.schedule, chainPaths(model), chainParts(model));
 }
 
+std::vector<std::string> toggles(const CostModel &model, const Plan &plan)
+{
+    if (plan.schedule.empty())
+        return {};
+    return strategyOf(model, plan).unitTexts();
+}
+
 Plan planForStrategy(const CostModel &model, const std::string &strategy)
 {
     return planForStrategy(model, CheckpointStrategy::parse(strategy));
@@ -413,9 +489,12 @@ std::vector<std::string> checkpointedPaths(const CostModel &model, const Checkpo
     return paths;
 }
 
-Plan planForLayers(const CostModel &model, const std::vector<std::string> &paths)
+Plan planForToggles(const CostModel &model, const std::vector<std::string> &units)
 {
-    return planForStrategy(model, CheckpointStrategy::layers(paths));
+    std::string text;
+    for (const std::string &unit : units)
+        text += (text.empty() ? "" : ",") + unit;
+    return text.empty() ? planForStrategy(model, CheckpointStrategy()) : planForStrategy(model, text);
 }
 
 std::vector<Plan> paretoSweep(const CostModel &model, std::size_t budgets, const PlannerOptions &options)

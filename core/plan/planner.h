@@ -41,13 +41,15 @@ struct PlannerOptions
     // that is a trade-off rather than a limit (an activation budget).
     bool keepMargin = true;
     // Segments and multi-level schedules are searched with memory counted in this many
-    // slots of the highest level (schedulesearch.h); more is finer and slower.
+    // slots of the highest level (schedulesearch.h), then, where the slots leave the best
+    // schedule unsettled, eight times finer each time up to finestSlots.
     std::size_t memorySlots = 1024;
+    std::size_t finestSlots = std::size_t(1) << 16;
 };
 
-// The margin a plan for `budgetBytes` keeps below it: 0.5 % of the budget for what the
-// model does not see (a checkpoint's own state, allocator rounding), 2.5 % where the
-// trace's backward spans were estimated.
+// The margin a plan for `budgetBytes` keeps below it, for what the model knows it cannot
+// predict: 2.5 % of the budget where the trace's backward spans were estimated (imported
+// without PeakLens's helper). Where they were measured the model is exact and keeps none.
 std::int64_t budgetMargin(const CostModel &model, std::int64_t budgetBytes);
 // The cheapest plan predicted to stay within the budget less its margin.
 Plan planForBudget(const CostModel &model, std::int64_t budgetBytes, const PlannerOptions &options = {});
@@ -66,12 +68,16 @@ std::vector<std::string> chainPaths(const CostModel &model);
 LayerParts chainParts(const CostModel &model);
 // A plan's schedule written out over the chain's paths.
 CheckpointStrategy strategyOf(const CostModel &model, const Plan &plan);
+// Its units one by one ("blocks.0..blocks.3(blocks.0)", "blocks.5", "blocks.6.attn"): the
+// list every command prints, which passed back as toggles is the same plan.
+std::vector<std::string> toggles(const CostModel &model, const Plan &plan);
 // The paths of the chain layers a toggle vector checkpoints, in chain order.
 std::vector<std::string> checkpointedPaths(const CostModel &model, const std::vector<bool> &checkpoint);
 // The paths of the layers (held by any top-level unit) and parts a schedule checkpoints, in chain order.
 std::vector<std::string> checkpointedPaths(const CostModel &model, const CheckpointSchedule &schedule);
-// Exactly these chain layers, by path. Throws Error naming a path outside the chain.
-Plan planForLayers(const CostModel &model, const std::vector<std::string> &paths);
+// Exactly these units (as toggles() lists them: layers, parts, segments). Throws Error
+// naming a unit outside the grammar or the chain.
+Plan planForToggles(const CostModel &model, const std::vector<std::string> &units);
 // Peak against step time over budgets from the lowest reachable peak to the measured one;
 // distinct plans only, lowest peak first.
 std::vector<Plan> paretoSweep(const CostModel &model, std::size_t budgets = 24, const PlannerOptions &options = {});

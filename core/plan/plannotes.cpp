@@ -38,6 +38,11 @@ std::vector<std::string> planNotes(const CostModel &model, const Prediction &pre
         notes.push_back(std::move(outliers));
     if (model.backwardEstimated)
         notes.push_back("The trace times no layer's backward; each was estimated from when the blocks its forward saved were freed.");
+    // The costs added up disagree among their rounds (or steps) by more than a quarter.
+    if (prediction.addedTimeNs > 0 && 4 * prediction.addedTimeSpreadNs > prediction.addedTimeNs)
+        notes.push_back(std::string("The added time is uncertain: the ") + (model.recomputeMeasured ? "calibration rounds" : "steps")
+                        + " it is measured from disagree by up to ±" + formatDuration(prediction.addedTimeSpreadNs)
+                        + "; rerun the plan to measure it.");
     return notes;
 }
 

@@ -101,7 +101,7 @@ struct Effect
     std::vector<std::uint64_t> parts; // per chain layer not checkpointed whole: its parts checkpointed
     std::vector<Spike> spikes;
     std::int64_t addedNs = 0;
-    std::size_t recomputes = 0; // layer and part recomputes addedNs counts
+    std::int64_t addedSpreadNs = 0; // the spreads of the recomputes addedNs counts, added up
 };
 
 Effect effectOf(const CostModel &model, const CheckpointSchedule &schedule)
@@ -123,8 +123,10 @@ Effect effectOf(const CostModel &model, const CheckpointSchedule &schedule)
         from[k + 1] += saving;
         addOver(freed, k + 1, n + 1, saving);
         for (std::size_t c = 0; c < layer.parts.size(); ++c) {
-            effect.addedNs += (effect.parts[k] >> c & 1u) ? layer.parts[c].recomputeNs : 0;
-            effect.recomputes += effect.parts[k] >> c & 1u;
+            if (effect.parts[k] >> c & 1u) {
+                effect.addedNs += layer.parts[c].recomputeNs;
+                effect.addedSpreadNs += layer.parts[c].recomputeSpreadNs;
+            }
         }
     }
     for (FlatUnit &unit : units) {
@@ -140,9 +142,10 @@ Effect effectOf(const CostModel &model, const CheckpointSchedule &schedule)
         addOver(held, unit.first, unit.last, mostHeld);
         addOver(gap, unit.first + 1, unit.last + 1, mostHeld);
         ++effect.endingAt[unit.last];
-        for (std::size_t k = unit.first; k <= unit.last; ++k)
+        for (std::size_t k = unit.first; k <= unit.last; ++k) {
             effect.addedNs += model.layers[k].recomputeNs;
-        effect.recomputes += unit.last - unit.first + 1;
+            effect.addedSpreadNs += model.layers[k].recomputeSpreadNs;
+        }
     }
     effect.forwardFreed = summed(at, from);
     effect.backwardFreed = runningSum(freed);
@@ -239,7 +242,19 @@ Prediction predict(const CostModel &model, const CheckpointSchedule &schedule)
     const Effect effect = effectOf(model, schedule);
     PeakTracker tracker;
     for (std::size_t p = 0; p < model.forwardPeakBytes.size(); ++p) {
-        if (model.forwardPeakBytes[p] != INT64_MIN) {
+        if (p < model.layers.size() && effect.parts[p] != 0 && !model.layers[p].forwardPieces.empty()) {
+            // Layer p's parts checkpointed: its forward after each one's own forward has
+            // ended is lower by what it frees.
+            const ChainLayer &layer = model.layers[p];
+            const auto [bytes, timeNs] = layer.forwardPeakWithParts(effect.parts[p]);
+            tracker.consider(bytes - effect.forwardFreed[p], timeNs, Phase::Forward);
+            if (layer.forwardBeforePartsBytes != INT64_MIN) {
+                const CurvePoint &point = model.curve[model.forwardPeakPoint[p]];
+                tracker.consider(layer.forwardBeforePartsBytes - effect.forwardFreed[p],
+                                 layer.forwardBeforePartsBytes == model.forwardPeakBytes[p] ? point.timeNs : layer.forwardPieces.front().peakTimeNs,
+                                 Phase::Forward);
+            }
+        } else if (model.forwardPeakBytes[p] != INT64_MIN) {
             const CurvePoint &point = model.curve[model.forwardPeakPoint[p]];
             tracker.consider(model.forwardPeakBytes[p] - effect.forwardFreed[p], point.timeNs, point.phase);
         }
@@ -261,7 +276,7 @@ Prediction predict(const CostModel &model, const CheckpointSchedule &schedule)
         tracker.consider(spike.bytes, model.layers[spike.last].recomputePeakTimeNs, Phase::Backward, spike.last);
     Prediction prediction = tracker.prediction();
     prediction.addedTimeNs = effect.addedNs;
-    prediction.addedTimeSpreadNs = static_cast<std::int64_t>(effect.recomputes) * model.recomputeSpreadNs;
+    prediction.addedTimeSpreadNs = effect.addedSpreadNs;
     prediction.stepTimeNs = model.stepTimeNs + prediction.addedTimeNs;
     return prediction;
 }
@@ -301,7 +316,8 @@ std::vector<PredictedPoint> predictCurve(const CostModel &model, const Checkpoin
             curve.push_back({spike->first, spike->second});
         std::int64_t bytes = point.bytes;
         if (!point.backwardSide)
-            bytes -= effect.forwardFreed[point.segment];
+            bytes -= effect.forwardFreed[point.segment]
+                     + (point.segment < model.layers.size() ? model.layers[point.segment].partSavingBytes(point.partsEnded & effect.parts[point.segment]) : 0);
         else if (point.backwardOf == kNoChainLayer)
             bytes += effect.heldInGap[point.segment] - effect.backwardFreed[point.segment];
         else

@@ -21,8 +21,8 @@ struct Prediction
     std::optional<std::size_t> peakInRecomputeOf; // chain index, when a recompute (or the backward after it) makes the peak
     std::int64_t stepTimeNs = 0;
     std::int64_t addedTimeNs = 0;
-    // How far addedTimeNs may be off: a recompute's spread (CostModel::recomputeSpreadNs)
-    // for each layer it recomputes.
+    // How far addedTimeNs may be off: the spreads of the recomputes it adds up
+    // (ChainLayer::recomputeSpreadNs, ChainPart::recomputeSpreadNs).
     std::int64_t addedTimeSpreadNs = 0;
 };
 

@@ -13,9 +13,11 @@ std::int64_t orNone(std::int64_t value, std::int64_t plus)
 
 } // namespace
 
-ScheduleSearch::ScheduleSearch(const CostModel &model, std::size_t slots)
+ScheduleSearch::ScheduleSearch(const CostModel &model, std::size_t slots, Rounding rounding)
     : m_model(model)
     , m_n(model.layers.size())
+    , m_slots(std::max<std::size_t>(slots, 1))
+    , m_rounding(rounding)
 {
     // Above the highest value any check compares, plus every hold a nested unit can take
     // off its headroom, everything fits: headroom is counted up to there.
@@ -39,28 +41,27 @@ ScheduleSearch::ScheduleSearch(const CostModel &model, std::size_t slots)
         m_timeSum[k + 1] = m_timeSum[k] + layer.recomputeNs;
     }
     const std::int64_t top = highest + widest + 2 * holds + 1;
-    m_slots = std::max<std::size_t>(slots, 1);
     m_slot = std::max<std::int64_t>(1, top / static_cast<std::int64_t>(m_slots));
-    m_slots = static_cast<std::size_t>(top / m_slot + 1);
-    m_highest = static_cast<std::int64_t>(m_slots - 1) * m_slot;
-    const std::size_t pairs = m_n * (m_n + 1) / 2;
-    m_top.assign((m_n + 1) * m_slots, Entry());
-    m_rest.assign(pairs * m_slots, Entry());
-    m_unit.assign(pairs * m_slots, Entry());
+    m_highest = top / m_slot * m_slot;
 }
 
 std::int64_t ScheduleSearch::slotted(std::int64_t headroom) const
 {
     if (headroom < 0)
         return -1;
-    return headroom >= m_highest ? m_highest : headroom / m_slot * m_slot;
+    if (headroom >= m_highest)
+        return m_highest;
+    const std::int64_t down = headroom / m_slot * m_slot;
+    return m_rounding == Rounding::Up && down < headroom ? down + m_slot : down;
 }
 
-ScheduleSearch::Entry &ScheduleSearch::entry(std::vector<Entry> &table, std::size_t first, std::size_t second,
-                                             std::int64_t headroom)
+ScheduleSearch::Entry &ScheduleSearch::entry(Table table, std::size_t first, std::size_t second, std::int64_t headroom)
 {
-    const std::size_t row = &table == &m_top ? first : second * (second + 1) / 2 + first;
-    return table[row * m_slots + static_cast<std::size_t>(headroom / m_slot)];
+    // 2 bits of table, 20 of layer pair (at most 48·49/2), 42 of slot.
+    const std::size_t row = table == Table::Top ? first : second * (second + 1) / 2 + first;
+    const auto key = static_cast<std::uint64_t>(table) << 62 | static_cast<std::uint64_t>(row) << 42
+                     | static_cast<std::uint64_t>(headroom / m_slot);
+    return m_memo[key];
 }
 
 std::int64_t ScheduleSearch::saving(std::size_t a, std::size_t b) const
@@ -74,7 +75,7 @@ std::optional<CheckpointSchedule> ScheduleSearch::cheapestWithin(std::int64_t bu
         || top(0, budget) >= kInfinite)
         return std::nullopt;
     if (runnerUp) {
-        const std::int64_t second = entry(m_top, 0, 0, slotted(budget)).second;
+        const std::int64_t second = entry(Table::Top, 0, 0, slotted(budget)).second;
         *runnerUp = second < kInfinite ? std::optional<std::int64_t>(second) : std::nullopt;
     }
     CheckpointSchedule schedule;
@@ -89,7 +90,7 @@ std::int64_t ScheduleSearch::top(std::size_t q, std::int64_t headroom)
         return kInfinite;
     if (q == m_n)
         return 0;
-    Entry &memo = entry(m_top, q, 0, headroom);
+    Entry &memo = entry(Table::Top, q, 0, headroom);
     if (memo.cost >= 0)
         return memo.cost;
     const auto &forward = m_model.forwardPeakBytes;
@@ -122,7 +123,7 @@ std::int64_t ScheduleSearch::top(std::size_t q, std::int64_t headroom)
             continue;
         offer(inner + top(j + 1, after), static_cast<std::int32_t>(j));
     }
-    Entry &stored = entry(m_top, q, 0, headroom);
+    Entry &stored = entry(Table::Top, q, 0, headroom);
     stored = best;
     return best.cost;
 }
@@ -132,7 +133,7 @@ std::int64_t ScheduleSearch::unit(std::size_t a, std::size_t b, std::int64_t hea
     headroom = slotted(headroom);
     if (headroom < 0)
         return kInfinite;
-    Entry &memo = entry(m_unit, a, b, headroom);
+    Entry &memo = entry(Table::Unit, a, b, headroom);
     if (memo.cost >= 0)
         return memo.cost;
     Entry result{kInfinite, -1};
@@ -144,7 +145,7 @@ std::int64_t ScheduleSearch::unit(std::size_t a, std::size_t b, std::int64_t hea
         const Entry inner = choose(b, a, headroom, true);
         result = {inner.cost >= kInfinite ? kInfinite : recompute(a, b) + inner.cost, inner.choice};
     }
-    entry(m_unit, a, b, headroom) = result;
+    entry(Table::Unit, a, b, headroom) = result;
     return result.cost;
 }
 
@@ -153,11 +154,11 @@ std::int64_t ScheduleSearch::rest(std::size_t b, std::size_t q, std::int64_t hea
     headroom = slotted(headroom);
     if (headroom < 0)
         return kInfinite;
-    Entry &memo = entry(m_rest, q, b, headroom);
+    Entry &memo = entry(Table::Rest, q, b, headroom);
     if (memo.cost >= 0)
         return memo.cost;
     const Entry result = choose(b, q, headroom, false);
-    entry(m_rest, q, b, headroom) = result;
+    entry(Table::Rest, q, b, headroom) = result;
     return result.cost;
 }
 
@@ -210,7 +211,7 @@ void ScheduleSearch::rebuildTop(std::size_t q, std::int64_t headroom, Checkpoint
 {
     while (q < m_n) {
         headroom = slotted(headroom);
-        const Entry &chosen = entry(m_top, q, 0, headroom);
+        const Entry &chosen = entry(Table::Top, q, 0, headroom);
         if (chosen.choice < 0) {
             ++q;
             continue;
@@ -230,7 +231,7 @@ void ScheduleSearch::rebuildUnit(std::size_t a, std::size_t b, std::int64_t head
     if (a == b)
         return;
     const std::int64_t held = m_model.layers[b].heldInBackwardBytes;
-    std::int32_t choice = entry(m_unit, a, b, headroom).choice;
+    std::int32_t choice = entry(Table::Unit, a, b, headroom).choice;
     std::size_t q = a;
     while (q < b) {
         if (choice < 0) {
@@ -244,7 +245,7 @@ void ScheduleSearch::rebuildUnit(std::size_t a, std::size_t b, std::int64_t head
             q = r + 1;
         }
         if (q < b)
-            choice = entry(m_rest, q, b, headroom).choice;
+            choice = entry(Table::Rest, q, b, headroom).choice;
     }
 }
 

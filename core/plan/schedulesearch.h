@@ -4,8 +4,11 @@
 // checkpoints parts of them again (Rotor's multi-level persistent schedules). A dynamic
 // programme over the chain as Rotor's is, but on this cost model's constraints, so that
 // the schedule it returns fits predict() exactly. Memory is counted in slots of
-// slotBytes(); every check rounds in the budget's favour, so a schedule found always
-// fits, and one that fits by less than a slot per unit can be missed.
+// slotBytes(), and only the states the search visits are kept. Rounded down (the budget's
+// favour), every check is kept: a schedule found always fits, and one that fits by less
+// than a slot per unit can be missed. Rounded up, every check is relaxed: no schedule
+// that fits is missed, so what it finds adds no more time than the best that fits, and
+// is that best when it fits (the planner checks, and searches finer slots when not).
 
 #include "checkpointschedule.h"
 #include "costmodel.h"
@@ -13,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 namespace peaklens {
@@ -21,17 +25,19 @@ class ScheduleSearch
 {
 public:
     // Chains longer than this are searched per layer only (planner.h): the programme takes
-    // O(N³·slots) time and O(N²·slots) memory.
+    // O(N³·slots) time and O(N²·slots) memory for the slots it visits.
     static constexpr std::size_t kMostLayers = 48;
 
+    enum class Rounding { Down, Up };
     // `slots`: memory is counted in units of the highest level the model reaches / slots.
-    explicit ScheduleSearch(const CostModel &model, std::size_t slots = 1024);
+    explicit ScheduleSearch(const CostModel &model, std::size_t slots = 1024, Rounding rounding = Rounding::Down);
 
-    // The schedule with the least added time whose predicted peak is at most `budget`.
-    // `runnerUp`, when given, gets the added time of the cheapest schedule that fits and
-    // decides the first layer otherwise, if there is one.
+    // The schedule with the least added time whose predicted peak is at most `budget`
+    // (rounded as the search rounds). `runnerUp`, when given, gets the added time of the
+    // cheapest schedule that fits and decides the first layer otherwise, if there is one.
     std::optional<CheckpointSchedule> cheapestWithin(std::int64_t budget, std::optional<std::int64_t> *runnerUp = nullptr);
     std::int64_t slotBytes() const { return m_slot; }
+    std::size_t slots() const { return m_slots; }
 
 private:
     struct Entry
@@ -64,12 +70,15 @@ private:
 
     const CostModel &m_model;
     std::size_t m_n;
+    std::size_t m_slots = 1;
+    Rounding m_rounding = Rounding::Down;
     std::int64_t m_slot = 1, m_highest = 0;
     std::vector<std::int64_t> m_keptSum, m_timeSum;
-    std::size_t m_slots = 0;
-    // Per (layer or pair of layers, headroom slot), computed when first needed.
-    std::vector<Entry> m_top, m_rest, m_unit;
-    Entry &entry(std::vector<Entry> &table, std::size_t first, std::size_t second, std::int64_t headroom);
+    // Per table (top, rest, unit), layer or pair of layers, and headroom slot, computed
+    // when first needed.
+    enum class Table : std::uint64_t { Top, Rest, Unit };
+    std::unordered_map<std::uint64_t, Entry> m_memo;
+    Entry &entry(Table table, std::size_t first, std::size_t second, std::int64_t headroom);
 };
 
 } // namespace peaklens

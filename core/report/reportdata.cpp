@@ -48,7 +48,7 @@ ReportData buildReport(const std::vector<ReportInput> &inputs, std::optional<std
             comparison.problem = "the baseline has no checkpointable chain";
         } else {
             try {
-                const Plan plan = planForLayers(*baseline.analysed->model, data.runs[i].analysed->checkpoint);
+                const Plan plan = planForToggles(*baseline.analysed->model, data.runs[i].analysed->checkpoint);
                 comparison.predicted = plan.prediction;
                 comparison.toggles = plan.checkpoint;
             } catch (const Error &error) {

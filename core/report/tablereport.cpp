@@ -39,7 +39,7 @@ json planJson(const ReportRun &run, const ReportPlan &plan)
 {
     return {{"strategy", plan.name},
             {"feasible", plan.plan.feasible},
-            {"checkpoint", checkpointedPaths(*run.analysed->model, plan.plan.checkpoint)},
+            {"checkpoint", toggles(*run.analysed->model, plan.plan)},
             {"predicted_peak_bytes", plan.plan.prediction.peakBytes},
             {"predicted_step_ms", static_cast<double>(plan.plan.prediction.stepTimeNs) / 1e6},
             {"added_ms", static_cast<double>(plan.plan.prediction.addedTimeNs) / 1e6}};
@@ -87,7 +87,7 @@ void writeCsvReport(const ReportData &data, CsvTable table, std::ostream &out)
         for (const ReportRun &run : data.runs) {
             for (const ReportPlan &plan : run.plans) {
                 out << csvField(run.name) + "," + csvField(plan.name) + "," + (plan.plan.feasible ? "true" : "false") + ","
-                       + csvField(joined(checkpointedPaths(*run.analysed->model, plan.plan.checkpoint), ';')) + "," + std::to_string(plan.plan.prediction.peakBytes) + ","
+                       + csvField(joined(toggles(*run.analysed->model, plan.plan), ';')) + "," + std::to_string(plan.plan.prediction.peakBytes) + ","
                        + milliseconds(plan.plan.prediction.stepTimeNs) + "," + milliseconds(plan.plan.prediction.addedTimeNs) + "\n";
             }
         }

@@ -18,9 +18,15 @@ inline constexpr std::string_view ReplaySpec = "replay.spec";         // JSON mo
 inline constexpr std::string_view ReplayOptions = "replay.options";   // JSON: steps, warmup, device, dtype, micro_batches
 inline constexpr std::string_view ReplayResult = "replay.result";     // JSON: what peaklens-replay --json printed
 inline constexpr std::string_view Checkpoint = "checkpoint";          // comma-separated layer paths toggled on
+// Comma-separated layer paths of the chain the writer checkpoints (peaklens-replay's), in
+// order: the planner's chain when no other is asked for.
+inline constexpr std::string_view Chain = "chain";
 // JSON object: layer path -> nanoseconds checkpointing it was measured to add to a step
 // (peaklens-replay's calibration steps)
 inline constexpr std::string_view CheckpointCosts = "checkpoint.costs";
+// The same paths -> how far the calibration rounds behind each cost strayed from it: the
+// largest distance of a round from the median, in nanoseconds.
+inline constexpr std::string_view CheckpointCostSpreads = "checkpoint.cost_spreads";
 inline constexpr std::string_view Categories = "categories";          // "lifetime": classify on load (lifetimecategories.h)
 inline constexpr std::string_view Rank = "rank";                      // recorded traces: RANK, LOCAL_RANK, WORLD_SIZE, pid
 inline constexpr std::string_view LocalRank = "local_rank";

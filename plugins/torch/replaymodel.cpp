@@ -4,8 +4,11 @@
 
 #include <torch/script.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <optional>
 
 namespace peaklens::replay {
 
@@ -351,14 +354,10 @@ public:
             }
             m_stages.push_back(std::move(stage));
         }
+        markChain();
     }
 
-    std::pair<std::string, std::string> chainContainer() const override
-    {
-        const std::string &first = m_spec.blocks.front().name;
-        const auto dot = first.rfind('.');
-        return {dot == std::string::npos ? std::string() : first.substr(0, dot), "Sequential"};
-    }
+    std::pair<std::string, std::string> chainContainer() const override { return {m_container, "Sequential"}; }
 
     Batch makeBatch(const torch::Device &device) const override
     {
@@ -387,7 +386,33 @@ public:
     std::string lossKind() const override { return m_spec.loss == "mse" ? "MSELoss" : "CrossEntropyLoss"; }
 
 private:
+    // The chain is the blocks numbered under one name, as the planner's default chain is
+    // (core/plan/costmodel.h): with "embed", "blocks.0" .. "blocks.5", "head", the six
+    // blocks. The name with the most numbered blocks wins; without any, every block is
+    // the chain.
+    void markChain()
+    {
+        std::map<std::string, std::size_t> numbered;
+        const auto containerOf = [](const std::string &name) -> std::optional<std::string> {
+            const auto dot = name.rfind('.');
+            if (dot == std::string::npos || dot + 1 == name.size()
+                || !std::all_of(name.begin() + static_cast<std::ptrdiff_t>(dot) + 1, name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+                return std::nullopt;
+            return name.substr(0, dot);
+        };
+        for (const Stage &stage : m_stages) {
+            if (const auto container = containerOf(stage.path))
+                ++numbered[*container];
+        }
+        if (numbered.empty())
+            return;
+        m_container = std::max_element(numbered.begin(), numbered.end(), [](const auto &a, const auto &b) { return a.second < b.second; })->first;
+        for (Stage &stage : m_stages)
+            stage.chain = containerOf(stage.path) == m_container;
+    }
+
     ModelSpec m_spec;
+    std::string m_container;
     mutable torch::Tensor m_target;
 };
 

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <regex>
 #include <tuple>
@@ -314,9 +315,9 @@ public:
             failed(error, std::nullopt);
         }
         if (m_model) {
-            m_result.checkpoint = checkpointedPaths(m_schedule);
+            m_result.checkpoint = unitTexts(m_schedule);
             if (m_result.baseline)
-                m_result.baseline->checkpoint = checkpointedPaths(m_baselineSchedule);
+                m_result.baseline->checkpoint = unitTexts(m_baselineSchedule);
         }
         describe();
         if (!m_result.oom)
@@ -337,6 +338,8 @@ public:
             calibrate(batches, *optimizer);
         if (!m_checkpointCosts.empty())
             m_builder.setMeta(metakey::CheckpointCosts, m_checkpointCosts);
+        if (!m_checkpointCostSpreads.empty())
+            m_builder.setMeta(metakey::CheckpointCostSpreads, m_checkpointCostSpreads);
         m_builder.setMeta(metakey::ReplayResult, m_result.toJson().dump());
         if (m_out) {
             m_out->writeNew(m_builder.current());
@@ -354,14 +357,15 @@ private:
             m_options.progress(line);
     }
 
-    std::vector<std::string> checkpointedPaths(const CheckpointSchedule &schedule) const
+    // The schedule's units as the strategy grammar writes them: passed back, the same schedule.
+    std::vector<std::string> unitTexts(const CheckpointSchedule &schedule) const
     {
+        if (schedule.empty())
+            return {};
         std::vector<std::string> paths;
-        for (const CheckpointUnit &unit : schedule) {
-            for (std::size_t i = unit.first; i <= unit.last; ++i)
-                paths.push_back(unit.isPart() ? m_model->stages()[i].parts[unit.part].path : m_model->stages()[i].path);
-        }
-        return paths;
+        for (const Stage &stage : m_model->stages())
+            paths.push_back(stage.path);
+        return CheckpointStrategy::of(schedule, paths, partPaths(m_model->stages())).unitTexts();
     }
 
     // Each step with a baseline runs it too, as a pair; progress counts the pairs.
@@ -488,7 +492,10 @@ private:
     // forward and backward time there less in the same round's plain step: pairs run side by
     // side, so a machine that drifts between the measured steps and these does not move the
     // costs. The first round warms the new schedules up and is not counted. A schedule that
-    // fails is skipped. The costs go to the trace's "checkpoint.costs" for the planner.
+    // fails is skipped. Where the rounds disagree (a trial's total over its stages strays
+    // from the rounds' median by more than a quarter), up to as many rounds again are run.
+    // The costs go to the trace's "checkpoint.costs" for the planner, and how far each
+    // one's rounds strayed from it to "checkpoint.cost_spreads".
     void calibrate(const std::vector<Batch> &batches, torch::optim::Optimizer &optimizer)
     {
         const auto &stages = m_model->stages();
@@ -527,42 +534,82 @@ private:
         const std::vector<std::pair<Trial *, StepRunner *>> trials{{&wholes, &wholeRunner}, {&parts, &partRunner}};
         std::vector<Range> plainRanges, warmup;
         std::int64_t stepNumber = m_options.warmupSteps + m_options.steps;
-        try {
-            for (int round = 0; round <= m_options.calibrationSteps; ++round) {
-                plainRunner.run(stepNumber, batches, optimizer, round == 0 ? warmup : plainRanges);
-                for (auto [trial, runner] : trials) {
-                    if (trial->failed)
-                        continue;
-                    try {
-                        runner->run(stepNumber, batches, optimizer, round == 0 ? warmup : trial->ranges);
-                    } catch (const std::exception &) {
-                        trial->failed = true;
-                    }
+        const auto runRound = [&](bool warm) {
+            plainRunner.run(stepNumber, batches, optimizer, warm ? warmup : plainRanges);
+            for (auto [trial, runner] : trials) {
+                if (trial->failed)
+                    continue;
+                try {
+                    runner->run(stepNumber, batches, optimizer, warm ? warmup : trial->ranges);
+                } catch (const std::exception &) {
+                    trial->failed = true;
                 }
-                ++stepNumber;
             }
+            ++stepNumber;
+        };
+        // Per trial and calibrated stage, what checkpointing it added in each round.
+        const auto addedPerRound = [&](const Trial &trial) {
+            std::vector<std::uint32_t> layers;
+            for (const auto &entry : trial.calibrated)
+                layers.push_back(entry.first);
+            const auto plain = layerTimes(plainRanges, layers), checkpointed = layerTimes(trial.ranges, layers);
+            std::vector<std::vector<std::int64_t>> added(layers.size());
+            for (std::size_t k = 0; k < layers.size(); ++k) {
+                if (plain[k].size() != checkpointed[k].size())
+                    continue;
+                for (std::size_t round = 0; round < plain[k].size(); ++round)
+                    added[k].push_back(checkpointed[k][round] - plain[k][round]);
+            }
+            return added;
+        };
+        const auto disagree = [&] {
+            for (auto [trial, runner] : trials) {
+                if (trial->failed)
+                    continue;
+                const auto added = addedPerRound(*trial);
+                std::vector<std::int64_t> totals;
+                for (const auto &rounds : added) {
+                    totals.resize(std::max(totals.size(), rounds.size()), 0);
+                    for (std::size_t round = 0; round < rounds.size(); ++round)
+                        totals[round] += rounds[round];
+                }
+                if (totals.size() < 2)
+                    continue;
+                const std::int64_t middle = median(totals);
+                for (std::int64_t total : totals) {
+                    if (4 * std::abs(total - middle) > std::abs(middle))
+                        return true;
+                }
+            }
+            return false;
+        };
+        try {
+            for (int round = 0; round <= m_options.calibrationSteps; ++round)
+                runRound(round == 0);
+            for (int extra = 0; extra < m_options.calibrationSteps && disagree(); ++extra)
+                runRound(false);
         } catch (const std::exception &) {
             return;
         }
 
-        nlohmann::json costs = nlohmann::json::object();
+        nlohmann::json costs = nlohmann::json::object(), spreads = nlohmann::json::object();
         for (auto [trial, runner] : trials) {
             if (trial->failed)
                 continue;
-            std::vector<std::uint32_t> layers;
-            for (const auto &entry : trial->calibrated)
-                layers.push_back(entry.first);
-            const auto plain = layerTimes(plainRanges, layers), checkpointed = layerTimes(trial->ranges, layers);
-            for (std::size_t k = 0; k < layers.size(); ++k) {
-                if (plain[k].size() != checkpointed[k].size() || plain[k].empty())
+            const auto added = addedPerRound(*trial);
+            for (std::size_t k = 0; k < added.size(); ++k) {
+                if (added[k].empty())
                     continue;
-                std::vector<std::int64_t> added;
-                for (std::size_t round = 0; round < plain[k].size(); ++round)
-                    added.push_back(checkpointed[k][round] - plain[k][round]);
-                costs[trial->calibrated[k].second] = std::max<std::int64_t>(0, median(added));
+                const std::int64_t middle = median(added[k]);
+                std::int64_t farthest = 0;
+                for (std::int64_t value : added[k])
+                    farthest = std::max(farthest, std::abs(value - middle));
+                costs[trial->calibrated[k].second] = std::max<std::int64_t>(0, middle);
+                spreads[trial->calibrated[k].second] = farthest;
             }
         }
         m_checkpointCosts = costs.dump();
+        m_checkpointCostSpreads = spreads.dump();
     }
 
     struct OutOfMemoryAt
@@ -605,9 +652,13 @@ private:
     void describe()
     {
         std::vector<std::string> paths;
+        std::string chain;
         if (m_model) {
-            for (const Stage &stage : m_model->stages())
+            for (const Stage &stage : m_model->stages()) {
                 paths.push_back(stage.path);
+                if (stage.chain)
+                    chain += (chain.empty() ? "" : ",") + stage.path;
+            }
         }
         const std::string written = CheckpointStrategy::of(m_schedule, paths, m_model ? partPaths(m_model->stages()) : LayerParts{}).toString();
         const std::string checkpointList = written == "none" ? std::string() : written;
@@ -619,6 +670,7 @@ private:
         m_builder.setMeta(metakey::DeviceMemory, std::to_string(deviceMemory(m_device, m_cpuLimit)));
         m_builder.setMeta(metakey::ReplaySpec, m_spec.toJson().dump());
         m_builder.setMeta(metakey::Checkpoint, checkpointList);
+        m_builder.setMeta(metakey::Chain, chain);
         nlohmann::json options{{"steps", m_options.steps},
                                {"warmup", m_options.warmupSteps},
                                {"device", m_result.device},
@@ -685,6 +737,7 @@ private:
     std::size_t m_measuredEvents = SIZE_MAX;
     std::int64_t m_measuredEndNs = INT64_MAX;
     std::string m_checkpointCosts; // JSON, after calibration
+    std::string m_checkpointCostSpreads;
     RunResult m_result;
 };
 

@@ -53,14 +53,19 @@ public:
         setScope();
     }
 
-    // Closes the innermost open range of `layer` and those inside it; the one around it
-    // attributes again.
+    // Closes the innermost open range of `layer`. A part pushed after it stays open: parts
+    // are siblings, and the gradient that ends one part's backward (its input's) begins
+    // the backward of the part that made that input, whose hook runs first.
     void pop(std::uint32_t layer)
     {
         const auto found = std::find_if(m_open.rbegin(), m_open.rend(), [&](const Open &open) { return open.range.layer == layer; });
         if (found == m_open.rend())
             return;
-        close(static_cast<std::size_t>(m_open.rend() - found) - 1, MemoryRecorder::instance().nowNs());
+        const auto at = std::prev(found.base());
+        Range range = at->range;
+        range.endNs = std::max(MemoryRecorder::instance().nowNs(), range.beginNs);
+        m_ranges.push_back(range);
+        m_open.erase(at);
         if (!m_open.empty())
             setScope();
     }

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Exports a small sequential model as TorchScript blocks plus a peaklens-replay spec.
 
-    python3 export_torchscript_blocks.py OUT_DIR
+    python3 export_torchscript_blocks.py OUT_DIR [--head]
 
 Each block (Linear -> GELU -> Dropout with a residual, and a final Linear) is traced in
 training mode with torch.jit.trace, so its dropout stays active in the replay; the spec
-names the block files relative to itself. Used by tst_replayrunner with the project's
+names the block files relative to itself. With --head the final Linear is named "head"
+rather than "blocks.3", as a model's head is. Used by tst_replayrunner with the project's
 PyTorch (PEAKLENS_PYTHON).
 """
 
@@ -40,7 +41,8 @@ def main():
         traced = torch.jit.trace(module, example, check_trace=False)
         name = f"block{i}.pt"
         traced.save(str(out / name))
-        blocks.append({"name": f"blocks.{i}", "file": name})
+        head = "--head" in sys.argv[2:] and i == len(modules) - 1
+        blocks.append({"name": "head" if head else f"blocks.{i}", "file": name})
         example = module(example)
     spec = {"model": "torchscript", "blocks": blocks,
             "input": {"shape": [BATCH, WIDTH], "dtype": "float32"}, "loss": "mse"}

@@ -68,21 +68,48 @@ private Q_SLOTS:
                                      .arg(budget).arg(i).arg(lowest).arg(measured).arg(qs(toggles));
             QVERIFY2(!limited.oom, qPrintable(what + QStringLiteral(": ") + qs(limited.oom ? limited.oom->message : "")));
             QVERIFY2(*limited.peakAllocatedBytes <= budget, qPrintable(what));
-            // And the prediction is close to what the rerun measured. A part of the chain's
-            // last layer checkpointed is predicted high (its saving is measured when its own
-            // backward begins, and the forward's end frees more): on LibTorch 2.x up to 8 %
-            // with bf16, 1.5 % in fp32. Such a plan holds its budget, and is never predicted low.
-            const double error = double(plan.prediction.peakBytes - *limited.peakAllocatedBytes) / double(*limited.peakAllocatedBytes);
-            const std::string lastLayer = costs.layers.back().path + ".";
-            const auto paths = checkpointedPaths(costs, plan.schedule);
-            const bool lastLayerPart = std::any_of(paths.begin(), paths.end(), [&](const std::string &path) { return path.starts_with(lastLayer); });
-            const QString figures = what + QStringLiteral(": predicted %1, measured %2").arg(plan.prediction.peakBytes).arg(*limited.peakAllocatedBytes);
-            if (lastLayerPart)
-                QVERIFY2(error >= 0 && error < 0.10, qPrintable(figures));
-            else
-                QVERIFY2(std::abs(error) < 0.03, qPrintable(figures));
+            // And the prediction is what the rerun measured: the plan has no margin to hide
+            // an error in. Never low; high by a block at most (GPT's lowest plan: 64 KiB).
+            const std::int64_t error = plan.prediction.peakBytes - *limited.peakAllocatedBytes;
+            QVERIFY2(error >= 0 && error <= *limited.peakAllocatedBytes / 50,
+                     qPrintable(what + QStringLiteral(": predicted %1, measured %2").arg(plan.prediction.peakBytes).arg(*limited.peakAllocatedBytes)));
         }
-        QVERIFY2(feasible >= kBudgets - 2, "too few budgets could be planned for");
+        // The lowest reachable peak is a budget a plan meets; the measured peak one that
+        // needs no checkpoint.
+        QCOMPARE(feasible, kBudgets);
+        QVERIFY(planForBudget(costs, measured).schedule.empty());
+    }
+
+    // Every part of the chain's last layer checkpointed on its own is predicted never low,
+    // and to within 4 KiB (GPT's ln1 2 KiB high, the bf16 MLP's linear 128 bytes; the
+    // CNN's to the byte): its backward runs where the step's peak is, with what its
+    // checkpoint holds there, and the layer's forward after the part's own is lower by
+    // what the part frees.
+    void lastLayerPartsExact_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<bool>("bf16");
+        for (const char *model : {"gpt", "mlp", "cnn"}) {
+            QTest::addRow("%s", model) << QString::fromLatin1(model) << false;
+            QTest::addRow("%s, bf16", model) << QString::fromLatin1(model) << true;
+        }
+    }
+    void lastLayerPartsExact()
+    {
+        QFETCH(QString, model);
+        QFETCH(bool, bf16);
+        const ModelSpec spec = specFor(model);
+        const RunResult baseline = test::replaySteps(spec, "none", 1, bf16);
+        const CostModel costs = buildCostModel(*baseline.trace);
+        const ChainLayer &last = costs.layers.back();
+        QVERIFY(!last.parts.empty());
+        for (const ChainPart &part : last.parts) {
+            const Plan plan = planForStrategy(costs, part.path);
+            const RunResult measured = test::replaySteps(spec, part.path, 1, bf16);
+            const std::int64_t error = plan.prediction.peakBytes - *measured.peakAllocatedBytes;
+            QVERIFY2(error >= 0 && error <= 4096 && (model != QStringLiteral("cnn") || error == 0),
+                     qPrintable(qs(part.path) + QStringLiteral(": predicted %1, measured %2").arg(plan.prediction.peakBytes).arg(*measured.peakAllocatedBytes)));
+        }
     }
 
     // The largest batch predicted to fit a budget, replayed with its plan under that
@@ -112,6 +139,15 @@ private Q_SLOTS:
         QVERIFY2(std::abs(error) < 0.03, qPrintable(QStringLiteral("batch %1: predicted %2, measured %3")
                                                        .arg(*fit.batch).arg(fit.plan.prediction.peakBytes)
                                                        .arg(*limited.peakAllocatedBytes)));
+        // Two samples more do not fit, with the checkpoints that lower their peak most. (On
+        // GPT one more does: the position embeddings do not grow with the batch, and the
+        // scaled step counts them as if they did.)
+        object["batch"] = *fit.batch + 2;
+        const ModelSpec next = parseModelSpec(object, "test", ".");
+        const RunResult nextPlain = test::replaySteps(next, "none", 1, false);
+        const CostModel nextModel = buildCostModel(*nextPlain.trace);
+        const RunResult nextLimited = test::replaySteps(next, strategyOf(nextModel, lowestPeakPlan(nextModel)).toString(), 1, false, budget);
+        QVERIFY2(nextLimited.oom, qPrintable(QStringLiteral("batch %1 fits too: %2").arg(*fit.batch + 2).arg(*nextLimited.peakAllocatedBytes)));
     }
 };
 

@@ -128,6 +128,25 @@ private Q_SLOTS:
         compareGradients(plain, firstGradients(spec, "blocks.1"));
     }
 
+    // A spec naming its last block "head": the replay's chain and the planner's are the
+    // numbered blocks, so "all" names the same layers in both.
+    void torchScriptChainIsThePlansChain()
+    {
+        if (QStringLiteral(PEAKLENS_PYTHON).isEmpty())
+            QSKIP("no PEAKLENS_PYTHON: the TorchScript blocks are exported with the project's PyTorch");
+        QTemporaryDir directory;
+        QProcess exporter;
+        exporter.start(QStringLiteral(PEAKLENS_PYTHON), {QStringLiteral(PEAKLENS_EXPORT_BLOCKS), directory.path(), QStringLiteral("--head")});
+        QVERIFY2(exporter.waitForFinished(120000) && exporter.exitCode() == 0, exporter.readAllStandardError().constData());
+        const ModelSpec spec = readModelSpec(ss(directory.filePath(QStringLiteral("spec.json"))));
+        QCOMPARE(qs(spec.blocks.back().name), QStringLiteral("head"));
+        const RunResult all = run(spec, "all");
+        const CostModel model = buildCostModel(*all.trace);
+        QCOMPARE(chainPaths(model), (std::vector<std::string>{"blocks.0", "blocks.1", "blocks.2"}));
+        QCOMPARE(all.checkpoint, toggles(model, planForStrategy(model, "all")));
+        QCOMPARE(all.trace->metaValue(metakey::Checkpoint), std::string("blocks.0,blocks.1,blocks.2"));
+    }
+
     void checkpointingAllLowersThePeak_data()
     {
         QTest::addColumn<QString>("model");

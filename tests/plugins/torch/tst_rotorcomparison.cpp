@@ -69,17 +69,15 @@ private Q_SLOTS:
             activations += layer.keptBytes;
         const std::int64_t rest = measured - activations; // what Rotor does not count
         const auto stages = rotorChain(costs);
-        PlannerOptions fine;
-        fine.keepMargin = false;
-        fine.memorySlots = 1 << 14;
-        const std::int64_t lowest = lowestPeakPlan(costs, fine).prediction.peakBytes;
+        const PlannerOptions defaults; // what `peaklens-cli plan --budget` uses
+        const std::int64_t lowest = lowestPeakPlan(costs, defaults).prediction.peakBytes;
 
         std::int64_t rotorFloor = INT64_MAX;
         int rotorOutOfMemory = 0, compared = 0;
         constexpr int kBudgets = 8;
         for (int i = 0; i < kBudgets; ++i) {
             const std::int64_t budget = lowest + (measured - lowest) * i / (kBudgets - 1);
-            const Plan plan = planForBudget(costs, budget, fine);
+            const Plan plan = planForBudget(costs, budget, defaults);
             QVERIFY(plan.feasible);
             QVERIFY(plan.prediction.peakBytes <= budget);
             const RunResult limited = test::replaySteps(spec, strategyOf(costs, plan).toString(), 1, false, budget);
