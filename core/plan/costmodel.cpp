@@ -161,14 +161,16 @@ void useMeasuredCheckpointCosts(const Trace &trace, CostModel &model)
         return value.is_object() ? value : nlohmann::json::object();
     };
     const nlohmann::json costs = object(metakey::CheckpointCosts), spreads = object(metakey::CheckpointCostSpreads);
-    const auto read = [](const nlohmann::json &values, const std::string &path, std::int64_t &into) {
+    // At least a nanosecond: a recompute runs its forward again, and a cost the rounds'
+    // noise took to nothing would make a checkpoint free, chosen where none is needed.
+    const auto read = [](const nlohmann::json &values, const std::string &path, std::int64_t &into, std::int64_t least) {
         if (values.contains(path) && values[path].is_number_integer())
-            into = values[path].get<std::int64_t>();
+            into = std::max(least, values[path].get<std::int64_t>());
     };
     for (ChainLayer &layer : model.layers) {
         for (ChainPart &part : layer.parts) {
-            read(costs, part.path, part.recomputeNs);
-            read(spreads, part.path, part.recomputeSpreadNs);
+            read(costs, part.path, part.recomputeNs, 1);
+            read(spreads, part.path, part.recomputeSpreadNs, 0);
         }
     }
     const bool all = std::all_of(model.layers.begin(), model.layers.end(), [&](const ChainLayer &layer) {
@@ -177,8 +179,8 @@ void useMeasuredCheckpointCosts(const Trace &trace, CostModel &model)
     if (!all)
         return;
     for (ChainLayer &layer : model.layers) {
-        read(costs, layer.path, layer.recomputeNs);
-        read(spreads, layer.path, layer.recomputeSpreadNs);
+        read(costs, layer.path, layer.recomputeNs, 1);
+        read(spreads, layer.path, layer.recomputeSpreadNs, 0);
     }
     model.recomputeMeasured = true;
 }

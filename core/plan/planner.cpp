@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <memory>
 #include <cmath>
+#include <memory>
 #include <optional>
 
 namespace peaklens {
@@ -272,28 +272,30 @@ public:
         return best;
     }
 
-    bool fits(std::int64_t budget)
-    {
-        if (anyFitsPerLayer(m_model, m_layerOptions, budget))
-            return true;
-        if (m_levels.empty())
-            return false;
-        // The coarsest slots only: a bisection asks this some thirty times.
-        Level &at = *m_levels.front();
-        if (at.down.cheapestWithin(budget))
-            return true;
-        const auto relaxed = at.up.cheapestWithin(budget);
-        return relaxed && predict(m_model, *relaxed).peakBytes <= budget;
-    }
-
-    // The lowest peak any schedule reaches.
+    // The lowest peak any schedule reaches. Bisected with the coarsest slots between the
+    // lowest budget the search rounded up finds anything for (below it nothing fits) and
+    // the lowest one rounded down fits (a plan fits it); where those differ, again between
+    // them with finer slots.
     std::int64_t lowestPeak()
     {
         const std::int64_t measured = predict(m_model, CheckpointSchedule{}).peakBytes;
         // Before the chain's first layer nothing is freed: no peak goes below that.
         const std::int64_t before = std::max(m_model.forwardBeforePartsBytes(0), m_model.gapPeakBytes.empty() ? INT64_MIN : m_model.gapPeakBytes[0]);
-        const std::int64_t floor = std::max<std::int64_t>(0, before);
-        return smallestBudget(std::min(floor, measured), measured, [&](std::int64_t budget) { return fits(budget); });
+        std::int64_t low = std::min(std::max<std::int64_t>(0, before), measured), high = measured;
+        const auto perLayer = [&](std::int64_t budget) { return anyFitsPerLayer(m_model, m_layerOptions, budget); };
+        if (m_levels.empty())
+            return smallestBudget(low, high, perLayer);
+        for (std::size_t level = 0; low < high && (level < m_levels.size() || refine()); ++level) {
+            Level &at = *m_levels[level];
+            high = smallestBudget(low, high, [&](std::int64_t budget) {
+                if (perLayer(budget) || at.down.cheapestWithin(budget))
+                    return true;
+                const auto relaxed = at.up.cheapestWithin(budget);
+                return relaxed && predict(m_model, *relaxed).peakBytes <= budget;
+            });
+            low = smallestBudget(low, high, [&](std::int64_t budget) { return perLayer(budget) || at.up.cheapestWithin(budget); });
+        }
+        return high;
     }
 
 private:

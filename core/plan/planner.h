@@ -42,9 +42,9 @@ struct PlannerOptions
     bool keepMargin = true;
     // Segments and multi-level schedules are searched with memory counted in this many
     // slots of the highest level (schedulesearch.h), then, where the slots leave the best
-    // schedule unsettled, eight times finer each time up to finestSlots.
+    // schedule unsettled, eight times finer each time while within finestSlots.
     std::size_t memorySlots = 1024;
-    std::size_t finestSlots = std::size_t(1) << 16;
+    std::size_t finestSlots = std::size_t(1) << 14;
 };
 
 // The margin a plan for `budgetBytes` keeps below it, for what the model knows it cannot

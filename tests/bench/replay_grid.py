@@ -16,6 +16,12 @@ prediction moved onto them: the mean of the two bracketing baselines plus the pr
 added time. The error against the baseline trace's own time is kept beside it ("raw").
 "none" is rerun like any other set.
 
+The predicted step time carries a spread (the baseline steps' plus the calibration rounds'
+of what it adds); "cover" says whether the error is within it and the measured steps'
+spread together.
+
+A model is a name below or a model spec, e.g. SPEC.json for TorchScript blocks.
+
 Usage: replay_grid.py [--build DIR] [--models gpt,mlp,cnn] [--dtypes fp32,bf16]
                       [--micro-batches 1,2,3] [--device cpu|cuda] [--json FILE]
 """
@@ -32,6 +38,10 @@ MODELS = {
     "gpt": ["--model", "gpt", "--layers", "8", "--d-model", "128", "--heads", "4", "--seq", "128", "--batch", "8"],
     "mlp": ["--model", "mlp", "--layers", "12", "--batch", "512"],
     "cnn": ["--model", "cnn", "--layers", "6"],
+    # Sizes outside the tests' and the grid's own.
+    "gpt10": ["--model", "gpt", "--layers", "10", "--d-model", "192", "--heads", "4", "--seq", "128", "--batch", "4"],
+    "mlp16": ["--model", "mlp", "--layers", "16", "--d-model", "384", "--batch", "512"],
+    "cnn8": ["--model", "cnn", "--layers", "8", "--batch", "12"],
 }
 FRACTIONS = (0.5, 0.7, 0.85)
 RANDOM_SUBSETS = 2
@@ -67,13 +77,13 @@ def main():
     cli = [os.path.join(args.build, "bin", "peaklens-cli")]
     rows = []
     print(f"{'model':5} {'dtype':5} {'mb':>2} {'set':14} {'pred MiB':>9} {'meas MiB':>9} {'err':>7} "
-          f"{'pred ms':>8} {'meas ms':>8} {'spread':>7} {'err':>7} {'raw':>7}  note")
+          f"{'pred ms':>8} {'±':>6} {'meas ms':>8} {'spread':>7} {'err':>7} {'raw':>7} {'cover':>5}  note")
     with tempfile.TemporaryDirectory() as work:
         base_trace = os.path.join(work, "base.peaklens")
         for model in args.models.split(","):
             for dtype in args.dtypes.split(","):
                 for mb in args.micro_batches.split(","):
-                    config = MODELS[model] + ["--dtype", dtype, "--micro-batches", mb, "--device", args.device,
+                    config = (MODELS[model] if model in MODELS else ["--model", model]) + ["--dtype", dtype, "--micro-batches", mb, "--device", args.device,
                                               "--steps", args.steps, "--warmup", "2", "--progress", "none", "--json"]
                     base = run(replay + config + ["--checkpoint", "none", "--out", base_trace])
                     before = base["step_time_ms"]
@@ -121,6 +131,7 @@ def main():
                                "predicted_beside_ms": (before + after) / 2 + added,
                                "measured_bytes": measured["peak_allocated_bytes"],
                                "measured_ms": measured["step_time_ms"],
+                               "predicted_spread_ms": plan["predicted"]["step_time_spread_ms"],
                                "measured_ms_runs": measured["step_times_ms"]}
                         note = ""
                         if label.startswith("plan@") and plan["feasible"]:
@@ -140,9 +151,14 @@ def main():
                         spread = (max(runs) - min(runs)) / statistics.median(runs) * 100
                         row["peak_error_pct"], row["time_error_pct"], row["time_error_raw_pct"] = pe, te, raw
                         row["spread_pct"] = spread
+                        # Covered: the error is within the predicted spread plus half the runs' range.
+                        covered = abs(row["predicted_beside_ms"] - row["measured_ms"]) <= (
+                            row["predicted_spread_ms"] + (max(runs) - min(runs)) / 2)
+                        row["covered"] = covered
                         print(f"{model:5} {dtype:5} {mb:>2} {label:14} {row['predicted_bytes'] / 2**20:9.2f} "
                               f"{row['measured_bytes'] / 2**20:9.2f} {pe:+6.1f}% {row['predicted_beside_ms']:8.1f} "
-                              f"{row['measured_ms']:8.1f} {spread:6.1f}% {te:+6.1f}% {raw:+6.1f}%  {note}", flush=True)
+                              f"{row['predicted_spread_ms']:6.1f} {row['measured_ms']:8.1f} {spread:6.1f}% {te:+6.1f}% "
+                              f"{raw:+6.1f}% {'yes' if covered else 'no':>5}  {note}", flush=True)
     peak_errors = [abs(r["peak_error_pct"]) for r in rows]
     time_errors = [abs(r["time_error_pct"]) for r in rows]
     raw_errors = [abs(r["time_error_raw_pct"]) for r in rows]
@@ -152,7 +168,8 @@ def main():
           f" step time error max {max(time_errors):.1f} %, median {statistics.median(time_errors):.1f} %"
           f" (raw: max {max(raw_errors):.1f} %, median {statistics.median(raw_errors):.1f} %;"
           f" bracketing baselines apart by up to {max(drift):.1f} %, median {statistics.median(drift):.1f} %);"
-          f" budgets held {sum(held)} of {len(held)}")
+          f" budgets held {sum(held)} of {len(held)};"
+          f" step time within its spread {sum(r['covered'] for r in rows)} of {len(rows)}")
     if args.json:
         with open(args.json, "w") as out:
             json.dump(rows, out, indent=1)

@@ -90,15 +90,14 @@ class tst_Planner : public QObject
 
 private slots:
     // The planner's answer equals the best of all schedules (single layers, segments and
-    // nested segments) within the budget less its margin, on 400 random chains. Memory is
-    // counted in slots small enough to be exact here.
+    // nested segments) within the budget less its margin, on 400 random chains, with the
+    // options the command line uses.
     void equalsBruteForce()
     {
         QCOMPARE(everySchedule(0, 2).size(), std::size_t(22)); // 6 + 6 + 2·2 + 6
         std::mt19937_64 random(20261121);
         int feasibleBudgets = 0, infeasibleBudgets = 0;
-        PlannerOptions exact;
-        exact.memorySlots = 1 << 16;
+        const PlannerOptions defaults; // the command line's: the slots are refined until the best is settled
         for (int chain = 0; chain < 400; ++chain) {
             const std::size_t n = 1 + random() % 5;
             const CostModel model = randomChain(random, n);
@@ -116,8 +115,10 @@ private slots:
                     if (o.peak <= target)
                         best = std::min(best, o.added);
                 }
-                const Plan plan = planForBudget(model, budget, exact);
+                const Plan plan = planForBudget(model, budget, defaults);
                 QCOMPARE(plan.marginBytes, budget - target);
+                // The list of toggles it prints, passed back, is the same plan.
+                QCOMPARE(planForToggles(model, toggles(model, plan)).schedule, plan.schedule);
                 if (best == INT64_MAX) {
                     ++infeasibleBudgets;
                     QVERIFY(!plan.feasible);
