@@ -85,7 +85,7 @@ def main():
                 for mb in args.micro_batches.split(","):
                     config = (MODELS[model] if model in MODELS else ["--model", model]) + ["--dtype", dtype, "--micro-batches", mb, "--device", args.device,
                                               "--steps", args.steps, "--warmup", "2", "--progress", "none", "--json"]
-                    base = run(replay + config + ["--checkpoint", "none", "--out", base_trace])
+                    base = run(replay + config + ["--checkpoint", "none", "--out", base_trace, "--force"])
                     before = base["step_time_ms"]
                     chain = run(cli + ["plan", base_trace, "--strategy", "none", "--json"])["chain"]["layers"]
                     names = [layer["name"] for layer in chain]
