@@ -210,7 +210,10 @@ void cutForwardAtParts(CostModel &model)
                 point.partsEnded |= std::uint64_t(1) << c;
         }
         if (point.partsEnded == 0) {
-            layer.forwardBeforePartsBytes = std::max(layer.forwardBeforePartsBytes, point.bytes);
+            if (point.bytes > layer.forwardBeforePartsBytes) {
+                layer.forwardBeforePartsBytes = point.bytes;
+                layer.forwardBeforePartsTimeNs = point.timeNs;
+            }
             continue;
         }
         auto piece = std::find_if(layer.forwardPieces.begin(), layer.forwardPieces.end(),

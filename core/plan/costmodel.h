@@ -110,7 +110,7 @@ struct ChainLayer
     // Its segment's forward cut where its parts' forwards end: the highest point before the
     // first ends (its segment's forward peak otherwise), and a piece for each set of parts
     // ended. Empty without parts.
-    std::int64_t forwardBeforePartsBytes = INT64_MIN;
+    std::int64_t forwardBeforePartsBytes = INT64_MIN, forwardBeforePartsTimeNs = 0;
     std::vector<ForwardPiece> forwardPieces;
     // What checkpointing these parts (a bit each) frees, and the highest point of its
     // backward then (the parts' recomputes included), with its time. With no parts: the

@@ -248,12 +248,8 @@ Prediction predict(const CostModel &model, const CheckpointSchedule &schedule)
             const ChainLayer &layer = model.layers[p];
             const auto [bytes, timeNs] = layer.forwardPeakWithParts(effect.parts[p]);
             tracker.consider(bytes - effect.forwardFreed[p], timeNs, Phase::Forward);
-            if (layer.forwardBeforePartsBytes != INT64_MIN) {
-                const CurvePoint &point = model.curve[model.forwardPeakPoint[p]];
-                tracker.consider(layer.forwardBeforePartsBytes - effect.forwardFreed[p],
-                                 layer.forwardBeforePartsBytes == model.forwardPeakBytes[p] ? point.timeNs : layer.forwardPieces.front().peakTimeNs,
-                                 Phase::Forward);
-            }
+            if (layer.forwardBeforePartsBytes != INT64_MIN)
+                tracker.consider(layer.forwardBeforePartsBytes - effect.forwardFreed[p], layer.forwardBeforePartsTimeNs, Phase::Forward);
         } else if (model.forwardPeakBytes[p] != INT64_MIN) {
             const CurvePoint &point = model.curve[model.forwardPeakPoint[p]];
             tracker.consider(model.forwardPeakBytes[p] - effect.forwardFreed[p], point.timeNs, point.phase);
