@@ -1,5 +1,6 @@
 #include "replayrunner.h"
 
+#include "calibrationrounds.h"
 #include "memoryrecorder.h"
 #include "steprunner.h"
 #include "torchcompat.h"
@@ -469,22 +470,6 @@ private:
         }
     }
 
-    // Per layer of `layers`, its forward and backward time in each step of `ranges`.
-    static std::vector<std::vector<std::int64_t>> layerTimes(const std::vector<Range> &ranges, const std::vector<std::uint32_t> &layers)
-    {
-        std::map<std::pair<std::uint32_t, std::int64_t>, std::int64_t> perStep; // (layer, step) -> ns
-        for (const Range &range : ranges) {
-            if (range.phase == Phase::Forward || range.phase == Phase::Backward)
-                perStep[{range.layer, range.step}] += range.durationNs();
-        }
-        std::vector<std::vector<std::int64_t>> times(layers.size());
-        for (std::size_t k = 0; k < layers.size(); ++k) {
-            for (auto it = perStep.lower_bound({layers[k], INT64_MIN}); it != perStep.end() && it->first.first == layers[k]; ++it)
-                times[k].push_back(it->second);
-        }
-        return times;
-    }
-
     // Calibration, after the measured steps and left out of the trace: rounds of a plain
     // step (the schedule as given), a step with every chain stage it leaves plain
     // checkpointed whole, and a step with each of their parts checkpointed on its own. What
@@ -548,40 +533,15 @@ private:
             ++stepNumber;
         };
         // Per trial and calibrated stage, what checkpointing it added in each round.
-        const auto addedPerRound = [&](const Trial &trial) {
+        const auto addedIn = [&](const Trial &trial) {
             std::vector<std::uint32_t> layers;
             for (const auto &entry : trial.calibrated)
                 layers.push_back(entry.first);
-            const auto plain = layerTimes(plainRanges, layers), checkpointed = layerTimes(trial.ranges, layers);
-            std::vector<std::vector<std::int64_t>> added(layers.size());
-            for (std::size_t k = 0; k < layers.size(); ++k) {
-                if (plain[k].size() != checkpointed[k].size())
-                    continue;
-                for (std::size_t round = 0; round < plain[k].size(); ++round)
-                    added[k].push_back(checkpointed[k][round] - plain[k][round]);
-            }
-            return added;
+            return addedPerRound(plainRanges, trial.ranges, layers);
         };
         const auto disagree = [&] {
-            for (auto [trial, runner] : trials) {
-                if (trial->failed)
-                    continue;
-                const auto added = addedPerRound(*trial);
-                std::vector<std::int64_t> totals;
-                for (const auto &rounds : added) {
-                    totals.resize(std::max(totals.size(), rounds.size()), 0);
-                    for (std::size_t round = 0; round < rounds.size(); ++round)
-                        totals[round] += rounds[round];
-                }
-                if (totals.size() < 2)
-                    continue;
-                const std::int64_t middle = median(totals);
-                for (std::int64_t total : totals) {
-                    if (4 * std::abs(total - middle) > std::abs(middle))
-                        return true;
-                }
-            }
-            return false;
+            return std::any_of(trials.begin(), trials.end(),
+                               [&](const auto &entry) { return !entry.first->failed && roundsDisagree(addedIn(*entry.first)); });
         };
         try {
             for (int round = 0; round <= m_options.calibrationSteps; ++round)
@@ -596,16 +556,12 @@ private:
         for (auto [trial, runner] : trials) {
             if (trial->failed)
                 continue;
-            const auto added = addedPerRound(*trial);
+            const auto added = addedIn(*trial);
             for (std::size_t k = 0; k < added.size(); ++k) {
-                if (added[k].empty())
-                    continue;
-                const std::int64_t middle = median(added[k]);
-                std::int64_t farthest = 0;
-                for (std::int64_t value : added[k])
-                    farthest = std::max(farthest, std::abs(value - middle));
-                costs[trial->calibrated[k].second] = std::max<std::int64_t>(0, middle);
-                spreads[trial->calibrated[k].second] = farthest;
+                if (const auto cost = calibratedCost(added[k])) {
+                    costs[trial->calibrated[k].second] = cost->ns;
+                    spreads[trial->calibrated[k].second] = cost->spreadNs;
+                }
             }
         }
         m_checkpointCosts = costs.dump();

@@ -6,6 +6,7 @@
 #include "core/plan/checkpointstrategy.h"
 #include "core/plan/costmodel.h"
 #include "core/plan/planner.h"
+#include "plugins/torch/calibrationrounds.h"
 #include "plugins/torch/replayrunner.h"
 
 #include <QFile>
@@ -145,6 +146,30 @@ private Q_SLOTS:
         QCOMPARE(chainPaths(model), (std::vector<std::string>{"blocks.0", "blocks.1", "blocks.2"}));
         QCOMPARE(all.checkpoint, toggles(model, planForStrategy(model, "all")));
         QCOMPARE(all.trace->metaValue(metakey::Checkpoint), std::string("blocks.0,blocks.1,blocks.2"));
+    }
+
+    // What each round of the calibration added, per layer: the median is the cost, the
+    // farthest round its spread, and rounds whose totals stray by a quarter disagree.
+    void calibrationRounds()
+    {
+        std::vector<Range> plain, checkpointed;
+        const std::vector<std::int64_t> added{100, 104, 160};
+        for (std::int64_t round = 0; round < 3; ++round) {
+            plain.push_back({7, Phase::Forward, round, 0, 50, 0});
+            plain.push_back({7, Phase::Backward, round, 100, 150, 0});
+            checkpointed.push_back({7, Phase::Forward, round, 0, 50, 0});
+            checkpointed.push_back({7, Phase::Backward, round, 100, 150 + added[round], 0});
+        }
+        const auto rounds = addedPerRound(plain, checkpointed, {7, 8});
+        QCOMPARE(rounds[0], added);
+        QVERIFY(rounds[1].empty()); // timed in neither
+        const auto cost = calibratedCost(rounds[0]);
+        QVERIFY(cost.has_value());
+        QCOMPARE(cost->ns, std::int64_t(104));
+        QCOMPARE(cost->spreadNs, std::int64_t(56));
+        QVERIFY(roundsDisagree(rounds));                        // 160 is more than a quarter off 104
+        QVERIFY(!roundsDisagree({{100, 104, 110}}));
+        QCOMPARE(calibratedCost({-30, -10, 5})->ns, std::int64_t(0)); // a cost is never negative
     }
 
     void checkpointingAllLowersThePeak_data()
