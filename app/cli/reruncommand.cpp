@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "core/import/traceloader.h"
-#include "core/plan/analysedtrace.h"
+#include "core/document/analysedtrace.h"
 #include "core/plan/budget.h"
 #include "core/plan/planner.h"
 #include "core/plan/replayresult.h"

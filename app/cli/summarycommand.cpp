@@ -10,7 +10,7 @@
 #include "core/analysis/crossrank.h"
 #include "core/analysis/layerranking.h"
 #include "core/analysis/tracesummary.h"
-#include "core/import/filesummary.h"
+#include "core/document/filesummary.h"
 #include "core/import/traceloader.h"
 #include "core/report/jsondump.h"
 #include "core/report/summaryjson.h"

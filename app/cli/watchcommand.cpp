@@ -5,11 +5,10 @@
 #include "command.h"
 #include "textoutput.h"
 
-#include "core/analysis/liveanalysis.h"
 #include "core/error.h"
 #include "core/format/tracefollower.h"
+#include "core/document/growinganalysis.h"
 #include "core/plan/headroom.h"
-#include "core/trace/metadata.h"
 #include "core/trace/units.h"
 #include "core/trace/visibletext.h"
 
@@ -27,7 +26,7 @@ struct WatchOptions
     std::string path;
     int intervalMs = 250;
     std::string capacity;  // a size, or empty: the trace's device.memory
-    double marginPercent = 5;
+    double marginPercent = kHeadroomMargin * 100;
     double forSeconds = 0; // 0: until the writer finishes or stops
 };
 
@@ -46,8 +45,7 @@ std::optional<std::int64_t> capacityOf(const Trace &trace, const WatchOptions &o
 {
     if (!options.capacity.empty())
         return parseBudget(options.capacity);
-    const auto bytes = parseBytes(trace.metaValue(metakey::DeviceMemory));
-    return bytes && *bytes > 0 ? bytes : std::nullopt;
+    return deviceCapacity(trace);
 }
 
 std::string stepLine(const Trace &trace, const LiveAnalysis::StepFigures &step, std::int64_t firstNs)
@@ -66,20 +64,19 @@ std::string stepLine(const Trace &trace, const LiveAnalysis::StepFigures &step, 
     return line;
 }
 
-// The cheapest toggles that would give the margin back, planned on what was recorded so
-// far; the model is built over the whole trace, so only for a step that set a new high.
-std::string adviceLine(const Trace &trace, std::int64_t capacity, double margin)
+// The cheapest toggles that would give the margin back, planned on the model of what was
+// recorded so far, the one the app's live view advises from; only for a step that set a
+// new high.
+std::string adviceLine(const GrowingAnalysis &analysis, std::int64_t capacity, double margin)
 {
-    try {
-        const CostModel model = buildCostModel(trace);
-        const HeadroomAdvice advice = adviseHeadroom(model, capacity, margin);
-        std::string line = "advice: " + advice.sentence(model) + ".";
-        if (advice.plan.feasible && !advice.plan.schedule.empty())
-            line += " Strategy for a rerun: " + advice.strategy + " (peaklens-replay --checkpoint, PEAKLENS_CHECKPOINT for a recording).";
-        return line;
-    } catch (const Error &error) {
-        return std::string("advice: none yet: ") + error.what();
-    }
+    const std::optional<CostModel> model = analysis.model();
+    if (!model)
+        return "advice: none yet: " + analysis.modelProblem();
+    const HeadroomAdvice advice = adviseHeadroom(*model, capacity, margin);
+    std::string line = "advice: " + advice.sentence(*model) + ".";
+    if (advice.plan.feasible && !advice.plan.schedule.empty())
+        line += " Strategy for a rerun: " + advice.strategy + " (peaklens-replay --checkpoint, PEAKLENS_CHECKPOINT for a recording).";
+    return line;
 }
 
 CommandOutput watch(const WatchOptions &options)
@@ -91,7 +88,8 @@ CommandOutput watch(const WatchOptions &options)
     if (!(std::isfinite(options.forSeconds) && options.forSeconds >= 0))
         throw Error("--for must be a number of seconds, 0 or more.");
     TraceFollower follower(options.path);
-    LiveAnalysis analysis;
+    GrowingAnalysis growing;
+    const LiveAnalysis &analysis = growing.live();
     const auto started = std::chrono::steady_clock::now();
     std::size_t printed = 0;
     bool announced = false;
@@ -103,14 +101,13 @@ CommandOutput watch(const WatchOptions &options)
             say("Following " + visibleText(options.path) + ": " + follower.writerText() + ".");
             announced = true;
         }
-        analysis.update(trace, follower.growth(update));
+        growing.update(trace, follower.growth(update));
         const std::int64_t firstNs = trace.events.empty() ? 0 : trace.events.timeNs(0);
         const auto capacity = capacityOf(trace, options);
         for (; printed < analysis.steps().size(); ++printed) {
             const LiveAnalysis::StepFigures &step = analysis.steps()[printed];
             say(stepLine(trace, step, firstNs));
-            if (capacity && step.peakBytes > 0
-                && static_cast<double>(step.peakBytes) >= static_cast<double>(*capacity) * (1 - options.marginPercent / 100)) {
+            if (capacity && nearCapacity(step.peakBytes, *capacity, options.marginPercent / 100)) {
                 say("warning: step " + std::to_string(step.step.number) + " peaked at "
                     + percent(static_cast<double>(step.peakBytes), static_cast<double>(*capacity)) + " of the "
                     + formatBytes(*capacity) + " " + step.device.toString() + " can hold, within the "
@@ -118,7 +115,7 @@ CommandOutput watch(const WatchOptions &options)
                     + (step.topLayerBytes > 0 ? layerName(trace, step.topLayer) + " held most (" + formatBytes(step.topLayerBytes) + ")."
                                               : std::string("no layer held any of it.")));
                 if (step.peakBytes > advisedAt) {
-                    say(adviceLine(trace, *capacity, options.marginPercent / 100));
+                    say(adviceLine(growing, *capacity, options.marginPercent / 100));
                     advisedAt = step.peakBytes;
                 }
             }

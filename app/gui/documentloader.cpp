@@ -69,7 +69,7 @@ ProcessEntry entryOf(const TraceDocument &document)
 
 // Every file's overview row, read on all cores; each trace is dropped as soon as its row
 // is made. Ranks in order, then the others in the order given.
-std::vector<ProcessEntry> readOverviews(const QStringList &paths, const ImportProgress &progress)
+std::vector<ProcessEntry> readOverviews(const QStringList &paths, const Progress &progress)
 {
     std::vector<ProcessEntry> entries(static_cast<std::size_t>(paths.size()));
     std::vector<std::optional<long long>> ranks(entries.size());
@@ -80,7 +80,7 @@ std::vector<ProcessEntry> readOverviews(const QStringList &paths, const ImportPr
         for (std::size_t i = next++; i < entries.size(); i = next++) {
             try {
                 const QString &path = paths[static_cast<qsizetype>(i)];
-                ImportProgress reading;
+                Progress reading;
                 reading.cancel = progress.cancel;
                 const TracePtr trace = loadTrace(localPath(path), reading);
                 ranks[i] = rankOf(*trace);
@@ -168,13 +168,13 @@ quint64 DocumentLoader::load(const QStringList &paths, Purpose purpose)
             };
             // Reads paths[i] as the part [from, to) of the bar.
             const auto readDocument = [&](const QString &path, double from, double to) {
-                ImportProgress reading;
+                Progress reading;
                 reading.cancel = &shared->cancel;
                 reading.report = [&report, from, to](double fraction) { report(from + fraction * (to - from)); };
                 return loadDocument(path, reading);
             };
             if (shared->purpose == Purpose::Open && paths.size() > 1) {
-                ImportProgress overviews;
+                Progress overviews;
                 overviews.cancel = &shared->cancel;
                 overviews.report = [&report](double fraction) { report(fraction * 0.7); };
                 outcome.processes = readOverviews(paths, overviews);
@@ -187,7 +187,7 @@ quint64 DocumentLoader::load(const QStringList &paths, Purpose purpose)
                 if (shared->purpose == Purpose::Open)
                     outcome.processes.push_back(entryOf(*outcome.documents.front()));
             }
-        } catch (const ImportCancelled &) {
+        } catch (const Cancelled &) {
             outcome.cancelled = true;
         } catch (const std::exception &error) {
             outcome.message = QString::fromStdString(visibleText(error.what()));

@@ -1,9 +1,8 @@
 #include "livefollow.h"
 
-#include "core/plan/growinganalysis.h"
+#include "core/document/growinganalysis.h"
 #include "core/error.h"
 #include "core/plan/headroom.h"
-#include "core/trace/metadata.h"
 #include "core/trace/units.h"
 #include "core/trace/visibletext.h"
 
@@ -45,20 +44,19 @@ namespace {
 // The most recent step that came within the margin of the device's memory, said in a line.
 QString headroomWarning(const Trace &trace, const LiveAnalysis &analysis)
 {
-    const auto capacity = parseBytes(trace.metaValue(metakey::DeviceMemory));
-    if (!capacity || *capacity <= 0)
+    const auto capacity = deviceCapacity(trace);
+    if (!capacity)
         return {};
-    const double limit = static_cast<double>(*capacity) * (1 - LiveStatus::kHeadroomMargin);
     const auto &steps = analysis.steps();
     const auto near = std::find_if(steps.rbegin(), steps.rend(), [&](const LiveAnalysis::StepFigures &step) {
-        return static_cast<double>(step.peakBytes) >= limit;
+        return nearCapacity(step.peakBytes, *capacity, kHeadroomMargin);
     });
     if (near == steps.rend())
         return {};
     QString text = QObject::tr("step %1 peaked at %2, within %3 % of the device's %4")
                        .arg(near->step.number)
                        .arg(QString::fromStdString(formatBytes(near->peakBytes)))
-                       .arg(LiveStatus::kHeadroomMargin * 100)
+                       .arg(kHeadroomMargin * 100)
                        .arg(QString::fromStdString(formatBytes(*capacity)));
     if (near->topLayerBytes > 0 && near->topLayer < trace.layers.size())
         text += QObject::tr("; most held by %1 (%2)")
@@ -164,7 +162,7 @@ LiveFollow::Tick LiveFollow::poll(State &state, bool mayAnalyse)
     return tick;
 }
 
-LiveFollow::Analysed LiveFollow::analyse(const QString &path, Tick tick, bool nearCapacity)
+LiveFollow::Analysed LiveFollow::analyse(const QString &path, Tick tick, bool wantsAdvice)
 {
     Analysed analysed;
     try {
@@ -175,10 +173,10 @@ LiveFollow::Analysed LiveFollow::analyse(const QString &path, Tick tick, bool ne
         return analysed;
     }
     // The planner on the model of what was recorded so far: milliseconds beside the analysis.
-    const auto capacity = parseBytes(analysed.document->trace->metaValue(metakey::DeviceMemory));
-    if (nearCapacity && capacity && *capacity > 0 && analysed.document->model) {
+    const auto capacity = deviceCapacity(*analysed.document->trace);
+    if (wantsAdvice && capacity && analysed.document->model) {
         const CostModel &model = *analysed.document->model;
-        const HeadroomAdvice advice = adviseHeadroom(model, *capacity, LiveStatus::kHeadroomMargin);
+        const HeadroomAdvice advice = adviseHeadroom(model, *capacity, kHeadroomMargin);
         analysed.advice = QString::fromStdString(visibleText(advice.sentence(model)));
         if (advice.plan.feasible && !advice.plan.schedule.empty())
             analysed.strategy = QString::fromStdString(advice.strategy);

@@ -31,10 +31,9 @@ struct LiveStatus
     std::optional<std::int64_t> step;   // the step being recorded
     Phase phase = Phase::Other;
     QString layer;                      // the layer running now, empty outside any
-    // A step whose peak came within kHeadroomMargin of the device's memory (device.memory):
+    // A step whose peak came within kHeadroomMargin of the device's memory (deviceCapacity):
     // "step 7 peaked at 76.1 GiB, within 5 % of the device's 79.2 GiB; most held by blocks.3 (9.1 GiB)".
     QString headroomWarning;
-    static constexpr double kHeadroomMargin = 0.05;
     // With a warning and a cost model of the steps so far: the cheapest checkpoint set that
     // would give the margin back ("checkpointing blocks.0, blocks.2 (2 of 12 layers) would
     // keep it to ..."), and that set as a strategy, for a rerun.
@@ -92,7 +91,7 @@ private:
         QString error;
     };
     static Tick poll(State &state, bool mayAnalyse);
-    static Analysed analyse(const QString &path, Tick tick, bool nearCapacity);
+    static Analysed analyse(const QString &path, Tick tick, bool wantsAdvice);
     void startPoll();
     void onPolled();
     void onAnalysed();

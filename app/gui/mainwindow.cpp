@@ -246,7 +246,7 @@ void MainWindow::createPanes()
     connect(m_ranksPane, &RanksPane::rankChosen, this, &MainWindow::showProcess);
     connect(m_diffPane, &DiffPane::closeRequested, this, &MainWindow::closeComparison);
     connect(m_allocatorPane, &AllocatorPane::largestFreeReady, this,
-            [this](const DocumentPtr &from, const std::vector<PredictedPoint> &curve) {
+            [this](const DocumentPtr &from, const std::vector<SeriesPoint> &curve) {
                 if (from == document())
                     m_timeline->setLargestFree(curve);
             });
@@ -640,7 +640,7 @@ void MainWindow::showComparison(const DocumentPtr &other)
     if (m_detailTabs->indexOf(m_diffPane) < 0)
         m_detailTabs->addTab(m_diffPane, tr("Co&mpare"));
     m_detailTabs->setCurrentWidget(m_diffPane);
-    std::vector<PredictedPoint> curve;
+    std::vector<SeriesPoint> curve;
     if (diff.curves) {
         for (const SeriesPoint &point : diff.curves->b)
             curve.push_back({point.timeNs, point.bytes});

@@ -81,7 +81,7 @@ void MainWindow::followRerun(const QString &path)
         if (session != m_session.id || !document() || !document()->model || !isRerunning())
             return;
         // The steps measured so far, laid over the baseline's as the finished run will be.
-        std::vector<PredictedPoint> curve;
+        std::vector<SeriesPoint> curve;
         if (const auto alignment = alignSteps(*run->trace, *document()->trace, document()->model->step))
             for (const SeriesPoint &point : alignedSeries(run->byCategory.allocated, *alignment))
                 curve.push_back({point.timeNs, point.bytes});

@@ -217,7 +217,7 @@ void MainWindow::showRun(int row)
     } catch (const Error &) {
         // Toggles the chain no longer has (after a change of chain): the prediction stays.
     }
-    std::vector<PredictedPoint> curve;
+    std::vector<SeriesPoint> curve;
     if (run.document && !run.baseline) {
         if (const auto alignment = alignSteps(*run.document->trace, *document()->trace, model.step)) {
             for (const SeriesPoint &point : alignedSeries(run.document->byCategory.allocated, *alignment))
@@ -282,7 +282,7 @@ void MainWindow::updatePrediction(bool feasible)
     for (const std::string &note : planNotes(model, prediction))
         notes << QString::fromStdString(note);
     showNotes(notes);
-    m_timeline->setPrediction(m_session.schedule.empty() ? std::vector<PredictedPoint>{} : predictCurve(model, m_session.schedule));
+    m_timeline->setPrediction(m_session.schedule.empty() ? std::vector<SeriesPoint>{} : predictCurve(model, m_session.schedule));
 }
 
 } // namespace peaklens::gui

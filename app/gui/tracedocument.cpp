@@ -2,7 +2,7 @@
 
 #include "localpath.h"
 
-#include "core/import/filesummary.h"
+#include "core/document/filesummary.h"
 #include "core/import/traceloader.h"
 
 #include <algorithm>
@@ -64,17 +64,17 @@ DocumentPtr completeDocument(const QString &path, AnalysedTrace analysed, Timeli
     return document;
 }
 
-DocumentPtr loadDocument(const QString &path, const ImportProgress &progress)
+DocumentPtr loadDocument(const QString &path, const Progress &progress)
 {
     // Reading is most of the work; the analysis takes the last tenth of the bar.
-    ImportProgress reading = progress;
+    Progress reading = progress;
     reading.report = [&progress](double fraction) { progress.tick(fraction * 0.9); };
     if (auto window = readPeakWindow(localPath(path), kWindowEvents, kWholeUpTo, reading))
         return analyseDocument(path, std::move(window->trace), {}, progress);
     return analyseDocument(path, loadTrace(localPath(path), reading), {}, progress);
 }
 
-DocumentPtr analyseDocument(const QString &path, TracePtr tracePtr, const ChainSelection &chain, const ImportProgress &progress)
+DocumentPtr analyseDocument(const QString &path, TracePtr tracePtr, const ChainSelection &chain, const Progress &progress)
 {
     auto document = std::make_shared<TraceDocument>();
     document->path = localPath(path);
@@ -87,7 +87,7 @@ DocumentPtr analyseDocument(const QString &path, TracePtr tracePtr, const ChainS
         const std::vector<std::uint32_t> layers = chain.layers.empty() ? defaultChain(trace) : chain.layers;
         return blockDepth(trace, layers);
     });
-    ImportProgress analysing = progress;
+    Progress analysing = progress;
     analysing.report = [&progress](double fraction) { progress.tick(0.9 + fraction * 0.05); };
     analyseInto(*document, analysing);
     // The totals are byCategory's, shared: only the bands are new.

@@ -8,7 +8,7 @@
 #include "core/analysis/blockindex.h"
 #include "core/analysis/kernellanes.h"
 #include "core/analysis/levelofdetail.h"
-#include "core/plan/analysedtrace.h"
+#include "core/document/analysedtrace.h"
 
 #include <QString>
 
@@ -42,10 +42,10 @@ using DocumentPtr = std::shared_ptr<const TraceDocument>;
 // only the window draws added.
 DocumentPtr completeDocument(const QString &path, AnalysedTrace analysed, TimelineSeries byLayer);
 
-// Throws peaklens::Error (ImportError naming the file) or ImportCancelled.
-DocumentPtr loadDocument(const QString &path, const ImportProgress &progress = {});
+// Throws peaklens::Error (ImportError naming the file) or Cancelled.
+DocumentPtr loadDocument(const QString &path, const Progress &progress = {});
 // The analyses of a trace already read (after an edit of its layers, or another chain).
 DocumentPtr analyseDocument(const QString &path, TracePtr trace, const ChainSelection &chain = {},
-                            const ImportProgress &progress = {});
+                            const Progress &progress = {});
 
 } // namespace peaklens::gui

@@ -1,5 +1,6 @@
 #include "crossrank.h"
 
+#include "median.h"
 #include "lanedevices.h"
 
 #include "core/trace/metadata.h"
@@ -22,13 +23,6 @@ std::optional<std::int64_t> metaNumber(const Trace &trace, std::string_view key)
     if (text.empty() || error != std::errc() || end != text.data() + text.size())
         return std::nullopt;
     return value;
-}
-
-std::int64_t median(std::vector<std::int64_t> values)
-{
-    std::sort(values.begin(), values.end());
-    const std::size_t n = values.size();
-    return n % 2 ? values[n / 2] : values[n / 2 - 1] + (values[n / 2] - values[n / 2 - 1]) / 2;
 }
 
 // Allocated bytes on `device`, a point per event time, reduced to `columns` columns.

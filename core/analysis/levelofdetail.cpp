@@ -135,4 +135,17 @@ std::vector<StackedColumn> stackColumns(const TimelineSeries &timeline, std::int
     return out;
 }
 
+std::vector<std::vector<std::int64_t>> bandTops(const std::vector<StackedColumn> &columns, const std::vector<std::size_t> &bands)
+{
+    std::vector<std::vector<std::int64_t>> tops(bands.size(), std::vector<std::int64_t>(columns.size()));
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+        std::int64_t top = 0;
+        for (std::size_t b = 0; b < bands.size(); ++b) {
+            top = bands[b] == kRestOfGroups ? columns[c].range.maxBytes : top + columns[c].groupBytes[bands[b]];
+            tops[b][c] = top;
+        }
+    }
+    return tops;
+}
+
 } // namespace peaklens

@@ -46,6 +46,12 @@ struct StackedColumn
 std::vector<StackedColumn> stackColumns(const TimelineSeries &timeline, std::int64_t beginNs, std::int64_t endNs, int columns,
                                         const SeriesBlocks *blocks = nullptr);
 
+// The bands of a stacked chart: per band, per column, the band's top. `bands` lists the
+// groups from the bottom up; kRestOfGroups stands for every group not listed, a band that
+// reaches the column's highest point, so that the stack always meets the envelope.
+inline constexpr std::size_t kRestOfGroups = SIZE_MAX;
+std::vector<std::vector<std::int64_t>> bandTops(const std::vector<StackedColumn> &columns, const std::vector<std::size_t> &bands);
+
 // The value the series holds at a time.
 std::int64_t valueAt(std::span<const SeriesPoint> series, std::int64_t timeNs);
 

@@ -6,7 +6,7 @@
 // a file being written, never written to; a damaged file gets the ImportError a plain
 // read would give.
 
-#include "core/import/importprogress.h"
+#include "core/progress.h"
 #include "core/trace/trace.h"
 #include "core/trace/tracegrowth.h"
 
@@ -89,7 +89,7 @@ private:
     std::optional<Identity> m_identity;
 
     std::string m_path;
-    ImportProgress m_progress;
+    Progress m_progress;
     std::unique_ptr<NativeFileReader> m_reader;
     std::unique_ptr<Trace> m_trace;
     Writer m_writer = Writer::Waiting;

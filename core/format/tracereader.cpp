@@ -1,10 +1,11 @@
 #include "tracereader.h"
 
 #include "nativefilereader.h"
+#include "schema.h"
 
 namespace peaklens {
 
-std::shared_ptr<const Trace> TraceReader::read(const std::string &path, const ImportProgress &progress)
+std::shared_ptr<const Trace> TraceReader::read(const std::string &path, const Progress &progress)
 {
     return NativeFileReader(path, {}, progress).read();
 }
@@ -15,7 +16,7 @@ std::optional<std::uint64_t> TraceReader::eventCount(const std::string &path)
 }
 
 std::shared_ptr<const Trace> TraceReader::stream(const std::string &path, const ChunkStart &start,
-                                                 const ChunkConsumer &consume, const ImportProgress &progress)
+                                                 const ChunkConsumer &consume, const Progress &progress)
 {
     NativeFileReader reader(path, {}, progress);
     reader.readTables();
@@ -25,7 +26,7 @@ std::shared_ptr<const Trace> TraceReader::stream(const std::string &path, const 
 }
 
 std::shared_ptr<const Trace> TraceReader::readImage(const std::string &path, std::span<const char> image,
-                                                    const ImportProgress &progress)
+                                                    const Progress &progress)
 {
     return NativeFileReader(path, image.empty() ? std::span<const char>("", 0) : image, progress).read();
 }

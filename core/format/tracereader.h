@@ -3,9 +3,9 @@
 // is not a trace, from a newer PeakLens, truncated or damaged gets an ImportError that
 // names the file and the problem. The file is opened read-only and never changed.
 // Progress is reported by rows read; a cancel ends the read, even mid-statement, with
-// ImportCancelled.
+// Cancelled.
 
-#include "core/import/importprogress.h"
+#include "core/progress.h"
 #include "eventsreader.h"
 #include "core/trace/trace.h"
 
@@ -21,10 +21,10 @@ namespace peaklens {
 class TraceReader
 {
 public:
-    static std::shared_ptr<const Trace> read(const std::string &path, const ImportProgress &progress = {});
+    static std::shared_ptr<const Trace> read(const std::string &path, const Progress &progress = {});
     // The same for a whole file already in memory (read from a pipe); `path` names it.
     static std::shared_ptr<const Trace> readImage(const std::string &path, std::span<const char> image,
-                                                  const ImportProgress &progress = {});
+                                                  const Progress &progress = {});
     // Reads everything but the memory events, calls start(trace, what is known), then hands
     // the events to `consume` a chunk at a time in file order (the order they were
     // written), each chunk's `first` its first event's index, its buffer the consumer's to
@@ -41,7 +41,7 @@ public:
     using ChunkStart = std::function<void(const Trace &trace, const StreamStart &start)>;
     using ChunkConsumer = std::function<void(const Trace &trace, MemoryEvents &events, std::size_t first)>;
     static std::shared_ptr<const Trace> stream(const std::string &path, const ChunkStart &start,
-                                               const ChunkConsumer &consume, const ImportProgress &progress = {});
+                                               const ChunkConsumer &consume, const Progress &progress = {});
     // How many memory events the file holds, from its chunk rows alone: cheap beside a read.
     // Null when that is not cheap (a log beside the file to replay first).
     static std::optional<std::uint64_t> eventCount(const std::string &path);

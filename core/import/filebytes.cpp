@@ -56,7 +56,7 @@ public:
 
     // Inflates everything (all gzip members); stops early once `limit` bytes are out.
     std::vector<char> inflateAll(const char *input, std::size_t inputSize, std::size_t padding, std::size_t limit,
-                                 const ImportProgress &progress)
+                                 const Progress &progress)
     {
         std::vector<char> output;
         output.resize(std::min<std::size_t>(std::max<std::size_t>(inputSize * 4, 1 << 16), limit) + padding);
@@ -192,7 +192,7 @@ FileBytes FileBytes::copyOf(std::string_view content, std::size_t padding)
     return bytes;
 }
 
-FileBytes readFileBytes(const std::string &path, std::size_t padding, const ImportProgress &progress)
+FileBytes readFileBytes(const std::string &path, std::size_t padding, const Progress &progress)
 {
     constexpr std::size_t kMapAbove = 1u << 20;
     requireReadableFile(path);
@@ -218,7 +218,7 @@ FileBytes readFileBytes(const std::string &path, std::size_t padding, const Impo
     return decodedBytes(readRaw(path, padding), rawSize, path, padding, progress);
 }
 
-FileBytes streamBytes(std::vector<char> content, const std::string &path, std::size_t padding, const ImportProgress &progress)
+FileBytes streamBytes(std::vector<char> content, const std::string &path, std::size_t padding, const Progress &progress)
 {
     const std::uint64_t rawSize = content.size();
     content.resize(content.size() + padding, '\0');
@@ -226,7 +226,7 @@ FileBytes streamBytes(std::vector<char> content, const std::string &path, std::s
 }
 
 FileBytes decodedBytes(std::vector<char> raw, std::uint64_t rawSize, const std::string &path, std::size_t padding,
-                       const ImportProgress &progress)
+                       const Progress &progress)
 {
     FileBytes result;
     if (!isGzip(raw.data(), rawSize)) {

@@ -3,7 +3,7 @@
 // parsers may read past its end. Large plain files are mapped rather than copied; the
 // mapping is private, so importers may patch bytes in it without touching the file.
 
-#include "importprogress.h"
+#include "core/progress.h"
 
 #include <string>
 #include <string_view>
@@ -38,8 +38,8 @@ public:
 
 private:
     friend FileBytes decodedBytes(std::vector<char> raw, std::uint64_t rawSize, const std::string &path,
-                                  std::size_t padding, const ImportProgress &progress);
-    friend FileBytes readFileBytes(const std::string &path, std::size_t padding, const ImportProgress &progress);
+                                  std::size_t padding, const Progress &progress);
+    friend FileBytes readFileBytes(const std::string &path, std::size_t padding, const Progress &progress);
     void release();
 
     std::vector<char> m_heap;
@@ -52,13 +52,13 @@ private:
 };
 
 // Throws ImportError for unreadable files, broken gzip streams and gzip bombs.
-FileBytes readFileBytes(const std::string &path, std::size_t padding, const ImportProgress &progress = {});
+FileBytes readFileBytes(const std::string &path, std::size_t padding, const Progress &progress = {});
 // What a pipe delivered (see InputFile), inflated when gzipped, with the padding.
 FileBytes streamBytes(std::vector<char> content, const std::string &path, std::size_t padding,
-                      const ImportProgress &progress = {});
+                      const Progress &progress = {});
 // `raw` (rawSize bytes and the padding) as is, or inflated when gzipped.
 FileBytes decodedBytes(std::vector<char> raw, std::uint64_t rawSize, const std::string &path, std::size_t padding,
-                       const ImportProgress &progress);
+                       const Progress &progress);
 // The first bytes of the content (inflated when gzipped), for sniffing the format.
 std::string readContentPrefix(const std::string &path, std::size_t bytes);
 // The same for a prefix already read.

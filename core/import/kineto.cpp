@@ -6,6 +6,7 @@
 #include "core/trace/metadata.h"
 #include "core/trace/tracebuilder.h"
 #include "core/trace/units.h"
+#include "jsonarraypieces.h"
 #include "jsonscanner.h"
 #include "kinetokernels.h"
 #include "kinetomemory.h"
@@ -57,7 +58,7 @@ bool isAutogradNodeName(std::string_view name)
 class KinetoImporter
 {
 public:
-    KinetoImporter(FileBytes &bytes, const std::string &path, const ImportProgress &progress)
+    KinetoImporter(FileBytes &bytes, const std::string &path, const Progress &progress)
         : m_bytes(bytes)
         , m_path(path)
         , m_progress(progress)
@@ -154,86 +155,17 @@ private:
             m_builder.setMeta(metakey::DeviceMemory, std::to_string(*capacities.begin()));
     }
 
-    // Cuts the array into pieces of a few megabytes at element boundaries: the comma
-    // after a piece becomes its closing ']' while simdjson parses it, then the opening
-    // '[' of the next piece. A boundary is first guessed from the text ("}, {"); a guess
-    // inside a string or a nested value cannot parse, and the piece is then cut exactly.
     void readEvents(JsonScanner &scanner)
     {
         if (scanner.peek() != '[')
             fail("\"traceEvents\" is not a list", scanner.position());
-        std::size_t pieceStart = scanner.position();
-        scanner.setPosition(pieceStart + 1);
-        if (scanner.consume(']'))
-            return;
-        char *data = m_bytes.data();
-        while (true) {
-            m_progress.tick(static_cast<double>(pieceStart) / static_cast<double>(m_bytes.size()));
-            const std::size_t guess = likelyBoundary(pieceStart + kPieceBytes);
-            if (guess != std::string_view::npos) {
-                data[guess] = ']';
-                const bool parsed = tryParsePiece(pieceStart, guess + 1 - pieceStart);
-                data[guess] = parsed ? '[' : ',';
-                if (parsed) {
-                    pieceStart = guess;
-                    continue;
-                }
-            }
-            const auto [end, last] = exactBoundary(scanner, pieceStart);
-            if (!last)
-                data[end] = ']';
-            parsePiece(pieceStart, end + 1 - pieceStart);
-            if (last) {
-                scanner.setPosition(end + 1);
-                return;
-            }
-            data[end] = '[';
-            pieceStart = end;
-        }
-    }
-
-    // The comma of the first "}, {" at or after `from`, looking no further than a megabyte.
-    std::size_t likelyBoundary(std::size_t from) const
-    {
-        const std::string_view text = m_bytes.view();
-        const std::size_t limit = std::min(text.size(), from + (1u << 20));
-        const auto skipSpace = [&](std::size_t pos) {
-            while (pos < limit && (text[pos] == ' ' || text[pos] == '\n' || text[pos] == '\r' || text[pos] == '\t'))
-                ++pos;
-            return pos;
-        };
-        for (std::size_t pos = from; pos < limit; ++pos) {
-            pos = text.find('}', pos);
-            if (pos == std::string_view::npos || pos >= limit)
-                break;
-            const std::size_t comma = skipSpace(pos + 1);
-            if (comma < limit && text[comma] == ',') {
-                const std::size_t next = skipSpace(comma + 1);
-                if (next < limit && text[next] == '{')
-                    return comma;
-            }
-        }
-        return std::string_view::npos;
-    }
-
-    // Walks element by element from a piece's start to the first separator a piece's
-    // length on, or to the array's closing bracket (then `last`).
-    std::pair<std::size_t, bool> exactBoundary(JsonScanner &scanner, std::size_t pieceStart)
-    {
-        scanner.setPosition(pieceStart + 1);
-        while (true) {
-            scanner.skipValue();
-            scanner.skipWhitespace();
-            const std::size_t separator = scanner.position();
-            const char c = scanner.peek();
-            if (c == ']')
-                return {separator, true};
-            if (c != ',')
-                scanner.fail("between two trace events");
-            if (separator - pieceStart >= kPieceBytes)
-                return {separator, false};
-            scanner.setPosition(separator + 1);
-        }
+        readArrayInPieces({m_bytes.data(), m_bytes.size()}, scanner, kPieceBytes, [&](std::size_t offset, std::size_t length, bool exact) {
+            m_progress.tick(static_cast<double>(offset) / static_cast<double>(m_bytes.size()));
+            if (!exact)
+                return tryParsePiece(offset, length);
+            parsePiece(offset, length);
+            return true;
+        });
     }
 
     bool tryParsePiece(std::size_t offset, std::size_t length)
@@ -645,7 +577,7 @@ private:
 
     FileBytes &m_bytes;
     std::string m_path;
-    const ImportProgress &m_progress;
+    const Progress &m_progress;
     TraceBuilder m_builder;
     simdjson::dom::parser m_parser;
     std::string m_threadKey;
@@ -675,7 +607,7 @@ bool looksLikeKinetoTrace(std::string_view prefix)
            || prefix.find("\"displayTimeUnit\"") != std::string_view::npos;
 }
 
-std::shared_ptr<const Trace> importKinetoTrace(FileBytes &bytes, const std::string &path, const ImportProgress &progress)
+std::shared_ptr<const Trace> importKinetoTrace(FileBytes &bytes, const std::string &path, const Progress &progress)
 {
     return KinetoImporter(bytes, path, progress).run();
 }

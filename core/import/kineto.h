@@ -8,7 +8,7 @@
 
 #include "core/trace/trace.h"
 #include "filebytes.h"
-#include "importprogress.h"
+#include "core/progress.h"
 
 #include <memory>
 #include <string>
@@ -18,6 +18,6 @@ namespace peaklens {
 bool looksLikeKinetoTrace(std::string_view prefix);
 // bytes is changed while it is parsed (separators between pieces are rewritten).
 std::shared_ptr<const Trace> importKinetoTrace(FileBytes &bytes, const std::string &path,
-                                               const ImportProgress &progress = {});
+                                               const Progress &progress = {});
 
 } // namespace peaklens

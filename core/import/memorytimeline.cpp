@@ -25,7 +25,7 @@ Category categoryAt(std::int64_t index)
 class TimelineImporter
 {
 public:
-    TimelineImporter(const std::string &path, const ImportProgress &progress)
+    TimelineImporter(const std::string &path, const Progress &progress)
         : m_path(path)
         , m_progress(progress)
         , m_ledger(m_builder.lane(Lane{}))
@@ -184,7 +184,7 @@ private:
     }
 
     std::string m_path;
-    const ImportProgress &m_progress;
+    const Progress &m_progress;
     TraceBuilder m_builder;
     CategoryLedger m_ledger;
     std::vector<MemoryEvent> m_events;
@@ -203,7 +203,7 @@ bool looksLikeMemoryTimeline(std::string_view prefix)
 }
 
 std::shared_ptr<const Trace> importMemoryTimeline(const FileBytes &bytes, const std::string &path,
-                                                  const ImportProgress &progress)
+                                                  const Progress &progress)
 {
     return TimelineImporter(path, progress).run(bytes);
 }

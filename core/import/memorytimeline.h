@@ -5,7 +5,7 @@
 
 #include "core/trace/trace.h"
 #include "filebytes.h"
-#include "importprogress.h"
+#include "core/progress.h"
 
 #include <memory>
 #include <string>
@@ -15,6 +15,6 @@ namespace peaklens {
 // Whether JSON text (already sniffed as an array) holds a memory timeline.
 bool looksLikeMemoryTimeline(std::string_view prefix);
 std::shared_ptr<const Trace> importMemoryTimeline(const FileBytes &bytes, const std::string &path,
-                                                  const ImportProgress &progress = {});
+                                                  const Progress &progress = {});
 
 } // namespace peaklens

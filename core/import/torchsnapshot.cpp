@@ -92,7 +92,7 @@ bool readSnapshot(const Document &document, SnapshotAssembler &assembler, const 
 } // namespace
 
 std::shared_ptr<const Trace> readTorchSnapshotInOnePass(Document &document, const std::string &path,
-                                                        const ImportProgress &progress)
+                                                        const Progress &progress)
 {
     SnapshotAssembler assembler(path, progress);
     SnapshotStream stream(assembler, path);
@@ -113,14 +113,14 @@ std::shared_ptr<const Trace> readTorchSnapshotInOnePass(Document &document, cons
 }
 
 std::shared_ptr<const Trace> importTorchSnapshot(const Document &document, const std::string &path,
-                                                 const ImportProgress &progress)
+                                                 const Progress &progress)
 {
     SnapshotAssembler assembler(path, progress);
     const bool hasTraces = readSnapshot(document, assembler, StreamedParts{}, path);
     return assembler.finish(hasTraces);
 }
 
-std::shared_ptr<const Trace> streamTorchSnapshot(FileBytes bytes, const std::string &path, const ImportProgress &progress)
+std::shared_ptr<const Trace> streamTorchSnapshot(FileBytes bytes, const std::string &path, const Progress &progress)
 {
     Document document;
     document.bytes = std::move(bytes);

@@ -6,7 +6,7 @@
 
 #include "core/trace/trace.h"
 #include "filebytes.h"
-#include "importprogress.h"
+#include "core/progress.h"
 #include "pickle/value.h"
 
 #include <memory>
@@ -16,17 +16,17 @@ namespace peaklens {
 
 // From a whole document: a snapshot saved as JSON, or a pickle decoded first.
 std::shared_ptr<const Trace> importTorchSnapshot(const pickle::Document &document, const std::string &path,
-                                                 const ImportProgress &progress = {});
+                                                 const Progress &progress = {});
 
 // From a pickle, in one pass: trace entries and segments are read as they are decoded and
 // released, so memory follows the trace rather than the pickle. A pickle laid out in a way
 // one pass cannot follow is read whole instead; the trace is the same either way.
 std::shared_ptr<const Trace> streamTorchSnapshot(FileBytes bytes, const std::string &path,
-                                                 const ImportProgress &progress = {});
+                                                 const Progress &progress = {});
 
 // The one pass alone, over document.bytes: nullptr when the layout needs the whole document
 // (document.bytes are then still there to read it). Throws ImportError for bad input.
 std::shared_ptr<const Trace> readTorchSnapshotInOnePass(pickle::Document &document, const std::string &path,
-                                                        const ImportProgress &progress = {});
+                                                        const Progress &progress = {});
 
 } // namespace peaklens

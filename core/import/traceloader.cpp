@@ -99,7 +99,7 @@ namespace {
 class Input
 {
 public:
-    Input(const std::string &path, const ImportProgress &progress)
+    Input(const std::string &path, const Progress &progress)
         : m_file(InputFile::open(path, kSniffBytes))
         , m_budget(path, m_file.size())
         , m_progress(progress)
@@ -135,11 +135,11 @@ public:
 private:
     InputFile m_file;
     LoadBudget::Scope m_budget;
-    const ImportProgress &m_progress;
+    const Progress &m_progress;
     TraceFormat m_format = TraceFormat::Unknown;
 };
 
-std::shared_ptr<const Trace> readTrace(Input &input, const ImportProgress &progress)
+std::shared_ptr<const Trace> readTrace(Input &input, const Progress &progress)
 {
     const std::string &path = input.path();
     switch (input.format()) {
@@ -176,7 +176,7 @@ std::shared_ptr<const Trace> readTrace(Input &input, const ImportProgress &progr
 
 } // namespace
 
-std::shared_ptr<const Trace> loadTrace(const std::string &path, const ImportProgress &progress)
+std::shared_ptr<const Trace> loadTrace(const std::string &path, const Progress &progress)
 {
     progress.tick(0.0);
     try {
@@ -184,7 +184,7 @@ std::shared_ptr<const Trace> loadTrace(const std::string &path, const ImportProg
         return readTrace(input, progress);
     } catch (const FileError &) {
         throw;
-    } catch (const ImportCancelled &) {
+    } catch (const Cancelled &) {
         throw;
     } catch (const Error &error) {
         // A limit the trace model holds to (too many layers, streams, stacks): name the file.

@@ -4,7 +4,7 @@
 // the place and the problem.
 
 #include "core/trace/trace.h"
-#include "importprogress.h"
+#include "core/progress.h"
 
 #include <memory>
 #include <string>
@@ -25,6 +25,6 @@ enum class TraceFormat {
 TraceFormat detectFormat(const std::string &path);
 // The format of a file that starts with these bytes (inflated, when gzipped).
 TraceFormat formatOf(std::string_view prefix);
-std::shared_ptr<const Trace> loadTrace(const std::string &path, const ImportProgress &progress = {});
+std::shared_ptr<const Trace> loadTrace(const std::string &path, const Progress &progress = {});
 
 } // namespace peaklens

@@ -4,6 +4,8 @@
 // makes again when recomputed, and the measured memory curve cut into segments by which
 // layers' activations are alive. docs/planning.md describes the model and its limits.
 
+#include "chainselection.h"
+
 #include "core/trace/trace.h"
 
 #include <cstdint>
@@ -166,27 +168,6 @@ struct CostModel
     // left for the backward were freed.
     bool backwardEstimated = false;
 };
-
-struct ChainSelection
-{
-    std::optional<std::string> layerPattern; // ECMAScript regex on layer paths; default: defaultChain
-    static constexpr std::size_t kMaxLayerPatternLength = 512;
-    std::vector<std::uint32_t> layers;       // when given: exactly these layers
-};
-
-// The model's repeated blocks, the default chain: the chain the trace's metadata names
-// (metakey::Chain) where it has one; else, among the containers whose children are
-// numbered 0, 1, 2... (a ModuleList or Sequential), the one whose children are all of one
-// kind (blocks rather than Linear, GELU, Linear), then the one with the most children,
-// then the deepest (the helper's rule); without such a container, the same among the
-// groups of siblings Kineto names Block_0, Block_1, ... and the calls of one loop that
-// layers from call stacks name model:253[0], model:253[1], ... Its members in index order; empty
-// when there is none.
-std::vector<std::uint32_t> defaultChain(const Trace &trace);
-
-// Sets the model's step time to the median of these steps' and its spread to their median
-// absolute deviation; leaves both alone with fewer than two steps.
-void useMedianStepTime(CostModel &model, const std::vector<std::int64_t> &stepTimesNs);
 
 // Throws Error with a sentence when the trace has no usable chain.
 CostModel buildCostModel(const Trace &trace, const ChainSelection &selection = {});

@@ -1,10 +1,22 @@
 #include "headroom.h"
 
+#include "core/trace/metadata.h"
 #include "core/trace/units.h"
 
 #include <cmath>
 
 namespace peaklens {
+
+std::optional<std::int64_t> deviceCapacity(const Trace &trace)
+{
+    const auto bytes = parseBytes(trace.metaValue(metakey::DeviceMemory));
+    return bytes && *bytes > 0 ? bytes : std::nullopt;
+}
+
+bool nearCapacity(std::int64_t peakBytes, std::int64_t capacityBytes, double margin)
+{
+    return peakBytes > 0 && static_cast<double>(peakBytes) >= static_cast<double>(capacityBytes) * (1 - margin);
+}
 
 HeadroomAdvice adviseHeadroom(const CostModel &model, std::int64_t capacityBytes, double margin)
 {

@@ -8,9 +8,21 @@
 #include "planner.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace peaklens {
+
+// The margin the warnings keep free by default: 5 % of the device's memory.
+inline constexpr double kHeadroomMargin = 0.05;
+
+// The device's memory as the trace's metadata says it (metakey::DeviceMemory); none when
+// it does not.
+std::optional<std::int64_t> deviceCapacity(const Trace &trace);
+
+// The warnings' rule: a step that peaked at `peakBytes` came within `margin` (a fraction)
+// of the device's `capacityBytes`.
+bool nearCapacity(std::int64_t peakBytes, std::int64_t capacityBytes, double margin);
 
 struct HeadroomAdvice
 {

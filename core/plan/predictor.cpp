@@ -282,7 +282,7 @@ Prediction predict(const CostModel &model, const std::vector<bool> &checkpoint)
     return predict(model, singleLayerUnits(checkpoint));
 }
 
-std::vector<PredictedPoint> predictCurve(const CostModel &model, const CheckpointSchedule &schedule)
+std::vector<SeriesPoint> predictCurve(const CostModel &model, const CheckpointSchedule &schedule)
 {
     const Effect effect = effectOf(model, schedule);
     // Recompute spikes, in time order: one per pass of each unit.
@@ -304,7 +304,7 @@ std::vector<PredictedPoint> predictCurve(const CostModel &model, const Checkpoin
         }
     }
     std::sort(spikes.begin(), spikes.end());
-    std::vector<PredictedPoint> curve;
+    std::vector<SeriesPoint> curve;
     curve.reserve(model.curve.size() + spikes.size());
     auto spike = spikes.begin();
     for (const CurvePoint &point : model.curve) {
@@ -324,7 +324,7 @@ std::vector<PredictedPoint> predictCurve(const CostModel &model, const Checkpoin
     return curve;
 }
 
-std::vector<PredictedPoint> predictCurve(const CostModel &model, const std::vector<bool> &checkpoint)
+std::vector<SeriesPoint> predictCurve(const CostModel &model, const std::vector<bool> &checkpoint)
 {
     return predictCurve(model, singleLayerUnits(checkpoint));
 }

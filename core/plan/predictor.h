@@ -8,6 +8,8 @@
 #include "checkpointschedule.h"
 #include "costmodel.h"
 
+#include "core/analysis/seriespoint.h"
+
 #include <optional>
 #include <vector>
 
@@ -31,14 +33,8 @@ Prediction predict(const CostModel &model, const CheckpointSchedule &schedule);
 // checkpoint[i] checkpoints model.layers[i] on its own; a shorter vector leaves the rest off.
 Prediction predict(const CostModel &model, const std::vector<bool> &checkpoint);
 
-struct PredictedPoint
-{
-    std::int64_t timeNs = 0;
-    std::int64_t bytes = 0;
-};
-
 // The predicted curve over the step, recompute spikes included; same clock as the trace.
-std::vector<PredictedPoint> predictCurve(const CostModel &model, const CheckpointSchedule &schedule);
-std::vector<PredictedPoint> predictCurve(const CostModel &model, const std::vector<bool> &checkpoint);
+std::vector<SeriesPoint> predictCurve(const CostModel &model, const CheckpointSchedule &schedule);
+std::vector<SeriesPoint> predictCurve(const CostModel &model, const std::vector<bool> &checkpoint);
 
 } // namespace peaklens

@@ -1,5 +1,7 @@
 #include "steptimecomparison.h"
 
+#include "core/analysis/median.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -7,13 +9,6 @@
 namespace peaklens {
 
 namespace {
-
-double median(std::vector<double> values)
-{
-    std::sort(values.begin(), values.end());
-    const std::size_t n = values.size();
-    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 double percentChange(double from, double to)
 {

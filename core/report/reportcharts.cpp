@@ -104,13 +104,17 @@ std::string stackedBands(const PlotArea &frame, const TimelineSeries &timeline, 
                          std::size_t shown)
 {
     std::string out;
+    std::vector<std::size_t> bands;
+    for (std::size_t g = 0; g < shown; ++g)
+        bands.push_back(g);
+    if (shown < timeline.groups.size())
+        bands.push_back(kRestOfGroups);
+    const auto tops = bandTops(columns, bands);
     std::vector<std::int64_t> below(columns.size(), 0);
-    const bool rest = shown < timeline.groups.size();
-    for (std::size_t g = 0; g < shown + (rest ? 1 : 0); ++g) {
+    for (std::size_t g = 0; g < bands.size(); ++g) {
         std::string upper, lower;
-        std::vector<std::int64_t> above(columns.size());
+        const std::vector<std::int64_t> &above = tops[g];
         for (std::size_t c = 0; c < columns.size(); ++c) {
-            above[c] = g < shown ? below[c] + columns[c].groupBytes[g] : columns[c].range.maxBytes;
             const std::string x0 = number(frame.x(columns[c].range.beginNs));
             const std::string x1 = number(frame.x(c + 1 < columns.size() ? columns[c + 1].range.beginNs : frame.endNs));
             const std::string y = number(frame.y(static_cast<double>(above[c])));
@@ -124,7 +128,7 @@ std::string stackedBands(const PlotArea &frame, const TimelineSeries &timeline, 
         }
         const palette::Rgb color = g < shown ? categoryColorOf(timeline.groups[g], g) : palette::kOther;
         out += "<polygon points=\"" + upper + lower + "\" fill=\"" + palette::hex(color) + "\" fill-opacity=\"0.85\"/>";
-        below = std::move(above);
+        below = above;
     }
     return out;
 }
@@ -277,7 +281,7 @@ std::optional<SvgChart> comparisonChart(const ReportData &data)
         const ReportRun &run = data.runs[comparison.run];
         if (comparison.predicted) {
             Curve predicted{fileName(run.name) + ", predicted", {}, single ? palette::kPredicted : palette::seriesColor(i), true};
-            for (const PredictedPoint &point : predictCurve(model, comparison.toggles))
+            for (const SeriesPoint &point : predictCurve(model, comparison.toggles))
                 predicted.points.push_back({point.timeNs, point.bytes});
             curves.push_back(std::move(predicted));
         }

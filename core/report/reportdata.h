@@ -4,7 +4,7 @@
 // for a budget); and, when several traces are given, each later one compared with the
 // first: the predicted effect of its toggles against what it measured.
 
-#include "core/plan/analysedtrace.h"
+#include "core/document/analysedtrace.h"
 #include "core/plan/planner.h"
 #include "core/plan/replayresult.h"
 

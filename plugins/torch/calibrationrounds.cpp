@@ -1,5 +1,7 @@
 #include "calibrationrounds.h"
 
+#include "core/analysis/median.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -7,13 +9,6 @@
 namespace peaklens::replay {
 
 namespace {
-
-std::int64_t median(std::vector<std::int64_t> values)
-{
-    std::sort(values.begin(), values.end());
-    const std::size_t n = values.size();
-    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 // Per layer of `layers`, its forward and backward time in each step of `ranges`.
 std::vector<std::vector<std::int64_t>> layerTimes(const std::vector<Range> &ranges, const std::vector<std::uint32_t> &layers)

@@ -1,5 +1,6 @@
 #include "replayrunner.h"
 
+#include "core/analysis/median.h"
 #include "calibrationrounds.h"
 #include "memoryrecorder.h"
 #include "steprunner.h"
@@ -203,14 +204,6 @@ nlohmann::ordered_json RunResult::toJson() const
 }
 
 namespace {
-
-template<typename T>
-T median(std::vector<T> values)
-{
-    std::sort(values.begin(), values.end());
-    const std::size_t n = values.size();
-    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 std::optional<double> medianTime(const std::vector<StepMeasure> &steps)
 {

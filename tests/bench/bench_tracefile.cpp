@@ -14,7 +14,7 @@
 #include "core/format/sqlitedatabase.h"
 #include "core/format/tracereader.h"
 #include "core/format/tracewriter.h"
-#include "core/import/filesummary.h"
+#include "core/document/filesummary.h"
 #include "core/trace/tracebuilder.h"
 
 #include <atomic>
@@ -221,7 +221,7 @@ int cancel(const std::string &path)
     for (const int delayMs : {1, 20, 100, 300, 500}) {
         std::atomic<bool> cancelled = false;
         std::atomic<double> fraction = 0;
-        ImportProgress progress;
+        Progress progress;
         progress.cancel = &cancelled;
         progress.report = [&fraction](double f) { fraction = f; };
         std::chrono::steady_clock::time_point ended;
@@ -229,7 +229,7 @@ int cancel(const std::string &path)
         std::thread reader([&] {
             try {
                 TraceReader::read(path, progress);
-            } catch (const ImportCancelled &) {
+            } catch (const Cancelled &) {
                 gaveUp = true;
             }
             ended = std::chrono::steady_clock::now();

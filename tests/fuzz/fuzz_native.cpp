@@ -2,7 +2,7 @@
 // as the CLI does, a chunk at a time.
 #include "core/error.h"
 #include "core/format/tracereader.h"
-#include "core/import/filesummary.h"
+#include "core/document/filesummary.h"
 
 #include <cstdio>
 #include <string>

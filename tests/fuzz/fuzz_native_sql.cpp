@@ -11,7 +11,7 @@
 #include "core/format/tracefollower.h"
 #include "core/format/tracereader.h"
 #include "core/format/tracewriter.h"
-#include "core/import/filesummary.h"
+#include "core/document/filesummary.h"
 #include "core/report/summaryjson.h"
 #include "core/trace/loadbudget.h"
 

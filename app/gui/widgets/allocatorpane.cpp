@@ -167,11 +167,11 @@ void AllocatorPane::showAt(const DocumentPtr &document, std::optional<std::int64
 {
     if (document && document != m_document) {
         m_seriesWatcher.disconnect(this);
-        connect(&m_seriesWatcher, &QFutureWatcher<std::vector<PredictedPoint>>::finished, this, [this, document] {
+        connect(&m_seriesWatcher, &QFutureWatcher<std::vector<SeriesPoint>>::finished, this, [this, document] {
             Q_EMIT largestFreeReady(document, m_seriesWatcher.result());
         });
         m_seriesWatcher.setFuture(QtConcurrent::run([document] {
-            std::vector<PredictedPoint> curve;
+            std::vector<SeriesPoint> curve;
             const AllocatorSeries series = allocatorSeries(*document->trace, document->device);
             for (const AllocatorPoint &point : series.points) {
                 if (point.largestFreeBytes)

@@ -38,7 +38,7 @@ Q_SIGNALS:
     void shown();
     // The largest free block over the document's time, once computed (empty when the
     // trace does not say where its segments lie).
-    void largestFreeReady(const peaklens::gui::DocumentPtr &document, const std::vector<peaklens::PredictedPoint> &curve);
+    void largestFreeReady(const peaklens::gui::DocumentPtr &document, const std::vector<peaklens::SeriesPoint> &curve);
 
 private:
     struct Result
@@ -54,7 +54,7 @@ private:
     QLabel *m_ooms;
     SegmentMap *m_map;
     QFutureWatcher<Result> m_watcher;
-    QFutureWatcher<std::vector<PredictedPoint>> m_seriesWatcher;
+    QFutureWatcher<std::vector<SeriesPoint>> m_seriesWatcher;
     quint64 m_request = 0;
 };
 

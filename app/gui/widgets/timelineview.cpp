@@ -21,7 +21,6 @@ namespace peaklens::gui {
 namespace {
 
 constexpr std::size_t kMaxStackedGroups = 10;
-constexpr std::size_t kOther = SIZE_MAX;
 constexpr qsizetype kLegendNameLength = 30;
 
 // "…model:253.11" for "nsys_profile:142.model:253.11": whole trailing components that fit.
@@ -186,12 +185,12 @@ void TimelineView::setGrouping(GroupBy grouping)
     refreshColumns();
 }
 
-void TimelineView::showCurve(QCPGraph *graph, const std::vector<PredictedPoint> &curve)
+void TimelineView::showCurve(QCPGraph *graph, const std::vector<SeriesPoint> &curve)
 {
     if (!graph)
         return;
     QVector<double> keys, values;
-    for (const PredictedPoint &point : curve) {
+    for (const SeriesPoint &point : curve) {
         keys << toX(point.timeNs);
         values << static_cast<double>(point.bytes) / m_unitBytes;
     }
@@ -203,20 +202,20 @@ void TimelineView::showCurve(QCPGraph *graph, const std::vector<PredictedPoint> 
     replot(QCustomPlot::rpQueuedReplot);
 }
 
-void TimelineView::setPrediction(const std::vector<PredictedPoint> &curve)
+void TimelineView::setPrediction(const std::vector<SeriesPoint> &curve)
 {
     m_prediction = curve;
     showCurve(m_predicted, curve);
     markCurvePeaks();
 }
 
-void TimelineView::setLargestFree(const std::vector<PredictedPoint> &curve)
+void TimelineView::setLargestFree(const std::vector<SeriesPoint> &curve)
 {
     m_largestFreeCurve = curve;
     showCurve(m_largestFree, curve);
 }
 
-void TimelineView::setComparison(const std::vector<PredictedPoint> &curve, const QString &name)
+void TimelineView::setComparison(const std::vector<SeriesPoint> &curve, const QString &name)
 {
     m_comparison = curve;
     m_comparisonName = name;
@@ -235,10 +234,10 @@ void TimelineView::markCurvePeaks()
         return;
     // The predicted peak's label to the left of its marker, the measured one's to the right:
     // the two peaks are often close.
-    const auto mark = [this](const std::vector<PredictedPoint> &curve, palette::Rgb colour, QCPItemTracer::TracerStyle style,
+    const auto mark = [this](const std::vector<SeriesPoint> &curve, palette::Rgb colour, QCPItemTracer::TracerStyle style,
                              const QString &what, bool left) {
         const auto peak = std::max_element(curve.begin(), curve.end(),
-                                           [](const PredictedPoint &a, const PredictedPoint &b) { return a.bytes < b.bytes; });
+                                           [](const SeriesPoint &a, const SeriesPoint &b) { return a.bytes < b.bytes; });
         if (peak == curve.end())
             return;
         auto *tracer = new QCPItemTracer(this);
@@ -399,7 +398,7 @@ void TimelineView::rebuildGraphs()
                            : shortLayerName(QString::fromStdString(timeline.groups[i].label));
         graph->setName(name);
         m_stack.push_back(graph);
-        m_stackGroups.push_back(other ? kOther : i);
+        m_stackGroups.push_back(other ? kRestOfGroups : i);
     }
     m_envelope = addGraph();
     m_envelope->setPen(QPen(palette().text().color(), 1));
@@ -584,19 +583,18 @@ void TimelineView::refreshColumns()
     // Each column's bands as they stood at its highest point (blocks that came and went
     // within it included), so the stack's top is the envelope, a line along the highest points.
     QVector<double> keys, envelopeValues;
-    std::vector<QVector<double>> stackValues(m_stack.size());
     for (const StackedColumn &column : stacked) {
         keys << toX(column.range.beginNs);
         envelopeValues << static_cast<double>(column.range.maxBytes) / m_unitBytes;
-        std::int64_t cumulative = 0;
-        for (std::size_t s = 0; s < m_stack.size(); ++s) {
-            const std::size_t group = m_stackGroups[s];
-            cumulative = group == kOther ? column.range.maxBytes : cumulative + column.groupBytes[group];
-            stackValues[s] << static_cast<double>(cumulative) / m_unitBytes;
-        }
     }
-    for (std::size_t s = 0; s < m_stack.size(); ++s)
-        m_stack[s]->setData(keys, stackValues[s], true);
+    const auto tops = bandTops(stacked, m_stackGroups);
+    for (std::size_t s = 0; s < m_stack.size(); ++s) {
+        QVector<double> values;
+        values.reserve(keys.size());
+        for (const std::int64_t top : tops[s])
+            values << static_cast<double>(top) / m_unitBytes;
+        m_stack[s]->setData(keys, values, true);
+    }
     m_envelope->setData(keys, envelopeValues, true);
     placePeakLabel();
     if (m_reserved) {
@@ -668,7 +666,7 @@ std::optional<std::size_t> TimelineView::blockAt(std::int64_t timeNs, std::int64
         return std::nullopt;
     std::vector<std::uint32_t> bands;
     for (std::size_t group : m_stackGroups) {
-        if (group != kOther)
+        if (group != kRestOfGroups)
             bands.push_back(series().groups[group].key);
     }
     return blockAtHeight(*m_document->trace, *m_document->blocks, series(), bands, timeNs, heightBytes);

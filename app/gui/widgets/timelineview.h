@@ -33,13 +33,13 @@ public:
     void setGrouping(GroupBy grouping);
     GroupBy grouping() const { return m_grouping; }
     // The predicted curve of the current toggles; empty hides it.
-    void setPrediction(const std::vector<PredictedPoint> &curve);
+    void setPrediction(const std::vector<SeriesPoint> &curve);
     // A rerun's measured curve over the same step, on this trace's clock, its peak marked;
     // empty hides it.
-    void setComparison(const std::vector<PredictedPoint> &curve, const QString &name);
-    const std::vector<PredictedPoint> &comparison() const { return m_comparison; }
+    void setComparison(const std::vector<SeriesPoint> &curve, const QString &name);
+    const std::vector<SeriesPoint> &comparison() const { return m_comparison; }
     // The allocator's largest free block over time (from its segments), dotted; empty hides it.
-    void setLargestFree(const std::vector<PredictedPoint> &curve);
+    void setLargestFree(const std::vector<SeriesPoint> &curve);
     // A measured range (Shift+drag), shaded with what it measured written on it, until the
     // next click.
     void showMeasurement(std::int64_t beginNs, std::int64_t endNs, const QString &text);
@@ -91,14 +91,14 @@ private:
     std::int64_t toNs(double x) const;
     QString hoverText(const QPoint &position) const;
     void updatePinnedItems();
-    void showCurve(QCPGraph *graph, const std::vector<PredictedPoint> &curve);
+    void showCurve(QCPGraph *graph, const std::vector<SeriesPoint> &curve);
     // Marks the highest point of the predicted and of the measured curve, each labelled.
     void markCurvePeaks();
 
     DocumentPtr m_document;
     GroupBy m_grouping = GroupBy::Category;
-    std::vector<PredictedPoint> m_prediction;
-    std::vector<PredictedPoint> m_comparison;
+    std::vector<SeriesPoint> m_prediction;
+    std::vector<SeriesPoint> m_comparison;
     QString m_comparisonName;
     std::optional<std::int64_t> m_markedTime;
     std::optional<std::uint32_t> m_highlightedLayer;
@@ -112,8 +112,8 @@ private:
     QCPGraph *m_measured = nullptr;
     QCPGraph *m_layerGraph = nullptr;       // memory of the selected layer
     QCPGraph *m_largestFree = nullptr;
-    std::vector<PredictedPoint> m_largestFreeCurve;
-    std::vector<PredictedPoint> m_layerCurve;
+    std::vector<SeriesPoint> m_largestFreeCurve;
+    std::vector<SeriesPoint> m_layerCurve;
     QString m_layerName;
     std::vector<QCPAbstractItem *> m_curvePeakItems;
     std::vector<QCPAbstractItem *> m_measurementItems;

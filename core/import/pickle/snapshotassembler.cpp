@@ -61,7 +61,7 @@ private:
 
 } // namespace
 
-SnapshotAssembler::SnapshotAssembler(const std::string &path, const ImportProgress &progress)
+SnapshotAssembler::SnapshotAssembler(const std::string &path, const Progress &progress)
     : m_path(path)
     , m_progress(progress)
     , m_stacks(m_builder.stacks(), path)

@@ -6,7 +6,7 @@
 // its beginning; record_function annotations become steps and layer ranges.
 
 #include "core/trace/tracebuilder.h"
-#include "core/import/importprogress.h"
+#include "core/progress.h"
 #include "addressmap.h"
 #include "snapshotstacks.h"
 #include "value.h"
@@ -24,7 +24,7 @@ namespace peaklens::pickle {
 class SnapshotAssembler
 {
 public:
-    SnapshotAssembler(const std::string &path, const ImportProgress &progress);
+    SnapshotAssembler(const std::string &path, const Progress &progress);
 
     [[noreturn]] void fail(const std::string &problem) const;
     std::span<const Value> expectSequence(const Document &document, const Value &value, const char *what) const;
@@ -138,7 +138,7 @@ private:
                             std::int64_t initialReserved);
 
     const std::string &m_path;
-    const ImportProgress &m_progress;
+    const Progress &m_progress;
     TraceBuilder m_builder;
     SnapshotStacks m_stacks;
     std::map<std::int16_t, DeviceState> m_devices;

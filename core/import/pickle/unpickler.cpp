@@ -57,7 +57,7 @@ private:
 class Unpickler
 {
 public:
-    Unpickler(Document &document, const std::string &path, const ImportProgress &progress, StreamSink *sink)
+    Unpickler(Document &document, const std::string &path, const Progress &progress, StreamSink *sink)
         : m_doc(document)
         , m_path(path)
         , m_progress(progress)
@@ -501,7 +501,7 @@ private:
 
     Document &m_doc;
     const std::string &m_path;
-    const ImportProgress &m_progress;
+    const Progress &m_progress;
     StreamSink *m_sink;
     Memo m_memo;
     ByteReader m_in;
@@ -514,7 +514,7 @@ private:
 
 } // namespace
 
-void unpickle(Document &document, const std::string &path, const ImportProgress &progress, StreamSink *sink)
+void unpickle(Document &document, const std::string &path, const Progress &progress, StreamSink *sink)
 {
     Unpickler(document, path, progress, sink).run();
 }

@@ -3,7 +3,7 @@
 // It builds values only; opcodes that would import or call Python code (GLOBAL,
 // STACK_GLOBAL, REDUCE, BUILD, ...) are refused, so a pickle never executes anything.
 
-#include "core/import/importprogress.h"
+#include "core/progress.h"
 #include "streamsink.h"
 #include "value.h"
 
@@ -15,7 +15,7 @@ namespace peaklens::pickle {
 // offset and the problem. With a sink, the lists it takes stay empty in the document: what
 // was made for their items is released once the sink has read them, and items it reads one
 // by one are never made at all.
-void unpickle(Document &document, const std::string &path, const ImportProgress &progress = {},
+void unpickle(Document &document, const std::string &path, const Progress &progress = {},
               StreamSink *sink = nullptr);
 
 // True when the bytes start like a pickle of protocol 2 or later.

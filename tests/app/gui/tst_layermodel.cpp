@@ -1,8 +1,6 @@
 #include "testsupport.h"
 
 #include "models/layermodel.h"
-#include "models/livesetmodel.h"
-#include "models/runcomparisonmodel.h"
 
 #include "core/trace/units.h"
 
@@ -130,64 +128,6 @@ private slots:
         const CheckpointSchedule mixed{{0, 0, {}, 3}, {2, 2, {}}};
         model.setSchedule(mixed);
         QCOMPARE(model.schedule(), mixed);
-    }
-
-    void runComparisonMatchesLayersByPath()
-    {
-        RunComparisonModel model;
-        QAbstractItemModelTester tester(&model);
-        const DocumentPtr baseline = loadDocument(kSample);
-        const DocumentPtr other = loadDocument(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/modelled-step.pltxt"));
-        model.resetData(baseline, baseline);
-        QCOMPARE(model.rowCount(), int(baseline->trace->layers.size()));
-        for (int row = 0; row < model.rowCount(); ++row)
-            QCOMPARE(model.index(row, RunComparisonModel::BytesChangeColumn).data(RunComparisonModel::SortRole).toLongLong(), 0);
-
-        model.resetData(baseline, other);
-        int shared = 0;
-        for (const Layer &layer : baseline->trace->layers)
-            shared += other->trace->findLayer(layer.path).has_value();
-        QCOMPARE(model.rowCount(), shared);
-        for (int row = 0; row < model.rowCount(); ++row) {
-            const QString path = model.index(row, RunComparisonModel::LayerColumn).data().toString();
-            const auto layer = *other->trace->findLayer(path.toStdString());
-            QCOMPARE(model.index(row, RunComparisonModel::RunBytesColumn).data(RunComparisonModel::SortRole).toLongLong(),
-                     other->summary.layers[layer].activationBytes);
-        }
-        model.resetData(baseline, nullptr);
-        QCOMPARE(model.rowCount(), 0);
-    }
-
-    void liveSetGroupings_data()
-    {
-        QTest::addColumn<int>("grouping");
-        QTest::addRow("layer") << int(LiveSetModel::Grouping::Layer);
-        QTest::addRow("category") << int(LiveSetModel::Grouping::Category);
-        QTest::addRow("allocation site") << int(LiveSetModel::Grouping::Site);
-    }
-
-    void liveSetGroupings()
-    {
-        QFETCH(int, grouping);
-        LiveSetModel model;
-        QAbstractItemModelTester tester(&model);
-        const DocumentPtr document = loadDocument(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/modelled-step.pltxt"));
-        const LiveSet &live = *document->summary.peak.liveAtPeak;
-        model.resetData(document, live, static_cast<LiveSetModel::Grouping>(grouping));
-        QVERIFY(model.rowCount() > 0);
-        qint64 total = 0;
-        for (int row = 0; row < model.rowCount(); ++row)
-            total += model.index(row, LiveSetModel::BytesColumn).data(LiveSetModel::SortRole).toLongLong();
-        QCOMPARE(total, live.bytes); // every live byte is in exactly one group
-        // Allocation sites carry the stack of their largest block, named by its site.
-        const QVariant stack = model.index(0, LiveSetModel::NameColumn).data(LiveSetModel::StackRole);
-        if (grouping == int(LiveSetModel::Grouping::Site)) {
-            QVERIFY(stack.isValid());
-            QCOMPARE(model.index(0, LiveSetModel::NameColumn).data().toString(),
-                     QString::fromStdString(document->sites->label(document->sites->siteOf(stack.toUInt()))));
-        } else {
-            QVERIFY(!stack.isValid());
-        }
     }
 };
 

@@ -144,6 +144,31 @@ private slots:
         }
         QCOMPARE(highest, peak.allocatedBytes); // the peak lies in the shown span
     }
+
+    // Bands stacked as listed; the rest of the groups as one band up to the column's top.
+    void bandTops_data()
+    {
+        QTest::addColumn<QList<int>>("bands"); // -1: the rest
+        QTest::addColumn<QString>("tops");     // per band, its tops in the two columns
+        QTest::addRow("every group, in order") << QList<int>{0, 1, 2} << QStringLiteral("10 40|30 60|60 65");
+        QTest::addRow("the largest first") << QList<int>{2, 0} << QStringLiteral("30 5|40 45");
+        QTest::addRow("two groups and the rest") << QList<int>{1, 0, -1} << QStringLiteral("20 20|30 60|60 65");
+        QTest::addRow("only the rest") << QList<int>{-1} << QStringLiteral("60 65");
+    }
+    void bandTops()
+    {
+        QFETCH(QList<int>, bands);
+        QFETCH(QString, tops);
+        // Two columns, groups of 10, 20, 30 and 40, 20, 5 bytes, tops 60 and 65.
+        std::vector<StackedColumn> columns{{{0, 0, 60, 0}, {10, 20, 30}}, {{10, 0, 65, 10}, {40, 20, 5}}};
+        std::vector<std::size_t> listed;
+        for (const int band : bands)
+            listed.push_back(band < 0 ? kRestOfGroups : static_cast<std::size_t>(band));
+        QStringList printed;
+        for (const auto &band : peaklens::bandTops(columns, listed))
+            printed << QStringLiteral("%1 %2").arg(band[0]).arg(band[1]);
+        QCOMPARE(printed.join(QLatin1Char('|')), tops);
+    }
 };
 
 QTEST_GUILESS_MAIN(tst_LevelOfDetail)

@@ -42,7 +42,7 @@ std::shared_ptr<const Trace> manyEvents(std::size_t count)
 // in a private copy), or whole in memory (from a pipe).
 enum class Placement { InPlace, WithLog, InMemory };
 
-std::shared_ptr<const Trace> readAs(Placement placement, const QString &path, const ImportProgress &progress)
+std::shared_ptr<const Trace> readAs(Placement placement, const QString &path, const Progress &progress)
 {
     if (placement == Placement::InMemory) {
         QFile file(path);
@@ -91,7 +91,7 @@ private slots:
         QFETCH(int, placement);
         const QString path = writeTrace(*manyEvents(static_cast<std::size_t>(events)), static_cast<Placement>(placement));
         std::vector<double> reports;
-        ImportProgress progress;
+        Progress progress;
         progress.report = [&reports](double fraction) { reports.push_back(fraction); };
         const auto trace = readAs(static_cast<Placement>(placement), path, progress);
         QVERIFY(trace);
@@ -122,13 +122,13 @@ private slots:
         const QString path = writeTrace(*manyEvents(300000), static_cast<Placement>(placement));
         std::atomic<bool> cancel = false;
         int reports = 0;
-        ImportProgress progress;
+        Progress progress;
         progress.cancel = &cancel;
         progress.report = [&](double) {
             if (++reports == reportsBeforeCancel)
                 cancel = true;
         };
-        QVERIFY_THROWS_EXCEPTION(ImportCancelled, readAs(static_cast<Placement>(placement), path, progress));
+        QVERIFY_THROWS_EXCEPTION(Cancelled, readAs(static_cast<Placement>(placement), path, progress));
         QCOMPARE(reports, reportsBeforeCancel);
         // cleanup() checks that no private copy is left.
     }
@@ -147,7 +147,7 @@ private slots:
         const QString path = writeTrace(*parseTraceText(kSmallTrace), Placement::InPlace);
         std::atomic<bool> cancel = false;
         std::vector<double> reports;
-        ImportProgress progress;
+        Progress progress;
         progress.cancel = &cancel;
         progress.report = [&](double fraction) {
             reports.push_back(fraction);
@@ -155,7 +155,7 @@ private slots:
                 cancel = true;
         };
         if (cancelAtSecondReport) {
-            QVERIFY_THROWS_EXCEPTION(ImportCancelled, loadTrace(ss(path), progress));
+            QVERIFY_THROWS_EXCEPTION(Cancelled, loadTrace(ss(path), progress));
             QCOMPARE(reports.size(), std::size_t(2));
         } else {
             QCOMPARE(loadTrace(ss(path), progress)->events.size(), std::size_t(4));

@@ -421,9 +421,9 @@ private slots:
     void cancellationStopsAnImport()
     {
         std::atomic<bool> cancel{true};
-        ImportProgress progress;
+        Progress progress;
         progress.cancel = &cancel;
-        QVERIFY_THROWS_EXCEPTION(ImportCancelled, loadTrace(ss(dataPath(QStringLiteral("kineto.pt.trace.json"))), progress));
+        QVERIFY_THROWS_EXCEPTION(Cancelled, loadTrace(ss(dataPath(QStringLiteral("kineto.pt.trace.json"))), progress));
     }
 };
 

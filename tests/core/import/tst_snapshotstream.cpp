@@ -432,7 +432,7 @@ private slots:
         QVERIFY(whole.containerCount() > 20000);
 
         const std::string path = "written.pickle";
-        const ImportProgress progress;
+        const Progress progress;
         pickle::SnapshotAssembler assembler(path, progress);
         pickle::SnapshotStream stream(assembler, path);
         pickle::Document streamed = documentOf(bytes);
@@ -497,7 +497,7 @@ private slots:
     {
         const std::string bytes = SnapshotWriter(SnapshotShape{{150000}}).write();
         std::vector<double> reported;
-        ImportProgress progress;
+        Progress progress;
         progress.report = [&](double fraction) { reported.push_back(fraction); };
         QCOMPARE(streamTorchSnapshot(FileBytes::copyOf(bytes, 0), "big.pickle", progress)->events.size(),
                  readWhole(bytes, "big.pickle")->events.size());
@@ -508,7 +508,7 @@ private slots:
         std::atomic<bool> cancel{false};
         progress.cancel = &cancel;
         progress.report = [&](double) { cancel = true; };
-        QVERIFY_THROWS_EXCEPTION(ImportCancelled, streamTorchSnapshot(FileBytes::copyOf(bytes, 0), "big.pickle", progress));
+        QVERIFY_THROWS_EXCEPTION(Cancelled, streamTorchSnapshot(FileBytes::copyOf(bytes, 0), "big.pickle", progress));
     }
 };
 

@@ -109,7 +109,7 @@ private slots:
         QCOMPARE(prediction.peakInRecomputeOf ? int(*prediction.peakInRecomputeOf) : -1, recomputeOf);
         // The curve agrees with the peak.
         std::int64_t highest = 0;
-        for (const PredictedPoint &point : predictCurve(model, toggles))
+        for (const SeriesPoint &point : predictCurve(model, toggles))
             highest = std::max(highest, point.bytes);
         QCOMPARE(highest, peak);
     }

@@ -1,5 +1,5 @@
 #include "core/import/traceloader.h"
-#include "core/plan/growinganalysis.h"
+#include "core/document/growinganalysis.h"
 #include "growingtrace.h"
 #include "testsupport.h"
 

@@ -1,5 +1,7 @@
 #include "growinganalysis.h"
 
+#include "core/plan/modeltimes.h"
+
 #include "core/error.h"
 
 #include <algorithm>
@@ -241,6 +243,21 @@ PeakReport GrowingAnalysis::peakReport() const
     return report;
 }
 
+std::optional<CostModel> GrowingAnalysis::model() const
+{
+    std::optional<CostModel> model = m_model;
+    if (model)
+        useMedianStepTime(*model, m_stepTimesNs); // as the model of the whole trace takes it
+    return model;
+}
+
+std::string GrowingAnalysis::modelProblem() const
+{
+    if (m_model)
+        return {};
+    return !m_modelProblem.empty() ? m_modelProblem : std::string("The model is built once the step of the peak is complete.");
+}
+
 AnalysedTrace GrowingAnalysis::analysed(TracePtr tracePtr)
 {
     AnalysedTrace analysed;
@@ -289,11 +306,8 @@ AnalysedTrace GrowingAnalysis::analysed(TracePtr tracePtr)
     m_byLayer.groups = m_byLayerGroups.series(trace, GroupBy::Layer);
 
     analysed.checkpoint = recordedToggles(trace);
-    analysed.model = m_model;
-    analysed.modelProblem = m_model ? std::string() : !m_modelProblem.empty() ? m_modelProblem
-                                                       : std::string("The model is built once the step of the peak is complete.");
-    if (analysed.model)
-        useMedianStepTime(*analysed.model, m_stepTimesNs); // as the model of the whole trace takes it
+    analysed.model = model();
+    analysed.modelProblem = modelProblem();
     analysed.stepTimeNs = analysed.model ? analysed.model->stepTimeNs : summary.lastNs - summary.firstNs;
     return analysed;
 }

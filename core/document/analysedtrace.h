@@ -6,7 +6,7 @@
 
 #include "core/analysis/timelineseries.h"
 #include "core/analysis/tracesummary.h"
-#include "core/import/importprogress.h"
+#include "core/progress.h"
 #include "core/plan/costmodel.h"
 
 #include <memory>
@@ -41,10 +41,10 @@ using AnalysedTracePtr = std::shared_ptr<const AnalysedTrace>;
 std::vector<std::string> recordedToggles(const Trace &trace);
 
 // Fills `analysed` from its trace (path, trace and chain set by the caller); the analyses
-// are independent and run side by side. Throws ImportCancelled when progress asks.
-void analyseInto(AnalysedTrace &analysed, const ImportProgress &progress = {});
+// are independent and run side by side. Throws Cancelled when progress asks.
+void analyseInto(AnalysedTrace &analysed, const Progress &progress = {});
 
 AnalysedTracePtr analyseTrace(std::string path, TracePtr trace, const ChainSelection &chain = {},
-                              const ImportProgress &progress = {});
+                              const Progress &progress = {});
 
 } // namespace peaklens

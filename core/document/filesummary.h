@@ -6,7 +6,7 @@
 // same either way.
 
 #include "core/analysis/tracesummary.h"
-#include "importprogress.h"
+#include "core/progress.h"
 
 #include <memory>
 #include <optional>
@@ -23,7 +23,7 @@ struct FileSummary
 };
 
 // Throws ImportError as loadTrace does.
-FileSummary summarizeFile(const std::string &path, const ImportProgress &progress = {});
+FileSummary summarizeFile(const std::string &path, const Progress &progress = {});
 
 // A native file of format 2 with more than `wholeUpTo` memory events, in time order, read
 // as a window: the whole chunks of about `maxEvents` events around the peak its totals
@@ -44,6 +44,6 @@ struct PeakWindow
 // totals do not match its events: it is then for loadTrace to read whole. Throws
 // ImportError as loadTrace does.
 std::optional<PeakWindow> readPeakWindow(const std::string &path, std::size_t maxEvents, std::size_t wholeUpTo,
-                                         const ImportProgress &progress = {});
+                                         const Progress &progress = {});
 
 } // namespace peaklens

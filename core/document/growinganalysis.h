@@ -14,7 +14,7 @@
 
 #include "core/analysis/liveanalysis.h"
 #include "core/analysis/stepstats.h"
-#include "core/plan/analysedtrace.h"
+#include "core/document/analysedtrace.h"
 
 #include <optional>
 
@@ -33,6 +33,10 @@ public:
     // What has been analysed so far, as analyseTrace gives it, over `trace` (the trace the
     // updates read, or a copy of it). The views' series share the points built so far.
     AnalysedTrace analysed(TracePtr trace);
+    // The cost model as analysed() gives it: the step of the highest peak so far, with the
+    // median step time of the steps so far; or none, and modelProblem() says why.
+    std::optional<CostModel> model() const;
+    std::string modelProblem() const;
     // The timeline grouped by layer, one band per repeated block (blockDepth), as
     // analysed() left it.
     const TimelineSeries &byLayer() const { return m_byLayer; }

@@ -1,6 +1,6 @@
 #include "core/error.h"
 #include "core/import/traceloader.h"
-#include "core/plan/analysedtrace.h"
+#include "core/document/analysedtrace.h"
 #include "testsupport.h"
 
 #include <QTest>

@@ -9,7 +9,7 @@
 #include "core/trace/metadata.h"
 #include "core/trace/tracebuilder.h"
 #include "core/trace/units.h"
-#include "traceloader.h"
+#include "core/import/traceloader.h"
 
 #include <filesystem>
 #include <map>
@@ -33,7 +33,7 @@ struct NeedsCategories
 // keeps its own: a pass of their own, as a full read works them out once all are read.
 constexpr std::uint8_t kAsStored = 0xFF;
 
-std::vector<std::uint8_t> lifetimeCategories(const std::string &path, const ImportProgress &progress)
+std::vector<std::uint8_t> lifetimeCategories(const std::string &path, const Progress &progress)
 {
     std::vector<std::uint8_t> categories;
     std::optional<LifetimeClassifier> classifier;
@@ -89,7 +89,7 @@ void overlay(const std::vector<std::uint8_t> *categories, MemoryEvents &events, 
 // lifetimes and `categories` has none yet, works them out and runs it once more.
 template<typename Pass>
 auto withCategories(const std::string &path, std::optional<std::vector<std::uint8_t>> &categories,
-                    const ImportProgress &progress, Pass pass)
+                    const Progress &progress, Pass pass)
 {
     for (;;) {
         try {
@@ -133,7 +133,7 @@ struct Pass
 // worked out from lifetimes are laid over the stored ones; without them, a trace that
 // needs them stops the pass.
 Pass streamOnce(const std::string &path, const std::optional<std::optional<SummaryScan::Peak>> &expected,
-                const std::vector<std::uint8_t> *categories, const ImportProgress &progress)
+                const std::vector<std::uint8_t> *categories, const Progress &progress)
 {
     std::optional<SummaryScan> scan;
     TimeOrder order;
@@ -274,7 +274,7 @@ bool holdsPeak(const PeakWindow &window, const TotalsPeak &peak)
 
 // One pass up to the end of the window around the totals' peak.
 std::optional<PeakWindow> windowOnce(const std::string &path, std::size_t maxEvents, std::size_t wholeUpTo,
-                                     const std::vector<std::uint8_t> *categories, const ImportProgress &progress)
+                                     const std::vector<std::uint8_t> *categories, const Progress &progress)
 {
     std::optional<WindowReader> reader;
     std::optional<TotalsPeak> peak;
@@ -314,7 +314,7 @@ std::optional<PeakWindow> windowOnce(const std::string &path, std::size_t maxEve
     return window;
 }
 
-FileSummary summarizeWhole(const std::string &path, const ImportProgress &progress)
+FileSummary summarizeWhole(const std::string &path, const Progress &progress)
 {
     FileSummary result;
     result.trace = loadTrace(path, progress);
@@ -324,7 +324,7 @@ FileSummary summarizeWhole(const std::string &path, const ImportProgress &progre
 
 } // namespace
 
-FileSummary summarizeFile(const std::string &path, const ImportProgress &progress)
+FileSummary summarizeFile(const std::string &path, const Progress &progress)
 {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec) || detectFormat(path) != TraceFormat::Native)
@@ -348,7 +348,7 @@ FileSummary summarizeFile(const std::string &path, const ImportProgress &progres
 }
 
 std::optional<PeakWindow> readPeakWindow(const std::string &path, std::size_t maxEvents, std::size_t wholeUpTo,
-                                         const ImportProgress &progress)
+                                         const Progress &progress)
 {
     std::error_code ec;
     if (maxEvents == 0 || !std::filesystem::is_regular_file(path, ec) || detectFormat(path) != TraceFormat::Native)

@@ -7,7 +7,7 @@
 #include "core/format/schema.h"
 #include "core/format/sqlitedatabase.h"
 #include "core/format/tracewriter.h"
-#include "core/import/filesummary.h"
+#include "core/document/filesummary.h"
 #include "core/import/traceloader.h"
 #include "core/report/summaryjson.h"
 #include "core/trace/metadata.h"

@@ -1,8 +1,9 @@
 #pragma once
-// How a caller follows a long import: a progress callback and a cancel flag. Importers
-// call tick() every so often; it reports progress and throws ImportCancelled when asked.
+// How a caller follows a long job (reading, importing, analysing a trace): a progress
+// callback and a cancel flag. The job calls tick() every so often; it reports progress
+// and throws Cancelled when asked.
 
-#include "core/error.h"
+#include "error.h"
 
 #include <atomic>
 #include <functional>
@@ -10,13 +11,13 @@
 
 namespace peaklens {
 
-class ImportCancelled : public Error
+class Cancelled : public Error
 {
 public:
     using Error::Error;
 };
 
-struct ImportProgress
+struct Progress
 {
     std::function<void(double fraction)> report; // 0..1
     const std::atomic<bool> *cancel = nullptr;
@@ -34,7 +35,7 @@ struct ImportProgress
     void throwIfCancelled() const
     {
         if (isCancelled())
-            throw ImportCancelled("The import was cancelled.");
+            throw Cancelled("It was cancelled.");
     }
 };
 

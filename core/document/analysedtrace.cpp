@@ -35,7 +35,7 @@ std::vector<double> AnalysedTrace::stepTimesMs() const
     return times;
 }
 
-void analyseInto(AnalysedTrace &analysed, const ImportProgress &progress)
+void analyseInto(AnalysedTrace &analysed, const Progress &progress)
 {
     const Trace &trace = *analysed.trace;
     const ChainSelection &chain = analysed.chain;
@@ -65,7 +65,7 @@ void analyseInto(AnalysedTrace &analysed, const ImportProgress &progress)
     progress.tick(1.0);
 }
 
-AnalysedTracePtr analyseTrace(std::string path, TracePtr trace, const ChainSelection &chain, const ImportProgress &progress)
+AnalysedTracePtr analyseTrace(std::string path, TracePtr trace, const ChainSelection &chain, const Progress &progress)
 {
     auto analysed = std::make_shared<AnalysedTrace>();
     analysed->path = std::move(path);
