@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # PeakLens set-up, build and entry point.
 #   ./run.sh          install what is missing, build, open the bundled sample
 #   ./run.sh test     install what is missing, build, run the whole test suite

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Where each part of PeakLens is installed, and the same layout in the build tree, so a
 # binary finds the others relative to its own folder and never through a build path:
 #   bin/                        peaklens, peaklens-cli, peaklens-replay

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Man pages and shell completion, generated at build time from the binaries' own help.
 #
 #   peaklens_add_man_page(TARGET tgt COMPONENT comp DESCRIPTION "..." [WITH_SUBCOMMANDS])

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The Debian package: ./run.sh package (or cpack in build/) writes
 # build/peaklens_<version>_amd64.deb holding every component that was built, with its
 # dependencies found by dpkg-shlibdeps from the binaries themselves.

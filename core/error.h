@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Typed errors thrown by core and caught at the edge (CLI main, GUI action).
 // Messages are sentences for a user: what was wrong, where, and what to do.

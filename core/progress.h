@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How a caller follows a long job (reading, importing, analysing a trace): a progress
 // callback and a cancel flag. The job calls tick() every so often; it reports progress

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Trains a small residual CNN on random images for a few steps with the PeakLens helper:
 a script of another shape than train_small.py (see examples/README.md).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Trains a small GPT-style language model for a few steps with the PeakLens helper: the
 smallest script to record, plan and rerun with PeakLens (see examples/README.md).
 

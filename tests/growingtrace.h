@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A whole trace handed to an analysis the way a follower hands a run being written: its
 // events a piece at a time, each range and step once an event past its end has come (they

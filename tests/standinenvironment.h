@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The environment a test records in on a machine without a GPU: the CUDA stand-ins
 // (tests/plugins/cupti/standin) first on the library path, and nothing left over from a

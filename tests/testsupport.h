@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Small helpers shared by the Qt Test suites: std::string <-> QString, and traces from text.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Writes trace files damaged in one named way, for the tests of bad input (core and CLI).
 

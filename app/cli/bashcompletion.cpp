@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bash script of `peaklens-cli --completion bash`: tables of the subcommands, their
 // options and how each value completes, written from the spec, and one fixed function that
 // reads them. It needs nothing from the bash-completion package, and hands record's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Runs a program to its end as `record` and `rerun` start training commands: with extra
 // environment variables, in a working directory, its stdout and stderr where the caller

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // peaklens-cli as a function: parses the arguments, runs the command they name and
 // writes what it prints to the given streams, so that it also runs inside a fuzzer.

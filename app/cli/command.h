@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The subcommands of peaklens-cli. Each adds itself to the CLI11 app and returns what to
 // run once the arguments are parsed.

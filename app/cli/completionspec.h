@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What shell completion needs to know of a command line, read from its CLI11 definition,
 // and the bash and zsh scripts written from it (`peaklens-cli --completion bash|zsh`).

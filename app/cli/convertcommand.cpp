@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // peaklens-cli convert IN OUT.peaklens: save any trace PeakLens reads as a native file.
 
 #include "command.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // peaklens-cli diff A B [--json] [--top N]: two traces compared at their peaks: the peaks,
 // reserved peaks and step times side by side, and what is live at each peak by layer,
 // allocation site and category, the largest changes first.

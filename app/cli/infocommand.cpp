@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // peaklens-cli info FILE: what a trace file holds, without analysing it.
 
 #include "command.h"

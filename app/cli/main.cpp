@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // peaklens-cli: inspect, summarise and convert memory traces from the command line.
 // Exit codes: see "Exit status" in docs/cli.md, the one table of them (the man page's too).
 

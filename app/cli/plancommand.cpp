@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // peaklens-cli plan FILE (--budget B | --overhead X% | --strategy S | --checkpoint NAMES) [--layers REGEX] [--json]
 // peaklens-cli pareto FILE [--layers REGEX] [--json]
 // What to checkpoint, and what it would cost and save, predicted from the trace.

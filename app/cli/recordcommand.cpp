@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // peaklens-cli record [--backend auto|torch|cupti] [--allocator exact|async|native]
 //                     [--out DIR] -- CMD ARGS...
 // Runs a training command with the Python helper importable, recorded through PyTorch's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // peaklens-cli report FILE [FILE...] [--budget B] -o OUT.(html|csv|json) [--table T]
 // A report of one trace, or of several compared with the first (docs/cli.md).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // peaklens-cli rerun TRACE (--checkpoint STRATEGY | --budget SIZE) [--steps N] [--out DIR] [--json]
 // Runs the trace again with other checkpoint toggles, as the app's Rerun does (the launches
 // of core/plan/rerunlaunch.h): a replayed trace through peaklens-replay, a recorded one by

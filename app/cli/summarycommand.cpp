@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // peaklens-cli summary FILE [--json] [--top N]: the peak, what is live at it, the layers
 // holding the most activations, and the steps.
 // peaklens-cli summary FILE FILE... [--json]: the ranks of a distributed run side by side.

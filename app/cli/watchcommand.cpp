@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // peaklens-cli watch FILE: follows a trace while its run writes it, a line per step as
 // each completes (its peak, time and the layer holding most), and a warning when a step
 // comes within a margin of the device's memory. Ends when the writer finishes or stops.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The zsh script of `peaklens-cli --completion zsh`: an _arguments call per subcommand,
 // written from the spec, with the subcommands offered through _describe. It works as an
 // autoloaded function (a file _peaklens-cli in $fpath) and when sourced.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Reads and analyses traces for the window on worker threads: the files the user opens,
 // the traces a rerun or a recording leaves. Progress and Cancel reach into the readers and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What a user can change about the layers of an opened trace: which layers form the
 // checkpointing chain (the repeated blocks, where the trace names none), a layer's name,

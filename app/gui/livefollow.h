@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Follows a trace while its run writes it, for the window: a worker thread polls the file
 // (TraceFollower) a few times a second and keeps its analyses up to date (GrowingAnalysis):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // File names are bytes; QString is text. A name that is not valid UTF-8 (a Latin-1 name
 // from an old archive) would lose its bytes in Qt's conversion and could not be opened.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // peaklens: the desktop app. `peaklens [FILE]` opens a trace (the bundled sample without
 // one); `peaklens --screenshot OUT.png [--checkpoint STRATEGY]... [--rerun] [FILE]` renders
 // the window after loading (and rerunning once per strategy), with the peak selected, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The main window: timeline on top, layers with checkpoint toggles on the left, what is
 // live at the peak (or a clicked time) and the runs on the right, the what-if bar above.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The main window's menus and what they open: files, recent files, dropped files, the
 // recording dialog and report export.
 

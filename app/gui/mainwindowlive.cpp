@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The main window following a trace while its run writes it: the views grow with each
 // commit, the status line and the "Live" badge say how far the run is.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The main window's what-if and reruns: the toggles and strategies, their prediction, the
 // rerun of the step and the runs it adds beside the baseline.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // File > Record…: runs a training command under `peaklens-cli record` (the CUPTI
 // collector and the Python helper), shows its output live, and hands back the traces it

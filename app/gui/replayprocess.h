@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Reruns a trace with new checkpoint toggles as child processes, the ones planRerun
 // (core/plan/rerunlaunch.h) names, as `peaklens-cli rerun` does, and hands back what they

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Writes a report from the app: PDF through Qt's PDF writer (the HTML report laid out by
 // Qt's rich text, its SVG charts rendered as pictures), or HTML, CSV and JSON as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // One row of the Runs table: the baseline trace or a rerun, with its toggles, what the
 // baseline's cost model predicted for them and what was measured — the rerun's steps and,

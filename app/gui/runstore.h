@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Where reruns are kept: beside their baseline, in "BASELINE.runs/", one folder per rerun
 // holding its traces and run.json (its toggles, prediction and measurement), so that a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Whether the window may open modal dialogs: not on the offscreen platform, where the
 // tests and --screenshot run and nobody could close one.

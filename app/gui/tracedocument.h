@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A trace opened in the app: the analyses every view and report reads (AnalysedTrace),
 // plus what only the window draws — the timeline by layer, the allocation sites of its

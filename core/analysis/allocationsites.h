@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Allocation sites: every call stack named by the first frame of the user's own code, so
 // the top sites are distinct places in the user's program rather than the unwinder, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Replays one device's memory events and reserved events in time order and keeps the
 // caching allocator's layout up to date: segments, the blocks in them, and the free runs

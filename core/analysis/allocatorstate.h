@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The caching allocator's state on one device, as PyTorch's memory_viz shows it: the
 // segments reserved at a moment with the blocks allocated inside them and the free runs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Every block of one device as an interval, from the event that allocated it to the event
 // that freed it, so the blocks live at any moment, and the block drawn at a given height

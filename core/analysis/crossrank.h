@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The ranks of a distributed run side by side: per rank its peak, reserved peak, median
 // step time and the layer holding the most at the peak, with the ranks far from the others

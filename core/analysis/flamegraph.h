@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Live memory as an icicle: the blocks live at a moment nested by call stack (outermost
 // frame at the top) or by module path. Nodes are in preorder with their subtree's end, so

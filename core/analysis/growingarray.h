@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // An array that only grows, whose copies share the elements it held when they were made:
 // a copy costs a pointer, not its elements, so a series built while a run is followed can

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The kernels of one device by stream, for lanes drawn under the memory timeline on the
 // same clock: how busy each stream is per pixel column, and which kernel runs at a moment.

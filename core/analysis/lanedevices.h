@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which device each lane (device stream) of a trace belongs to, as small indices, so the
 // analyses keep one running sum per device.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The order in which layers are listed: largest activation bytes first, then module path.
 

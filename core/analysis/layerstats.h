@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Per-layer figures: the activation bytes a layer's forward leaves live for the backward
 // pass, and its forward and backward time. The base of the checkpointing cost model.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reduces a memory series to what a chart of a given width can show, without dropping
 // data: per pixel column the lowest and highest value held in it, and when the highest was

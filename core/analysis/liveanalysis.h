@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The figures of a run while it is recorded, kept up to date as a follower adds to its
 // trace (TraceFollower): every device's allocated bytes now and at their peak so far,

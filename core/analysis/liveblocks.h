@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The blocks allocated and not yet freed while walking a trace's events in time order:
 // (device, address) -> the allocating event. Shared by the peak's live set and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The median of a few measured values, and their spread as the median absolute deviation:
 // the robust figures every timing in PeakLens is summarised with (one warm-up step ten

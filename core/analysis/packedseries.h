@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A memory series stored compactly, for the many groups of a timeline: a 10M-event trace
 // puts 10M points into its groups in each grouping, 160 MB as SeriesPoints and about a

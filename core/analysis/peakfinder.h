@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The peak of allocated memory on each device, and what is live at the peak (or at any
 // event), grouped by layer, category and call stack.

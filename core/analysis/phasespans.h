@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where each phase of each step ran: the span from the first to the last range of that
 // phase in that step. Timelines shade them.

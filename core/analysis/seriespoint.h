@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One point of a memory series: the bytes held from this time until the next point.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The points of a series, immutable once shared: the timelines of one trace grouped by
 // category and by layer hold the same totals (a 10M-event trace's are 160 MB), and a run

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A stretch of a trace as a trace of its own: the blocks live when it begins become
 // allocations at its first instant (so every level in it is the whole trace's), then its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One step of a run laid onto the clock of the same step of another (a rerun onto its
 // baseline): the step's begin and end and each of its phases' begins and ends are mapped

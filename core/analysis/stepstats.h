@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Per-step figures on one device: how long the step took, where its memory peaked, and
 // how much it allocated.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Allocated (and reserved) bytes over time on one device, in total and split into groups
 // by category or by layer, as step functions: each point holds from its time until the next.

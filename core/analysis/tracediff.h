@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Two traces compared at their peaks (two snapshots, a run and its rerun, before and after
 // a change): the peaks and step times side by side, and what was live at each peak by

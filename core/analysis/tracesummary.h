@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Everything `peaklens-cli summary` and reports show about one trace, computed in one go.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A trace with the analyses every view of it reads, computed once: its summary (peak, live
 // set, layer and step figures), its timeline by category on the peak's device, and the

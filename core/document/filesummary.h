@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The summary of a trace file with as little of it in memory as its format allows: a
 // native file of format 2 whose events were written in time order is read a chunk at a

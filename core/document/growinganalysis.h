@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The analyses the app shows of a run while it is recorded — its timeline by category and
 // by layer, the peaks and what is live at the highest, the layer and step tables, the cost

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Variable-length coding of integer columns, for event chunks stored compactly: each value
 // as a LEB128 varint, signed ones zigzag-coded, and times and addresses as the difference

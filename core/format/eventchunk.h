@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One chunk of memory events as format 2 of the native file stores it (docs/formats.md):
 // seven varint columns of columncodec, each preceded by its length in bytes, the whole

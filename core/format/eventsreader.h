@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reads the events table of a native file straight into a trace's event arrays: format 2
 // chunks decoded on every core, format 1 arrays copied, every value checked. Used by

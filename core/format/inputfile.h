@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a path names, opened without ever blocking: a regular file is read where it lies; a
 // pipe, FIFO, terminal or other character device is read once into memory, waiting at most

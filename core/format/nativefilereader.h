@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The reader behind TraceReader and TraceFollower: opens a native file as data, checks its
 // header, version and schema, and reads its tables through a TraceBuilder, every problem

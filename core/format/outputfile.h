@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where PeakLens writes a file, trace or report: never onto one of its inputs, never onto a
 // device or anything else that is not a regular file, never over a file that appeared while

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A trace whose writer was killed keeps its newest pages in a write-ahead log (`-wal`) or
 // its last transaction's undo in a hot journal (`-journal`) beside it. SQLite must write to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The native *.peaklens file: an SQLite 3 database, schema documented in docs/formats.md.
 // Memory events are stored column-wise in chunks, one row per chunk. Format 2 codes each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Thin RAII wrappers over the SQLite C API for the native trace file. Every failure
 // throws peaklens::Error with SQLite's own message, for the reader and writer to reword.

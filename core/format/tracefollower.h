@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Follows a native *.peaklens file while its writer (the collector, peaklens-replay) still
 // appends to it: the first poll() reads everything committed so far, each later one only

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Loads a native *.peaklens file into a Trace, checking everything it reads: a file that
 // is not a trace, from a newer PeakLens, truncated or damaged gets an ImportError that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Writes the native *.peaklens file (schema.h). Streaming mode is for collectors that
 // append while training runs: WAL, a commit at least every second, so a killed process

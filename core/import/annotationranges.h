@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Named START/END annotations (record_function names in snapshots) turned into steps and
 // ranges, and the attribution of memory events to the innermost range around them.

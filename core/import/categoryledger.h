@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Turns per-category byte deltas (memory-timeline exports carry no addresses) into
 // allocations and frees of synthetic blocks, so the live set still splits by category.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A whole input file in memory, inflated when gzipped, followed by zeroed padding so SIMD
 // parsers may read past its end. Large plain files are mapped rather than copied; the

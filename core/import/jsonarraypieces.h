@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Cuts a JSON array (a Kineto trace's traceEvents, often gigabytes) into pieces of a few
 // megabytes at element boundaries, each a whole array a JSON parser reads alone: the comma

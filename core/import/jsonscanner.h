@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A byte-level walker over JSON text that finds where values end without building
 // anything: the Kineto importer uses it to step through the top-level object and to cut

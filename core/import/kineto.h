@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Kineto Chrome traces from torch.profiler (*.pt.trace.json[.gz]) with profile_memory=True:
 // "[memory]" instant events become memory events, "Total Reserved" the reserved timeline,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The GPU activity of a Kineto trace: kernels, memory copies and memsets, each on the lane
 // of its device and stream, on the clock of the memory events. ROCm traces number their

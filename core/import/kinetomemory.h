@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The "[memory]" events of a Kineto trace put in time order per device before anything is
 // derived from them: a multi-threaded trace lists them grouped by thread, not by time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // torch.profiler's export_memory_timeline output: the ".json" form [times, sizes] (live
 // bytes per category at each time) and the ".raw.json.gz" form, a list of

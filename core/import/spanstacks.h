@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Call stacks for traces that record calls as spans rather than stacks (Kineto with
 // with_stack=True: python_function spans "model.py(39): forward" and cpu_op spans

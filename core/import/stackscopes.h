@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Phases, layers and steps for traces recorded without PeakLens's helper, from what the
 // allocations' own call stacks prove:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // PyTorch CUDA memory snapshots (torch.cuda.memory._dump_snapshot, pickled or as JSON):
 // the allocator's trace per device becomes memory, segment and marker events; blocks alive

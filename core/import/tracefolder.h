@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A folder given where traces are expected stands for the traces in it: the one file per
 // rank or process that `peaklens-cli record --out DIR` leaves there.

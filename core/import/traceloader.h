@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Opens any trace file PeakLens reads, choosing the reader by the file's content, never
 // its name; gzip is inflated transparently. Bad input throws ImportError naming the file,

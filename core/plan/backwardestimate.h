@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Backward spans for chain layers a trace ranged no backward for (traces imported without
 // PeakLens's helper), estimated from when the blocks their forwards left were freed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // "The largest batch that fits": activations grow with the batch, parameters, their
 // gradients and optimizer state do not. A trace is scaled to another batch by scaling

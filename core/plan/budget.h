@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A memory budget in the forms users ask for: bytes ("6GiB"), a share of the measured
 // peak ("70%"), or a share of the activation memory checkpointing can free (0..1, like

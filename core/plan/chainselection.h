@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which layers the cost model measures: the chain of repeated blocks (the trace's named
 // chain, a ModuleList's blocks, Kineto's Block_N, a loop's calls, or what the user chose),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The cost model's one measuring walk: over a step's events on one device, in time order,
 // it measures every unit of the chain (its layers and the parts inside them) in every

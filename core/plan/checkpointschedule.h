@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where checkpoints go, resolved to positions in an ordered list of layers (the chain, or
 // the replay engine's stages): units of consecutive layers, each run as one checkpoint

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What to checkpoint, as one value: a rule over the chain of repeated layers ("none",
 // "all", "every:K", "segments:K", "sqrt"), or a list of units: a layer ("blocks.1"), a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The checkpointing cost model of one training step, measured from a trace: the chain of
 // checkpointable layers with what each keeps for backward, frees when checkpointed and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What gives a run its headroom back when a step comes near the device's memory: the
 // cheapest checkpoint set the planner finds for the device's memory less a margin, on the

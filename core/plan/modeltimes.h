@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The cost model's times: per chain layer the median over the trace's steps, a warm-up's
 // outlier set aside, and what a checkpoint adds where calibration steps measured it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Chooses which chain layers to checkpoint. planForBudget finds, exactly, the set with
 // the least added time whose predicted peak fits a budget (a dynamic programme over the

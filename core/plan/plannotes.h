@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a prediction rests on and where checkpointing cannot help, as sentences: the CLI's
 // plan and the app's what-if bar show the same ones.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Predicts a step's memory and time for a checkpoint schedule over the chain: the
 // measured curve lowered by what each unit frees while its layers' activations would

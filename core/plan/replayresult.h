@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a rerun measured, read from peaklens-replay's --json object (docs/replay.md): the
 // candidate's peak and step times, the baseline's measured beside them, the gradient check,

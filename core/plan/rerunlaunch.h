@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How a trace is rerun with other checkpoint toggles, as the programs to start: the one
 // place the app's Rerun and `peaklens-cli rerun` learn it from.

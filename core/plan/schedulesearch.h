@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The cheapest checkpoint schedule (core/plan/checkpointschedule.h) for a memory budget
 // over the whole plan space: single layers, segments, and segments whose recompute

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Step times of a rerun against a baseline's, with their spread: a single median each
 // cannot tell a real change from noise. Interleaved runs (peaklens-replay --baseline) are

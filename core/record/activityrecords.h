@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a recording backend hands the recording session, as plain values: CUPTI's activity
 // records decoded (plugins/cupti) and PyTorch's allocator reports (plugins/torch). Times

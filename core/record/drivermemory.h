@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What each CUDA device a process sees can hold, asked of the NVIDIA driver already loaded
 // in the process (libcuda.so.1 through dlopen without loading it): a recording names the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The Python helper's manifest (plugins/python, docs/recording.md): the module tree with
 // kinds and parameter bytes, and the checkpoint toggles that were applied. Parsing is a

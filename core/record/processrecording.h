@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One process's recording, whichever backend feeds it (plugins/cupti, plugins/torch): its
 // *.peaklens named after the process (rank, pid) in PEAKLENS_OUT, the run's metadata from

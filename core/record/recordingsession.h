@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a recording backend sees, turned into a streaming *.peaklens: the helper's ranges
 // pushed and popped per thread as they happen, and memory and activity records delivered

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where an axis puts its ticks: at round numbers (1, 2 or 5 times a power of ten), so that
 // a reader sees 0, 50, 100, 150 MiB rather than 0, 75.30, 150.6 MiB.

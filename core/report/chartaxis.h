@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The axes of the report's charts: round ticks (niceTicks) in the unit a reader expects,
 // binary units for bytes and ns/us/ms/s for time, each tick labelled.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A flame graph of live memory as an icicle chart for the report: all live memory across
 // the top, each node's children in the row below it, widths proportional to bytes, labels

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The report as one self-contained HTML file: inline CSS and SVG charts, no scripts, no
 // fonts or images from anywhere else, well-formed XML so any parser reads it, and a

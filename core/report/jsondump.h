@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // JSON text that is valid whatever bytes a trace holds: nlohmann's dump throws on a string
 // that is not UTF-8, and names in a file are whatever its writer put there.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The colours PeakLens draws with, in one place for the app and every report: each memory
 // category keeps its colour in every trace, layer bands take theirs in order, and the lines

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The report's charts as SVG, each with its axes and its legend inside it, so that a
 // chart reads the same in a browser and in the PDF (which draws SVG through Qt's renderer).

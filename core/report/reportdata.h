@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a report says about one or more traces, computed once for every output format:
 // per trace its summary, timeline, checkpoint plans (strategies and the planner's optimum

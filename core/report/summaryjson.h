@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The JSON object of `peaklens-cli summary --json`, documented in docs/cli.md.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The pieces the report's SVG charts are drawn with: numbers, text that fits a width, and
 // legends drawn inside the chart, so their swatches show wherever the SVG is rendered

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The report as data for other tools: CSV tables (layers, plans, allocation sites at the
 // peak, or every memory event)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a block of memory holds. The codes follow PyTorch's memory-profiler categories
 // (PARAMETER=0 ... AUTOGRAD_DETAIL=6, 7 for none) so importers map them one to one;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A memory device, and a lane: one stream of one device. Events refer to lanes by index.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What kind of code a stack frame is: the user's own code, a library, PyTorch, or the
 // machinery every stack shares (unwinder, caching allocator, dispatcher, autograd engine,

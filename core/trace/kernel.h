@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A GPU kernel execution, for the GPU-busy part of a step's time.
 

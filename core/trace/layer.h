@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A module in the model's tree, named by its path ("blocks.3.attn").
 

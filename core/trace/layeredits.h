@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Edits a user makes to the layer tree of a trace whose layers were inferred (from call
 // stacks or profiler spans): rename a layer, or merge it into its parent. Each returns a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a layer is across two recordings of one script: its place in the model's structure,
 // not the line numbers its name shows. Layers named from call stacks ("model:253[3]")

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Categories for traces whose source sees only addresses and scopes (the CUPTI collector
 // marks them with metakey::Categories = "lifetime"): each allocation still Unknown gets one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How much memory and time loading one input may take, relative to the input's size: one
 // policy for every importer and the native reader, so a small crafted file cannot make

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A moment worth flagging on the timeline: an out-of-memory failure, or the point where
 // a snapshot was taken.

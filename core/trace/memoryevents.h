@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The memory events of a trace as a struct of arrays, 32 bytes per event: time, delta and
 // address in full, lane/layer/stack/category/phase packed into two 32-bit words.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Well-known keys of a trace's metadata (the meta table of the native file).
 

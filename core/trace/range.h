@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A span of time in which a layer ran one phase (forward or backward) in one step,
 // or a phase-only span (the optimizer step) when layer is kNoLayer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A change of reserved memory: a segment the allocator mapped (+) or released (-).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Interned stack frames and call stacks. A stack is a node in a prefix tree: its parent
 // is the same stack without its innermost frame. Node 0 is the empty stack.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One recorded training run in memory: events, layers, ranges, steps, kernels, stacks
 // and metadata. Built by TraceBuilder, then shared immutable as std::shared_ptr<const Trace>.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Assembles a Trace from importers, the native reader and trace text: interns lanes and
 // layer paths, checks every index, and sorts what must be sorted when finished.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a trace that is still being written gained since an analysis last saw it: the
 // index from which each table holds rows the analysis has not taken in (new rows, or rows

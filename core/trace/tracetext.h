@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // PeakLens trace text: a small line-based language that describes a trace by hand, for
 // tests, fixtures and the bundled sample. docs/formats.md has the full grammar; e.g.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parser of PeakLens trace text (see tracetext.h and docs/formats.md).
 
 #include "tracetext.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Printer of PeakLens trace text: everything in a Trace, in an order that parses back to it.
 
 #include "tracetext.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Human units: bytes in KiB/MiB/GiB, durations in ns/us/ms/s, both ways.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Text from a trace or a path made safe to show and to write as JSON: bytes that are not
 // UTF-8, control characters and those that reorder or hide text are written out visibly.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Decoding of CUPTI activity records: a pure function of the record's bytes, so it is
 // tested with hand-built CUPTI structs and no GPU.

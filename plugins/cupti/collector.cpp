@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libpeaklens_cupti.so: the CUDA driver loads it through CUDA_INJECTION64_PATH and calls
 // InitializeInjection() once, when CUDA initializes in the process. It records device
 // memory, memory pools, kernels and API calls through CUPTI's activity API and NVTX

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Mixed precision for the replay: enters bf16 (or any) autocast for CPU and CUDA the way
 // torch.autocast does, and restores the previous state on exit. The autocast calls that

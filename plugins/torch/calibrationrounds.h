@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What checkpointing each calibrated stage added in each round of peaklens-replay's
 // calibration (replayrunner.h), whether the rounds agree, and the cost and spread the

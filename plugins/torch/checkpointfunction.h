@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Activation checkpointing of a unit of consecutive stages as a LibTorch autograd
 // Function: the forward runs the stages without recording a graph and saves only the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // peaklens-replay: runs training steps of a built-in or TorchScript model with LibTorch,
 // with per-layer activation checkpointing, and measures peak memory and step time.
 // Exit codes: 0 measured, 2 bad spec or usage (one sentence on stderr), 3 out of memory,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Sees every tensor allocation of a replay and attributes it to the layer and phase
 // running at the time. On CPU it is the process's CPU allocator (a counting wrapper of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What peaklens-replay builds and trains: a built-in model (GPT decoder stack, MLP stack,
 // ResNet-style CNN) or a chain of TorchScript blocks, with its batch. Read from the JSON

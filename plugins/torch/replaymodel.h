@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A model as the replay engine runs it: a sequence of stages (named layers) applied one
 // after another, then a loss. Checkpointing toggles whole stages, or modules inside a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Runs a model's training steps with per-stage checkpoint toggles and measures them:
 // warm-up steps, then measured steps; peak allocated bytes and wall time per step, the

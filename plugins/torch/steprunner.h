@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One training step of a replayed model under a checkpoint schedule: its forward over the
 // stages and their parts, each micro-batch's backward and the optimizer step, with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What differs between the LibTorch versions peaklens-replay builds against: Debian's 1.13
 // and the 2.x inside a pip PyTorch. Every version check of the replay engine lives here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libpeaklens_torch.so: records a training process through PyTorch's own allocator
 // reports, with the caching allocator left as it is. The Python helper loads it into a
 // process that `peaklens-cli record --backend torch` started, right after `import torch`

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Puts the desktop app on a Linux desktop: its launcher entry, its icon and the file types it
 # opens. Packages need no scripts for them: Debian's triggers on these folders refresh the
 # desktop, icon and MIME caches.

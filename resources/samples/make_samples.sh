@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Records the bundled sample: a real CPU replay of a small GPT-style decoder (6 blocks,
 # d_model 256, 8 heads, sequence 128, batch 8, dropout 0.1, AdamW), nothing checkpointed,
 # three measured steps after one warm-up step.

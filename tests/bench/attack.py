@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Hostile-input pass over the CLI and the app: every class of input that once crashed,
 hung, ran out of memory or lost data, generated here, run with a time and memory watch.
 

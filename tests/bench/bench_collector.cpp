@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the collector costs on the CPU per allocation, against writing the same events
 // straight into a streaming trace (the floor any collector pays):
 //   bench_collector [EVENTS]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_corpus [RUNS] FILE...: the time to open each file as the app and the CLI do (read
 // and import it, then the peak, live set, sites, layer and step figures), RUNS times
 // each; prints the median and the range in milliseconds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How soon the app sees a commit of a trace being written: the test writer commits every N
 // events with a pause after each and prints "committed N" at once; the app's LiveFollow
 // polls the file. For each commit, the time from its line to the first status (the running

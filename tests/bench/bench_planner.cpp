@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Benchmark of the checkpoint planner and predictor on a random chain of N layers:
 //   bench_planner [N=500] [STATES=4096] [BRUTE_N=20]
 // prints the median time of planForBudget, the mean time of one predict() call, the

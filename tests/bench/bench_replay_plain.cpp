@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The peer of peaklens-replay's harness: a plain LibTorch training loop over the same
 // model (same modules, batch, optimizer and seed) and the same malloc settings, with
 // LibTorch's own CPU allocator and no layer attribution, hooks or checkpointing. Prints

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The planner with the command line's defaults against Rotor's optimum, on replayed steps:
 //   bench_rotor MODEL [--layers N] [--d-model D] [--batch B] [--dtype bf16] [--micro-batches M] [--budgets K]
 // MODEL is gpt, mlp, cnn or a model spec (SPEC.json, TorchScript blocks). Replays the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The app on a big trace: time from opening the file to the first painted window, the
 // repaint of the timeline after a zoom and after a pan, the block under the cursor as a
 // hover finds it, and a click's live set and flame graph (QBENCHMARK).

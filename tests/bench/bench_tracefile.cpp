@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Benchmark of the native trace file: write, then read and analyse, N memory events of a
 // synthetic but training-shaped trace (steps; per layer saved activations, temporaries,
 // gradients). Prints one JSON line per phase.

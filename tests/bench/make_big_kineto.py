@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes a Kineto Chrome trace of about SIZE_MB megabytes (default 500) shaped like
 torch.profiler's output with profile_memory=True and with_modules=True: per step,
 nn.Module python_function spans, cpu_ops with [memory] instant events, CUDA runtime calls

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes a PyTorch-style memory snapshot with N trace entries (default 1,000,000), pickled
 with Python's default protocol as torch.cuda.memory._dump_snapshot does. Frames are shared
 lists, as PyTorch shares them, so the pickle's memo is exercised the same way.

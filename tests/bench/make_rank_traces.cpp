@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes the traces of a synthetic data-parallel training run, one native *.peaklens file
 // per rank, for tests/bench/run_ranks_bench.sh: a transformer of 48 blocks (attention and
 // MLP each), parameters and, from the first step on, gradients and optimizer state; per

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What recording costs a training script: its step times run plainly against the same
 script under `peaklens-cli record --backend torch`, alternated run by run so that the
 machine's drift falls on both. A benchmark, never a test.

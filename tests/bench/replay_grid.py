@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Predicted against measured checkpointing over a grid of models, strategies, dtypes and
 micro-batch counts, on this machine's CPU (or a GPU with --device cuda).
 

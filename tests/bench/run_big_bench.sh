@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A long recording: N memory events (default 100M) written by the benchmark into a native
 # file (never committed), then its size on disk, `peaklens-cli summary` (wall time and
 # peak memory, min / median / max of 3) and the app opening it to its first paint

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Opening the real-world corpus (tests/data/real), per file: PeakLens reading it and
 # computing everything the app and `summary` show (bench_corpus: import, peak, live set,
 # sites, layers, steps) against the peer, a Python reading of the same file that computes

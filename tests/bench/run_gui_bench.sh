@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The desktop app on big traces:
 #  - a 10M-event native trace: time to first paint, timeline repaints after zoom and after
 #    pan, the block under the cursor (a hover) and a click's live set and flame graph

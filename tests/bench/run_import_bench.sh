@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Import speed against the Python that users would otherwise run, on the same files:
 #  - a 1M-entry memory snapshot: peaklens-cli summary (import + peak analysis) vs
 #    python3 -c "import pickle; pickle.load(open(F, 'rb'))"; goals: <= 0.15x its time and

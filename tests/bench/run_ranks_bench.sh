@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Many ranks at once: writes RANKS synthetic rank traces of EVENTS memory events each
 # (default 64 x 1M; make_rank_traces) into a temporary directory, then measures
 # `peaklens-cli summary DIR/*.peaklens` (every rank read, reduced to its row and dropped,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Predicted against measured checkpointing, on this machine's CPU (or a GPU with DEVICE=cuda):
 #  1. the grid of tests/bench/replay_grid.py: GPT, MLP and CNN x strategies, the planner
 #     at 50/70/85 % and random toggle sets x fp32/bf16 x 1/2/3 micro-batches, each

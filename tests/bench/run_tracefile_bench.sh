@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The native file side by side with its floor, in one run: N memory events (default 10M)
 # written in format 2 and in format 1, each read whole and analysed (as the app does) and
 # summarized (as `peaklens-cli summary` does: a format-2 file as it is read), on one core

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Writes tests/data/manifest.json: the peaklens helper's manifest of a small GPT-style
 model after one CPU training step with blocks.1 checkpointed (Debian's python3-torch).
 

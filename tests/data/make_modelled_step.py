@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes modelled-step.pltxt: PeakLens trace text modelling two training steps of a small
 GPT-style decoder (4 blocks, d_model 768, 12 heads, sequence 512, batch 4, fp32, AdamW).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the PyTorch-format fixtures in tests/data and expected.json beside them.
 
 The files have the shapes PyTorch writes (torch.cuda.memory._dump_snapshot, the Kineto

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes peaklens-cli in-process: the input is its argument list, split at NUL bytes,
 // run in a private folder that holds a few traces. Inputs naming `record` or `rerun` are skipped (they
 // launch programs), and so are paths with a '/', so that nothing outside the folder is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the Kineto trace importer, pieces, scanner and all.
 #include "core/import/kineto.h"
 #include "fuzzinput.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the Python helper's manifest as the collector reads it.
 #include "core/record/manifest.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the native file reader: each input is written to a file, opened, and summarized
 // as the CLI does, a chunk at a time.
 #include "core/error.h"

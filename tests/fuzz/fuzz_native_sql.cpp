@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the native reader with traces edited through SQLite: each input is a program of
 // edits (sqlmutator.h) to the sample trace, and the edited database is read from memory.
 // The reader may only refuse it with an ImportError naming the file; what it accepts must

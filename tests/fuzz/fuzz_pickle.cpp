@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the unpickler and the snapshot reading behind it, as files are read: in one pass,
 // or from the whole document where the pass cannot follow the pickle's layout.
 #include "core/import/torchsnapshot.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the report writers with hostile names: a small trace's structure with its layer
 // paths and kinds, metadata, frames and kernel names (and the reported file names) taken
 // from the input. Each output must hold what its format promises, whatever the names:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes memory snapshots saved as JSON.
 #include "core/import/pickle/jsondocument.h"
 #include "core/import/torchsnapshot.h"

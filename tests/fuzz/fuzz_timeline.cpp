@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the memory-timeline importer (both forms).
 #include "core/import/memorytimeline.h"
 #include "fuzzinput.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the trace text parser.
 #include "core/error.h"
 #include "core/trace/tracetext.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the analyses behind the app's memory views on any trace the text parser accepts:
 // the block index and the block under a point of the stack, the flame graph with its search
 // and selection, the allocator's state, series and OOM verdicts, kernel lanes, a trace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The fuzzers' input as the importers see a file's content: padded for simdjson.
 

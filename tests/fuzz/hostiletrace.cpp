@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "hostiletrace.h"
 
 #include "core/trace/metadata.h"

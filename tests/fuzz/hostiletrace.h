@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Traces for the report writers whose every name is hostile: the structure of a given
 // trace (layers, events, ranges, steps, stacks) with its layer paths and kinds, metadata,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Properties of the report writers' output, checked independently of the code that
 // escapes names: each function returns what is wrong, with its byte offset, or nothing.

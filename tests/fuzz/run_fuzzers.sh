@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every fuzzer for SECONDS (default 300), two at a time, seeded with the fixtures.
 # Findings land in build-fuzz/findings/NAME/; the last status line of each run is printed.
 #   cmake --preset fuzz && cmake --build build-fuzz && tests/fuzz/run_fuzzers.sh 300 [NAME...]

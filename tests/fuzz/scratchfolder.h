@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A private folder the fuzzed program runs in, holding copies of a few fixtures: after
 // each run, whatever the run wrote there is removed and a fixture it replaced is copied

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Fixtures the fuzzers start from, read from the source tree once: a fuzzer that cannot
 // find its seed stops at once rather than fuzzing nothing.

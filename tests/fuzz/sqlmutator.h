@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A fuzz input read as a short program of edits to a native trace, made through SQLite
 // itself: every result is a well-formed database, so the reader is tested on what its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The one command that checks PeakLens's GPU half on a Linux machine with an NVIDIA GPU,
 # the CUDA toolkit (with CUPTI) and a pip PyTorch; no Qt and no network needed
 # (docs/recording.md, "Checking on a GPU"). It builds peaklens-cli, libpeaklens_cupti.so

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What torch.utils.checkpoint does with the models peaklens-replay builds: the reference
 tests/gpu/acceptance.sh holds the replay engine's measured peaks against.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Downloads the Debian packages that a GPU machine without them needs to build PeakLens's
 # core, CLI, collector and replay engine (SQLite, zlib, zstd, simdjson, nlohmann_json, CLI11)
 # into tests/gpu/deps/, to be carried there with the checkout: tests/gpu/acceptance.sh

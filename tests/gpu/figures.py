@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The figures of tests/gpu/acceptance.sh: reads what the runs left, compares, and writes
 the rows of its summary table (step, figure, measured, reference, goal, verdict) as tab-
 separated lines; `table` prints them and writes summary.tsv and summary.json. Standard

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A small GPT trained for a fixed number of steps: the script tests/gpu/acceptance.sh
 records with `peaklens-cli record` and runs again without it.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Compiles peaklens-replay (plugins/torch) against LibTorch 2.x, on a machine without a pip
 # PyTorch or a GPU.
 #

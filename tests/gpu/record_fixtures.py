@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Records the GPT of gpt_train.py the ways PyTorch itself records memory, for
 tests/gpu/acceptance.sh to import with `peaklens-cli summary --json`:
 

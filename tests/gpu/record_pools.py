@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Records small real memory snapshots of what PyTorch's caching allocator does beyond one
 stream's default pool, for tests/data/real/ (the readers' pools, streams, pre-existing
 blocks and expandable segments):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checks the files that put PeakLens on a Linux desktop (resources/desktop/): the launcher
 // entry, its icon and the file types, with the freedesktop.org tools a distribution runs.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a user installs, run as installed: `cmake --install` into a scratch prefix, the tree
 // then moved elsewhere (every binary must find the others from its own folder, none may
 // name the build or source tree), the components a GPU server takes without Qt, and the

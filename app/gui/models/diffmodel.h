@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // One table of a trace diff: what was live at each trace's peak by layer, allocation site
 // or category, the change first.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The layers of a trace as the module tree (or a flat list of paths), one row each: name,
 // kind, activation bytes kept for the backward pass, share of the peak, forward and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What is live at one moment (the peak, or any clicked time), grouped by layer, category
 // or allocation site (named by the user's code), largest first.

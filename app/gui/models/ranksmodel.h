@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The ranks (or processes) of one run side by side: peak, reserved peak, median step time
 // and the layer that holds the most at the peak, the outlier rank flagged with why.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Per-layer differences between the baseline trace and a rerun: activation bytes kept for
 // the backward pass, and forward plus backward time, side by side with the change.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The runs being compared: the baseline trace and each rerun with its toggles; the peak
 // predicted and measured ("prediction error"); and the step time as a change: the one the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The caching allocator's state at the peak or a clicked time (as memory_viz's segment
 // view): every reserved segment as a bar, its blocks coloured by category and its free runs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The block pinned by a click on the timeline: its size, address, when it was allocated and
 // freed and where (phase, layer, step), its category, and its whole call stack, user code

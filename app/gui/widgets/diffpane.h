@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The open trace (A) compared with another (B) at their peaks: the peaks, reserved peaks and
 // step times side by side, and what changed by layer, by allocation site and by category.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What the window shows before a trace is open: what to do next (open a trace or record
 // one, or drop files), the formats it reads, and why the last file could not be opened.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The flame graph tab: what is live at the peak or at a clicked time as an icicle, by call
 // stack or by module path, searchable; selecting a node shows the memory of the blocks

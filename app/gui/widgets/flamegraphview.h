@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // An icicle of live memory: the root (all live bytes) on top, each frame or module under
 // its caller or parent, as wide as the bytes under it. Search matches are outlined and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Kernel lanes under the memory timeline (as in Nsight Systems): one row per stream of the
 // timeline's device, each pixel column filled as far as a kernel ran in it, on the memory

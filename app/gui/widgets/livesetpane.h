@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What is live at the peak or a clicked time: the live set grouped by layer, category or
 // allocation site, and under it the selected site's call stack, its user code first and

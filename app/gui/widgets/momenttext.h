@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What the timeline's tooltip says at a time: allocated and reserved bytes, the phase and
 // layer of the last event, the site of its allocation, the step; and over a block, that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // All ranks of a run at once: the cross-rank table (the outlier flagged) above small
 // multiples of every rank's allocated memory on one scale, each from its overview's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The Runs tab: the baseline and every rerun in a table, and under it the selected run
 // compared with the baseline layer by layer. Selecting a run tells the window, which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The memory timeline: allocated bytes stacked by category or by layer, the allocated
 // envelope and reserved bytes, phase shading, step boundaries, the peak, and a predicted

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The what-if bar: pick a checkpointing strategy (or toggle layers by hand) and read the
 // predicted peak and step time against the measured baseline.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Addresses to small values: the blocks a snapshot's trace allocated and has not freed yet.
 // Open addressing with linear probing, so that each of the millions of allocs and frees of a

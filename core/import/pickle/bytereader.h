@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The bytes of a pickle as its opcodes read them: bounds-checked reads, and the values of the
 // opcodes that push one number, string or constant. Errors name the file and the byte where

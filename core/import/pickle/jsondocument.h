@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Builds a pickle::Document from JSON text, so a snapshot saved as JSON goes through the
 // same interpretation as a pickled one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The unpickler's memo: slots as 4-byte codes into a pool of values. A streamed pickle
 // memoizes every trace entry it holds; once read and released, those take their code alone.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The opcodes of pickle protocols 0 to 5 (Lib/pickletools.py documents them).
 

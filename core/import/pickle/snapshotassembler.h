@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Turns the parts of a PyTorch memory snapshot into a Trace, part by part, as a reader meets
 // them: a whole Document walked after parsing, or a pickle streamed as it is decoded. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The call stacks of a PyTorch memory snapshot as it is read: each "frames" list and frame
 // dict is read once into a table of this reader's own, and a stack enters the trace's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reads a pickled PyTorch memory snapshot while the unpickler decodes it: a device trace's
 // entries go to the SnapshotAssembler as their bytes are read (or batch by batch where an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What lets the unpickler hand the big lists of a pickle to a reader item by item or batch
 // by batch, so that their items are read as they are decoded and released, rather than kept

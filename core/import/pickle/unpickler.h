@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A small unpickler for plain data, protocols 2 to 5: the opcodes memory snapshots use.
 // It builds values only; opcodes that would import or call Python code (GLOBAL,

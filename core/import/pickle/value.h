@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Plain Python values decoded from a pickle (or from JSON): None, bool, int, float, str,
 // bytes, list, tuple and dict, held in a Document's arenas. Strings point into the

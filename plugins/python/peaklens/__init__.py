@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """PeakLens helper for PyTorch training scripts.
 
 One line names the layers of a model for the PeakLens collector and applies the

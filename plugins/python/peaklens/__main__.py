@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """python -m peaklens: the command line of the helper package (record; --help, --version)."""
 
 import sys

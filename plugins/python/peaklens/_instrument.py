@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Ranges, manifest and checkpoint toggles for one model (see the package docstring)."""
 
 import contextlib

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """python -m peaklens record [--backend auto|torch|cupti] [--allocator exact|async|native]
                            [--out DIR] -- CMD ARGS...
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """PeakLens's checkpoint grammar, read exactly as its planner and replay engine read it:
 the model's repeated blocks (its chain) and the units a strategy asks for over its layers.
 It needs no torch, so a strategy can be checked where PyTorch is not installed."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Checkpoint segments: a ModuleList or Sequential whose iteration runs several
 consecutive children as one checkpoint (see Instrumented)."""
 

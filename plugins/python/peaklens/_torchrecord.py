@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The torch backend inside a recorded process (``record --backend torch``).
 
 ``record`` puts ``_autostart`` on ``PYTHONPATH`` and names the recorder library in

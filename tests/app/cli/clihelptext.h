@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What peaklens-cli's own --help says it has: its subcommands, and each one's options. The
 // completion and man page tests compare against these, so they fail when either drifts.

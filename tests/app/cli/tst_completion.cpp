@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bash and zsh completion the build writes for peaklens-cli, run in the shells
 // themselves, in a folder of known files.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The man page the build writes for peaklens-cli from its --help and the tables of
 // docs/cli.md, read as man reads it.
 

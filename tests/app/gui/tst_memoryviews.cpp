@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The window's memory views on real traces: the block under the cursor and the pinned
 // block, the flame graph and its filter, kernel lanes, the allocator's segments, a trace
 // compared with another, and several ranks at once.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A distributed run recorded into one folder opens from that folder: every rank listed in
 // the selector and the Ranks pane, ranks in order. The recorded rows run the real
 // `peaklens-cli record` and collector with the CUDA stand-ins (tests/plugins/cupti/standin),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The window comes back as it was left: its size and the sizes of its splitters are kept
 // in QSettings when it closes and applied when the next one opens.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A native file summarized as it is read, a chunk at a time, gives the figures of the file
 // loaded whole; and files that cannot be read that way are loaded whole. A file too big to
 // hold opens as the window around its peak, with the file's levels.

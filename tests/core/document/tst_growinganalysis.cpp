@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/import/traceloader.h"
 #include "core/document/growinganalysis.h"
 #include "growingtrace.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes a trace again the way a collector writes a run while it trains, for tests that
 // follow a file being written: ids first, then events in time order with each range and
 // step written when it ends, a commit every N events and a pause after each.

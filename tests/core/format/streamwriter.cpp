@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Streams memory events into a new trace the way a collector does, forever: event i is
 // an allocation of i+1 bytes at address i, at time i. After every commit it prints
 // "committed N" so a test can kill it with SIGKILL and check what survived.

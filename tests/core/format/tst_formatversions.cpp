@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The native file's format versions: format 1 files still open and convert to format 2
 // unchanged; format 2 chunks round-trip exactly, keep running totals that agree with their
 // events, and damaged chunks get a sentence naming the chunk and the problem.

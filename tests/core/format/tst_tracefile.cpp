@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/error.h"
 #include "core/format/tracereader.h"
 #include "core/format/tracewriter.h"

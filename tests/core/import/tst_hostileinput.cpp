@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Inputs made to hang PeakLens or exhaust its memory, built here rather than committed:
 // each must end in an ImportError naming the file, and what is real must still load.
 #include "core/error.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A pickled snapshot read in one pass (entries and segments read as decoded, then
 // released) gives the trace that reading the whole document first gives, on every fixture
 // and on written snapshots of every layout the one pass has to follow; bad pickles give

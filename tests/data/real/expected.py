@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The expected figures of the real-world corpus, from each file's own evidence.
 
 PeakLens must agree with these exactly (tests/core/import/tst_realcorpus.cpp). Nothing

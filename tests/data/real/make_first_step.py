@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes snapshot_cs336_first_step.pickle.gz: the real snapshot
 snapshot_cs336_three_steps.pickle.gz cut before its second training step, so that the
 file holds one step whose forward is a warm-up (the first forward of a fresh process:

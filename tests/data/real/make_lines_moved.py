@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes snapshot_cs336_medium_train_lines_moved.pickle.gz: the real snapshot
 snapshot_cs336_medium_train.pickle.gz as if its script had been edited before the run,
 three lines inserted into model.py above line 200 and one into nsys_profile.py above

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Records a synthetic training run the way the collector does, forever: in step i the
 // main thread opens fwd:layer, allocates and frees one block, and closes it; records are
 // handed over in batches. After every commit it prints "committed N" so a test can kill

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The real collector, end to end, on a machine without a GPU: `peaklens-cli record` runs
 // peaklens-test-trainer with the libcuda.so.1, libcudart and libcupti stand-ins first on
 // the library path (build/standin), so the driver stand-in injects the real

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the helper's tests share: the repository's folders, the interpreter, and an
 environment free of what a launcher or an outer recording would leave."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """examples/train_small.py trains on the CPU and leaves the manifest a recording needs,
 from a checkout with nothing installed as well as with the helper on PYTHONPATH."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Tests of the peaklens Python helper on the project's PyTorch (CPU).
 
 Run by tst_pythonhelper (python3 -m unittest discover, with PYTHONPATH=plugins/python) beside

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Where the helper writes its manifest: beside the trace the collector writes for the same
 process, named by the same rule (rank from RANK, else SLURM_PROCID; local rank from
 LOCAL_RANK, else SLURM_LOCALID)."""

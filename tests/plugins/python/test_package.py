@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The helper as a pip package: plugins/python installed into a scratch virtual environment
 (offline: --no-index --no-build-isolation, torch from the environment the tests run in) runs from
 there, without PYTHONPATH, with the repository's version."""

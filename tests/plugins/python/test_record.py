@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """python -m peaklens record: what it refuses without a driver, where it looks for the
 collector, the environment and signals it hands the command, and, with the CUDA stand-ins
 (PEAKLENS_TEST_STANDIN_DIR and PEAKLENS_TEST_BIN_DIR, set by tst_pythonhelper when they are

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The torch backend on real training scripts, on the CPU, with the project's PyTorch:
 `peaklens-cli record --backend torch` names the scripts' layers after their modules, with
 steps and phases; `peaklens-cli rerun` of them measures the peak it predicted; torchrun's

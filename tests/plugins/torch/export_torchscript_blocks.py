@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Exports a small sequential model as TorchScript blocks plus a peaklens-replay spec.
 
     python3 export_torchscript_blocks.py OUT_DIR [--head]

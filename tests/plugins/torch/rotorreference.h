@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Rotor's optimal persistent checkpointing (Beaumont, Eyraud-Dubois, Herrmann, Joly,
 // Shilova: "Optimal checkpointing for heterogeneous chains: how to train deep

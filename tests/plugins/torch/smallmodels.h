@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Small built-in models, replayed on the CPU in a second, for the tests that plan a
 // budget and replay the plan under it.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Run by Python at start-up in a process that ``record --backend torch`` started (this
 folder is on its PYTHONPATH): arranges for the PeakLens torch recorder to start once the
 process imports torch (peaklens/_torchrecord.py), then runs the sitecustomize this one

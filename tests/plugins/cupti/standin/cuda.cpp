@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A libcuda.so.1 stand-in: what the NVIDIA driver does for an injected tool, on a machine
 // without a GPU. cuInit loads the library CUDA_INJECTION64_PATH names and calls its
 // InitializeInjection once, as the driver does. Memory calls hand out addresses of a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A libcudart stand-in: the runtime's allocation calls, each a runtime API call around the
 // driver call that does the work, as in the real runtime (which also starts the driver on
 // first use). CUPTI then sees a runtime record and a nested driver record, and the memory

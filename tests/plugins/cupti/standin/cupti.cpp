@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A libcupti stand-in: exactly the CUPTI calls the collector makes, with CUPTI's
 // documented contract, fed by the libcuda.so.1 and libcudart stand-ins instead of a GPU.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How the stand-ins talk to each other. The real driver and libcupti speak through a
 // private export table; here the libcuda.so.1 stand-in keeps a pointer to the tool the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // peaklens-test-trainer: stands in for `python train.py` under the CUDA stand-ins. It does
 // what PyTorch does with the Python helper, through the same interfaces: NVTX ranges
 // (step:N, fwd:PATH and bwd:PATH, opt) from the toolkit's nvtx3 headers, device memory
