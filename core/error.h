@@ -38,8 +38,7 @@ private:
 class ImportError : public FileError
 {
 public:
-    ImportError(const std::string &path, const std::string &problem,
-                std::optional<std::uint64_t> byteOffset = std::nullopt)
+    ImportError(const std::string &path, const std::string &problem, std::optional<std::uint64_t> byteOffset = std::nullopt)
         : FileError(path, byteOffset ? problem + " (at byte " + std::to_string(*byteOffset) + ")" : problem)
         , m_byteOffset(byteOffset)
     {

@@ -66,8 +66,9 @@ std::string optionsFunction(const CompletionSpec &spec, const std::string &prefi
 
 std::string valueFunction(const CompletionSpec &spec, const std::string &prefix)
 {
-    std::string out = "# " + prefix + "_value COMMAND OPTION: how OPTION's value completes: flag (it takes none),\n"
-                      "# choice WORD..., number (nothing to offer) or file.\n"
+    std::string out = "# " + prefix
+                      + "_value COMMAND OPTION: how OPTION's value completes: flag (it takes none),\n"
+                        "# choice WORD..., number (nothing to offer) or file.\n"
                       + prefix + "_value()\n{\n    case \"$1 $2\" in\n";
     const auto addCases = [&](const std::string &command, const std::vector<CompletionSpec::Option> &options) {
         for (const auto &option : options) {
@@ -76,7 +77,8 @@ std::string valueFunction(const CompletionSpec &spec, const std::string &prefix)
             std::vector<std::string> patterns;
             for (const std::string &name : option.names)
                 patterns.push_back(singleQuoted(command + " " + name));
-            out += "        " + joined(patterns, "|") + ") echo " + singleQuoted(kindWord(option.value, option.choices)) + " ;;\n";
+            out +=
+                "        " + joined(patterns, "|") + ") echo " + singleQuoted(kindWord(option.value, option.choices)) + " ;;\n";
         }
     };
     addCases("", spec.options);
@@ -87,8 +89,9 @@ std::string valueFunction(const CompletionSpec &spec, const std::string &prefix)
 
 std::string positionalFunction(const CompletionSpec &spec, const std::string &prefix)
 {
-    std::string out = "# " + prefix + "_positional COMMAND INDEX: how its positional argument INDEX (from 0)\n"
-                      "# completes: file, number, choice WORD... or command (a command line to run).\n"
+    std::string out = "# " + prefix
+                      + "_positional COMMAND INDEX: how its positional argument INDEX (from 0)\n"
+                        "# completes: file, number, choice WORD... or command (a command line to run).\n"
                       + prefix + "_positional()\n{\n    local -a kinds=()\n    case $1 in\n";
     for (const auto &command : spec.commands) {
         std::vector<std::string> kinds;
@@ -98,8 +101,9 @@ std::string positionalFunction(const CompletionSpec &spec, const std::string &pr
             out += "        " + singleQuoted(command.name) + ") kinds=(" + joined(kinds) + ") ;;\n";
     }
     // Past the last one, the last one again: it takes several.
-    return out + "    esac\n    ((${#kinds[@]})) || kinds=(file)\n"
-                 "    if (($2 < ${#kinds[@]})); then echo \"${kinds[$2]}\"; else echo \"${kinds[-1]}\"; fi\n}\n\n";
+    return out
+           + "    esac\n    ((${#kinds[@]})) || kinds=(file)\n"
+             "    if (($2 < ${#kinds[@]})); then echo \"${kinds[$2]}\"; else echo \"${kinds[-1]}\"; fi\n}\n\n";
 }
 
 // The part that reads the tables; the same for every program but for its name.

@@ -14,12 +14,12 @@ namespace peaklens::cli {
 
 struct ChildProcess
 {
-    std::vector<std::string> arguments; // the program, then its arguments; found on PATH
+    std::vector<std::string> arguments;                           // the program, then its arguments; found on PATH
     std::vector<std::pair<std::string, std::string>> environment; // set on top of ours
     std::string workingDirectory;                                 // empty: ours
-    std::string stdoutFile;  // empty: ours
-    std::string stderrFile;  // empty: ours
-    bool stdoutToStderr = false; // its stdout on our stderr, keeping ours for the result
+    std::string stdoutFile;                                       // empty: ours
+    std::string stderrFile;                                       // empty: ours
+    bool stdoutToStderr = false;                                  // its stdout on our stderr, keeping ours for the result
 };
 
 // The folder peaklens-cli runs from, where its plugins and programs are looked for first.

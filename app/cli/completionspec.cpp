@@ -62,7 +62,8 @@ std::string firstName(const CLI::Option &option)
 }
 
 // Options and positionals in the order they were defined, which is the order --help shows.
-void readOptions(CLI::App &app, std::vector<CompletionSpec::Option> &options, std::vector<CompletionSpec::Positional> &positionals)
+void readOptions(CLI::App &app, std::vector<CompletionSpec::Option> &options,
+                 std::vector<CompletionSpec::Positional> &positionals)
 {
     const std::vector<CLI::Option *> defined = app.get_options();
     for (CLI::Option *option : defined) {

@@ -25,7 +25,7 @@ struct CompletionSpec
         ValueKind value = ValueKind::None;
         std::vector<std::string> choices;
         std::vector<std::string> excludes; // the first name of each option it excludes
-        bool endsCommandLine = false; // --help, --version: nothing else is read
+        bool endsCommandLine = false;      // --help, --version: nothing else is read
     };
 
     struct Positional

@@ -33,8 +33,8 @@ std::string describe(const std::string &path, const Trace &trace)
     if (!trace.events.empty()) {
         const std::int64_t first = trace.events.timeNs(0);
         const std::int64_t last = trace.events.timeNs(trace.events.size() - 1);
-        table.addRow({"time span", formatDuration(last - first) + ", from " + std::to_string(first)
-                                       + " ns on the trace's clock"});
+        table.addRow(
+            {"time span", formatDuration(last - first) + ", from " + std::to_string(first) + " ns on the trace's clock"});
     }
     table.addRow({"layers", formatCount(static_cast<std::int64_t>(trace.layers.size()))});
     table.addRow({"ranges", formatCount(static_cast<std::int64_t>(trace.ranges.size()))});
@@ -46,8 +46,7 @@ std::string describe(const std::string &path, const Trace &trace)
     if (ooms > 0)
         table.addRow({"out of memory", formatCount(ooms) + (ooms == 1 ? " failure" : " failures")});
     table.addRow({"call stacks", formatCount(static_cast<std::int64_t>(trace.stacks.stackCount() - 1)) + " ("
-                                     + formatCount(static_cast<std::int64_t>(trace.stacks.frames().size()))
-                                     + " frames)"});
+                                     + formatCount(static_cast<std::int64_t>(trace.stacks.frames().size())) + " frames)"});
     out += table.toString();
     out += "metadata\n";
     TextTable meta({"", ""});
@@ -63,7 +62,10 @@ Command addInfoCommand(CLI::App &app)
 {
     auto *command = app.add_subcommand("info", "Show what a trace file holds: source, devices, counts, metadata");
     auto path = std::make_shared<std::string>();
-    command->add_option("FILE", *path, "Trace file: *.peaklens, a PyTorch memory snapshot, a Kineto trace, a memory timeline or trace text")->required();
+    command
+        ->add_option("FILE", *path,
+                     "Trace file: *.peaklens, a PyTorch memory snapshot, a Kineto trace, a memory timeline or trace text")
+        ->required();
     return {command, [path] { return describe(*path, *loadTrace(*path)); }};
 }
 

@@ -42,9 +42,8 @@ json planJson(const CostModel &model, const Plan &plan)
              {{"peak_bytes", plan.prediction.peakBytes},
               {"peak_time_ns", plan.prediction.peakTimeNs},
               {"peak_phase", phaseName(plan.prediction.peakPhase)},
-              {"peak_in_recompute_of", plan.prediction.peakInRecomputeOf
-                                           ? json(model.layers[*plan.prediction.peakInRecomputeOf].path)
-                                           : json(nullptr)},
+              {"peak_in_recompute_of",
+               plan.prediction.peakInRecomputeOf ? json(model.layers[*plan.prediction.peakInRecomputeOf].path) : json(nullptr)},
               {"step_time_ms", milliseconds(plan.prediction.stepTimeNs)},
               {"step_time_spread_ms", milliseconds(model.stepTimeSpreadNs + plan.prediction.addedTimeSpreadNs)},
               {"added_time_ms", milliseconds(plan.prediction.addedTimeNs)},
@@ -62,21 +61,22 @@ json chainJson(const CostModel &model)
 {
     json layers = json::array();
     for (const ChainLayer &layer : model.layers) {
-        layers.push_back({{"name", layer.path},
-                          {"retained_bytes", layer.retainedBytes},
-                          {"output_bytes", layer.outputBytes},
-                          {"saving_bytes", layer.savingBytes},
-                          {"kept_bytes", layer.keptBytes},
-                          {"regenerated_bytes", layer.regeneratedBytes},
-                          {"held_in_backward_bytes", layer.heldInBackwardBytes},
-                          {"forward_rise_bytes", layer.forwardRiseBytes},
-                          {"recompute_peak_bytes", layer.recomputePeakBytes},
-                          {"backward_peak_bytes", layer.backwardPeakBytes},
-                          {"forward_ms", milliseconds(layer.forwardNs)},
-                          {"backward_ms", milliseconds(layer.backwardNs)},
-                          {"recompute_ms", milliseconds(layer.recomputeNs)},
-                          {"warm_up_forward_ms", layer.outlierForwardNs ? json(milliseconds(*layer.outlierForwardNs)) : json(nullptr)},
-                          {"warm_up_backward_ms", layer.outlierBackwardNs ? json(milliseconds(*layer.outlierBackwardNs)) : json(nullptr)}});
+        layers.push_back(
+            {{"name", layer.path},
+             {"retained_bytes", layer.retainedBytes},
+             {"output_bytes", layer.outputBytes},
+             {"saving_bytes", layer.savingBytes},
+             {"kept_bytes", layer.keptBytes},
+             {"regenerated_bytes", layer.regeneratedBytes},
+             {"held_in_backward_bytes", layer.heldInBackwardBytes},
+             {"forward_rise_bytes", layer.forwardRiseBytes},
+             {"recompute_peak_bytes", layer.recomputePeakBytes},
+             {"backward_peak_bytes", layer.backwardPeakBytes},
+             {"forward_ms", milliseconds(layer.forwardNs)},
+             {"backward_ms", milliseconds(layer.backwardNs)},
+             {"recompute_ms", milliseconds(layer.recomputeNs)},
+             {"warm_up_forward_ms", layer.outlierForwardNs ? json(milliseconds(*layer.outlierForwardNs)) : json(nullptr)},
+             {"warm_up_backward_ms", layer.outlierBackwardNs ? json(milliseconds(*layer.outlierBackwardNs)) : json(nullptr)}});
         json parts = json::array();
         for (const ChainPart &part : layer.parts) {
             parts.push_back({{"name", part.path},
@@ -108,8 +108,11 @@ std::string planText(const CostModel &model, const Plan &plan, const std::string
     for (const std::string &path : paths)
         list += (list.empty() ? "" : ", ") + path;
     if (isPerLayer(plan.schedule))
-        out += "Checkpoint      " + (paths.empty() ? std::string("nothing") : std::to_string(paths.size()) + " of "
-                                     + std::to_string(model.layers.size()) + " layers: " + list) + "\n";
+        out +=
+            "Checkpoint      "
+            + (paths.empty() ? std::string("nothing")
+                             : std::to_string(paths.size()) + " of " + std::to_string(model.layers.size()) + " layers: " + list)
+            + "\n";
     else {
         const auto parts = static_cast<std::size_t>(
             std::count_if(plan.schedule.begin(), plan.schedule.end(), [](const CheckpointUnit &unit) { return unit.isPart(); }));
@@ -117,13 +120,15 @@ std::string planText(const CostModel &model, const Plan &plan, const std::string
                + (parts ? " and " + std::to_string(parts) + (parts == 1 ? " module" : " modules") + " inside layers" : "")
                + " in " + std::to_string(plan.schedule.size()) + " units: " + strategyOf(model, plan).toString() + "\n";
     }
-    out += "Peak            " + formatBytes(plan.prediction.peakBytes) + " predicted, " + formatBytes(plain.peakBytes)
-           + " " + baseline + " (" + percent(static_cast<double>(plan.prediction.peakBytes - plain.peakBytes),
-                                     static_cast<double>(plain.peakBytes)) + ")\n";
+    out += "Peak            " + formatBytes(plan.prediction.peakBytes) + " predicted, " + formatBytes(plain.peakBytes) + " "
+           + baseline + " ("
+           + percent(static_cast<double>(plan.prediction.peakBytes - plain.peakBytes), static_cast<double>(plain.peakBytes))
+           + ")\n";
     const auto spread = [](std::int64_t ns) { return ns > 0 ? " ± " + formatDuration(ns) : std::string(); };
     out += "Step time       " + formatDuration(plan.prediction.stepTimeNs)
-           + spread(model.stepTimeSpreadNs + plan.prediction.addedTimeSpreadNs) + " predicted, " + formatDuration(plain.stepTimeNs)
-           + spread(model.stepTimeSpreadNs) + " measured (+" + formatDuration(plan.prediction.addedTimeNs) + ", +"
+           + spread(model.stepTimeSpreadNs + plan.prediction.addedTimeSpreadNs) + " predicted, "
+           + formatDuration(plain.stepTimeNs) + spread(model.stepTimeSpreadNs) + " measured (+"
+           + formatDuration(plan.prediction.addedTimeNs) + ", +"
            + percent(static_cast<double>(plan.prediction.addedTimeNs), static_cast<double>(plain.stepTimeNs)) + ")\n";
     if (plan.rankedWithinNoise(model))
         out += "The next cheapest plan that fits adds only " + formatDuration(*plan.runnerUpAddedNs - plan.prediction.addedTimeNs)
@@ -203,12 +208,13 @@ std::string maxBatchOutput(const PlanOptions &options, const Budget &budget)
         out = "Not even " + std::string(traced ? "a batch of 1" : "a hundredth of the traced batch") + " fits in "
               + budget.describe(bytes) + ".\n";
     else if (fit.batch)
-        out = "Largest batch   " + std::to_string(*fit.batch) + " (traced: " + std::to_string(*traced) + ", x" + factor + ") within "
-              + budget.describe(bytes) + "\n";
+        out = "Largest batch   " + std::to_string(*fit.batch) + " (traced: " + std::to_string(*traced) + ", x" + factor
+              + ") within " + budget.describe(bytes) + "\n";
     else
         out = "Largest batch   x" + std::string(factor) + " the traced one within " + budget.describe(bytes)
               + " (pass --batch N for samples)\n";
-    return out + planText(scaled, fit.plan, "Its cheapest checkpoints, with activations scaled to that batch:", "without checkpoints")
+    return out
+           + planText(scaled, fit.plan, "Its cheapest checkpoints, with activations scaled to that batch:", "without checkpoints")
            + "Times are the traced batch's; a larger batch's step and recomputes take longer.\n";
 }
 
@@ -227,11 +233,17 @@ Command addPlanCommand(CLI::App &app)
     command->add_option("--batch", options->batch, "The traced batch, when the trace does not say (with --max-batch)")
         ->check(wholeNumber(1, kMaxTracedBatch));
     activationBudget->excludes(budget);
-    auto *overhead = command->add_option("--overhead", options->overhead, "Added step time allowed, e.g. 10%")->type_name("PERCENT");
-    auto *strategy = command->add_option("--strategy", options->strategy, "none, all, every:K, segments:K, sqrt, or units NAME, FIRST..LAST, FIRST..LAST(INNER,...) (docs/planning.md)")
-                         ->type_name("STRATEGY");
-    auto *checkpoint = command->add_option("--checkpoint", options->checkpoint,
-                                           "Predict exactly these units, as --strategy reads them: NAME,FIRST..LAST(INNER),...")
+    auto *overhead =
+        command->add_option("--overhead", options->overhead, "Added step time allowed, e.g. 10%")->type_name("PERCENT");
+    auto *strategy =
+        command
+            ->add_option(
+                "--strategy", options->strategy,
+                "none, all, every:K, segments:K, sqrt, or units NAME, FIRST..LAST, FIRST..LAST(INNER,...) (docs/planning.md)")
+            ->type_name("STRATEGY");
+    auto *checkpoint = command
+                           ->add_option("--checkpoint", options->checkpoint,
+                                        "Predict exactly these units, as --strategy reads them: NAME,FIRST..LAST(INNER),...")
                            ->type_name("UNITS");
     budget->excludes(overhead)->excludes(strategy)->excludes(checkpoint);
     activationBudget->excludes(overhead)->excludes(strategy)->excludes(checkpoint);
@@ -316,8 +328,9 @@ Command addParetoCommand(CLI::App &app)
                     std::size_t count = 0;
                     for (bool on : plan.checkpoint)
                         count += on;
-                    const bool near = i > 0 && std::abs(plan.prediction.addedTimeNs - plans[i - 1].prediction.addedTimeNs)
-                                                   < model.stepTimeSpreadNs;
+                    const bool near =
+                        i > 0
+                        && std::abs(plan.prediction.addedTimeNs - plans[i - 1].prediction.addedTimeNs) < model.stepTimeSpreadNs;
                     close = close || near;
                     table.addRow({formatBytes(plan.prediction.peakBytes), formatDuration(plan.prediction.stepTimeNs),
                                   (near ? "≈ +" : "+") + formatDuration(plan.prediction.addedTimeNs),

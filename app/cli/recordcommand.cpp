@@ -40,7 +40,8 @@ void requireCudaDevice()
     int devices = 0;
     const int status = init ? init(0) : -1;
     if (status != 0 || !count || count(&devices) != 0 || devices == 0)
-        throw Error("record needs a CUDA device, and the NVIDIA driver sees none (cuInit returned " + std::to_string(status) + ").");
+        throw Error("record needs a CUDA device, and the NVIDIA driver sees none (cuInit returned " + std::to_string(status)
+                    + ").");
 }
 
 constexpr const char *kCollector = "libpeaklens_cupti.so";
@@ -56,8 +57,8 @@ std::filesystem::path installedPluginDirectory()
 std::optional<std::filesystem::path> findPlugin(const char *file)
 {
     const char *pluginDir = std::getenv("PEAKLENS_PLUGIN_DIR");
-    for (const std::filesystem::path &directory : {pluginDir ? std::filesystem::path(pluginDir) : std::filesystem::path(),
-                                                   ownDirectory(), installedPluginDirectory()}) {
+    for (const std::filesystem::path &directory :
+         {pluginDir ? std::filesystem::path(pluginDir) : std::filesystem::path(), ownDirectory(), installedPluginDirectory()}) {
         if (!directory.empty() && std::filesystem::exists(directory / file))
             return std::filesystem::weakly_canonical(directory / file);
     }
@@ -86,7 +87,8 @@ std::filesystem::path findHelper()
 {
     const std::filesystem::path installed = ownDirectory() / PEAKLENS_DATA_DIR_FROM_BIN / "python";
     if (!std::filesystem::exists(installed / "peaklens" / "__init__.py"))
-        throw Error("the peaklens Python helper is not in " + installed.lexically_normal().string() + "; install the python component.");
+        throw Error("the peaklens Python helper is not in " + installed.lexically_normal().string()
+                    + "; install the python component.");
     return std::filesystem::weakly_canonical(installed);
 }
 
@@ -126,8 +128,9 @@ void prepareBackend(const std::string &backend, std::string allocator, const std
     std::string pythonPath = helper.string();
     if (backend == "torch") {
         if (!allocator.empty() && allocator != "native")
-            throw Error("--allocator " + allocator + " applies to --backend cupti: the torch backend records PyTorch's "
-                        "caching allocator as it is.");
+            throw Error("--allocator " + allocator
+                        + " applies to --backend cupti: the torch backend records PyTorch's "
+                          "caching allocator as it is.");
         setEnvironment("PEAKLENS_TORCH_RECORDER", findTorchRecorder().string());
         // Its sitecustomize starts the recorder once the process imports torch.
         pythonPath += ":" + (helper / "peaklens" / "_autostart").string();
@@ -162,13 +165,15 @@ Command addRecordCommand(CLI::App &app)
         std::vector<std::string> command;
     };
     auto options = std::make_shared<Options>();
-    command->add_option("--backend", options->backend,
-                        "torch (PyTorch's own allocator reports, any machine), cupti (the CUDA driver's view, a GPU) "
-                        "or auto (the default: cupti when --allocator is given, else torch where its recorder is installed)")
+    command
+        ->add_option("--backend", options->backend,
+                     "torch (PyTorch's own allocator reports, any machine), cupti (the CUDA driver's view, a GPU) "
+                     "or auto (the default: cupti when --allocator is given, else torch where its recorder is installed)")
         ->check(CLI::IsMember({"auto", "torch", "cupti"}));
-    command->add_option("--allocator", options->allocator,
-                        "With --backend cupti: exact (no caching: every tensor is seen; the default), async "
-                        "(cudaMallocAsync) or native (the caching allocator's segments)")
+    command
+        ->add_option("--allocator", options->allocator,
+                     "With --backend cupti: exact (no caching: every tensor is seen; the default), async "
+                     "(cudaMallocAsync) or native (the caching allocator's segments)")
         ->check(CLI::IsMember({"exact", "async", "native"}));
     command->add_option("--out", options->out, "Folder for the traces (default: peaklens-<pid>)");
     command->add_option("COMMAND", options->command, "The training command, after --")->required();
@@ -191,7 +196,8 @@ Command addRecordCommand(CLI::App &app)
                 for (const auto &entry : std::filesystem::directory_iterator(out, ec))
                     traces += entry.path().extension() == ".peaklens";
                 // The torch recorder starts in a process once it imports torch and allocates.
-                const std::string why = traces == 0 && backend == "torch" ? ": no process of it imported torch and allocated memory" : "";
+                const std::string why =
+                    traces == 0 && backend == "torch" ? ": no process of it imported torch and allocated memory" : "";
                 return {"recorded " + std::to_string(traces) + " trace file(s) in " + out.string() + "; the command exited with "
                             + std::to_string(code) + why + "\n",
                         code};

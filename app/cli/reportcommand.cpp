@@ -5,9 +5,9 @@
 #include "command.h"
 
 #include "core/error.h"
+#include "core/format/outputfile.h"
 #include "core/import/traceloader.h"
 #include "core/report/htmlreport.h"
-#include "core/format/outputfile.h"
 #include "core/report/tablereport.h"
 #include "core/trace/units.h"
 
@@ -18,7 +18,8 @@ namespace peaklens::cli {
 
 Command addReportCommand(CLI::App &app)
 {
-    auto *command = app.add_subcommand("report", "Write an HTML, CSV or JSON report of one trace, or of runs compared with the first");
+    auto *command =
+        app.add_subcommand("report", "Write an HTML, CSV or JSON report of one trace, or of runs compared with the first");
     struct Options
     {
         std::vector<std::string> inputs;
@@ -30,7 +31,8 @@ Command addReportCommand(CLI::App &app)
     auto options = std::make_shared<Options>();
     command->add_option("FILE", options->inputs, "Traces; the first is the baseline the others are compared with")->required();
     command->add_option("-o,--output", options->output, "OUT.html, OUT.csv or OUT.json")->required();
-    command->add_option("--budget", options->budget, "Memory budget for the planner's optimum, e.g. 6GiB (default: 75% of the peak)")
+    command
+        ->add_option("--budget", options->budget, "Memory budget for the planner's optimum, e.g. 6GiB (default: 75% of the peak)")
         ->type_name("SIZE");
     command->add_option("--table", options->table, "CSV only: layers, plans, sites or events")
         ->check(CLI::IsMember({"layers", "plans", "sites", "events"}));
@@ -39,7 +41,8 @@ Command addReportCommand(CLI::App &app)
                 const std::string extension = std::filesystem::path(options->output).extension().string();
                 if (extension == ".pdf")
                     throw FileError(options->output, "must end in .html, .csv or .json here; the app writes PDF: "
-                                                     "peaklens --export-report " + options->output + " FILE.");
+                                                     "peaklens --export-report "
+                                                         + options->output + " FILE.");
                 if (extension != ".html" && extension != ".csv" && extension != ".json")
                     throw FileError(options->output, "must end in .html, .csv or .json, which says what to write.");
                 std::optional<std::int64_t> budget;

@@ -9,9 +9,9 @@
 #include "command.h"
 #include "textoutput.h"
 
+#include "core/document/analysedtrace.h"
 #include "core/error.h"
 #include "core/import/traceloader.h"
-#include "core/document/analysedtrace.h"
 #include "core/plan/budget.h"
 #include "core/plan/planner.h"
 #include "core/plan/replayresult.h"
@@ -101,8 +101,9 @@ Measured measuredIn(const std::string &trace)
 
 Outcome runReplay(const RerunLaunch &launch, const std::filesystem::path &folder)
 {
-    ChildProcess child{{program(launch.program)}, launch.environment, launch.workingDirectory,
-                       (folder / "result.json").string(), (folder / "replay.log").string(), false};
+    ChildProcess child{{program(launch.program)},        launch.environment,
+                       launch.workingDirectory,          (folder / "result.json").string(),
+                       (folder / "replay.log").string(), false};
     child.arguments.insert(child.arguments.end(), launch.arguments.begin(), launch.arguments.end());
     const int code = runChild(child);
     if (code != 0 && code != 3 && code != 4) // 3: out of memory, 4: gradients differ
@@ -197,7 +198,8 @@ std::string textOutput(const std::string &strategy, const CostModel &model, cons
     table.addRow({"Step time",
                   formatDuration(plan.prediction.stepTimeNs) + " ± "
                       + formatDuration(model.stepTimeSpreadNs + plan.prediction.addedTimeSpreadNs),
-                  spreadText(outcome.run.stepTimesMs), formatDuration(baseline.stepTimeNs) + " ± " + formatDuration(model.stepTimeSpreadNs),
+                  spreadText(outcome.run.stepTimesMs),
+                  formatDuration(baseline.stepTimeNs) + " ± " + formatDuration(model.stepTimeSpreadNs),
                   spreadText(outcome.baseline.stepTimesMs)});
     std::string out = "Rerun with " + strategy + ": " + std::to_string(checkpointedPaths(model, plan.schedule).size()) + " of "
                       + std::to_string(model.layers.size()) + " layers checkpointed\n" + table.toString();
@@ -234,13 +236,12 @@ json jsonOutput(const std::string &path, const std::string &strategy, const Cost
                 {"step_time_spread_ms", milliseconds(model.stepTimeSpreadNs)}}},
               {"measured", measuredJson(outcome.baseline)}}},
             {"peak_error_percent", error ? json(*error) : json(nullptr)},
-            {"step_time_change",
-             change ? json{{"percent", change->changePercent},
-                           {"low_percent", change->lowPercent},
-                           {"high_percent", change->highPercent},
-                           {"paired", change->paired},
-                           {"within_noise", change->withinNoise()}}
-                    : json(nullptr)},
+            {"step_time_change", change ? json{{"percent", change->changePercent},
+                                               {"low_percent", change->lowPercent},
+                                               {"high_percent", change->highPercent},
+                                               {"paired", change->paired},
+                                               {"within_noise", change->withinNoise()}}
+                                        : json(nullptr)},
             {"gradients", outcome.gradients ? json{{"agree", outcome.gradients->agree},
                                                    {"max_relative_difference", outcome.gradients->maxRelativeDifference}}
                                             : json(nullptr)},
@@ -256,9 +257,11 @@ Command addRerunCommand(CLI::App &app)
     auto options = std::make_shared<RerunOptions>();
     command->add_option("FILE", options->path, "Trace file: a replay's, or a recorded run's (its command is relaunched)")
         ->required();
-    auto *checkpoint = command->add_option("--checkpoint", options->checkpoint,
-                                           "none, all, every:K, segments:K, sqrt, or units NAME, FIRST..LAST, ... (docs/planning.md)")
-                           ->type_name("STRATEGY");
+    auto *checkpoint =
+        command
+            ->add_option("--checkpoint", options->checkpoint,
+                         "none, all, every:K, segments:K, sqrt, or units NAME, FIRST..LAST, ... (docs/planning.md)")
+            ->type_name("STRATEGY");
     auto *budget = command->add_option("--budget", options->budget, "Rerun the cheapest plan for this peak: 6GiB, or 70%")
                        ->type_name("SIZE");
     checkpoint->excludes(budget);
@@ -286,7 +289,8 @@ Command addRerunCommand(CLI::App &app)
                 }
                 const std::string strategy = strategyOf(model, plan).toString();
                 const std::filesystem::path folder = outFolder(*options);
-                const RerunPlan rerun = planRerun(*analysed->trace, {strategy}, analysed->checkpoint, folder.string(), options->steps);
+                const RerunPlan rerun =
+                    planRerun(*analysed->trace, {strategy}, analysed->checkpoint, folder.string(), options->steps);
                 for (const auto &[path, contents] : rerun.files) {
                     std::ofstream file(path);
                     if (!(file << contents))

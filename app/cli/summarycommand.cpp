@@ -55,14 +55,15 @@ std::string peakSection(const Trace &trace, const TraceSummary &summary)
         where += ", " + std::string(phaseName(summary.peakPhase));
     if (summary.peakLayer != kNoLayer)
         where += ", in " + trace.layers[summary.peakLayer].path;
-    std::string out = "Peak allocated  " + formatBytes(peak.allocatedBytes) + " on " + peak.device.toString() + " "
-                      + where + "\n";
+    std::string out =
+        "Peak allocated  " + formatBytes(peak.allocatedBytes) + " on " + peak.device.toString() + " " + where + "\n";
     // Users compare the peak with max_memory_allocated: say what it counts.
     out += "                " + peakCountingNote(trace, summary.peak.liveAtPeak) + "\n";
     if (peak.reservedBytes) {
-        out += "Peak reserved   " + formatBytes(*peak.reservedBytes) + " "
-               + (isStateOnly(trace) ? std::string("at dump time") : "at +" + formatDuration(*peak.reservedTimeNs - summary.firstNs))
-               + " (" + formatBytes(peak.reservedAtPeakBytes.value_or(0)) + " reserved at the allocated peak)\n";
+        out +=
+            "Peak reserved   " + formatBytes(*peak.reservedBytes) + " "
+            + (isStateOnly(trace) ? std::string("at dump time") : "at +" + formatDuration(*peak.reservedTimeNs - summary.firstNs))
+            + " (" + formatBytes(peak.reservedAtPeakBytes.value_or(0)) + " reserved at the allocated peak)\n";
     } else {
         out += "Peak reserved   unknown (the trace has no segment events)\n";
     }
@@ -105,21 +106,25 @@ std::string liveSection(const Trace &trace, const LiveSet &live, std::size_t top
             out += "  ... and " + std::to_string(groups.size() - top) + " more\n";
     };
     const auto none = [](const std::optional<LiveGroup> &) { return std::string(); };
-    group("category", live.byCategory, [](std::uint32_t key) { return std::string(categoryName(static_cast<Category>(key))); }, none);
+    group(
+        "category", live.byCategory, [](std::uint32_t key) { return std::string(categoryName(static_cast<Category>(key))); },
+        none);
     out += "\n";
-    group("layer", live.byLayer, [&](std::uint32_t key) { return layerLabel(trace, key); }, none);
+    group(
+        "layer", live.byLayer, [&](std::uint32_t key) { return layerLabel(trace, key); }, none);
     if (live.bySite.size() > 1 || (live.bySite.size() == 1 && live.bySite.front().key != AllocationSites::kNoSite)) {
         const AllocationSites sites(trace.stacks);
         out += "\n";
-        group("allocated at", live.bySite, [&](std::uint32_t key) { return sites.label(key); },
-              [&](const std::optional<LiveGroup> &g) {
-                  if (!g)
-                      return std::string("called from");
-                  std::string callers;
-                  for (const std::string &caller : sites.callers(g->largestStack, 2))
-                      callers += (callers.empty() ? "" : " <- ") + caller;
-                  return callers;
-              });
+        group(
+            "allocated at", live.bySite, [&](std::uint32_t key) { return sites.label(key); },
+            [&](const std::optional<LiveGroup> &g) {
+                if (!g)
+                    return std::string("called from");
+                std::string callers;
+                for (const std::string &caller : sites.callers(g->largestStack, 2))
+                    callers += (callers.empty() ? "" : " <- ") + caller;
+                return callers;
+            });
         if (withFullStacks)
             out += fullStacks(trace, live, sites, top);
     }
@@ -131,8 +136,7 @@ std::string layerSection(const Trace &trace, const TraceSummary &summary, std::s
     const auto ranked = rankLayersByActivation(trace, summary.layers);
     if (ranked.empty())
         return {};
-    TextTable table({"layer", "kind", "activations", "self", "forward", "backward"},
-                    {false, false, true, true, true, true});
+    TextTable table({"layer", "kind", "activations", "self", "forward", "backward"}, {false, false, true, true, true, true});
     for (std::size_t i = 0; i < std::min(top, ranked.size()); ++i) {
         const LayerStats &s = summary.layers[ranked[i]];
         const Layer &layer = trace.layers[s.layer];
@@ -299,8 +303,8 @@ std::string jsonRanks(const CrossRankTable &table)
 
 Command addSummaryCommand(CLI::App &app)
 {
-    auto *command = app.add_subcommand("summary",
-                                       "The peak, what is live at it, layers and steps; of several files, the ranks side by side");
+    auto *command =
+        app.add_subcommand("summary", "The peak, what is live at it, layers and steps; of several files, the ranks side by side");
     struct Options
     {
         std::vector<std::string> paths;
@@ -310,7 +314,8 @@ Command addSummaryCommand(CLI::App &app)
         bool fullStacks = false;
     };
     auto options = std::make_shared<Options>();
-    command->add_option("FILE", options->paths, "Trace file (any format PeakLens reads: docs/formats.md); several: one per rank")->required();
+    command->add_option("FILE", options->paths, "Trace file (any format PeakLens reads: docs/formats.md); several: one per rank")
+        ->required();
     command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
     command->add_option("--top", options->top, "How many layers, groups and steps to list (JSON: all unless given)")
         ->check(wholeNumber(1))

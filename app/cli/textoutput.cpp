@@ -27,8 +27,8 @@ std::string TextTable::toString(const std::string &indent) const
             widths[c] = std::max(widths[c], row[c].size());
     }
     std::string out;
-    const bool hasHeader = std::any_of(m_rows.front().begin(), m_rows.front().end(),
-                                       [](const std::string &cell) { return !cell.empty(); });
+    const bool hasHeader =
+        std::any_of(m_rows.front().begin(), m_rows.front().end(), [](const std::string &cell) { return !cell.empty(); });
     for (std::size_t r = hasHeader ? 0 : 1; r < m_rows.size(); ++r) {
         const auto &row = m_rows[r];
         std::string line = indent;

@@ -6,9 +6,9 @@
 #include "command.h"
 #include "textoutput.h"
 
+#include "core/document/growinganalysis.h"
 #include "core/error.h"
 #include "core/format/tracefollower.h"
-#include "core/document/growinganalysis.h"
 #include "core/plan/headroom.h"
 #include "core/trace/units.h"
 #include "core/trace/visibletext.h"
@@ -26,7 +26,7 @@ struct WatchOptions
 {
     std::string path;
     int intervalMs = 250;
-    std::string capacity;  // a size, or empty: the trace's device.memory
+    std::string capacity; // a size, or empty: the trace's device.memory
     double marginPercent = kHeadroomMargin * 100;
     double forSeconds = 0; // 0: until the writer finishes or stops
 };
@@ -76,7 +76,8 @@ std::string adviceLine(const GrowingAnalysis &analysis, std::int64_t capacity, d
     const HeadroomAdvice advice = adviseHeadroom(*model, capacity, margin);
     std::string line = "advice: " + advice.sentence(*model) + ".";
     if (advice.plan.feasible && !advice.plan.schedule.empty())
-        line += " Strategy for a rerun: " + advice.strategy + " (peaklens-replay --checkpoint, PEAKLENS_CHECKPOINT for a recording).";
+        line +=
+            " Strategy for a rerun: " + advice.strategy + " (peaklens-replay --checkpoint, PEAKLENS_CHECKPOINT for a recording).";
     return line;
 }
 
@@ -113,8 +114,9 @@ CommandOutput watch(const WatchOptions &options)
                     + percent(static_cast<double>(step.peakBytes), static_cast<double>(*capacity)) + " of the "
                     + formatBytes(*capacity) + " " + step.device.toString() + " can hold, within the "
                     + percent(options.marginPercent, 100) + " margin; "
-                    + (step.topLayerBytes > 0 ? layerName(trace, step.topLayer) + " held most (" + formatBytes(step.topLayerBytes) + ")."
-                                              : std::string("no layer held any of it.")));
+                    + (step.topLayerBytes > 0
+                           ? layerName(trace, step.topLayer) + " held most (" + formatBytes(step.topLayerBytes) + ")."
+                           : std::string("no layer held any of it.")));
                 if (step.peakBytes > advisedAt) {
                     say(adviceLine(growing, *capacity, options.marginPercent / 100));
                     advisedAt = step.peakBytes;
@@ -133,8 +135,8 @@ CommandOutput watch(const WatchOptions &options)
         }
         if (options.forSeconds > 0
             && std::chrono::steady_clock::now() - started >= std::chrono::duration<double>(options.forSeconds)) {
-            say("Stopped following after " + formatDuration(static_cast<std::int64_t>(options.forSeconds * 1e9))
-                + "; " + follower.writerText() + ".");
+            say("Stopped following after " + formatDuration(static_cast<std::int64_t>(options.forSeconds * 1e9)) + "; "
+                + follower.writerText() + ".");
             return CommandOutput("");
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(options.intervalMs));
@@ -150,8 +152,9 @@ Command addWatchCommand(CLI::App &app)
                                                     "warning near the device's memory");
     command->add_option("file", options->path, "The .peaklens file a recording or replay is writing")->required();
     command->add_option("--interval", options->intervalMs, "How often to look for new rows, in ms (default 250)");
-    command->add_option("--capacity", options->capacity,
-                        "The device's memory, e.g. 80GiB (default: the trace's device.memory, if it says)")
+    command
+        ->add_option("--capacity", options->capacity,
+                     "The device's memory, e.g. 80GiB (default: the trace's device.memory, if it says)")
         ->type_name("SIZE");
     command->add_option("--margin", options->marginPercent, "Warn when a step's peak comes this close, in % (default 5)");
     command->add_option("--for", options->forSeconds, "Stop following after this many seconds (default: until the writer ends)");

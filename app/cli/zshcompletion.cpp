@@ -118,8 +118,10 @@ std::string zshCompletionScript(const CompletionSpec &spec)
     specs.push_back(singleQuoted("*:: :->command"));
     out += argumentsCall("-C", specs, "    ");
     out += "\n    [[ $state == command ]] || return ret\n"
-           "    curcontext=${curcontext%:*:*}:" + spec.program + "-$words[1]:\n"
-           "    case $words[1] in\n";
+           "    curcontext=${curcontext%:*:*}:"
+           + spec.program
+           + "-$words[1]:\n"
+             "    case $words[1] in\n";
     for (const auto &command : spec.commands) {
         std::vector<std::string> commandSpecs = optionSpecs(function, command.options);
         for (const auto &positional : command.positionals) {
@@ -139,8 +141,9 @@ std::string zshCompletionScript(const CompletionSpec &spec)
     // The words after a command line's own "--" (which _arguments keeps only when it comes
     // first), completed as if they were typed alone.
     if (runsCommands) {
-        out += function + "_command_line()\n{\n    if [[ $words[1] == -- ]]; then\n        shift words\n"
-                          "        (( CURRENT-- ))\n    fi\n    _normal\n}\n\n";
+        out += function
+               + "_command_line()\n{\n    if [[ $words[1] == -- ]]; then\n        shift words\n"
+                 "        (( CURRENT-- ))\n    fi\n    _normal\n}\n\n";
     }
 
     // Autoloaded, the file's body is the function's: it defines the functions, then runs.

@@ -48,7 +48,8 @@ void sortByRank(std::vector<DocumentPtr> &documents)
     const auto rank = [](const DocumentPtr &document) {
         return rankOf(*document->trace).value_or(std::numeric_limits<long long>::max());
     };
-    std::stable_sort(documents.begin(), documents.end(), [&](const DocumentPtr &a, const DocumentPtr &b) { return rank(a) < rank(b); });
+    std::stable_sort(documents.begin(), documents.end(),
+                     [&](const DocumentPtr &a, const DocumentPtr &b) { return rank(a) < rank(b); });
 }
 
 QString processLabel(const Trace &trace, const QString &path)
@@ -107,7 +108,8 @@ std::vector<ProcessEntry> readOverviews(const QStringList &paths, const Progress
     std::vector<std::size_t> order(entries.size());
     std::iota(order.begin(), order.end(), std::size_t(0));
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return ranks[a].value_or(std::numeric_limits<long long>::max()) < ranks[b].value_or(std::numeric_limits<long long>::max());
+        return ranks[a].value_or(std::numeric_limits<long long>::max())
+               < ranks[b].value_or(std::numeric_limits<long long>::max());
     });
     std::vector<ProcessEntry> sorted;
     for (std::size_t i : order)
@@ -163,9 +165,9 @@ quint64 DocumentLoader::load(const QStringList &paths, Purpose purpose)
                 const int permille = static_cast<int>(fraction * 1000);
                 if (shared->shownPermille.exchange(permille) == permille)
                     return;
-                QMetaObject::invokeMethod(this, [this, purpose = shared->purpose, permille] {
-                    Q_EMIT progress(purpose, permille / 1000.0);
-                }, Qt::QueuedConnection);
+                QMetaObject::invokeMethod(
+                    this, [this, purpose = shared->purpose, permille] { Q_EMIT progress(purpose, permille / 1000.0); },
+                    Qt::QueuedConnection);
             };
             // Reads paths[i] as the part [from, to) of the bar.
             const auto readDocument = [&](const QString &path, double from, double to) {
@@ -182,8 +184,8 @@ quint64 DocumentLoader::load(const QStringList &paths, Purpose purpose)
                 outcome.documents.push_back(readDocument(outcome.processes.front().path, 0.7, 1.0));
             } else {
                 for (qsizetype i = 0; i < paths.size(); ++i)
-                    outcome.documents.push_back(readDocument(paths[i], double(i) / double(paths.size()),
-                                                             double(i + 1) / double(paths.size())));
+                    outcome.documents.push_back(
+                        readDocument(paths[i], double(i) / double(paths.size()), double(i + 1) / double(paths.size())));
                 sortByRank(outcome.documents);
                 if (shared->purpose == Purpose::Open)
                     outcome.processes.push_back(entryOf(*outcome.documents.front()));

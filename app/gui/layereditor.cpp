@@ -100,7 +100,8 @@ void LayerEditor::mergeIntoParent(const DocumentPtr &document, std::uint32_t lay
     const Trace &trace = *document->trace;
     const QString what = tr("Merged %1 into %2").arg(pathOf(trace, layer), pathOf(trace, trace.layers[layer].parent));
     start(what, [document, layer] {
-        return analyseDocument(document->filePath(), std::make_shared<const Trace>(peaklens::mergeIntoParent(*document->trace, layer)));
+        return analyseDocument(document->filePath(),
+                               std::make_shared<const Trace>(peaklens::mergeIntoParent(*document->trace, layer)));
     });
 }
 
@@ -129,13 +130,15 @@ QMenu *LayerEditor::menuFor(const DocumentPtr &document, std::uint32_t layer, QW
     action = menu->addAction(tr("Plan with the default chain"), this, [this, document] { useChain(document, {}); });
     action->setEnabled(!document->chain.layers.empty());
     menu->addSeparator();
-    menu->addAction(tr("Rename %1…").arg(QString::fromStdString(std::string(target.name()))), this, [this, document, layer, parent] {
-        bool ok = false;
-        const QString name = QInputDialog::getText(parent, tr("Rename layer"), tr("New name:"), QLineEdit::Normal,
-                                                   QString::fromStdString(std::string(document->trace->layers[layer].name())), &ok);
-        if (ok)
-            rename(document, layer, name);
-    });
+    menu->addAction(
+        tr("Rename %1…").arg(QString::fromStdString(std::string(target.name()))), this, [this, document, layer, parent] {
+            bool ok = false;
+            const QString name =
+                QInputDialog::getText(parent, tr("Rename layer"), tr("New name:"), QLineEdit::Normal,
+                                      QString::fromStdString(std::string(document->trace->layers[layer].name())), &ok);
+            if (ok)
+                rename(document, layer, name);
+        });
     action = menu->addAction(target.parent == kNoLayer ? tr("Merge into its parent")
                                                        : tr("Merge into %1").arg(pathOf(trace, target.parent)),
                              this, [this, document, layer] { mergeIntoParent(document, layer); });

@@ -16,10 +16,18 @@ QString LiveStatus::text() const
     const auto q = [](const std::string &text) { return QString::fromStdString(text); };
     QString line;
     switch (writer) {
-    case TraceFollower::Writer::Waiting: line = QObject::tr("Live: waiting for the first commit"); break;
-    case TraceFollower::Writer::Writing: line = QObject::tr("Live"); break;
-    case TraceFollower::Writer::Finished: line = QObject::tr("Finished"); break;
-    case TraceFollower::Writer::Stopped: line = QObject::tr("The writer stopped without finishing"); break;
+    case TraceFollower::Writer::Waiting:
+        line = QObject::tr("Live: waiting for the first commit");
+        break;
+    case TraceFollower::Writer::Writing:
+        line = QObject::tr("Live");
+        break;
+    case TraceFollower::Writer::Finished:
+        line = QObject::tr("Finished");
+        break;
+    case TraceFollower::Writer::Stopped:
+        line = QObject::tr("The writer stopped without finishing");
+        break;
     }
     if (peakBytes)
         line += QObject::tr(": peak so far %1 on %2").arg(q(formatBytes(*peakBytes)), peakDevice);
@@ -77,7 +85,7 @@ struct LiveFollow::State
 
     TraceFollower follower;
     GrowingAnalysis analysis; // the status line's figures (live()) and the views'
-    
+
     bool analysedComplete = false; // the figures were taken with every step complete
     bool unshown = false;          // rows came since the last snapshot
     bool advised = false;          // a snapshot was taken with a warning, for its advice

@@ -23,15 +23,15 @@ namespace peaklens::gui {
 struct LiveStatus
 {
     TraceFollower::Writer writer = TraceFollower::Writer::Waiting;
-    QString writerText;                 // "peaklens-replay (pid 4242) is writing it"
-    std::optional<long> writerPid;      // when the writer runs on this machine
-    std::size_t events = 0;             // memory events committed so far
+    QString writerText;            // "peaklens-replay (pid 4242) is writing it"
+    std::optional<long> writerPid; // when the writer runs on this machine
+    std::size_t events = 0;        // memory events committed so far
     std::size_t completedSteps = 0;
     std::optional<std::int64_t> peakBytes; // the highest so far, on peakDevice
     QString peakDevice;
-    std::optional<std::int64_t> step;   // the step being recorded
+    std::optional<std::int64_t> step; // the step being recorded
     Phase phase = Phase::Other;
-    QString layer;                      // the layer running now, empty outside any
+    QString layer; // the layer running now, empty outside any
     // A step whose peak came within kHeadroomMargin of the device's memory (deviceCapacity):
     // "step 7 peaked at 76.1 GiB, within 5 % of the device's 79.2 GiB; most held by blocks.3 (9.1 GiB)".
     QString headroomWarning;
@@ -81,8 +81,8 @@ private:
         std::shared_ptr<const Trace> snapshot; // what was committed, for a document
         std::optional<AnalysedTrace> analysed; // its analyses, while the writer writes
         TimelineSeries byLayer;
-        bool complete = false;                 // nothing more will come
-        bool unshown = false;                  // rows no snapshot holds yet
+        bool complete = false; // nothing more will come
+        bool unshown = false;  // rows no snapshot holds yet
         QString error;
     };
     struct Analysed

@@ -63,9 +63,7 @@ std::string localPath(const QString &path)
     std::string bytes;
     bytes.reserve(static_cast<std::size_t>(path.size()));
     qsizetype from = 0;
-    const auto flush = [&](qsizetype to) {
-        bytes += QStringView(path).mid(from, to - from).toUtf8().toStdString();
-    };
+    const auto flush = [&](qsizetype to) { bytes += QStringView(path).mid(from, to - from).toUtf8().toStdString(); };
     for (qsizetype i = 0; i < path.size(); ++i) {
         const char16_t unit = path.at(i).unicode();
         const bool lowSurrogate = unit >= 0xDC00 && unit <= 0xDFFF;

@@ -8,12 +8,12 @@
 
 #include "localpath.h"
 #include "mainwindow.h"
+#include "recorddialog.h"
+#include "reportexport.h"
 #include "widgets/allocatorpane.h"
 #include "widgets/flamegraphpane.h"
 #include "widgets/timelineview.h"
 #include "widgets/whatifbar.h"
-#include "recorddialog.h"
-#include "reportexport.h"
 
 #include "core/error.h"
 #include "core/format/outputfile.h"
@@ -50,8 +50,8 @@ constexpr int kMaxSide = 8192;
 // manager to take size hints); those lines say nothing to someone writing a report.
 void quietOffscreenWarnings()
 {
-    static const QtMessageHandler previous = qInstallMessageHandler(
-        [](QtMsgType type, const QMessageLogContext &context, const QString &message) {
+    static const QtMessageHandler previous =
+        qInstallMessageHandler([](QtMsgType type, const QMessageLogContext &context, const QString &message) {
             if (type == QtWarningMsg
                 && (message.startsWith(QLatin1String("QStandardPaths: XDG_RUNTIME_DIR not set"))
                     || message.startsWith(QLatin1String("This plugin does not support"))))
@@ -90,10 +90,9 @@ std::unique_ptr<peaklens::OutputFile> outputTarget(Output kind, const QString &o
     std::vector<std::string> files;
     for (const QString &input : inputs)
         files.push_back(peaklens::gui::localPath(input));
-    return std::make_unique<peaklens::OutputFile>(peaklens::gui::localPath(out),
-                                                  force ? peaklens::OutputFile::Existing::Replace
-                                                        : peaklens::OutputFile::Existing::Refuse,
-                                                  files);
+    return std::make_unique<peaklens::OutputFile>(
+        peaklens::gui::localPath(out), force ? peaklens::OutputFile::Existing::Replace : peaklens::OutputFile::Existing::Refuse,
+        files);
 }
 
 // Writes `widget` as it is drawn now through `target`; false, with one line said, if it cannot.
@@ -143,7 +142,8 @@ int run(int argc, char **argv)
     const QCommandLineOption empty(QStringLiteral("empty"), QStringLiteral("Open no trace: the window's empty state."));
     const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("The window's size, such as 1920x1080."),
                                   QStringLiteral("WIDTHxHEIGHT"));
-    const QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Select a layer by its path."), QStringLiteral("LAYER"));
+    const QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Select a layer by its path."),
+                                    QStringLiteral("LAYER"));
     const QCommandLineOption exportReport(QStringLiteral("export-report"),
                                           QStringLiteral("Write a report (PDF, HTML, CSV or JSON) of the traces and exit."),
                                           QStringLiteral("OUT"));
@@ -162,12 +162,13 @@ int run(int argc, char **argv)
                                   QStringLiteral("Show only this stretch of the timeline, in ms from the trace's start."),
                                   QStringLiteral("FROM..TO"));
     const QCommandLineOption find(QStringLiteral("search"), QStringLiteral("Search the flame graph."), QStringLiteral("TEXT"));
-    const QCommandLineOption compare(QStringLiteral("compare"), QStringLiteral("Compare the trace with another, as File > Compare with… does."),
+    const QCommandLineOption compare(QStringLiteral("compare"),
+                                     QStringLiteral("Compare the trace with another, as File > Compare with… does."),
                                      QStringLiteral("FILE"));
     const QCommandLineOption force(QStringLiteral("force"),
                                    QStringLiteral("Replace the file --screenshot or --export-report names if it exists."));
-    parser.addOptions({screenshot, groupByLayer, strategy, budget, rerun, select, exportReport, record, empty, size, tab, at, zoom, find,
-                       compare, force});
+    parser.addOptions({screenshot, groupByLayer, strategy, budget, rerun, select, exportReport, record, empty, size, tab, at,
+                       zoom, find, compare, force});
     parser.addPositionalArgument(QStringLiteral("FILE"),
                                  QStringLiteral("Traces to open, several (or their folder) for the ranks of one run "
                                                 "(default: the bundled sample)"));
@@ -297,7 +298,8 @@ int run(int argc, char **argv)
         dialog->setCommand(parser.value(record), QDir::currentPath());
         if (shot) {
             QObject::connect(dialog, &peaklens::gui::RecordDialog::failed, dialog, [dialog, &shot] {
-                QTimer::singleShot(100, dialog, [dialog, &shot] { QCoreApplication::exit(saveScreenshot(dialog, *shot) ? 0 : 2); });
+                QTimer::singleShot(100, dialog,
+                                   [dialog, &shot] { QCoreApplication::exit(saveScreenshot(dialog, *shot) ? 0 : 2); });
             });
         }
         window.show();
@@ -314,13 +316,14 @@ int run(int argc, char **argv)
             }
             window.exportReportTo(parser.value(exportReport));
         });
-        QObject::connect(&window, &peaklens::gui::MainWindow::reportExported, &window, [](const QString &path, const QString &problem) {
-            if (problem.isEmpty())
-                std::printf("wrote %s\n", qPrintable(path));
-            else
-                std::fprintf(stderr, "peaklens: %s\n", qPrintable(problem));
-            QCoreApplication::exit(problem.isEmpty() ? 0 : 2);
-        });
+        QObject::connect(&window, &peaklens::gui::MainWindow::reportExported, &window,
+                         [](const QString &path, const QString &problem) {
+                             if (problem.isEmpty())
+                                 std::printf("wrote %s\n", qPrintable(path));
+                             else
+                                 std::fprintf(stderr, "peaklens: %s\n", qPrintable(problem));
+                             QCoreApplication::exit(problem.isEmpty() ? 0 : 2);
+                         });
         QObject::connect(&window, &peaklens::gui::MainWindow::loadFailed, &window, [](const QString &message) {
             std::fprintf(stderr, "peaklens: %s\n", qPrintable(message));
             QCoreApplication::exit(2);
@@ -328,7 +331,8 @@ int run(int argc, char **argv)
     } else if (shot) {
         auto capture = [&window, &shot] {
             // One event-loop turn lets the splitters and the plot lay themselves out.
-            QTimer::singleShot(100, &window, [&window, &shot] { QCoreApplication::exit(saveScreenshot(&window, *shot) ? 0 : 2); });
+            QTimer::singleShot(100, &window,
+                               [&window, &shot] { QCoreApplication::exit(saveScreenshot(&window, *shot) ? 0 : 2); });
         };
         if (rerunFirst) {
             QObject::connect(&window, &peaklens::gui::MainWindow::rerunFinished, &window, [&, capture] {
@@ -347,7 +351,8 @@ int run(int argc, char **argv)
             // A file still being written: once the followed views have grown from it.
             QObject::connect(&window, &peaklens::gui::MainWindow::documentLoaded, &window, [&window, capture] {
                 if (window.liveFollow())
-                    QObject::connect(&window, &peaklens::gui::MainWindow::liveUpdated, &window, capture, Qt::SingleShotConnection);
+                    QObject::connect(&window, &peaklens::gui::MainWindow::liveUpdated, &window, capture,
+                                     Qt::SingleShotConnection);
                 else
                     capture();
             });

@@ -18,8 +18,8 @@
 #include "widgets/diffpane.h"
 #include "widgets/emptystate.h"
 #include "widgets/flamegraphpane.h"
-#include "widgets/rankspane.h"
 #include "widgets/livesetpane.h"
+#include "widgets/rankspane.h"
 #include "widgets/runspane.h"
 #include "widgets/timelineview.h"
 #include "widgets/whatifbar.h"
@@ -57,9 +57,9 @@
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
-#include <QToolButton>
 #include <QTabWidget>
 #include <QToolBar>
+#include <QToolButton>
 #include <QTreeView>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
@@ -103,8 +103,9 @@ QString noModelText(const TraceDocument &document)
     QString reason = QString::fromStdString(visibleText(document.modelProblem));
     const qsizetype hint = reason.indexOf(QLatin1String("; choose the chain"));
     if (hint >= 0)
-        reason = reason.left(hint) + MainWindow::tr(". Right-click the layer that holds the blocks and choose "
-                                                    "\u201cPlan with its sub-layers as the chain\u201d.");
+        reason = reason.left(hint)
+                 + MainWindow::tr(". Right-click the layer that holds the blocks and choose "
+                                  "\u201cPlan with its sub-layers as the chain\u201d.");
     return reason;
 }
 
@@ -261,7 +262,8 @@ void MainWindow::createPanes()
     m_headroomButton = new QToolButton(this);
     m_headroomButton->setObjectName(QStringLiteral("headroomButton"));
     m_headroomButton->setAutoRaise(true);
-    m_headroomButton->setStyleSheet(QStringLiteral("QToolButton { background: #b35c00; color: white; padding: 1px 8px; border-radius: 8px; font-weight: bold; }"));
+    m_headroomButton->setStyleSheet(QStringLiteral(
+        "QToolButton { background: #b35c00; color: white; padding: 1px 8px; border-radius: 8px; font-weight: bold; }"));
     m_headroomButton->setVisible(false);
     connect(m_headroomButton, &QToolButton::clicked, this, [this] {
         if (m_live && !m_live->status().headroomStrategy.isEmpty())
@@ -546,7 +548,7 @@ void MainWindow::showDocument(const DocumentPtr &document, bool grown)
     const std::string name = std::filesystem::path(document->path).filename().string();
     setWindowTitle(tr("%1 — PeakLens").arg(QString::fromStdString(visibleText(name))));
     const bool hasLayers = !document->trace->layers.empty();
-    m_pages->setCurrentIndex(1); // laid out before the columns are fitted to it
+    m_pages->setCurrentIndex(1);                           // laid out before the columns are fitted to it
     const CheckpointSchedule toggled = m_session.schedule; // resetting the layers clears the ticks
     m_layers->resetData(document);
     if (grown) {
@@ -647,8 +649,8 @@ void MainWindow::showComparison(const DocumentPtr &other)
             curve.push_back({point.timeNs, point.bytes});
     }
     m_timeline->setComparison(curve, tr("B: %1").arg(nameB));
-    statusBar()->showMessage(tr("Compared with %1: peak %2 → %3.")
-                                 .arg(nameB, bytesText(diff.a.peakBytes), bytesText(diff.b.peakBytes)));
+    statusBar()->showMessage(
+        tr("Compared with %1: peak %2 → %3.").arg(nameB, bytesText(diff.a.peakBytes), bytesText(diff.b.peakBytes)));
     Q_EMIT comparisonShown();
 }
 

@@ -216,11 +216,11 @@ private:
 
     Session m_session;
     quint64 m_nextSession = 1;
-    quint64 m_rerunSession = 0;  // the session a running rerun belongs to
-    quint64 m_openTicket = 0;    // the files being opened
-    QStringList m_openRequest;   // and the paths they were asked for by (a folder, say)
-    quint64 m_processTicket = 0; // another process of the session being read
-    quint64 m_compareTicket = 0; // a trace to compare with being read
+    quint64 m_rerunSession = 0;                 // the session a running rerun belongs to
+    quint64 m_openTicket = 0;                   // the files being opened
+    QStringList m_openRequest;                  // and the paths they were asked for by (a folder, say)
+    quint64 m_processTicket = 0;                // another process of the session being read
+    quint64 m_compareTicket = 0;                // a trace to compare with being read
     std::map<quint64, RunRecord> m_readingRuns; // reruns whose traces are being read, by ticket
     // Reruns kept from an earlier session: the one being read, by ticket, and those after it.
     std::optional<std::pair<quint64, RunRecord>> m_restoring;

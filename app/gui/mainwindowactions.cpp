@@ -2,8 +2,8 @@
 // The main window's menus and what they open: files, recent files, dropped files, the
 // recording dialog and report export.
 
-#include "localpath.h"
 #include "livefollow.h"
+#include "localpath.h"
 #include "mainwindow.h"
 #include "models/layermodel.h"
 #include "models/runsmodel.h"
@@ -45,9 +45,9 @@ void MainWindow::createActions()
 {
     QMenu *file = menuBar()->addMenu(tr("&File"));
     m_openAction = file->addAction(tr("&Open…"), this, [this] {
-        const QStringList paths = QFileDialog::getOpenFileNames(
-            this, tr("Open traces (several: one per rank)"), QString(),
-            tr("Traces (*.peaklens *.pltxt *.pickle *.json *.gz);;All files (*)"));
+        const QStringList paths =
+            QFileDialog::getOpenFileNames(this, tr("Open traces (several: one per rank)"), QString(),
+                                          tr("Traces (*.peaklens *.pltxt *.pickle *.json *.gz);;All files (*)"));
         openFiles(paths);
     });
     m_openAction->setShortcut(QKeySequence::Open);
@@ -95,7 +95,8 @@ void MainWindow::createActions()
         action->setCheckable(true);
     view->addSeparator();
     view->addAction(tr("&Reset zoom"), m_timeline, &TimelineView::resetZoom)->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
-    view->addAction(tr("Show the &peak"), this, [this] { showLiveSet(std::nullopt); })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
+    view->addAction(tr("Show the &peak"), this, [this] { showLiveSet(std::nullopt); })
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
     view->addAction(tr("&Filter layers"), this, [this] { m_layerFilter->setFocus(); })->setShortcut(QKeySequence::Find);
     QAction *flat = view->addAction(tr("Layers as a flat &list"));
     flat->setCheckable(true);

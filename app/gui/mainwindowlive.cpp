@@ -47,7 +47,8 @@ void MainWindow::followLive(const QString &path)
     });
     m_liveBadge->setText(tr("● Live"));
     m_liveBadge->setToolTip(tr("%1 is being written; the views follow it").arg(path));
-    m_liveBadge->setStyleSheet(QStringLiteral("QLabel { background: #1b7f3b; color: white; padding: 1px 8px; border-radius: 8px; font-weight: bold; }"));
+    m_liveBadge->setStyleSheet(
+        QStringLiteral("QLabel { background: #1b7f3b; color: white; padding: 1px 8px; border-radius: 8px; font-weight: bold; }"));
     m_liveBadge->setVisible(true);
     statusBar()->showMessage(tr("Following %1 while it is written…").arg(path));
 }
@@ -78,18 +79,19 @@ void MainWindow::followRerun(const QString &path)
 {
     m_rerunLive = std::make_unique<LiveFollow>(path);
     const quint64 session = m_session.id;
-    connect(m_rerunLive.get(), &LiveFollow::documentReady, this, [this, session](const DocumentPtr &run, const LiveStatus &status) {
-        if (session != m_session.id || !document() || !document()->model || !isRerunning())
-            return;
-        // The steps measured so far, laid over the baseline's as the finished run will be.
-        std::vector<SeriesPoint> curve;
-        if (const auto alignment = alignSteps(*run->trace, *document()->trace, document()->model->step))
-            for (const SeriesPoint &point : alignedSeries(run->byCategory.allocated, *alignment))
-                curve.push_back({point.timeNs, point.bytes});
-        m_timeline->setComparison(curve, tr("measured (%1, live)").arg(m_rerunLabel));
-        statusBar()->showMessage(tr("%1 — %2").arg(m_rerunLabel, status.text()));
-        Q_EMIT liveUpdated();
-    });
+    connect(m_rerunLive.get(), &LiveFollow::documentReady, this,
+            [this, session](const DocumentPtr &run, const LiveStatus &status) {
+                if (session != m_session.id || !document() || !document()->model || !isRerunning())
+                    return;
+                // The steps measured so far, laid over the baseline's as the finished run will be.
+                std::vector<SeriesPoint> curve;
+                if (const auto alignment = alignSteps(*run->trace, *document()->trace, document()->model->step))
+                    for (const SeriesPoint &point : alignedSeries(run->byCategory.allocated, *alignment))
+                        curve.push_back({point.timeNs, point.bytes});
+                m_timeline->setComparison(curve, tr("measured (%1, live)").arg(m_rerunLabel));
+                statusBar()->showMessage(tr("%1 — %2").arg(m_rerunLabel, status.text()));
+                Q_EMIT liveUpdated();
+            });
 }
 
 void MainWindow::showLiveStatus(const LiveStatus &status)
@@ -99,10 +101,13 @@ void MainWindow::showLiveStatus(const LiveStatus &status)
                                                  : tr("The run is written on another machine"));
     updateRerunAction();
     m_headroomButton->setVisible(!status.headroomWarning.isEmpty());
-    m_headroomButton->setText(status.headroomStrategy.isEmpty() ? tr("⚠ Near the device's memory")
-                                                                : tr("⚠ Near the device's memory: checkpoint %1").arg(status.headroomStrategy));
-    m_headroomButton->setToolTip(status.headroomWarning + (status.headroomAdvice.isEmpty() ? QString() : QStringLiteral(";\n") + status.headroomAdvice)
-                                 + (status.headroomStrategy.isEmpty() ? QString() : tr("\n\nClick to tick these toggles, then Rerun once the run has stopped.")));
+    m_headroomButton->setText(status.headroomStrategy.isEmpty()
+                                  ? tr("⚠ Near the device's memory")
+                                  : tr("⚠ Near the device's memory: checkpoint %1").arg(status.headroomStrategy));
+    m_headroomButton->setToolTip(
+        status.headroomWarning + (status.headroomAdvice.isEmpty() ? QString() : QStringLiteral(";\n") + status.headroomAdvice)
+        + (status.headroomStrategy.isEmpty() ? QString()
+                                             : tr("\n\nClick to tick these toggles, then Rerun once the run has stopped.")));
     switch (status.writer) {
     case TraceFollower::Writer::Waiting:
     case TraceFollower::Writer::Writing:
@@ -113,7 +118,8 @@ void MainWindow::showLiveStatus(const LiveStatus &status)
     case TraceFollower::Writer::Stopped:
         m_liveBadge->setText(tr("Writer stopped"));
         m_liveBadge->setToolTip(tr("%1. What it committed is shown; nothing more will come.").arg(status.writerText));
-        m_liveBadge->setStyleSheet(QStringLiteral("QLabel { background: #b35c00; color: white; padding: 1px 8px; border-radius: 8px; font-weight: bold; }"));
+        m_liveBadge->setStyleSheet(QStringLiteral(
+            "QLabel { background: #b35c00; color: white; padding: 1px 8px; border-radius: 8px; font-weight: bold; }"));
         break;
     }
     statusBar()->showMessage(status.text());

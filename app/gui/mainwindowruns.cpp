@@ -48,9 +48,10 @@ RunRecord MainWindow::baselineRun(const TraceDocument &document) const
     record.document = m_session.document;
     const QJsonObject result =
         QJsonDocument::fromJson(QByteArray::fromStdString(document.trace->metaValue(metakey::ReplayResult))).object();
-    record.measured.peakAllocatedBytes = result.contains(QLatin1String("peak_allocated_bytes"))
-                                             ? static_cast<std::int64_t>(result.value(QLatin1String("peak_allocated_bytes")).toDouble())
-                                             : document.peakBytes;
+    record.measured.peakAllocatedBytes =
+        result.contains(QLatin1String("peak_allocated_bytes"))
+            ? static_cast<std::int64_t>(result.value(QLatin1String("peak_allocated_bytes")).toDouble())
+            : document.peakBytes;
     record.measured.stepTimesMs = document.stepTimesMs();
     return record;
 }
@@ -63,7 +64,7 @@ void MainWindow::updateRerunAction()
         reason = tr("its run is still writing it; stop the run first (Run > Stop the Followed Run)");
     const bool running = isRerunning();
     m_rerunAction->setEnabled(reason.isEmpty() && !running);
-    m_rerunAction->setToolTip(running ? tr("A rerun is running (Esc cancels it)")
+    m_rerunAction->setToolTip(running            ? tr("A rerun is running (Esc cancels it)")
                               : reason.isEmpty() ? tr("Run the step again with the checked layers checkpointed, and the "
                                                       "baseline beside it on this machine (Ctrl+R)")
                                                  : tr("Cannot rerun: %1").arg(reason));
@@ -137,7 +138,8 @@ void MainWindow::restoreKeptRuns()
         m_runsToRestore.push_back(std::move(run));
     }
     if (!problems.isEmpty())
-        statusBar()->showMessage(tr("Left out reruns whose run.json cannot be read: %1").arg(problems.join(QStringLiteral(", "))));
+        statusBar()->showMessage(
+            tr("Left out reruns whose run.json cannot be read: %1").arg(problems.join(QStringLiteral(", "))));
     restoreNextRun();
 }
 
@@ -173,8 +175,8 @@ bool MainWindow::keepUnsavedRuns()
         return true;
     const auto answer = QMessageBox::question(
         this, tr("Keep the reruns?"),
-        tr("%n rerun(s) could not be kept beside the trace and are in a temporary folder, which is deleted on quitting.",
-           nullptr, int(unsaved.size())),
+        tr("%n rerun(s) could not be kept beside the trace and are in a temporary folder, which is deleted on quitting.", nullptr,
+           int(unsaved.size())),
         QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
     if (answer == QMessageBox::Cancel)
         return false;
@@ -235,13 +237,18 @@ void MainWindow::applyStrategy()
     const CostModel &model = *document()->model;
     std::optional<Plan> plan;
     switch (m_whatIf->strategy()) {
-    case WhatIfBar::Strategy::Custom: break;
-    case WhatIfBar::Strategy::Rule: plan = planForStrategy(model, m_whatIf->rule()); break;
+    case WhatIfBar::Strategy::Custom:
+        break;
+    case WhatIfBar::Strategy::Rule:
+        plan = planForStrategy(model, m_whatIf->rule());
+        break;
     case WhatIfBar::Strategy::Budget:
         if (m_whatIf->budgetBytes() > 0)
             plan = planForBudget(model, static_cast<std::int64_t>(m_whatIf->budgetBytes()));
         break;
-    case WhatIfBar::Strategy::Overhead: plan = planForOverhead(model, m_whatIf->overheadFraction()); break;
+    case WhatIfBar::Strategy::Overhead:
+        plan = planForOverhead(model, m_whatIf->overheadFraction());
+        break;
     }
     if (!plan)
         return;

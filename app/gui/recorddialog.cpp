@@ -62,7 +62,8 @@ RecordDialog::RecordDialog(QWidget *parent)
         const char *tip;
     } backends[] = {
         {"torch", QT_TR_NOOP("PyTorch's allocator: every tensor, any machine"),
-         QT_TR_NOOP("--backend torch: PyTorch reports each block it hands out, on the CPU or a GPU; the caching allocator stays as it is")},
+         QT_TR_NOOP("--backend torch: PyTorch reports each block it hands out, on the CPU or a GPU; the caching allocator stays "
+                    "as it is")},
         {"cupti:exact", QT_TR_NOOP("CUPTI, exact: every tensor (no caching)"),
          QT_TR_NOOP("PYTORCH_NO_CUDA_MEMORY_CACHING=1: each tensor is a cudaMalloc the collector sees; slower; needs a GPU")},
         {"cupti:async", QT_TR_NOOP("CUPTI, async: cudaMallocAsync"),
@@ -160,7 +161,8 @@ void RecordDialog::startRecording()
     settings.setValue(QStringLiteral("record/command"), m_command->text());
     settings.setValue(QStringLiteral("record/directory"), directory.absolutePath());
     settings.setValue(QStringLiteral("record/backend"), m_backend->currentData());
-    m_outDirectory = directory.filePath(QStringLiteral("peaklens-") + QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
+    m_outDirectory = directory.filePath(QStringLiteral("peaklens-")
+                                        + QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
     m_log->clear();
     m_lastLine.clear();
     m_process = new QProcess(this);
@@ -222,7 +224,8 @@ void RecordDialog::onFinished(int exitCode, QProcess::ExitStatus status)
         return;
     }
     const QString message = status != QProcess::NormalExit ? tr("peaklens-cli record stopped (%1).").arg(exitCode)
-                                                            : m_lastLine.isEmpty() ? tr("The command left no trace.") : m_lastLine;
+                            : m_lastLine.isEmpty()         ? tr("The command left no trace.")
+                                                           : m_lastLine;
     m_status->setText(message);
     Q_EMIT failed(message);
 }

@@ -236,8 +236,9 @@ bool ReplayProcess::takeRecording(int exitCode)
     const std::optional<std::string> trace = relaunchedTrace(m_plan.launches[m_launch].traceFolder, m_plan.rank);
     if (exitCode != 0 || !trace) {
         const QString which = relaunchingBaseline() ? tr("with the baseline's toggles, ") : QString();
-        m_record.outcome = exitCode != 0 ? tr("%1the command exited with %2: %3").arg(which).arg(exitCode).arg(QString::fromUtf8(m_stderrTail))
-                                         : tr("%1the command left no trace (did it import torch?)").arg(which);
+        m_record.outcome =
+            exitCode != 0 ? tr("%1the command exited with %2: %3").arg(which).arg(exitCode).arg(QString::fromUtf8(m_stderrTail))
+                          : tr("%1the command left no trace (did it import torch?)").arg(which);
     }
     // A run cut short still left what it recorded; a baseline that failed is no baseline.
     if (trace && (m_record.outcome.isEmpty() || !relaunchingBaseline()))

@@ -4,8 +4,8 @@
 #include "localpath.h"
 
 #include "core/error.h"
-#include "core/report/htmlreport.h"
 #include "core/format/outputfile.h"
+#include "core/report/htmlreport.h"
 #include "core/report/tablereport.h"
 
 #include <QAbstractTextDocumentLayout>
@@ -152,7 +152,8 @@ QByteArray renderPdf(const ReportData &data, const QString &path)
 
 void checkReportPath(const QString &path)
 {
-    static const QStringList formats{QStringLiteral("pdf"), QStringLiteral("html"), QStringLiteral("csv"), QStringLiteral("json")};
+    static const QStringList formats{QStringLiteral("pdf"), QStringLiteral("html"), QStringLiteral("csv"),
+                                     QStringLiteral("json")};
     if (!formats.contains(QFileInfo(path).suffix().toLower()))
         throw FileError(localPath(path), "must end in .pdf, .html, .csv or .json, which says what to write.");
 }

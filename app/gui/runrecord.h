@@ -20,19 +20,19 @@ namespace peaklens::gui {
 
 struct RunRecord
 {
-    QString label;                   // "baseline", "rerun 1"
-    bool baseline = false;           // the trace itself, measured when it was recorded
-    QStringList checkpoint;          // its units, as a strategy names them
+    QString label;          // "baseline", "rerun 1"
+    bool baseline = false;  // the trace itself, measured when it was recorded
+    QStringList checkpoint; // its units, as a strategy names them
     std::int64_t predictedPeakBytes = 0;
     std::int64_t predictedStepNs = 0;
-    std::int64_t modelStepNs = 0;    // the baseline's own step in the model: what predictions are relative to
-    ReplayResult measured;           // peak and step times, and the baseline's measured beside them
-    QString outcome;                 // empty when measured; else out of memory, cancelled or why it failed
-    DocumentPtr document;            // the run's own trace, once read
-    QString folder;                  // where the rerun wrote (runstore.h)
-    bool kept = false;               // the folder is kept beside the baseline, not a temporary one
+    std::int64_t modelStepNs = 0;             // the baseline's own step in the model: what predictions are relative to
+    ReplayResult measured;                    // peak and step times, and the baseline's measured beside them
+    QString outcome;                          // empty when measured; else out of memory, cancelled or why it failed
+    DocumentPtr document;                     // the run's own trace, once read
+    QString folder;                           // where the rerun wrote (runstore.h)
+    bool kept = false;                        // the folder is kept beside the baseline, not a temporary one
     std::shared_ptr<QTemporaryDir> directory; // a temporary folder, kept while the row is
-    QStringList tracePaths;          // the run's trace, then the baseline's re-measured one (relaunches)
+    QStringList tracePaths;                   // the run's trace, then the baseline's re-measured one (relaunches)
 
     std::optional<double> measuredStepMs() const; // median of the measured steps
     // The predicted change of step time (the what-if bar's) and the one measured against

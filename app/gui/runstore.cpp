@@ -40,7 +40,8 @@ void giveRunFolder(RunRecord &record, const QString &baselinePath)
     const QDir runs(runsFolderOf(baselinePath));
     const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
     for (int attempt = 0; attempt < 100 && !baselinePath.isEmpty(); ++attempt) {
-        const QString name = attempt == 0 ? QStringLiteral("run-%1").arg(stamp) : QStringLiteral("run-%1-%2").arg(stamp).arg(attempt);
+        const QString name =
+            attempt == 0 ? QStringLiteral("run-%1").arg(stamp) : QStringLiteral("run-%1-%2").arg(stamp).arg(attempt);
         if (runs.exists(name))
             continue;
         if (!runs.mkpath(name))
@@ -76,7 +77,8 @@ void saveRun(const RunRecord &record)
 void saveRunTo(RunRecord &record, const QString &parent)
 {
     const QDir source(record.folder);
-    const QString target = QDir(parent).filePath(QFileInfo(record.folder).fileName() + QLatin1Char('-') + record.label.simplified().replace(QLatin1Char(' '), QLatin1Char('-')));
+    const QString target = QDir(parent).filePath(QFileInfo(record.folder).fileName() + QLatin1Char('-')
+                                                 + record.label.simplified().replace(QLatin1Char(' '), QLatin1Char('-')));
     if (QFileInfo::exists(target))
         throw FileError(localPath(target), "already exists; choose another folder.");
     if (!QDir().mkpath(target))

@@ -43,9 +43,8 @@ void addDrawing(TraceDocument &document)
 {
     const Trace &trace = *document.trace;
     // The device is known once the peak is: the blocks index beside the rest.
-    auto blocks = std::async(std::launch::async, [&trace, device = document.device] {
-        return std::make_shared<const BlockIndex>(trace, device);
-    });
+    auto blocks = std::async(std::launch::async,
+                             [&trace, device = document.device] { return std::make_shared<const BlockIndex>(trace, device); });
     document.kernels = std::make_shared<const KernelLanes>(trace, document.device);
     document.sites = std::make_shared<const AllocationSites>(trace.stacks);
     document.allocatedBlocks = SeriesBlocks::build(document.byCategory.allocated);

@@ -23,7 +23,7 @@ struct TraceDocument : AnalysedTrace
     // A band per repeated block (blockDepth), or per innermost layer; its allocated and
     // reserved series are byCategory's, shared (regroupTimeline).
     TimelineSeries byLayer;
-    SeriesBlocks allocatedBlocks;  // of the allocated series (the same in both groupings)
+    SeriesBlocks allocatedBlocks; // of the allocated series (the same in both groupings)
     SeriesBlocks reservedBlocks;
     // The blocks of the timeline's device, for the block under the cursor, and the kernels
     // of that device by stream.
@@ -46,7 +46,6 @@ DocumentPtr completeDocument(const QString &path, AnalysedTrace analysed, Timeli
 // Throws peaklens::Error (ImportError naming the file) or Cancelled.
 DocumentPtr loadDocument(const QString &path, const Progress &progress = {});
 // The analyses of a trace already read (after an edit of its layers, or another chain).
-DocumentPtr analyseDocument(const QString &path, TracePtr trace, const ChainSelection &chain = {},
-                            const Progress &progress = {});
+DocumentPtr analyseDocument(const QString &path, TracePtr trace, const ChainSelection &chain = {}, const Progress &progress = {});
 
 } // namespace peaklens::gui

@@ -163,8 +163,7 @@ std::vector<std::string> AllocationSites::callers(std::uint32_t stack, std::size
 
 namespace peaklens {
 
-std::vector<StackLine> describeStack(const StackTable &stacks, const AllocationSites &sites, std::uint32_t stack,
-                                     bool machinery)
+std::vector<StackLine> describeStack(const StackTable &stacks, const AllocationSites &sites, std::uint32_t stack, bool machinery)
 {
     std::vector<StackLine> lines;
     for (std::uint32_t frame : stacks.framesOf(stack)) {

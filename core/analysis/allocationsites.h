@@ -79,7 +79,6 @@ struct StackLine
 };
 // A call stack innermost first, each frame with its kind. Without `machinery`, frames of
 // the allocator, dispatcher, interpreter and system are left out.
-std::vector<StackLine> describeStack(const StackTable &stacks, const AllocationSites &sites, std::uint32_t stack,
-                                     bool machinery);
+std::vector<StackLine> describeStack(const StackTable &stacks, const AllocationSites &sites, std::uint32_t stack, bool machinery);
 
 } // namespace peaklens

@@ -80,8 +80,8 @@ std::string explain(const OomAnalysis &oom, const AllocatorReplay &replay, const
         std::string outside;
         if (oom.deviceFreeBytes)
             outside = " and the GPU had only " + formatBytes(*oom.deviceFreeBytes) + " left outside PyTorch's cache";
-        return "Allocating " + request + where + " failed because only " + free + " of the " + reserved
-               + " reserved was free (" + formatBytes(oom.allocatedBytes) + " allocated)" + outside
+        return "Allocating " + request + where + " failed because only " + free + " of the " + reserved + " reserved was free ("
+               + formatBytes(oom.allocatedBytes) + " allocated)" + outside
                + ": the memory was used up, so the step must keep less (smaller batch, checkpointing), not merely "
                  "pack it better.";
     }
@@ -185,12 +185,15 @@ OomAnalysis judgeDumpState(const Trace &trace, Device device)
                             + " whether a failure here was a full device or fragmentation cannot be told.";
         return state;
     }
-    const double freeShare = state.reservedBytes > 0 ? static_cast<double>(state.freeBytes) / static_cast<double>(state.reservedBytes) : 0.0;
+    const double freeShare =
+        state.reservedBytes > 0 ? static_cast<double>(state.freeBytes) / static_cast<double>(state.reservedBytes) : 0.0;
     char share[32];
     std::snprintf(share, sizeof share, "%.1f %%", 100.0 * freeShare);
     const std::string figuresText = formatBytes(state.allocatedBytes) + " of the " + formatBytes(state.reservedBytes)
-                                    + " reserved is allocated, " + formatBytes(state.freeBytes) + " (" + share + ") free in the cache";
-    const std::int64_t largest = state.largestFreeBytes.value_or(std::max(figures.largestPlacedFreeBytes, figures.unplacedFreeBytes));
+                                    + " reserved is allocated, " + formatBytes(state.freeBytes) + " (" + share
+                                    + ") free in the cache";
+    const std::int64_t largest =
+        state.largestFreeBytes.value_or(std::max(figures.largestPlacedFreeBytes, figures.unplacedFreeBytes));
     if (freeShare < 0.05) {
         state.verdict = OomVerdict::LackOfMemory;
         state.explanation = head + figuresText

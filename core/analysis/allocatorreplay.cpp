@@ -204,8 +204,7 @@ void AllocatorReplay::mapSegment(std::uint64_t addr, std::uint64_t end, std::uin
     refreshRuns(segment, addr, end);
 }
 
-void AllocatorReplay::refreshRuns(std::map<std::uint64_t, Segment>::const_iterator segment, std::uint64_t from,
-                                  std::uint64_t to)
+void AllocatorReplay::refreshRuns(std::map<std::uint64_t, Segment>::const_iterator segment, std::uint64_t from, std::uint64_t to)
 {
     const std::uint64_t start = segment->first, end = segment->second.end;
     // A block belongs where it starts; one that reaches into the window covers its start,

@@ -52,8 +52,8 @@ AllocatorSeries allocatorSeries(const Trace &trace, Device device)
     for (auto time = replay.nextTime(); time; time = replay.nextTime()) {
         replay.applyNextTime();
         const AllocatorReplay::Figures figures = replay.figures();
-        series.points.push_back(AllocatorPoint{*time, figures.reservedBytes, figures.allocatedBytes, figures.freeBytes,
-                                               figures.largestFreeBytes});
+        series.points.push_back(
+            AllocatorPoint{*time, figures.reservedBytes, figures.allocatedBytes, figures.freeBytes, figures.largestFreeBytes});
     }
     return series;
 }

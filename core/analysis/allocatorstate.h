@@ -56,7 +56,7 @@ struct AllocatorSegment
 {
     std::uint64_t addr = 0;
     std::int64_t bytes = 0;
-    std::uint32_t lane = 0; // the stream it belongs to
+    std::uint32_t lane = 0;             // the stream it belongs to
     std::vector<AllocatorBlock> blocks; // by address
     std::vector<FreeRun> freeRuns;      // by address
     std::int64_t allocatedBytes = 0;
@@ -74,7 +74,7 @@ struct AllocatorState
     bool blocksKnown = true;
     bool expandableSegments = false; // allocator.expandable_segments
 
-    std::vector<AllocatorSegment> segments; // by address
+    std::vector<AllocatorSegment> segments;    // by address
     std::vector<AllocatorBlock> outsideBlocks; // in no known segment, by address
 
     std::int64_t reservedBytes = 0; // 0 when layout is None

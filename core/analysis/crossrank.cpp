@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "crossrank.h"
 
-#include "median.h"
 #include "lanedevices.h"
+#include "median.h"
 
 #include "core/trace/metadata.h"
 #include "core/trace/units.h"

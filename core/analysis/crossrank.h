@@ -27,10 +27,10 @@ struct RankOverview
     std::optional<std::int64_t> rank;      // the trace's "rank" metadata, when it is a number
     std::optional<std::int64_t> worldSize; // its "world_size"
     PeakFigures figures;
-    std::string topLayer;                  // module path of the layer holding the most at the peak; empty: none
+    std::string topLayer; // module path of the layer holding the most at the peak; empty: none
     std::int64_t topLayerBytes = 0;
     std::size_t events = 0;
-    std::int64_t firstNs = 0, lastNs = 0;  // time of the first and last memory event
+    std::int64_t firstNs = 0, lastNs = 0; // time of the first and last memory event
     // Allocated bytes on the peak's device over [firstNs, lastNs], lowest and highest per
     // column: a small timeline that never loses the peak.
     std::vector<ColumnRange> envelope;
@@ -46,7 +46,7 @@ struct RankRow
     RankOverview overview;
     std::int64_t rank = 0; // the metadata's rank, else the overview's position in the list given
     bool outlier = false;
-    std::string reason;    // why it is one: "peak 20.00 GiB is 100.0 % above the ranks' median of 10.00 GiB"
+    std::string reason; // why it is one: "peak 20.00 GiB is 100.0 % above the ranks' median of 10.00 GiB"
 };
 
 struct CrossRankTable

@@ -257,9 +257,9 @@ void gatherByModule(const Trace &trace, const std::vector<std::size_t> &allocati
     };
     for (const std::size_t i : allocations) {
         const std::uint32_t layer = trace.events.layer(i);
-        const std::uint32_t node = layer < trace.layers.size()
-                                       ? nodeOf(layer)
-                                       : tree.child(FlameTree::kRoot, FlameNodeType::NoLayer, 0, [] { return placeholder(kNoLayerLabel); });
+        const std::uint32_t node = layer < trace.layers.size() ? nodeOf(layer)
+                                                               : tree.child(FlameTree::kRoot, FlameNodeType::NoLayer, 0,
+                                                                            [] { return placeholder(kNoLayerLabel); });
         tree.addBlock(node, trace.events.deltaBytes(i));
     }
 }
@@ -367,9 +367,8 @@ FlameSelection selectUnder(const Trace &trace, const FlameGraph &graph, std::uin
     FrameKinds kinds(stacks);
     const auto shown = [&](std::uint32_t frame) { return kinds.shown(frame, graph.options.machinery); };
     if (chosen.type == FlameNodeType::OnlyHidden) {
-        const std::vector<std::int32_t> anyShown = alongStacks(stacks, [&](std::int32_t above, std::uint32_t frame) {
-            return above != 0 || shown(frame) ? 1 : 0;
-        });
+        const std::vector<std::int32_t> anyShown =
+            alongStacks(stacks, [&](std::int32_t above, std::uint32_t frame) { return above != 0 || shown(frame) ? 1 : 0; });
         for (std::uint32_t stack = 1; stack < stacks.stackCount(); ++stack)
             selection.stacks[stack] = anyShown[stack] == 0;
     } else if (chosen.type == FlameNodeType::Frame || chosen.type == FlameNodeType::Synthetic) {

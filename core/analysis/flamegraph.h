@@ -30,13 +30,13 @@ struct FlameGraphOptions
 };
 
 enum class FlameNodeType : std::uint8_t {
-    Root,        // all live memory
-    Frame,       // a stack frame (Stack keying)
-    Synthetic,   // the one frame of memory no event places: from before the trace, or in a file's totals only
-    Layer,       // a module (Module keying)
-    NoStack,     // blocks whose allocation recorded no stack
-    OnlyHidden,  // blocks whose stack holds only frames that are left out
-    NoLayer,     // blocks outside every layer
+    Root,       // all live memory
+    Frame,      // a stack frame (Stack keying)
+    Synthetic,  // the one frame of memory no event places: from before the trace, or in a file's totals only
+    Layer,      // a module (Module keying)
+    NoStack,    // blocks whose allocation recorded no stack
+    OnlyHidden, // blocks whose stack holds only frames that are left out
+    NoLayer,    // blocks outside every layer
 };
 
 struct FlameNode
@@ -44,16 +44,16 @@ struct FlameNode
     static constexpr std::uint32_t kNone = UINT32_MAX;
 
     FlameNodeType type = FlameNodeType::Root;
-    std::string label;                  // "forward (model.py:39)", "attn", "(no layer)", "all live memory"
-    std::string detail;                 // the frame with its full path, the module's full path
+    std::string label;                     // "forward (model.py:39)", "attn", "(no layer)", "all live memory"
+    std::string detail;                    // the frame with its full path, the module's full path
     FrameKind frameKind = FrameKind::User; // Frame nodes only
-    std::uint32_t key = kNone;          // frame index (Frame, Synthetic), layer index (Layer)
-    std::int64_t bytes = 0;             // inclusive
-    std::int64_t selfBytes = 0;         // of blocks whose path ends here
-    std::int64_t blocks = 0;            // inclusive
-    std::uint32_t depth = 0;            // the root is 0
+    std::uint32_t key = kNone;             // frame index (Frame, Synthetic), layer index (Layer)
+    std::int64_t bytes = 0;                // inclusive
+    std::int64_t selfBytes = 0;            // of blocks whose path ends here
+    std::int64_t blocks = 0;               // inclusive
+    std::uint32_t depth = 0;               // the root is 0
     std::uint32_t parent = kNone;
-    std::uint32_t end = 0;              // one past the last node under this one
+    std::uint32_t end = 0; // one past the last node under this one
 };
 
 struct FlameGraph

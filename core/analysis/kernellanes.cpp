@@ -19,9 +19,8 @@ KernelLanes::KernelLanes(const Trace &trace, Device device)
     for (auto &[stream, lane] : byStream) {
         lane.stream = stream;
         // trace.kernels is sorted by begin time; a stable sort keeps that promise checked.
-        std::stable_sort(lane.kernels.begin(), lane.kernels.end(), [&](std::size_t a, std::size_t b) {
-            return trace.kernels[a].beginNs < trace.kernels[b].beginNs;
-        });
+        std::stable_sort(lane.kernels.begin(), lane.kernels.end(),
+                         [&](std::size_t a, std::size_t b) { return trace.kernels[a].beginNs < trace.kernels[b].beginNs; });
         std::int64_t latest = INT64_MIN;
         for (std::size_t k : lane.kernels) {
             const Kernel &kernel = trace.kernels[k];

@@ -36,7 +36,7 @@ private:
         std::vector<std::size_t> kernels;  // into trace.kernels, by begin time
         std::vector<std::int64_t> beginNs; // theirs, for searching
         std::vector<std::int64_t> endNs;
-        std::vector<std::int64_t> endsBy;  // the latest end among the kernels up to each
+        std::vector<std::int64_t> endsBy; // the latest end among the kernels up to each
     };
     std::vector<StreamKernels> m_lanes;
 };

@@ -23,7 +23,7 @@ struct LayerStats
     std::int64_t selfActivationBytes = 0; // the same without sub-layers
     std::int64_t forwardNs = 0;           // mean time per step of its forward ranges
     std::int64_t backwardNs = 0;
-    std::int64_t forwardCalls = 0;        // forward ranges over the whole trace
+    std::int64_t forwardCalls = 0; // forward ranges over the whole trace
     std::int64_t backwardCalls = 0;
 };
 

@@ -75,8 +75,8 @@ SeriesBlocks SeriesBlocks::build(std::span<const SeriesPoint> series)
     return blocks;
 }
 
-std::vector<ColumnRange> reduceToColumns(std::span<const SeriesPoint> series, std::int64_t beginNs,
-                                         std::int64_t endNs, int columns, const SeriesBlocks *blocks)
+std::vector<ColumnRange> reduceToColumns(std::span<const SeriesPoint> series, std::int64_t beginNs, std::int64_t endNs,
+                                         int columns, const SeriesBlocks *blocks)
 {
     std::vector<ColumnRange> out;
     if (columns <= 0 || endNs <= beginNs)

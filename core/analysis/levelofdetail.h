@@ -14,10 +14,10 @@ namespace peaklens {
 
 struct ColumnRange
 {
-    std::int64_t beginNs = 0;     // the column's span of time
+    std::int64_t beginNs = 0; // the column's span of time
     std::int64_t minBytes = 0;
     std::int64_t maxBytes = 0;
-    std::int64_t maxTimeNs = 0;   // when maxBytes was first held in the column
+    std::int64_t maxTimeNs = 0; // when maxBytes was first held in the column
 };
 
 // Lowest and highest value per block of kSize points, so that a column spanning many
@@ -33,8 +33,8 @@ struct SeriesBlocks
 // `columns` equal columns over [beginNs, endNs). A value holds from its point's time until
 // the next point; before the first point the series is 0. `blocks`, when given, must be
 // built from this series.
-std::vector<ColumnRange> reduceToColumns(std::span<const SeriesPoint> series, std::int64_t beginNs,
-                                         std::int64_t endNs, int columns, const SeriesBlocks *blocks = nullptr);
+std::vector<ColumnRange> reduceToColumns(std::span<const SeriesPoint> series, std::int64_t beginNs, std::int64_t endNs,
+                                         int columns, const SeriesBlocks *blocks = nullptr);
 
 // A column of a stacked chart: the allocated range, and each group's bytes as they stood
 // when the column's highest point was reached, so that the stack's top is that point.

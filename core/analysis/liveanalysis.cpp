@@ -97,7 +97,8 @@ LiveAnalysis::StepFigures LiveAnalysis::figuresOf(const Trace &trace, const Step
     for (; m_settledAt < begin; ++m_settledAt)
         m_settled.apply(events, m_settledAt, m_settledAt, m_lanes->deviceOfLane[events.lane(m_settledAt)]);
     const std::vector<LiveBlocks::Block> carried = m_settled.blocksInOrder();
-    const auto span = spanTrace(trace, carriedThen(carried, step.beginNs, events, begin, end), step.beginNs, step.endNs, &m_reach);
+    const auto span =
+        spanTrace(trace, carriedThen(carried, step.beginNs, events, begin, end), step.beginNs, step.endNs, &m_reach);
     // The segments reserved before the step are found by a pass over every reserved event.
     m_work += (end - begin) + carried.size() + span->ranges.size() + span->kernels.size() + trace.reserved.size();
     const TraceSummary summary = summarize(*span);

@@ -8,11 +8,11 @@
 // the whole trace costs, however long the run.
 
 #include "core/trace/trace.h"
+#include "core/trace/tracegrowth.h"
 #include "lanedevices.h"
 #include "liveblocks.h"
 #include "peakfinder.h"
 #include "spantrace.h"
-#include "core/trace/tracegrowth.h"
 
 #include <cstdint>
 #include <functional>
@@ -27,8 +27,8 @@ public:
     struct StepFigures
     {
         Step step;
-        Device device;                 // where the step's memory peaked
-        std::int64_t peakBytes = 0;    // allocated at the step's peak
+        Device device;              // where the step's memory peaked
+        std::int64_t peakBytes = 0; // allocated at the step's peak
         std::int64_t peakTimeNs = 0;
         Phase peakPhase = Phase::Other;
         std::uint32_t peakLayer = kNoLayer; // the layer running at the peak
@@ -71,10 +71,10 @@ private:
     std::size_t m_laneCount = 0;
     std::vector<DevicePeak> m_peaks;
     std::vector<std::int64_t> m_current;
-    std::size_t m_applied = 0;     // events taken so far
-    LiveBlocks m_settled;          // the blocks live before event m_settledAt
+    std::size_t m_applied = 0; // events taken so far
+    LiveBlocks m_settled;      // the blocks live before event m_settledAt
     std::size_t m_settledAt = 0;
-    std::size_t m_nextStep = 0;    // the first step not yet complete
+    std::size_t m_nextStep = 0; // the first step not yet complete
     std::vector<StepFigures> m_steps;
     std::optional<std::int64_t> m_currentStep;
     Phase m_currentPhase = Phase::Other;

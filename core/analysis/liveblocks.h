@@ -38,9 +38,8 @@ public:
     {
         const std::int64_t delta = events.deltaBytes(i);
         if (delta > 0)
-            insert(Block{events.addr(i), device, static_cast<std::uint32_t>(index), delta, events.timeNs(i),
-                         events.layer(i), events.stack(i), events.category(i), events.phase(i),
-                         static_cast<std::uint16_t>(events.lane(i))});
+            insert(Block{events.addr(i), device, static_cast<std::uint32_t>(index), delta, events.timeNs(i), events.layer(i),
+                         events.stack(i), events.category(i), events.phase(i), static_cast<std::uint16_t>(events.lane(i))});
         else if (delta < 0)
             erase(events.addr(i), device);
     }

@@ -135,10 +135,7 @@ private:
     }
 
     // Changes are small either way: a sign bit moved to the bottom keeps them short.
-    static std::uint64_t zigzag(std::uint64_t change)
-    {
-        return (change << 1) ^ (std::uint64_t(0) - (change >> 63));
-    }
+    static std::uint64_t zigzag(std::uint64_t change) { return (change << 1) ^ (std::uint64_t(0) - (change >> 63)); }
     static std::uint64_t unzigzag(std::uint64_t stored) { return (stored >> 1) ^ (std::uint64_t(0) - (stored & 1)); }
 
     void appendVarint(std::uint64_t value)

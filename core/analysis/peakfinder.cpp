@@ -238,7 +238,8 @@ std::string peakCountingNote(const Trace &trace, const std::optional<LiveSet> &l
         at = end + 1;
     }
     if (const auto rounded = cachingAllocatorBytes(trace, *liveAtPeak))
-        note += "; at least " + formatBytes(*rounded) + " in the allocator's blocks, as torch.cuda.max_memory_allocated counts them";
+        note +=
+            "; at least " + formatBytes(*rounded) + " in the allocator's blocks, as torch.cuda.max_memory_allocated counts them";
     return note;
 }
 

@@ -17,10 +17,10 @@ namespace peaklens {
 struct DevicePeak
 {
     Device device;
-    std::int64_t allocatedBytes = 0;      // highest allocated bytes
-    std::int64_t timeNs = 0;              // when it was first reached
-    std::optional<std::size_t> eventIndex; // the event that reached it; none when nothing was allocated
-    std::optional<std::int64_t> reservedBytes;       // highest reserved bytes, when the trace has segments
+    std::int64_t allocatedBytes = 0;           // highest allocated bytes
+    std::int64_t timeNs = 0;                   // when it was first reached
+    std::optional<std::size_t> eventIndex;     // the event that reached it; none when nothing was allocated
+    std::optional<std::int64_t> reservedBytes; // highest reserved bytes, when the trace has segments
     std::optional<std::int64_t> reservedTimeNs;
     std::optional<std::int64_t> reservedAtPeakBytes; // reserved bytes at timeNs
 };
@@ -41,15 +41,15 @@ struct LiveSet
     std::vector<std::size_t> allocations; // indices of the allocating events, in time order
     std::vector<LiveGroup> byLayer;       // largest first
     std::vector<LiveGroup> byCategory;
-    std::vector<LiveGroup> byStack;       // by full call stack
-    std::vector<LiveGroup> bySite;        // by allocation site (AllocationSites ids)
+    std::vector<LiveGroup> byStack; // by full call stack
+    std::vector<LiveGroup> bySite;  // by allocation site (AllocationSites ids)
 };
 
 struct PeakReport
 {
-    std::vector<DevicePeak> devices;        // one per device with memory events or segments
-    std::optional<std::size_t> primary;     // index into devices of the highest peak
-    std::optional<LiveSet> liveAtPeak;      // on the primary device
+    std::vector<DevicePeak> devices;    // one per device with memory events or segments
+    std::optional<std::size_t> primary; // index into devices of the highest peak
+    std::optional<LiveSet> liveAtPeak;  // on the primary device
 };
 
 PeakReport findPeaks(const Trace &trace);

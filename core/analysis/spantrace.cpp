@@ -6,8 +6,7 @@
 
 namespace peaklens {
 
-std::vector<ReservedEvent> reservedInWindow(const std::vector<ReservedEvent> &reserved, std::int64_t beginNs,
-                                            std::int64_t endNs)
+std::vector<ReservedEvent> reservedInWindow(const std::vector<ReservedEvent> &reserved, std::int64_t beginNs, std::int64_t endNs)
 {
     std::map<std::pair<std::uint32_t, std::uint64_t>, std::int64_t> before;
     std::vector<ReservedEvent> kept;
@@ -32,8 +31,8 @@ MemoryEvents carriedThen(const std::vector<LiveBlocks::Block> &carried, std::int
     MemoryEvents result;
     result.reserve(carried.size() + (end - begin));
     for (const LiveBlocks::Block &block : carried) {
-        result.append(MemoryEvent{beginNs, block.bytes, block.addr, block.lane, block.layer, block.stack, block.category,
-                                  block.phase});
+        result.append(
+            MemoryEvent{beginNs, block.bytes, block.addr, block.lane, block.layer, block.stack, block.category, block.phase});
     }
     result.append(events, begin, end);
     return result;

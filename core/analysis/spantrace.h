@@ -30,8 +30,7 @@ std::vector<T> overlapping(const std::vector<T> &items, std::int64_t beginNs, st
 
 // The segments reserved before `beginNs` and not yet given back, as one event per lane and
 // address at `beginNs`, then the reserved events up to `endNs`.
-std::vector<ReservedEvent> reservedInWindow(const std::vector<ReservedEvent> &reserved, std::int64_t beginNs,
-                                            std::int64_t endNs);
+std::vector<ReservedEvent> reservedInWindow(const std::vector<ReservedEvent> &reserved, std::int64_t beginNs, std::int64_t endNs);
 
 // `carried` (in allocation order) as allocations at `beginNs`, then events [begin, end) of
 // `events`: the memory events of a stretch.

@@ -15,7 +15,8 @@ const Step *findStep(const Trace &trace, std::optional<std::int64_t> number)
         return nullptr;
     if (!number)
         return &trace.steps.front();
-    const auto found = std::find_if(trace.steps.begin(), trace.steps.end(), [&](const Step &step) { return step.number == *number; });
+    const auto found =
+        std::find_if(trace.steps.begin(), trace.steps.end(), [&](const Step &step) { return step.number == *number; });
     return found == trace.steps.end() ? nullptr : &*found;
 }
 

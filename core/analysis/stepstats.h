@@ -21,7 +21,7 @@ struct StepStats
     std::int64_t peakAllocatedBytes = 0; // highest allocated bytes inside the step
     std::int64_t peakTimeNs = 0;
     Phase peakPhase = Phase::Other;
-    std::int64_t allocatedBytes = 0;     // sum of the step's allocations
+    std::int64_t allocatedBytes = 0; // sum of the step's allocations
     std::int64_t allocations = 0;
 
     std::int64_t durationNs() const { return endNs - beginNs; }

@@ -29,8 +29,7 @@ std::uint32_t layerAtDepth(const Trace &trace, std::uint32_t layer, int depth)
     std::vector<std::uint32_t> chain;
     for (std::uint32_t l = layer; l != kNoLayer; l = trace.layers[l].parent)
         chain.push_back(l);
-    return chain.size() >= static_cast<std::size_t>(depth) ? chain[chain.size() - static_cast<std::size_t>(depth)]
-                                                           : layer;
+    return chain.size() >= static_cast<std::size_t>(depth) ? chain[chain.size() - static_cast<std::size_t>(depth)] : layer;
 }
 
 void TimelineGrouping::add(std::uint64_t addr, std::int64_t deltaBytes, std::int64_t timeNs, std::uint32_t key)

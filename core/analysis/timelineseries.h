@@ -32,8 +32,8 @@ enum class GroupBy { Category, Layer };
 struct TimelineSeries
 {
     Device device;
-    SharedPoints allocated; // one point per event time
-    SharedPoints reserved;  // empty when the trace has no segments
+    SharedPoints allocated;          // one point per event time
+    SharedPoints reserved;           // empty when the trace has no segments
     std::vector<GroupSeries> groups; // largest peak first
     GroupBy groupBy = GroupBy::Category;
     int layerDepth = 0; // see buildTimeline

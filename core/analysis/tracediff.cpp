@@ -2,9 +2,9 @@
 #include "tracediff.h"
 
 #include "allocationsites.h"
+#include "core/trace/layermatch.h"
 #include "lanedevices.h"
 #include "stepalignment.h"
-#include "core/trace/layermatch.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -60,9 +60,8 @@ std::vector<DiffRow> changedRows(Rows rows)
             out.push_back(std::move(row));
     }
     // The map gave them in key order, which stays the order among equal changes.
-    std::stable_sort(out.begin(), out.end(), [](const DiffRow &x, const DiffRow &y) {
-        return std::abs(x.deltaBytes()) > std::abs(y.deltaBytes());
-    });
+    std::stable_sort(out.begin(), out.end(),
+                     [](const DiffRow &x, const DiffRow &y) { return std::abs(x.deltaBytes()) > std::abs(y.deltaBytes()); });
     return out;
 }
 
@@ -107,8 +106,7 @@ std::vector<SeriesPoint> allocatedAround(const Trace &trace, Device device, std:
     return points;
 }
 
-std::optional<AlignedStep> alignedCurves(const Trace &a, const PeakFigures &figuresA, const Trace &b,
-                                         const PeakFigures &figuresB)
+std::optional<AlignedStep> alignedCurves(const Trace &a, const PeakFigures &figuresA, const Trace &b, const PeakFigures &figuresB)
 {
     if (!figuresA.peakStep || !figuresA.device || !figuresB.device)
         return std::nullopt;

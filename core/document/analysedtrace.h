@@ -7,8 +7,8 @@
 
 #include "core/analysis/timelineseries.h"
 #include "core/analysis/tracesummary.h"
-#include "core/progress.h"
 #include "core/plan/costmodel.h"
+#include "core/progress.h"
 
 #include <memory>
 #include <optional>
@@ -19,11 +19,11 @@ namespace peaklens {
 
 struct AnalysedTrace
 {
-    std::string path;                    // where it was read from (or what it is called)
+    std::string path; // where it was read from (or what it is called)
     TracePtr trace;
     TraceSummary summary;
-    Device device;                       // the device of the primary peak; the timeline shows it
-    std::int64_t peakBytes = 0;          // allocated at the primary peak
+    Device device;              // the device of the primary peak; the timeline shows it
+    std::int64_t peakBytes = 0; // allocated at the primary peak
     TimelineSeries byCategory;
     std::optional<CostModel> model;
     std::string modelProblem;            // why there is no model, as a sentence
@@ -45,7 +45,6 @@ std::vector<std::string> recordedToggles(const Trace &trace);
 // are independent and run side by side. Throws Cancelled when progress asks.
 void analyseInto(AnalysedTrace &analysed, const Progress &progress = {});
 
-AnalysedTracePtr analyseTrace(std::string path, TracePtr trace, const ChainSelection &chain = {},
-                              const Progress &progress = {});
+AnalysedTracePtr analyseTrace(std::string path, TracePtr trace, const ChainSelection &chain = {}, const Progress &progress = {});
 
 } // namespace peaklens

@@ -5,12 +5,12 @@
 #include "core/analysis/liveblocks.h"
 #include "core/analysis/spantrace.h"
 #include "core/format/tracereader.h"
+#include "core/import/traceloader.h"
 #include "core/trace/lifetimecategories.h"
 #include "core/trace/loadbudget.h"
 #include "core/trace/metadata.h"
 #include "core/trace/tracebuilder.h"
 #include "core/trace/units.h"
-#include "core/import/traceloader.h"
 
 #include <filesystem>
 #include <map>
@@ -21,14 +21,12 @@ namespace {
 
 // Thrown through the reader to stop a pass whose events turn out not to be in time order.
 struct NotInTimeOrder
-{
-};
+{ };
 
 // Thrown through the reader to stop a pass over a trace whose categories are worked out
 // from lifetimes before they are known.
 struct NeedsCategories
-{
-};
+{ };
 
 // Categories worked out from lifetimes, one byte per event, kAsStored where the event
 // keeps its own: a pass of their own, as a full read works them out once all are read.
@@ -89,8 +87,8 @@ void overlay(const std::vector<std::uint8_t> *categories, MemoryEvents &events, 
 // Runs `pass(categories)`; when the trace turns out to need categories worked out from
 // lifetimes and `categories` has none yet, works them out and runs it once more.
 template<typename Pass>
-auto withCategories(const std::string &path, std::optional<std::vector<std::uint8_t>> &categories,
-                    const Progress &progress, Pass pass)
+auto withCategories(const std::string &path, std::optional<std::vector<std::uint8_t>> &categories, const Progress &progress,
+                    Pass pass)
 {
     for (;;) {
         try {
@@ -163,13 +161,11 @@ Pass streamOnce(const std::string &path, const std::optional<std::optional<Summa
 
 // Thrown through the reader once a window's events are all read.
 struct WindowRead
-{
-};
+{ };
 
 // Thrown through the reader when the file's events fit in memory whole.
 struct SmallEnough
-{
-};
+{ };
 
 // Keeps the events from the chunk holding event `wantedFirst` on, up to `maxEvents` and
 // the rest of that chunk, after the blocks live before them: the events before are
@@ -233,8 +229,8 @@ public:
         const auto count = [](std::size_t n) { return formatCount(static_cast<std::int64_t>(n)); };
         warnings += count(fileEvents) + " memory events, too many to hold at once: showing the " + count(window.readEvents)
                     + " around the peak (events " + count(window.firstEvent) + " to "
-                    + count(window.firstEvent + window.readEvents - 1) + ", +" + formatDuration(beginNs - m_fileFirstNs)
-                    + " to +" + formatDuration(endNs - m_fileFirstNs) + "), the " + count(m_carried)
+                    + count(window.firstEvent + window.readEvents - 1) + ", +" + formatDuration(beginNs - m_fileFirstNs) + " to +"
+                    + formatDuration(endNs - m_fileFirstNs) + "), the " + count(m_carried)
                     + " blocks live before them allocated at their start. peaklens-cli summary reads the whole file.";
         window.trace = std::move(result);
         return window;

@@ -98,7 +98,8 @@ void GrowingAnalysis::followPrimaryDevice(const Trace &trace)
     const auto times = trace.events.timesNs();
     for (const LiveAnalysis::StepFigures &figures : m_live.steps()) {
         m_stepScan->addStep(figures.step);
-        const auto end = static_cast<std::size_t>(std::lower_bound(times.begin(), times.end(), figures.step.endNs) - times.begin());
+        const auto end =
+            static_cast<std::size_t>(std::lower_bound(times.begin(), times.end(), figures.step.endNs) - times.begin());
         m_stepScan->add(trace.events, m_stepEventsTaken, std::max(end, m_stepEventsTaken));
         m_stepEventsTaken = std::max(end, m_stepEventsTaken);
     }
@@ -292,7 +293,8 @@ AnalysedTrace GrowingAnalysis::analysed(TracePtr tracePtr)
     }
     if (m_stepScan) {
         const std::vector<StepStats> &steps = m_stepScan->stats();
-        summary.steps.assign(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(std::min(steps.size(), m_live.steps().size())));
+        summary.steps.assign(steps.begin(),
+                             steps.begin() + static_cast<std::ptrdiff_t>(std::min(steps.size(), m_live.steps().size())));
     }
 
     analysed.byCategory.device = analysed.device;

@@ -80,8 +80,7 @@ public:
         std::uint64_t value = 0;
         for (unsigned shift = 0;; shift += 7) {
             if (m_at == m_end)
-                throw Error("the column ends after " + std::to_string(index) + " of its " + std::to_string(m_count)
-                            + " values");
+                throw Error("the column ends after " + std::to_string(index) + " of its " + std::to_string(m_count) + " values");
             const std::uint8_t byte = *m_at++;
             if (shift == 63 && byte > 1)
                 throw Error("value " + std::to_string(index) + " of the column runs past 64 bits");
@@ -94,8 +93,8 @@ public:
     void finish() const
     {
         if (m_at != m_end)
-            throw Error("the column holds " + std::to_string(m_end - m_at) + " bytes after its "
-                        + std::to_string(m_count) + " values");
+            throw Error("the column holds " + std::to_string(m_end - m_at) + " bytes after its " + std::to_string(m_count)
+                        + " values");
     }
 
 private:
@@ -122,7 +121,8 @@ void putDifferences(std::span<const std::int64_t> values, std::int64_t previous,
 {
     for (std::int64_t value : values) {
         // Wrapping arithmetic: any two values have a difference, and it reads back.
-        putVarint(zigzag(static_cast<std::int64_t>(static_cast<std::uint64_t>(value) - static_cast<std::uint64_t>(previous))), out);
+        putVarint(zigzag(static_cast<std::int64_t>(static_cast<std::uint64_t>(value) - static_cast<std::uint64_t>(previous))),
+                  out);
         previous = value;
     }
 }

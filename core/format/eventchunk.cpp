@@ -87,12 +87,12 @@ std::string_view plainColumns(Codec codec, std::uint64_t plainBytes, std::string
 {
     const std::uint64_t most = count * kMaxPlainBytesPerEvent + kColumnCount * kLengthBytes;
     if (plainBytes > most)
-        throw Error("it claims " + std::to_string(plainBytes) + " bytes of columns, more than "
-                    + std::to_string(count) + " events can take");
+        throw Error("it claims " + std::to_string(plainBytes) + " bytes of columns, more than " + std::to_string(count)
+                    + " events can take");
     if (codec == Codec::Plain) {
         if (bytes.size() != plainBytes)
-            throw Error("its columns take " + std::to_string(bytes.size()) + " bytes, not the "
-                        + std::to_string(plainBytes) + " its row says");
+            throw Error("its columns take " + std::to_string(bytes.size()) + " bytes, not the " + std::to_string(plainBytes)
+                        + " its row says");
         return bytes;
     }
     if (codec != Codec::Zstd)
@@ -101,15 +101,15 @@ std::string_view plainColumns(Codec codec, std::uint64_t plainBytes, std::string
     if (framed == ZSTD_CONTENTSIZE_ERROR)
         throw Error("its compressed columns are not a zstd frame");
     if (framed != ZSTD_CONTENTSIZE_UNKNOWN && framed != plainBytes)
-        throw Error("its compressed columns hold " + std::to_string(framed) + " bytes, not the "
-                    + std::to_string(plainBytes) + " its row says");
+        throw Error("its compressed columns hold " + std::to_string(framed) + " bytes, not the " + std::to_string(plainBytes)
+                    + " its row says");
     scratch.resize(plainBytes);
     const std::size_t got = ZSTD_decompress(scratch.data(), scratch.size(), bytes.data(), bytes.size());
     if (ZSTD_isError(got))
         throw Error(std::string("its compressed columns are damaged (zstd: ") + ZSTD_getErrorName(got) + ")");
     if (got != plainBytes)
-        throw Error("its compressed columns hold " + std::to_string(got) + " bytes, not the "
-                    + std::to_string(plainBytes) + " its row says");
+        throw Error("its compressed columns hold " + std::to_string(got) + " bytes, not the " + std::to_string(plainBytes)
+                    + " its row says");
     return scratch;
 }
 
@@ -183,8 +183,8 @@ Stored encode(const Columns &columns)
     return stored;
 }
 
-void decode(Codec codec, std::uint64_t plainBytes, std::string_view bytes, std::int64_t firstTimeNs,
-            const Target &target, std::string &scratch)
+void decode(Codec codec, std::uint64_t plainBytes, std::string_view bytes, std::int64_t firstTimeNs, const Target &target,
+            std::string &scratch)
 {
     const std::size_t count = target.timeNs.size();
     ColumnWalker walker(plainColumns(codec, plainBytes, bytes, count, scratch));

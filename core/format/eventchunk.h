@@ -75,8 +75,8 @@ struct Target
 
 // Throws Error saying what is wrong when the bytes do not hold exactly that many events.
 // `scratch` keeps the decompressed columns between calls.
-void decode(Codec codec, std::uint64_t plainBytes, std::string_view bytes, std::int64_t firstTimeNs,
-            const Target &target, std::string &scratch);
+void decode(Codec codec, std::uint64_t plainBytes, std::string_view bytes, std::int64_t firstTimeNs, const Target &target,
+            std::string &scratch);
 
 // The running totals of one lane or one device at the end of a chunk.
 struct Total

@@ -82,8 +82,7 @@ void pack(const FileIds &ids, const ChunkIds &chunk, std::size_t count, const Me
         if (category >= kCategoryCount || phase >= kPhaseCount)
             throw Error("an event has an unknown category or phase");
         slots.layerLane[at + i] = MemoryEvents::packLayerLane(layer, lane);
-        slots.stackTags[at + i] =
-            MemoryEvents::packStackTags(stack, static_cast<Category>(category), static_cast<Phase>(phase));
+        slots.stackTags[at + i] = MemoryEvents::packStackTags(stack, static_cast<Category>(category), static_cast<Phase>(phase));
     }
 }
 
@@ -91,7 +90,7 @@ void pack(const FileIds &ids, const ChunkIds &chunk, std::size_t count, const Me
 struct Job
 {
     std::int64_t chunk = 0;
-    std::size_t sequence = 0; // 0, 1, 2, ... in file order
+    std::size_t sequence = 0;  // 0, 1, 2, ... in file order
     MemoryEvents::Slots slots; // where its events go, `count` of each
     std::size_t count = 0;
     std::int64_t firstTimeNs = 0;
@@ -290,7 +289,8 @@ EventsTableSize EventsReader::measure()
         }
         return m_size;
     }
-    auto sizes = m_db.prepare("SELECT chunk, count, codec, plain_bytes, length(columns), totals" + chunksAfter() + " ORDER BY chunk");
+    auto sizes =
+        m_db.prepare("SELECT chunk, count, codec, plain_bytes, length(columns), totals" + chunksAfter() + " ORDER BY chunk");
     while (sizes.step()) {
         numbered(sizes.integer(0));
         const std::string chunk = chunkName(sizes.integer(0));
@@ -309,7 +309,8 @@ EventsTableSize EventsReader::measure()
         // Each device's highest running total, as the chunks' rows give them.
         for (const auto &[device, total] : totals.devices) {
             const TotalsPeak peak{device, total.highBytes, m_size.events + total.highEvent};
-            const auto found = std::find_if(m_peaks.begin(), m_peaks.end(), [&peak](const TotalsPeak &p) { return p.device == peak.device; });
+            const auto found =
+                std::find_if(m_peaks.begin(), m_peaks.end(), [&peak](const TotalsPeak &p) { return p.device == peak.device; });
             if (found == m_peaks.end())
                 m_peaks.push_back(peak);
             else if (peak.bytes > found->bytes)
@@ -317,8 +318,7 @@ EventsTableSize EventsReader::measure()
         }
         const auto plain = sizes.integer(3);
         const std::int64_t least = count * std::int64_t(kFormat2LeastBytesPerEvent) + std::int64_t(kFormat2Overhead);
-        const std::int64_t most =
-            count * std::int64_t(eventchunk::kMaxPlainBytesPerEvent) + std::int64_t(kFormat2Overhead);
+        const std::int64_t most = count * std::int64_t(eventchunk::kMaxPlainBytesPerEvent) + std::int64_t(kFormat2Overhead);
         if (plain < least || plain > most)
             throw Error(chunk + " claims " + std::to_string(plain) + " bytes of columns for " + std::to_string(count)
                         + " events");
@@ -347,8 +347,7 @@ void EventsReader::read(const FileIds &ids, TraceBuilder &builder, const std::fu
         readFormat2(ids, slots, chunkRead);
 }
 
-void EventsReader::readFormat1(const FileIds &ids, MemoryEvents::Slots slots,
-                               const std::function<void(std::size_t)> &chunkRead)
+void EventsReader::readFormat1(const FileIds &ids, MemoryEvents::Slots slots, const std::function<void(std::size_t)> &chunkRead)
 {
     ChunkIds chunkIds;
     std::size_t at = 0;
@@ -376,8 +375,8 @@ void EventsReader::readFormat1(const FileIds &ids, MemoryEvents::Slots slots,
             const auto category = load<std::uint8_t>(columns[4], i);
             const auto phase = load<std::uint8_t>(columns[5], i);
             // Out-of-range values stay out of range in the tag, for pack() to refuse.
-            chunkIds.tags[i] = category >= 16 || phase >= 16 ? std::uint8_t(0xFF)
-                                                             : static_cast<std::uint8_t>(category | phase << 4);
+            chunkIds.tags[i] =
+                category >= 16 || phase >= 16 ? std::uint8_t(0xFF) : static_cast<std::uint8_t>(category | phase << 4);
             chunkIds.layer[i] = load<std::uint32_t>(columns[6], i);
             chunkIds.stack[i] = load<std::uint32_t>(columns[7], i);
         }
@@ -396,7 +395,8 @@ void EventsReader::readFormat1(const FileIds &ids, MemoryEvents::Slots slots,
 template<typename Take>
 void EventsReader::forEachFormat2Chunk(Take take)
 {
-    auto chunks = m_db.prepare("SELECT chunk, count, t_first_ns, codec, plain_bytes, columns" + chunksAfter() + " ORDER BY chunk");
+    auto chunks =
+        m_db.prepare("SELECT chunk, count, t_first_ns, codec, plain_bytes, columns" + chunksAfter() + " ORDER BY chunk");
     std::size_t sequence = 0, events = 0;
     while (chunks.step()) {
         Job job;
@@ -417,8 +417,7 @@ void EventsReader::forEachFormat2Chunk(Take take)
         throw Error("an events chunk changed while it was read");
 }
 
-void EventsReader::readFormat2(const FileIds &ids, MemoryEvents::Slots slots,
-                               const std::function<void(std::size_t)> &chunkRead)
+void EventsReader::readFormat2(const FileIds &ids, MemoryEvents::Slots slots, const std::function<void(std::size_t)> &chunkRead)
 {
     Decoders decoders(ids, decodingThreads(m_size.events));
     std::size_t at = 0;
@@ -433,8 +432,7 @@ void EventsReader::readFormat2(const FileIds &ids, MemoryEvents::Slots slots,
     decoders.finish();
 }
 
-void EventsReader::stream(const FileIds &ids, const ChunkConsumer &consume,
-                          const std::function<void(std::size_t)> &chunkRead)
+void EventsReader::stream(const FileIds &ids, const ChunkConsumer &consume, const std::function<void(std::size_t)> &chunkRead)
 {
     if (m_version < 2)
         throw Error("its events are stored in format 1, which is read whole");

@@ -32,7 +32,8 @@ InputFile InputFile::open(const std::string &path, std::size_t prefixBytes)
 {
     InputFile input;
     input.m_path = path;
-    struct stat status{};
+    struct stat status
+    { };
     if (::stat(path.c_str(), &status) != 0) {
         if (errno == ENOENT || errno == ENOTDIR)
             throw ImportError(path, "does not exist.");
@@ -56,8 +57,8 @@ InputFile InputFile::open(const std::string &path, std::size_t prefixBytes)
     if (input.m_streamed.empty() && input.m_streamEnded)
         throw ImportError(path, "is " + kindOf(status.st_mode) + " that delivered no data: it is empty.");
     if (input.m_streamed.empty())
-        throw ImportError(path, "is " + kindOf(status.st_mode) + " that delivered no data within "
-                                    + std::to_string(kWaitSeconds) + " seconds.");
+        throw ImportError(path, "is " + kindOf(status.st_mode) + " that delivered no data within " + std::to_string(kWaitSeconds)
+                                    + " seconds.");
     return input;
 }
 

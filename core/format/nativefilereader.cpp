@@ -24,7 +24,6 @@ std::uint64_t fileSize(const std::string &path)
     return ec ? 0 : size;
 }
 
-
 // Whitespace runs as one space: SQLite keeps each CREATE statement as it was written.
 std::string normalizedSql(std::string_view sql)
 {
@@ -69,9 +68,9 @@ const TableMap &expectedTables(std::int64_t version)
 } // namespace
 
 const std::array<void (NativeFileReader::*)(), 10> NativeFileReader::kTableReaders{
-    &NativeFileReader::readMeta,     &NativeFileReader::readLanes,       &NativeFileReader::readLayers,
-    &NativeFileReader::readStacks,   &NativeFileReader::readKernelNames, &NativeFileReader::readReserved,
-    &NativeFileReader::readRanges,   &NativeFileReader::readSteps,       &NativeFileReader::readKernels,
+    &NativeFileReader::readMeta,   &NativeFileReader::readLanes,       &NativeFileReader::readLayers,
+    &NativeFileReader::readStacks, &NativeFileReader::readKernelNames, &NativeFileReader::readReserved,
+    &NativeFileReader::readRanges, &NativeFileReader::readSteps,       &NativeFileReader::readKernels,
     &NativeFileReader::readMarkers};
 
 // Runs `work`, turning every problem but a cancel into an ImportError naming the file.
@@ -166,7 +165,8 @@ bool NativeFileReader::readCommitted()
     });
 }
 
-std::shared_ptr<const Trace> NativeFileReader::stream(const TraceReader::ChunkStart &start, const TraceReader::ChunkConsumer &consume)
+std::shared_ptr<const Trace> NativeFileReader::stream(const TraceReader::ChunkStart &start,
+                                                      const TraceReader::ChunkConsumer &consume)
 {
     return guarded([&] {
         EventsReader events(*m_db, static_cast<int>(m_version));
@@ -175,9 +175,10 @@ std::shared_ptr<const Trace> NativeFileReader::stream(const TraceReader::ChunkSt
         known.peaks = events.peaksFromTotals();
         auto trace = m_builder.finish();
         start(*trace, known);
-        events.stream(FileIds{m_laneIds, m_layerIds, m_stackIds},
-                      [&](MemoryEvents &chunk, std::size_t first) { consume(*trace, chunk, first); },
-                      [this](std::size_t count) { rowRead(count); });
+        events.stream(
+            FileIds{m_laneIds, m_layerIds, m_stackIds},
+            [&](MemoryEvents &chunk, std::size_t first) { consume(*trace, chunk, first); },
+            [this](std::size_t count) { rowRead(count); });
         m_progress.tick(1.0);
         return trace;
     });
@@ -273,8 +274,7 @@ void NativeFileReader::checkHeader()
     const std::uint64_t expected = std::uint64_t(pageSize) * pageCount;
     if (pageCountValid && m_fileBytes < expected)
         throw ImportError(m_path, "is truncated: it has " + std::to_string(m_fileBytes) + " bytes, but its header says "
-                                      + std::to_string(expected)
-                                      + ". It was probably cut off while being copied or downloaded.");
+                                      + std::to_string(expected) + ". It was probably cut off while being copied or downloaded.");
 }
 
 void NativeFileReader::checkImageHeader()
@@ -303,12 +303,12 @@ void NativeFileReader::checkVersionAndTables()
     // A writer that has just begun: its header (or only its log) exists, its tables not yet.
     std::error_code ec;
     if (!m_follow && m_db->queryInteger("SELECT count(*) FROM sqlite_schema") == 0
-        && (m_db->queryInteger("PRAGMA application_id") == schema::kApplicationId || std::filesystem::exists(m_path + "-wal", ec)))
+        && (m_db->queryInteger("PRAGMA application_id") == schema::kApplicationId
+            || std::filesystem::exists(m_path + "-wal", ec)))
         throw ImportError(m_path, "holds nothing yet: its writer has not committed its first rows. Open it again in a "
                                   "moment, or follow it as it is written with `peaklens-cli watch`.");
     m_version = m_db->queryInteger("PRAGMA user_version");
-    checkIdentity(static_cast<std::uint32_t>(m_db->queryInteger("PRAGMA application_id")),
-                  static_cast<std::uint32_t>(m_version));
+    checkIdentity(static_cast<std::uint32_t>(m_db->queryInteger("PRAGMA application_id")), static_cast<std::uint32_t>(m_version));
     if (m_version < schema::kOldestFormatVersion || m_version > schema::kFormatVersion)
         damaged("its format version is " + std::to_string(m_version));
     checkSchema();
@@ -349,8 +349,8 @@ void NativeFileReader::readMeta()
 
 void NativeFileReader::readLanes()
 {
-    auto rows = m_db->prepare("SELECT id, device_type, device, stream FROM lanes WHERE id >= "
-                              + std::to_string(m_laneIds.size()) + " ORDER BY id");
+    auto rows = m_db->prepare("SELECT id, device_type, device, stream FROM lanes WHERE id >= " + std::to_string(m_laneIds.size())
+                              + " ORDER BY id");
     for (; rows.step(); rowRead()) {
         const auto type = rows.integer(1);
         const auto index = rows.integer(2);
@@ -383,17 +383,16 @@ void NativeFileReader::readLayers()
 
 void NativeFileReader::readStacks()
 {
-    auto frames = m_db->prepare("SELECT id, function, file, line FROM frames WHERE id >= "
-                                + std::to_string(m_frameIds.size()) + " ORDER BY id");
+    auto frames = m_db->prepare("SELECT id, function, file, line FROM frames WHERE id >= " + std::to_string(m_frameIds.size())
+                                + " ORDER BY id");
     for (; frames.step(); rowRead())
         mapId(m_frameIds, frames.integer(0),
-              m_builder.stacks().internFrame(Frame{frames.text(1), frames.text(2),
-                                                   static_cast<std::int32_t>(frames.integer(3))}),
+              m_builder.stacks().internFrame(Frame{frames.text(1), frames.text(2), static_cast<std::int32_t>(frames.integer(3))}),
               "frame");
     if (m_stackIds.empty())
         m_stackIds.assign(1, StackTable::kEmptyStack);
-    auto stacks = m_db->prepare("SELECT id, parent, frame FROM stacks WHERE id >= " + std::to_string(m_stackIds.size())
-                                + " ORDER BY id");
+    auto stacks =
+        m_db->prepare("SELECT id, parent, frame FROM stacks WHERE id >= " + std::to_string(m_stackIds.size()) + " ORDER BY id");
     for (; stacks.step(); rowRead()) {
         const auto parent = stacks.integer(1);
         if (parent < 0 || parent >= stacks.integer(0))
@@ -406,8 +405,8 @@ void NativeFileReader::readStacks()
 
 void NativeFileReader::readKernelNames()
 {
-    auto rows = m_db->prepare("SELECT id, name FROM kernel_names WHERE id >= " + std::to_string(m_kernelNameIds.size())
-                              + " ORDER BY id");
+    auto rows =
+        m_db->prepare("SELECT id, name FROM kernel_names WHERE id >= " + std::to_string(m_kernelNameIds.size()) + " ORDER BY id");
     for (; rows.step(); rowRead())
         mapId(m_kernelNameIds, rows.integer(0), m_builder.kernelName(rows.text(1)), "kernel name");
 }

@@ -22,7 +22,6 @@
 
 namespace peaklens {
 
-
 inline constexpr std::size_t kHeaderSize = 100;
 inline constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
 

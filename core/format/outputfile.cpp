@@ -127,11 +127,12 @@ OutputFile::OutputFile(std::string path, Existing existing, const std::vector<st
         if (fs::equivalent(input, m_path, ec))
             throw FileError(m_path, "is one of the inputs; PeakLens never writes onto what it reads. Choose a new file.");
     }
-    struct stat status{};
+    struct stat status
+    { };
     if (::stat(m_path.c_str(), &status) == 0) {
         if (!S_ISREG(status.st_mode))
-            throw FileError(m_path, "is " + std::string(fileTypeName(status.st_mode))
-                                        + "; PeakLens writes only to regular files.");
+            throw FileError(m_path,
+                            "is " + std::string(fileTypeName(status.st_mode)) + "; PeakLens writes only to regular files.");
         if (existing == Existing::Refuse)
             throw FileError(m_path, "already exists; pass --force to replace it.");
     }
@@ -190,7 +191,8 @@ void OutputFile::commit()
             fail("could not be written: " + writeProblemText(error) + ".");
     } else {
         // It may have been replaced by something else meanwhile: still only a regular file.
-        struct stat status{};
+        struct stat status
+        { };
         if (::stat(m_path.c_str(), &status) == 0 && !S_ISREG(status.st_mode))
             fail("is " + std::string(fileTypeName(status.st_mode)) + "; PeakLens writes only to regular files.");
         if (::rename(m_temporary.c_str(), m_path.c_str()) != 0)

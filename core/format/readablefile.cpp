@@ -14,10 +14,12 @@ namespace peaklens {
 
 void requireReadableFile(const std::string &path)
 {
-    struct stat status{};
+    struct stat status
+    { };
     if (::stat(path.c_str(), &status) != 0)
-        throw ImportError(path, errno == ENOENT || errno == ENOTDIR ? std::string("does not exist.")
-                                                                    : std::string("cannot be read: ") + std::strerror(errno) + ".");
+        throw ImportError(path, errno == ENOENT || errno == ENOTDIR
+                                    ? std::string("does not exist.")
+                                    : std::string("cannot be read: ") + std::strerror(errno) + ".");
     if (S_ISDIR(status.st_mode))
         throw ImportError(path, "is a directory, not a trace file.");
     if (!S_ISREG(status.st_mode))

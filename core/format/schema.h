@@ -10,8 +10,8 @@
 
 namespace peaklens::schema {
 
-inline constexpr int kFormatVersion = 2;            // PRAGMA user_version
-inline constexpr int kOldestFormatVersion = 1;      // the oldest this build still reads
+inline constexpr int kFormatVersion = 2;                   // PRAGMA user_version
+inline constexpr int kOldestFormatVersion = 1;             // the oldest this build still reads
 inline constexpr std::int32_t kApplicationId = 0x504B4C53; // PRAGMA application_id, "PKLS"
 inline constexpr std::size_t kEventsPerChunk = 65536;
 inline constexpr std::uint32_t kFileNoLayer = 0xFFFFFFFFu; // "no layer" in the events.layer column

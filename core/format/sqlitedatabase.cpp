@@ -17,8 +17,8 @@ std::string fileUri(const std::string &path)
     static constexpr char kHex[] = "0123456789ABCDEF";
     std::string uri = "file:";
     for (const unsigned char c : path) {
-        const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/'
-                           || c == '-' || c == '.' || c == '_' || c == '~';
+        const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/' || c == '-'
+                           || c == '.' || c == '_' || c == '~';
         if (plain) {
             uri += static_cast<char>(c);
         } else {
@@ -99,8 +99,7 @@ void SqliteStatement::reset()
 std::string SqliteStatement::text(int column) const
 {
     const auto *data = reinterpret_cast<const char *>(sqlite3_column_text(m_statement, column));
-    return data ? std::string(data, static_cast<std::size_t>(sqlite3_column_bytes(m_statement, column)))
-                : std::string();
+    return data ? std::string(data, static_cast<std::size_t>(sqlite3_column_bytes(m_statement, column))) : std::string();
 }
 
 std::span<const std::byte> SqliteStatement::blob(int column) const
@@ -167,8 +166,7 @@ void SqliteDatabase::interruptWhen(std::function<bool()> stop)
     m_stop = std::move(stop);
     // Every 10,000 virtual-machine steps: well under a millisecond of work between answers.
     sqlite3_progress_handler(
-        m_db, m_stop ? 10000 : 0,
-        [](void *database) { return static_cast<SqliteDatabase *>(database)->m_stop() ? 1 : 0; }, this);
+        m_db, m_stop ? 10000 : 0, [](void *database) { return static_cast<SqliteDatabase *>(database)->m_stop() ? 1 : 0; }, this);
 }
 
 SqliteDatabase::~SqliteDatabase()

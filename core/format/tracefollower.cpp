@@ -60,8 +60,9 @@ bool TraceFollower::Update::changedAnything() const
 
 TraceGrowth TraceFollower::growth(const Update &update) const
 {
-    return TraceGrowth{update.eventsFrom, update.reservedFrom, update.rangesFrom, update.stepsFrom, update.kernelsFrom,
-                       update.reordered || update.recategorized, !isLive()};
+    return TraceGrowth{update.eventsFrom, update.reservedFrom, update.rangesFrom,
+                       update.stepsFrom,  update.kernelsFrom,  update.reordered || update.recategorized,
+                       !isLive()};
 }
 
 TraceFollower::TraceFollower(std::string path)
@@ -135,7 +136,8 @@ void TraceFollower::merge(Trace added, Update &update)
         see(range.beginNs, range.endNs);
     for (const Step &step : added.steps)
         see(step.beginNs, step.endNs);
-    if (first < last && static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(first) > std::uint64_t(TraceBuilder::kMaxSpanNs))
+    if (first<last &&static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(first)> std::uint64_t(
+            TraceBuilder::kMaxSpanNs))
         throw ImportError(m_path, "is damaged: its times run from " + std::to_string(first) + " to " + std::to_string(last)
                                       + " ns, more than 104 days apart.");
 
@@ -148,8 +150,8 @@ void TraceFollower::merge(Trace added, Update &update)
             update.eventsFrom = 0;
         }
     }
-    update.newRows += added.reserved.size() + added.ranges.size() + added.steps.size() + added.kernels.size()
-                      + added.markers.size();
+    update.newRows +=
+        added.reserved.size() + added.ranges.size() + added.steps.size() + added.kernels.size() + added.markers.size();
     const auto keep = [](std::size_t &from, std::size_t changed) { from = std::min(from, changed); };
     keep(update.reservedFrom, mergeSorted(trace.reserved, added.reserved, [](const ReservedEvent &e) { return e.timeNs; }));
     keep(update.rangesFrom, mergeSorted(trace.ranges, added.ranges, [](const Range &r) { return r.beginNs; }));
@@ -160,7 +162,8 @@ void TraceFollower::merge(Trace added, Update &update)
 
 void TraceFollower::checkSameFile()
 {
-    struct stat status{};
+    struct stat status
+    { };
     if (::stat(m_path.c_str(), &status) != 0) {
         if (m_identity)
             throw ImportError(m_path, "was deleted or moved while it was followed; what was read before stays as it was.");
@@ -178,8 +181,8 @@ void TraceFollower::checkSameFile()
                                           + " bytes while it was followed: it was truncated or rewritten; what was read "
                                             "before stays as it was.");
         if (!was.writer.empty() && now.writer != was.writer)
-            throw ImportError(m_path, "was replaced while it was followed: \"" + was.writer + "\" wrote it, now \""
-                                          + now.writer + "\" does; what was read before stays as it was.");
+            throw ImportError(m_path, "was replaced while it was followed: \"" + was.writer + "\" wrote it, now \"" + now.writer
+                                          + "\" does; what was read before stays as it was.");
         if (now.writer.empty())
             now.writer = was.writer;
     }

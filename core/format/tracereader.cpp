@@ -16,8 +16,8 @@ std::optional<std::uint64_t> TraceReader::eventCount(const std::string &path)
     return NativeFileReader(path, {}, {}).eventCount();
 }
 
-std::shared_ptr<const Trace> TraceReader::stream(const std::string &path, const ChunkStart &start,
-                                                 const ChunkConsumer &consume, const Progress &progress)
+std::shared_ptr<const Trace> TraceReader::stream(const std::string &path, const ChunkStart &start, const ChunkConsumer &consume,
+                                                 const Progress &progress)
 {
     NativeFileReader reader(path, {}, progress);
     reader.readTables();

@@ -7,8 +7,8 @@
 // Cancelled.
 
 #include "core/progress.h"
-#include "eventsreader.h"
 #include "core/trace/trace.h"
+#include "eventsreader.h"
 
 #include <cstddef>
 #include <functional>
@@ -41,8 +41,8 @@ public:
     };
     using ChunkStart = std::function<void(const Trace &trace, const StreamStart &start)>;
     using ChunkConsumer = std::function<void(const Trace &trace, MemoryEvents &events, std::size_t first)>;
-    static std::shared_ptr<const Trace> stream(const std::string &path, const ChunkStart &start,
-                                               const ChunkConsumer &consume, const Progress &progress = {});
+    static std::shared_ptr<const Trace> stream(const std::string &path, const ChunkStart &start, const ChunkConsumer &consume,
+                                               const Progress &progress = {});
     // How many memory events the file holds, from its chunk rows alone: cheap beside a read.
     // Null when that is not cheap (a log beside the file to replay first).
     static std::optional<std::uint64_t> eventCount(const std::string &path);

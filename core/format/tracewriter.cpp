@@ -60,8 +60,8 @@ TraceWriter::TraceWriter(const std::string &path, Mode mode)
         m_db->exec("BEGIN");
         m_db->exec(schema::kCreateTables);
         m_db->exec(schema::kCreateEvents);
-        m_insertEvents = std::make_unique<SqliteStatement>(
-            m_db->handle(), "INSERT INTO events VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        m_insertEvents =
+            std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO events VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         m_insertReserved = std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO reserved VALUES(?, ?, ?, ?)");
         m_insertRange = std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO ranges VALUES(?, ?, ?, ?, ?, ?)");
         m_insertKernel = std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO kernels VALUES(?, ?, ?, ?)");

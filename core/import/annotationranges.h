@@ -24,7 +24,7 @@ struct AnnotationScope
 {
     std::optional<std::int64_t> step; // set for ProfilerStep#N and step:N
     Phase phase = Phase::Other;
-    std::string path;                 // the module path, empty for phase-only spans
+    std::string path; // the module path, empty for phase-only spans
 };
 AnnotationScope parseAnnotation(std::string_view name);
 

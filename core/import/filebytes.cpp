@@ -91,8 +91,9 @@ public:
             if (code == Z_BUF_ERROR && m_stream.avail_in == 0 && consumed == inputSize)
                 throw ImportError(m_path, "is truncated: its gzip stream ends early", consumed);
             if (code != Z_OK && code != Z_BUF_ERROR)
-                throw ImportError(m_path, std::string("is a damaged gzip file (") + (m_stream.msg ? m_stream.msg : "zlib error")
-                                              + ")", consumed - m_stream.avail_in);
+                throw ImportError(m_path,
+                                  std::string("is a damaged gzip file (") + (m_stream.msg ? m_stream.msg : "zlib error") + ")",
+                                  consumed - m_stream.avail_in);
             if ((produced >> 26) != ((produced - (room - m_stream.avail_out)) >> 26))
                 progress.tick(static_cast<double>(consumed - m_stream.avail_in) / static_cast<double>(inputSize) * 0.5);
         }
@@ -121,8 +122,8 @@ void *mapWithPadding(const std::string &path, std::size_t size, std::size_t leng
     if (fd < 0)
         return nullptr;
     void *region = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    void *file = region == MAP_FAILED ? MAP_FAILED
-                                      : ::mmap(region, size, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd, 0);
+    void *file =
+        region == MAP_FAILED ? MAP_FAILED : ::mmap(region, size, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd, 0);
     ::close(fd);
     if (file != MAP_FAILED && ::mprotect(file, size, PROT_READ | PROT_WRITE) != 0)
         file = MAP_FAILED;
@@ -234,8 +235,8 @@ FileBytes decodedBytes(std::vector<char> raw, std::uint64_t rawSize, const std::
         result.m_heap = std::move(raw);
         result.m_size = rawSize;
     } else {
-        const std::uint64_t limit
-            = std::min<std::uint64_t>(kMaxInflatedBytes, std::uint64_t(rawSize) * kMaxInflateRatio + (1 << 20));
+        const std::uint64_t limit =
+            std::min<std::uint64_t>(kMaxInflatedBytes, std::uint64_t(rawSize) * kMaxInflateRatio + (1 << 20));
         Inflater inflater(path);
         result.m_heap = inflater.inflateAll(raw.data(), rawSize, padding, static_cast<std::size_t>(limit), progress);
         result.m_size = inflater.produced();

@@ -38,8 +38,8 @@ public:
     bool dropByteOrderMark();
 
 private:
-    friend FileBytes decodedBytes(std::vector<char> raw, std::uint64_t rawSize, const std::string &path,
-                                  std::size_t padding, const Progress &progress);
+    friend FileBytes decodedBytes(std::vector<char> raw, std::uint64_t rawSize, const std::string &path, std::size_t padding,
+                                  const Progress &progress);
     friend FileBytes readFileBytes(const std::string &path, std::size_t padding, const Progress &progress);
     void release();
 
@@ -55,8 +55,7 @@ private:
 // Throws ImportError for unreadable files, broken gzip streams and gzip bombs.
 FileBytes readFileBytes(const std::string &path, std::size_t padding, const Progress &progress = {});
 // What a pipe delivered (see InputFile), inflated when gzipped, with the padding.
-FileBytes streamBytes(std::vector<char> content, const std::string &path, std::size_t padding,
-                      const Progress &progress = {});
+FileBytes streamBytes(std::vector<char> content, const std::string &path, std::size_t padding, const Progress &progress = {});
 // `raw` (rawSize bytes and the padding) as is, or inflated when gzipped.
 FileBytes decodedBytes(std::vector<char> raw, std::uint64_t rawSize, const std::string &path, std::size_t padding,
                        const Progress &progress);

@@ -38,8 +38,7 @@ public:
 
     // After a JSON parser refused `text`: throws ImportError saying it is truncated when
     // it ends inside a value, else that it is not valid JSON, with the parser's words.
-    [[noreturn]] static void explainJsonError(std::string_view text, const std::string &path,
-                                              const std::string &parserMessage);
+    [[noreturn]] static void explainJsonError(std::string_view text, const std::string &path, const std::string &parserMessage);
 
 private:
     void skipString();

@@ -20,8 +20,8 @@
 #include <charconv>
 #include <cmath>
 #include <map>
-#include <set>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 namespace peaklens {
@@ -90,8 +90,7 @@ public:
                     std::from_chars(value.data(), value.data() + value.size(), m_baseNs);
                     if (m_baseNs < 0 || m_baseNs > kMaxBaseNs)
                         fail("its baseTimeNanoseconds is out of range", valueStart);
-                }
-                else if (key == "deviceProperties")
+                } else if (key == "deviceProperties")
                     readDeviceName(valueStart, value.size());
                 else if (key == "roctracer_version" || key == "hip_runtime_version")
                     m_rocm = true;
@@ -160,13 +159,14 @@ private:
     {
         if (scanner.peek() != '[')
             fail("\"traceEvents\" is not a list", scanner.position());
-        readArrayInPieces({m_bytes.data(), m_bytes.size()}, scanner, kPieceBytes, [&](std::size_t offset, std::size_t length, bool exact) {
-            m_progress.tick(static_cast<double>(offset) / static_cast<double>(m_bytes.size()));
-            if (!exact)
-                return tryParsePiece(offset, length);
-            parsePiece(offset, length);
-            return true;
-        });
+        readArrayInPieces({m_bytes.data(), m_bytes.size()}, scanner, kPieceBytes,
+                          [&](std::size_t offset, std::size_t length, bool exact) {
+                              m_progress.tick(static_cast<double>(offset) / static_cast<double>(m_bytes.size()));
+                              if (!exact)
+                                  return tryParsePiece(offset, length);
+                              parsePiece(offset, length);
+                              return true;
+                          });
     }
 
     bool tryParsePiece(std::size_t offset, std::size_t length)
@@ -321,7 +321,8 @@ private:
                 else if (const AnnotationScope scope = parseAnnotation(name); scope.step || scope.phase != Phase::Other)
                     addSpan(threadOf(pid, tid), beginNs, endNs, std::string(name));
                 if (cat != "user_annotation") // an operator: the innermost frames of a stack
-                    m_stacks.add(threadOf(pid, tid), beginNs, endNs, m_builder.stacks().internFrame(Frame{std::string(name), "", 0}));
+                    m_stacks.add(threadOf(pid, tid), beginNs, endNs,
+                                 m_builder.stacks().internFrame(Frame{std::string(name), "", 0}));
             }
         }
     }
@@ -348,7 +349,8 @@ private:
         }
         if (!stream && tid) {
             std::string storage;
-            if (const auto fromThread = KinetoKernels::streamOfThread(identity(*tid, storage)); fromThread && *fromThread <= INT64_MAX)
+            if (const auto fromThread = KinetoKernels::streamOfThread(identity(*tid, storage));
+                fromThread && *fromThread <= INT64_MAX)
                 stream = static_cast<std::int64_t>(*fromThread);
         }
         m_kernels.add(m_builder, name, beginNs, endNs, device, stream);
@@ -555,7 +557,8 @@ private:
         }
         derivePhasesFromStacks(events, recorded);
         if (const std::size_t given = forwardBeforeBackward(m_builder, events, recorded); given > 0)
-            m_builder.setMeta("scopes.forward", std::to_string(given) + " allocations before their step's backward taken as the forward pass");
+            m_builder.setMeta("scopes.forward",
+                              std::to_string(given) + " allocations before their step's backward taken as the forward pass");
         if (std::any_of(events.begin(), events.end(), [](const MemoryEvent &e) { return e.phase != Phase::Other; }))
             m_builder.setMeta(metakey::Categories, "lifetime");
         describeDeviceMemory(events);
@@ -592,7 +595,7 @@ private:
     KinetoKernels m_kernels;
     std::int64_t m_skippedOtherDevices = 0;
     bool m_sawHip = false;
-    bool m_rocm = false; // the trace's header names ROCm's tracer or runtime
+    bool m_rocm = false;                                 // the trace's header names ROCm's tracer or runtime
     std::map<std::int64_t, std::int64_t> m_deviceMemory; // device id: totalGlobalMem
 };
 
@@ -603,8 +606,7 @@ bool looksLikeKinetoTrace(std::string_view prefix)
     const auto start = prefix.find_first_not_of(" \t\r\n");
     if (start == std::string_view::npos || prefix[start] != '{')
         return false;
-    return prefix.find("\"traceEvents\"") != std::string_view::npos
-           || prefix.find("\"schemaVersion\"") != std::string_view::npos
+    return prefix.find("\"traceEvents\"") != std::string_view::npos || prefix.find("\"schemaVersion\"") != std::string_view::npos
            || prefix.find("\"displayTimeUnit\"") != std::string_view::npos;
 }
 

@@ -7,9 +7,9 @@
 // The traceEvents array is parsed a few megabytes at a time, so memory stays near the
 // file's own size.
 
+#include "core/progress.h"
 #include "core/trace/trace.h"
 #include "filebytes.h"
-#include "core/progress.h"
 
 #include <memory>
 #include <string>
@@ -18,7 +18,6 @@ namespace peaklens {
 
 bool looksLikeKinetoTrace(std::string_view prefix);
 // bytes is changed while it is parsed (separators between pieces are rewritten).
-std::shared_ptr<const Trace> importKinetoTrace(FileBytes &bytes, const std::string &path,
-                                               const Progress &progress = {});
+std::shared_ptr<const Trace> importKinetoTrace(FileBytes &bytes, const std::string &path, const Progress &progress = {});
 
 } // namespace peaklens

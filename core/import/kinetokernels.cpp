@@ -79,16 +79,19 @@ void KinetoKernels::finish(TraceBuilder &builder, std::int64_t baseNs, bool rocm
     // lowest GPU of the kernels onto the lowest GPU of the memory events.
     std::int64_t agentOffset = 0;
     if (rocm && !m_records.empty() && !m_memoryDevices.empty()) {
-        const auto lowest = std::min_element(m_records.begin(), m_records.end(),
-                                             [](const Record &a, const Record &b) { return a.device < b.device; })->device;
+        const auto lowest = std::min_element(m_records.begin(), m_records.end(), [](const Record &a, const Record &b) {
+                                return a.device < b.device;
+                            })->device;
         agentOffset = std::max<std::int64_t>(0, lowest - *m_memoryDevices.begin());
     }
     std::sort(m_records.begin(), m_records.end(), [](const Record &a, const Record &b) {
-        return std::tie(a.beginNs, a.device, a.stream, a.endNs, a.name) < std::tie(b.beginNs, b.device, b.stream, b.endNs, b.name);
+        return std::tie(a.beginNs, a.device, a.stream, a.endNs, a.name)
+               < std::tie(b.beginNs, b.device, b.stream, b.endNs, b.name);
     });
     for (const Record &record : m_records) {
         const Device device{DeviceType::Cuda, static_cast<std::int16_t>(record.device - agentOffset)};
-        builder.addKernel(Kernel{record.name, builder.lane(Lane{device, record.stream}), record.beginNs + baseNs, record.endNs + baseNs});
+        builder.addKernel(
+            Kernel{record.name, builder.lane(Lane{device, record.stream}), record.beginNs + baseNs, record.endNs + baseNs});
     }
     if (const std::string text = describe(agentOffset); !text.empty())
         builder.setMeta("import.kernels", text);
@@ -113,8 +116,8 @@ std::string KinetoKernels::describe(std::int64_t agentOffset) const
     }
     if (agentOffset > 0)
         text += std::string(text.empty() ? "" : " ") + "The kernels name ROCm agents, the CPUs counted first: agent "
-                + std::to_string(*m_memoryDevices.begin() + agentOffset) + " is shown as cuda:"
-                + std::to_string(*m_memoryDevices.begin()) + ", where its memory events are.";
+                + std::to_string(*m_memoryDevices.begin() + agentOffset)
+                + " is shown as cuda:" + std::to_string(*m_memoryDevices.begin()) + ", where its memory events are.";
     return text;
 }
 

@@ -85,7 +85,8 @@ void KinetoMemory::finishLane(std::span<const Record> records, Result &result)
             result.addressesMissing = true;
             addSynthetic(record, record.bytes, Origin::Recorded);
         } else if (record.bytes != 0) {
-            result.events.push_back({MemoryEvent{record.timeNs, record.bytes, record.addr, lane}, record.thread, Origin::Recorded});
+            result.events.push_back(
+                {MemoryEvent{record.timeNs, record.bytes, record.addr, lane}, record.thread, Origin::Recorded});
             level += record.bytes;
         }
         if (correction > 0)

@@ -61,11 +61,11 @@ public:
 
     struct Result
     {
-        std::vector<ThreadEvent> events;    // per lane in time order, lanes one after another
+        std::vector<ThreadEvent> events; // per lane in time order, lanes one after another
         std::vector<ReservedEvent> reserved;
         std::map<std::uint32_t, TotalsCheck> totals;
         std::map<std::uint32_t, std::int64_t> preexistingBytes; // allocated before profiling began
-        bool addressesMissing = false;      // old traces: blocks are paired newest first
+        bool addressesMissing = false;                          // old traces: blocks are paired newest first
     };
 
     void add(const Record &record) { m_records.push_back(record); }

@@ -170,9 +170,8 @@ private:
         // In time order, not the file's; time -1 (memory that existed before profiling
         // began) first. Within one timestamp the file says only what holds after it (PyTorch
         // plots it so), so frees go first and no moment stands higher.
-        std::stable_sort(entries.begin(), entries.end(), [](const Entry &a, const Entry &b) {
-            return a.t < b.t || (a.t == b.t && a.bytes < 0 && b.bytes >= 0);
-        });
+        std::stable_sort(entries.begin(), entries.end(),
+                         [](const Entry &a, const Entry &b) { return a.t < b.t || (a.t == b.t && a.bytes < 0 && b.bytes >= 0); });
         for (const Entry &entry : entries)
             m_ledger.apply(checkedTime(entry.t < 0 ? earliest : entry.t, 1), entry.category, entry.bytes, m_events);
     }
@@ -203,8 +202,7 @@ bool looksLikeMemoryTimeline(std::string_view prefix)
     return pos != std::string_view::npos && prefix[pos] == '[';
 }
 
-std::shared_ptr<const Trace> importMemoryTimeline(const FileBytes &bytes, const std::string &path,
-                                                  const Progress &progress)
+std::shared_ptr<const Trace> importMemoryTimeline(const FileBytes &bytes, const std::string &path, const Progress &progress)
 {
     return TimelineImporter(path, progress).run(bytes);
 }

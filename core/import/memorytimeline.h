@@ -4,9 +4,9 @@
 // bytes per category at each time) and the ".raw.json.gz" form, a list of
 // [time, action, bytes, category]. Neither names the device; cuda:0 is assumed.
 
+#include "core/progress.h"
 #include "core/trace/trace.h"
 #include "filebytes.h"
-#include "core/progress.h"
 
 #include <memory>
 #include <string>
@@ -15,7 +15,6 @@ namespace peaklens {
 
 // Whether JSON text (already sniffed as an array) holds a memory timeline.
 bool looksLikeMemoryTimeline(std::string_view prefix);
-std::shared_ptr<const Trace> importMemoryTimeline(const FileBytes &bytes, const std::string &path,
-                                                  const Progress &progress = {});
+std::shared_ptr<const Trace> importMemoryTimeline(const FileBytes &bytes, const std::string &path, const Progress &progress = {});
 
 } // namespace peaklens

@@ -16,10 +16,14 @@ constexpr std::uint32_t kNone = UINT32_MAX;
 int rank(Phase phase)
 {
     switch (phase) {
-    case Phase::Other: return 0;
-    case Phase::Forward: return 1;
-    case Phase::Optimizer: return 2;
-    case Phase::Backward: return 3;
+    case Phase::Other:
+        return 0;
+    case Phase::Forward:
+        return 1;
+    case Phase::Optimizer:
+        return 2;
+    case Phase::Backward:
+        return 3;
     }
     return 0;
 }
@@ -113,7 +117,8 @@ private:
 
     std::uint32_t chainNode(std::uint32_t parent, CallLevel level)
     {
-        auto [it, inserted] = m_chainIds.try_emplace({parent, level.site, level.callee}, static_cast<std::uint32_t>(m_chains.size()));
+        auto [it, inserted] =
+            m_chainIds.try_emplace({parent, level.site, level.callee}, static_cast<std::uint32_t>(m_chains.size()));
         if (inserted)
             m_chains.push_back({parent, level});
         return it->second;
@@ -168,10 +173,12 @@ public:
         for (; depth < chain.size(); ++depth) {
             const std::uint32_t parent = depth == 0 ? kNone : m_active[depth - 1].key;
             const std::uint32_t index = depth == 0 ? 0 : m_active[depth - 1].children[chain[depth].site]++;
-            auto [it, inserted] = m_keyIds.try_emplace({parent, chain[depth].site, index}, static_cast<std::uint32_t>(m_keys.size()));
+            auto [it, inserted] =
+                m_keyIds.try_emplace({parent, chain[depth].site, index}, static_cast<std::uint32_t>(m_keys.size()));
             if (inserted)
                 m_keys.push_back({parent, chain[depth].site, index, chain[depth].callee});
-            m_active.push_back({it->second, chain[depth].site, chain[depth].callee, m_frames[chain[depth].callee].line, timeNs, {}});
+            m_active.push_back(
+                {it->second, chain[depth].site, chain[depth].callee, m_frames[chain[depth].callee].line, timeNs, {}});
         }
         end(chain.size()); // calls deeper than this allocation have returned
         for (Active &call : m_active)
@@ -303,7 +310,8 @@ std::vector<Step> stepsFromPhases(const std::vector<MemoryEvent> &events)
 
 std::int64_t stepOf(const std::vector<Step> &steps, std::int64_t timeNs)
 {
-    auto after = std::upper_bound(steps.begin(), steps.end(), timeNs, [](std::int64_t t, const Step &s) { return t < s.beginNs; });
+    auto after =
+        std::upper_bound(steps.begin(), steps.end(), timeNs, [](std::int64_t t, const Step &s) { return t < s.beginNs; });
     return after != steps.begin() && std::prev(after)->contains(timeNs) ? std::prev(after)->number : kNoStep;
 }
 

@@ -29,9 +29,9 @@ namespace peaklens {
 
 struct StackScopesResult
 {
-    std::size_t phased = 0;   // allocations given a phase
-    std::size_t layered = 0;  // allocations given a layer
-    std::size_t steps = 0;    // steps added
+    std::size_t phased = 0;  // allocations given a phase
+    std::size_t layered = 0; // allocations given a layer
+    std::size_t steps = 0;   // steps added
 };
 
 // Gives the events of one device (sorted by time) that have no phase the phase their

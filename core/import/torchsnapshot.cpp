@@ -2,9 +2,9 @@
 #include "torchsnapshot.h"
 
 #include "core/error.h"
-#include "pickle/unpickler.h"
 #include "pickle/snapshotassembler.h"
 #include "pickle/snapshotstream.h"
+#include "pickle/unpickler.h"
 
 namespace peaklens {
 
@@ -22,8 +22,7 @@ using pickle::Value;
 }
 
 // The segments list, when streaming read its items already: it must be that list, and empty.
-bool segmentsWereStreamed(const Document &document, const Value &segments, const StreamedParts &streamed,
-                          const std::string &path)
+bool segmentsWereStreamed(const Document &document, const Value &segments, const StreamedParts &streamed, const std::string &path)
 {
     if (!streamed.segments)
         return false;
@@ -33,8 +32,7 @@ bool segmentsWereStreamed(const Document &document, const Value &segments, const
 }
 
 // Reads what the root holds and streaming did not read; returns whether it has device traces.
-bool readSnapshot(const Document &document, SnapshotAssembler &assembler, const StreamedParts &streamed,
-                  const std::string &path)
+bool readSnapshot(const Document &document, SnapshotAssembler &assembler, const StreamedParts &streamed, const std::string &path)
 {
     assembler.noteTrailingBytes(document.trailingBytes);
     const Value &root = document.root;
@@ -92,8 +90,7 @@ bool readSnapshot(const Document &document, SnapshotAssembler &assembler, const 
 
 } // namespace
 
-std::shared_ptr<const Trace> readTorchSnapshotInOnePass(Document &document, const std::string &path,
-                                                        const Progress &progress)
+std::shared_ptr<const Trace> readTorchSnapshotInOnePass(Document &document, const std::string &path, const Progress &progress)
 {
     SnapshotAssembler assembler(path, progress);
     SnapshotStream stream(assembler, path);
@@ -113,8 +110,7 @@ std::shared_ptr<const Trace> readTorchSnapshotInOnePass(Document &document, cons
     return assembler.finish(hasTraces);
 }
 
-std::shared_ptr<const Trace> importTorchSnapshot(const Document &document, const std::string &path,
-                                                 const Progress &progress)
+std::shared_ptr<const Trace> importTorchSnapshot(const Document &document, const std::string &path, const Progress &progress)
 {
     SnapshotAssembler assembler(path, progress);
     const bool hasTraces = readSnapshot(document, assembler, StreamedParts{}, path);

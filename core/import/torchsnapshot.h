@@ -5,9 +5,9 @@
 // before the trace began (freed without an alloc, or still allocated at dump time) start
 // at its beginning; record_function annotations become steps and layer ranges.
 
+#include "core/progress.h"
 #include "core/trace/trace.h"
 #include "filebytes.h"
-#include "core/progress.h"
 #include "pickle/value.h"
 
 #include <memory>
@@ -22,8 +22,7 @@ std::shared_ptr<const Trace> importTorchSnapshot(const pickle::Document &documen
 // From a pickle, in one pass: trace entries and segments are read as they are decoded and
 // released, so memory follows the trace rather than the pickle. A pickle laid out in a way
 // one pass cannot follow is read whole instead; the trace is the same either way.
-std::shared_ptr<const Trace> streamTorchSnapshot(FileBytes bytes, const std::string &path,
-                                                 const Progress &progress = {});
+std::shared_ptr<const Trace> streamTorchSnapshot(FileBytes bytes, const std::string &path, const Progress &progress = {});
 
 // The one pass alone, over document.bytes: nullptr when the layout needs the whole document
 // (document.bytes are then still there to read it). Throws ImportError for bad input.

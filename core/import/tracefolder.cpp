@@ -25,8 +25,9 @@ std::vector<std::string> expandTraceFolders(const std::vector<std::string> &path
         if (ec)
             throw FileError(path, "cannot be listed: " + ec.message() + ".");
         if (traces.empty())
-            throw FileError(path, "is a folder with no *.peaklens traces in it; open the folder `peaklens-cli record --out` wrote, "
-                                  "or a trace file.");
+            throw FileError(path,
+                            "is a folder with no *.peaklens traces in it; open the folder `peaklens-cli record --out` wrote, "
+                            "or a trace file.");
         std::sort(traces.begin(), traces.end());
         expanded.insert(expanded.end(), traces.begin(), traces.end());
     }

@@ -28,9 +28,9 @@ constexpr std::size_t kSniffBytes = 64 * 1024;
 // Trace text starts, after blank and comment lines, with one of its statements.
 bool looksLikeTraceText(std::string_view prefix)
 {
-    static constexpr std::array<std::string_view, 14> starts = {
-        "meta ", "layer ", "lane", "begin ", "end ", "alloc ", "free ", "reserve ", "unreserve ", "kernel ",
-        "oom ", "snapshot ", "t=", "+"};
+    static constexpr std::array<std::string_view, 14> starts = {"meta ",  "layer ",    "lane",     "begin ",     "end ",
+                                                                "alloc ", "free ",     "reserve ", "unreserve ", "kernel ",
+                                                                "oom ",   "snapshot ", "t=",       "+"};
     if (prefix.find('\0') != std::string_view::npos)
         return false;
     std::size_t pos = 0;
@@ -70,8 +70,7 @@ bool looksLikeSnapshotJson(std::string_view prefix)
 
 TraceFormat formatOf(std::string_view prefix)
 {
-    if (TraceReader::recognizes(std::as_bytes(std::span(prefix.data(), prefix.size())))
-        || prefix.starts_with("SQLite format 3"))
+    if (TraceReader::recognizes(std::as_bytes(std::span(prefix.data(), prefix.size()))) || prefix.starts_with("SQLite format 3"))
         return TraceFormat::Native;
     if (pickle::looksLikePickle(prefix))
         return TraceFormat::TorchSnapshot;
@@ -105,8 +104,9 @@ public:
         , m_budget(path, m_file.size())
         , m_progress(progress)
     {
-        m_format = m_file.isStream() ? formatOf(contentPrefix(std::string(m_file.streamed().begin(), m_file.streamed().end()), kSniffBytes))
-                                     : detectFormat(path);
+        m_format = m_file.isStream()
+                       ? formatOf(contentPrefix(std::string(m_file.streamed().begin(), m_file.streamed().end()), kSniffBytes))
+                       : detectFormat(path);
         if (m_format == TraceFormat::Unknown)
             return; // not read on: a stream that holds no trace may never end
         m_file.readToEnd(LoadBudget::kMaxStreamBytes);

@@ -4,8 +4,8 @@
 // its name; gzip is inflated transparently. Bad input throws ImportError naming the file,
 // the place and the problem.
 
-#include "core/trace/trace.h"
 #include "core/progress.h"
+#include "core/trace/trace.h"
 
 #include <memory>
 #include <string>
@@ -14,12 +14,12 @@
 namespace peaklens {
 
 enum class TraceFormat {
-    Native,             // *.peaklens
-    TraceText,          // *.pltxt
-    TorchSnapshot,      // pickled memory snapshot
-    TorchSnapshotJson,  // the same dict as JSON
-    KinetoTrace,        // *.pt.trace.json[.gz]
-    MemoryTimeline,     // export_memory_timeline .json / .raw.json.gz
+    Native,            // *.peaklens
+    TraceText,         // *.pltxt
+    TorchSnapshot,     // pickled memory snapshot
+    TorchSnapshotJson, // the same dict as JSON
+    KinetoTrace,       // *.pt.trace.json[.gz]
+    MemoryTimeline,    // export_memory_timeline .json / .raw.json.gz
     Unknown,
 };
 

@@ -33,9 +33,8 @@ bool estimateBackwardSpans(const Trace &trace, const LaneDevices &lanes, std::ui
         const std::int64_t t = events.timeNs(i);
         if (events.deltaBytes(i) > 0) {
             savedBy.erase(events.addr(i));
-            const auto layer = std::upper_bound(chain.begin(), chain.end(), t, [](std::int64_t time, const UnitSpans &s) {
-                return time < s.forwardBegin;
-            });
+            const auto layer = std::upper_bound(chain.begin(), chain.end(), t,
+                                                [](std::int64_t time, const UnitSpans &s) { return time < s.forwardBegin; });
             if (t < *backwardStart && layer != chain.begin() && t <= std::prev(layer)->forwardEnd)
                 savedBy[events.addr(i)] = static_cast<std::size_t>(std::prev(layer) - chain.begin());
         } else if (auto block = savedBy.find(events.addr(i)); block != savedBy.end()) {

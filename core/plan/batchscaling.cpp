@@ -32,7 +32,8 @@ Trace withBatchScaled(const Trace &trace, double factor)
     const nlohmann::json options = nlohmann::json::parse(trace.metaValue(metakey::ReplayOptions), nullptr, false);
     if (options.is_object() && options.value("dtype", "") == "bf16") {
         for (std::size_t i = 0; i < trace.events.size(); ++i) {
-            if (trace.events.category(i) == Category::Parameter && trace.events.deltaBytes(i) > 0 && trace.events.deltaBytes(i) % 2 == 0)
+            if (trace.events.category(i) == Category::Parameter && trace.events.deltaBytes(i) > 0
+                && trace.events.deltaBytes(i) % 2 == 0)
                 parameterSizes.insert(trace.events.deltaBytes(i) / 2);
         }
     }

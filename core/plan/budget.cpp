@@ -38,8 +38,10 @@ std::int64_t Budget::bytes(const CostModel &model) const
 {
     const double measured = static_cast<double>(predict(model, CheckpointSchedule{}).peakBytes);
     switch (kind) {
-    case Kind::Bytes: return static_cast<std::int64_t>(value);
-    case Kind::PeakShare: return static_cast<std::int64_t>(std::floor(value * measured));
+    case Kind::Bytes:
+        return static_cast<std::int64_t>(value);
+    case Kind::PeakShare:
+        return static_cast<std::int64_t>(std::floor(value * measured));
     case Kind::ActivationShare: {
         const double lowest = static_cast<double>(lowestPeakPlan(model).prediction.peakBytes);
         return static_cast<std::int64_t>(std::floor(lowest + value * (measured - lowest)));
@@ -54,9 +56,12 @@ std::string Budget::describe(std::int64_t bytes) const
     char share[32];
     std::snprintf(share, sizeof share, "%g", kind == Kind::PeakShare ? value * 100 : value);
     switch (kind) {
-    case Kind::Bytes: return inBytes;
-    case Kind::PeakShare: return std::string(share) + " % of the measured peak (" + inBytes + ")";
-    case Kind::ActivationShare: return "activation budget " + std::string(share) + " (" + inBytes + ")";
+    case Kind::Bytes:
+        return inBytes;
+    case Kind::PeakShare:
+        return std::string(share) + " % of the measured peak (" + inBytes + ")";
+    case Kind::ActivationShare:
+        return "activation budget " + std::string(share) + " (" + inBytes + ")";
     }
     return inBytes;
 }

@@ -92,7 +92,8 @@ std::vector<std::uint32_t> defaultChain(const Trace &trace)
     const decltype(groups)::value_type *best = nullptr;
     for (const bool named : {false, true}) {
         for (const auto &entry : groups) {
-            const bool usable = named ? !entry.first.second.empty() : entry.first.second.empty() && allNumbered[entry.first.first];
+            const bool usable =
+                named ? !entry.first.second.empty() : entry.first.second.empty() && allNumbered[entry.first.first];
             if (usable && entry.second.size() >= 2 && (!best || rank(entry) > rank(*best)))
                 best = &entry;
         }
@@ -110,8 +111,7 @@ std::vector<std::uint32_t> defaultChain(const Trace &trace)
 }
 
 std::unordered_map<std::uint32_t, LayerRanges> rangesIn(const Trace &trace, const std::vector<std::uint32_t> &layers,
-                                                        std::int64_t begin, std::int64_t end,
-                                                        std::optional<std::int64_t> step)
+                                                        std::int64_t begin, std::int64_t end, std::optional<std::int64_t> step)
 {
     std::unordered_map<std::uint32_t, LayerRanges> found;
     for (std::uint32_t l : layers)
@@ -177,8 +177,8 @@ std::vector<std::uint32_t> chainCandidates(const Trace &trace, const ChainSelect
 // The chain's passes in the step: pass m holds each layer's m-th forward and m-th backward,
 // in forward order. Backward spans the trace lacks are estimated (`estimated` set).
 std::vector<std::vector<UnitSpans>> chainPasses(const Trace &trace, const std::vector<std::uint32_t> &candidates,
-                                            const LaneDevices &lanes, std::uint32_t device, std::int64_t begin,
-                                            std::int64_t end, std::optional<std::int64_t> step, bool &estimated)
+                                                const LaneDevices &lanes, std::uint32_t device, std::int64_t begin,
+                                                std::int64_t end, std::optional<std::int64_t> step, bool &estimated)
 {
     const auto ranges = rangesIn(trace, candidates, begin, end, step);
     std::vector<std::uint32_t> layers;
@@ -197,8 +197,8 @@ std::vector<std::vector<UnitSpans>> chainPasses(const Trace &trace, const std::v
                         + trace.layers[layers.front()].path + " " + std::to_string(count)
                         + "; a chain's layers run once per pass (micro-batch).");
         if (!r.backward.empty() && r.backward.size() != count)
-            throw Error(trace.layers[l].path + " runs its forward " + std::to_string(count) + " times in the step but its backward "
-                        + std::to_string(r.backward.size()) + " times.");
+            throw Error(trace.layers[l].path + " runs its forward " + std::to_string(count)
+                        + " times in the step but its backward " + std::to_string(r.backward.size()) + " times.");
     }
     passes.resize(count);
     for (std::size_t m = 0; m < count; ++m) {
@@ -209,7 +209,8 @@ std::vector<std::vector<UnitSpans>> chainPasses(const Trace &trace, const std::v
                 std::tie(s.backwardBegin, s.backwardEnd) = r.backward[m];
             passes[m].push_back(s);
         }
-        std::sort(passes[m].begin(), passes[m].end(), [](const UnitSpans &a, const UnitSpans &b) { return a.forwardBegin < b.forwardBegin; });
+        std::sort(passes[m].begin(), passes[m].end(),
+                  [](const UnitSpans &a, const UnitSpans &b) { return a.forwardBegin < b.forwardBegin; });
     }
     for (std::size_t m = 0; m < count; ++m) {
         if (std::none_of(passes[m].begin(), passes[m].end(), [](const UnitSpans &s) { return s.backwardBegin < 0; }))
@@ -227,7 +228,9 @@ std::vector<std::vector<UnitSpans>> chainPasses(const Trace &trace, const std::v
         }
     }
     for (auto &pass : passes)
-        std::erase_if(pass, [&](const UnitSpans &s) { return std::find(incomplete.begin(), incomplete.end(), s.layer) != incomplete.end(); });
+        std::erase_if(pass, [&](const UnitSpans &s) {
+            return std::find(incomplete.begin(), incomplete.end(), s.layer) != incomplete.end();
+        });
     if (passes.front().empty())
         passes.clear();
     return passes;
@@ -311,11 +314,14 @@ ChainUnits chooseChain(const Trace &trace, const ChainSelection &selection, cons
                        std::int64_t begin, std::int64_t end, std::optional<std::int64_t> step)
 {
     ChainUnits units;
-    units.passes = chainPasses(trace, chainCandidates(trace, selection), lanes, device, begin, end, step, units.backwardEstimated);
+    units.passes =
+        chainPasses(trace, chainCandidates(trace, selection), lanes, device, begin, end, step, units.backwardEstimated);
     if (units.passes.empty())
-        throw Error(!selection.layers.empty() ? std::string("None of the chosen layers runs both forward and backward in the peak's step.")
+        throw Error(!selection.layers.empty()
+                        ? std::string("None of the chosen layers runs both forward and backward in the peak's step.")
                     : selection.layerPattern
-                        ? "No layer matching \"" + *selection.layerPattern + "\" runs both forward and backward in the peak's step."
+                        ? "No layer matching \"" + *selection.layerPattern
+                              + "\" runs both forward and backward in the peak's step."
                         : std::string("The trace has no chain of repeated layers (blocks.0, blocks.1, ...) that runs forward "
                                       "and backward; choose the chain's layers (plan --layers REGEX, or in the app "
                                       "right-click the layer that holds the blocks)."));

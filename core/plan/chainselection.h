@@ -21,7 +21,7 @@ struct ChainSelection
 {
     std::optional<std::string> layerPattern; // ECMAScript regex on layer paths; default: defaultChain
     static constexpr std::size_t kMaxLayerPatternLength = 512;
-    std::vector<std::uint32_t> layers;       // when given: exactly these layers
+    std::vector<std::uint32_t> layers; // when given: exactly these layers
 };
 
 // The model's repeated blocks, the default chain: the chain the trace's metadata names
@@ -44,8 +44,7 @@ struct LayerRanges
 };
 
 std::unordered_map<std::uint32_t, LayerRanges> rangesIn(const Trace &trace, const std::vector<std::uint32_t> &layers,
-                                                        std::int64_t begin, std::int64_t end,
-                                                        std::optional<std::int64_t> step);
+                                                        std::int64_t begin, std::int64_t end, std::optional<std::int64_t> step);
 
 // A layer's forward and backward in one pass.
 struct UnitSpans

@@ -69,7 +69,15 @@ struct UnitPass
 // At equal times: ends before begins; a chain layer's backward opens before its parts'
 // and closes after them. A span of no length opens before anything closes, so that it
 // holds nothing rather than everything after it.
-enum class Order { EmptyBegin, ForwardEnd, PartBackwardEnd, LayerBackwardEnd, ForwardBegin, LayerBackwardBegin, PartBackwardBegin };
+enum class Order {
+    EmptyBegin,
+    ForwardEnd,
+    PartBackwardEnd,
+    LayerBackwardEnd,
+    ForwardBegin,
+    LayerBackwardBegin,
+    PartBackwardBegin
+};
 enum class Crossing { ForwardBegin, ForwardEnd, BackwardBegin, BackwardEnd };
 
 struct Boundary
@@ -135,7 +143,10 @@ private:
 };
 
 Walk::Walk(const Trace &trace, const LaneDevices &lanes, std::uint32_t device, const ChainUnits &units, CostModel &model)
-    : m_events(trace.events), m_lanes(lanes), m_device(device), m_model(model)
+    : m_events(trace.events)
+    , m_lanes(lanes)
+    , m_device(device)
+    , m_model(model)
 {
     const std::size_t n = units.passes.front().size();
     m_layerUnits.assign(units.passes.size(), std::vector<std::size_t>(n));
@@ -297,7 +308,8 @@ void Walk::backwardBegins(UnitPass &unit, std::int64_t timeNs, std::size_t event
         // alive, plus its forward's rise (and its input, which the checkpoint kept).
         m_pending &= ~bit(unit.part);
         const std::int64_t top = m_bytes - measure.alive + measure.forwardRise + unit.inputKept;
-        m_model.layers[unit.layer].backwardPieces.push_back({m_pending, bit(unit.part), INT64_MIN, timeNs, {{unit.part, top}}, unit.part});
+        m_model.layers[unit.layer].backwardPieces.push_back(
+            {m_pending, bit(unit.part), INT64_MIN, timeNs, {{unit.part, top}}, unit.part});
         m_within |= bit(unit.part);
         openPiece(timeNs);
     }
@@ -393,9 +405,11 @@ void Walk::take(std::size_t i)
         for (auto &[part, most] : piece.heldPeakBytes)
             most = std::max(most, m_bytes + partInBackward(part).held);
     }
-    const auto segment = static_cast<std::uint32_t>(m_runningPass == SIZE_MAX ? 0 : m_forwardsDone - std::min(m_forwardsDone, m_backwardsDone));
+    const auto segment =
+        static_cast<std::uint32_t>(m_runningPass == SIZE_MAX ? 0 : m_forwardsDone - std::min(m_forwardsDone, m_backwardsDone));
     const auto backwardOf = m_layerBackward ? static_cast<std::uint32_t>(m_layerBackward->layer) : kNoChainLayer;
-    const CurvePoint point{t, m_bytes, segment, m_backwardsDone > 0, m_events.phase(i), backwardOf, m_layerBackward ? m_layerBackward->held : 0};
+    const CurvePoint point{
+        t, m_bytes, segment, m_backwardsDone > 0, m_events.phase(i), backwardOf, m_layerBackward ? m_layerBackward->held : 0};
     if (m_model.curve.back().timeNs == t)
         m_model.curve.back() = point;
     else
@@ -443,8 +457,8 @@ ChainMeasures Walk::measures() const
 
 } // namespace
 
-ChainMeasures walkChain(const Trace &trace, const LaneDevices &lanes, std::uint32_t device, std::int64_t begin,
-                        std::int64_t end, const ChainUnits &units, CostModel &model)
+ChainMeasures walkChain(const Trace &trace, const LaneDevices &lanes, std::uint32_t device, std::int64_t begin, std::int64_t end,
+                        const ChainUnits &units, CostModel &model)
 {
     Walk walk(trace, lanes, device, units, model);
     walk.run(begin, end);

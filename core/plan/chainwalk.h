@@ -23,9 +23,9 @@ struct UnitMeasure
     // (the next unit keeps it either way); for a part, less its input where the measured
     // step had freed that by then (a checkpoint keeps it).
     std::int64_t saving = 0;
-    std::int64_t regenerated = 0;   // A - alive: made again by a recompute
-    std::int64_t kept = 0;          // of A, still live when the next chain layer's forward ends (chain layers only)
-    std::int64_t forwardRise = 0;   // the most its forward's own blocks held at once
+    std::int64_t regenerated = 0; // A - alive: made again by a recompute
+    std::int64_t kept = 0;        // of A, still live when the next chain layer's forward ends (chain layers only)
+    std::int64_t forwardRise = 0; // the most its forward's own blocks held at once
     std::int64_t levelAtBackward = 0;
     std::int64_t backwardBeginNs = 0;
     // Checkpointed, the most its backward holds beyond the measured one, and the highest
@@ -35,14 +35,14 @@ struct UnitMeasure
 
 struct ChainMeasures
 {
-    std::vector<std::vector<UnitMeasure>> layers;              // [pass][chain layer]
-    std::vector<std::vector<std::vector<UnitMeasure>>> parts;  // [chain layer][part][pass]
+    std::vector<std::vector<UnitMeasure>> layers;             // [pass][chain layer]
+    std::vector<std::vector<std::vector<UnitMeasure>>> parts; // [chain layer][part][pass]
 };
 
 // Walks the events on `device` in [begin, end) (the level before begin carried in), fills
 // model.curve and each model.layers[k].backwardPieces (model.layers sized to the chain,
 // with its parts), and returns what it measured of each unit.
-ChainMeasures walkChain(const Trace &trace, const LaneDevices &lanes, std::uint32_t device, std::int64_t begin,
-                        std::int64_t end, const ChainUnits &units, CostModel &model);
+ChainMeasures walkChain(const Trace &trace, const LaneDevices &lanes, std::uint32_t device, std::int64_t begin, std::int64_t end,
+                        const ChainUnits &units, CostModel &model);
 
 } // namespace peaklens

@@ -49,8 +49,9 @@ std::vector<std::size_t> recomputeCounts(const CheckpointSchedule &schedule, std
 
 bool isPerLayer(const CheckpointSchedule &schedule)
 {
-    return std::all_of(schedule.begin(), schedule.end(),
-                       [](const CheckpointUnit &unit) { return unit.first == unit.last && unit.inner.empty() && !unit.isPart(); });
+    return std::all_of(schedule.begin(), schedule.end(), [](const CheckpointUnit &unit) {
+        return unit.first == unit.last && unit.inner.empty() && !unit.isPart();
+    });
 }
 
 std::vector<std::uint64_t> partMasks(const CheckpointSchedule &schedule, std::size_t count)

@@ -18,7 +18,7 @@ inline constexpr std::size_t kWholeLayer = SIZE_MAX;
 
 struct CheckpointUnit
 {
-    std::size_t first = 0, last = 0;  // inclusive
+    std::size_t first = 0, last = 0;   // inclusive
     std::vector<CheckpointUnit> inner; // within [first, last], in order, disjoint
     // kWholeLayer: the layers first..last. Else the index of one part of layer first
     // (== last; no inner units): that module alone is checkpointed.

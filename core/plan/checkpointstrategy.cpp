@@ -47,7 +47,11 @@ constexpr int kDeepestNesting = 64;
 class ListParser
 {
 public:
-    ListParser(std::string_view text, std::string_view body) : m_text(text), m_body(body) {}
+    ListParser(std::string_view text, std::string_view body)
+        : m_text(text)
+        , m_body(body)
+    {
+    }
 
     std::vector<Item> parse()
     {
@@ -136,7 +140,11 @@ std::string written(const std::vector<Item> &items)
 class Resolver
 {
 public:
-    Resolver(const std::vector<std::string> &toggleable, const LayerParts &parts) : m_toggleable(toggleable), m_parts(parts) {}
+    Resolver(const std::vector<std::string> &toggleable, const LayerParts &parts)
+        : m_toggleable(toggleable)
+        , m_parts(parts)
+    {
+    }
 
     std::vector<CheckpointUnit> units(const std::vector<Item> &items, const CheckpointUnit *parent) const
     {
@@ -204,7 +212,8 @@ private:
         for (std::size_t k = 0; k < m_toggleable.size(); ++k) {
             if (path.starts_with(m_toggleable[k] + "."))
                 throw Error("\"" + path + "\" is not a module of " + m_toggleable[k] + " that can be checkpointed on its own"
-                            + (k < m_parts.size() && !m_parts[k].empty() ? " (" + listed(m_parts[k]) + ")" : std::string()) + ".");
+                            + (k < m_parts.size() && !m_parts[k].empty() ? " (" + listed(m_parts[k]) + ")" : std::string())
+                            + ".");
         }
         throw Error("\"" + path + "\" is not among the layers that can be checkpointed (" + listed(m_toggleable) + ").");
     }
@@ -285,12 +294,18 @@ const std::vector<CheckpointStrategy> &CheckpointStrategy::presets()
 std::string CheckpointStrategy::toString() const
 {
     switch (m_kind) {
-    case Kind::None: return "none";
-    case Kind::All: return "all";
-    case Kind::Every: return "every:" + std::to_string(m_every);
-    case Kind::Segments: return "segments:" + std::to_string(m_every);
-    case Kind::SquareRoot: return "sqrt";
-    case Kind::Units: return written(m_items);
+    case Kind::None:
+        return "none";
+    case Kind::All:
+        return "all";
+    case Kind::Every:
+        return "every:" + std::to_string(m_every);
+    case Kind::Segments:
+        return "segments:" + std::to_string(m_every);
+    case Kind::SquareRoot:
+        return "sqrt";
+    case Kind::Units:
+        return written(m_items);
     }
     return "none";
 }
@@ -310,15 +325,19 @@ std::vector<std::string> CheckpointStrategy::unitTexts() const
 std::string CheckpointStrategy::label() const
 {
     switch (m_kind) {
-    case Kind::None: return "None";
-    case Kind::All: return "All layers";
+    case Kind::None:
+        return "None";
+    case Kind::All:
+        return "All layers";
     case Kind::Every: {
         const std::size_t k = m_every;
         const char *suffix = k % 10 == 2 && k % 100 != 12 ? "nd" : k % 10 == 3 && k % 100 != 13 ? "rd" : "th";
         return "Every " + std::to_string(k) + suffix + " layer";
     }
-    case Kind::Segments: return "Segments of " + std::to_string(m_every) + " layers";
-    case Kind::SquareRoot: return "Segments of √N layers";
+    case Kind::Segments:
+        return "Segments of " + std::to_string(m_every) + " layers";
+    case Kind::SquareRoot:
+        return "Segments of √N layers";
     case Kind::Units: {
         const bool single = std::all_of(m_items.begin(), m_items.end(), [](const Item &item) { return item.last.empty(); });
         return std::to_string(m_items.size()) + (single ? " chosen layers" : " checkpoint units");
@@ -327,8 +346,8 @@ std::string CheckpointStrategy::label() const
     return {};
 }
 
-CheckpointSchedule CheckpointStrategy::schedule(const std::vector<std::string> &chain,
-                                                const std::vector<std::string> &toggleable, const LayerParts &parts) const
+CheckpointSchedule CheckpointStrategy::schedule(const std::vector<std::string> &chain, const std::vector<std::string> &toggleable,
+                                                const LayerParts &parts) const
 {
     if (m_kind == Kind::Units)
         return Resolver(toggleable, parts).units(m_items, nullptr);
@@ -338,9 +357,10 @@ CheckpointSchedule CheckpointStrategy::schedule(const std::vector<std::string> &
         for (std::size_t j = 0; j < n; j += m_every)
             items.push_back({chain[j], {}, {}});
     } else if (m_kind == Kind::Segments || m_kind == Kind::SquareRoot) {
-        const std::size_t k = m_kind == Kind::Segments
-                                  ? m_every
-                                  : static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(std::max<std::size_t>(n, 1)))));
+        const std::size_t k =
+            m_kind == Kind::Segments
+                ? m_every
+                : static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(std::max<std::size_t>(n, 1)))));
         for (std::size_t j = 0; j + k < n; j += k)
             items.push_back({chain[j], chain[j + k - 1], {}});
     }
@@ -372,7 +392,8 @@ CheckpointStrategy CheckpointStrategy::of(const CheckpointSchedule &schedule, co
                 items.push_back({parts.at(unit.first).at(unit.part), {}, {}});
                 continue;
             }
-            Item item{paths.at(unit.first), unit.first == unit.last && unit.inner.empty() ? std::string() : paths.at(unit.last), {}};
+            Item item{
+                paths.at(unit.first), unit.first == unit.last && unit.inner.empty() ? std::string() : paths.at(unit.last), {}};
             item.inner = self(self, unit.inner);
             items.push_back(std::move(item));
         }

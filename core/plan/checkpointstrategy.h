@@ -51,7 +51,7 @@ public:
     // Its top-level units written out one by one ("blocks.0..blocks.3(blocks.0)", "blocks.5"),
     // or the rule: for lists of what a run checkpointed.
     std::vector<std::string> unitTexts() const;
-    std::string label() const;    // "Every 2nd layer", for menus
+    std::string label() const; // "Every 2nd layer", for menus
 
     // The units over `toggleable` (layer paths, in the order they run). Rules choose from
     // `chain`: every:K every K-th layer from the first; segments:K runs of K layers, each

@@ -186,7 +186,8 @@ void cutForwardAtParts(CostModel &model)
             continue;
         for (std::size_t c = 0; c < layer.parts.size(); ++c) {
             const auto &ends = layer.parts[c].forwardEndsNs;
-            if (std::any_of(ends.begin(), ends.end(), [&](std::int64_t end) { return end >= stretchBegin && end <= point.timeNs; }))
+            if (std::any_of(ends.begin(), ends.end(),
+                            [&](std::int64_t end) { return end >= stretchBegin && end <= point.timeNs; }))
                 point.partsEnded |= std::uint64_t(1) << c;
         }
         if (point.partsEnded == 0) {

@@ -31,8 +31,8 @@ struct ChainPart
     // The most its checkpoint holds in its backward beyond the measured one (regenerated
     // blocks, the recomputed output, the output's gradient).
     std::int64_t heldInBackwardBytes = 0;
-    std::int64_t forwardNs = 0;   // its forwards in one step, all passes
-    std::int64_t recomputeNs = 0; // what checkpointing it adds: measured ("checkpoint.costs"), else its forward time
+    std::int64_t forwardNs = 0;         // its forwards in one step, all passes
+    std::int64_t recomputeNs = 0;       // what checkpointing it adds: measured ("checkpoint.costs"), else its forward time
     std::int64_t recomputeSpreadNs = 0; // how far recomputeNs may be off (its calibration rounds' farthest from their median)
     std::vector<std::int64_t> backwardBeginsNs, backwardEndsNs; // per pass
     std::vector<std::int64_t> forwardEndsNs;                    // per pass
@@ -75,7 +75,7 @@ struct ChainLayer
     // regenerated blocks, the recomputed output and the output's gradient (kept until
     // the checkpoint's backward returns, where the measured one frees them early).
     std::int64_t heldInBackwardBytes = 0;
-    std::int64_t forwardRiseBytes = 0; // w: the most its forward's own blocks hold at once
+    std::int64_t forwardRiseBytes = 0;     // w: the most its forward's own blocks hold at once
     std::int64_t levelAtBackwardBytes = 0; // L: measured allocated bytes as its backward begins
     // B: the part of A still live when the next layer's forward ends: what a segment that
     // holds both frees of it (the output too, when the next layer keeps it for backward).
@@ -93,7 +93,7 @@ struct ChainLayer
     // checkpoint ends at this layer).
     std::int64_t backwardLevelPeakBytes = INT64_MIN;
     std::int64_t backwardLevelPeakTimeNs = 0;
-    std::int64_t forwardNs = 0;        // f: its forwards in one step, all passes
+    std::int64_t forwardNs = 0; // f: its forwards in one step, all passes
     // What was measured where a layer's forward (backward) stood far above the chain's
     // others, as a fresh process's first call does (a warm-up): forwardNs (backwardNs)
     // then holds the chain's median instead.
@@ -104,7 +104,7 @@ struct ChainLayer
     // How far recomputeNs may be off: its calibration rounds' farthest from their median;
     // from forward times, their spread over the steps (at least the chain's, recomputeSpreadNs).
     std::int64_t recomputeSpreadNs = 0;
-    std::int64_t backwardNs = 0;       // b: its backwards in one step
+    std::int64_t backwardNs = 0;                // b: its backwards in one step
     std::vector<std::int64_t> backwardBeginsNs; // per pass, where a recompute runs
     // Its parts that can be checkpointed on their own (at most 64), in forward order, and
     // its backward cut at their boundaries, every pass.
@@ -130,13 +130,13 @@ inline constexpr std::uint32_t kNoChainLayer = UINT32_MAX;
 struct CurvePoint
 {
     std::int64_t timeNs = 0;
-    std::int64_t bytes = 0;      // measured allocated bytes from this time on
-    std::uint32_t segment = 0;   // how many chain layers' activations of the running pass are alive
-    bool backwardSide = false;   // the running pass's backward has reached the chain
+    std::int64_t bytes = 0;    // measured allocated bytes from this time on
+    std::uint32_t segment = 0; // how many chain layers' activations of the running pass are alive
+    bool backwardSide = false; // the running pass's backward has reached the chain
     Phase phase = Phase::Other;
     std::uint32_t backwardOf = kNoChainLayer; // the chain layer whose backward runs
-    std::int64_t heldBytes = 0;  // in a chain layer's backward: what its checkpoint would hold beyond this
-    std::uint64_t partsEnded = 0; // in a chain layer's forward: those of its parts whose forward has ended
+    std::int64_t heldBytes = 0;               // in a chain layer's backward: what its checkpoint would hold beyond this
+    std::uint64_t partsEnded = 0;             // in a chain layer's forward: those of its parts whose forward has ended
 };
 
 struct CostModel
@@ -145,15 +145,15 @@ struct CostModel
     std::optional<std::int64_t> step;
     std::int64_t stepBeginNs = 0;
     std::int64_t stepTimeNs = 0;
-    std::int64_t stepTimeSpreadNs = 0;   // median absolute deviation of the step times; 0 with one step
+    std::int64_t stepTimeSpreadNs = 0; // median absolute deviation of the step times; 0 with one step
     // How far one layer's forward time may be off: the median absolute deviation of the
     // chain layers' forward times (over the steps, where the trace has several). Each
     // layer's and part's own recomputeSpreadNs is what a prediction adds up.
     std::int64_t recomputeSpreadNs = 0;
-    std::size_t passes = 1;              // forward and backward passes in the step (micro-batches)
-    bool recomputeMeasured = false;      // recomputeNs come from calibration steps
-    std::vector<ChainLayer> layers;      // in forward order
-    std::vector<CurvePoint> curve;       // the measured step
+    std::size_t passes = 1;         // forward and backward passes in the step (micro-batches)
+    bool recomputeMeasured = false; // recomputeNs come from calibration steps
+    std::vector<ChainLayer> layers; // in forward order
+    std::vector<CurvePoint> curve;  // the measured step
     // Per segment p = 0..N, the highest measured point with exactly layers 0..p-1 alive:
     // before the backward reaches them, and after it has (outside any chain layer's
     // backward, which ChainLayer::backwardLevelPeakBytes covers). INT64_MIN: no point.

@@ -44,8 +44,9 @@ std::vector<LayerOption> optionsOf(const ChainLayer &layer)
     const std::int64_t forwardPeak = layer.forwardPeakWithParts(0).first;
     std::vector<LayerOption> options{{0, 0, std::max(layer.backwardLevelPeakBytes, forwardPeak), false, 0}};
     if (layer.savingBytes > 0)
-        options.push_back({layer.savingBytes, layer.recomputeNs,
-                           std::max({layer.recomputePeakBytes, layer.backwardPeakBytes, layer.backwardLevelPeakBytes, forwardPeak}), true, 0});
+        options.push_back(
+            {layer.savingBytes, layer.recomputeNs,
+             std::max({layer.recomputePeakBytes, layer.backwardPeakBytes, layer.backwardLevelPeakBytes, forwardPeak}), true, 0});
     std::vector<std::size_t> children;
     for (std::size_t c = 0; c < layer.parts.size(); ++c) {
         const std::string &path = layer.parts[c].path;
@@ -64,14 +65,16 @@ std::vector<LayerOption> optionsOf(const ChainLayer &layer)
             }
         }
         option.saving = layer.partSavingBytes(option.parts);
-        option.ownPeak = std::max(layer.backwardPeakWithParts(option.parts).first, layer.forwardPeakWithParts(option.parts).first);
+        option.ownPeak =
+            std::max(layer.backwardPeakWithParts(option.parts).first, layer.forwardPeakWithParts(option.parts).first);
         options.push_back(option);
     }
     // Drop the options another beats on all three counts.
     std::vector<LayerOption> kept;
     for (const LayerOption &option : options) {
         const bool beaten = std::any_of(options.begin(), options.end(), [&](const LayerOption &other) {
-            return &other != &option && other.saving >= option.saving && other.cost <= option.cost && other.ownPeak <= option.ownPeak
+            return &other != &option && other.saving >= option.saving && other.cost <= option.cost
+                   && other.ownPeak <= option.ownPeak
                    && (other.saving > option.saving || other.cost < option.cost || other.ownPeak < option.ownPeak
                        || &other < &option);
         });
@@ -154,9 +157,8 @@ std::optional<CheckpointSchedule> cheapestPerLayer(const CostModel &model, const
                     next.push_back({freed, front[s].cost + option.cost, s, o});
             }
         }
-        std::sort(next.begin(), next.end(), [](const State &a, const State &b) {
-            return a.freed != b.freed ? a.freed < b.freed : a.cost > b.cost;
-        });
+        std::sort(next.begin(), next.end(),
+                  [](const State &a, const State &b) { return a.freed != b.freed ? a.freed < b.freed : a.cost > b.cost; });
         keepFront(next, front, limit);
         if (front.empty())
             return std::nullopt;
@@ -254,7 +256,8 @@ public:
         best = cheapestPerLayer(m_model, m_layerOptions, budget, m_options, &second);
         if (!m_levels.empty()) {
             std::optional<std::int64_t> other;
-            auto schedule = cheapestSchedule(budget, best ? std::optional(predict(m_model, *best).addedTimeNs) : std::nullopt, &other);
+            auto schedule =
+                cheapestSchedule(budget, best ? std::optional(predict(m_model, *best).addedTimeNs) : std::nullopt, &other);
             if (schedule && (!best || *schedule != *best)) {
                 const std::int64_t added = predict(m_model, *schedule).addedTimeNs;
                 if (!best || added < predict(m_model, *best).addedTimeNs) {
@@ -281,7 +284,8 @@ public:
     {
         const std::int64_t measured = predict(m_model, CheckpointSchedule{}).peakBytes;
         // Before the chain's first layer nothing is freed: no peak goes below that.
-        const std::int64_t before = std::max(m_model.forwardBeforePartsBytes(0), m_model.gapPeakBytes.empty() ? INT64_MIN : m_model.gapPeakBytes[0]);
+        const std::int64_t before =
+            std::max(m_model.forwardBeforePartsBytes(0), m_model.gapPeakBytes.empty() ? INT64_MIN : m_model.gapPeakBytes[0]);
         std::int64_t low = std::min(std::max<std::int64_t>(0, before), measured), high = measured;
         const auto perLayer = [&](std::int64_t budget) { return anyFitsPerLayer(m_model, m_layerOptions, budget); };
         if (m_levels.empty())
@@ -294,7 +298,8 @@ public:
                 const auto relaxed = at.up.cheapestWithin(budget);
                 return relaxed && predict(m_model, *relaxed).peakBytes <= budget;
             });
-            low = smallestBudget(low, high, [&](std::int64_t budget) { return perLayer(budget) || at.up.cheapestWithin(budget); });
+            low =
+                smallestBudget(low, high, [&](std::int64_t budget) { return perLayer(budget) || at.up.cheapestWithin(budget); });
         }
         return high;
     }
@@ -342,7 +347,8 @@ private:
                 break;
             }
             // Settled: what is found, or found elsewhere, adds no more than any that fits.
-            const std::int64_t best = std::min(found ? predict(m_model, *found).addedTimeNs : INT64_MAX, enough.value_or(INT64_MAX));
+            const std::int64_t best =
+                std::min(found ? predict(m_model, *found).addedTimeNs : INT64_MAX, enough.value_or(INT64_MAX));
             if (best <= bound.addedTimeNs)
                 break;
         }
@@ -508,8 +514,8 @@ std::vector<Plan> paretoSweep(const CostModel &model, std::size_t budgets, const
     std::vector<Plan> plans;
     budgets = std::max<std::size_t>(budgets, 2);
     for (std::size_t i = 0; i < budgets; ++i) {
-        const std::int64_t budget = lowest + static_cast<std::int64_t>(
-                                                 static_cast<long double>(measured - lowest) * i / (budgets - 1));
+        const std::int64_t budget =
+            lowest + static_cast<std::int64_t>(static_cast<long double>(measured - lowest) * i / (budgets - 1));
         Plan plan = makePlan(model, *search.cheapestWithin(budget), true);
         if (!plans.empty() && plans.back().schedule == plan.schedule)
             continue;

@@ -20,7 +20,7 @@ struct Plan
     CheckpointSchedule schedule;  // units over chain indices
     std::vector<bool> checkpoint; // per chain layer: whether a top-level unit holds it
     Prediction prediction;
-    bool feasible = true;         // false: nothing fits; this is the lowest peak reachable
+    bool feasible = true; // false: nothing fits; this is the lowest peak reachable
     // For a budget: how far below it the plan was made to stay, for what the model does not see.
     std::int64_t marginBytes = 0;
     // For a budget: the added time of the next cheapest plan that fits. Closer to this

@@ -12,8 +12,8 @@ std::string timeOutlierNote(const CostModel &model)
     std::string flagged;
     std::size_t count = 0;
     for (const ChainLayer &layer : model.layers) {
-        for (const auto &[measured, typical, what] :
-             {std::tuple(layer.outlierForwardNs, layer.forwardNs, "forward"), std::tuple(layer.outlierBackwardNs, layer.backwardNs, "backward")}) {
+        for (const auto &[measured, typical, what] : {std::tuple(layer.outlierForwardNs, layer.forwardNs, "forward"),
+                                                      std::tuple(layer.outlierBackwardNs, layer.backwardNs, "backward")}) {
             if (!measured)
                 continue;
             const double times = typical > 0 ? static_cast<double>(*measured) / static_cast<double>(typical) : 0.0;
@@ -38,12 +38,13 @@ std::vector<std::string> planNotes(const CostModel &model, const Prediction &pre
     if (std::string outliers = timeOutlierNote(model); !outliers.empty())
         notes.push_back(std::move(outliers));
     if (model.backwardEstimated)
-        notes.push_back("The trace times no layer's backward; each was estimated from when the blocks its forward saved were freed.");
+        notes.push_back(
+            "The trace times no layer's backward; each was estimated from when the blocks its forward saved were freed.");
     // The costs added up disagree among their rounds (or steps) by more than a quarter.
     if (prediction.addedTimeNs > 0 && 4 * prediction.addedTimeSpreadNs > prediction.addedTimeNs)
-        notes.push_back(std::string("The added time is uncertain: the ") + (model.recomputeMeasured ? "calibration rounds" : "steps")
-                        + " it is measured from disagree by up to ±" + formatDuration(prediction.addedTimeSpreadNs)
-                        + "; rerun the plan to measure it.");
+        notes.push_back(std::string("The added time is uncertain: the ")
+                        + (model.recomputeMeasured ? "calibration rounds" : "steps") + " it is measured from disagree by up to ±"
+                        + formatDuration(prediction.addedTimeSpreadNs) + "; rerun the plan to measure it.");
     return notes;
 }
 

@@ -11,7 +11,7 @@ namespace {
 struct FlatUnit
 {
     std::size_t first, last;
-    std::size_t parent; // index into the flat list; SIZE_MAX at the top level
+    std::size_t parent;             // index into the flat list; SIZE_MAX at the top level
     std::int64_t childrenFreed = 0; // what its inner units free, once it is recomputed
 };
 
@@ -191,7 +191,8 @@ class PeakTracker
 public:
     void consider(std::int64_t bytes, std::int64_t timeNs, Phase phase, std::optional<std::size_t> recomputeOf = {})
     {
-        if (bytes > m_prediction.peakBytes || (bytes == m_prediction.peakBytes && !recomputeOf && timeNs < m_prediction.peakTimeNs)) {
+        if (bytes > m_prediction.peakBytes
+            || (bytes == m_prediction.peakBytes && !recomputeOf && timeNs < m_prediction.peakTimeNs)) {
             m_prediction.peakBytes = bytes;
             m_prediction.peakTimeNs = timeNs;
             m_prediction.peakPhase = phase;
@@ -250,7 +251,8 @@ Prediction predict(const CostModel &model, const CheckpointSchedule &schedule)
             const auto [bytes, timeNs] = layer.forwardPeakWithParts(effect.parts[p]);
             tracker.consider(bytes - effect.forwardFreed[p], timeNs, Phase::Forward);
             if (layer.forwardBeforePartsBytes != INT64_MIN)
-                tracker.consider(layer.forwardBeforePartsBytes - effect.forwardFreed[p], layer.forwardBeforePartsTimeNs, Phase::Forward);
+                tracker.consider(layer.forwardBeforePartsBytes - effect.forwardFreed[p], layer.forwardBeforePartsTimeNs,
+                                 Phase::Forward);
         } else if (model.forwardPeakBytes[p] != INT64_MIN) {
             const CurvePoint &point = model.curve[model.forwardPeakPoint[p]];
             tracker.consider(model.forwardPeakBytes[p] - effect.forwardFreed[p], point.timeNs, point.phase);
@@ -314,12 +316,15 @@ std::vector<SeriesPoint> predictCurve(const CostModel &model, const CheckpointSc
         std::int64_t bytes = point.bytes;
         if (!point.backwardSide)
             bytes -= effect.forwardFreed[point.segment]
-                     + (point.segment < model.layers.size() ? model.layers[point.segment].partSavingBytes(point.partsEnded & effect.parts[point.segment]) : 0);
+                     + (point.segment < model.layers.size()
+                            ? model.layers[point.segment].partSavingBytes(point.partsEnded & effect.parts[point.segment])
+                            : 0);
         else if (point.backwardOf == kNoChainLayer)
             bytes += effect.heldInGap[point.segment] - effect.backwardFreed[point.segment];
         else
             bytes += effect.heldInBackward[point.backwardOf] + effect.endingAt[point.backwardOf] * point.heldBytes
-                     - effect.backwardFreed[point.segment] + partsInBackward(model.layers[point.backwardOf], effect.parts[point.backwardOf], point.timeNs);
+                     - effect.backwardFreed[point.segment]
+                     + partsInBackward(model.layers[point.backwardOf], effect.parts[point.backwardOf], point.timeNs);
         curve.push_back({point.timeNs, bytes});
     }
     return curve;

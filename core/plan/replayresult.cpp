@@ -140,7 +140,8 @@ std::string ReplayResult::toJson() const
                    {"step_times_ms", stepTimesMs},
                    {"trace", tracePath.empty() ? json(nullptr) : json(tracePath)}};
     if (baselinePeakAllocatedBytes || !baselineStepTimesMs.empty())
-        object["baseline"] = {{"peak_allocated_bytes", bytes(baselinePeakAllocatedBytes)}, {"step_times_ms", baselineStepTimesMs}};
+        object["baseline"] = {{"peak_allocated_bytes", bytes(baselinePeakAllocatedBytes)},
+                              {"step_times_ms", baselineStepTimesMs}};
     if (gradients) {
         object["gradient_check"] = {{"agree", gradients->agree},
                                     {"max_relative_difference", std::isfinite(gradients->maxRelativeDifference)

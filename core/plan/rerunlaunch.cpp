@@ -40,14 +40,14 @@ std::string path(const std::string &folder, const std::string &name)
     return (std::filesystem::path(folder) / name).string();
 }
 
-RerunLaunch replayLaunch(const Trace &trace, const std::vector<std::string> &toggles,
-                         const std::vector<std::string> &baseline, const std::string &spec, const std::string &out,
-                         int steps)
+RerunLaunch replayLaunch(const Trace &trace, const std::vector<std::string> &toggles, const std::vector<std::string> &baseline,
+                         const std::string &spec, const std::string &out, int steps)
 {
     RerunLaunch launch;
     launch.program = "peaklens-replay";
-    launch.arguments = {"--model", spec, "--checkpoint", togglesArgument(toggles), "--baseline", togglesArgument(baseline),
-                        "--json", "--out", out};
+    launch.arguments = {
+        "--model", spec, "--checkpoint", togglesArgument(toggles), "--baseline", togglesArgument(baseline), "--json",
+        "--out",   out};
     if (!toggles.empty())
         launch.arguments.push_back("--verify-gradients");
     // Same warm-up, device and precision as the trace being compared with.

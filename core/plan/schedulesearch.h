@@ -43,8 +43,8 @@ public:
 private:
     struct Entry
     {
-        std::int64_t cost = -1; // -1: not computed yet
-        std::int32_t choice = -1; // -1: the layer runs plainly; else the last layer of the unit that starts here
+        std::int64_t cost = -1;              // -1: not computed yet
+        std::int32_t choice = -1;            // -1: the layer runs plainly; else the last layer of the unit that starts here
         std::int64_t second = INT64_MAX / 4; // the cheapest other choice (top level only)
     };
     static constexpr std::int64_t kInfinite = INT64_MAX / 4;
@@ -62,7 +62,7 @@ private:
 
     std::int64_t slotted(std::int64_t headroom) const;
     std::int64_t kept(std::size_t from, std::size_t to) const { return m_keptSum[to] - m_keptSum[from]; } // B over [from, to)
-    std::int64_t saving(std::size_t a, std::size_t b) const; // what unit a..b frees
+    std::int64_t saving(std::size_t a, std::size_t b) const;                                              // what unit a..b frees
     std::int64_t recompute(std::size_t a, std::size_t b) const { return m_timeSum[b + 1] - m_timeSum[a]; }
     bool fits(std::int64_t value, std::int64_t headroom) const { return value == INT64_MIN || value <= headroom; }
 

@@ -25,8 +25,9 @@ struct StepTimeComparison
 {
     TimingSpread baseline, run;
     double changePercent = 0; // the run against the baseline, median of the paired changes (or of the medians when unpaired)
-    double lowPercent = 0, highPercent = 0; // the range of the paired changes (unpaired: the run's range against the baseline's median)
-    bool paired = false;                    // interleaved step by step
+    double lowPercent = 0,
+           highPercent = 0; // the range of the paired changes (unpaired: the run's range against the baseline's median)
+    bool paired = false;    // interleaved step by step
     // The spread is larger than the effect: the measured change is not distinguishable from noise.
     bool withinNoise() const { return lowPercent <= 0 && highPercent >= 0; }
     // Within noise, and the changes spread over more than kNoisyRangePercent: the machine

@@ -14,7 +14,7 @@ using GetCount = int (*)(int *);
 using GetDevice = int (*)(int *, int);
 using TotalMemory = int (*)(std::size_t *, int);
 
-template <typename Function>
+template<typename Function>
 Function driverFunction(const char *name)
 {
     static void *const driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);

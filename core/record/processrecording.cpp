@@ -58,9 +58,10 @@ void writeProcessMeta(TraceWriter &writer, const std::string &description)
     writer.writeMeta(metakey::WorkingDirectory, cwd.empty() ? std::filesystem::current_path().string() : cwd);
     writer.writeMeta(metakey::Checkpoint, environment("PEAKLENS_CHECKPOINT"));
     writer.writeMeta(metakey::ProcessId, std::to_string(::getpid()));
-    const std::pair<std::string, std::string_view> launcher[] = {{globalRank(), metakey::Rank},
-                                                                 {localRank(), metakey::LocalRank},
-                                                                 {launcherValue("WORLD_SIZE", "SLURM_NTASKS"), metakey::WorldSize}};
+    const std::pair<std::string, std::string_view> launcher[] = {
+        {globalRank(), metakey::Rank},
+        {localRank(), metakey::LocalRank},
+        {launcherValue("WORLD_SIZE", "SLURM_NTASKS"), metakey::WorldSize}};
     for (const auto &[value, key] : launcher) {
         if (!value.empty())
             writer.writeMeta(key, value);
@@ -78,7 +79,7 @@ std::optional<std::int64_t> recordTime(const ActivityRecord &record)
 }
 
 // Moves the items `ready` accepts from `queued` to `batch`; both keep their order.
-template <typename Item, typename Ready>
+template<typename Item, typename Ready>
 void takeReady(std::vector<Item> &queued, std::vector<Item> &batch, Ready ready)
 {
     const auto later = std::stable_partition(queued.begin(), queued.end(), ready);
@@ -112,7 +113,7 @@ ProcessRecording::ProcessRecording(Backend backend)
     : m_backend(std::move(backend))
 {
     const std::filesystem::path out = environment("PEAKLENS_OUT").empty() ? std::filesystem::current_path()
-                                                                            : std::filesystem::path(environment("PEAKLENS_OUT"));
+                                                                          : std::filesystem::path(environment("PEAKLENS_OUT"));
     const std::string tag = processTag();
     m_path = (out / (tag + ".peaklens")).string();
     m_manifestPath = (out / (tag + ".manifest.json")).string();

@@ -67,7 +67,8 @@ void RecordingSession::applyManifest(const Manifest &manifest)
         const std::uint32_t id = layer(module.path);
         if (id == kNoLayer)
             continue;
-        m_writer.writeLayer(id, Layer{module.path, module.type, m_layers.find(module.path)->second.parent, module.parameterBytes});
+        m_writer.writeLayer(id,
+                            Layer{module.path, module.type, m_layers.find(module.path)->second.parent, module.parameterBytes});
     }
     std::string toggles;
     for (const std::string &name : manifest.checkpoint)
@@ -234,7 +235,8 @@ void RecordingSession::writePool(const PoolRecord &record)
     const std::int64_t delta = record.bytes - bytes;
     bytes = record.bytes;
     if (delta != 0) {
-        m_writer.writeReserved(ReservedEvent{relative(record.timeNs), delta, record.address, lane(DeviceType::Cuda, record.device, 0)});
+        m_writer.writeReserved(
+            ReservedEvent{relative(record.timeNs), delta, record.address, lane(DeviceType::Cuda, record.device, 0)});
         noteMemoryDevice(record.device);
     }
 }

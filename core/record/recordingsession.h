@@ -72,7 +72,7 @@ private:
         std::uint64_t parent = kNoScope;
         std::uint32_t layer = kNoLayer;
         Phase phase = Phase::Other;
-        std::int64_t step = kNoStep;           // the step open when it began
+        std::int64_t step = kNoStep;            // the step open when it began
         std::optional<std::int64_t> stepNumber; // set for step:N itself
         bool attributable = false;              // a layer's phase or the optimizer
     };
@@ -120,7 +120,7 @@ private:
     std::map<std::string, std::uint32_t, std::less<>> m_kernelNames;
     std::map<std::pair<std::uint32_t, std::uint64_t>, std::int64_t> m_poolBytes;
     std::unordered_map<std::uint32_t, std::uint32_t> m_markerThreads;
-    std::unordered_map<std::uint64_t, std::int64_t> m_liveBytes; // address ^ device << 56 -> bytes
+    std::unordered_map<std::uint64_t, std::int64_t> m_liveBytes;            // address ^ device << 56 -> bytes
     std::optional<std::vector<std::optional<std::int64_t>>> m_deviceTotals; // asked at the first memory record
     std::set<std::uint32_t> m_memoryDevices;
     bool m_deviceMemoryWritten = false;

@@ -20,11 +20,11 @@ struct Unit
 };
 
 constexpr std::array<Unit, 6> kByteUnits = {{{1.0, "B"},
-                                              {1024.0, "KiB"},
-                                              {1048576.0, "MiB"},
-                                              {1073741824.0, "GiB"},
-                                              {1099511627776.0, "TiB"},
-                                              {1125899906842624.0, "PiB"}}};
+                                             {1024.0, "KiB"},
+                                             {1048576.0, "MiB"},
+                                             {1073741824.0, "GiB"},
+                                             {1099511627776.0, "TiB"},
+                                             {1125899906842624.0, "PiB"}}};
 // The names formatDuration uses, so the axis reads like the rest of the report.
 constexpr std::array<Unit, 4> kTimeUnits = {{{1.0, "ns"}, {1e3, "us"}, {1e6, "ms"}, {1e9, "s"}}};
 

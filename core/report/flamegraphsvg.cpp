@@ -62,13 +62,17 @@ palette::Rgb tint(palette::Rgb color, double towardsWhite)
 palette::Rgb boxColor(const FlameNode &node)
 {
     switch (node.type) {
-    case FlameNodeType::Root: return kRootColor;
-    case FlameNodeType::Frame: return tint(kindColor(node.frameKind), 0.45);
-    case FlameNodeType::Layer: return tint(palette::seriesColor(0), node.depth % 2 ? 0.45 : 0.6);
+    case FlameNodeType::Root:
+        return kRootColor;
+    case FlameNodeType::Frame:
+        return tint(kindColor(node.frameKind), 0.45);
+    case FlameNodeType::Layer:
+        return tint(palette::seriesColor(0), node.depth % 2 ? 0.45 : 0.6);
     case FlameNodeType::Synthetic:
     case FlameNodeType::NoStack:
     case FlameNodeType::OnlyHidden:
-    case FlameNodeType::NoLayer: break;
+    case FlameNodeType::NoLayer:
+        break;
     }
     return kPlaceholderColor;
 }
@@ -136,7 +140,8 @@ std::optional<SvgChart> flameGraphChart(const FlameGraph &graph, std::string_vie
     if (graph.nodes.empty() || graph.nodes.front().bytes <= 0)
         return std::nullopt;
     const std::vector<std::uint32_t> top = graph.children(0);
-    if (top.size() == 1 && graph.nodes[top.front()].type != FlameNodeType::Frame && graph.nodes[top.front()].type != FlameNodeType::Layer)
+    if (top.size() == 1 && graph.nodes[top.front()].type != FlameNodeType::Frame
+        && graph.nodes[top.front()].type != FlameNodeType::Layer)
         return std::nullopt;
 
     const double scale = kWidth / static_cast<double>(graph.nodes.front().bytes);
@@ -170,9 +175,9 @@ std::optional<SvgChart> flameGraphChart(const FlameGraph &graph, std::string_vie
             kindsDrawn[static_cast<std::size_t>(node.frameKind)] = true;
         const double y = static_cast<double>(node.depth) * kRowHeight;
         const std::string shown = fitKeepingStart(i == 0 ? flameRootLabel(graph) : node.label, width - 2 * kTextInset);
-        elements += "<g><title>" + escapeHtml(tooltip(graph, node)) + "</title><rect x=\"" + number(left[i]) + "\" y=\"" + number(y)
-                    + "\" width=\"" + number(std::max(width - 0.5, 0.5)) + "\" height=\"" + number(kBoxHeight) + "\" fill=\""
-                    + palette::hex(boxColor(node)) + "\"/>";
+        elements += "<g><title>" + escapeHtml(tooltip(graph, node)) + "</title><rect x=\"" + number(left[i]) + "\" y=\""
+                    + number(y) + "\" width=\"" + number(std::max(width - 0.5, 0.5)) + "\" height=\"" + number(kBoxHeight)
+                    + "\" fill=\"" + palette::hex(boxColor(node)) + "\"/>";
         if (!shown.empty())
             elements += svg::text(left[i] + kTextInset, y + 13, shown);
         elements += "</g>";

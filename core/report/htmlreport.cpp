@@ -133,7 +133,8 @@ std::string metaTable(const ReportRun &run)
     std::string devices;
     for (const Device &device : trace.devices())
         devices += (devices.empty() ? "" : ", ") + device.toString();
-    row("device", devices + (trace.metaValue(metakey::DeviceName).empty() ? "" : " (" + trace.metaValue(metakey::DeviceName) + ")"));
+    row("device",
+        devices + (trace.metaValue(metakey::DeviceName).empty() ? "" : " (" + trace.metaValue(metakey::DeviceName) + ")"));
     row("command", trace.metaValue(metakey::Command));
     row("replay spec", trace.metaValue(metakey::ReplaySpec));
     row("replay options", trace.metaValue(metakey::ReplayOptions));
@@ -166,10 +167,14 @@ std::string peakCards(const ReportRun &run)
            + escapeHtml(peakCountingNote(*run.analysed->trace, run.analysed->summary.peak.liveAtPeak)) + "</div></td>";
     out += "<td class=\"card\" width=\"30%\"><div class=\"muted\">Peak reserved</div><div class=\"figure\">"
            + (peak.reservedBytes ? escapeHtml(formatBytes(*peak.reservedBytes)) : std::string("—")) + "</div><div>"
-           + (peak.reservedBytes ? std::string("segments of the caching allocator") : std::string("no segment events")) + "</div></td>";
+           + (peak.reservedBytes ? std::string("segments of the caching allocator") : std::string("no segment events"))
+           + "</div></td>";
     out += "<td class=\"card\" width=\"30%\"><div class=\"muted\">Step time</div><div class=\"figure\">"
            + (stateOnly ? std::string("—") : escapeHtml(ms(run.analysed->stepTimeNs))) + "</div><div>"
-           + (stateOnly ? "no history was recorded" : run.analysed->model ? "median of the trace's steps" : "the whole trace") + "</div></td>";
+           + (stateOnly             ? "no history was recorded"
+              : run.analysed->model ? "median of the trace's steps"
+                                    : "the whole trace")
+           + "</div></td>";
     return out + "</tr></table>";
 }
 
@@ -184,26 +189,30 @@ std::string liveTables(const ReportRun &run)
                           + "</th><th class=\"n\">live</th><th class=\"n\">share</th><th class=\"n\">blocks</th></tr></thead>";
         for (std::size_t i = 0; i < groups.size() && i < 12; ++i) {
             const std::string cell = escapeHtml(name(groups[i].key));
-            out += "<tr><td>" + (paths ? breakable(cell) : cell) + "</td><td class=\"n\">" + escapeHtml(formatBytes(groups[i].bytes))
-                   + "</td><td class=\"n\">"
+            out += "<tr><td>" + (paths ? breakable(cell) : cell) + "</td><td class=\"n\">"
+                   + escapeHtml(formatBytes(groups[i].bytes)) + "</td><td class=\"n\">"
                    + number(live.bytes ? 100.0 * static_cast<double>(groups[i].bytes) / static_cast<double>(live.bytes) : 0, 1)
                    + " %</td><td class=\"n\">" + std::to_string(groups[i].blocks) + "</td></tr>";
         }
         return out + "</table>";
     };
     const Trace &trace = *run.analysed->trace;
-    std::string out = "<p>" + escapeHtml(formatBytes(live.bytes)) + " in " + std::to_string(live.allocations.size()) + " blocks.</p>"
-           + "<div><div class=\"column\">"
-           + table(live.byCategory, "category", [](std::uint32_t key) {
-                 return key < static_cast<std::uint32_t>(kCategoryCount) ? std::string(palette::categoryLabel(static_cast<Category>(key)))
-                                                                        : std::string("(unknown)");
-             })
-           + "</div><div class=\"column\">"
-           + table(
-               live.byLayer, "layer",
-               [&trace](std::uint32_t key) { return key < trace.layers.size() ? trace.layers[key].path : std::string("(no layer)"); },
-               true)
-           + "</div></div>";
+    std::string out = "<p>" + escapeHtml(formatBytes(live.bytes)) + " in " + std::to_string(live.allocations.size())
+                      + " blocks.</p>" + "<div><div class=\"column\">"
+                      + table(live.byCategory, "category",
+                              [](std::uint32_t key) {
+                                  return key < static_cast<std::uint32_t>(kCategoryCount)
+                                             ? std::string(palette::categoryLabel(static_cast<Category>(key)))
+                                             : std::string("(unknown)");
+                              })
+                      + "</div><div class=\"column\">"
+                      + table(
+                          live.byLayer, "layer",
+                          [&trace](std::uint32_t key) {
+                              return key < trace.layers.size() ? trace.layers[key].path : std::string("(no layer)");
+                          },
+                          true)
+                      + "</div></div>";
     if (live.bySite.empty() || (live.bySite.size() == 1 && live.bySite.front().key == AllocationSites::kNoSite))
         return out;
     // Sites by the user's code, each with who called it.
@@ -239,9 +248,10 @@ std::string flameGraphs(const ReportRun &run, ChartSink &charts)
         add(FlameKeying::Module, "Flame graph by module", "live memory at the peak by module");
     if (out.empty())
         return out;
-    return out + "<p class=\"muted\">A box's width is the memory live at the peak that was allocated under it: a caller "
-                 "above its callees, a module above its children. Frames of the allocator, the dispatcher, the interpreter "
-                 "and the system are folded into their callers. Point at a box for its full name and bytes.</p>";
+    return out
+           + "<p class=\"muted\">A box's width is the memory live at the peak that was allocated under it: a caller "
+             "above its callees, a module above its children. Frames of the allocator, the dispatcher, the interpreter "
+             "and the system are folded into their callers. Point at a box for its full name and bytes.</p>";
 }
 
 std::string planTable(const ReportRun &run)
@@ -254,24 +264,28 @@ std::string planTable(const ReportRun &run)
     // A <thead> repeats on each page a table runs over, in print and in the PDF.
     std::string out = "<table width=\"100%\"><thead><tr><th rowspan=\"2\">strategy</th><th rowspan=\"2\">checkpointed</th>"
                       "<th class=\"group\" colspan=\"2\">peak</th><th class=\"group\" colspan=\"2\">step time</th></tr>"
-                      "<tr><th class=\"n\">predicted</th><th class=\"n\">change</th><th class=\"n\">predicted</th><th class=\"n\">change</th></tr></thead>";
+                      "<tr><th class=\"n\">predicted</th><th class=\"n\">change</th><th class=\"n\">predicted</th><th "
+                      "class=\"n\">change</th></tr></thead>";
     for (const ReportPlan &plan : run.plans) {
         const std::vector<std::string> paths = checkpointedPaths(*run.analysed->model, plan.plan.checkpoint);
         std::string layers;
         for (const std::string &path : paths)
             layers += (layers.empty() ? "" : ", ") + path;
         const std::size_t count = paths.size();
-        out += "<tr><td>" + escapeHtml(plan.name) + (plan.plan.feasible ? "" : " (cannot be met; lowest peak shown)") + "</td><td title=\""
-               + escapeHtml(layers) + "\">" + (count == 0 ? std::string("nothing") : std::to_string(count) + " of " + std::to_string(run.analysed->model->layers.size()))
+        out += "<tr><td>" + escapeHtml(plan.name) + (plan.plan.feasible ? "" : " (cannot be met; lowest peak shown)")
+               + "</td><td title=\"" + escapeHtml(layers) + "\">"
+               + (count == 0 ? std::string("nothing")
+                             : std::to_string(count) + " of " + std::to_string(run.analysed->model->layers.size()))
                + "</td><td class=\"n\">" + escapeHtml(formatBytes(plan.plan.prediction.peakBytes)) + "</td><td class=\"n good\">"
                + percentChange(static_cast<double>(plan.plan.prediction.peakBytes), static_cast<double>(baseline.peakBytes))
                + "</td><td class=\"n\">" + escapeHtml(ms(plan.plan.prediction.stepTimeNs)) + "</td><td class=\"n bad\">"
-               + percentChange(static_cast<double>(plan.plan.prediction.stepTimeNs), static_cast<double>(baseline.stepTimeNs)) + "</td></tr>";
+               + percentChange(static_cast<double>(plan.plan.prediction.stepTimeNs), static_cast<double>(baseline.stepTimeNs))
+               + "</td></tr>";
     }
     const std::string warmUp = timeOutlierNote(*run.analysed->model);
     return out + "</table><p class=\"muted\">Chain: " + std::to_string(run.analysed->model->layers.size())
-           + " layers. The model behind the predictions is described in docs/planning.md." + (warmUp.empty() ? "" : " " + escapeHtml(warmUp))
-           + "</p>";
+           + " layers. The model behind the predictions is described in docs/planning.md."
+           + (warmUp.empty() ? "" : " " + escapeHtml(warmUp)) + "</p>";
 }
 
 // The runs as the app's Runs table shows them, in two tables narrow enough for a printed
@@ -286,23 +300,28 @@ std::string comparisonTables(const ReportData &data)
         const std::size_t count = run.analysed->checkpoint.size();
         return count == 0 ? std::string("nothing") : std::to_string(count) + (count == 1 ? " layer" : " layers");
     };
-    std::string peaks = "<h3>Peak</h3><table width=\"100%\"><thead><tr><th>run</th><th>checkpointed</th><th class=\"n\">predicted</th>"
-                        "<th class=\"n\">measured</th><th class=\"n\">error</th></tr></thead>"
-                        "<tr><td>baseline</td><td>" + checkpointed(baseline) + "</td><td></td><td class=\"n\">"
-                        + escapeHtml(formatBytes(baseline.analysed->peakBytes)) + "</td><td></td></tr>";
+    std::string peaks =
+        "<h3>Peak</h3><table width=\"100%\"><thead><tr><th>run</th><th>checkpointed</th><th class=\"n\">predicted</th>"
+        "<th class=\"n\">measured</th><th class=\"n\">error</th></tr></thead>"
+        "<tr><td>baseline</td><td>"
+        + checkpointed(baseline) + "</td><td></td><td class=\"n\">" + escapeHtml(formatBytes(baseline.analysed->peakBytes))
+        + "</td><td></td></tr>";
     // One word per header under its group's name, so that no header breaks inside a word.
     std::string steps = "<h3>Step time</h3><table width=\"100%\"><thead><tr><th rowspan=\"2\">run</th>"
                         "<th class=\"group\" colspan=\"2\">step time</th><th class=\"group\" colspan=\"2\">change</th></tr>"
                         "<tr><th class=\"n\">baseline</th><th class=\"n\">measured</th><th class=\"n\">predicted</th>"
                         "<th class=\"n\">measured</th></tr></thead>"
-                        "<tr><td>baseline</td><td></td><td class=\"n\">" + escapeHtml(ms(baseline.analysed->stepTimeNs))
+                        "<tr><td>baseline</td><td></td><td class=\"n\">"
+                        + escapeHtml(ms(baseline.analysed->stepTimeNs))
                         + "</td><td class=\"n\">reference</td><td class=\"n\">reference</td></tr>";
-    const std::int64_t modelStepNs = baseline.analysed->model ? predict(*baseline.analysed->model, CheckpointSchedule{}).stepTimeNs : 0;
+    const std::int64_t modelStepNs =
+        baseline.analysed->model ? predict(*baseline.analysed->model, CheckpointSchedule{}).stepTimeNs : 0;
     for (const ReportComparison &comparison : data.comparisons) {
         const ReportRun &run = data.runs[comparison.run];
         // A rerun's own measurement when there is one: the same figures as the app's Runs table.
         const std::optional<ReplayResult> &measured = run.measured;
-        const std::int64_t peak = measured && measured->peakAllocatedBytes ? *measured->peakAllocatedBytes : run.analysed->peakBytes;
+        const std::int64_t peak =
+            measured && measured->peakAllocatedBytes ? *measured->peakAllocatedBytes : run.analysed->peakBytes;
         const std::vector<double> runMs = measured && !measured->stepTimesMs.empty()
                                               ? measured->stepTimesMs
                                               : std::vector<double>{static_cast<double>(run.analysed->stepTimeNs) / 1e6};
@@ -313,10 +332,11 @@ std::string comparisonTables(const ReportData &data)
         if (comparison.predicted) {
             peaks += "<td class=\"n\">" + escapeHtml(formatBytes(comparison.predicted->peakBytes)) + "</td><td class=\"n\">"
                      + escapeHtml(formatBytes(peak)) + "</td><td class=\"n\">"
-                     + percentChange(static_cast<double>(comparison.predicted->peakBytes), static_cast<double>(peak)) + "</td></tr>";
+                     + percentChange(static_cast<double>(comparison.predicted->peakBytes), static_cast<double>(peak))
+                     + "</td></tr>";
         } else {
-            peaks += "<td class=\"muted\">none: " + escapeHtml(comparison.problem) + "</td><td class=\"n\">" + escapeHtml(formatBytes(peak))
-                     + "</td><td></td></tr>";
+            peaks += "<td class=\"muted\">none: " + escapeHtml(comparison.problem) + "</td><td class=\"n\">"
+                     + escapeHtml(formatBytes(peak)) + "</td><td></td></tr>";
         }
         std::string measuredChange;
         if (change.measured)
@@ -325,9 +345,11 @@ std::string comparisonTables(const ReportData &data)
             measuredChange = percentChange(change.run->medianMs * 1e6, static_cast<double>(baseline.analysed->stepTimeNs))
                              + "<br/><span class=\"muted\">against the recorded baseline</span>";
         steps += "<tr>" + runName + "<td class=\"n\">"
-                 + (change.baselineHere ? escapeHtml(ms(static_cast<std::int64_t>(change.baselineHere->medianMs * 1e6))) : std::string())
+                 + (change.baselineHere ? escapeHtml(ms(static_cast<std::int64_t>(change.baselineHere->medianMs * 1e6)))
+                                        : std::string())
                  + "</td><td class=\"n\">" + escapeHtml(ms(static_cast<std::int64_t>(change.run->medianMs * 1e6)))
-                 + "</td><td class=\"n\">" + (comparison.predicted ? escapeHtml(signedPercentText(change.predictedPercent)) : std::string())
+                 + "</td><td class=\"n\">"
+                 + (comparison.predicted ? escapeHtml(signedPercentText(change.predictedPercent)) : std::string())
                  + "</td><td class=\"n\">" + measuredChange + "</td></tr>";
     }
     return peaks + "</table>" + steps
@@ -346,12 +368,23 @@ std::string escapeHtml(std::string_view text)
     out.reserve(shown.size());
     for (char c : shown) {
         switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        case '\'': out += "&#39;"; break;
-        default: out += c;
+        case '&':
+            out += "&amp;";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '"':
+            out += "&quot;";
+            break;
+        case '\'':
+            out += "&#39;";
+            break;
+        default:
+            out += c;
         }
     }
     return out;
@@ -362,41 +395,46 @@ namespace {
 std::string render(const ReportData &data, ChartSink &charts)
 {
     std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>PeakLens report — "
-                       + escapeHtml(data.runs.empty() ? std::string() : data.runs.front().name)
-                       + "</title><style>" + kStyle + (charts.isAside() ? kPrintStyle : "") + "</style></head><body>";
+                       + escapeHtml(data.runs.empty() ? std::string() : data.runs.front().name) + "</title><style>" + kStyle
+                       + (charts.isAside() ? kPrintStyle : "") + "</style></head><body>";
     for (std::size_t i = 0; i < data.runs.size(); ++i) {
         const ReportRun &run = data.runs[i];
         if (i == 1) {
             const auto comparison = comparisonChart(data);
-            html += "<section><h1>Runs compared with the baseline</h1></section><section><h2>Predicted against measured</h2>" + comparisonTables(data)
-                    + (comparison ? charts.place(*comparison) : std::string())
+            html += "<section><h1>Runs compared with the baseline</h1></section><section><h2>Predicted against measured</h2>"
+                    + comparisonTables(data) + (comparison ? charts.place(*comparison) : std::string())
                     + "<p class=\"muted\">Predictions come from the baseline's trace and each run's checkpointed layers; "
                       "measured figures from the run's own trace.</p></section>";
         }
-        html += std::string("<section>") + (i == 0 ? "<h1>PeakLens memory report</h1>" : "<h1>Run: " + escapeHtml(run.name) + "</h1>");
+        html += std::string("<section>")
+                + (i == 0 ? "<h1>PeakLens memory report</h1>" : "<h1>Run: " + escapeHtml(run.name) + "</h1>");
         html += "<p class=\"muted\">" + escapeHtml(run.name) + " · peaklens " + PEAKLENS_VERSION + "</p></section>";
         html += "<section><h2>Peak</h2>" + peakCards(run) + "</section>";
         if (isStateOnly(*run.analysed->trace)) {
             // One moment, no timeline: the state, and what it says of a failure there.
             std::string verdicts = "<p>" + escapeHtml(std::string(kStateOnlyHeadline)) + "</p>";
             for (const DevicePeak &peak : run.analysed->summary.peak.devices)
-                verdicts += "<p class=\"verdict\">" + escapeHtml(judgeDumpState(*run.analysed->trace, peak.device).explanation) + "</p>";
+                verdicts +=
+                    "<p class=\"verdict\">" + escapeHtml(judgeDumpState(*run.analysed->trace, peak.device).explanation) + "</p>";
             html += "<section><h2>Allocator state</h2>" + verdicts + "</section>";
         } else {
             const auto timeline = timelineChart(run);
             html += "<section><h2>Memory over time</h2>"
-                    + (timeline ? charts.place(*timeline) : std::string("<p class=\"muted\">The trace allocates nothing.</p>")) + "</section>";
+                    + (timeline ? charts.place(*timeline) : std::string("<p class=\"muted\">The trace allocates nothing.</p>"))
+                    + "</section>";
         }
         const auto bars = layerBarsChart(run);
         html += "<section><h2>Activations kept for the backward pass, by layer</h2>"
                 + (bars ? charts.place(*bars)
-                        : std::string("<p class=\"muted\">No layer keeps activations for the backward pass (the trace has no forward ranges).</p>"))
+                        : std::string("<p class=\"muted\">No layer keeps activations for the backward pass (the trace has no "
+                                      "forward ranges).</p>"))
                 + "</section>";
         html += "<section><h2>Live at the peak</h2>" + liveTables(run) + flameGraphs(run, charts) + "</section>";
         if (i > 0 && !run.analysed->checkpoint.empty()) {
             // Its trace already runs with toggles: plans from it would stack on them.
             html += "<section><h2>What checkpointing would do</h2><p class=\"muted\">This run already checkpoints "
-                    + std::to_string(run.analysed->checkpoint.size()) + (run.analysed->checkpoint.size() == 1 ? " layer" : " layers")
+                    + std::to_string(run.analysed->checkpoint.size())
+                    + (run.analysed->checkpoint.size() == 1 ? " layer" : " layers")
                     + "; the baseline's section gives the plans, from a trace without toggles.</p></section>";
         } else {
             html += "<section><h2>What checkpointing would do</h2>" + planTable(run) + "</section>";

@@ -22,8 +22,8 @@ constexpr std::array<Rgb, kCategoryCount> kCategoryColors = {
 };
 
 constexpr std::array<std::string_view, kCategoryCount> kCategoryLabels = {
-    "parameter", "optimizer state", "input", "temporary", "activation", "gradient", "autograd detail", "unknown",
-    "before the trace",
+    "parameter", "optimizer state", "input",   "temporary",        "activation",
+    "gradient",  "autograd detail", "unknown", "before the trace",
 };
 
 constexpr std::array<Rgb, 10> kSeriesColors = {0x4e79a7, 0xf28e2b, 0x59a14f, 0xe15759, 0x76b7b2,
@@ -44,10 +44,14 @@ Rgb seriesColor(std::size_t index)
 Rgb phaseColor(Phase phase)
 {
     switch (phase) {
-    case Phase::Forward: return 0xdbe7fb;
-    case Phase::Backward: return 0xfbe3d6;
-    case Phase::Optimizer: return 0xdff0da;
-    case Phase::Other: break;
+    case Phase::Forward:
+        return 0xdbe7fb;
+    case Phase::Backward:
+        return 0xfbe3d6;
+    case Phase::Optimizer:
+        return 0xdff0da;
+    case Phase::Other:
+        break;
     }
     return 0xffffff;
 }

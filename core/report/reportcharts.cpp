@@ -172,7 +172,8 @@ std::optional<SvgChart> timelineChart(const ReportRun &run)
     const std::size_t shown = std::min<std::size_t>(timeline.groups.size(), 7);
     elements += stackedBands(frame, timeline, columns, shown);
     for (std::size_t g = 0; g < shown; ++g)
-        legend.push_back({categoryShown(timeline.groups[g]), categoryColorOf(timeline.groups[g], g), svg::LegendEntry::Mark::Swatch});
+        legend.push_back(
+            {categoryShown(timeline.groups[g]), categoryColorOf(timeline.groups[g], g), svg::LegendEntry::Mark::Swatch});
     if (shown < timeline.groups.size())
         legend.push_back({"other", palette::kOther, svg::LegendEntry::Mark::Swatch});
 
@@ -193,7 +194,8 @@ std::optional<SvgChart> timelineChart(const ReportRun &run)
     }
     for (const Phase phase : {Phase::Forward, Phase::Backward, Phase::Optimizer}) {
         if (shaded[static_cast<int>(phase)])
-            legend.push_back({std::string(phaseName(phase)) + " pass", palette::phaseColor(phase), svg::LegendEntry::Mark::FaintSwatch});
+            legend.push_back(
+                {std::string(phaseName(phase)) + " pass", palette::phaseColor(phase), svg::LegendEntry::Mark::FaintSwatch});
     }
     if (run.analysed->summary.peak.primary) {
         const DevicePeak &peak = run.analysed->summary.peak.devices[*run.analysed->summary.peak.primary];
@@ -229,7 +231,8 @@ std::optional<SvgChart> layerBarsChart(const ReportRun &run)
         return run.analysed->summary.layers[a].activationBytes > run.analysed->summary.layers[b].activationBytes;
     });
     order.resize(std::min<std::size_t>(order.size(), 16));
-    const ChartAxis axis = bytesAxis(static_cast<double>(run.analysed->summary.layers[order.front()].activationBytes), kValueTicks);
+    const ChartAxis axis =
+        bytesAxis(static_cast<double>(run.analysed->summary.layers[order.front()].activationBytes), kValueTicks);
     constexpr double kNameWidth = 220, kBarLeft = 232, kRowHeight = 20, kTop = 4;
     // Room after the longest bar for its label.
     constexpr double kBarRoom = kWidth - kBarLeft - 80;
@@ -245,7 +248,8 @@ std::optional<SvgChart> layerBarsChart(const ReportRun &run)
         const LayerStats &stats = run.analysed->summary.layers[order[i]];
         const double y = kTop + static_cast<double>(i) * kRowHeight;
         const double width = kBarRoom * static_cast<double>(stats.activationBytes) / axis.end;
-        elements += svg::text(kBarLeft - 8, y + 14, svg::fitKeepingEnd(run.analysed->trace->layers[order[i]].path, kNameWidth), "end");
+        elements +=
+            svg::text(kBarLeft - 8, y + 14, svg::fitKeepingEnd(run.analysed->trace->layers[order[i]].path, kNameWidth), "end");
         elements += "<rect x=\"" + number(kBarLeft) + "\" y=\"" + number(y + 3) + "\" width=\"" + number(std::max(1.0, width))
                     + "\" height=\"14\" fill=\"" + color + "\"/>";
         elements += svg::text(kBarLeft + width + 6, y + 14, formatBytes(stats.activationBytes));
@@ -273,7 +277,8 @@ std::optional<SvgChart> comparisonChart(const ReportData &data)
         return alignment ? alignedSeries(run.byCategory.allocated, *alignment) : std::vector<SeriesPoint>();
     };
     std::vector<Curve> curves;
-    curves.push_back({"baseline " + fileName(baseline.name) + ", measured", onBaselineClock(*baseline.analysed), palette::kTotal});
+    curves.push_back(
+        {"baseline " + fileName(baseline.name) + ", measured", onBaselineClock(*baseline.analysed), palette::kTotal});
     // One run: the palette's prediction and measurement colours. More: a colour per run,
     // its prediction dashed.
     const bool single = data.comparisons.size() == 1;
@@ -286,7 +291,8 @@ std::optional<SvgChart> comparisonChart(const ReportData &data)
                 predicted.points.push_back({point.timeNs, point.bytes});
             curves.push_back(std::move(predicted));
         }
-        curves.push_back({fileName(run.name) + ", measured", onBaselineClock(*run.analysed), single ? palette::kMeasured : palette::seriesColor(i)});
+        curves.push_back({fileName(run.name) + ", measured", onBaselineClock(*run.analysed),
+                          single ? palette::kMeasured : palette::seriesColor(i)});
     }
     PlotArea frame;
     frame.beginNs = model.stepBeginNs;
@@ -305,11 +311,13 @@ std::optional<SvgChart> comparisonChart(const ReportData &data)
     std::vector<svg::LegendEntry> legend;
     for (const Curve &curve : curves) {
         std::vector<std::pair<std::int64_t, std::int64_t>> path;
-        for (const ColumnRange &column : reduceToColumns(curve.points, frame.beginNs, frame.endNs, static_cast<int>(frame.width / 2)))
+        for (const ColumnRange &column :
+             reduceToColumns(curve.points, frame.beginNs, frame.endNs, static_cast<int>(frame.width / 2)))
             path.emplace_back(column.beginNs, column.maxBytes);
         elements += "<path d=\"" + stepPath(frame, path) + "\" fill=\"none\" stroke=\"" + palette::hex(curve.color)
                     + "\" stroke-width=\"1.6\"" + (curve.dashed ? " stroke-dasharray=\"6 3\"" : "") + "/>";
-        legend.push_back({curve.label, curve.color, curve.dashed ? svg::LegendEntry::Mark::DashedLine : svg::LegendEntry::Mark::Line});
+        legend.push_back(
+            {curve.label, curve.color, curve.dashed ? svg::LegendEntry::Mark::DashedLine : svg::LegendEntry::Mark::Line});
     }
     const svg::Legend drawn = svg::legend(legend, frame.left, frame.bottom() + 26, frame.width);
     elements += drawn.elements;

@@ -23,8 +23,8 @@ struct ReportPlan
 
 struct ReportRun
 {
-    std::string name;                     // what the report calls it: its file, or a rerun's label
-    AnalysedTracePtr analysed;            // the same figures the app shows
+    std::string name;          // what the report calls it: its file, or a rerun's label
+    AnalysedTracePtr analysed; // the same figures the app shows
     std::vector<ReportPlan> plans;
     // A rerun's measurement, with the baseline's toggles measured again beside it: the
     // step-time change is read against that, not against the trace's own figure.
@@ -33,10 +33,10 @@ struct ReportRun
 
 struct ReportComparison
 {
-    std::size_t run = 0;                        // index into runs, > 0
-    std::optional<Prediction> predicted;        // from the baseline's model, when its toggles are in the chain
-    std::vector<bool> toggles;                  // the run's toggles on the baseline's chain
-    std::string problem;                        // why there is no prediction
+    std::size_t run = 0;                 // index into runs, > 0
+    std::optional<Prediction> predicted; // from the baseline's model, when its toggles are in the chain
+    std::vector<bool> toggles;           // the run's toggles on the baseline's chain
+    std::string problem;                 // why there is no prediction
 };
 
 struct ReportData
@@ -57,7 +57,6 @@ struct ReportInput
 // first input is the baseline.
 ReportData buildReport(const std::vector<ReportInput> &inputs, std::optional<std::int64_t> budget);
 // The same for traces not analysed yet, each named by its path.
-ReportData buildReport(const std::vector<std::pair<std::string, TracePtr>> &traces,
-                       std::optional<std::int64_t> budget);
+ReportData buildReport(const std::vector<std::pair<std::string, TracePtr>> &traces, std::optional<std::int64_t> budget);
 
 } // namespace peaklens

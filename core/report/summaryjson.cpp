@@ -36,7 +36,8 @@ json frames(const Trace &trace, const AllocationSites &sites, std::uint32_t stac
     json list = json::array();
     for (std::uint32_t frame : trace.stacks.framesOf(stack)) {
         const Frame &f = trace.stacks.frames()[frame];
-        list.push_back({{"function", f.function}, {"file", f.file}, {"line", f.line}, {"kind", frameKindName(sites.kindOfFrame(frame))}});
+        list.push_back(
+            {{"function", f.function}, {"file", f.file}, {"line", f.line}, {"kind", frameKindName(sites.kindOfFrame(frame))}});
     }
     return list;
 }
@@ -47,7 +48,8 @@ json liveSet(const Trace &trace, const LiveSet &set, std::optional<std::size_t> 
     const AllocationSites sites(trace.stacks);
     for (std::size_t i = 0; i < limit(set.byCategory.size(), top); ++i) {
         const LiveGroup &g = set.byCategory[i];
-        byCategory.push_back({{"category", categoryName(static_cast<Category>(g.key))}, {"bytes", g.bytes}, {"blocks", g.blocks}});
+        byCategory.push_back(
+            {{"category", categoryName(static_cast<Category>(g.key))}, {"bytes", g.bytes}, {"blocks", g.blocks}});
     }
     for (std::size_t i = 0; i < limit(set.byLayer.size(), top); ++i) {
         const LiveGroup &g = set.byLayer[i];
@@ -67,12 +69,8 @@ json liveSet(const Trace &trace, const LiveSet &set, std::optional<std::size_t> 
                           {"blocks", g.blocks},
                           {"frames", frames(trace, sites, g.largestStack)}});
     }
-    return {{"time_ns", set.timeNs},
-            {"bytes", set.bytes},
-            {"blocks", set.allocations.size()},
-            {"by_category", byCategory},
-            {"by_layer", byLayer},
-            {"by_site", bySite},
+    return {{"time_ns", set.timeNs},     {"bytes", set.bytes},  {"blocks", set.allocations.size()},
+            {"by_category", byCategory}, {"by_layer", byLayer}, {"by_site", bySite},
             {"by_stack", byStack}};
 }
 
@@ -142,10 +140,9 @@ std::string summaryToJson(const Trace &trace, const TraceSummary &summary, std::
     for (std::size_t i = 0; i < summary.steps.size(); ++i) {
         const StepStats &s = summary.steps[i];
         text += i ? ",\n    " : "\n    ";
-        text += "{\"number\": " + std::to_string(s.number) + ", \"begin_ns\": " + std::to_string(s.beginNs)
-                + ", \"end_ns\": " + std::to_string(s.endNs) + ", \"duration_ns\": " + std::to_string(s.durationNs())
-                + ", \"start_bytes\": " + std::to_string(s.startBytes)
-                + ", \"peak_allocated_bytes\": " + std::to_string(s.peakAllocatedBytes)
+        text += "{\"number\": " + std::to_string(s.number) + ", \"begin_ns\": " + std::to_string(s.beginNs) + ", \"end_ns\": "
+                + std::to_string(s.endNs) + ", \"duration_ns\": " + std::to_string(s.durationNs()) + ", \"start_bytes\": "
+                + std::to_string(s.startBytes) + ", \"peak_allocated_bytes\": " + std::to_string(s.peakAllocatedBytes)
                 + ", \"peak_time_ns\": " + std::to_string(s.peakTimeNs) + ", \"peak_phase\": \""
                 + std::string(phaseName(s.peakPhase)) + "\", \"allocated_bytes\": " + std::to_string(s.allocatedBytes)
                 + ", \"allocations\": " + std::to_string(s.allocations) + "}";

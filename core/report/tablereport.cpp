@@ -70,16 +70,17 @@ void writeCsvReport(const ReportData &data, CsvTable table, std::ostream &out)
 {
     switch (table) {
     case CsvTable::Layers:
-        out << "trace,layer,kind,parameter_bytes,activation_bytes,self_activation_bytes,forward_ms,backward_ms,forward_calls,backward_calls\n";
+        out << "trace,layer,kind,parameter_bytes,activation_bytes,self_activation_bytes,forward_ms,backward_ms,forward_calls,"
+               "backward_calls\n";
         for (const ReportRun &run : data.runs) {
             for (std::size_t l = 0; l < run.analysed->trace->layers.size(); ++l) {
                 const Layer &layer = run.analysed->trace->layers[l];
                 const LayerStats &stats = run.analysed->summary.layers[l];
                 out << csvField(run.name) + "," + csvField(layer.path) + "," + csvField(layer.kind) + ","
-                       + std::to_string(layer.parameterBytes) + "," + std::to_string(stats.activationBytes) + ","
-                       + std::to_string(stats.selfActivationBytes) + "," + milliseconds(stats.forwardNs) + ","
-                       + milliseconds(stats.backwardNs) + "," + std::to_string(stats.forwardCalls) + ","
-                       + std::to_string(stats.backwardCalls) + "\n";
+                           + std::to_string(layer.parameterBytes) + "," + std::to_string(stats.activationBytes) + ","
+                           + std::to_string(stats.selfActivationBytes) + "," + milliseconds(stats.forwardNs) + ","
+                           + milliseconds(stats.backwardNs) + "," + std::to_string(stats.forwardCalls) + ","
+                           + std::to_string(stats.backwardCalls) + "\n";
             }
         }
         break;
@@ -88,8 +89,9 @@ void writeCsvReport(const ReportData &data, CsvTable table, std::ostream &out)
         for (const ReportRun &run : data.runs) {
             for (const ReportPlan &plan : run.plans) {
                 out << csvField(run.name) + "," + csvField(plan.name) + "," + (plan.plan.feasible ? "true" : "false") + ","
-                       + csvField(joined(toggles(*run.analysed->model, plan.plan), ';')) + "," + std::to_string(plan.plan.prediction.peakBytes) + ","
-                       + milliseconds(plan.plan.prediction.stepTimeNs) + "," + milliseconds(plan.plan.prediction.addedTimeNs) + "\n";
+                           + csvField(joined(toggles(*run.analysed->model, plan.plan), ';')) + ","
+                           + std::to_string(plan.plan.prediction.peakBytes) + "," + milliseconds(plan.plan.prediction.stepTimeNs)
+                           + "," + milliseconds(plan.plan.prediction.addedTimeNs) + "\n";
             }
         }
         break;
@@ -100,10 +102,10 @@ void writeCsvReport(const ReportData &data, CsvTable table, std::ostream &out)
                 continue;
             const AllocationSites sites(run.analysed->trace->stacks);
             for (const LiveGroup &group : run.analysed->summary.peak.liveAtPeak->bySite) {
-                out << csvField(run.name) + "," + csvField(sites.label(group.key)) + "," + csvField(sites.location(group.key)) + ","
-                       + std::string(siteKindName(sites.site(group.key).kind)) + ","
-                       + csvField(joined(sites.callers(group.largestStack, 8), ';')) + "," + std::to_string(group.bytes) + ","
-                       + std::to_string(group.blocks) + "\n";
+                out << csvField(run.name) + "," + csvField(sites.label(group.key)) + "," + csvField(sites.location(group.key))
+                           + "," + std::string(siteKindName(sites.site(group.key).kind)) + ","
+                           + csvField(joined(sites.callers(group.largestStack, 8), ';')) + "," + std::to_string(group.bytes) + ","
+                           + std::to_string(group.blocks) + "\n";
             }
         }
         break;
@@ -115,10 +117,12 @@ void writeCsvReport(const ReportData &data, CsvTable table, std::ostream &out)
             for (std::size_t i = 0; i < trace.events.size(); ++i) {
                 const Lane &lane = trace.lanes[trace.events.lane(i)];
                 const std::uint32_t layer = trace.events.layer(i);
-                out << name + "," + std::to_string(trace.events.timeNs(i)) + "," + std::to_string(trace.events.deltaBytes(i)) + ","
-                       + std::to_string(trace.events.addr(i)) + "," + lane.device.toString() + "," + std::to_string(lane.stream) + ","
-                       + (layer < trace.layers.size() ? csvField(trace.layers[layer].path) : std::string()) + ","
-                       + std::string(categoryName(trace.events.category(i))) + "," + std::string(phaseName(trace.events.phase(i))) + "\n";
+                out << name + "," + std::to_string(trace.events.timeNs(i)) + "," + std::to_string(trace.events.deltaBytes(i))
+                           + "," + std::to_string(trace.events.addr(i)) + "," + lane.device.toString() + ","
+                           + std::to_string(lane.stream) + ","
+                           + (layer < trace.layers.size() ? csvField(trace.layers[layer].path) : std::string()) + ","
+                           + std::string(categoryName(trace.events.category(i))) + ","
+                           + std::string(phaseName(trace.events.phase(i))) + "\n";
             }
         }
         break;
@@ -150,11 +154,13 @@ std::string renderJsonReport(const ReportData &data)
     json comparisons = json::array();
     for (const ReportComparison &comparison : data.comparisons) {
         const ReportRun &run = data.runs[comparison.run];
-        json entry = {{"trace", validUtf8(run.name)},
-                      {"checkpoint", run.analysed->checkpoint},
-                      {"measured", {{"peak_bytes", run.analysed->peakBytes}, {"step_time_ms", static_cast<double>(run.analysed->stepTimeNs) / 1e6}}},
-                      {"predicted", nullptr},
-                      {"problem", comparison.problem.empty() ? json(nullptr) : json(comparison.problem)}};
+        json entry = {
+            {"trace", validUtf8(run.name)},
+            {"checkpoint", run.analysed->checkpoint},
+            {"measured",
+             {{"peak_bytes", run.analysed->peakBytes}, {"step_time_ms", static_cast<double>(run.analysed->stepTimeNs) / 1e6}}},
+            {"predicted", nullptr},
+            {"problem", comparison.problem.empty() ? json(nullptr) : json(comparison.problem)}};
         if (comparison.predicted)
             entry["predicted"] = {{"peak_bytes", comparison.predicted->peakBytes},
                                   {"step_time_ms", static_cast<double>(comparison.predicted->stepTimeNs) / 1e6}};

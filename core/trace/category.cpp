@@ -7,8 +7,7 @@ namespace peaklens {
 
 namespace {
 constexpr std::array<std::string_view, kCategoryCount> kCategoryNames = {
-    "parameter", "optimizer_state", "input", "temporary",
-    "activation", "gradient", "autograd_detail", "unknown", "before_trace",
+    "parameter", "optimizer_state", "input", "temporary", "activation", "gradient", "autograd_detail", "unknown", "before_trace",
 };
 } // namespace
 

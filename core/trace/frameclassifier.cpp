@@ -28,9 +28,9 @@ bool containsAny(std::string_view text, std::initializer_list<std::string_view> 
 // "multiprocessing/spawn.py"): the standard library is then known by its module names, as
 // it is in a Windows or conda layout (".../Python311/Lib/functools.py").
 constexpr std::string_view kStandardModules[] = {
-    "abc", "argparse", "asyncio", "concurrent", "contextlib", "copy", "dataclasses", "enum",
-    "functools", "importlib", "inspect", "logging", "multiprocessing", "queue", "runpy", "selectors",
-    "socket", "subprocess", "threading", "timeit", "traceback", "typing", "unittest", "warnings", "weakref",
+    "abc",       "argparse", "asyncio",   "concurrent",      "contextlib", "copy",     "dataclasses", "enum",   "functools",
+    "importlib", "inspect",  "logging",   "multiprocessing", "queue",      "runpy",    "selectors",   "socket", "subprocess",
+    "threading", "timeit",   "traceback", "typing",          "unittest",   "warnings", "weakref",
 };
 
 bool isStandardModule(std::string_view module)
@@ -109,7 +109,8 @@ FrameKind classifyNative(std::string_view function, std::string_view file)
     if (containsAny(function, {"torch::unwind::", "CapturedTraceback", "gather_with_cpp"}))
         return FrameKind::Allocator;
     if (containsAny(file, {"CachingAllocator", "CUDAAllocator"}) || containsAny(function, {"CachingAllocator", "CUDAAllocator"})
-        || startsWithAny(function, {"at::detail::empty_", "at::detail::_empty_", "c10::alloc_cpu", "c10::DefaultCPUAllocator", "c10::cuda::"}))
+        || startsWithAny(
+            function, {"at::detail::empty_", "at::detail::_empty_", "c10::alloc_cpu", "c10::DefaultCPUAllocator", "c10::cuda::"}))
         return FrameKind::Allocator;
     if (fileBaseName(file).starts_with("python_")) // PyTorch's Python bindings
         return FrameKind::Interpreter;
@@ -149,8 +150,8 @@ FrameKind classifyNative(std::string_view function, std::string_view file)
 
 std::string_view frameKindName(FrameKind kind)
 {
-    static constexpr std::array<std::string_view, kFrameKindCount> names = {
-        "user", "library", "torch", "autograd", "dispatcher", "allocator", "interpreter", "system"};
+    static constexpr std::array<std::string_view, kFrameKindCount> names = {"user",       "library",   "torch",       "autograd",
+                                                                            "dispatcher", "allocator", "interpreter", "system"};
     return names[static_cast<std::size_t>(kind)];
 }
 

@@ -16,8 +16,8 @@ inline constexpr std::uint32_t kNoLayer = (1u << 22) - 1;
 struct Layer
 {
     std::string path;
-    std::string kind;                 // module type, e.g. "TransformerBlock"
-    std::uint32_t parent = kNoLayer;  // index of the enclosing module
+    std::string kind;                // module type, e.g. "TransformerBlock"
+    std::uint32_t parent = kNoLayer; // index of the enclosing module
     std::int64_t parameterBytes = 0;
 
     // The last component of the path: "attn" for "blocks.3.attn".

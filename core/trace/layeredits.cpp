@@ -31,7 +31,8 @@ Trace withLayerPaths(const Trace &trace, const std::vector<std::string> &pathOf)
             out.events.setLayer(i, newId[layer]);
     }
     // A merged layer's ranges lie inside its parent's: keep only the outermost.
-    std::map<std::tuple<std::uint32_t, Phase, std::uint32_t, std::int64_t>, std::int64_t> lastEnd; // per layer, phase, thread, step
+    std::map<std::tuple<std::uint32_t, Phase, std::uint32_t, std::int64_t>, std::int64_t>
+        lastEnd; // per layer, phase, thread, step
     std::vector<Range> ranges;
     for (Range range : trace.ranges) {
         if (range.layer != kNoLayer) {

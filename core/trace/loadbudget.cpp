@@ -19,9 +19,8 @@ std::string shown(std::uint64_t bytes)
 
 std::uint64_t LoadBudget::limitFor(std::uint64_t inputBytes)
 {
-    const std::uint64_t scaled = inputBytes > (UINT64_MAX - kBaseBytes) / kBytesPerInputByte
-                                     ? UINT64_MAX - kBaseBytes
-                                     : inputBytes * kBytesPerInputByte;
+    const std::uint64_t scaled =
+        inputBytes > (UINT64_MAX - kBaseBytes) / kBytesPerInputByte ? UINT64_MAX - kBaseBytes : inputBytes * kBytesPerInputByte;
     return kBaseBytes + scaled;
 }
 

@@ -72,8 +72,7 @@ void MemoryEvents::sortByTime()
         return;
     std::vector<std::uint32_t> order(size());
     std::iota(order.begin(), order.end(), 0u);
-    std::stable_sort(order.begin(), order.end(),
-                     [this](std::uint32_t a, std::uint32_t b) { return m_timeNs[a] < m_timeNs[b]; });
+    std::stable_sort(order.begin(), order.end(), [this](std::uint32_t a, std::uint32_t b) { return m_timeNs[a] < m_timeNs[b]; });
     permute(m_timeNs, order);
     permute(m_deltaBytes, order);
     permute(m_addr, order);

@@ -114,10 +114,7 @@ public:
     std::span<const std::int64_t> timesNs() const { return m_timeNs; }
     std::span<const std::int64_t> deltas() const { return m_deltaBytes; }
 
-    void setCategory(std::size_t i, Category category)
-    {
-        m_stackTags[i] = packStackTags(stack(i), category, phase(i));
-    }
+    void setCategory(std::size_t i, Category category) { m_stackTags[i] = packStackTags(stack(i), category, phase(i)); }
     void setLayer(std::size_t i, std::uint32_t layer) { m_layerLane[i] = packLayerLane(layer, lane(i)); }
 
     bool isSortedByTime() const;

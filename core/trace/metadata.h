@@ -6,19 +6,19 @@
 
 namespace peaklens::metakey {
 
-inline constexpr std::string_view SourceFormat = "source.format";     // "peaklens", "trace-text", "torch-snapshot", ...
-inline constexpr std::string_view SourcePath = "source.path";         // the file it was imported from
-inline constexpr std::string_view Description = "description";        // a sentence on what this trace is
-inline constexpr std::string_view DeviceName = "device.name";         // "NVIDIA H100 80GB HBM3"
-inline constexpr std::string_view AllocatorMode = "allocator.mode";   // exact | async | native
-inline constexpr std::string_view AllocatorView = "allocator.view";   // recorded: "tensors", or "segments" (native mode)
-inline constexpr std::string_view Command = "command";                // recorded command line, JSON array
+inline constexpr std::string_view SourceFormat = "source.format";   // "peaklens", "trace-text", "torch-snapshot", ...
+inline constexpr std::string_view SourcePath = "source.path";       // the file it was imported from
+inline constexpr std::string_view Description = "description";      // a sentence on what this trace is
+inline constexpr std::string_view DeviceName = "device.name";       // "NVIDIA H100 80GB HBM3"
+inline constexpr std::string_view AllocatorMode = "allocator.mode"; // exact | async | native
+inline constexpr std::string_view AllocatorView = "allocator.view"; // recorded: "tensors", or "segments" (native mode)
+inline constexpr std::string_view Command = "command";              // recorded command line, JSON array
 inline constexpr std::string_view WorkingDirectory = "cwd";
-inline constexpr std::string_view Environment = "env";                // JSON object, the subset needed to relaunch
-inline constexpr std::string_view ReplaySpec = "replay.spec";         // JSON model spec of peaklens-replay
-inline constexpr std::string_view ReplayOptions = "replay.options";   // JSON: steps, warmup, device, dtype, micro_batches
-inline constexpr std::string_view ReplayResult = "replay.result";     // JSON: what peaklens-replay --json printed
-inline constexpr std::string_view Checkpoint = "checkpoint";          // comma-separated layer paths toggled on
+inline constexpr std::string_view Environment = "env";              // JSON object, the subset needed to relaunch
+inline constexpr std::string_view ReplaySpec = "replay.spec";       // JSON model spec of peaklens-replay
+inline constexpr std::string_view ReplayOptions = "replay.options"; // JSON: steps, warmup, device, dtype, micro_batches
+inline constexpr std::string_view ReplayResult = "replay.result";   // JSON: what peaklens-replay --json printed
+inline constexpr std::string_view Checkpoint = "checkpoint";        // comma-separated layer paths toggled on
 // Comma-separated layer paths of the chain the writer checkpoints (peaklens-replay's), in
 // order: the planner's chain when no other is asked for.
 inline constexpr std::string_view Chain = "chain";
@@ -28,8 +28,8 @@ inline constexpr std::string_view CheckpointCosts = "checkpoint.costs";
 // The same paths -> how far the calibration rounds behind each cost strayed from it: the
 // largest distance of a round from the median, in nanoseconds.
 inline constexpr std::string_view CheckpointCostSpreads = "checkpoint.cost_spreads";
-inline constexpr std::string_view Categories = "categories";          // "lifetime": classify on load (lifetimecategories.h)
-inline constexpr std::string_view Rank = "rank";                      // recorded traces: RANK, LOCAL_RANK, WORLD_SIZE, pid
+inline constexpr std::string_view Categories = "categories"; // "lifetime": classify on load (lifetimecategories.h)
+inline constexpr std::string_view Rank = "rank";             // recorded traces: RANK, LOCAL_RANK, WORLD_SIZE, pid
 inline constexpr std::string_view LocalRank = "local_rank";
 inline constexpr std::string_view WorldSize = "world_size";
 inline constexpr std::string_view ProcessId = "pid";

@@ -52,10 +52,7 @@ public:
     // Frame indices of a stack, innermost first.
     std::vector<std::uint32_t> framesOf(std::uint32_t stack) const;
 
-    bool operator==(const StackTable &other) const
-    {
-        return m_frames == other.m_frames && m_nodes == other.m_nodes;
-    }
+    bool operator==(const StackTable &other) const { return m_frames == other.m_frames && m_nodes == other.m_nodes; }
 
 private:
     struct FrameHash

@@ -29,8 +29,8 @@ std::vector<Device> Trace::devices() const
 
 std::optional<std::size_t> Trace::stepAt(std::int64_t timeNs) const
 {
-    auto after = std::upper_bound(steps.begin(), steps.end(), timeNs,
-                                  [](std::int64_t t, const Step &step) { return t < step.beginNs; });
+    auto after =
+        std::upper_bound(steps.begin(), steps.end(), timeNs, [](std::int64_t t, const Step &step) { return t < step.beginNs; });
     if (after == steps.begin())
         return std::nullopt;
     const auto index = static_cast<std::size_t>(after - steps.begin() - 1);

@@ -32,7 +32,7 @@ struct Trace
     std::vector<Step> steps;             // sorted by begin time
     std::vector<Kernel> kernels;         // sorted by begin time
     std::vector<std::string> kernelNames;
-    std::vector<Marker> markers;         // sorted by time
+    std::vector<Marker> markers; // sorted by time
     StackTable stacks;
 
     bool operator==(const Trace &) const = default;

@@ -90,8 +90,7 @@ void TraceBuilder::setLayerInfo(std::uint32_t layer, std::string kind, std::int6
 
 std::uint32_t TraceBuilder::kernelName(std::string_view name)
 {
-    auto [it, inserted] = m_kernelNameIds.try_emplace(std::string(name),
-                                                      static_cast<std::uint32_t>(m_trace->kernelNames.size()));
+    auto [it, inserted] = m_kernelNameIds.try_emplace(std::string(name), static_cast<std::uint32_t>(m_trace->kernelNames.size()));
     if (inserted) {
         LoadBudget::charge(2 * (name.size() + kEntryBytes), "kernel names");
         m_trace->kernelNames.push_back(visibleText(name));
@@ -243,7 +242,7 @@ void TraceBuilder::checkSpan() const
         see(kernel.beginNs);
         see(kernel.endNs);
     }
-    if (first < last && static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(first) > std::uint64_t(kMaxSpanNs))
+    if (first<last &&static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(first)> std::uint64_t(kMaxSpanNs))
         throw Error("Its times run from " + std::to_string(first) + " to " + std::to_string(last)
                     + " ns, more than 104 days apart: they are damaged.");
 }

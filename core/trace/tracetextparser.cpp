@@ -111,8 +111,7 @@ private:
     void marker(const std::vector<std::string_view> &words, std::int64_t timeNs, MarkerKind kind);
 
     [[noreturn]] void fail(const std::string &problem) const { throw TraceTextError(m_line, problem); }
-    void expectWords(const std::vector<std::string_view> &words, std::size_t min, std::size_t max,
-                     std::string_view usage) const
+    void expectWords(const std::vector<std::string_view> &words, std::size_t min, std::size_t max, std::string_view usage) const
     {
         if (words.size() < min || words.size() > max)
             fail("expected \"" + std::string(usage) + "\"");
@@ -387,8 +386,7 @@ void TraceTextParser::begin(const std::vector<std::string_view> &words, std::int
 {
     if (words.size() == 3 && words[1] == "step") {
         std::int64_t number = 0;
-        if (std::from_chars(words[2].data(), words[2].data() + words[2].size(), number).ptr
-            != words[2].data() + words[2].size())
+        if (std::from_chars(words[2].data(), words[2].data() + words[2].size(), number).ptr != words[2].data() + words[2].size())
             fail("\"" + std::string(words[2]) + "\" is not a step number");
         if (!m_openSteps.emplace(number, std::pair(timeNs, m_line)).second)
             fail("step " + std::to_string(number) + " is already open");
@@ -441,8 +439,9 @@ void TraceTextParser::alloc(const std::vector<std::string_view> &words, std::int
     if (words.size() == 4) {
         auto category = parseCategory(words[3]);
         if (!category)
-            fail("\"" + std::string(words[3]) + "\" is not a category (parameter, optimizer_state, input, "
-                 "temporary, activation, gradient, autograd_detail or unknown)");
+            fail("\"" + std::string(words[3])
+                 + "\" is not a category (parameter, optimizer_state, input, "
+                   "temporary, activation, gradient, autograd_detail or unknown)");
         event.category = *category;
     }
     event.lane = optionLane();

@@ -124,14 +124,14 @@ std::string printTraceText(const Trace &trace)
         // Always explicit: without it an event would take the scope of the range around it.
         const std::string scope = " @" + scopeText(trace, e.phase, e.layer);
         if (e.deltaBytes > 0) {
-            text = "alloc " + hex(e.addr) + " " + std::to_string(e.deltaBytes) + " "
-                   + std::string(categoryName(e.category)) + scope + laneOptions(trace, e.lane);
+            text = "alloc " + hex(e.addr) + " " + std::to_string(e.deltaBytes) + " " + std::string(categoryName(e.category))
+                   + scope + laneOptions(trace, e.lane);
             live[e.addr] = {e.deltaBytes, e.category, e.lane};
         } else {
             text = "free " + hex(e.addr);
             auto it = live.find(e.addr);
-            const bool matches = it != live.end() && it->second.bytes == -e.deltaBytes
-                                 && it->second.category == e.category && it->second.lane == e.lane;
+            const bool matches = it != live.end() && it->second.bytes == -e.deltaBytes && it->second.category == e.category
+                                 && it->second.lane == e.lane;
             if (!matches)
                 text += " " + std::to_string(-e.deltaBytes) + " " + std::string(categoryName(e.category))
                         + laneOptions(trace, e.lane, true);
@@ -142,9 +142,8 @@ std::string printTraceText(const Trace &trace)
         lines.push_back({e.timeNs, 2, order++, text + stackOption(trace, e.stack)});
     }
     for (const ReservedEvent &e : trace.reserved) {
-        const std::string text = e.deltaBytes > 0
-                                     ? "reserve " + hex(e.addr) + " " + std::to_string(e.deltaBytes)
-                                     : "unreserve " + hex(e.addr) + " " + std::to_string(-e.deltaBytes);
+        const std::string text = e.deltaBytes > 0 ? "reserve " + hex(e.addr) + " " + std::to_string(e.deltaBytes)
+                                                  : "unreserve " + hex(e.addr) + " " + std::to_string(-e.deltaBytes);
         lines.push_back({e.timeNs, 2, order++, text + laneOptions(trace, e.lane, e.deltaBytes <= 0)});
     }
     for (const Kernel &k : trace.kernels) {

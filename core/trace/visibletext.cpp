@@ -26,7 +26,7 @@ std::pair<std::size_t, char32_t> decode(std::string_view text, std::size_t at)
     } else if (lead >= 0xE0 && lead <= 0xEF) {
         length = 3;
         point = lead & 0x0F;
-        low = lead == 0xE0 ? 0xA0 : 0x80; // no overlong forms
+        low = lead == 0xE0 ? 0xA0 : 0x80;  // no overlong forms
         high = lead == 0xED ? 0x9F : 0xBF; // no surrogates
     } else if (lead >= 0xF0 && lead <= 0xF4) {
         length = 4;
@@ -63,13 +63,13 @@ bool isControl(char32_t point, bool keepLines = false)
 
 bool isHidden(char32_t point)
 {
-    return (point >= 0x80 && point <= 0x9F)          // C1 controls
-           || point == 0x061C                         // Arabic letter mark
-           || point == 0x180E                         // Mongolian vowel separator
-           || (point >= 0x200B && point <= 0x200F)    // zero-width characters, directional marks
-           || (point >= 0x2028 && point <= 0x202E)    // separators, embeddings and overrides
-           || (point >= 0x2060 && point <= 0x2069)    // word joiner, invisible operators, isolates
-           || point == 0xFEFF;                        // byte-order mark, zero-width no-break space
+    return (point >= 0x80 && point <= 0x9F)        // C1 controls
+           || point == 0x061C                      // Arabic letter mark
+           || point == 0x180E                      // Mongolian vowel separator
+           || (point >= 0x200B && point <= 0x200F) // zero-width characters, directional marks
+           || (point >= 0x2028 && point <= 0x202E) // separators, embeddings and overrides
+           || (point >= 0x2060 && point <= 0x2069) // word joiner, invisible operators, isolates
+           || point == 0xFEFF;                     // byte-order mark, zero-width no-break space
 }
 
 template<typename Visit>

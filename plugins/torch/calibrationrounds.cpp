@@ -54,7 +54,8 @@ bool roundsDisagree(const std::vector<std::vector<std::int64_t>> &added)
     if (totals.size() < 2)
         return false;
     const std::int64_t middle = median(totals);
-    return std::any_of(totals.begin(), totals.end(), [&](std::int64_t total) { return 4 * std::abs(total - middle) > std::abs(middle); });
+    return std::any_of(totals.begin(), totals.end(),
+                       [&](std::int64_t total) { return 4 * std::abs(total - middle) > std::abs(middle); });
 }
 
 std::optional<CalibratedCost> calibratedCost(const std::vector<std::int64_t> &rounds)

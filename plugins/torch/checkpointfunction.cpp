@@ -136,7 +136,8 @@ torch::Tensor checkpointed(Unit unit, const torch::Tensor &input)
         parameters.insert(parameters.end(), own.begin(), own.end());
     }
     auto owned = std::make_shared<Unit>(unit);
-    torch::Tensor output = CheckpointFunction::apply(input, at::TensorList(parameters), reinterpret_cast<std::int64_t>(owned.get()))[0];
+    torch::Tensor output =
+        CheckpointFunction::apply(input, at::TensorList(parameters), reinterpret_cast<std::int64_t>(owned.get()))[0];
     if (output.requires_grad())
         output.register_hook([owned](const torch::Tensor &) {});
     return output;

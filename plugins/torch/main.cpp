@@ -55,8 +55,8 @@ struct Arguments
 ModelSpec specFrom(const Arguments &arguments)
 {
     const bool builtin = arguments.model == "gpt" || arguments.model == "mlp" || arguments.model == "cnn";
-    const bool sized = arguments.layers || arguments.dModel || arguments.heads || arguments.seq || arguments.vocab || arguments.batch
-                       || arguments.dropout;
+    const bool sized = arguments.layers || arguments.dModel || arguments.heads || arguments.seq || arguments.vocab
+                       || arguments.batch || arguments.dropout;
     const ModelSpec base = builtin ? builtinSpec(arguments.model) : readModelSpec(arguments.model);
     if (base.kind == ModelKind::TorchScript && sized)
         throw Error("--layers, --d-model, --heads, --seq, --vocab, --batch and --dropout apply to built-in models; "
@@ -83,7 +83,8 @@ std::string gradientText(const GradientCheck &check)
 {
     char buffer[160];
     if (check.maxAbsDifference == 0)
-        std::snprintf(buffer, sizeof buffer, "identical with and without checkpointing, %s values", formatCount(check.values).c_str());
+        std::snprintf(buffer, sizeof buffer, "identical with and without checkpointing, %s values",
+                      formatCount(check.values).c_str());
     else
         std::snprintf(buffer, sizeof buffer, "largest difference %.3g (%.3g of the largest gradient, in %s) over %s values: %s",
                       check.maxAbsDifference, check.maxRelativeDifference, check.worstParameter.c_str(),
@@ -128,8 +129,7 @@ std::string baselineText(const RunResult &result)
         char buffer[200];
         std::snprintf(buffer, sizeof buffer, "Against it      step time %+.1f %% (%s from %+.1f %% to %+.1f %%, %zu steps)%s\n",
                       comparison->changePercent, comparison->paired ? "pairs" : "unpaired steps", comparison->lowPercent,
-                      comparison->highPercent, comparison->run.samples,
-                      comparison->withinNoise() ? ": within noise" : "");
+                      comparison->highPercent, comparison->run.samples, comparison->withinNoise() ? ": within noise" : "");
         text += buffer;
     }
     return text;
@@ -137,8 +137,8 @@ std::string baselineText(const RunResult &result)
 
 std::string summaryText(const RunResult &result, const std::string &out)
 {
-    std::string text = modelKindName(result.spec.kind) + " on " + result.device + " (" + result.deviceName + "), "
-                       + result.dtype + "\n";
+    std::string text =
+        modelKindName(result.spec.kind) + " on " + result.device + " (" + result.deviceName + "), " + result.dtype + "\n";
     text += "Checkpoint      " + listText(result.checkpoint) + "\n";
     if (result.oom)
         text += "Out of memory   " + result.oom->message + " (asked for " + formatBytes(result.oom->requestedBytes) + ")\n";
@@ -176,7 +176,9 @@ int main(int argc, char **argv)
     app.add_option("--batch", arguments.batch, "Batch size (per micro-batch)");
     app.add_option("--dropout", arguments.dropout, "Dropout probability");
     app.add_option("--seed", arguments.seed, "Seed of parameters, batch and dropout");
-    app.add_option("--checkpoint", arguments.checkpoint, "none, all, every:K, segments:K, sqrt, or units: NAME, FIRST..LAST, FIRST..LAST(UNIT,...), or a module inside a block (blocks.3.attn)");
+    app.add_option("--checkpoint", arguments.checkpoint,
+                   "none, all, every:K, segments:K, sqrt, or units: NAME, FIRST..LAST, FIRST..LAST(UNIT,...), or a module inside "
+                   "a block (blocks.3.attn)");
     app.add_option("--baseline", arguments.baseline,
                    "Also run each step with this strategy (as for --checkpoint), by turns before and after the "
                    "measured one, and compare step times and peaks measured side by side; not in the trace");
@@ -213,7 +215,7 @@ int main(int argc, char **argv)
         options.steps = arguments.steps;
         options.warmupSteps = arguments.warmup;
         options.microBatches = arguments.microBatches;
-        options.device = arguments.device == "cpu" ? DeviceChoice::Cpu
+        options.device = arguments.device == "cpu"    ? DeviceChoice::Cpu
                          : arguments.device == "cuda" ? DeviceChoice::Cuda
                                                       : DeviceChoice::Auto;
         options.bf16 = arguments.dtype == "bf16";

@@ -53,8 +53,7 @@ using compat::ReportedTotal;
 class CudaReporter final : public c10::MemoryReportingInfoBase
 {
 public:
-    void reportMemoryUsage(void *pointer, int64_t bytes, ReportedTotal, ReportedTotal totalReserved,
-                           c10::Device device) override
+    void reportMemoryUsage(void *pointer, int64_t bytes, ReportedTotal, ReportedTotal totalReserved, c10::Device device) override
     {
         if (!device.is_cuda())
             return;

@@ -36,8 +36,8 @@ public:
             fail(std::string("\"") + key + "\" must be a whole number.");
         const std::int64_t number = value.get<std::int64_t>();
         if (number < low || number > high)
-            fail(std::string("\"") + key + "\" is " + std::to_string(number) + "; it must lie between "
-                 + std::to_string(low) + " and " + std::to_string(high) + ".");
+            fail(std::string("\"") + key + "\" is " + std::to_string(number) + "; it must lie between " + std::to_string(low)
+                 + " and " + std::to_string(high) + ".");
         return number;
     }
 
@@ -184,10 +184,14 @@ json ModelSpec::toJson() const
 std::string modelKindName(ModelKind kind)
 {
     switch (kind) {
-    case ModelKind::Gpt: return "gpt";
-    case ModelKind::Mlp: return "mlp";
-    case ModelKind::Cnn: return "cnn";
-    case ModelKind::TorchScript: return "torchscript";
+    case ModelKind::Gpt:
+        return "gpt";
+    case ModelKind::Mlp:
+        return "mlp";
+    case ModelKind::Cnn:
+        return "cnn";
+    case ModelKind::TorchScript:
+        return "torchscript";
     }
     return "gpt";
 }

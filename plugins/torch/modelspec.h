@@ -24,13 +24,13 @@ struct ModelSpec
 {
     ModelKind kind = ModelKind::Gpt;
     std::int64_t layers = 4;
-    std::int64_t dModel = 128;   // GPT and MLP width
+    std::int64_t dModel = 128; // GPT and MLP width
     std::int64_t heads = 4;
     std::int64_t seq = 64;
     std::int64_t vocab = 1024;
-    std::int64_t channels = 32;  // CNN
-    std::int64_t image = 32;     // CNN: image height and width
-    std::int64_t classes = 10;   // MLP, CNN, TorchScript cross-entropy
+    std::int64_t channels = 32; // CNN
+    std::int64_t image = 32;    // CNN: image height and width
+    std::int64_t classes = 10;  // MLP, CNN, TorchScript cross-entropy
     std::int64_t batch = 4;
     double dropout = 0.1;
     double learningRate = 1e-3;

@@ -87,7 +87,8 @@ TORCH_MODULE(GptMlp);
 template<typename Module>
 Stage partStage(const std::string &path, const std::string &kind, Module module)
 {
-    return Stage{path, kind, false, [module](const torch::Tensor &x) mutable { return module->forward(x); }, module->parameters(), {}, {}};
+    return Stage{path, kind, false, [module](const torch::Tensor &x) mutable { return module->forward(x); }, module->parameters(),
+                 {},   {}};
 }
 
 struct GptBlockImpl : nn::Module
@@ -222,7 +223,7 @@ public:
     }
 
     // Registers the module as a stage; `path` is also its name under the root.
-    template <typename Holder>
+    template<typename Holder>
     void addStage(const std::string &path, const std::string &kind, bool chain, Holder module, const torch::Device &device)
     {
         module->to(device);
@@ -233,7 +234,8 @@ public:
             stage.parts = module->parts(path);
             stage.compose = [](const torch::Tensor &x, const Stage::PartRunner &run) { return Holder::Impl::compose(x, run); };
             stage.forward = [parts = stage.parts](const torch::Tensor &x) {
-                return Holder::Impl::compose(x, [&parts](std::size_t i, const torch::Tensor &in) { return parts[i].forward(in); });
+                return Holder::Impl::compose(x,
+                                             [&parts](std::size_t i, const torch::Tensor &in) { return parts[i].forward(in); });
             };
         } else {
             stage.forward = [module](const torch::Tensor &x) mutable { return module->forward(x); };
@@ -347,8 +349,10 @@ public:
                 throw FileError(block.file, "cannot load this TorchScript block: " + errorText(error));
             }
             module->train(true);
-            Stage stage{block.name, module->type()->name() ? module->type()->name()->name() : "ScriptModule", true,
-                        [module](const torch::Tensor &x) { return module->forward({x}).toTensor(); }, {}, {}, {}};
+            Stage stage{block.name, module->type()->name() ? module->type()->name()->name() : "ScriptModule",
+                        true,       [module](const torch::Tensor &x) { return module->forward({x}).toTensor(); },
+                        {},         {},
+                        {}};
             for (const torch::Tensor &parameter : module->parameters()) {
                 parameter.requires_grad_(true);
                 stage.parameters.push_back(parameter);
@@ -397,7 +401,8 @@ private:
         const auto containerOf = [](const std::string &name) -> std::optional<std::string> {
             const auto dot = name.rfind('.');
             if (dot == std::string::npos || dot + 1 == name.size()
-                || !std::all_of(name.begin() + static_cast<std::ptrdiff_t>(dot) + 1, name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+                || !std::all_of(name.begin() + static_cast<std::ptrdiff_t>(dot) + 1, name.end(),
+                                [](char c) { return c >= '0' && c <= '9'; }))
                 return std::nullopt;
             return name.substr(0, dot);
         };
@@ -407,7 +412,9 @@ private:
         }
         if (numbered.empty())
             return;
-        m_container = std::max_element(numbered.begin(), numbered.end(), [](const auto &a, const auto &b) { return a.second < b.second; })->first;
+        m_container = std::max_element(numbered.begin(), numbered.end(), [](const auto &a, const auto &b) {
+                          return a.second < b.second;
+                      })->first;
         for (Stage &stage : m_stages)
             stage.chain = containerOf(stage.path) == m_container;
     }
@@ -429,10 +436,14 @@ std::string errorText(const std::exception &error)
 std::unique_ptr<ReplayModel> buildModel(const ModelSpec &spec, const torch::Device &device)
 {
     switch (spec.kind) {
-    case ModelKind::Gpt: return std::make_unique<GptModel>(spec, device);
-    case ModelKind::Mlp: return std::make_unique<MlpModel>(spec, device);
-    case ModelKind::Cnn: return std::make_unique<CnnModel>(spec, device);
-    case ModelKind::TorchScript: return std::make_unique<TorchScriptModel>(spec, device);
+    case ModelKind::Gpt:
+        return std::make_unique<GptModel>(spec, device);
+    case ModelKind::Mlp:
+        return std::make_unique<MlpModel>(spec, device);
+    case ModelKind::Cnn:
+        return std::make_unique<CnnModel>(spec, device);
+    case ModelKind::TorchScript:
+        return std::make_unique<TorchScriptModel>(spec, device);
     }
     throw Error("unknown model kind");
 }

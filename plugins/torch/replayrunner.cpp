@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "replayrunner.h"
 
-#include "core/analysis/median.h"
 #include "calibrationrounds.h"
+#include "core/analysis/median.h"
 #include "memoryrecorder.h"
 #include "steprunner.h"
 #include "torchcompat.h"
@@ -101,8 +101,8 @@ double milliseconds(std::int64_t ns)
 
 std::string describeWhere(const Trace &trace, const Scope &scope, std::int64_t step)
 {
-    std::string where = scope.phase == Phase::Other ? std::string("outside forward and backward")
-                                                    : std::string(phaseName(scope.phase));
+    std::string where =
+        scope.phase == Phase::Other ? std::string("outside forward and backward") : std::string(phaseName(scope.phase));
     if (scope.layer != kNoLayer && scope.layer < trace.layers.size())
         where += " of " + trace.layers[scope.layer].path;
     return where + " at step " + std::to_string(step);
@@ -179,12 +179,9 @@ json orNull(const std::optional<T> &value)
 nlohmann::ordered_json BaselineResult::toJson() const
 {
     const auto [stepTimes, stepPeaks] = measuredJson(steps);
-    return {{"checkpoint", checkpoint},
-            {"peak_allocated_bytes", orNull(peakAllocatedBytes)},
-            {"step_time_ms", orNull(stepTimeMs)},
-            {"step_times_ms", stepTimes},
-            {"step_peaks_bytes", stepPeaks},
-            {"oom", oomJson(oom)}};
+    return {{"checkpoint", checkpoint},           {"peak_allocated_bytes", orNull(peakAllocatedBytes)},
+            {"step_time_ms", orNull(stepTimeMs)}, {"step_times_ms", stepTimes},
+            {"step_peaks_bytes", stepPeaks},      {"oom", oomJson(oom)}};
 }
 
 nlohmann::ordered_json RunResult::toJson() const
@@ -460,7 +457,8 @@ private:
         if (!baseline.oom) {
             baseline.steps.push_back({step, warmup, measuredPeak(m_device), milliseconds(end - begin)});
             if (!warmup)
-                baseline.peakAllocatedBytes = std::max(baseline.peakAllocatedBytes.value_or(0), baseline.steps.back().peakAllocatedBytes);
+                baseline.peakAllocatedBytes =
+                    std::max(baseline.peakAllocatedBytes.value_or(0), baseline.steps.back().peakAllocatedBytes);
         }
     }
 
@@ -575,7 +573,8 @@ private:
         const auto recorded = m_recorder.takeOutOfMemory();
         const bool outOfMemory = recorded || dynamic_cast<const c10::OutOfMemoryError *>(&error);
         const Scope scope = recorded ? recorded->scope : m_recorder.scope();
-        const std::string where = step ? describeWhere(m_builder.current(), scope, *step) : std::string("while building the model");
+        const std::string where =
+            step ? describeWhere(m_builder.current(), scope, *step) : std::string("while building the model");
         if (!outOfMemory)
             throw Error(failing + " " + std::string(step ? "in " : "") + where + ": " + errorText(error));
         OutOfMemoryAt at;
@@ -610,7 +609,8 @@ private:
                     chain += (chain.empty() ? "" : ",") + stage.path;
             }
         }
-        const std::string written = CheckpointStrategy::of(m_schedule, paths, m_model ? partPaths(m_model->stages()) : LayerParts{}).toString();
+        const std::string written =
+            CheckpointStrategy::of(m_schedule, paths, m_model ? partPaths(m_model->stages()) : LayerParts{}).toString();
         const std::string checkpointList = written == "none" ? std::string() : written;
         m_builder.setMeta(metakey::SourceFormat, "replay");
         m_builder.setMeta(metakey::Description, modelKindName(m_spec.kind) + " training step replayed by peaklens-replay on "
@@ -682,7 +682,7 @@ private:
     std::vector<EventSpan> m_baselineEvents; // of its measured steps, left out of the trace
     HiddenSteps m_hidden;
     std::vector<Range> m_ranges;
-    bool m_measuring = false; // warm-up is over
+    bool m_measuring = false;                                                       // warm-up is over
     std::size_t m_recordedEvents = 0, m_recordedReserved = 0, m_recordedRanges = 0; // in the trace
     std::size_t m_measuredEvents = SIZE_MAX;
     std::int64_t m_measuredEndNs = INT64_MAX;

@@ -28,13 +28,13 @@ struct RunOptions
     int steps = 5;
     int warmupSteps = 2;
     DeviceChoice device = DeviceChoice::Auto;
-    bool bf16 = false;               // bf16 autocast in the forward
-    int microBatches = 1;            // gradient accumulation: forward+backward per optimizer step
+    bool bf16 = false;    // bf16 autocast in the forward
+    int microBatches = 1; // gradient accumulation: forward+backward per optimizer step
     // CPU only: allocations beyond this fail as out of memory. Unset: 90 % of the memory
     // available when the run starts, so a too-large model ends in a result, not in swap.
     std::optional<std::int64_t> memoryLimitBytes;
     std::function<void(const nlohmann::json &)> progress; // JSON lines: start, step, done
-    bool keepGradients = false; // RunResult::gradients: each parameter's gradient of the last step run
+    bool keepGradients = false;                           // RunResult::gradients: each parameter's gradient of the last step run
     // A second checkpoint strategy whose steps run beside the measured ones, one each way
     // round by turns (baseline first in even steps), warm-up included, on the same model,
     // batches and optimizer: a comparison of step times measured on one machine at one time.
@@ -81,18 +81,18 @@ struct BaselineResult
 struct RunResult
 {
     ModelSpec spec;
-    std::string device;     // "cpu", "cuda:0"
+    std::string device; // "cpu", "cuda:0"
     std::string deviceName;
-    std::string dtype;      // "fp32", "bf16"
+    std::string dtype; // "fp32", "bf16"
     std::vector<std::string> checkpoint;
     std::vector<StepMeasure> steps;
     std::optional<std::int64_t> peakAllocatedBytes; // highest over measured steps
     std::optional<double> stepTimeMs;               // median over measured steps
     std::optional<OutOfMemoryResult> oom;
-    std::optional<BaselineResult> baseline;         // with RunOptions::baseline
+    std::optional<BaselineResult> baseline; // with RunOptions::baseline
     TracePtr trace;
-    std::vector<torch::Tensor> gradients;      // with keepGradients
-    std::vector<std::string> gradientNames;    // "blocks.3[2]": the stage and the parameter's index in it
+    std::vector<torch::Tensor> gradients;   // with keepGradients
+    std::vector<std::string> gradientNames; // "blocks.3[2]": the stage and the parameter's index in it
 
     nlohmann::ordered_json toJson() const;
 };
@@ -113,7 +113,7 @@ struct GradientCheck
     double maxRelativeDifference = 0; // per parameter that difference over its largest |plain| value; the largest
     std::string worstParameter;       // where the relative difference is largest
     std::int64_t values = 0;
-    double tolerance = 0;             // relative: 1e-5 in fp32, 1e-2 in bf16
+    double tolerance = 0; // relative: 1e-5 in fp32, 1e-2 in bf16
     bool agree() const { return maxRelativeDifference <= tolerance; }
     nlohmann::ordered_json toJson() const;
 };

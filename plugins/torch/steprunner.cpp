@@ -59,7 +59,8 @@ public:
     // the backward of the part that made that input, whose hook runs first.
     void pop(std::uint32_t layer)
     {
-        const auto found = std::find_if(m_open.rbegin(), m_open.rend(), [&](const Open &open) { return open.range.layer == layer; });
+        const auto found =
+            std::find_if(m_open.rbegin(), m_open.rend(), [&](const Open &open) { return open.range.layer == layer; });
         if (found == m_open.rend())
             return;
         const auto at = std::prev(found.base());
@@ -130,8 +131,8 @@ LayerIds registerLayers(TraceBuilder &builder, const ReplayModel &model)
     return ids;
 }
 
-StepRunner::StepRunner(ReplayModel &model, const CheckpointSchedule &schedule, const LayerIds &ids,
-                       const RunOptions &options, const torch::Device &device)
+StepRunner::StepRunner(ReplayModel &model, const CheckpointSchedule &schedule, const LayerIds &ids, const RunOptions &options,
+                       const torch::Device &device)
     : m_model(model)
     , m_ids(ids)
     , m_options(options)
@@ -236,7 +237,6 @@ torch::Tensor StepRunner::forward(const Batch &batch, RangeRecorder &record)
                     current->open(layer, Phase::Backward);
             });
         }
-
     }
     record.open(m_ids.loss, Phase::Forward);
     torch::Tensor loss = m_model.loss(x, batch.target);
@@ -246,8 +246,7 @@ torch::Tensor StepRunner::forward(const Batch &batch, RangeRecorder &record)
     return loss;
 }
 
-torch::Tensor StepRunner::runPart(std::size_t stage, std::size_t part, const torch::Tensor &input,
-                                  RangeRecorder &record)
+torch::Tensor StepRunner::runPart(std::size_t stage, std::size_t part, const torch::Tensor &input, RangeRecorder &record)
 {
     const std::uint32_t layer = m_ids.parts[stage][part];
     const std::optional<CheckpointUnit> &unit = m_partUnits[stage][part];

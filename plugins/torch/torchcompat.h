@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <string>
 
-#define PEAKLENS_TORCH_AT_LEAST(major, minor)                                                                \
+#define PEAKLENS_TORCH_AT_LEAST(major, minor)                                                                                    \
     (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
 // LibTorch 2.3 made Allocator::allocate non-const and added the pure virtual copy_data.
@@ -34,13 +34,14 @@ namespace peaklens::replay::compat {
 inline std::string libtorchVersion()
 {
     return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "."
-        + std::to_string(TORCH_VERSION_PATCH);
+           + std::to_string(TORCH_VERSION_PATCH);
 }
 
 // The totals of MemoryReportingInfoBase::reportMemoryUsage were int64_t in 1.13 and are
 // size_t in 2.x; taken from the base class, so an override matches whichever it is.
-template <typename> struct ReportArguments;
-template <typename Class, typename Pointer, typename Size, typename Total, typename Device>
+template<typename>
+struct ReportArguments;
+template<typename Class, typename Pointer, typename Size, typename Total, typename Device>
 struct ReportArguments<void (Class::*)(Pointer, Size, Total, Total, Device)>
 {
     using TotalType = Total;
@@ -76,8 +77,7 @@ inline c10::ScalarType autocastDtype(c10::DeviceType device)
 #if PEAKLENS_TORCH_AT_LEAST(2, 4)
     return at::autocast::get_autocast_dtype(device);
 #else
-    return device == c10::DeviceType::CPU ? at::autocast::get_autocast_cpu_dtype()
-                                          : at::autocast::get_autocast_gpu_dtype();
+    return device == c10::DeviceType::CPU ? at::autocast::get_autocast_cpu_dtype() : at::autocast::get_autocast_gpu_dtype();
 #endif
 }
 

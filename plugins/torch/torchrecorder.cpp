@@ -39,8 +39,7 @@ using record::ProcessRecording;
 
 std::int64_t steadyNow()
 {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 class Recorder
@@ -141,10 +140,7 @@ public:
 
     bool memoryProfilingEnabled() const override { return true; }
 
-    torch::profiler::impl::ActiveProfilerType profilerType() override
-    {
-        return torch::profiler::impl::ActiveProfilerType::NONE;
-    }
+    torch::profiler::impl::ActiveProfilerType profilerType() override { return torch::profiler::impl::ActiveProfilerType::NONE; }
 
     void reportMemoryUsage(void *pointer, int64_t bytes, replay::compat::ReportedTotal /*allocated*/,
                            replay::compat::ReportedTotal reserved, c10::Device device) override

@@ -51,7 +51,8 @@ Synthetic makeRun(std::size_t events)
         CUpti_ActivityMemory4 memory;
         std::memset(static_cast<void *>(&memory), 0, sizeof(memory));
         memory.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
-        memory.memoryOperationType = alloc ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+        memory.memoryOperationType =
+            alloc ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
         memory.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
         memory.address = address;
         memory.bytes = 1 << 20;
@@ -121,9 +122,9 @@ double plainWriterSeconds(const Synthetic &run, const std::string &path)
     writer.writeLane(0, Lane{});
     for (const CUpti_ActivityMemory4 &memory : run.memory) {
         const auto bytes = static_cast<std::int64_t>(memory.bytes);
-        writer.writeEvent(MemoryEvent{static_cast<std::int64_t>(memory.timestamp),
-                                      memory.memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION ? bytes : -bytes,
-                                      memory.address});
+        writer.writeEvent(MemoryEvent{
+            static_cast<std::int64_t>(memory.timestamp),
+            memory.memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION ? bytes : -bytes, memory.address});
     }
     writer.finish();
     return std::chrono::duration<double>(Clock::now() - start).count();

@@ -33,7 +33,8 @@ std::vector<qint64> latencies(const std::vector<Seen> &commits, const std::vecto
 {
     std::vector<qint64> result;
     for (const Seen &commit : commits) {
-        const auto it = std::find_if(arrivals.begin(), arrivals.end(), [&](const Seen &arrival) { return arrival.events >= commit.events; });
+        const auto it =
+            std::find_if(arrivals.begin(), arrivals.end(), [&](const Seen &arrival) { return arrival.events >= commit.events; });
         if (it != arrivals.end())
             result.push_back(std::max<qint64>(0, it->atMs - commit.atMs));
     }
@@ -78,7 +79,8 @@ int main(int argc, char **argv)
         }
     });
     writer.start(QCoreApplication::applicationDirPath() + QStringLiteral("/peaklens-test-livewriter"),
-                 {QString::fromLocal8Bit(argv[1]), out, QStringLiteral("--commit-every"), commitEvery, QStringLiteral("--pause-ms"), pauseMs});
+                 {QString::fromLocal8Bit(argv[1]), out, QStringLiteral("--commit-every"), commitEvery,
+                  QStringLiteral("--pause-ms"), pauseMs});
     while (!QFile::exists(out) && writer.state() != QProcess::NotRunning)
         writer.waitForReadyRead(5);
 

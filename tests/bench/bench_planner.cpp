@@ -165,7 +165,8 @@ int main(int argc, char **argv)
     const double impossibleMs = timed([&] { planForBudget(model, lowest / 2, options); });
     const double overheadMs = timed([&] { planForOverhead(model, 0.05, options); });
     const double paretoMs = timed([&] { paretoSweep(model, 24, options); });
-    std::printf("{\"impossible_budget_ms\": %.1f, \"overhead_ms\": %.1f, \"pareto_ms\": %.1f}\n", impossibleMs, overheadMs, paretoMs);
+    std::printf("{\"impossible_budget_ms\": %.1f, \"overhead_ms\": %.1f, \"pareto_ms\": %.1f}\n", impossibleMs, overheadMs,
+                paretoMs);
 
     // Segments and multi-level schedules are searched on chains of up to
     // ScheduleSearch::kMostLayers layers: a measured step of that many.

@@ -28,7 +28,7 @@ namespace {
 int microBatches = 1;
 
 RunResult replayStep(const ModelSpec &spec, const std::string &checkpoint, bool bf16, std::optional<std::int64_t> limit,
-                         int steps)
+                     int steps)
 {
     RunOptions options;
     options.microBatches = microBatches;
@@ -92,8 +92,8 @@ int main(int argc, char **argv)
     const std::int64_t lowest = lowestPeakPlan(costs).prediction.peakBytes;
     std::printf("%s: %zu chain layers, measured peak %.3f MiB, lowest reachable %.3f MiB, step %.1f ms ± %.1f\n", model.c_str(),
                 costs.layers.size(), mib(measured), mib(lowest), ms(costs.stepTimeNs), ms(costs.stepTimeSpreadNs));
-    std::printf("%-10s | %-48s | %-48s | %s\n", "budget MiB", "planner: predicted/measured MiB, +ms", "Rotor: predicted/measured MiB, +ms",
-                "planner - Rotor ms");
+    std::printf("%-10s | %-48s | %-48s | %s\n", "budget MiB", "planner: predicted/measured MiB, +ms",
+                "Rotor: predicted/measured MiB, +ms", "planner - Rotor ms");
     int compared = 0, costlier = 0, plannerOom = 0;
     for (int i = 0; i < budgets; ++i) {
         const std::int64_t budget = lowest + (measured - lowest) * i / (budgets - 1);
@@ -107,7 +107,8 @@ int main(int argc, char **argv)
                       ms(plan.prediction.addedTimeNs), plan.feasible ? "" : " (infeasible)");
         if (const auto rotor = test::rotorOptimum(stages, budget - rest)) {
             const Prediction predicted = predict(costs, rotor->schedule);
-            const std::string rotorWritten = rotor->schedule.empty() ? "none" : CheckpointStrategy::of(rotor->schedule, chainPaths(costs)).toString();
+            const std::string rotorWritten =
+                rotor->schedule.empty() ? "none" : CheckpointStrategy::of(rotor->schedule, chainPaths(costs)).toString();
             const RunResult rotorRun = replayStep(spec, rotorWritten, bf16, budget, 1);
             std::snprintf(rotorText, sizeof rotorText, "%.3f/%s, +%.1f", mib(predicted.peakBytes),
                           rotorRun.oom ? "OOM" : std::to_string(mib(*rotorRun.peakAllocatedBytes)).substr(0, 7).c_str(),

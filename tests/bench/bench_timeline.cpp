@@ -57,7 +57,8 @@ private Q_SLOTS:
         TimelineView *view = m_window->timeline();
         view->resetZoom();
         double factor = 0.7;
-        QBENCHMARK {
+        QBENCHMARK
+        {
             view->xAxis->scaleRange(factor, view->xAxis->range().center());
             factor = 1.0 / factor; // in, out, in, ...
             view->replot(QCustomPlot::rpImmediateRefresh);
@@ -69,7 +70,8 @@ private Q_SLOTS:
         TimelineView *view = m_window->timeline();
         view->resetZoom();
         double step = 0.05;
-        QBENCHMARK {
+        QBENCHMARK
+        {
             view->xAxis->moveRange(view->xAxis->range().size() * step);
             step = -step;
             view->replot(QCustomPlot::rpImmediateRefresh);
@@ -83,7 +85,8 @@ private Q_SLOTS:
         TimelineView *view = m_window->timeline();
         view->resetZoom();
         const QPoint position(view->axisRect()->right() - 2, view->axisRect()->center().y());
-        QBENCHMARK {
+        QBENCHMARK
+        {
             m_found = view->blockAt(position).has_value();
         }
     }
@@ -93,7 +96,8 @@ private Q_SLOTS:
     {
         const auto &peak = m_window->document()->summary.peak;
         const std::int64_t t = peak.devices[*peak.primary].timeNs;
-        QBENCHMARK {
+        QBENCHMARK
+        {
             m_window->pickTime(t);
         }
     }
@@ -103,7 +107,8 @@ private Q_SLOTS:
     void flameGraphSelection()
     {
         m_window->pickTime(std::nullopt);
-        QBENCHMARK {
+        QBENCHMARK
+        {
             m_window->statusBar()->clearMessage();
             m_window->flameGraphPane()->selectNode(1);
             QTRY_VERIFY_WITH_TIMEOUT(m_window->statusBar()->currentMessage().startsWith(QLatin1String("Drawn")), 60000);

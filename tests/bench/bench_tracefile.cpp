@@ -11,11 +11,11 @@
 //   bench_tracefile cancel FILE        how long a read takes to end once cancelled, at several points
 
 #include "core/analysis/tracesummary.h"
+#include "core/document/filesummary.h"
 #include "core/format/schema.h"
 #include "core/format/sqlitedatabase.h"
 #include "core/format/tracereader.h"
 #include "core/format/tracewriter.h"
-#include "core/document/filesummary.h"
 #include "core/trace/tracebuilder.h"
 
 #include <atomic>
@@ -74,10 +74,12 @@ std::shared_ptr<const Trace> syntheticTrace(std::size_t targetEvents)
         if (delta < 0)
             freed[-delta].push_back(addr);
         builder.addEvent(MemoryEvent{t, delta, addr, (addr >> 20) % 7 == 0 ? sideLane : lane,
-                                     layers[static_cast<std::size_t>(layer)], stacks[static_cast<std::size_t>(layer)],
-                                     category, phase});
+                                     layers[static_cast<std::size_t>(layer)], stacks[static_cast<std::size_t>(layer)], category,
+                                     phase});
     };
-    const auto blockSize = [&](int shift) { return std::int64_t(512) * ((std::int64_t(1) << shift) + static_cast<std::int64_t>(random() % 4)); };
+    const auto blockSize = [&](int shift) {
+        return std::int64_t(512) * ((std::int64_t(1) << shift) + static_cast<std::int64_t>(random() % 4));
+    };
     std::vector<std::pair<std::uint64_t, std::int64_t>> saved(kLayers * kSaved);
     for (std::int64_t step = 0; builder.current().events.size() < targetEvents; ++step) {
         const std::int64_t stepBegin = t;
@@ -118,8 +120,8 @@ int write(std::size_t events, const std::string &path)
     const auto start = std::chrono::steady_clock::now();
     TraceWriter::writeTrace(*trace, path);
     const double seconds = secondsSince(start);
-    std::printf("{\"phase\": \"write\", \"events\": %zu, \"seconds\": %.3f, \"events_per_second\": %.0f}\n",
-                trace->events.size(), seconds, static_cast<double>(trace->events.size()) / seconds);
+    std::printf("{\"phase\": \"write\", \"events\": %zu, \"seconds\": %.3f, \"events_per_second\": %.0f}\n", trace->events.size(),
+                seconds, static_cast<double>(trace->events.size()) / seconds);
     return 0;
 }
 
@@ -270,6 +272,8 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "bench_tracefile: %s\n", error.what());
         return 2;
     }
-    std::fprintf(stderr, "usage: bench_tracefile write N FILE | write-v1 N FILE | read FILE | summary FILE | rows FILE ROWS.db | cancel FILE\n");
+    std::fprintf(
+        stderr,
+        "usage: bench_tracefile write N FILE | write-v1 N FILE | read FILE | summary FILE | rows FILE ROWS.db | cancel FILE\n");
     return 2;
 }

@@ -162,7 +162,8 @@ private:
                 for (int s = 0; s < kSaved; ++s) {
                     advance(30000);
                     const auto bytes = static_cast<std::int64_t>(
-                        static_cast<double>(std::uniform_int_distribution<std::int64_t>(4, 12)(m_random) * kMiB) * m_activationScale);
+                        static_cast<double>(std::uniform_int_distribution<std::int64_t>(4, 12)(m_random) * kMiB)
+                        * m_activationScale);
                     saved[sub].push_back({allocate(bytes, Category::Activation, m_subLayers[sub], Phase::Forward, stack), bytes});
                 }
                 temporaries(m_subLayers[sub], Phase::Forward, stack);
@@ -175,7 +176,8 @@ private:
             for (std::uint32_t sub = 2 * static_cast<std::uint32_t>(b) + 2; sub-- > 2 * static_cast<std::uint32_t>(b);) {
                 const std::int64_t begin = m_timeNs;
                 if (step == 0) // gradients live from the first backward on
-                    allocate(kind(sub) == 0 ? 48 * kMiB : 96 * kMiB, Category::Gradient, m_subLayers[sub], Phase::Backward, Backward);
+                    allocate(kind(sub) == 0 ? 48 * kMiB : 96 * kMiB, Category::Gradient, m_subLayers[sub], Phase::Backward,
+                             Backward);
                 temporaries(m_subLayers[sub], Phase::Backward, Backward);
                 for (const Block &block : saved[sub]) {
                     advance(30000);

@@ -11,8 +11,8 @@
 
 namespace {
 
-const QStringList kOrder{QStringLiteral("trace"),    QStringLiteral("format"),   QStringLiteral("import"),
-                         QStringLiteral("analysis"), QStringLiteral("plan"),     QStringLiteral("document"),
+const QStringList kOrder{QStringLiteral("trace"),    QStringLiteral("format"), QStringLiteral("import"),
+                         QStringLiteral("analysis"), QStringLiteral("plan"),   QStringLiteral("document"),
                          QStringLiteral("report")};
 
 // The layers `layer` may include ("" is core/'s root).
@@ -63,13 +63,18 @@ private slots:
         QTest::addColumn<QString>("layer");
         QTest::addColumn<QString>("line");
         QTest::addColumn<bool>("breaks");
-        QTest::addRow("down: plan reads analysis") << QStringLiteral("plan") << quoted(QStringLiteral("core/analysis/peakfinder.h")) << false;
+        QTest::addRow("down: plan reads analysis")
+            << QStringLiteral("plan") << quoted(QStringLiteral("core/analysis/peakfinder.h")) << false;
         QTest::addRow("the root: error.h") << QStringLiteral("trace") << quoted(QStringLiteral("core/error.h")) << false;
         QTest::addRow("its own layer, beside it") << QStringLiteral("format") << quoted(QStringLiteral("schema.h")) << false;
-        QTest::addRow("up: format reads import") << QStringLiteral("format") << quoted(QStringLiteral("core/import/kineto.h")) << true;
-        QTest::addRow("up: plan reads document") << QStringLiteral("plan") << quoted(QStringLiteral("core/document/analysedtrace.h")) << true;
-        QTest::addRow("record beside analysis") << QStringLiteral("record") << quoted(QStringLiteral("core/analysis/peakfinder.h")) << true;
-        QTest::addRow("record on import") << QStringLiteral("record") << quoted(QStringLiteral("core/import/annotationranges.h")) << false;
+        QTest::addRow("up: format reads import")
+            << QStringLiteral("format") << quoted(QStringLiteral("core/import/kineto.h")) << true;
+        QTest::addRow("up: plan reads document")
+            << QStringLiteral("plan") << quoted(QStringLiteral("core/document/analysedtrace.h")) << true;
+        QTest::addRow("record beside analysis")
+            << QStringLiteral("record") << quoted(QStringLiteral("core/analysis/peakfinder.h")) << true;
+        QTest::addRow("record on import") << QStringLiteral("record") << quoted(QStringLiteral("core/import/annotationranges.h"))
+                                          << false;
         QTest::addRow("Qt") << QStringLiteral("analysis") << QStringLiteral("#include <QString>") << true;
         QTest::addRow("the standard library") << QStringLiteral("analysis") << QStringLiteral("#include <vector>") << false;
         QTest::addRow("the app") << QStringLiteral("report") << quoted(QStringLiteral("app/gui/mainwindow.h")) << true;

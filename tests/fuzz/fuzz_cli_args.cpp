@@ -124,7 +124,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         return 0;
     const std::vector<std::string> arguments = argumentsOf(data, size);
     if (!std::all_of(arguments.begin(), arguments.end(), mayRun))
-        return -1; // not kept in the corpus
+        return -1;                                // not kept in the corpus
     std::vector<std::string> storage = arguments; // the commands may not change ours
     std::vector<char *> argv;
     for (std::string &argument : storage)
@@ -148,8 +148,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         fail("an error message that is not one visible line", arguments, code, printed, complaint);
     // Arguments aside, what is printed comes from the fixtures and PeakLens: nothing in it
     // may be invalid UTF-8, a control character or one that reorders text.
-    const bool plainArguments = std::all_of(arguments.begin(), arguments.end(),
-                                            [](const std::string &a) { return peaklens::isVisibleText(a); });
+    const bool plainArguments =
+        std::all_of(arguments.begin(), arguments.end(), [](const std::string &a) { return peaklens::isVisibleText(a); });
     if (plainArguments && peaklens::visibleLines(printed) != printed)
         fail("output that is not visible text", arguments, code, printed, complaint);
     // Text output starts with a file's name or a sentence; what starts like JSON is --json's.

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fuzzes the native file reader: each input is written to a file, opened, and summarized
 // as the CLI does, a chunk at a time.
+#include "core/document/filesummary.h"
 #include "core/error.h"
 #include "core/format/tracereader.h"
-#include "core/document/filesummary.h"
 
 #include <cstdio>
 #include <string>

@@ -8,11 +8,11 @@
 #include "sqlmutator.h"
 
 #include "core/analysis/liveanalysis.h"
+#include "core/document/filesummary.h"
 #include "core/error.h"
 #include "core/format/tracefollower.h"
 #include "core/format/tracereader.h"
 #include "core/format/tracewriter.h"
-#include "core/document/filesummary.h"
 #include "core/report/summaryjson.h"
 #include "core/trace/loadbudget.h"
 
@@ -83,8 +83,9 @@ void checkFollowed(const std::vector<unsigned char> &image, const peaklens::Trac
         analysis.update(follower.trace(), growth);
         if (follower.poll().changedAnything())
             fail("a second poll of a file nobody writes", "found something new");
-        if (read && (follower.trace().events.size() != read->events.size() || follower.trace().steps.size() != read->steps.size()
-                     || follower.trace().ranges.size() != read->ranges.size()))
+        if (read
+            && (follower.trace().events.size() != read->events.size() || follower.trace().steps.size() != read->steps.size()
+                || follower.trace().ranges.size() != read->ranges.size()))
             fail("a followed file", "holds other rows than the same file read whole");
     } catch (const peaklens::ImportError &error) {
         if (error.path() != path)

@@ -176,9 +176,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
             checkMarkup("SVG chart", chart);
     }
     checkJson(peaklens::renderJsonReport(report), report.runs.size());
-    static constexpr std::pair<peaklens::CsvTable, const char *> kTables[] = {
-        {peaklens::CsvTable::Layers, "layers CSV"}, {peaklens::CsvTable::Plans, "plans CSV"},
-        {peaklens::CsvTable::Sites, "sites CSV"}, {peaklens::CsvTable::Events, "events CSV"}};
+    static constexpr std::pair<peaklens::CsvTable, const char *> kTables[] = {{peaklens::CsvTable::Layers, "layers CSV"},
+                                                                              {peaklens::CsvTable::Plans, "plans CSV"},
+                                                                              {peaklens::CsvTable::Sites, "sites CSV"},
+                                                                              {peaklens::CsvTable::Events, "events CSV"}};
     const auto [table, name] = input.PickValueInArray(kTables);
     checkCsv(name, peaklens::renderCsvReport(report, table));
     return 0;

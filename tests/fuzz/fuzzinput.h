@@ -11,6 +11,5 @@
 
 inline peaklens::FileBytes fuzzBytes(const std::uint8_t *data, std::size_t size)
 {
-    return peaklens::FileBytes::copyOf(std::string_view(reinterpret_cast<const char *>(data), size),
-                                       simdjson::SIMDJSON_PADDING);
+    return peaklens::FileBytes::copyOf(std::string_view(reinterpret_cast<const char *>(data), size), simdjson::SIMDJSON_PADDING);
 }

@@ -89,8 +89,8 @@ std::string textProblem(std::string_view text, bool visibleOnly)
         if (visibleOnly) {
             const bool control = (point < 0x20 && point != '\t' && point != '\n' && point != '\r') || point == 0x7F
                                  || (point >= 0x80 && point <= 0x9F);
-            const bool reorders = (point >= 0x202A && point <= 0x202E) || (point >= 0x2066 && point <= 0x2069)
-                                  || point == 0x200E || point == 0x200F || point == 0x061C;
+            const bool reorders = (point >= 0x202A && point <= 0x202E) || (point >= 0x2066 && point <= 0x2069) || point == 0x200E
+                                  || point == 0x200F || point == 0x061C;
             if (control || reorders)
                 return at(text, i, "U+" + hex(point));
         }
@@ -251,23 +251,24 @@ private:
             const std::size_t semicolon = text.find(';', amp);
             const std::string_view reference =
                 text.substr(amp + 1, semicolon == std::string_view::npos ? 0 : semicolon - amp - 1);
-            bool good = reference == "amp" || reference == "lt" || reference == "gt" || reference == "quot"
-                        || reference == "apos";
+            bool good =
+                reference == "amp" || reference == "lt" || reference == "gt" || reference == "quot" || reference == "apos";
             if (!good && reference.size() > 1 && reference[0] == '#') {
                 const bool hexadecimal = reference[1] == 'x';
                 const std::string_view digits = reference.substr(hexadecimal ? 2 : 1);
                 std::uint64_t point = 0;
                 good = !digits.empty() && digits.size() <= 8;
                 for (char c : digits) {
-                    const int digit = c >= '0' && c <= '9'                   ? c - '0'
+                    const int digit = c >= '0' && c <= '9'                  ? c - '0'
                                       : hexadecimal && c >= 'a' && c <= 'f' ? c - 'a' + 10
                                       : hexadecimal && c >= 'A' && c <= 'F' ? c - 'A' + 10
                                                                             : -1;
                     good = good && digit >= 0;
                     point = point * (hexadecimal ? 16 : 10) + static_cast<std::uint64_t>(std::max(digit, 0));
                 }
-                good = good && (point == 0x9 || point == 0xA || point == 0xD || (point >= 0x20 && point <= 0xD7FF)
-                                || (point >= 0xE000 && point <= 0xFFFD) || (point >= 0x10000 && point <= 0x10FFFF));
+                good = good
+                       && (point == 0x9 || point == 0xA || point == 0xD || (point >= 0x20 && point <= 0xD7FF)
+                           || (point >= 0xE000 && point <= 0xFFFD) || (point >= 0x10000 && point <= 0x10FFFF));
             }
             if (!good)
                 return at(m_text, offset + amp, "'&' that starts no valid reference");
@@ -360,8 +361,8 @@ std::string jsonReportProblem(std::string_view json, std::size_t runs)
 
 std::string csvProblem(std::string_view csv)
 {
-    static const std::set<std::string, std::less<>> kTextColumns = {"trace", "layer", "kind", "strategy", "checkpoint",
-                                                                     "site", "location", "called_from"};
+    static const std::set<std::string, std::less<>> kTextColumns = {"trace",      "layer", "kind",     "strategy",
+                                                                    "checkpoint", "site",  "location", "called_from"};
     std::size_t pos = 0;
     std::string problem;
     const std::vector<std::string> header = readRecord(csv, pos, problem);
@@ -371,8 +372,9 @@ std::string csvProblem(std::string_view csv)
         if (!problem.empty())
             break;
         if (fields.size() != header.size())
-            return at(csv, start, "a record of " + std::to_string(fields.size()) + " fields under a header of "
-                                 + std::to_string(header.size()));
+            return at(csv, start,
+                      "a record of " + std::to_string(fields.size()) + " fields under a header of "
+                          + std::to_string(header.size()));
         for (std::size_t f = 0; f < fields.size(); ++f) {
             // The characters OWASP lists as starting a formula in some spreadsheet.
             if (kTextColumns.contains(header[f]) && !fields[f].empty()

@@ -56,8 +56,8 @@ void ScratchFolder::restore()
     std::error_code ec;
     std::vector<std::filesystem::path> strays;
     for (const auto &entry : std::filesystem::directory_iterator(m_path, ec)) {
-        const bool fixture = std::any_of(m_fixtures.begin(), m_fixtures.end(),
-                                         [&](const Fixture &f) { return f.copy == entry.path(); });
+        const bool fixture =
+            std::any_of(m_fixtures.begin(), m_fixtures.end(), [&](const Fixture &f) { return f.copy == entry.path(); });
         if (!fixture)
             strays.push_back(entry.path());
     }

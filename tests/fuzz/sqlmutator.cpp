@@ -27,27 +27,87 @@ constexpr int kMaxSteps = 16;
 // Where range checks tend to be off by one or to overflow: index and width limits of
 // the reader and the trace model, and the ends of each integer type.
 constexpr std::int64_t kEdgeIntegers[] = {
-    0, 1, -1, 2, 255, 256, 1023, 1024, 32767, 32768, 65535, 65536,
-    (std::int64_t(1) << 22) - 1, std::int64_t(1) << 22, std::int64_t(1) << 24,
-    INT32_MAX, std::int64_t(INT32_MAX) + 1, INT32_MIN, UINT32_MAX, std::int64_t(UINT32_MAX) + 1,
-    std::int64_t(1) << 48, (std::int64_t(1) << 48) + 1, -(std::int64_t(1) << 48) - 1,
-    INT64_MAX, INT64_MIN, INT64_MIN + 1, INT64_MAX - 1,
-    schema::kFormatVersion, schema::kFormatVersion + 1, schema::kApplicationId,
-    static_cast<std::int64_t>(schema::kEventsPerChunk), schema::kFileNoLayer,
+    0,
+    1,
+    -1,
+    2,
+    255,
+    256,
+    1023,
+    1024,
+    32767,
+    32768,
+    65535,
+    65536,
+    (std::int64_t(1) << 22) - 1,
+    std::int64_t(1) << 22,
+    std::int64_t(1) << 24,
+    INT32_MAX,
+    std::int64_t(INT32_MAX) + 1,
+    INT32_MIN,
+    UINT32_MAX,
+    std::int64_t(UINT32_MAX) + 1,
+    std::int64_t(1) << 48,
+    (std::int64_t(1) << 48) + 1,
+    -(std::int64_t(1) << 48) - 1,
+    INT64_MAX,
+    INT64_MIN,
+    INT64_MIN + 1,
+    INT64_MAX - 1,
+    schema::kFormatVersion,
+    schema::kFormatVersion + 1,
+    schema::kApplicationId,
+    static_cast<std::int64_t>(schema::kEventsPerChunk),
+    schema::kFileNoLayer,
 };
 
 // Texts the reader or the trace model give a meaning to, and a few that no name should hold.
 constexpr std::string_view kTexts[] = {
-    metakey::Categories, "lifetime", metakey::Checkpoint, metakey::CheckpointCosts, metakey::SourceFormat,
-    metakey::Description, metakey::ReplaySpec, metakey::ReplayOptions, metakey::AllocatorView, "segments",
-    "oom", "snapshot", "a", "a.b", "a.b.c", ".", "..", ".a", "a.", "a..b", "", "{\"a\":1}", "[1,2",
-    "none", "every:2", "blocks.0,blocks.1", "\xff\xfe", "\xe2\x80\xae", "</script>", "\r\n", "\xc0\x80",
+    metakey::Categories,
+    "lifetime",
+    metakey::Checkpoint,
+    metakey::CheckpointCosts,
+    metakey::SourceFormat,
+    metakey::Description,
+    metakey::ReplaySpec,
+    metakey::ReplayOptions,
+    metakey::AllocatorView,
+    "segments",
+    "oom",
+    "snapshot",
+    "a",
+    "a.b",
+    "a.b.c",
+    ".",
+    "..",
+    ".a",
+    "a.",
+    "a..b",
+    "",
+    "{\"a\":1}",
+    "[1,2",
+    "none",
+    "every:2",
+    "blocks.0,blocks.1",
+    "\xff\xfe",
+    "\xe2\x80\xae",
+    "</script>",
+    "\r\n",
+    "\xc0\x80",
 };
 
 // Expressions for generated columns, views and indexes: failing, huge, or harmless.
 constexpr std::string_view kExpressions[] = {
-    "1/0", "NULL", "'x'", "-1", "abs(-9223372036854775807 - 1)", "zeroblob(2000000000)",
-    "randomblob(100000)", "printf('%.*c', 1000000, 'x')", "rowid", "length(sql)",
+    "1/0",
+    "NULL",
+    "'x'",
+    "-1",
+    "abs(-9223372036854775807 - 1)",
+    "zeroblob(2000000000)",
+    "randomblob(100000)",
+    "printf('%.*c', 1000000, 'x')",
+    "rowid",
+    "length(sql)",
 };
 
 struct SqlValue
@@ -90,9 +150,9 @@ SqlValue consumeValue(FuzzedDataProvider &program)
         break;
     case 4:
         value.kind = Kind::Real;
-        value.real = program.ConsumeBool() ? program.ConsumeFloatingPoint<double>()
-                                           : program.PickValueInArray({0.5, -0.0, 1e300, -1e300, 9.3e18,
-                                                                       std::numeric_limits<double>::infinity()});
+        value.real = program.ConsumeBool()
+                         ? program.ConsumeFloatingPoint<double>()
+                         : program.PickValueInArray({0.5, -0.0, 1e300, -1e300, 9.3e18, std::numeric_limits<double>::infinity()});
         break;
     case 5:
         value.kind = Kind::Text;
@@ -110,8 +170,8 @@ SqlValue consumeValue(FuzzedDataProvider &program)
         // Long text: past the reader's limits on names, and far past any real one.
         value.kind = Kind::Text;
         const std::string pattern = program.ConsumeRandomLengthString(8);
-        value.bytes = repeatedTo(pattern.empty() ? std::string("a.") : pattern,
-                                 program.ConsumeIntegralInRange<std::size_t>(0, 1 << 18));
+        value.bytes =
+            repeatedTo(pattern.empty() ? std::string("a.") : pattern, program.ConsumeIntegralInRange<std::size_t>(0, 1 << 18));
         break;
     }
     case 9:
@@ -129,16 +189,24 @@ SqlValue consumeValue(FuzzedDataProvider &program)
 void bind(sqlite3_stmt *statement, int index, const SqlValue &value)
 {
     switch (value.kind) {
-    case SqlValue::Kind::Null: sqlite3_bind_null(statement, index); break;
-    case SqlValue::Kind::Integer: sqlite3_bind_int64(statement, index, value.integer); break;
-    case SqlValue::Kind::Real: sqlite3_bind_double(statement, index, value.real); break;
+    case SqlValue::Kind::Null:
+        sqlite3_bind_null(statement, index);
+        break;
+    case SqlValue::Kind::Integer:
+        sqlite3_bind_int64(statement, index, value.integer);
+        break;
+    case SqlValue::Kind::Real:
+        sqlite3_bind_double(statement, index, value.real);
+        break;
     case SqlValue::Kind::Text:
         sqlite3_bind_text64(statement, index, value.bytes.data(), value.bytes.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
         break;
     case SqlValue::Kind::Blob:
         sqlite3_bind_blob64(statement, index, value.bytes.data(), value.bytes.size(), SQLITE_TRANSIENT);
         break;
-    case SqlValue::Kind::ZeroBlob: sqlite3_bind_zeroblob64(statement, index, static_cast<sqlite3_uint64>(value.integer)); break;
+    case SqlValue::Kind::ZeroBlob:
+        sqlite3_bind_zeroblob64(statement, index, static_cast<sqlite3_uint64>(value.integer));
+        break;
     }
 }
 
@@ -166,8 +234,7 @@ void execute(sqlite3 *db, const std::string &sql, const std::vector<SqlValue> &p
     if (sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size()), &statement, nullptr) == SQLITE_OK && statement) {
         for (std::size_t i = 0; i < parameters.size(); ++i)
             bind(statement, static_cast<int>(i) + 1, parameters[i]);
-        while (sqlite3_step(statement) == SQLITE_ROW) {
-        }
+        while (sqlite3_step(statement) == SQLITE_ROW) { }
     }
     sqlite3_finalize(statement);
 }
@@ -294,17 +361,41 @@ std::vector<unsigned char> SqlMutator::run(const std::uint8_t *input, std::size_
     std::vector<std::pair<HeaderField, std::uint32_t>> headerEdits;
     for (int step = 0; db && step < kMaxSteps && program.remaining_bytes() > 0; ++step) {
         switch (program.ConsumeIntegralInRange(0, 11)) {
-        case 0: setCell(db, program); break;
-        case 1: deleteRows(db, program); break;
-        case 2: copyRow(db, program); break;
-        case 3: insertRow(db, program); break;
-        case 4: resizeChunk(db, program); break;
-        case 5: setPragma(db, program); break;
-        case 6: editSchemaEntry(db, program); db = reopen(db); break;
-        case 7: rewriteTableSql(db, program); db = reopen(db); break;
-        case 8: addSchemaObject(db, program); break;
-        case 9: repage(db, program); break;
-        case 10: db = reencodeAsUtf16(db, program); break;
+        case 0:
+            setCell(db, program);
+            break;
+        case 1:
+            deleteRows(db, program);
+            break;
+        case 2:
+            copyRow(db, program);
+            break;
+        case 3:
+            insertRow(db, program);
+            break;
+        case 4:
+            resizeChunk(db, program);
+            break;
+        case 5:
+            setPragma(db, program);
+            break;
+        case 6:
+            editSchemaEntry(db, program);
+            db = reopen(db);
+            break;
+        case 7:
+            rewriteTableSql(db, program);
+            db = reopen(db);
+            break;
+        case 8:
+            addSchemaObject(db, program);
+            break;
+        case 9:
+            repage(db, program);
+            break;
+        case 10:
+            db = reencodeAsUtf16(db, program);
+            break;
         default:
             headerEdits.emplace_back(program.PickValueInArray(kHeaderFields), program.ConsumeIntegral<std::uint32_t>());
             break;
@@ -351,8 +442,9 @@ void SqlMutator::deleteRows(sqlite3 *db, FuzzedDataProvider &program) const
 {
     const Table &table = pickTable(program);
     const std::int64_t count = program.ConsumeIntegralInRange<std::int64_t>(1, 100);
-    execute(db, "DELETE FROM " + quoted(table.name) + " WHERE rowid IN (SELECT rowid FROM " + quoted(table.name)
-                    + " LIMIT ?1 OFFSET ?2)",
+    execute(db,
+            "DELETE FROM " + quoted(table.name) + " WHERE rowid IN (SELECT rowid FROM " + quoted(table.name)
+                + " LIMIT ?1 OFFSET ?2)",
             {integer(count), integer(consumeOffset(program))});
 }
 
@@ -367,8 +459,9 @@ void SqlMutator::copyRow(sqlite3 *db, FuzzedDataProvider &program) const
         columns += (c ? ", " : "") + quoted(table.columns[c]);
         values += (c ? ", " : "") + (c == changed ? std::string("?1") : quoted(table.columns[c]));
     }
-    execute(db, std::string(replace ? "INSERT OR REPLACE" : "INSERT") + " INTO " + quoted(table.name) + "(" + columns
-                    + ") SELECT " + values + " FROM " + quoted(table.name) + " LIMIT 1 OFFSET ?2",
+    execute(db,
+            std::string(replace ? "INSERT OR REPLACE" : "INSERT") + " INTO " + quoted(table.name) + "(" + columns + ") SELECT "
+                + values + " FROM " + quoted(table.name) + " LIMIT 1 OFFSET ?2",
             {consumeValue(program), integer(consumeOffset(program))});
 }
 
@@ -413,7 +506,7 @@ void SqlMutator::resizeChunk(sqlite3 *db, FuzzedDataProvider &program) const
     };
     eventchunk::Columns columns;
     columns.timeNs = pattern(count, edge);
-    std::uint64_t time = 0; // wrapping: the steps may be anything
+    std::uint64_t time = 0;                // wrapping: the steps may be anything
     for (std::int64_t &t : columns.timeNs) // the pattern gives the steps between times
         t = static_cast<std::int64_t>(time += static_cast<std::uint64_t>(t));
     columns.deltaBytes = pattern(count, edge);
@@ -429,7 +522,8 @@ void SqlMutator::resizeChunk(sqlite3 *db, FuzzedDataProvider &program) const
     switch (program.ConsumeIntegralInRange(0, 5)) {
     case 0:
         if (!stored.bytes.empty())
-            stored.bytes[consumeOffset(program) % stored.bytes.size()] ^= static_cast<char>(program.ConsumeIntegralInRange(1, 255));
+            stored.bytes[consumeOffset(program) % stored.bytes.size()] ^=
+                static_cast<char>(program.ConsumeIntegralInRange(1, 255));
         break;
     case 1:
         stored.bytes.resize(consumeOffset(program) % (stored.bytes.size() + 1));
@@ -453,16 +547,15 @@ void SqlMutator::resizeChunk(sqlite3 *db, FuzzedDataProvider &program) const
         execute(db, "INSERT INTO events VALUES(?5, ?1, 0, 0, 0, 0, 0, 0, x'', ?2, ?3, ?4)", parameters);
     } else {
         parameters.push_back(integer(consumeOffset(program) % 2));
-        execute(db, "UPDATE events SET count = ?1, codec = ?2, plain_bytes = ?3, columns = ?4" + rowAt("events", 5),
-                parameters);
+        execute(db, "UPDATE events SET count = ?1, codec = ?2, plain_bytes = ?3, columns = ?4" + rowAt("events", 5), parameters);
     }
 }
 
 void SqlMutator::setPragma(sqlite3 *db, FuzzedDataProvider &program) const
 {
     const char *pragma = program.ConsumeBool() ? "user_version" : "application_id";
-    const std::int64_t value = program.ConsumeBool() ? program.PickValueInArray(kEdgeIntegers)
-                                                     : program.ConsumeIntegral<std::int32_t>();
+    const std::int64_t value =
+        program.ConsumeBool() ? program.PickValueInArray(kEdgeIntegers) : program.ConsumeIntegral<std::int32_t>();
     executeScript(db, std::string("PRAGMA ") + pragma + " = " + std::to_string(static_cast<std::int32_t>(value)));
 }
 
@@ -555,8 +648,8 @@ void SqlMutator::addSchemaObject(sqlite3 *db, FuzzedDataProvider &program) const
         "CREATE TRIGGER fuzz_trigger AFTER INSERT ON " + name + " BEGIN DELETE FROM " + name + "; END",
         "CREATE TABLE fuzz_table(a INTEGER, b AS (" + expression + "))",
         "ALTER TABLE " + name + " RENAME TO fuzz_old; CREATE VIEW " + name + " AS SELECT * FROM fuzz_old",
-        "ALTER TABLE " + name + " RENAME TO fuzz_old; CREATE VIEW " + name + " AS SELECT " + allColumns
-            + ", " + expression + " AS x FROM fuzz_old",
+        "ALTER TABLE " + name + " RENAME TO fuzz_old; CREATE VIEW " + name + " AS SELECT " + allColumns + ", " + expression
+            + " AS x FROM fuzz_old",
         "ALTER TABLE " + name + " ADD COLUMN fuzz_extra AS (" + expression + ")",
         "ALTER TABLE " + name + " RENAME COLUMN " + column + " TO fuzz_renamed",
         "ALTER TABLE " + name + " DROP COLUMN " + column,

@@ -41,7 +41,8 @@ struct ProgramRun
     QByteArray err;
 };
 
-ProgramRun runProgram(const QString &program, const QStringList &arguments, const QProcessEnvironment &environment = QProcessEnvironment::systemEnvironment())
+ProgramRun runProgram(const QString &program, const QStringList &arguments,
+                      const QProcessEnvironment &environment = QProcessEnvironment::systemEnvironment())
 {
     QProcess process;
     process.setProcessEnvironment(environment);
@@ -163,7 +164,8 @@ private slots:
     void initTestCase()
     {
         // Everything must be set before this process first asks QMimeDatabase anything.
-        const QString baseTypes = QStandardPaths::locate(QStandardPaths::GenericDataLocation, QStringLiteral("mime/packages/freedesktop.org.xml"));
+        const QString baseTypes =
+            QStandardPaths::locate(QStandardPaths::GenericDataLocation, QStringLiteral("mime/packages/freedesktop.org.xml"));
         if (!baseTypes.isEmpty())
             m_baseDataDir = QDir::cleanPath(QFileInfo(baseTypes).absolutePath() + QStringLiteral("/../.."));
 
@@ -190,7 +192,8 @@ private slots:
         QVERIFY(copyTo(baseTypes, dataDir(Layout::System) + QStringLiteral("/mime/packages/freedesktop.org.xml")));
         for (const Layout layout : {Layout::System, Layout::User}) {
             QVERIFY(copyTo(kMimePackage, dataDir(layout) + QStringLiteral("/mime/packages/peaklens.xml")));
-            m_databaseBuilds[int(layout)] = runProgram(m_updateMimeDatabase, {dataDir(layout) + QStringLiteral("/mime")}, environment(layout));
+            m_databaseBuilds[int(layout)] =
+                runProgram(m_updateMimeDatabase, {dataDir(layout) + QStringLiteral("/mime")}, environment(layout));
         }
 
         // Qt's reader is only asked about the system layout: Qt 6.4 lets the last data
@@ -241,7 +244,8 @@ private slots:
         for (int y = 0; y < image.height(); ++y)
             for (int x = 0; x < image.width(); ++x)
                 opaque += qAlpha(image.pixel(x, y)) == 255;
-        QVERIFY2(opaque > image.width() * image.height() / 2, qPrintable(QStringLiteral("only %1 of 1024 pixels drawn").arg(opaque)));
+        QVERIFY2(opaque > image.width() * image.height() / 2,
+                 qPrintable(QStringLiteral("only %1 of 1024 pixels drawn").arg(opaque)));
     }
 
     void mimePackageBuilds_data()
@@ -269,7 +273,8 @@ private slots:
         for (const auto &[layout, where] : {std::pair{Layout::System, "system"}, std::pair{Layout::User, "user"}}) {
             for (const TypedFile &typed : kTypedFiles)
                 if (typed.readers & ByXdgMime)
-                    QTest::addRow("%s: %s", where, typed.what) << layout << QString::fromLatin1(typed.fileName) << QString::fromLatin1(typed.type);
+                    QTest::addRow("%s: %s", where, typed.what)
+                        << layout << QString::fromLatin1(typed.fileName) << QString::fromLatin1(typed.type);
         }
     }
 
@@ -285,7 +290,8 @@ private slots:
         // Outside a desktop session xdg-mime asks `mimetype`; without it, it falls back to
         // `file`, which knows no types but its own.
         if (QStandardPaths::findExecutable(QStringLiteral("mimetype")).isEmpty())
-            QSKIP("mimetype is not installed (Debian: libfile-mimeinfo-perl); xdg-mime's fallback, file, cannot read shared-mime-info");
+            QSKIP("mimetype is not installed (Debian: libfile-mimeinfo-perl); xdg-mime's fallback, file, cannot read "
+                  "shared-mime-info");
         QCOMPARE(m_databaseBuilds[int(layout)].exitCode, 0);
 
         QProcessEnvironment asked = environment(layout);
@@ -321,18 +327,16 @@ private:
         return m_scratch.path() + (layout == Layout::System ? QStringLiteral("/system") : QStringLiteral("/user"));
     }
 
-    QString file(const QString &name) const
-    {
-        return m_scratch.path() + QStringLiteral("/files/") + name;
-    }
+    QString file(const QString &name) const { return m_scratch.path() + QStringLiteral("/files/") + name; }
 
     // The scratch database in the XDG data folders and no desktop session, so that xdg-mime
     // takes its generic path whatever session runs the test.
     QProcessEnvironment environment(Layout layout) const
     {
         QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-        for (const char *session : {"KDE_FULL_SESSION", "KDE_SESSION_VERSION", "GNOME_DESKTOP_SESSION_ID", "MATE_DESKTOP_SESSION_ID",
-                                    "LXQT_SESSION_CONFIG", "DESKTOP_SESSION", "DESKTOP", "DBUS_SESSION_BUS_ADDRESS"})
+        for (const char *session :
+             {"KDE_FULL_SESSION", "KDE_SESSION_VERSION", "GNOME_DESKTOP_SESSION_ID", "MATE_DESKTOP_SESSION_ID",
+              "LXQT_SESSION_CONFIG", "DESKTOP_SESSION", "DESKTOP", "DBUS_SESSION_BUS_ADDRESS"})
             environment.remove(QString::fromLatin1(session));
         environment.insert(QStringLiteral("XDG_CURRENT_DESKTOP"), QStringLiteral("X-Generic"));
         // xdg-mime takes a flatpak-info file there for a sandbox.

@@ -9,11 +9,11 @@
 #include <QDir>
 #include <QDirIterator>
 #include <QFile>
-#include <QtEndian>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QtEndian>
 
 namespace {
 
@@ -63,11 +63,13 @@ Ran run(const QString &program, const QStringList &arguments, const QString &wor
 Ran install(const QString &prefix, const QStringList &components = {})
 {
     if (components.isEmpty())
-        return run(QStringLiteral(CMAKE_COMMAND), {QStringLiteral("--install"), kBuildDir, QStringLiteral("--prefix"), prefix}, kBuildDir);
+        return run(QStringLiteral(CMAKE_COMMAND), {QStringLiteral("--install"), kBuildDir, QStringLiteral("--prefix"), prefix},
+                   kBuildDir);
     Ran all;
     for (const QString &component : components) {
         all = run(QStringLiteral(CMAKE_COMMAND),
-                  {QStringLiteral("--install"), kBuildDir, QStringLiteral("--prefix"), prefix, QStringLiteral("--component"), component},
+                  {QStringLiteral("--install"), kBuildDir, QStringLiteral("--prefix"), prefix, QStringLiteral("--component"),
+                   component},
                   kBuildDir);
         if (all.exitCode != 0)
             break;
@@ -87,9 +89,12 @@ QStringList filesNaming(const QString &root, const QByteArray &needle, const QSt
         if (!file.open(QIODevice::ReadOnly))
             continue;
         QByteArray bytes = file.readAll();
-        if (bytes.startsWith("\x7f" "ELF")) {
+        if (bytes.startsWith("\x7f"
+                             "ELF")) {
             const QString stripped = scratch + QStringLiteral("/stripped");
-            if (run(QStringLiteral("strip"), {QStringLiteral("--strip-debug"), QStringLiteral("-o"), stripped, path}, scratch).exitCode == 0) {
+            if (run(QStringLiteral("strip"), {QStringLiteral("--strip-debug"), QStringLiteral("-o"), stripped, path}, scratch)
+                    .exitCode
+                == 0) {
                 QFile strippedFile(stripped);
                 if (strippedFile.open(QIODevice::ReadOnly))
                     bytes = strippedFile.readAll();
@@ -126,7 +131,8 @@ void verifyAppScreenshot(const QString &app, const QString &scratch)
 {
     const QString png = scratch + QStringLiteral("/window.png");
     QFile::remove(png);
-    const Ran shot = run(app, {QStringLiteral("--screenshot"), png, QStringLiteral("--size"), QStringLiteral("1000x700")}, scratch);
+    const Ran shot =
+        run(app, {QStringLiteral("--screenshot"), png, QStringLiteral("--size"), QStringLiteral("1000x700")}, scratch);
     QVERIFY2(shot.exitCode == 0, qPrintable(shot.both()));
     QCOMPARE(pngSize(png), QSize(1000, 700));
 }
@@ -184,7 +190,8 @@ void tst_Install::movedTreeHoldsEveryPart_data()
     QTest::addRow("desktop entry") << QStringLiteral("share/applications/peaklens.desktop") << app;
     QTest::addRow("icon") << QStringLiteral("share/icons/hicolor/scalable/apps/peaklens.svg") << app;
     QTest::addRow("file types") << QStringLiteral("share/mime/packages/peaklens.xml") << app;
-    QTest::addRow("replay") << QStringLiteral("bin/peaklens-replay") << QFileInfo::exists(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-replay"));
+    QTest::addRow("replay") << QStringLiteral("bin/peaklens-replay")
+                            << QFileInfo::exists(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-replay"));
     QTest::addRow("collector") << QStringLiteral("lib/peaklens/libpeaklens_cupti.so")
                                << QFileInfo::exists(QStringLiteral(PEAKLENS_BIN_DIR "/libpeaklens_cupti.so"));
 }
@@ -204,15 +211,19 @@ void tst_Install::movedTreeRuns_data()
     QTest::addColumn<QStringList>("arguments");
     QTest::addColumn<QString>("expected"); // printed on stdout
     const QString sample = QStringLiteral("share/peaklens/samples/training-step.peaklens");
-    QTest::addRow("cli summary") << QStringLiteral("peaklens-cli") << QStringList{QStringLiteral("summary"), sample} << QStringLiteral("peak");
+    QTest::addRow("cli summary") << QStringLiteral("peaklens-cli") << QStringList{QStringLiteral("summary"), sample}
+                                 << QStringLiteral("peak");
     QTest::addRow("cli version") << QStringLiteral("peaklens-cli") << QStringList{QStringLiteral("--version")}
                                  << QStringLiteral("peaklens-cli ") + version();
-    QTest::addRow("cli help") << QStringLiteral("peaklens-cli") << QStringList{QStringLiteral("--help")} << QStringLiteral("summary");
+    QTest::addRow("cli help") << QStringLiteral("peaklens-cli") << QStringList{QStringLiteral("--help")}
+                              << QStringLiteral("summary");
     QTest::addRow("app version") << QStringLiteral("peaklens") << QStringList{QStringLiteral("--version")} << version();
-    QTest::addRow("app help") << QStringLiteral("peaklens") << QStringList{QStringLiteral("--help")} << QStringLiteral("--screenshot");
+    QTest::addRow("app help") << QStringLiteral("peaklens") << QStringList{QStringLiteral("--help")}
+                              << QStringLiteral("--screenshot");
     QTest::addRow("replay version") << QStringLiteral("peaklens-replay") << QStringList{QStringLiteral("--version")}
                                     << QStringLiteral("peaklens-replay ") + version();
-    QTest::addRow("replay help") << QStringLiteral("peaklens-replay") << QStringList{QStringLiteral("--help")} << QStringLiteral("--checkpoint");
+    QTest::addRow("replay help") << QStringLiteral("peaklens-replay") << QStringList{QStringLiteral("--help")}
+                                 << QStringLiteral("--checkpoint");
 }
 
 void tst_Install::movedTreeRuns()
@@ -265,21 +276,25 @@ void tst_Install::serverInstallsWithoutQt()
     QVERIFY2(installed.exitCode == 0, qPrintable(installed.both()));
     QVERIFY(!QFileInfo::exists(server + QStringLiteral("/bin/peaklens")));
     QVERIFY(!QFileInfo::exists(server + QStringLiteral("/bin/peaklens-replay")));
-    const Ran dynamic = run(QStringLiteral("readelf"), {QStringLiteral("-d"), server + QStringLiteral("/bin/peaklens-cli")}, server);
+    const Ran dynamic =
+        run(QStringLiteral("readelf"), {QStringLiteral("-d"), server + QStringLiteral("/bin/peaklens-cli")}, server);
     QVERIFY2(dynamic.exitCode == 0 && dynamic.out.contains(QStringLiteral("NEEDED")), qPrintable(dynamic.both()));
     QVERIFY2(!dynamic.out.contains(QStringLiteral("libQt")), qPrintable(dynamic.out));
     verifySummary(run(server + QStringLiteral("/bin/peaklens-cli"),
-                      {QStringLiteral("summary"), server + QStringLiteral("/share/peaklens/samples/training-step.peaklens")}, server));
+                      {QStringLiteral("summary"), server + QStringLiteral("/share/peaklens/samples/training-step.peaklens")},
+                      server));
 
     if (QStandardPaths::findExecutable(QStringLiteral("python3"), {QStringLiteral("/usr/bin")}).isEmpty())
         QSKIP("no /usr/bin/python3");
     QProcessEnvironment python;
     python.insert(QStringLiteral("PYTHONPATH"), server + QStringLiteral("/share/peaklens/python"));
-    const Ran helper = run(QStringLiteral("/usr/bin/python3"),
-                           {QStringLiteral("-c"), QStringLiteral("import os, peaklens, peaklens._installed as i; "
-                                                                 "print(peaklens.__version__); "
-                                                                 "print(os.path.normpath(os.path.join(os.path.dirname(peaklens.__file__), i.COLLECTOR_DIR)))")},
-                           server, python);
+    const Ran helper =
+        run(QStringLiteral("/usr/bin/python3"),
+            {QStringLiteral("-c"),
+             QStringLiteral("import os, peaklens, peaklens._installed as i; "
+                            "print(peaklens.__version__); "
+                            "print(os.path.normpath(os.path.join(os.path.dirname(peaklens.__file__), i.COLLECTOR_DIR)))")},
+            server, python);
     QVERIFY2(helper.exitCode == 0, qPrintable(helper.both()));
     const QStringList lines = helper.out.trimmed().split(u'\n');
     QCOMPARE(lines.value(0), version());
@@ -293,15 +308,17 @@ void tst_Install::debianPackageInstallsAndRuns()
         || QStandardPaths::findExecutable(QStringLiteral("dpkg-shlibdeps")).isEmpty())
         QSKIP("dpkg-deb and dpkg-shlibdeps (dpkg-dev) are needed to build and unpack the package");
     const QString packages = m_scratch.filePath(QStringLiteral("packages"));
-    const Ran packed = run(QStringLiteral(CPACK_COMMAND), {QStringLiteral("-G"), QStringLiteral("DEB"), QStringLiteral("--config"),
-                                                          kBuildDir + QStringLiteral("/CPackConfig.cmake"), QStringLiteral("-B"), packages},
+    const Ran packed = run(QStringLiteral(CPACK_COMMAND),
+                           {QStringLiteral("-G"), QStringLiteral("DEB"), QStringLiteral("--config"),
+                            kBuildDir + QStringLiteral("/CPackConfig.cmake"), QStringLiteral("-B"), packages},
                            kBuildDir, {}, 600000);
     QVERIFY2(packed.exitCode == 0, qPrintable(packed.both()));
     const QString deb = packages + QStringLiteral("/peaklens_") + version() + QStringLiteral("_amd64.deb");
     QVERIFY2(QFileInfo::exists(deb), qPrintable(QDir(packages).entryList().join(u' ')));
 
-    const Ran fields = run(QStringLiteral("dpkg-deb"), {QStringLiteral("-f"), deb, QStringLiteral("Package"), QStringLiteral("Version"),
-                                                        QStringLiteral("Depends")}, packages);
+    const Ran fields = run(
+        QStringLiteral("dpkg-deb"),
+        {QStringLiteral("-f"), deb, QStringLiteral("Package"), QStringLiteral("Version"), QStringLiteral("Depends")}, packages);
     QVERIFY2(fields.exitCode == 0, qPrintable(fields.both()));
     QVERIFY2(fields.out.contains(QStringLiteral("Package: peaklens\n")), qPrintable(fields.out));
     QVERIFY2(fields.out.contains(QStringLiteral("Version: ") + version() + u'\n'), qPrintable(fields.out));
@@ -317,7 +334,8 @@ void tst_Install::debianPackageInstallsAndRuns()
     const QStringList sampleFiles = samples.entryList({QStringLiteral("*.peaklens")}, QDir::Files);
     QVERIFY(!sampleFiles.isEmpty());
     for (const QString &sample : sampleFiles)
-        verifySummary(run(root + QStringLiteral("/usr/bin/peaklens-cli"), {QStringLiteral("summary"), samples.filePath(sample)}, root));
+        verifySummary(
+            run(root + QStringLiteral("/usr/bin/peaklens-cli"), {QStringLiteral("summary"), samples.filePath(sample)}, root));
     if (QFileInfo::exists(root + QStringLiteral("/usr/bin/peaklens")))
         verifyAppScreenshot(root + QStringLiteral("/usr/bin/peaklens"), m_scratch.path());
 }

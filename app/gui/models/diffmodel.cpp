@@ -32,12 +32,18 @@ QVariant DiffModel::data(const QModelIndex &index, int role) const
     const DiffRow &row = m_rows[static_cast<std::size_t>(index.row())];
     if (role == SortRole) {
         switch (index.column()) {
-        case KeyColumn: return QString::fromStdString(row.key);
-        case BytesAColumn: return qint64(row.bytesA);
-        case BytesBColumn: return qint64(row.bytesB);
-        case DeltaColumn: return qint64(row.deltaBytes());
-        case BlocksAColumn: return qint64(row.blocksA);
-        case BlocksBColumn: return qint64(row.blocksB);
+        case KeyColumn:
+            return QString::fromStdString(row.key);
+        case BytesAColumn:
+            return qint64(row.bytesA);
+        case BytesBColumn:
+            return qint64(row.bytesB);
+        case DeltaColumn:
+            return qint64(row.deltaBytes());
+        case BlocksAColumn:
+            return qint64(row.blocksA);
+        case BlocksBColumn:
+            return qint64(row.blocksB);
         }
     }
     if (role == Qt::ToolTipRole && index.column() == KeyColumn && !row.detail.empty())
@@ -45,17 +51,24 @@ QVariant DiffModel::data(const QModelIndex &index, int role) const
     if (role == Qt::ForegroundRole && index.column() == DeltaColumn && row.deltaBytes() != 0)
         return row.deltaBytes() > 0 ? QColor(0xb4, 0x23, 0x18) : QColor(0x1a, 0x7f, 0x37);
     if (role == Qt::TextAlignmentRole)
-        return index.column() == KeyColumn ? QVariant(Qt::AlignLeft | Qt::AlignVCenter) : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+        return index.column() == KeyColumn ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
+                                           : QVariant(Qt::AlignRight | Qt::AlignVCenter);
     if (role != Qt::DisplayRole)
         return {};
     switch (index.column()) {
-    case KeyColumn: return QString::fromStdString(row.key);
-    case BytesAColumn: return QString::fromStdString(formatBytes(row.bytesA));
-    case BytesBColumn: return QString::fromStdString(formatBytes(row.bytesB));
+    case KeyColumn:
+        return QString::fromStdString(row.key);
+    case BytesAColumn:
+        return QString::fromStdString(formatBytes(row.bytesA));
+    case BytesBColumn:
+        return QString::fromStdString(formatBytes(row.bytesB));
     case DeltaColumn:
-        return QString((row.deltaBytes() > 0 ? QStringLiteral("+") : QString()) + QString::fromStdString(formatBytes(row.deltaBytes())));
-    case BlocksAColumn: return qint64(row.blocksA);
-    case BlocksBColumn: return qint64(row.blocksB);
+        return QString((row.deltaBytes() > 0 ? QStringLiteral("+") : QString())
+                       + QString::fromStdString(formatBytes(row.deltaBytes())));
+    case BlocksAColumn:
+        return qint64(row.blocksA);
+    case BlocksBColumn:
+        return qint64(row.blocksB);
     }
     return {};
 }
@@ -65,12 +78,18 @@ QVariant DiffModel::headerData(int section, Qt::Orientation orientation, int rol
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case KeyColumn: return m_keyTitle;
-    case BytesAColumn: return tr("A");
-    case BytesBColumn: return tr("B");
-    case DeltaColumn: return tr("Change");
-    case BlocksAColumn: return tr("Blocks A");
-    case BlocksBColumn: return tr("Blocks B");
+    case KeyColumn:
+        return m_keyTitle;
+    case BytesAColumn:
+        return tr("A");
+    case BytesBColumn:
+        return tr("B");
+    case DeltaColumn:
+        return tr("Change");
+    case BlocksAColumn:
+        return tr("Blocks A");
+    case BlocksBColumn:
+        return tr("Blocks B");
     }
     return {};
 }

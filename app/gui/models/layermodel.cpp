@@ -164,7 +164,8 @@ QVariant LayerModel::data(const QModelIndex &index, int role) const
     const LayerStats &stats = m_document->summary.layers[row];
     const int chain = m_chainIndex[row];
     const auto milliseconds = [](std::int64_t ns) { return static_cast<double>(ns) / 1e6; };
-    const double share = m_peakBytes > 0 ? 100.0 * static_cast<double>(stats.activationBytes) / static_cast<double>(m_peakBytes) : 0.0;
+    const double share =
+        m_peakBytes > 0 ? 100.0 * static_cast<double>(stats.activationBytes) / static_cast<double>(m_peakBytes) : 0.0;
 
     if (role == LayerRole)
         return static_cast<uint>(row);
@@ -177,14 +178,17 @@ QVariant LayerModel::data(const QModelIndex &index, int role) const
     if (role == Qt::ToolTipRole && index.column() == NameColumn)
         return QString::fromStdString(layer.path);
     // A chain layer whose measured time was a warm-up: predictions take the chain's median.
-    const ChainLayer *chainLayer =
-        chain >= 0 && m_document->model->layers[std::size_t(chain)].layer == row ? &m_document->model->layers[std::size_t(chain)] : nullptr;
+    const ChainLayer *chainLayer = chain >= 0 && m_document->model->layers[std::size_t(chain)].layer == row
+                                       ? &m_document->model->layers[std::size_t(chain)]
+                                       : nullptr;
     const bool warmUpForward = chainLayer && chainLayer->outlierForwardNs;
     const bool warmUpBackward = chainLayer && chainLayer->outlierBackwardNs;
-    if (role == Qt::ToolTipRole && ((index.column() == ForwardColumn && warmUpForward) || (index.column() == BackwardColumn && warmUpBackward)))
+    if (role == Qt::ToolTipRole
+        && ((index.column() == ForwardColumn && warmUpForward) || (index.column() == BackwardColumn && warmUpBackward)))
         return tr("A warm-up: %1 ms in the step the plan reads, far above the chain's other layers; predictions take the "
                   "chain's median, %2 ms")
-            .arg(milliseconds(index.column() == ForwardColumn ? *chainLayer->outlierForwardNs : *chainLayer->outlierBackwardNs), 0, 'f', 2)
+            .arg(milliseconds(index.column() == ForwardColumn ? *chainLayer->outlierForwardNs : *chainLayer->outlierBackwardNs),
+                 0, 'f', 2)
             .arg(milliseconds(index.column() == ForwardColumn ? chainLayer->forwardNs : chainLayer->backwardNs), 0, 'f', 2);
     if (role == Qt::ToolTipRole && index.column() == BackwardColumn && stats.backwardCalls == 0)
         return chain >= 0 && m_document->model->backwardEstimated
@@ -207,32 +211,46 @@ QVariant LayerModel::data(const QModelIndex &index, int role) const
     }
     if (role == SortRole) {
         switch (index.column()) {
-        case NameColumn: return static_cast<uint>(row); // module order
-        case KindColumn: return QString::fromStdString(layer.kind);
+        case NameColumn:
+            return static_cast<uint>(row); // module order
+        case KindColumn:
+            return QString::fromStdString(layer.kind);
         case ActivationColumn:
-        case PeakShareColumn: return static_cast<qlonglong>(stats.activationBytes);
-        case ForwardColumn: return static_cast<qlonglong>(stats.forwardNs);
-        case BackwardColumn: return static_cast<qlonglong>(stats.backwardNs);
-        case CheckpointColumn: return chain >= 0 ? int(isTicked(row)) : -1;
+        case PeakShareColumn:
+            return static_cast<qlonglong>(stats.activationBytes);
+        case ForwardColumn:
+            return static_cast<qlonglong>(stats.forwardNs);
+        case BackwardColumn:
+            return static_cast<qlonglong>(stats.backwardNs);
+        case CheckpointColumn:
+            return chain >= 0 ? int(isTicked(row)) : -1;
         }
     }
     if (role != Qt::DisplayRole)
         return {};
     switch (index.column()) {
-    case NameColumn: return QString::fromStdString(m_flat ? layer.path : std::string(layer.name()));
-    case KindColumn: return QString::fromStdString(layer.kind);
-    case ActivationColumn: return QString::fromStdString(formatBytes(stats.activationBytes));
-    case PeakShareColumn: return QString(QString::number(share, 'f', 1) + QLatin1Char('%'));
+    case NameColumn:
+        return QString::fromStdString(m_flat ? layer.path : std::string(layer.name()));
+    case KindColumn:
+        return QString::fromStdString(layer.kind);
+    case ActivationColumn:
+        return QString::fromStdString(formatBytes(stats.activationBytes));
+    case PeakShareColumn:
+        return QString(QString::number(share, 'f', 1) + QLatin1Char('%'));
     case ForwardColumn: // a container that is never called itself has no time of its own
-        return stats.forwardCalls > 0 ? QString(QString::number(milliseconds(stats.forwardNs), 'f', 2) + (warmUpForward ? tr(" warm-up") : QString()))
+        return stats.forwardCalls > 0 ? QString(QString::number(milliseconds(stats.forwardNs), 'f', 2)
+                                                + (warmUpForward ? tr(" warm-up") : QString()))
                                       : QStringLiteral("—");
     case BackwardColumn:
         if (stats.backwardCalls > 0)
-            return QString(QString::number(milliseconds(stats.backwardNs), 'f', 2) + (warmUpBackward ? tr(" warm-up") : QString()));
+            return QString(QString::number(milliseconds(stats.backwardNs), 'f', 2)
+                           + (warmUpBackward ? tr(" warm-up") : QString()));
         if (chain >= 0 && m_document->model->backwardEstimated) // not timed: the cost model's estimate
-            return QString(QStringLiteral("≈ ") + QString::number(milliseconds(m_document->model->layers[std::size_t(chain)].backwardNs), 'f', 2));
+            return QString(QStringLiteral("≈ ")
+                           + QString::number(milliseconds(m_document->model->layers[std::size_t(chain)].backwardNs), 'f', 2));
         return QStringLiteral("—");
-    case CheckpointColumn: return {};
+    case CheckpointColumn:
+        return {};
     }
     return {};
 }
@@ -242,13 +260,20 @@ QVariant LayerModel::headerData(int section, Qt::Orientation orientation, int ro
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractItemModel::headerData(section, orientation, role);
     switch (section) {
-    case NameColumn: return tr("Layer");
-    case KindColumn: return tr("Kind");
-    case ActivationColumn: return tr("Activations");
-    case PeakShareColumn: return tr("% of\npeak");
-    case ForwardColumn: return tr("Forward\nms");
-    case BackwardColumn: return tr("Backward\nms");
-    case CheckpointColumn: return tr("Checkpoint");
+    case NameColumn:
+        return tr("Layer");
+    case KindColumn:
+        return tr("Kind");
+    case ActivationColumn:
+        return tr("Activations");
+    case PeakShareColumn:
+        return tr("% of\npeak");
+    case ForwardColumn:
+        return tr("Forward\nms");
+    case BackwardColumn:
+        return tr("Backward\nms");
+    case CheckpointColumn:
+        return tr("Checkpoint");
     }
     return {};
 }
@@ -267,8 +292,7 @@ Qt::ItemFlags LayerModel::flags(const QModelIndex &index) const
 
 bool LayerModel::setData(const QModelIndex &index, const QVariant &value, int role)
 {
-    if (!checkIndex(index, CheckIndexOption::IndexIsValid) || role != Qt::CheckStateRole
-        || index.column() != CheckpointColumn)
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid) || role != Qt::CheckStateRole || index.column() != CheckpointColumn)
         return false;
     const auto row = static_cast<std::size_t>(index.internalId());
     const int chain = m_chainIndex[row];

@@ -22,8 +22,16 @@ class LayerModel final : public QAbstractItemModel
 public:
     // The checkbox first: toggling checkpoints is what the table is for. The view draws the
     // tree in the name column (QTreeView::setTreePosition).
-    enum Columns { CheckpointColumn, NameColumn, KindColumn, ActivationColumn, PeakShareColumn, ForwardColumn, BackwardColumn,
-                   NumColumns };
+    enum Columns {
+        CheckpointColumn,
+        NameColumn,
+        KindColumn,
+        ActivationColumn,
+        PeakShareColumn,
+        ForwardColumn,
+        BackwardColumn,
+        NumColumns
+    };
     enum Roles { SortRole = Qt::UserRole, LayerRole };
 
     using QAbstractItemModel::QAbstractItemModel;
@@ -61,7 +69,7 @@ private:
     bool m_flat = false;
     std::vector<std::uint32_t> m_topLevel;
     std::vector<std::vector<std::uint32_t>> m_children; // per layer, in module order
-    std::vector<int> m_row;                              // per layer: its row under its parent
+    std::vector<int> m_row;                             // per layer: its row under its parent
     // Per trace layer: its chain layer's index (a chain layer, or a part of one), or -1, and
     // its index among that layer's parts, or -1 for the chain layer itself.
     std::vector<int> m_chainIndex, m_partIndex;

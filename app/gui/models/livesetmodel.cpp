@@ -18,9 +18,12 @@ void LiveSetModel::resetData(const DocumentPtr &document, const LiveSet &live, G
 const std::vector<LiveGroup> &LiveSetModel::groups() const
 {
     switch (m_grouping) {
-    case Grouping::Layer: return m_live.byLayer;
-    case Grouping::Category: return m_live.byCategory;
-    case Grouping::Site: return m_live.bySite;
+    case Grouping::Layer:
+        return m_live.byLayer;
+    case Grouping::Category:
+        return m_live.byCategory;
+    case Grouping::Site:
+        return m_live.bySite;
     }
     return m_live.byLayer;
 }
@@ -67,17 +70,24 @@ QVariant LiveSetModel::data(const QModelIndex &index, int role) const
     switch (role) {
     case Qt::DisplayRole:
         switch (index.column()) {
-        case NameColumn: return groupName(group);
-        case BytesColumn: return QString::fromStdString(formatBytes(group.bytes));
-        case ShareColumn: return QString(QString::number(share, 'f', 1) + QLatin1Char('%'));
-        case BlocksColumn: return QString::number(group.blocks);
+        case NameColumn:
+            return groupName(group);
+        case BytesColumn:
+            return QString::fromStdString(formatBytes(group.bytes));
+        case ShareColumn:
+            return QString(QString::number(share, 'f', 1) + QLatin1Char('%'));
+        case BlocksColumn:
+            return QString::number(group.blocks);
         }
         return {};
     case SortRole:
         switch (index.column()) {
-        case NameColumn: return groupName(group);
-        case BlocksColumn: return static_cast<qlonglong>(group.blocks);
-        default: return static_cast<qlonglong>(group.bytes);
+        case NameColumn:
+            return groupName(group);
+        case BlocksColumn:
+            return static_cast<qlonglong>(group.blocks);
+        default:
+            return static_cast<qlonglong>(group.bytes);
         }
     case Qt::TextAlignmentRole:
         return index.column() == NameColumn ? QVariant() : QVariant(Qt::AlignRight | Qt::AlignVCenter);
@@ -95,10 +105,15 @@ QVariant LiveSetModel::headerData(int section, Qt::Orientation orientation, int 
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {
     case NameColumn:
-        return m_grouping == Grouping::Layer ? tr("Layer") : m_grouping == Grouping::Category ? tr("Category") : tr("Allocation site");
-    case BytesColumn: return tr("Live");
-    case ShareColumn: return tr("Share");
-    case BlocksColumn: return tr("Blocks");
+        return m_grouping == Grouping::Layer      ? tr("Layer")
+               : m_grouping == Grouping::Category ? tr("Category")
+                                                  : tr("Allocation site");
+    case BytesColumn:
+        return tr("Live");
+    case ShareColumn:
+        return tr("Share");
+    case BlocksColumn:
+        return tr("Blocks");
     }
     return {};
 }

@@ -52,29 +52,41 @@ QVariant RanksModel::data(const QModelIndex &index, int role) const
                    : QVariant(Qt::AlignRight | Qt::AlignVCenter);
     if (role == SortRole) {
         switch (index.column()) {
-        case RankColumn: return qint64(row.rank);
-        case PeakColumn: return qint64(figures.peakBytes);
-        case ReservedColumn: return qint64(figures.reservedBytes.value_or(-1));
-        case StepColumn: return qint64(figures.stepTimeNs.value_or(-1));
-        case LayerColumn: return QString::fromStdString(row.overview.topLayer);
-        case OutlierColumn: return row.outlier;
-        case FileColumn: return QString::fromStdString(row.overview.file);
+        case RankColumn:
+            return qint64(row.rank);
+        case PeakColumn:
+            return qint64(figures.peakBytes);
+        case ReservedColumn:
+            return qint64(figures.reservedBytes.value_or(-1));
+        case StepColumn:
+            return qint64(figures.stepTimeNs.value_or(-1));
+        case LayerColumn:
+            return QString::fromStdString(row.overview.topLayer);
+        case OutlierColumn:
+            return row.outlier;
+        case FileColumn:
+            return QString::fromStdString(row.overview.file);
         }
     }
     if (role != Qt::DisplayRole)
         return {};
     switch (index.column()) {
-    case RankColumn: return qint64(row.rank);
-    case PeakColumn: return bytes(figures.peakBytes);
-    case ReservedColumn: return figures.reservedBytes ? bytes(*figures.reservedBytes) : tr("—");
+    case RankColumn:
+        return qint64(row.rank);
+    case PeakColumn:
+        return bytes(figures.peakBytes);
+    case ReservedColumn:
+        return figures.reservedBytes ? bytes(*figures.reservedBytes) : tr("—");
     case StepColumn:
         return figures.stepTimeNs ? QString::fromStdString(formatDuration(*figures.stepTimeNs)) : tr("—");
     case LayerColumn:
-        return row.overview.topLayer.empty() ? tr("—")
-                                             : tr("%1 (%2)").arg(QString::fromStdString(row.overview.topLayer),
-                                                                 bytes(row.overview.topLayerBytes));
-    case OutlierColumn: return row.outlier ? QString::fromStdString(row.reason) : QString();
-    case FileColumn: return QFileInfo(QString::fromStdString(row.overview.file)).fileName();
+        return row.overview.topLayer.empty()
+                   ? tr("—")
+                   : tr("%1 (%2)").arg(QString::fromStdString(row.overview.topLayer), bytes(row.overview.topLayerBytes));
+    case OutlierColumn:
+        return row.outlier ? QString::fromStdString(row.reason) : QString();
+    case FileColumn:
+        return QFileInfo(QString::fromStdString(row.overview.file)).fileName();
     }
     return {};
 }
@@ -84,13 +96,20 @@ QVariant RanksModel::headerData(int section, Qt::Orientation orientation, int ro
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case RankColumn: return tr("Rank");
-    case PeakColumn: return tr("Peak");
-    case ReservedColumn: return tr("Reserved");
-    case StepColumn: return tr("Step (median)");
-    case LayerColumn: return tr("Holds most at the peak");
-    case OutlierColumn: return tr("Outlier");
-    case FileColumn: return tr("File");
+    case RankColumn:
+        return tr("Rank");
+    case PeakColumn:
+        return tr("Peak");
+    case ReservedColumn:
+        return tr("Reserved");
+    case StepColumn:
+        return tr("Step (median)");
+    case LayerColumn:
+        return tr("Holds most at the peak");
+    case OutlierColumn:
+        return tr("Outlier");
+    case FileColumn:
+        return tr("File");
     }
     return {};
 }

@@ -16,8 +16,15 @@ class RunComparisonModel final : public QAbstractTableModel
     Q_OBJECT
 
 public:
-    enum Columns { LayerColumn, BaselineBytesColumn, RunBytesColumn, BytesChangeColumn, BaselineTimeColumn,
-                   RunTimeColumn, NumColumns };
+    enum Columns {
+        LayerColumn,
+        BaselineBytesColumn,
+        RunBytesColumn,
+        BytesChangeColumn,
+        BaselineTimeColumn,
+        RunTimeColumn,
+        NumColumns
+    };
     enum Roles { SortRole = Qt::UserRole };
 
     using QAbstractTableModel::QAbstractTableModel;

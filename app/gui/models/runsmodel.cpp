@@ -75,14 +75,16 @@ QVariant RunsModel::data(const QModelIndex &index, int role) const
         return {};
     const RunRecord &run = m_runs[static_cast<std::size_t>(index.row())];
     switch (role) {
-    case Qt::ToolTipRole: return toolTip(run, index.column());
+    case Qt::ToolTipRole:
+        return toolTip(run, index.column());
     case Qt::TextAlignmentRole:
         return index.column() >= PredictedPeakColumn ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
     case SortRole:
         if (index.column() == RunColumn)
             return index.row();
         return display(run, index.column());
-    case Qt::DisplayRole: return display(run, index.column());
+    case Qt::DisplayRole:
+        return display(run, index.column());
     }
     return {};
 }
@@ -91,17 +93,21 @@ QVariant RunsModel::display(const RunRecord &run, int column) const
 {
     const StepChange step = run.stepChange();
     switch (column) {
-    case RunColumn: return run.outcome.isEmpty() ? run.label : run.label + QStringLiteral(" — ") + run.outcome;
+    case RunColumn:
+        return run.outcome.isEmpty() ? run.label : run.label + QStringLiteral(" — ") + run.outcome;
     case CheckpointColumn:
         return run.checkpoint.isEmpty() ? tr("none") : tr("%n unit(s)", nullptr, int(run.checkpoint.size()));
-    case PredictedPeakColumn: return QString::fromStdString(formatBytes(run.predictedPeakBytes));
+    case PredictedPeakColumn:
+        return QString::fromStdString(formatBytes(run.predictedPeakBytes));
     case MeasuredPeakColumn:
         if (!run.measured.peakAllocatedBytes)
             return QString();
         return withError(QString::fromStdString(formatBytes(*run.measured.peakAllocatedBytes)),
                          relativeError(double(run.predictedPeakBytes), measuredPeak(run)));
-    case BaselineStepColumn: return step.baselineHere ? millisecondsText(step.baselineHere->medianMs) : QString();
-    case MeasuredStepColumn: return step.run ? millisecondsText(step.run->medianMs) : QString();
+    case BaselineStepColumn:
+        return step.baselineHere ? millisecondsText(step.baselineHere->medianMs) : QString();
+    case MeasuredStepColumn:
+        return step.run ? millisecondsText(step.run->medianMs) : QString();
     case PredictedChangeColumn:
         return run.baseline ? tr("reference") : QString::fromStdString(signedPercentText(step.predictedPercent));
     case MeasuredChangeColumn:
@@ -113,7 +119,8 @@ QVariant RunsModel::display(const RunRecord &run, int column) const
             return QString();
         if (run.measured.gradients->maxRelativeDifference == 0)
             return tr("identical");
-        return (run.measured.gradients->agree ? tr("≤ %1") : tr("DIFFER by %1")).arg(run.measured.gradients->maxRelativeDifference, 0, 'g', 2);
+        return (run.measured.gradients->agree ? tr("≤ %1") : tr("DIFFER by %1"))
+            .arg(run.measured.gradients->maxRelativeDifference, 0, 'g', 2);
     }
     return {};
 }
@@ -129,7 +136,8 @@ QString RunsModel::toolTip(const RunRecord &run, int column) const
         if (!run.outcome.isEmpty())
             return run.outcome;
         return run.checkpoint.isEmpty() ? tr("Nothing checkpointed") : run.checkpoint.join(QStringLiteral(", "));
-    case MeasuredPeakColumn: return tr("Measured peak (the prediction's error against it)");
+    case MeasuredPeakColumn:
+        return tr("Measured peak (the prediction's error against it)");
     case BaselineStepColumn:
     case MeasuredStepColumn: {
         const StepChange step = run.stepChange();
@@ -166,11 +174,14 @@ QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int rol
         return QAbstractTableModel::headerData(section, orientation, role);
     if (role == Qt::ToolTipRole) {
         switch (section) {
-        case MeasuredPeakColumn: return tr("The measured peak; in brackets the prediction error: the predicted peak against it");
+        case MeasuredPeakColumn:
+            return tr("The measured peak; in brackets the prediction error: the predicted peak against it");
         case BaselineStepColumn:
             return tr("The baseline's toggles run again beside the rerun, on the same machine: its median step");
-        case MeasuredStepColumn: return tr("The run's median step");
-        case PredictedChangeColumn: return tr("The change of step time the cost model predicts: the what-if bar's figure");
+        case MeasuredStepColumn:
+            return tr("The run's median step");
+        case PredictedChangeColumn:
+            return tr("The change of step time the cost model predicts: the what-if bar's figure");
         case MeasuredChangeColumn:
             return tr("The change of step time measured against the baseline run beside it, with the range of the changes");
         }
@@ -179,15 +190,24 @@ QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int rol
     if (role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {
-    case RunColumn: return tr("Run");
-    case CheckpointColumn: return tr("Checkpointed");
-    case PredictedPeakColumn: return tr("Peak\npredicted");
-    case MeasuredPeakColumn: return tr("Peak measured\n(prediction error)");
-    case BaselineStepColumn: return tr("Baseline step ms\n(run beside it)");
-    case MeasuredStepColumn: return tr("Step ms\nmeasured");
-    case PredictedChangeColumn: return tr("Step change\npredicted");
-    case MeasuredChangeColumn: return tr("Step change\nmeasured");
-    case GradientsColumn: return tr("Gradients");
+    case RunColumn:
+        return tr("Run");
+    case CheckpointColumn:
+        return tr("Checkpointed");
+    case PredictedPeakColumn:
+        return tr("Peak\npredicted");
+    case MeasuredPeakColumn:
+        return tr("Peak measured\n(prediction error)");
+    case BaselineStepColumn:
+        return tr("Baseline step ms\n(run beside it)");
+    case MeasuredStepColumn:
+        return tr("Step ms\nmeasured");
+    case PredictedChangeColumn:
+        return tr("Step change\npredicted");
+    case MeasuredChangeColumn:
+        return tr("Step change\nmeasured");
+    case GradientsColumn:
+        return tr("Gradients");
     }
     return {};
 }

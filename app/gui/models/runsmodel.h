@@ -20,8 +20,18 @@ class RunsModel final : public QAbstractTableModel
 
 public:
     // The measured peak carries its prediction error: "121.8 MiB (+0.0 %)".
-    enum Columns { RunColumn, CheckpointColumn, PredictedPeakColumn, MeasuredPeakColumn, BaselineStepColumn,
-                   MeasuredStepColumn, PredictedChangeColumn, MeasuredChangeColumn, GradientsColumn, NumColumns };
+    enum Columns {
+        RunColumn,
+        CheckpointColumn,
+        PredictedPeakColumn,
+        MeasuredPeakColumn,
+        BaselineStepColumn,
+        MeasuredStepColumn,
+        PredictedChangeColumn,
+        MeasuredChangeColumn,
+        GradientsColumn,
+        NumColumns
+    };
     enum Roles { SortRole = Qt::UserRole };
 
     using QAbstractTableModel::QAbstractTableModel;

@@ -44,7 +44,8 @@ public:
     {
         m_document = std::move(document);
         m_state = std::move(state);
-        const std::size_t rows = m_state ? std::min(m_state->segments.size(), kMaxRows) + (m_state->outsideBlocks.empty() ? 0 : 1) : 0;
+        const std::size_t rows =
+            m_state ? std::min(m_state->segments.size(), kMaxRows) + (m_state->outsideBlocks.empty() ? 0 : 1) : 0;
         setMinimumHeight(static_cast<int>(rows) * kRow + 4);
         update();
     }
@@ -79,8 +80,9 @@ protected:
             double x = 4;
             for (const AllocatorBlock &block : m_state->outsideBlocks) {
                 const double w = std::max(static_cast<double>(block.bytes) * scale, 1.0);
-                painter.fillRect(QRectF(x, top + 1, w, kRow - 3),
-                                 QColor(static_cast<QRgb>(palette::categoryColor(m_document->trace->events.category(block.event)))));
+                painter.fillRect(
+                    QRectF(x, top + 1, w, kRow - 3),
+                    QColor(static_cast<QRgb>(palette::categoryColor(m_document->trace->events.category(block.event)))));
                 x += w;
             }
         }
@@ -99,7 +101,8 @@ protected:
             const auto addr = segment.addr + static_cast<std::uint64_t>(std::max(0.0, (help->pos().x() - 4) / scale));
             text = QObject::tr("segment at 0x%1: %2, %3 allocated, %4 free, largest free run %5")
                        .arg(segment.addr, 0, 16)
-                       .arg(bytes(segment.bytes), bytes(segment.allocatedBytes), bytes(segment.freeBytes), bytes(segment.largestFreeBytes));
+                       .arg(bytes(segment.bytes), bytes(segment.allocatedBytes), bytes(segment.freeBytes),
+                            bytes(segment.largestFreeBytes));
             for (const AllocatorBlock &block : segment.blocks) {
                 if (addr >= block.addr && addr < block.addr + static_cast<std::uint64_t>(block.bytes)) {
                     const MemoryEvents &events = m_document->trace->events;
@@ -168,9 +171,8 @@ void AllocatorPane::showAt(const DocumentPtr &document, std::optional<std::int64
 {
     if (document && document != m_document) {
         m_seriesWatcher.disconnect(this);
-        connect(&m_seriesWatcher, &QFutureWatcher<std::vector<SeriesPoint>>::finished, this, [this, document] {
-            Q_EMIT largestFreeReady(document, m_seriesWatcher.result());
-        });
+        connect(&m_seriesWatcher, &QFutureWatcher<std::vector<SeriesPoint>>::finished, this,
+                [this, document] { Q_EMIT largestFreeReady(document, m_seriesWatcher.result()); });
         m_seriesWatcher.setFuture(QtConcurrent::run([document] {
             std::vector<SeriesPoint> curve;
             const AllocatorSeries series = allocatorSeries(*document->trace, document->device);
@@ -189,9 +191,9 @@ void AllocatorPane::showAt(const DocumentPtr &document, std::optional<std::int64
         return;
     }
     m_figures->setText(tr("Reading the allocator's state…"));
-    const std::int64_t at = timeNs.value_or(document->summary.peak.primary
-                                                ? document->summary.peak.devices[*document->summary.peak.primary].timeNs
-                                                : document->summary.lastNs);
+    const std::int64_t at =
+        timeNs.value_or(document->summary.peak.primary ? document->summary.peak.devices[*document->summary.peak.primary].timeNs
+                                                       : document->summary.lastNs);
     const quint64 request = ++m_request;
     m_watcher.disconnect(this);
     connect(&m_watcher, &QFutureWatcher<Result>::finished, this, [this, request] {
@@ -217,9 +219,10 @@ void AllocatorPane::present(const Result &result)
     const AllocatorState &state = result.state;
     const std::int64_t originNs = m_document->originNs();
     const double ms = static_cast<double>(state.timeNs - originNs) / 1e6;
-    QString text = isStateOnly(*m_document->trace)
-                       ? tr("<b>Allocator at dump time</b> on %1: ").arg(QString::fromStdString(state.device.toString()))
-                       : tr("<b>Allocator at %1 ms</b> on %2: ").arg(ms, 0, 'f', 3).arg(QString::fromStdString(state.device.toString()));
+    QString text =
+        isStateOnly(*m_document->trace)
+            ? tr("<b>Allocator at dump time</b> on %1: ").arg(QString::fromStdString(state.device.toString()))
+            : tr("<b>Allocator at %1 ms</b> on %2: ").arg(ms, 0, 'f', 3).arg(QString::fromStdString(state.device.toString()));
     switch (state.layout) {
     case ReservedLayout::None:
         text += tr("the trace records no reserved memory, so there are no segments to show.");
@@ -243,7 +246,8 @@ void AllocatorPane::present(const Result &result)
         }
         text += QLatin1Char('.');
         if (state.unplacedReservedBytes > 0)
-            text += tr(" %1 reserved lies in segments whose place the trace does not say.").arg(bytes(state.unplacedReservedBytes));
+            text +=
+                tr(" %1 reserved lies in segments whose place the trace does not say.").arg(bytes(state.unplacedReservedBytes));
         if (state.outsideBytes > 0)
             text += tr(" %1 in blocks outside the known segments (bottom row).").arg(bytes(state.outsideBytes));
         break;
@@ -255,7 +259,8 @@ void AllocatorPane::present(const Result &result)
     for (const OomAnalysis &oom : result.ooms) {
         const QString verdict = QString::fromUtf8(oomVerdictName(oom.verdict));
         ooms << tr("<b>Out of memory (%1)</b> at %2 ms: %3")
-                    .arg(oom.verdict == OomVerdict::Fragmentation ? tr("<span style='color:#b42318'>%1</span>").arg(verdict) : verdict)
+                    .arg(oom.verdict == OomVerdict::Fragmentation ? tr("<span style='color:#b42318'>%1</span>").arg(verdict)
+                                                                  : verdict)
                     .arg(static_cast<double>(oom.timeNs - originNs) / 1e6, 0, 'f', 3)
                     .arg(QString::fromStdString(oom.explanation).toHtmlEscaped());
     }

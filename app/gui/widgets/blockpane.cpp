@@ -63,7 +63,8 @@ void BlockPane::showBlock(const DocumentPtr &document, std::optional<std::size_t
         m_stack->clear();
         return;
     }
-    m_summary->setText(blockText(*document, *m_block, originNs, 0).toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")));
+    m_summary->setText(
+        blockText(*document, *m_block, originNs, 0).toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")));
     showStack();
 }
 

@@ -33,7 +33,9 @@ QString percent(std::int64_t from, std::int64_t to)
 {
     if (from == 0)
         return {};
-    return QStringLiteral(" (%1%2 %)").arg(to >= from ? QStringLiteral("+") : QString()).arg(100.0 * double(to - from) / double(from), 0, 'f', 1);
+    return QStringLiteral(" (%1%2 %)")
+        .arg(to >= from ? QStringLiteral("+") : QString())
+        .arg(100.0 * double(to - from) / double(from), 0, 'f', 1);
 }
 
 } // namespace
@@ -75,10 +77,10 @@ void DiffPane::showDiff(const TraceDiff &diff, const QString &nameA, const QStri
     if (diff.a.reservedBytes && diff.b.reservedBytes)
         text += tr(" · reserved %1 → %2").arg(bytes(*diff.a.reservedBytes), bytes(*diff.b.reservedBytes));
     if (diff.a.stepTimeNs && diff.b.stepTimeNs)
-        text += tr(" · median step %1 → %2%3")
-                    .arg(QString::fromStdString(formatDuration(*diff.a.stepTimeNs)),
-                         QString::fromStdString(formatDuration(*diff.b.stepTimeNs)),
-                         percent(*diff.a.stepTimeNs, *diff.b.stepTimeNs));
+        text +=
+            tr(" · median step %1 → %2%3")
+                .arg(QString::fromStdString(formatDuration(*diff.a.stepTimeNs)),
+                     QString::fromStdString(formatDuration(*diff.b.stepTimeNs)), percent(*diff.a.stepTimeNs, *diff.b.stepTimeNs));
     if (diff.samePeaks())
         text += tr("<br>Nothing differs at the peaks.");
     else if (diff.curves)

@@ -90,7 +90,8 @@ void FlameGraphPane::rebuild()
     m_allFrames->setEnabled(options.keying == FlameKeying::Stack);
     std::shared_ptr<const FlameGraph> graph;
     if (m_timeNs && m_document->blocks) {
-        auto built = std::make_shared<FlameGraph>(buildFlameGraph(trace, m_document->blocks->liveAllocationsAt(*m_timeNs), options));
+        auto built =
+            std::make_shared<FlameGraph>(buildFlameGraph(trace, m_document->blocks->liveAllocationsAt(*m_timeNs), options));
         built->device = m_document->device;
         built->timeNs = *m_timeNs;
         graph = std::move(built);
@@ -100,9 +101,9 @@ void FlameGraphPane::rebuild()
     m_view->setGraph(graph);
     m_view->setMinimumHeight(m_view->sizeHint().height());
     const std::int64_t bytes = graph && !graph->nodes.empty() ? graph->nodes.front().bytes : 0;
-    const QString where = m_timeNs ? tr("Live at %1 ms")
-                                         .arg(static_cast<double>(*m_timeNs - m_document->originNs()) / 1e6, 0, 'f', 3)
-                                   : tr("Live at the peak");
+    const QString where = m_timeNs
+                              ? tr("Live at %1 ms").arg(static_cast<double>(*m_timeNs - m_document->originNs()) / 1e6, 0, 'f', 3)
+                              : tr("Live at the peak");
     m_title->setText(tr("<b>%1:</b> %2, %3").arg(where, QString::fromStdString(formatBytes(bytes)), m_keying->currentText()));
     search(m_search->text());
     if (hadSelection)
@@ -121,13 +122,13 @@ void FlameGraphPane::search(const QString &text)
     const FlameSearch found = searchFlameGraph(*graph, text.toStdString());
     m_view->setMatches(found.nodes);
     m_view->setSearching(true);
-    const double share = 100.0 * static_cast<double>(found.bytes)
-                         / static_cast<double>(std::max<std::int64_t>(graph->nodes.front().bytes, 1));
+    const double share =
+        100.0 * static_cast<double>(found.bytes) / static_cast<double>(std::max<std::int64_t>(graph->nodes.front().bytes, 1));
     const QString count = found.nodes.size() == 1 ? tr("1 match") : tr("%1 matches").arg(found.nodes.size());
-    m_matches->setText(found.nodes.empty() ? tr("no match")
-                                           : tr("%1: %2, %3 %")
-                                                 .arg(count, QString::fromStdString(formatBytes(found.bytes)))
-                                                 .arg(share, 0, 'f', 1));
+    m_matches->setText(
+        found.nodes.empty()
+            ? tr("no match")
+            : tr("%1: %2, %3 %").arg(count, QString::fromStdString(formatBytes(found.bytes))).arg(share, 0, 'f', 1));
 }
 
 QString FlameGraphPane::searchSummary() const

@@ -130,17 +130,30 @@ QColor FlameGraphView::colorOf(const FlameNode &node) const
     // offset by the label keeps neighbours apart.
     int hue = 30, saturation = 150;
     switch (node.type) {
-    case FlameNodeType::Root: return palette().mid().color();
+    case FlameNodeType::Root:
+        return palette().mid().color();
     case FlameNodeType::NoStack:
     case FlameNodeType::OnlyHidden:
-    case FlameNodeType::NoLayer: return palette().midlight().color();
-    case FlameNodeType::Layer: hue = 200; break;
+    case FlameNodeType::NoLayer:
+        return palette().midlight().color();
+    case FlameNodeType::Layer:
+        hue = 200;
+        break;
     case FlameNodeType::Frame:
         switch (node.frameKind) {
-        case FrameKind::User: hue = 25; break;
-        case FrameKind::Library: hue = 170; break;
-        case FrameKind::Torch: hue = 215; break;
-        default: saturation = 20; hue = 220; break;
+        case FrameKind::User:
+            hue = 25;
+            break;
+        case FrameKind::Library:
+            hue = 170;
+            break;
+        case FrameKind::Torch:
+            hue = 215;
+            break;
+        default:
+            saturation = 20;
+            hue = 220;
+            break;
         }
         break;
     }
@@ -177,8 +190,8 @@ void FlameGraphView::paintEvent(QPaintEvent *)
             painter.drawRect(box.adjusted(1, 1, -1, -1));
         }
         if (box.width() > 24) {
-            const QString text = QString::fromStdString(node.label) + QStringLiteral("  ")
-                                 + QString::fromStdString(formatBytes(node.bytes));
+            const QString text =
+                QString::fromStdString(node.label) + QStringLiteral("  ") + QString::fromStdString(formatBytes(node.bytes));
             painter.setPen(m_searching && !matched ? palette().placeholderText().color() : QColor(Qt::black));
             painter.drawText(box.adjusted(4, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
                              metrics.elidedText(text, Qt::ElideRight, static_cast<int>(box.width()) - 6));
@@ -203,7 +216,8 @@ QRectF FlameGraphView::nodeRect(std::uint32_t node) const
 QString FlameGraphView::tooltipOf(std::uint32_t n) const
 {
     const FlameNode &node = m_graph->nodes[n];
-    const double share = 100.0 * static_cast<double>(node.bytes) / static_cast<double>(std::max<std::int64_t>(m_graph->nodes.front().bytes, 1));
+    const double share =
+        100.0 * static_cast<double>(node.bytes) / static_cast<double>(std::max<std::int64_t>(m_graph->nodes.front().bytes, 1));
     QString text = QString::fromStdString(node.detail.empty() ? node.label : node.detail);
     if (node.type == FlameNodeType::Frame)
         text += tr("\n%1 code").arg(QString::fromUtf8(frameKindName(node.frameKind)));

@@ -30,9 +30,10 @@ QString momentText(const TraceDocument &document, const TimelineSeries &series, 
     if (low > 0) {
         const std::size_t event = low - 1;
         const std::uint32_t layer = times.layer(event);
-        text += QObject::tr("\n%1 of %2")
-                    .arg(QString::fromUtf8(phaseName(times.phase(event))),
-                         layer < trace.layers.size() ? QString::fromStdString(trace.layers[layer].path) : QObject::tr("(no layer)"));
+        text +=
+            QObject::tr("\n%1 of %2")
+                .arg(QString::fromUtf8(phaseName(times.phase(event))),
+                     layer < trace.layers.size() ? QString::fromStdString(trace.layers[layer].path) : QObject::tr("(no layer)"));
         if (times.deltaBytes(event) > 0 && times.stack(event) != StackTable::kEmptyStack)
             text += QObject::tr("\n%1 allocated at %2")
                         .arg(QString::fromStdString(formatBytes(times.deltaBytes(event))),

@@ -66,8 +66,9 @@ protected:
             if (static_cast<int>(r) == m_current)
                 painter.fillRect(strip, palette().highlight().color().lighter(180));
             painter.setPen(line);
-            painter.drawText(strip.adjusted(4, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                             tr("rank %1  %2").arg(row.rank).arg(QString::fromStdString(formatBytes(row.overview.figures.peakBytes))));
+            painter.drawText(
+                strip.adjusted(4, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                tr("rank %1  %2").arg(row.rank).arg(QString::fromStdString(formatBytes(row.overview.figures.peakBytes))));
             const QRectF chart(labelWidth, strip.top() + 2, std::max(10, width() - labelWidth - 4), strip.height() - 4);
             const auto &envelope = row.overview.envelope;
             if (envelope.empty())
@@ -77,7 +78,8 @@ protected:
             for (std::size_t c = 0; c < envelope.size(); ++c) {
                 const double x = chart.left() + static_cast<double>(c) * columnWidth;
                 const double high = static_cast<double>(envelope[c].maxBytes) / static_cast<double>(top);
-                painter.fillRect(QRectF(x, chart.bottom() - high * chart.height(), std::max(columnWidth, 1.0), high * chart.height()), fill);
+                painter.fillRect(
+                    QRectF(x, chart.bottom() - high * chart.height(), std::max(columnWidth, 1.0), high * chart.height()), fill);
             }
             painter.setPen(palette().mid().color());
             painter.drawLine(chart.bottomLeft(), chart.bottomRight());
@@ -121,9 +123,8 @@ RanksPane::RanksPane(QWidget *parent)
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_title);
     layout->addWidget(split, 1);
-    connect(m_view, &QTableView::clicked, this, [this](const QModelIndex &index) {
-        Q_EMIT rankChosen(m_proxy->data(index, RanksModel::RowRole).toInt());
-    });
+    connect(m_view, &QTableView::clicked, this,
+            [this](const QModelIndex &index) { Q_EMIT rankChosen(m_proxy->data(index, RanksModel::RowRole).toInt()); });
     connect(m_strips, &RankStrips::rankClicked, this, &RanksPane::rankChosen);
 }
 
@@ -137,7 +138,9 @@ void RanksPane::setTable(CrossRankTable table)
         if (row.outlier)
             outliers << QString::number(row.rank);
     }
-    QString title = tr("<b>%1 ranks</b>, median peak %2").arg(shown.rows.size()).arg(QString::fromStdString(formatBytes(shown.medianPeakBytes)));
+    QString title = tr("<b>%1 ranks</b>, median peak %2")
+                        .arg(shown.rows.size())
+                        .arg(QString::fromStdString(formatBytes(shown.medianPeakBytes)));
     if (shown.medianStepTimeNs)
         title += tr(", median step %1").arg(QString::fromStdString(formatDuration(*shown.medianStepTimeNs)));
     title += outliers.isEmpty() ? tr(" — no outlier")

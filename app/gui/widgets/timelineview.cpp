@@ -473,7 +473,8 @@ void TimelineView::rebuildItems()
         m_peakLabel = label;
         placePeakLabel();
     }
-    if (const auto capacity = deviceCapacity(); capacity && static_cast<double>(*capacity) / m_unitBytes <= yAxis->range().upper) {
+    if (const auto capacity = deviceCapacity();
+        capacity && static_cast<double>(*capacity) / m_unitBytes <= yAxis->range().upper) {
         const double y = static_cast<double>(*capacity) / m_unitBytes;
         auto *line = new QCPItemStraightLine(this);
         line->setObjectName(QStringLiteral("capacity"));
@@ -521,8 +522,8 @@ void TimelineView::updateVisibleItems(std::int64_t beginNs, std::int64_t endNs)
 
     const auto firstStep = std::lower_bound(trace.steps.begin(), trace.steps.end(), beginNs,
                                             [](const Step &step, std::int64_t t) { return step.endNs < t; });
-    const auto lastStep = std::lower_bound(firstStep, trace.steps.end(), endNs,
-                                           [](const Step &step, std::int64_t t) { return step.beginNs < t; });
+    const auto lastStep =
+        std::lower_bound(firstStep, trace.steps.end(), endNs, [](const Step &step, std::int64_t t) { return step.beginNs < t; });
     if (static_cast<std::size_t>(lastStep - firstStep) > kMaxShownSteps)
         return;
     // Spans begin in order; none lasts longer than its step, so start one step early.
@@ -705,8 +706,9 @@ void TimelineView::updatePinnedItems()
     label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
     label->position->setCoords(toX(begin), 0.12);
     label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-    label->setText(tr(" pinned: %1 %2").arg(QString::fromStdString(formatBytes(events.deltaBytes(alloc))),
-                                            QString::fromUtf8(categoryName(events.category(alloc)))));
+    label->setText(tr(" pinned: %1 %2")
+                       .arg(QString::fromStdString(formatBytes(events.deltaBytes(alloc))),
+                            QString::fromUtf8(categoryName(events.category(alloc)))));
     label->setColor(color(palette::kHighlight));
     m_pinnedItems = {rect, label};
     replot(QCustomPlot::rpQueuedReplot);
@@ -772,13 +774,25 @@ void TimelineView::keyPressEvent(QKeyEvent *event)
     const QCPRange range = xAxis->range();
     switch (event->key()) {
     case Qt::Key_Plus:
-    case Qt::Key_Equal: xAxis->scaleRange(0.8, range.center()); break;
-    case Qt::Key_Minus: xAxis->scaleRange(1.25, range.center()); break;
-    case Qt::Key_Left: xAxis->moveRange(-range.size() * 0.1); break;
-    case Qt::Key_Right: xAxis->moveRange(range.size() * 0.1); break;
+    case Qt::Key_Equal:
+        xAxis->scaleRange(0.8, range.center());
+        break;
+    case Qt::Key_Minus:
+        xAxis->scaleRange(1.25, range.center());
+        break;
+    case Qt::Key_Left:
+        xAxis->moveRange(-range.size() * 0.1);
+        break;
+    case Qt::Key_Right:
+        xAxis->moveRange(range.size() * 0.1);
+        break;
     case Qt::Key_Home:
-    case Qt::Key_0: resetZoom(); break;
-    default: QCustomPlot::keyPressEvent(event); return;
+    case Qt::Key_0:
+        resetZoom();
+        break;
+    default:
+        QCustomPlot::keyPressEvent(event);
+        return;
     }
     replot(QCustomPlot::rpQueuedReplot);
 }

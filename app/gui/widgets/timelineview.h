@@ -104,14 +104,14 @@ private:
     std::optional<std::int64_t> m_markedTime;
     std::optional<std::uint32_t> m_highlightedLayer;
     std::int64_t m_originNs = 0;
-    double m_unitBytes = 1; // bytes per unit of the value axis
-    std::vector<QCPGraph *> m_stack; // one per shown group, bottom first
+    double m_unitBytes = 1;                 // bytes per unit of the value axis
+    std::vector<QCPGraph *> m_stack;        // one per shown group, bottom first
     std::vector<std::size_t> m_stackGroups; // index into series().groups; SIZE_MAX: "other"
     QCPGraph *m_envelope = nullptr;
     QCPGraph *m_reserved = nullptr;
     QCPGraph *m_predicted = nullptr;
     QCPGraph *m_measured = nullptr;
-    QCPGraph *m_layerGraph = nullptr;       // memory of the selected layer
+    QCPGraph *m_layerGraph = nullptr; // memory of the selected layer
     QCPGraph *m_largestFree = nullptr;
     std::vector<SeriesPoint> m_largestFreeCurve;
     std::vector<SeriesPoint> m_layerCurve;
@@ -127,7 +127,7 @@ private:
     std::vector<QCPAbstractItem *> m_visibleItems;
     QPoint m_pressPosition;
     bool m_updating = false;
-    int m_columns = 0; // pixel columns of the data shown
+    int m_columns = 0;     // pixel columns of the data shown
     QCPRange m_wholeRange; // what resetZoom showed last: the view the user has not moved
 };
 

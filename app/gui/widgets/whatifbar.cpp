@@ -8,12 +8,12 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QToolButton>
 #include <QPoint>
+#include <QToolButton>
 
-#include <algorithm>
 #include <QSignalBlocker>
 #include <QSpinBox>
+#include <algorithm>
 
 namespace peaklens::gui {
 
@@ -102,9 +102,8 @@ WhatIfBar::WhatIfBar(QWidget *parent)
             Q_EMIT strategyChanged();
         }
     });
-    connect(m_budget, &QLineEdit::textChanged, this, [this] {
-        m_budget->setStyleSheet(budgetBytes() > 0 ? QString() : QStringLiteral("color: #b42318"));
-    });
+    connect(m_budget, &QLineEdit::textChanged, this,
+            [this] { m_budget->setStyleSheet(budgetBytes() > 0 ? QString() : QStringLiteral("color: #b42318")); });
     connect(m_overhead, &QSpinBox::valueChanged, this, &WhatIfBar::strategyChanged);
 }
 
@@ -202,8 +201,8 @@ void WhatIfBar::showStrategy(const CheckpointStrategy &strategy)
 {
     const auto &presets = CheckpointStrategy::presets();
     const auto found = std::find(presets.begin(), presets.end(), strategy);
-    const QPoint shown = found == presets.end() ? QPoint(int(Strategy::Custom), 0)
-                                                : QPoint(int(Strategy::Rule), int(found - presets.begin()));
+    const QPoint shown =
+        found == presets.end() ? QPoint(int(Strategy::Custom), 0) : QPoint(int(Strategy::Rule), int(found - presets.begin()));
     const QSignalBlocker blocker(m_strategy);
     m_strategy->setCurrentIndex(m_strategy->findData(shown));
 }

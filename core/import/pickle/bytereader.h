@@ -37,10 +37,7 @@ public:
         return static_cast<unsigned char>(*read(1));
     }
     // The opcode after this one, not read yet (STOP at the end).
-    unsigned char peek() const
-    {
-        return static_cast<unsigned char>(m_pos < m_size ? m_data[m_pos] : static_cast<char>(STOP));
-    }
+    unsigned char peek() const { return static_cast<unsigned char>(m_pos < m_size ? m_data[m_pos] : static_cast<char>(STOP)); }
 
     // The hot path of every opcode: kept inline, its failure out of line.
     [[gnu::always_inline]] const char *read(std::size_t count)
@@ -88,8 +85,19 @@ public:
         case NEWFALSE:
             value = Value::boolean(op == NEWTRUE);
             return true;
-        case LONG4: case INT: case LONG: case BINFLOAT: case FLOAT: case BINUNICODE: case BINUNICODE8:
-        case SHORT_BINBYTES: case SHORT_BINSTRING: case BINBYTES: case BINSTRING: case BINBYTES8: case BYTEARRAY8:
+        case LONG4:
+        case INT:
+        case LONG:
+        case BINFLOAT:
+        case FLOAT:
+        case BINUNICODE:
+        case BINUNICODE8:
+        case SHORT_BINBYTES:
+        case SHORT_BINSTRING:
+        case BINBYTES:
+        case BINSTRING:
+        case BINBYTES8:
+        case BYTEARRAY8:
             value = rareScalar(op);
             return true;
         default:

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "snapshotassembler.h"
 
+#include "core/error.h"
 #include "core/import/annotationranges.h"
 #include "core/import/stackscopes.h"
-#include "core/error.h"
 #include "core/trace/loadbudget.h"
 #include "core/trace/metadata.h"
 #include "streamsink.h"
@@ -13,7 +13,6 @@
 #include <optional>
 
 namespace peaklens::pickle {
-
 
 namespace {
 
@@ -76,8 +75,7 @@ void SnapshotAssembler::fail(const std::string &problem) const
     throw ImportError(m_path, problem + ".");
 }
 
-std::span<const Value> SnapshotAssembler::expectSequence(const Document &document, const Value &value,
-                                                        const char *what) const
+std::span<const Value> SnapshotAssembler::expectSequence(const Document &document, const Value &value, const char *what) const
 {
     if (value.kind == Kind::Released)
         throw OnePassError(m_path, std::string(what) + " refers back to part of the pickle read and released before");
@@ -154,8 +152,7 @@ void SnapshotAssembler::readSegments(const Document &document, std::span<const V
     // Counted before anything is built: a pickle may list one shared segment many times.
     std::size_t blockCount = 0;
     for (const Value &segment : segments) {
-        if (const Value *blocks = segment.isDict() ? document.find(segment, "blocks") : nullptr;
-            blocks && blocks->isSequence())
+        if (const Value *blocks = segment.isDict() ? document.find(segment, "blocks") : nullptr; blocks && blocks->isSequence())
             blockCount += document.itemCount(*blocks);
     }
     LoadBudget::charge(blockCount * sizeof(std::pair<std::uint64_t, Block>) + segments.size() * sizeof(Segment),
@@ -242,8 +239,7 @@ SnapshotAssembler::DeviceState &SnapshotAssembler::traceOf(std::size_t device)
     return m_lastTrace->second;
 }
 
-void SnapshotAssembler::readEntry(const Document &document, std::size_t device, std::span<const Value> pairs,
-                                  std::size_t index)
+void SnapshotAssembler::readEntry(const Document &document, std::size_t device, std::span<const Value> pairs, std::size_t index)
 {
     if ((++m_sawEntries & 0xFFFF) == 0 && m_totalEntries > 0)
         m_progress.tick(0.5 + 0.4 * static_cast<double>(m_sawEntries) / static_cast<double>(m_totalEntries));
@@ -276,8 +272,8 @@ void SnapshotAssembler::readEntry(const Document &document, std::size_t device, 
         if (!inserted) // its free was lost: end the old block here
             state.events.push_back(freeEvent(timeNs, addr, block, deviceIndex));
         block = Block{size, stackOf(frames), categoryOf(fields.category), stream};
-        state.events.push_back(MemoryEvent{timeNs, size, addr, lane(deviceIndex, stream), kNoLayer, block.stack,
-                                           block.category, Phase::Other});
+        state.events.push_back(
+            MemoryEvent{timeNs, size, addr, lane(deviceIndex, stream), kNoLayer, block.stack, block.category, Phase::Other});
     } else if (action == Action::Free) {
         const Block *block = state.live.find(addr);
         if (!block) {
@@ -285,8 +281,8 @@ void SnapshotAssembler::readEntry(const Document &document, std::size_t device, 
             // frames are the allocation's unless the free recorded its own.
             const std::uint32_t stack = m_stacks.isFreeStack(frames) ? StackTable::kEmptyStack : stackOf(frames);
             const Block block{size, stack, preexistingCategory(categoryOf(fields.category)), stream};
-            state.preexisting.push_back(MemoryEvent{0, size, addr, lane(deviceIndex, stream), kNoLayer, block.stack,
-                                                    block.category, Phase::Other});
+            state.preexisting.push_back(
+                MemoryEvent{0, size, addr, lane(deviceIndex, stream), kNoLayer, block.stack, block.category, Phase::Other});
             state.events.push_back(freeEvent(timeNs, addr, block, deviceIndex));
         } else {
             state.events.push_back(freeEvent(timeNs, addr, *block, deviceIndex));
@@ -333,8 +329,8 @@ SnapshotAssembler::EntryFields SnapshotAssembler::fieldsOf(std::span<const Value
 SnapshotAssembler::Field SnapshotAssembler::fieldOf(std::string_view key)
 {
     static constexpr std::pair<std::string_view, Field> kFields[] = {
-        {"action", &EntryFields::action}, {"addr", &EntryFields::addr},      {"size", &EntryFields::size},
-        {"stream", &EntryFields::stream}, {"time_us", &EntryFields::time},   {"frames", &EntryFields::frames},
+        {"action", &EntryFields::action},    {"addr", &EntryFields::addr},    {"size", &EntryFields::size},
+        {"stream", &EntryFields::stream},    {"time_us", &EntryFields::time}, {"frames", &EntryFields::frames},
         {"category", &EntryFields::category}};
     for (const auto &[name, field] : kFields) {
         if (key == name)
@@ -351,11 +347,15 @@ SnapshotAssembler::Action SnapshotAssembler::actionOf(const Value *value)
         if (known.is(*value))
             return known.action;
     }
-    static constexpr std::pair<std::string_view, Action> kActions[] = {
-        {"alloc", Action::Alloc},          {"free_completed", Action::Free},       {"free", Action::Free},
-        {"segment_alloc", Action::SegmentAlloc}, {"segment_map", Action::SegmentAlloc},
-        {"segment_free", Action::SegmentFree},   {"segment_unmap", Action::SegmentFree},
-        {"oom", Action::OutOfMemory},      {"snapshot", Action::Snapshot}};
+    static constexpr std::pair<std::string_view, Action> kActions[] = {{"alloc", Action::Alloc},
+                                                                       {"free_completed", Action::Free},
+                                                                       {"free", Action::Free},
+                                                                       {"segment_alloc", Action::SegmentAlloc},
+                                                                       {"segment_map", Action::SegmentAlloc},
+                                                                       {"segment_free", Action::SegmentFree},
+                                                                       {"segment_unmap", Action::SegmentFree},
+                                                                       {"oom", Action::OutOfMemory},
+                                                                       {"snapshot", Action::Snapshot}};
     Action action = Action::Other; // free_requested: the block stays allocated until free_completed
     for (const auto &[name, named] : kActions) {
         if (value->string() == name)
@@ -365,10 +365,9 @@ SnapshotAssembler::Action SnapshotAssembler::actionOf(const Value *value)
     return action;
 }
 
-MemoryEvent SnapshotAssembler::freeEvent(std::int64_t timeNs, std::uint64_t addr, const Block &block,
-                                         std::int16_t deviceIndex)
+MemoryEvent SnapshotAssembler::freeEvent(std::int64_t timeNs, std::uint64_t addr, const Block &block, std::int16_t deviceIndex)
 {
-    return MemoryEvent{timeNs, -block.bytes, addr, lane(deviceIndex, block.stream), kNoLayer, StackTable::kEmptyStack,
+    return MemoryEvent{timeNs,         -block.bytes, addr, lane(deviceIndex, block.stream), kNoLayer, StackTable::kEmptyStack,
                        block.category, Phase::Other};
 }
 
@@ -410,7 +409,8 @@ std::shared_ptr<const Trace> SnapshotAssembler::finish(bool hasTraces)
         std::string blockBytes;
         for (const auto &[deviceIndex, state] : m_devices) {
             if (state.hasSegments)
-                blockBytes += Device{DeviceType::Cuda, deviceIndex}.toString() + " " + std::to_string(state.blockBytesAtDump) + "\n";
+                blockBytes +=
+                    Device{DeviceType::Cuda, deviceIndex}.toString() + " " + std::to_string(state.blockBytesAtDump) + "\n";
         }
         m_builder.setMeta(metakey::BlockBytesAtDump, blockBytes);
     }
@@ -440,8 +440,8 @@ void SnapshotAssembler::emitDevices()
         for (const auto &[addr, block] : state.activeAtDump) {
             if (state.live.contains(addr))
                 continue;
-            state.preexisting.push_back(MemoryEvent{0, block.bytes, addr, lane(deviceIndex, block.stream), kNoLayer,
-                                                    block.stack, preexistingCategory(block.category), Phase::Other});
+            state.preexisting.push_back(MemoryEvent{0, block.bytes, addr, lane(deviceIndex, block.stream), kNoLayer, block.stack,
+                                                    preexistingCategory(block.category), Phase::Other});
         }
         // Segments released during the trace, or still reserved at dump time, that the
         // trace never reserved were there from the start.

@@ -6,9 +6,9 @@
 // before the trace began (freed without an alloc, or still allocated at dump time) start at
 // its beginning; record_function annotations become steps and layer ranges.
 
-#include "core/trace/tracebuilder.h"
-#include "core/progress.h"
 #include "addressmap.h"
+#include "core/progress.h"
+#include "core/trace/tracebuilder.h"
 #include "snapshotstacks.h"
 #include "value.h"
 
@@ -42,8 +42,7 @@ public:
     void chargeEntries(std::size_t count) const;
     // Trace entries of one device, `firstIndex` being the first one's index in its list
     // (entries without a time are placed by it).
-    void readDeviceTrace(const Document &document, std::size_t device, std::span<const Value> entries,
-                         std::size_t firstIndex);
+    void readDeviceTrace(const Document &document, std::size_t device, std::span<const Value> entries, std::size_t firstIndex);
     // One trace entry: its keys and values in turn.
     void readEntry(const Document &document, std::size_t device, std::span<const Value> pairs, std::size_t index);
 
@@ -93,8 +92,8 @@ private:
 
     struct EntryFields
     {
-        const Value *action = nullptr, *addr = nullptr, *size = nullptr, *stream = nullptr, *time = nullptr,
-                    *frames = nullptr, *category = nullptr;
+        const Value *action = nullptr, *addr = nullptr, *size = nullptr, *stream = nullptr, *time = nullptr, *frames = nullptr,
+                    *category = nullptr;
     };
     using Field = const Value *EntryFields::*;
     enum class Action { Other, Alloc, Free, SegmentAlloc, SegmentFree, OutOfMemory, Snapshot };
@@ -132,11 +131,10 @@ private:
     Action actionOf(const Value *action);
     static Category categoryOf(const Value *value);
     MemoryEvent freeEvent(std::int64_t timeNs, std::uint64_t addr, const Block &block, std::int16_t deviceIndex);
-    void addReserved(DeviceState &state, std::int64_t timeNs, std::int64_t delta, std::uint64_t addr,
-                     std::int16_t deviceIndex, std::uint64_t stream);
+    void addReserved(DeviceState &state, std::int64_t timeNs, std::int64_t delta, std::uint64_t addr, std::int16_t deviceIndex,
+                     std::uint64_t stream);
     void emitDevices();
-    void addInitialSegments(const DeviceState &state, std::int16_t deviceIndex, std::int64_t start,
-                            std::int64_t initialReserved);
+    void addInitialSegments(const DeviceState &state, std::int16_t deviceIndex, std::int64_t start, std::int64_t initialReserved);
 
     const std::string &m_path;
     const Progress &m_progress;
@@ -153,7 +151,7 @@ private:
     std::size_t m_sawEntries = 0;
     bool m_sawTime = false;
     bool m_sawHistory = false; // an alloc, free or segment entry: more than the state at dump time
-    std::string m_deviceFree; // one "DEVICE TIME_NS BYTES" line per OOM that carries it
+    std::string m_deviceFree;  // one "DEVICE TIME_NS BYTES" line per OOM that carries it
     std::size_t m_phasedByStacks = 0;
     std::size_t m_layeredByStacks = 0;
 };

@@ -2,16 +2,15 @@
 #include "snapshotstacks.h"
 
 #include "core/error.h"
-#include "streamsink.h"
 #include "core/trace/frameclassifier.h"
 #include "core/trace/loadbudget.h"
+#include "streamsink.h"
 
 #include <algorithm>
 
 #include <functional>
 
 namespace peaklens::pickle {
-
 
 namespace {
 // Charged to the load in steps, as the trace's StackTable charges its own: a node or frame
@@ -91,9 +90,8 @@ std::uint32_t SnapshotStacks::readFrame(const Document &document, const Value &f
         return localFrame(LocalFrame{"?", "", 0});
     if (const std::uint32_t code = known(frame.container); code != kUnknown && code % 2 == 1)
         return code / 2;
-    const std::uint32_t id =
-        localFrame(LocalFrame{document.findString(frame, "name"), document.findString(frame, "filename"),
-                              static_cast<std::int32_t>(document.findInteger(frame, "line"))});
+    const std::uint32_t id = localFrame(LocalFrame{document.findString(frame, "name"), document.findString(frame, "filename"),
+                                                   static_cast<std::int32_t>(document.findInteger(frame, "line"))});
     remember(frame.container, id * 2 + 1);
     return id;
 }
@@ -105,7 +103,7 @@ void SnapshotStacks::spliceTrailingPythonFrames(std::vector<std::uint32_t> &fram
 {
     const auto lastNative = std::find_if(frames.rbegin(), frames.rend(), [&](std::uint32_t f) { return !m_python[f]; });
     if (lastNative == frames.rbegin() || lastNative == frames.rend())
-        return; // no trailing Python frames, or no native ones
+        return;                          // no trailing Python frames, or no native ones
     const auto tail = lastNative.base(); // the first trailing Python frame
     const auto placed = std::find_if(std::next(lastNative), frames.rend(), [&](std::uint32_t f) { return m_python[f]; });
     if (placed == frames.rend())

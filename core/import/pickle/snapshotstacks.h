@@ -71,7 +71,7 @@ private:
     StackTable &m_table;
     const std::string &m_path;
     std::vector<LocalFrame> m_frames;
-    std::vector<std::uint8_t> m_python;                         // per frame: a Python frame
+    std::vector<std::uint8_t> m_python; // per frame: a Python frame
     std::unordered_map<LocalFrame, std::uint32_t, LocalFrameHash> m_frameIds;
     std::vector<StackNode> m_nodes;                             // node 0: no frames
     std::unordered_map<std::uint64_t, std::uint32_t> m_nodeIds; // (parent << 32 | frame) -> node

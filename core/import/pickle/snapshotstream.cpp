@@ -39,14 +39,12 @@ auto SnapshotStream::noteFailure(Read read)
     }
 }
 
-bool SnapshotStream::takeItems(const Document &document, const StackView &stack, std::size_t target,
-                               std::span<const Value> items)
+bool SnapshotStream::takeItems(const Document &document, const StackView &stack, std::size_t target, std::span<const Value> items)
 {
     return noteFailure([&] { return take(document, stack, target, items); });
 }
 
-bool SnapshotStream::take(const Document &document, const StackView &stack, std::size_t target,
-                          std::span<const Value> items)
+bool SnapshotStream::take(const Document &document, const StackView &stack, std::size_t target, std::span<const Value> items)
 {
     const Value &list = stack.values[target];
     const bool known = m_parts.segments == list.container || m_parts.deviceLists.count(list.container);
@@ -76,8 +74,7 @@ bool SnapshotStream::take(const Document &document, const StackView &stack, std:
     return true;
 }
 
-StreamedParts::DeviceList *SnapshotStream::deviceTrace(const Document &document, const StackView &stack,
-                                                       std::size_t target)
+StreamedParts::DeviceList *SnapshotStream::deviceTrace(const Document &document, const StackView &stack, std::size_t target)
 {
     const Value &list = stack.values[target];
     const std::optional<std::size_t> device = deviceOf(document, stack, target);
@@ -146,9 +143,7 @@ std::optional<std::size_t> SnapshotStream::rootValuePosition(const StackView &st
     const std::span<const Value> values = stack.values;
     if (values.empty() || !values[0].isDict())
         return std::nullopt;
-    const auto isKey = [&](std::size_t position) {
-        return values[position].isString() && values[position].string() == key;
-    };
+    const auto isKey = [&](std::size_t position) { return values[position].isString() && values[position].string() == key; };
     // One SETITEM for the root's only key, or SETITEMS after a MARK: keys and values in turn.
     if (!stack.hasMarkAt(1))
         return values.size() > 2 && isKey(1) ? std::optional<std::size_t>(2) : std::nullopt;
@@ -168,8 +163,7 @@ bool SnapshotStream::isSegmentsList(const StackView &stack, std::size_t target)
     return rootValuePosition(stack, "segments") == target;
 }
 
-std::optional<std::size_t> SnapshotStream::deviceOf(const Document &document, const StackView &stack,
-                                                    std::size_t target)
+std::optional<std::size_t> SnapshotStream::deviceOf(const Document &document, const StackView &stack, std::size_t target)
 {
     const std::optional<std::size_t> traces = rootValuePosition(stack, "device_traces");
     if (!traces || *traces >= target || stack.values[*traces].kind != Kind::List)

@@ -7,8 +7,8 @@
 // which is judged from where it stands on the stack, as PyTorch lays snapshots out; the
 // root, once known, must agree (see StreamedParts).
 
-#include "streamsink.h"
 #include "snapshotassembler.h"
+#include "streamsink.h"
 
 #include <cstdint>
 #include <optional>
@@ -35,8 +35,7 @@ class SnapshotStream final : public StreamSink
 public:
     SnapshotStream(SnapshotAssembler &assembler, const std::string &path);
 
-    bool takeItems(const Document &document, const StackView &stack, std::size_t target,
-                   std::span<const Value> items) override;
+    bool takeItems(const Document &document, const StackView &stack, std::size_t target, std::span<const Value> items) override;
     bool takesEntriesOf(const Document &document, const StackView &stack, std::size_t target) override;
     void takeEntry(const Document &document, std::span<const Value> pairs) override;
     Value standIn(const Value &container) const override { return m_assembler.standIn(container); }
@@ -51,8 +50,7 @@ private:
     // Runs `read`, remembering whether it failed.
     template<typename Read>
     auto noteFailure(Read read);
-    bool take(const Document &document, const StackView &stack, std::size_t target,
-              std::span<const Value> items);
+    bool take(const Document &document, const StackView &stack, std::size_t target, std::span<const Value> items);
     // The device trace the list at `target` is, registered on first sight; nullptr for none.
     StreamedParts::DeviceList *deviceTrace(const Document &document, const StackView &stack, std::size_t target);
     void makeRoom(const StreamedParts::DeviceList &trace, const StackView &stack, std::size_t entries);
@@ -62,8 +60,7 @@ private:
     static std::optional<std::size_t> rootValuePosition(const StackView &stack, std::string_view key);
     static bool isSegmentsList(const StackView &stack, std::size_t target);
     // The device whose trace the list at `target` is: an item of the root's "device_traces".
-    static std::optional<std::size_t> deviceOf(const Document &document, const StackView &stack,
-                                               std::size_t target);
+    static std::optional<std::size_t> deviceOf(const Document &document, const StackView &stack, std::size_t target);
     [[noreturn]] void failLayout(const std::string &problem) const;
 
     SnapshotAssembler &m_assembler;

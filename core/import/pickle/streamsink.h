@@ -19,8 +19,7 @@ namespace peaklens::pickle {
 class OnePassError : public ImportError
 {
 public:
-    OnePassError(const std::string &path, const std::string &problem,
-                 std::optional<std::uint64_t> byteOffset = std::nullopt)
+    OnePassError(const std::string &path, const std::string &problem, std::optional<std::uint64_t> byteOffset = std::nullopt)
         : ImportError(path, "cannot be read in one pass: " + problem + ".", byteOffset)
     {
     }

@@ -166,8 +166,7 @@ private:
     void appendTo(const Value &container, Kind kind, const char *what, std::span<const Value> items)
     {
         if (container.isStandIn())
-            throw OnePassError(m_path, "it " + std::string(what) + " a container read and released before",
-                               m_in.opcodeStart());
+            throw OnePassError(m_path, "it " + std::string(what) + " a container read and released before", m_in.opcodeStart());
         if (container.kind != kind)
             fail(std::string(what) + " something that is not a " + (kind == Kind::List ? "list" : "dict"));
         if (!m_regions.empty())
@@ -268,18 +267,22 @@ private:
     [[gnu::always_inline]] unsigned char nextOpcode()
     {
         unsigned char op = m_in.opcode();
-        while (op == FRAME) [[unlikely]] {
-            m_in.read(8);
-            op = m_in.opcode();
-        }
+        while (op == FRAME)
+            [[unlikely]]
+            {
+                m_in.read(8);
+                op = m_in.opcode();
+            }
         return op;
     }
     [[gnu::always_inline]] unsigned char peekOpcode()
     {
-        while (m_in.peek() == FRAME) [[unlikely]] {
-            m_in.opcode();
-            m_in.read(8);
-        }
+        while (m_in.peek() == FRAME)
+            [[unlikely]]
+            {
+                m_in.opcode();
+                m_in.read(8);
+            }
         return m_in.peek();
     }
 
@@ -333,7 +336,7 @@ private:
     // Stores `value` if the opcode names the memo's next entry, so that rolling back undoes it.
     bool memoPutNext(unsigned char op, const Value &value)
     {
-        const std::uint64_t index = op == MEMOIZE ? m_memo.size()
+        const std::uint64_t index = op == MEMOIZE  ? m_memo.size()
                                     : op == BINPUT ? static_cast<unsigned char>(*m_in.read(1))
                                                    : m_in.readLittleEndian<std::uint32_t>();
         return index == m_memo.size() && m_memo.put(index, value);
@@ -409,7 +412,9 @@ private:
             popMark();
             if (op == DICT && (m_stack.size() - mark) % 2)
                 fail("builds a dict from an odd number of values");
-            const Value container = newContainer(op == TUPLE ? Kind::Tuple : op == LIST ? Kind::List : Kind::Dict,
+            const Value container = newContainer(op == TUPLE  ? Kind::Tuple
+                                                 : op == LIST ? Kind::List
+                                                              : Kind::Dict,
                                                  m_stack.view().subspan(mark));
             m_stack.shrink(mark);
             push(container);
@@ -479,19 +484,30 @@ private:
         case LONG_BINGET:
             memoGet(m_in.readLittleEndian<std::uint32_t>());
             break;
-        case GLOBAL: refuse("GLOBAL");
-        case STACK_GLOBAL: refuse("STACK_GLOBAL");
-        case REDUCE: refuse("REDUCE");
-        case BUILD: refuse("BUILD");
-        case INST: refuse("INST");
-        case OBJ: refuse("OBJ");
-        case NEWOBJ: refuse("NEWOBJ");
-        case NEWOBJ_EX: refuse("NEWOBJ_EX");
-        case PERSID: refuse("PERSID");
-        case BINPERSID: refuse("BINPERSID");
+        case GLOBAL:
+            refuse("GLOBAL");
+        case STACK_GLOBAL:
+            refuse("STACK_GLOBAL");
+        case REDUCE:
+            refuse("REDUCE");
+        case BUILD:
+            refuse("BUILD");
+        case INST:
+            refuse("INST");
+        case OBJ:
+            refuse("OBJ");
+        case NEWOBJ:
+            refuse("NEWOBJ");
+        case NEWOBJ_EX:
+            refuse("NEWOBJ_EX");
+        case PERSID:
+            refuse("PERSID");
+        case BINPERSID:
+            refuse("BINPERSID");
         case EXT1:
         case EXT2:
-        case EXT4: refuse("EXT");
+        case EXT4:
+            refuse("EXT");
         default: {
             char hex[8];
             std::snprintf(hex, sizeof hex, "0x%02x", op);
@@ -522,8 +538,8 @@ void unpickle(Document &document, const std::string &path, const Progress &progr
 
 bool looksLikePickle(std::string_view prefix)
 {
-    return prefix.size() >= 2 && static_cast<unsigned char>(prefix[0]) == PROTO
-           && static_cast<unsigned char>(prefix[1]) >= 2 && static_cast<unsigned char>(prefix[1]) <= 5;
+    return prefix.size() >= 2 && static_cast<unsigned char>(prefix[0]) == PROTO && static_cast<unsigned char>(prefix[1]) >= 2
+           && static_cast<unsigned char>(prefix[1]) <= 5;
 }
 
 } // namespace peaklens::pickle

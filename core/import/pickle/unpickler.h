@@ -16,8 +16,7 @@ namespace peaklens::pickle {
 // offset and the problem. With a sink, the lists it takes stay empty in the document: what
 // was made for their items is released once the sink has read them, and items it reads one
 // by one are never made at all.
-void unpickle(Document &document, const std::string &path, const Progress &progress = {},
-              StreamSink *sink = nullptr);
+void unpickle(Document &document, const std::string &path, const Progress &progress = {}, StreamSink *sink = nullptr);
 
 // True when the bytes start like a pickle of protocol 2 or later.
 bool looksLikePickle(std::string_view prefix);

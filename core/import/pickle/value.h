@@ -18,7 +18,16 @@
 namespace peaklens::pickle {
 
 enum class Kind : std::uint8_t {
-    None, Bool, Int, UInt, Float, String, Bytes, List, Tuple, Dict,
+    None,
+    Bool,
+    Int,
+    UInt,
+    Float,
+    String,
+    Bytes,
+    List,
+    Tuple,
+    Dict,
     // Stand-ins for containers a streaming reader has read and released; `container` is an
     // index into that reader's own tables.
     Frame,    // a frame dict, read into the reader's frame table
@@ -30,12 +39,13 @@ struct Value
 {
     Kind kind = Kind::None;
     std::uint32_t size = 0; // string/bytes length
-    union {
-        std::int64_t integer = 0; // Int and Bool
+    union
+    {
+        std::int64_t integer = 0;      // Int and Bool
         std::uint64_t unsignedInteger; // UInt: values above INT64_MAX
         double real;
-        const char *text;         // String, Bytes
-        std::uint32_t container;  // List, Tuple, Dict: index into Document::containers; Frame, Frames
+        const char *text;        // String, Bytes
+        std::uint32_t container; // List, Tuple, Dict: index into Document::containers; Frame, Frames
     };
 
     bool isNone() const { return kind == Kind::None; }
@@ -50,24 +60,57 @@ struct Value
     std::uint64_t bits() const { return kind == Kind::UInt ? unsignedInteger : static_cast<std::uint64_t>(integer); }
     double number() const
     {
-        return kind == Kind::Float ? real : kind == Kind::UInt ? static_cast<double>(unsignedInteger) : static_cast<double>(integer);
+        return kind == Kind::Float  ? real
+               : kind == Kind::UInt ? static_cast<double>(unsignedInteger)
+                                    : static_cast<double>(integer);
     }
 
     static Value none() { return {}; }
-    static Value boolean(bool b) { Value v; v.kind = Kind::Bool; v.integer = b; return v; }
-    static Value fromInt(std::int64_t i) { Value v; v.kind = Kind::Int; v.integer = i; return v; }
+    static Value boolean(bool b)
+    {
+        Value v;
+        v.kind = Kind::Bool;
+        v.integer = b;
+        return v;
+    }
+    static Value fromInt(std::int64_t i)
+    {
+        Value v;
+        v.kind = Kind::Int;
+        v.integer = i;
+        return v;
+    }
     static Value fromUInt(std::uint64_t u)
     {
         if (u <= static_cast<std::uint64_t>(INT64_MAX))
             return fromInt(static_cast<std::int64_t>(u));
-        Value v; v.kind = Kind::UInt; v.unsignedInteger = u; return v;
+        Value v;
+        v.kind = Kind::UInt;
+        v.unsignedInteger = u;
+        return v;
     }
-    static Value fromFloat(double d) { Value v; v.kind = Kind::Float; v.real = d; return v; }
+    static Value fromFloat(double d)
+    {
+        Value v;
+        v.kind = Kind::Float;
+        v.real = d;
+        return v;
+    }
     static Value fromText(Kind kind, const char *text, std::uint32_t size)
     {
-        Value v; v.kind = kind; v.text = text; v.size = size; return v;
+        Value v;
+        v.kind = kind;
+        v.text = text;
+        v.size = size;
+        return v;
     }
-    static Value fromContainer(Kind kind, std::uint32_t index) { Value v; v.kind = kind; v.container = index; return v; }
+    static Value fromContainer(Kind kind, std::uint32_t index)
+    {
+        Value v;
+        v.kind = kind;
+        v.container = index;
+        return v;
+    }
     static Value standIn(Kind kind, std::uint32_t index = 0) { return fromContainer(kind, index); }
 };
 

@@ -35,8 +35,8 @@ inline QStringList entryNames(const QStringList &section)
 
 inline QStringList subcommandsFromHelp()
 {
-    return entryNames(helpSection(runTool(QStringLiteral("peaklens-cli"), {QStringLiteral("--help")}).out,
-                                  QStringLiteral("Subcommands:")));
+    return entryNames(
+        helpSection(runTool(QStringLiteral("peaklens-cli"), {QStringLiteral("--help")}).out, QStringLiteral("Subcommands:")));
 }
 
 // "-o,--output" counts as two options.

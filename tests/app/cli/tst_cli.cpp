@@ -6,18 +6,18 @@
 #include "core/analysis/stepstats.h"
 #include "core/analysis/tracesummary.h"
 #include "core/format/tracewriter.h"
-#include "core/trace/loadbudget.h"
 #include "core/import/traceloader.h"
 #include "core/plan/planner.h"
+#include "core/trace/loadbudget.h"
 #include "core/trace/units.h"
 
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QLibrary>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLibrary>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -48,7 +48,9 @@ Run runCli(const QStringList &arguments)
 void writeTraceNotUtf8(const QString &path, const QString &field)
 {
     const std::string bad = "\xff\xfe caf\xe9";
-    const auto text = [&](const char *which, const std::string &fine) { return field == QLatin1String(which) ? fine + bad : fine; };
+    const auto text = [&](const char *which, const std::string &fine) {
+        return field == QLatin1String(which) ? fine + bad : fine;
+    };
     TraceWriter writer(test::ss(path), TraceWriter::Mode::Bulk);
     writer.writeMeta("source.format", "test");
     writer.writeMeta(text("meta key", "note"), text("meta value", "a note"));
@@ -77,22 +79,29 @@ private slots:
         QTest::addColumn<QString>("damage");
         QTest::addColumn<QString>("problem");
         for (const char *command : {"summary", "info"}) {
-            QTest::addRow("%s: missing file", command) << QString::fromLatin1(command) << QStringLiteral("missing") << QStringLiteral("does not exist");
-            QTest::addRow("%s: random bytes", command) << QString::fromLatin1(command) << QStringLiteral("random") << QStringLiteral("is not a trace PeakLens can read");
-            QTest::addRow("%s: SQLite but not ours", command) << QString::fromLatin1(command) << QStringLiteral("foreign") << QStringLiteral("not a PeakLens trace");
-            QTest::addRow("%s: newer format", command) << QString::fromLatin1(command) << QStringLiteral("newer") << QStringLiteral("newer PeakLens");
-            QTest::addRow("%s: missing table", command) << QString::fromLatin1(command) << QStringLiteral("droptable") << QStringLiteral("is missing");
-            QTest::addRow("%s: truncated", command) << QString::fromLatin1(command) << QStringLiteral("half") << QStringLiteral("is truncated");
+            QTest::addRow("%s: missing file", command)
+                << QString::fromLatin1(command) << QStringLiteral("missing") << QStringLiteral("does not exist");
+            QTest::addRow("%s: random bytes", command)
+                << QString::fromLatin1(command) << QStringLiteral("random") << QStringLiteral("is not a trace PeakLens can read");
+            QTest::addRow("%s: SQLite but not ours", command)
+                << QString::fromLatin1(command) << QStringLiteral("foreign") << QStringLiteral("not a PeakLens trace");
+            QTest::addRow("%s: newer format", command)
+                << QString::fromLatin1(command) << QStringLiteral("newer") << QStringLiteral("newer PeakLens");
+            QTest::addRow("%s: missing table", command)
+                << QString::fromLatin1(command) << QStringLiteral("droptable") << QStringLiteral("is missing");
+            QTest::addRow("%s: truncated", command)
+                << QString::fromLatin1(command) << QStringLiteral("half") << QStringLiteral("is truncated");
         }
-        QTest::addRow("summary --json: truncated") << QStringLiteral("summary --json") << QStringLiteral("half") << QStringLiteral("is truncated");
+        QTest::addRow("summary --json: truncated")
+            << QStringLiteral("summary --json") << QStringLiteral("half") << QStringLiteral("is truncated");
         // One verdict on damaged chunks and running totals, whichever command reads the file.
         for (const char *command : {"summary", "summary --json", "info", "plan --strategy all"}) {
             QTest::addRow("%s: a chunk numbered -5", command) << QString::fromLatin1(command) << QStringLiteral("chunknegative")
-                                                             << QStringLiteral("events chunk -5 has a negative number");
-            QTest::addRow("%s: a chunk missing", command) << QString::fromLatin1(command) << QStringLiteral("chunkgap")
-                                                         << QStringLiteral("events chunk 0 is missing");
+                                                              << QStringLiteral("events chunk -5 has a negative number");
+            QTest::addRow("%s: a chunk missing", command)
+                << QString::fromLatin1(command) << QStringLiteral("chunkgap") << QStringLiteral("events chunk 0 is missing");
             QTest::addRow("%s: empty running totals", command) << QString::fromLatin1(command) << QStringLiteral("emptytotals")
-                                                              << QStringLiteral("its running totals end early");
+                                                               << QStringLiteral("its running totals end early");
         }
     }
     void badInputExitsTwoWithOneSentence()
@@ -153,8 +162,8 @@ private slots:
 
     void planFitsTheBudget()
     {
-        const Run run = runCli({QStringLiteral("plan"), kSample, QStringLiteral("--budget"), QStringLiteral("1.8GiB"),
-                                QStringLiteral("--json")});
+        const Run run = runCli(
+            {QStringLiteral("plan"), kSample, QStringLiteral("--budget"), QStringLiteral("1.8GiB"), QStringLiteral("--json")});
         QCOMPARE(run.exitCode, 0);
         const QJsonObject json = QJsonDocument::fromJson(run.out).object();
         QVERIFY(json[QStringLiteral("feasible")].toBool());
@@ -173,8 +182,8 @@ private slots:
 
     void planAnswersEvenTheImpossible()
     {
-        const Run run = runCli({QStringLiteral("plan"), kSample, QStringLiteral("--budget"), QStringLiteral("1KiB"),
-                                QStringLiteral("--json")});
+        const Run run = runCli(
+            {QStringLiteral("plan"), kSample, QStringLiteral("--budget"), QStringLiteral("1KiB"), QStringLiteral("--json")});
         QCOMPARE(run.exitCode, 0);
         const QJsonObject json = QJsonDocument::fromJson(run.out).object();
         QVERIFY(!json[QStringLiteral("feasible")].toBool());
@@ -187,7 +196,7 @@ private slots:
     void planBudgetForms_data()
     {
         QTest::addColumn<QStringList>("goal");
-        QTest::addColumn<double>("share");           // of the measured peak; -1: the activation budget's bounds
+        QTest::addColumn<double>("share"); // of the measured peak; -1: the activation budget's bounds
         QTest::newRow("80% of the peak") << QStringList{QStringLiteral("--budget"), QStringLiteral("80%")} << 0.8;
         QTest::newRow("activation budget 1") << QStringList{QStringLiteral("--activation-budget"), QStringLiteral("1")} << 1.0;
         QTest::newRow("activation budget 0") << QStringList{QStringLiteral("--activation-budget"), QStringLiteral("0")} << -1.0;
@@ -205,22 +214,28 @@ private slots:
         if (share > 0) {
             QVERIFY(peak <= qint64(share * double(measured)));
         } else {
-            const Run lowest = runCli({QStringLiteral("plan"), kSample, QStringLiteral("--budget"), QStringLiteral("1KiB"), QStringLiteral("--json")});
-            QCOMPARE(peak, QJsonDocument::fromJson(lowest.out).object()[QStringLiteral("predicted")].toObject()[QStringLiteral("peak_bytes")].toInteger());
+            const Run lowest = runCli(
+                {QStringLiteral("plan"), kSample, QStringLiteral("--budget"), QStringLiteral("1KiB"), QStringLiteral("--json")});
+            QCOMPARE(peak, QJsonDocument::fromJson(lowest.out)
+                               .object()[QStringLiteral("predicted")]
+                               .toObject()[QStringLiteral("peak_bytes")]
+                               .toInteger());
         }
     }
 
     // The largest batch that fits: the sample says nothing of its batch, so --batch tells it.
     void planMaxBatch()
     {
-        const Run run = runCli({QStringLiteral("plan"), kSample, QStringLiteral("--max-batch"), QStringLiteral("--budget"),
-                                QStringLiteral("100%"), QStringLiteral("--batch"), QStringLiteral("8"), QStringLiteral("--json")});
+        const Run run =
+            runCli({QStringLiteral("plan"), kSample, QStringLiteral("--max-batch"), QStringLiteral("--budget"),
+                    QStringLiteral("100%"), QStringLiteral("--batch"), QStringLiteral("8"), QStringLiteral("--json")});
         QCOMPARE(run.exitCode, 0);
         const QJsonObject fit = QJsonDocument::fromJson(run.out).object()[QStringLiteral("max_batch")].toObject();
         QVERIFY(fit[QStringLiteral("fits")].toBool());
         QCOMPARE(fit[QStringLiteral("traced_batch")].toInt(), 8);
         QVERIFY2(fit[QStringLiteral("batch")].toInt() > 8, run.out.constData()); // checkpointing makes room
-        const Run text = runCli({QStringLiteral("plan"), kSample, QStringLiteral("--max-batch"), QStringLiteral("--budget"), QStringLiteral("90%")});
+        const Run text = runCli(
+            {QStringLiteral("plan"), kSample, QStringLiteral("--max-batch"), QStringLiteral("--budget"), QStringLiteral("90%")});
         QVERIFY2(text.out.contains("Largest batch   x"), text.out.constData());
     }
 
@@ -229,8 +244,8 @@ private slots:
     {
         const Run chosen = runCli({QStringLiteral("plan"), kSample, QStringLiteral("--checkpoint"),
                                    QStringLiteral("blocks.0,blocks.2"), QStringLiteral("--json")});
-        const Run strategy = runCli({QStringLiteral("plan"), kSample, QStringLiteral("--strategy"), QStringLiteral("every:2"),
-                                     QStringLiteral("--json")});
+        const Run strategy = runCli(
+            {QStringLiteral("plan"), kSample, QStringLiteral("--strategy"), QStringLiteral("every:2"), QStringLiteral("--json")});
         QCOMPARE(chosen.exitCode, 0);
         QCOMPARE(strategy.exitCode, 0);
         const QJsonObject a = QJsonDocument::fromJson(chosen.out).object(), b = QJsonDocument::fromJson(strategy.out).object();
@@ -245,50 +260,62 @@ private slots:
         QTest::addColumn<QStringList>("arguments");
         QTest::addColumn<QString>("problem");
         QTest::addRow("no goal") << QStringList{QStringLiteral("plan"), kSample} << QStringLiteral("Say what to plan for");
-        QTest::addRow("bad budget") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--budget"), QStringLiteral("lots")}
+        QTest::addRow("bad budget") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--budget"),
+                                                   QStringLiteral("lots")}
                                     << QStringLiteral("is not a budget");
-        QTest::addRow("budget over 100 %%") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--budget"), QStringLiteral("150%")}
-                                           << QStringLiteral("at most 100 %");
+        QTest::addRow("budget over 100 %%") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--budget"),
+                                                           QStringLiteral("150%")}
+                                            << QStringLiteral("at most 100 %");
         QTest::addRow("activation budget over 1")
             << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--activation-budget"), QStringLiteral("1.5")}
             << QStringLiteral("share from 0");
         QTest::addRow("max batch without budget") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--max-batch")}
                                                   << QStringLiteral("--max-batch needs a budget");
-        QTest::addRow("bad strategy") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--strategy"), QStringLiteral("every:x")}
+        QTest::addRow("bad strategy") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--strategy"),
+                                                     QStringLiteral("every:x")}
                                       << QStringLiteral("is not a strategy");
         QTest::addRow("layer outside the chain")
             << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--checkpoint"), QStringLiteral("blocks.0,embed")}
             << QStringLiteral("\"embed\" is not among the layers that can be checkpointed (blocks.0, blocks.1");
-        QTest::addRow("two goals") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--checkpoint"), QStringLiteral("blocks.0"),
-                                                  QStringLiteral("--strategy"), QStringLiteral("all")}
+        QTest::addRow("two goals") << QStringList{QStringLiteral("plan"),         kSample,
+                                                  QStringLiteral("--checkpoint"), QStringLiteral("blocks.0"),
+                                                  QStringLiteral("--strategy"),   QStringLiteral("all")}
                                    << QStringLiteral("excludes");
-        QTest::addRow("unknown extension") << QStringList{QStringLiteral("report"), kBundled, QStringLiteral("-o"), QStringLiteral("/tmp/x.pdf")}
+        QTest::addRow("unknown extension") << QStringList{QStringLiteral("report"), kBundled, QStringLiteral("-o"),
+                                                          QStringLiteral("/tmp/x.pdf")}
                                            << QStringLiteral("must end in .html, .csv or .json");
         const QString snapshot = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/snapshot.json");
         QTest::addRow("onto its input") << QStringList{QStringLiteral("report"), snapshot, QStringLiteral("-o"), snapshot}
                                         << QStringLiteral("is one of the inputs");
-        QTest::addRow("bad budget") << QStringList{QStringLiteral("report"), kBundled, QStringLiteral("--budget"), QStringLiteral("lots"),
-                                                   QStringLiteral("-o"), QStringLiteral("/tmp/x.html")}
+        QTest::addRow("bad budget") << QStringList{QStringLiteral("report"),   kBundled,
+                                                   QStringLiteral("--budget"), QStringLiteral("lots"),
+                                                   QStringLiteral("-o"),       QStringLiteral("/tmp/x.html")}
                                     << QStringLiteral("is not a budget");
-        QTest::addRow("missing trace") << QStringList{QStringLiteral("report"), QStringLiteral("/nonexistent.peaklens"), QStringLiteral("-o"),
-                                                      QStringLiteral("/tmp/x.html")}
+        QTest::addRow("missing trace") << QStringList{QStringLiteral("report"), QStringLiteral("/nonexistent.peaklens"),
+                                                      QStringLiteral("-o"), QStringLiteral("/tmp/x.html")}
                                        << QStringLiteral("/nonexistent.peaklens");
-        QTest::addRow("unwritable") << QStringList{QStringLiteral("report"), kBundled, QStringLiteral("-o"), QStringLiteral("/nonexistent/x.html")}
+        QTest::addRow("unwritable") << QStringList{QStringLiteral("report"), kBundled, QStringLiteral("-o"),
+                                                   QStringLiteral("/nonexistent/x.html")}
                                     << QStringLiteral("/nonexistent/x.html: cannot be written");
-        QTest::addRow("no chain") << QStringList{QStringLiteral("pareto"), QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/memory_timeline.json")}
+        QTest::addRow("no chain") << QStringList{QStringLiteral("pareto"),
+                                                 QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/memory_timeline.json")}
                                   << QStringLiteral("--layers");
-        QTest::addRow("bad regex") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--strategy"), QStringLiteral("all"),
-                                                  QStringLiteral("--layers"), QStringLiteral("(")}
-                                   << QStringLiteral("not a valid regular expression");
+        QTest::addRow("bad regex") << QStringList{
+            QStringLiteral("plan"), kSample, QStringLiteral("--strategy"), QStringLiteral("all"), QStringLiteral("--layers"),
+            QStringLiteral("(")} << QStringLiteral("not a valid regular expression");
         // std::regex would overflow the stack compiling it.
-        QTest::addRow("overlong layer pattern") << QStringList{QStringLiteral("pareto"), kSample, QStringLiteral("--layers"),
-                                                               QString(100000, QLatin1Char('a'))}
-                                                << QStringLiteral("characters long; PeakLens takes at most 512");
+        QTest::addRow("overlong layer pattern")
+            << QStringList{QStringLiteral("pareto"), kSample, QStringLiteral("--layers"), QString(100000, QLatin1Char('a'))}
+            << QStringLiteral("characters long; PeakLens takes at most 512");
         // 2^53 and more would overflow the search for the largest batch.
-        QTest::addRow("batch beyond any machine")
-            << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--max-batch"), QStringLiteral("--budget"),
-                           QStringLiteral("10GiB"), QStringLiteral("--batch"), QStringLiteral("9007199254740993")}
-            << QStringLiteral("--batch");
+        QTest::addRow("batch beyond any machine") << QStringList{QStringLiteral("plan"),
+                                                                 kSample,
+                                                                 QStringLiteral("--max-batch"),
+                                                                 QStringLiteral("--budget"),
+                                                                 QStringLiteral("10GiB"),
+                                                                 QStringLiteral("--batch"),
+                                                                 QStringLiteral("9007199254740993")}
+                                                  << QStringLiteral("--batch");
     }
     void commandErrors()
     {
@@ -383,8 +410,8 @@ private slots:
         const Run info = runCli({QStringLiteral("info"), kBundled});
         QCOMPARE(info.exitCode, 0);
         QVERIFY2(info.out.contains("replay"), info.out.constData());
-        const Run plan = runCli({QStringLiteral("plan"), kBundled, QStringLiteral("--strategy"), QStringLiteral("all"),
-                                 QStringLiteral("--json")});
+        const Run plan = runCli(
+            {QStringLiteral("plan"), kBundled, QStringLiteral("--strategy"), QStringLiteral("all"), QStringLiteral("--json")});
         QCOMPARE(plan.exitCode, 0);
         const QJsonObject result = QJsonDocument::fromJson(plan.out).object();
         QVERIFY(result[QStringLiteral("predicted")].toObject()[QStringLiteral("peak_bytes")].toDouble()
@@ -457,13 +484,16 @@ private slots:
         {
             const char *field;
             bool inHtml, inCsv;
-        } fields[] = {{"layer", true, true},   {"kind", false, true},      {"frame", true, false},
-                      {"file", true, false},  {"meta key", false, false}, {"meta value", false, false}};
+        } fields[] = {{"layer", true, true}, {"kind", false, true},      {"frame", true, false},
+                      {"file", true, false}, {"meta key", false, false}, {"meta value", false, false}};
         for (const auto &field : fields) {
             for (const char *output : {"-", "report.json"})
-                QTest::addRow("%s, %s", field.field, output) << QString::fromLatin1(field.field) << QString::fromLatin1(output) << true;
-            QTest::addRow("%s, report.html", field.field) << QString::fromLatin1(field.field) << QStringLiteral("report.html") << field.inHtml;
-            QTest::addRow("%s, report.csv", field.field) << QString::fromLatin1(field.field) << QStringLiteral("report.csv") << field.inCsv;
+                QTest::addRow("%s, %s", field.field, output)
+                    << QString::fromLatin1(field.field) << QString::fromLatin1(output) << true;
+            QTest::addRow("%s, report.html", field.field)
+                << QString::fromLatin1(field.field) << QStringLiteral("report.html") << field.inHtml;
+            QTest::addRow("%s, report.csv", field.field)
+                << QString::fromLatin1(field.field) << QStringLiteral("report.csv") << field.inCsv;
         }
     }
     void namesNotUtf8AreWrittenVisibly()
@@ -475,9 +505,8 @@ private slots:
         const QString trace = dir.filePath(QStringLiteral("names.peaklens"));
         writeTraceNotUtf8(trace, field);
         const QString out = dir.filePath(output);
-        const Run run = output == QLatin1String("-")
-                            ? runCli({QStringLiteral("summary"), QStringLiteral("--json"), trace})
-                            : runCli({QStringLiteral("report"), trace, QStringLiteral("-o"), out});
+        const Run run = output == QLatin1String("-") ? runCli({QStringLiteral("summary"), QStringLiteral("--json"), trace})
+                                                     : runCli({QStringLiteral("report"), trace, QStringLiteral("-o"), out});
         QVERIFY2(run.exitCode == 0, run.err.constData());
         QVERIFY2(run.err.isEmpty(), run.err.constData());
         QByteArray written = run.out;
@@ -506,8 +535,8 @@ private slots:
         QLibrary driver(QStringLiteral("libcuda.so.1"));
         if (driver.load())
             QSKIP("this machine has an NVIDIA driver; recording is tested where there is a GPU");
-        const Run run = runCli({QStringLiteral("record"), QStringLiteral("--backend"), QStringLiteral("cupti"), QStringLiteral("--"),
-                                QStringLiteral("python3"), QStringLiteral("train.py")});
+        const Run run = runCli({QStringLiteral("record"), QStringLiteral("--backend"), QStringLiteral("cupti"),
+                                QStringLiteral("--"), QStringLiteral("python3"), QStringLiteral("train.py")});
         QCOMPARE(run.exitCode, 2);
         QVERIFY(run.out.isEmpty());
         QVERIFY2(run.err.startsWith("peaklens-cli: record needs a CUDA device"), run.err.constData());
@@ -532,7 +561,8 @@ private slots:
     {
         QTest::addColumn<QString>("file");
         QTest::addRow("trace text") << kSample;
-        QTest::addRow("a real snapshot") << QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_medium_train.pickle.gz");
+        QTest::addRow("a real snapshot") << QStringLiteral(PEAKLENS_SOURCE_DIR
+                                                           "/tests/data/real/snapshot_cs336_medium_train.pickle.gz");
     }
     void diffWithItselfSaysNoDifferences()
     {
@@ -561,12 +591,14 @@ private slots:
         const Run text = runCli({QStringLiteral("diff"), a, b});
         QCOMPARE(text.exitCode, 0);
         const QList<QByteArray> lines = text.out.split('\n');
-        const auto heading = std::find_if(lines.begin(), lines.end(), [](const QByteArray &line) { return line.startsWith("Live at the peak by layer"); });
+        const auto heading = std::find_if(lines.begin(), lines.end(),
+                                          [](const QByteArray &line) { return line.startsWith("Live at the peak by layer"); });
         QVERIFY2(heading != lines.end() && heading + 2 < lines.end(), text.out.constData());
         QVERIFY2((heading + 2)->simplified().startsWith("blocks.1 1.000 MiB 4.000 MiB +3.000 MiB 1 1"), text.out.constData());
         QVERIFY(text.out.contains("+3.000 MiB (+100.0 %)"));
 
-        const Run json = runCli({QStringLiteral("diff"), QStringLiteral("--json"), QStringLiteral("--top"), QStringLiteral("1"), a, b});
+        const Run json =
+            runCli({QStringLiteral("diff"), QStringLiteral("--json"), QStringLiteral("--top"), QStringLiteral("1"), a, b});
         QCOMPARE(json.exitCode, 0);
         QJsonParseError error;
         const QJsonObject object = QJsonDocument::fromJson(json.out, &error).object();
@@ -593,10 +625,11 @@ private slots:
         QStringList files;
         for (int rank : ranks) {
             files << dir.filePath(QStringLiteral("rank%1.pltxt").arg(rank));
-            test::writeBytes(files.last(), QStringLiteral("meta rank %1\nbegin step 1\nalloc a %2KiB activation @fwd:blocks.0\nend step 1\n")
-                                               .arg(rank)
-                                               .arg(100 + rank)
-                                               .toUtf8());
+            test::writeBytes(files.last(),
+                             QStringLiteral("meta rank %1\nbegin step 1\nalloc a %2KiB activation @fwd:blocks.0\nend step 1\n")
+                                 .arg(rank)
+                                 .arg(100 + rank)
+                                 .toUtf8());
         }
         const Run text = runCli(QStringList{QStringLiteral("summary")} + files);
         QCOMPARE(text.exitCode, 0);
@@ -635,7 +668,8 @@ private slots:
         const int count = command.first() == QLatin1String("diff") ? 2 : 3;
         for (int i = 0; i < count; ++i) {
             files << dir.filePath(QStringLiteral("rank%1.peaklens").arg(i));
-            test::writeDamagedTrace(files.last(), i == bad ? QStringLiteral("half") : QStringLiteral("none"), "alloc a 5\nfree a\n");
+            test::writeDamagedTrace(files.last(), i == bad ? QStringLiteral("half") : QStringLiteral("none"),
+                                    "alloc a 5\nfree a\n");
         }
         const Run run = runCli(command + files);
         QCOMPARE(run.exitCode, 2);
@@ -680,10 +714,12 @@ private slots:
         const qsizetype warned = lines.indexOf(lines.filter(QStringLiteral("warning: step")).first());
         QVERIFY2(lines.value(warned + 1).startsWith(QStringLiteral("advice: ")), qPrintable(lines.value(warned + 1)));
         const QString advice = lines.filter(QStringLiteral("advice: ")).last();
-        const QRegularExpressionMatch strategy = QRegularExpression(QStringLiteral("Strategy for a rerun: (\\S+) ")).match(advice);
+        const QRegularExpressionMatch strategy =
+            QRegularExpression(QStringLiteral("Strategy for a rerun: (\\S+) ")).match(advice);
         QVERIFY2(advice.contains(QStringLiteral("checkpointing ")) && strategy.hasMatch(), qPrintable(advice));
         const Plan plan = planForStrategy(buildCostModel(*trace), test::ss(strategy.captured(1)));
-        QVERIFY2(plan.prediction.peakBytes <= std::int64_t(280 * 1024 * 1024 * 0.95), qPrintable(test::qs(formatBytes(plan.prediction.peakBytes))));
+        QVERIFY2(plan.prediction.peakBytes <= std::int64_t(280 * 1024 * 1024 * 0.95),
+                 qPrintable(test::qs(formatBytes(plan.prediction.peakBytes))));
         QVERIFY2(lines.last().startsWith(QStringLiteral("Done: ")) && lines.last().contains(QStringLiteral("finished it")),
                  qPrintable(lines.last()));
         QVERIFY(lines.last().contains(test::qs(formatCount(std::int64_t(trace->events.size())) + " memory events")));
@@ -700,7 +736,8 @@ private slots:
         QCOMPARE(writer.exitCode(), 9);
         const Run run = runCli({QStringLiteral("watch"), out, QStringLiteral("--interval"), QStringLiteral("20")});
         QCOMPARE(run.exitCode, 3);
-        QVERIFY2(run.out.contains("stopped without finishing it") && run.out.contains("6,000 memory events"), run.out.constData());
+        QVERIFY2(run.out.contains("stopped without finishing it") && run.out.contains("6,000 memory events"),
+                 run.out.constData());
         // Nothing is written beside it: the log stays as the writer left it.
         QVERIFY(QFile::exists(out + QStringLiteral("-wal")));
     }
@@ -712,15 +749,18 @@ private slots:
         QTest::addColumn<QStringList>("arguments");
         QTest::addColumn<QString>("problem");
         QTest::newRow("--top 0") << QStringList{QStringLiteral("summary"), kSample, QStringLiteral("--top"), QStringLiteral("0")}
-                                 << QStringLiteral("--top: \"0\" is not a whole number of at least 1; see peaklens-cli summary --help.");
+                                 << QStringLiteral(
+                                        "--top: \"0\" is not a whole number of at least 1; see peaklens-cli summary --help.");
         QTest::newRow("no subcommand") << QStringList{} << QStringLiteral("A subcommand is required; see peaklens-cli --help.");
         QTest::newRow("unknown option") << QStringList{QStringLiteral("info"), kSample, QStringLiteral("--nope")}
                                         << QStringLiteral("--nope; see peaklens-cli info --help.");
-        QTest::newRow("watch --for nan") << QStringList{QStringLiteral("watch"), kSample, QStringLiteral("--for"), QStringLiteral("nan")}
+        QTest::newRow("watch --for nan") << QStringList{QStringLiteral("watch"), kSample, QStringLiteral("--for"),
+                                                        QStringLiteral("nan")}
                                          << QStringLiteral("--for must be a number of seconds, 0 or more.");
         QTest::newRow("watch --for -1") << QStringList{QStringLiteral("watch"), kSample, QStringLiteral("--for=-1")}
                                         << QStringLiteral("--for must be a number of seconds, 0 or more.");
-        QTest::newRow("report to PDF") << QStringList{QStringLiteral("report"), kSample, QStringLiteral("-o"), QStringLiteral("r.pdf")}
+        QTest::newRow("report to PDF") << QStringList{QStringLiteral("report"), kSample, QStringLiteral("-o"),
+                                                      QStringLiteral("r.pdf")}
                                        << QStringLiteral("the app writes PDF: peaklens --export-report r.pdf FILE.");
     }
     void optionErrorsAreOneLine()
@@ -743,7 +783,8 @@ private slots:
         test::writeBytes(out, "the user's notes");
         const Run refused = runCli({QStringLiteral("report"), kSample, QStringLiteral("-o"), out});
         QCOMPARE(refused.exitCode, 2);
-        QCOMPARE(QString::fromUtf8(refused.err), QStringLiteral("peaklens-cli: ") + out + QStringLiteral(": already exists; pass --force to replace it.\n"));
+        QCOMPARE(QString::fromUtf8(refused.err),
+                 QStringLiteral("peaklens-cli: ") + out + QStringLiteral(": already exists; pass --force to replace it.\n"));
         QFile kept(out);
         QVERIFY(kept.open(QIODevice::ReadOnly));
         QCOMPARE(kept.readAll(), QByteArray("the user's notes"));
@@ -759,9 +800,9 @@ private slots:
         QTest::addColumn<QStringList>("arguments");
         QTest::addColumn<QString>("output");
         QTest::newRow("convert") << QStringList{QStringLiteral("convert"), kBundled} << QStringLiteral("out.peaklens");
-        QTest::newRow("report --table events")
-            << QStringList{QStringLiteral("report"), kBundled, QStringLiteral("--table"), QStringLiteral("events"), QStringLiteral("-o")}
-            << QStringLiteral("out.csv");
+        QTest::newRow("report --table events") << QStringList{QStringLiteral("report"), kBundled, QStringLiteral("--table"),
+                                                              QStringLiteral("events"), QStringLiteral("-o")}
+                                               << QStringLiteral("out.csv");
     }
     void fileSizeLimitIsOneSentence()
     {
@@ -795,7 +836,8 @@ private slots:
         QVERIFY(QFile::setPermissions(path, QFile::ReadOwner | QFile::WriteOwner));
         test::execSql(path, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000000) "
                             "INSERT INTO steps SELECT i + 100, i * 1000, i * 1000 + 500 FROM n");
-        const Run run = test::runTool(QStringLiteral("peaklens-cli"), {QStringLiteral("summary"), QStringLiteral("--json"), path}, 300000);
+        const Run run =
+            test::runTool(QStringLiteral("peaklens-cli"), {QStringLiteral("summary"), QStringLiteral("--json"), path}, 300000);
         QCOMPARE(run.exitCode, 0);
         const QJsonDocument json = QJsonDocument::fromJson(run.out);
         QCOMPARE(json.object()[QStringLiteral("steps")].toArray().size(), qsizetype(2000003));
@@ -818,7 +860,8 @@ private slots:
         QVERIFY(test::startLiveWriter(writer, {kBundled, out, QStringLiteral("--commit-every"), QStringLiteral("200"),
                                                QStringLiteral("--pause-ms"), QStringLiteral("50")}));
         QProcess watch;
-        watch.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-cli"), {QStringLiteral("watch"), out, QStringLiteral("--interval"), QStringLiteral("20")});
+        watch.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-cli"),
+                    {QStringLiteral("watch"), out, QStringLiteral("--interval"), QStringLiteral("20")});
         QVERIFY(watch.waitForReadyRead(30000)); // it has read the file once
         const QString other = dir.filePath(QStringLiteral("other.peaklens"));
         QVERIFY(QFile::copy(kBundled, other));
@@ -828,7 +871,8 @@ private slots:
         writer.waitForFinished();
         QCOMPARE(watch.exitCode(), 2);
         const QString err = QString::fromUtf8(watch.readAllStandardError());
-        QVERIFY2(err.startsWith(QStringLiteral("peaklens-cli: ") + out + QStringLiteral(": was replaced by another file")), qPrintable(err));
+        QVERIFY2(err.startsWith(QStringLiteral("peaklens-cli: ") + out + QStringLiteral(": was replaced by another file")),
+                 qPrintable(err));
         QCOMPARE(err.count(QLatin1Char('\n')), 1);
     }
 

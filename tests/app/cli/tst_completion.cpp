@@ -70,7 +70,7 @@ class tst_Completion : public QObject
     Q_OBJECT
 
 private:
-    QTemporaryDir m_folder; // the files a file name completes to
+    QTemporaryDir m_folder;       // the files a file name completes to
     QTemporaryDir m_zshFunctions; // the folder in zsh's $fpath
     QString m_bashDriver;
     QString m_zshDriver;

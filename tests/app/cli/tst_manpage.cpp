@@ -56,8 +56,8 @@ private slots:
         if (QStandardPaths::findExecutable(QStringLiteral("groff")).isEmpty())
             QSKIP("groff is not installed");
         QProcess groff;
-        groff.start(QStringLiteral("groff"), {QStringLiteral("-k"), QStringLiteral("-man"), QStringLiteral("-Tutf8"), QStringLiteral("-ww"),
-                                              QStringLiteral("-P-cbou"), kPage});
+        groff.start(QStringLiteral("groff"), {QStringLiteral("-k"), QStringLiteral("-man"), QStringLiteral("-Tutf8"),
+                                              QStringLiteral("-ww"), QStringLiteral("-P-cbou"), kPage});
         QVERIFY(groff.waitForFinished(30000));
         QCOMPARE(groff.exitCode(), 0);
         // -k: the page is UTF-8, read as man reads it; -ww: every warning groff has, and the
@@ -70,7 +70,8 @@ private slots:
     void hasSections_data()
     {
         QTest::addColumn<QString>("heading");
-        for (const char *heading : {"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "COMMANDS", "EXIT STATUS", "ENVIRONMENT", "SEE ALSO"})
+        for (const char *heading :
+             {"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "COMMANDS", "EXIT STATUS", "ENVIRONMENT", "SEE ALSO"})
             QTest::addRow("%s", heading) << QString::fromLatin1(heading);
     }
 
@@ -95,9 +96,8 @@ private slots:
     {
         QFETCH(QString, subcommand);
         const QString commands = section(m_rendered, QStringLiteral("COMMANDS"));
-        const QRegularExpression subsection(
-            QStringLiteral("^   %1\\n(.*?)(?=^   \\S|\\z)").arg(subcommand),
-            QRegularExpression::MultilineOption | QRegularExpression::DotMatchesEverythingOption);
+        const QRegularExpression subsection(QStringLiteral("^   %1\\n(.*?)(?=^   \\S|\\z)").arg(subcommand),
+                                            QRegularExpression::MultilineOption | QRegularExpression::DotMatchesEverythingOption);
         const QString text = subsection.match(commands).captured(1);
         QVERIFY2(text.contains(QStringLiteral("peaklens-cli ") + subcommand + QStringLiteral(" [OPTIONS]")), qPrintable(text));
         for (const QString &option : test::optionsFromHelp(subcommand)) {

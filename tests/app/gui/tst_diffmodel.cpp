@@ -41,10 +41,12 @@ private slots:
                      model.index(row, DiffModel::BytesBColumn).data(DiffModel::SortRole).toLongLong()
                          - model.index(row, DiffModel::BytesAColumn).data(DiffModel::SortRole).toLongLong());
         }
-        QCOMPARE(shown.value(QStringLiteral("blocks.0")), QStringList({QString::fromStdString(formatBytes(1024)), QString::fromStdString(formatBytes(3072)),
-                                                                        QLatin1Char('+') + QString::fromStdString(formatBytes(2048))}));
-        QCOMPARE(shown.value(QStringLiteral("blocks.1")), QStringList({QString::fromStdString(formatBytes(4096)), QString::fromStdString(formatBytes(1024)),
-                                                                        QString::fromStdString(formatBytes(-3072))}));
+        QCOMPARE(shown.value(QStringLiteral("blocks.0")),
+                 QStringList({QString::fromStdString(formatBytes(1024)), QString::fromStdString(formatBytes(3072)),
+                              QLatin1Char('+') + QString::fromStdString(formatBytes(2048))}));
+        QCOMPARE(shown.value(QStringLiteral("blocks.1")),
+                 QStringList({QString::fromStdString(formatBytes(4096)), QString::fromStdString(formatBytes(1024)),
+                              QString::fromStdString(formatBytes(-3072))}));
         model.resetData({}, QStringLiteral("Category"));
         QCOMPARE(model.rowCount(), 0);
     }

@@ -15,10 +15,10 @@
 
 #include <QAction>
 #include <QLabel>
-#include <QToolButton>
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTemporaryDir>
+#include <QToolButton>
 
 using namespace peaklens;
 using namespace peaklens::gui;
@@ -40,9 +40,8 @@ struct Seen
 Seen followUntilItEnds(LiveFollow &live)
 {
     Seen seen;
-    QObject::connect(&live, &LiveFollow::documentReady, [&](const DocumentPtr &document, const LiveStatus &) {
-        seen.documents.push_back(document);
-    });
+    QObject::connect(&live, &LiveFollow::documentReady,
+                     [&](const DocumentPtr &document, const LiveStatus &) { seen.documents.push_back(document); });
     QObject::connect(&live, &LiveFollow::statusChanged, [&](const LiveStatus &status) { seen.statuses.push_back(status); });
     QObject::connect(&live, &LiveFollow::ended, [&](const LiveStatus &status) { seen.ended = status; });
     QObject::connect(&live, &LiveFollow::failed, [&](const QString &message) { seen.failure = message; });
@@ -95,10 +94,10 @@ QString differences(const Trace &a, const Trace &b)
     return parts.join(QStringLiteral(", "));
 }
 
-#define COMPARE_TRACES(a, b)                                                                                           \
-    do {                                                                                                               \
-        const QString differ = differences(a, b);                                                                      \
-        QVERIFY2(differ.isEmpty(), qPrintable(QStringLiteral("the traces differ in ") + differ));                      \
+#define COMPARE_TRACES(a, b)                                                                                                     \
+    do {                                                                                                                         \
+        const QString differ = differences(a, b);                                                                                \
+        QVERIFY2(differ.isEmpty(), qPrintable(QStringLiteral("the traces differ in ") + differ));                                \
     } while (false)
 
 } // namespace
@@ -168,7 +167,8 @@ private slots:
         QCOMPARE(seen.ended->peakBytes.value_or(-1), opened->peakBytes);
         // While it was written the status line said the step and its phase.
         const bool saidAStep = std::any_of(seen.statuses.begin(), seen.statuses.end(), [](const LiveStatus &status) {
-            return status.writer == TraceFollower::Writer::Writing && status.step && status.text().contains(QStringLiteral("step"));
+            return status.writer == TraceFollower::Writer::Writing && status.step
+                   && status.text().contains(QStringLiteral("step"));
         });
         QCOMPARE(saidAStep, !whole->steps.empty());
     }
@@ -179,8 +179,8 @@ private slots:
         const QString out = dir.filePath(QStringLiteral("killed.peaklens"));
         QProcess writer;
         QVERIFY(test::startLiveWriter(writer, {kSample, out, QStringLiteral("--commit-every"), QStringLiteral("300"),
-                                               QStringLiteral("--pause-ms"), QStringLiteral("20"),
-                                               QStringLiteral("--die-after"), QStringLiteral("4")}));
+                                               QStringLiteral("--pause-ms"), QStringLiteral("20"), QStringLiteral("--die-after"),
+                                               QStringLiteral("4")}));
         LiveFollow live(out, 20);
         const Seen seen = followUntilItEnds(live);
         QVERIFY(writerEnded(writer));
@@ -219,7 +219,8 @@ private slots:
         const QString warning = seen.ended->headroomWarning;
         QCOMPARE(!warning.isEmpty(), warned);
         if (warned) {
-            QVERIFY2(warning.contains(QStringLiteral("within 5 % of the device's 280.0 MiB")) && warning.contains(QStringLiteral("most held by ")),
+            QVERIFY2(warning.contains(QStringLiteral("within 5 % of the device's 280.0 MiB"))
+                         && warning.contains(QStringLiteral("most held by ")),
                      qPrintable(warning));
             QVERIFY(seen.ended->text().contains(warning));
             // With the warning comes the planner's cheapest toggle set, on what had been
@@ -325,7 +326,8 @@ private slots:
         window.openFile(out);
         // A step came within 5 % of the device's memory: the warning offers the planner's
         // toggles, picked on what has been recorded so far, ticked with a click.
-        QVERIFY(QTest::qWaitFor([&] { return window.liveFollow() && !window.liveFollow()->status().headroomStrategy.isEmpty(); }, 60000));
+        QVERIFY(QTest::qWaitFor([&] { return window.liveFollow() && !window.liveFollow()->status().headroomStrategy.isEmpty(); },
+                                60000));
         QToolButton *headroom = window.headroomButton();
         QVERIFY(headroom->isVisible());
         const QString strategy = window.liveFollow()->status().headroomStrategy;
@@ -365,8 +367,8 @@ private slots:
         const QString out = dir.filePath(QStringLiteral("killed.peaklens"));
         QProcess writer;
         QVERIFY(test::startLiveWriter(writer, {kSample, out, QStringLiteral("--commit-every"), QStringLiteral("300"),
-                                               QStringLiteral("--pause-ms"), QStringLiteral("150"),
-                                               QStringLiteral("--die-after"), QStringLiteral("5")}));
+                                               QStringLiteral("--pause-ms"), QStringLiteral("150"), QStringLiteral("--die-after"),
+                                               QStringLiteral("5")}));
         QVERIFY(firstCommit(writer));
         MainWindow window;
         window.show();

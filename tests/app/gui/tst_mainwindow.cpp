@@ -2,15 +2,15 @@
 #include "testsupport.h"
 #include "tracefiledamage.h"
 
+#include "layereditor.h"
 #include "mainwindow.h"
-#include "recorddialog.h"
 #include "models/layermodel.h"
 #include "models/livesetmodel.h"
 #include "models/runcomparisonmodel.h"
 #include "models/runsmodel.h"
+#include "recorddialog.h"
 #include "replayprocess.h"
 #include "runstore.h"
-#include "layereditor.h"
 #include "widgets/allocatorpane.h"
 #include "widgets/emptystate.h"
 #include "widgets/livesetpane.h"
@@ -19,8 +19,8 @@
 #include "widgets/timelineview.h"
 #include "widgets/whatifbar.h"
 
-#include "core/format/tracewriter.h"
 #include "core/analysis/allocatorstate.h"
+#include "core/format/tracewriter.h"
 #include "core/plan/plannotes.h"
 #include "core/plan/predictor.h"
 #include "core/report/palette.h"
@@ -29,30 +29,30 @@
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QPlainTextEdit>
-#include <QTableView>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QProcess>
+#include <QImage>
+#include <QLabel>
 #include <QLibrary>
 #include <QLineEdit>
 #include <QMenu>
-#include <QScopeGuard>
-#include <QImage>
+#include <QPlainTextEdit>
+#include <QProcess>
 #include <QRegularExpression>
+#include <QScopeGuard>
 #include <QSettings>
 #include <QSignalSpy>
-#include <QLabel>
 #include <QStatusBar>
+#include <QTableView>
 #include <QTemporaryDir>
 
 #include <csignal>
 #include <tuple>
 
+#include <memory>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <memory>
 
 using namespace peaklens;
 using namespace peaklens::gui;
@@ -107,9 +107,10 @@ QString writeRecorded(const QTemporaryDir &directory, const QString &workDirecto
 // The sample with a replay spec small enough that a rerun of many steps takes seconds.
 QString writeSmallReplay(const QTemporaryDir &directory)
 {
-    return writeVariant(directory, QStringLiteral("small.peaklens"),
-                        {{"replay.spec", R"({"model":"gpt","layers":6,"d_model":32,"heads":2,"seq":16,"vocab":64,"batch":2,"seed":0})"},
-                         {"replay.options", R"({"device":"cpu","dtype":"fp32","micro_batches":1,"steps":3,"warmup":1})"}});
+    return writeVariant(
+        directory, QStringLiteral("small.peaklens"),
+        {{"replay.spec", R"({"model":"gpt","layers":6,"d_model":32,"heads":2,"seq":16,"vocab":64,"batch":2,"seed":0})"},
+         {"replay.options", R"({"device":"cpu","dtype":"fp32","micro_batches":1,"steps":3,"warmup":1})"}});
 }
 
 // A program of ours replaced, for a test, by a script found first through PEAKLENS_PLUGIN_DIR.
@@ -176,8 +177,8 @@ private slots:
         QCOMPARE(layers->rowCount(), 5); // embed, blocks, ln_f, head, loss; the blocks below "blocks"
 
         const auto &chain = document->model->layers;
-        QVERIFY(layers->setData(layers->indexOfLayer(chain[2].layer, LayerModel::CheckpointColumn), Qt::Checked,
-                                Qt::CheckStateRole));
+        QVERIFY(
+            layers->setData(layers->indexOfLayer(chain[2].layer, LayerModel::CheckpointColumn), Qt::Checked, Qt::CheckStateRole));
         std::vector<bool> toggles(chain.size(), false);
         toggles[2] = true;
         const Prediction prediction = predict(*document->model, toggles);
@@ -209,8 +210,9 @@ private slots:
                                 Qt::CheckStateRole));
         std::vector<bool> ticked = segments.checkpoint;
         ticked.back() = true;
-        QVERIFY2(shown().contains(QStringLiteral("peak ") + QString::fromStdString(formatBytes(predict(model, ticked).peakBytes))),
-                 qPrintable(shown()));
+        QVERIFY2(
+            shown().contains(QStringLiteral("peak ") + QString::fromStdString(formatBytes(predict(model, ticked).peakBytes))),
+            qPrintable(shown()));
     }
 
     // The whole loop on the CPU: toggle, rerun with peaklens-replay, find the measured run.
@@ -247,7 +249,8 @@ private slots:
         int smaller = 0;
         for (int row = 0; row < comparison->rowCount(); ++row) {
             if (comparison->index(row, RunComparisonModel::LayerColumn).data().toString().startsWith(QStringLiteral("blocks."))
-                && comparison->index(row, RunComparisonModel::BytesChangeColumn).data(RunComparisonModel::SortRole).toLongLong() < 0)
+                && comparison->index(row, RunComparisonModel::BytesChangeColumn).data(RunComparisonModel::SortRole).toLongLong()
+                       < 0)
                 ++smaller;
         }
         QCOMPARE(smaller, int(run.checkpoint.size()));
@@ -419,7 +422,8 @@ private slots:
     {
         MainWindow window;
         window.show();
-        const QString traces[] = {kSample, QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_medium_train.pickle.gz")};
+        const QString traces[] = {kSample,
+                                  QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_medium_train.pickle.gz")};
         std::map<QString, QRgb> seen;
         std::map<QString, std::vector<int>> places; // where each category is stacked, per trace
         for (const QString &path : traces) {
@@ -440,9 +444,8 @@ private slots:
             }
         }
         // The two traces stack some category in a different place, so ranks are not what colours them.
-        QVERIFY(std::any_of(places.begin(), places.end(), [](const auto &entry) {
-            return entry.second.size() == 2 && entry.second[0] != entry.second[1];
-        }));
+        QVERIFY(std::any_of(places.begin(), places.end(),
+                            [](const auto &entry) { return entry.second.size() == 2 && entry.second[0] != entry.second[1]; }));
 
         // Switching the stacking with a layer selected keeps every legend entry named.
         window.selectLayer(QString::fromStdString(window.document()->trace->layers.front().path));
@@ -451,13 +454,16 @@ private slots:
         for (int i = 0; i < window.timeline()->graphCount(); ++i) {
             QCPGraph *graph = window.timeline()->graph(i);
             if (graph->visible())
-                QVERIFY2(!graph->name().isEmpty() && !graph->name().startsWith(QStringLiteral("Graph")), qPrintable(graph->name()));
+                QVERIFY2(!graph->name().isEmpty() && !graph->name().startsWith(QStringLiteral("Graph")),
+                         qPrintable(graph->name()));
         }
-        QCPGraph *layer = graphNamed(window.timeline(), QStringLiteral("memory of ")
-                                                            + QString::fromStdString(window.document()->trace->layers.front().path));
+        QCPGraph *layer =
+            graphNamed(window.timeline(),
+                       QStringLiteral("memory of ") + QString::fromStdString(window.document()->trace->layers.front().path));
         QVERIFY(layer);
         for (int i = 0; i < kCategoryCount; ++i)
-            QVERIFY(layer->pen().color().rgb() != QColor(static_cast<QRgb>(palette::categoryColor(static_cast<Category>(i)))).rgb());
+            QVERIFY(layer->pen().color().rgb()
+                    != QColor(static_cast<QRgb>(palette::categoryColor(static_cast<Category>(i)))).rgb());
     }
 
     // Before a trace is open, and after a first file that fails, the window says what to do.
@@ -505,7 +511,8 @@ private slots:
     void aTraceWithoutSpecCannotRerun()
     {
         const DocumentPtr document = loadDocument(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/modelled-step.pltxt"));
-        QVERIFY(ReplayProcess::unavailableReason(*document).contains(QStringLiteral("neither a replay spec nor a recorded command")));
+        QVERIFY(
+            ReplayProcess::unavailableReason(*document).contains(QStringLiteral("neither a replay spec nor a recorded command")));
     }
 
     // Two ranks of one run open together; the selector lists them by rank and switches.
@@ -588,10 +595,12 @@ private slots:
                   "printf '%s\\n' \"$@\" > args.txt\n"
                   "printf '%s' \"$PEAKLENS_CHECKPOINT\" > checkpoint.txt\n"
                   "mkdir -p \"$7\"\n"
-                  "cp '" + kSample.toUtf8() + "' \"$7/rank0-pid99.peaklens\"\n"
-                  "printf '{\"format\": \"peaklens-gradients\", \"version\": 1, \"parameters\": {\"w\": [2.5, 0.5]}}' "
-                  "> \"$7/rank0-pid99.gradients.json\"\n"
-                  "echo 'recorded 1 trace file(s)'\n");
+                  "cp '"
+                  + kSample.toUtf8()
+                  + "' \"$7/rank0-pid99.peaklens\"\n"
+                    "printf '{\"format\": \"peaklens-gradients\", \"version\": 1, \"parameters\": {\"w\": [2.5, 0.5]}}' "
+                    "> \"$7/rank0-pid99.gradients.json\"\n"
+                    "echo 'recorded 1 trace file(s)'\n");
         cli.close();
         cli.setPermissions(cli.permissions() | QFileDevice::ExeOwner);
         qputenv("PEAKLENS_PLUGIN_DIR", pluginDirectory.toUtf8());
@@ -727,7 +736,8 @@ private slots:
         const AllocationSites &sites = *window.document()->sites;
         for (std::size_t i = 0; i + 1 < trace.events.size(); ++i) {
             const std::string label = sites.label(sites.siteOf(trace.events.stack(i)));
-            if (trace.events.deltaBytes(i) > 0 && label == "SiLU (swiglu.py:10)" && trace.events.timeNs(i + 1) > trace.events.timeNs(i)) {
+            if (trace.events.deltaBytes(i) > 0 && label == "SiLU (swiglu.py:10)"
+                && trace.events.timeNs(i + 1) > trace.events.timeNs(i)) {
                 const QString hover = momentText(*window.document(), window.document()->byCategory, 0, trace.events.timeNs(i));
                 QVERIFY2(hover.contains(QStringLiteral("allocated at SiLU (swiglu.py:10)")), qPrintable(hover));
                 return;
@@ -835,7 +845,8 @@ private slots:
         QSignalSpy finished(&window, &MainWindow::rerunFinished);
         window.rerun();
         QVERIFY(window.isRerunning());
-        QVERIFY(QTest::qWaitFor([&] { return window.runsModel()->rowCount() >= 2 && window.runsModel()->run(1).document; }, 60000));
+        QVERIFY(
+            QTest::qWaitFor([&] { return window.runsModel()->rowCount() >= 2 && window.runsModel()->run(1).document; }, 60000));
         const RunRecord &restored = window.runsModel()->run(1);
         QCOMPARE(restored.label, first.label);
         QCOMPARE(restored.checkpoint, first.checkpoint);
@@ -981,9 +992,9 @@ private slots:
         QTest::newRow("report onto an existing report")
             << QStringList{QStringLiteral("--export-report"), QStringLiteral("existing.html"), QStringLiteral("input.pltxt")}
             << QStringLiteral("existing.html: already exists; pass --force to replace it.");
-        QTest::newRow("report onto a FIFO")
-            << QStringList{QStringLiteral("--export-report"), QStringLiteral("fifo.pdf"), QStringLiteral("input.pltxt")}
-            << QStringLiteral("fifo.pdf: is a pipe");
+        QTest::newRow("report onto a FIFO") << QStringList{QStringLiteral("--export-report"), QStringLiteral("fifo.pdf"),
+                                                           QStringLiteral("input.pltxt")}
+                                            << QStringLiteral("fifo.pdf: is a pipe");
     }
     void outputsThatMustNotBeWritten()
     {
@@ -991,9 +1002,12 @@ private slots:
         QFETCH(QString, problem);
         QTemporaryDir directory;
         const QDir dir(directory.path());
-        QVERIFY(QFile::copy(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/modelled-step.pltxt"), dir.filePath(QStringLiteral("input.pltxt"))));
+        QVERIFY(QFile::copy(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/modelled-step.pltxt"),
+                            dir.filePath(QStringLiteral("input.pltxt"))));
         QVERIFY(QFile::link(QStringLiteral("input.pltxt"), dir.filePath(QStringLiteral("link.png"))));
-        QCOMPARE(::link(qPrintable(dir.filePath(QStringLiteral("input.pltxt"))), qPrintable(dir.filePath(QStringLiteral("hard.png")))), 0);
+        QCOMPARE(
+            ::link(qPrintable(dir.filePath(QStringLiteral("input.pltxt"))), qPrintable(dir.filePath(QStringLiteral("hard.png")))),
+            0);
         QCOMPARE(::mkfifo(qPrintable(dir.filePath(QStringLiteral("fifo.png"))), 0600), 0);
         QCOMPARE(::mkfifo(qPrintable(dir.filePath(QStringLiteral("fifo.pdf"))), 0600), 0);
         test::writeBytes(dir.filePath(QStringLiteral("existing.png")), "the user's picture");
@@ -1004,7 +1018,8 @@ private slots:
                 QFile file(entry.absoluteFilePath());
                 const bool regular = entry.isFile() && !entry.isSymLink();
                 state << entry.fileName() + QLatin1Char(' ')
-                             + (regular && file.open(QIODevice::ReadOnly) ? QString::fromLatin1(file.readAll().toHex().left(64)) : QString());
+                             + (regular && file.open(QIODevice::ReadOnly) ? QString::fromLatin1(file.readAll().toHex().left(64))
+                                                                          : QString());
             }
             return state;
         };
@@ -1072,7 +1087,8 @@ private slots:
         info.start(QStringLiteral("pdfinfo"), {out});
         QVERIFY2(info.waitForFinished(30000) && info.exitCode() == 0, "pdfinfo (poppler-utils) could not read the PDF");
         const QByteArray pages = info.readAllStandardOutput();
-        QVERIFY2(QRegularExpression(QStringLiteral("Pages:\\s+[1-9]")).match(QString::fromUtf8(pages)).hasMatch(), pages.constData());
+        QVERIFY2(QRegularExpression(QStringLiteral("Pages:\\s+[1-9]")).match(QString::fromUtf8(pages)).hasMatch(),
+                 pages.constData());
         QProcess text;
         text.start(QStringLiteral("pdftotext"), {out, QStringLiteral("-")});
         QVERIFY(text.waitForFinished(30000) && text.exitCode() == 0);
@@ -1128,9 +1144,9 @@ private slots:
     void screenshotOfAMissingFileFails()
     {
         QTemporaryDir directory;
-        const auto run = test::runTool(QStringLiteral("peaklens"), {QStringLiteral("--screenshot"),
-                                                                    directory.filePath(QStringLiteral("x.png")),
-                                                                    QStringLiteral("/nonexistent/trace.peaklens")});
+        const auto run = test::runTool(QStringLiteral("peaklens"),
+                                       {QStringLiteral("--screenshot"), directory.filePath(QStringLiteral("x.png")),
+                                        QStringLiteral("/nonexistent/trace.peaklens")});
         QCOMPARE(run.exitCode, 2);
         QVERIFY(run.err.contains("/nonexistent/trace.peaklens"));
     }

@@ -87,8 +87,9 @@ private Q_SLOTS:
         QVERIFY(!window.timeline()->blockAt(t, document.peakBytes + 1)); // above the stack
         window.pickTime(t, 0);
         QCOMPARE(window.blockPane()->block(), block);
-        QVERIFY2(window.blockPane()->text().contains(QString::fromStdString(formatBytes(document.trace->events.deltaBytes(event)))),
-                 qPrintable(window.blockPane()->text()));
+        QVERIFY2(
+            window.blockPane()->text().contains(QString::fromStdString(formatBytes(document.trace->events.deltaBytes(event)))),
+            qPrintable(window.blockPane()->text()));
 
         // The same with the mouse: a click just above the axis.
         QSignalSpy clicked(window.timeline(), &TimelineView::blockClicked);
@@ -119,7 +120,8 @@ private Q_SLOTS:
         QCOMPARE(selected.count(), 1);
         QVERIFY(selected.front().at(1).toString().startsWith(QLatin1String("memory under")));
         // Its curve is drawn off the UI thread, then shown.
-        QTRY_VERIFY_WITH_TIMEOUT(window.statusBar()->currentMessage().startsWith(QLatin1String("Drawn: the memory under")), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(window.statusBar()->currentMessage().startsWith(QLatin1String("Drawn: the memory under")),
+                                 30000);
 
         // At a clicked time, what is live then.
         const std::int64_t early = document.summary.firstNs;

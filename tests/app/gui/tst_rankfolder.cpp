@@ -45,8 +45,17 @@ QProcessEnvironment standinEnvironment()
 
 QStringList recordArguments(const QString &out)
 {
-    return {QStringLiteral("record"), QStringLiteral("--backend"), QStringLiteral("cupti"), QStringLiteral("--out"), out, QStringLiteral("--"), QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-test-trainer"),
-            QStringLiteral("--steps"), QStringLiteral("2"), QStringLiteral("--layers"), QStringLiteral("3")};
+    return {QStringLiteral("record"),
+            QStringLiteral("--backend"),
+            QStringLiteral("cupti"),
+            QStringLiteral("--out"),
+            out,
+            QStringLiteral("--"),
+            QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-test-trainer"),
+            QStringLiteral("--steps"),
+            QStringLiteral("2"),
+            QStringLiteral("--layers"),
+            QStringLiteral("3")};
 }
 
 // torchrun: one `record` around a launcher that starts every rank with RANK, LOCAL_RANK
@@ -93,7 +102,8 @@ QString writeRanks(const QString &out)
         trace.meta[std::string(metakey::Rank)] = std::to_string(rank);
         trace.meta[std::string(metakey::WorldSize)] = std::to_string(kRanks);
         trace.meta[std::string(metakey::ProcessId)] = std::to_string(100 + rank);
-        TraceWriter::writeTrace(trace, QDir(out).filePath(QStringLiteral("rank%1-pid%2.peaklens").arg(rank).arg(100 + rank)).toStdString());
+        TraceWriter::writeTrace(
+            trace, QDir(out).filePath(QStringLiteral("rank%1-pid%2.peaklens").arg(rank).arg(100 + rank)).toStdString());
     }
     return {};
 }
@@ -146,7 +156,8 @@ private slots:
         QVERIFY(selector);
         QCOMPARE(selector->count(), kRanks);
         for (int rank = 0; rank < kRanks; ++rank)
-            QVERIFY2(selector->itemText(rank).startsWith(QStringLiteral("rank %1 ").arg(rank)), qPrintable(selector->itemText(rank)));
+            QVERIFY2(selector->itemText(rank).startsWith(QStringLiteral("rank %1 ").arg(rank)),
+                     qPrintable(selector->itemText(rank)));
         QCOMPARE(window.ranksPane()->model()->rowCount(), kRanks);
         QCOMPARE(window.document()->trace->metaValue(metakey::Rank), std::string("0"));
         // Open Recent offers the folder, not one of its files.
@@ -161,7 +172,8 @@ private slots:
         window.openFile(directory.path());
         QVERIFY(failed.wait(60000));
         const QString message = failed.front().front().toString();
-        QVERIFY2(message.contains(directory.path()) && message.contains(QStringLiteral("no *.peaklens traces")), qPrintable(message));
+        QVERIFY2(message.contains(directory.path()) && message.contains(QStringLiteral("no *.peaklens traces")),
+                 qPrintable(message));
     }
 };
 

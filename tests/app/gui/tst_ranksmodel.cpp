@@ -42,7 +42,8 @@ private slots:
             QCOMPARE(model.index(row, RanksModel::RankColumn).data(RanksModel::SortRole).toLongLong(), qint64(row));
         QCOMPARE(model.index(3, RanksModel::PeakColumn).data().toString(), QString::fromStdString(formatBytes(2 << 20)));
         QCOMPARE(model.index(3, RanksModel::FileColumn).data().toString(), QStringLiteral("rank3.peaklens"));
-        QCOMPARE(model.index(3, RanksModel::LayerColumn).data().toString(), QStringLiteral("blocks.3 (%1)").arg(QString::fromStdString(formatBytes(1 << 20))));
+        QCOMPARE(model.index(3, RanksModel::LayerColumn).data().toString(),
+                 QStringLiteral("blocks.3 (%1)").arg(QString::fromStdString(formatBytes(1 << 20))));
         for (int row = 0; row < 3; ++row)
             QVERIFY(!model.index(row, RanksModel::OutlierColumn).data(RanksModel::SortRole).toBool());
         QVERIFY(model.index(3, RanksModel::OutlierColumn).data(RanksModel::SortRole).toBool());

@@ -17,7 +17,8 @@ private slots:
     {
         RunComparisonModel model;
         QAbstractItemModelTester tester(&model);
-        const DocumentPtr baseline = loadDocument(QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens"));
+        const DocumentPtr baseline =
+            loadDocument(QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens"));
         const DocumentPtr other = loadDocument(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/modelled-step.pltxt"));
         model.resetData(baseline, baseline);
         QCOMPARE(model.rowCount(), int(baseline->trace->layers.size()));

@@ -40,15 +40,18 @@ private slots:
         model.resetData({baseline});
         QCOMPARE(model.rowCount(), 1);
         QCOMPARE(model.index(0, RunsModel::CheckpointColumn).data().toString(), QStringLiteral("none"));
-        QCOMPARE(model.index(0, RunsModel::MeasuredPeakColumn).data().toString(), QString::fromStdString(formatBytes(100 << 20)) + QStringLiteral(" (+0.0 %)"));
+        QCOMPARE(model.index(0, RunsModel::MeasuredPeakColumn).data().toString(),
+                 QString::fromStdString(formatBytes(100 << 20)) + QStringLiteral(" (+0.0 %)"));
         QCOMPARE(model.index(0, RunsModel::PredictedChangeColumn).data().toString(), QStringLiteral("reference"));
 
         // Predicted 80 MiB, measured 64 MiB: the prediction was 25 % high.
-        model.append(run(QStringLiteral("rerun 1"), {QStringLiteral("blocks.0..blocks.3"), QStringLiteral("blocks.5")}, 80 << 20, 64 << 20));
+        model.append(run(QStringLiteral("rerun 1"), {QStringLiteral("blocks.0..blocks.3"), QStringLiteral("blocks.5")}, 80 << 20,
+                         64 << 20));
         QCOMPARE(model.rowCount(), 2);
         QCOMPARE(model.index(1, RunsModel::CheckpointColumn).data().toString(), QStringLiteral("2 unit(s)"));
         QCOMPARE(model.index(1, RunsModel::PredictedPeakColumn).data().toString(), QString::fromStdString(formatBytes(80 << 20)));
-        QCOMPARE(model.index(1, RunsModel::MeasuredPeakColumn).data().toString(), QString::fromStdString(formatBytes(64 << 20)) + QStringLiteral(" (+25.0 %)"));
+        QCOMPARE(model.index(1, RunsModel::MeasuredPeakColumn).data().toString(),
+                 QString::fromStdString(formatBytes(64 << 20)) + QStringLiteral(" (+25.0 %)"));
 
         RunRecord failed = model.run(1);
         failed.outcome = QStringLiteral("out of memory");

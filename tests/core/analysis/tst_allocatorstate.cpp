@@ -139,8 +139,8 @@ private slots:
         QTest::addRow("expandable: one segment, one run across the seam")
             << true << QStringLiteral("0x10000000 40: blocks 0+14; free 14+26") << 26 * MiB << 0.0;
         QTest::addRow("plain segments stay apart even when adjacent")
-            << false << QStringLiteral("0x10000000 20: blocks 0+14; free 14+6\n0x11400000 20: blocks ; free 0+20")
-            << 20 * MiB << 26.0 / 40;
+            << false << QStringLiteral("0x10000000 20: blocks 0+14; free 14+6\n0x11400000 20: blocks ; free 0+20") << 20 * MiB
+            << 26.0 / 40;
     }
 
     void adjacentMapsMergeOnlyWhenExpandable()
@@ -162,11 +162,11 @@ private slots:
 
     void unmappingPartOfAnExpandableSegmentSplitsIt()
     {
-        const auto trace = traceFrom(QStringLiteral("meta allocator.expandable_segments true\n")
-                                     + QString::fromUtf8(kAdjacentMaps)
-                                     + QStringLiteral("t=3 alloc 0x11e00000 2MiB\n"     // at 30 MiB
-                                                      "t=4 unreserve 0x11400000 8MiB\n" // 20..28 MiB
-                                                      "t=5 reserve 0x11400000 8MiB\n"));
+        const auto trace =
+            traceFrom(QStringLiteral("meta allocator.expandable_segments true\n") + QString::fromUtf8(kAdjacentMaps)
+                      + QStringLiteral("t=3 alloc 0x11e00000 2MiB\n"     // at 30 MiB
+                                       "t=4 unreserve 0x11400000 8MiB\n" // 20..28 MiB
+                                       "t=5 reserve 0x11400000 8MiB\n"));
         QCOMPARE(printSegments(allocatorStateAt(*trace, kCuda0, 4)),
                  QStringLiteral("0x10000000 20: blocks 0+14; free 14+6\n0x11c00000 12: blocks 2+2; free 0+2 4+8"));
         // Mapped again, the pages rejoin both sides into one segment.
@@ -207,7 +207,8 @@ private slots:
 
         const AllocatorState after = allocatorStateAt(*trace, kCuda0, 4);
         QVERIFY(after.outsideBlocks.empty());
-        QCOMPARE(printSegments(after), QStringLiteral("0x10000000 20: blocks 0+4; free 4+16\n0x50000000 4: blocks 0+3; free 3+1"));
+        QCOMPARE(printSegments(after),
+                 QStringLiteral("0x10000000 20: blocks 0+4; free 4+16\n0x50000000 4: blocks 0+3; free 3+1"));
         QCOMPARE(printTotals(after), QStringLiteral("reserved 24 allocated 7 free 17 largest 16 outside 0 unplaced 0"));
 
         const AllocatorState released = allocatorStateAt(*trace, kCuda0, 5);
@@ -287,8 +288,7 @@ private slots:
                               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or release cached memory with "
                               "torch.cuda.empty_cache().");
         QTest::addRow("more than is free in total")
-            << fragmented + QStringLiteral("t=5 oom 17MiB\n") << QStringLiteral("lack of memory")
-            << QStringLiteral("20/4/16/6")
+            << fragmented + QStringLiteral("t=5 oom 17MiB\n") << QStringLiteral("lack of memory") << QStringLiteral("20/4/16/6")
             << QStringLiteral("Allocating 17.00 MiB on cuda:0 failed because only 16.00 MiB of the 20.00 MiB reserved was "
                               "free (4.000 MiB allocated): the memory was used up, so the step must keep less (smaller "
                               "batch, checkpointing), not merely pack it better.");
@@ -301,9 +301,8 @@ private slots:
         QTest::addRow("totals alone show a lack of memory")
             << QStringLiteral("t=0 reserve 0x0 20MiB\nt=1 alloc a 16MiB\nt=2 oom 8MiB\n") << QStringLiteral("lack of memory")
             << QStringLiteral("20/16/4/-") << QString();
-        QTest::addRow("no reserved memory recorded")
-            << QStringLiteral("t=1 alloc a 16MiB\nt=2 oom 8MiB\n") << QStringLiteral("unknown") << QStringLiteral("0/16/0/-")
-            << QString();
+        QTest::addRow("no reserved memory recorded") << QStringLiteral("t=1 alloc a 16MiB\nt=2 oom 8MiB\n")
+                                                     << QStringLiteral("unknown") << QStringLiteral("0/16/0/-") << QString();
         QTest::addRow("expandable segments merge the runs: the request fits")
             << QStringLiteral("meta allocator.expandable_segments true\n") + QString::fromUtf8(kAdjacentMaps)
                    + QStringLiteral("t=3 oom 24MiB\n")
@@ -405,12 +404,12 @@ private slots:
         QTest::addColumn<qint64>("largest");
         QTest::addRow("cs336 medium train") << QStringLiteral("snapshot_cs336_medium_train.pickle.gz") << 377
                                             << qint64(7235174400) << qint64(7013335044) << qint64(20971520);
-        QTest::addRow("cs336 forward fp32") << QStringLiteral("snapshot_cs336_forward_fp32.pickle.gz") << 29
-                                            << qint64(610271232) << qint64(556843008) << qint64(6160384);
+        QTest::addRow("cs336 forward fp32") << QStringLiteral("snapshot_cs336_forward_fp32.pickle.gz") << 29 << qint64(610271232)
+                                            << qint64(556843008) << qint64(6160384);
         QTest::addRow("cs336 compiled train") << QStringLiteral("snapshot_cs336_compiled_train.pickle.gz") << 96
                                               << qint64(4238344192) << qint64(3849232640) << qint64(155189248);
-        QTest::addRow("kv cache state") << QStringLiteral("snapshot_kv_cache_state.pickle.gz") << 259
-                                        << qint64(17133731840) << qint64(16380108168) << qint64(452984832);
+        QTest::addRow("kv cache state") << QStringLiteral("snapshot_kv_cache_state.pickle.gz") << 259 << qint64(17133731840)
+                                        << qint64(16380108168) << qint64(452984832);
     }
 
     void realSnapshotsKnowTheirLayoutAtThePeak()
@@ -452,14 +451,18 @@ private slots:
         QTest::addColumn<QString>("verdict");
         QTest::addColumn<QString>("says"); // in the explanation, or the note beside the peak
         QTest::addRow("a vLLM worker's 24 GiB") << QStringLiteral("snapshot_state_only_verl_qwen2.pickle.gz") << true
-                                              << QStringLiteral("lack of memory") << QStringLiteral("672.9 MiB (2.7 %) free");
-        QTest::addRow("an OOM observer on PyTorch 2.0") << QStringLiteral("snapshot_oom_observer_torch20.pickle.gz") << true
-                                                        << QStringLiteral("lack of memory") << QStringLiteral("the device is full");
-        QTest::addRow("Stable Diffusion, fragmented") << QStringLiteral("snapshot_state_only_two_devices.pickle.gz") << true
-                                                      << QStringLiteral("fragmentation") << QStringLiteral("pieces of at most 516.0 MiB");
-        QTest::addRow("a dump without history") << QStringLiteral("snapshot_state_only_no_history.pickle.gz") << true
-                                                << QStringLiteral("unknown") << QStringLiteral("the largest free block 11.00 MiB");
-        QTest::addRow("a training step") << QStringLiteral("snapshot_cs336_medium_train.pickle.gz") << false << QString() << QString();
+                                                << QStringLiteral("lack of memory") << QStringLiteral("672.9 MiB (2.7 %) free");
+        QTest::addRow("an OOM observer on PyTorch 2.0")
+            << QStringLiteral("snapshot_oom_observer_torch20.pickle.gz") << true << QStringLiteral("lack of memory")
+            << QStringLiteral("the device is full");
+        QTest::addRow("Stable Diffusion, fragmented")
+            << QStringLiteral("snapshot_state_only_two_devices.pickle.gz") << true << QStringLiteral("fragmentation")
+            << QStringLiteral("pieces of at most 516.0 MiB");
+        QTest::addRow("a dump without history")
+            << QStringLiteral("snapshot_state_only_no_history.pickle.gz") << true << QStringLiteral("unknown")
+            << QStringLiteral("the largest free block 11.00 MiB");
+        QTest::addRow("a training step") << QStringLiteral("snapshot_cs336_medium_train.pickle.gz") << false << QString()
+                                         << QString();
     }
 
     void stateOnlySnapshotsGetAVerdict()

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "testsupport.h"
 #include "core/analysis/blockindex.h"
 #include "core/analysis/lanedevices.h"
 #include "core/analysis/liveblocks.h"
 #include "core/analysis/peakfinder.h"
 #include "core/import/traceloader.h"
+#include "testsupport.h"
 
 #include <algorithm>
 #include <numeric>

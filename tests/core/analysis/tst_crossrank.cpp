@@ -15,8 +15,9 @@ QString rankText(const QString &rank, int small, int large, int first, int secon
 {
     QString text = rank.isEmpty() ? QString() : QStringLiteral("meta rank %1\nmeta world_size 3\n").arg(rank);
     return text
-           + QStringLiteral("t=0 begin step 1\nt=1 alloc a %1 activation @fwd:blocks.0\nt=2 alloc b %2 activation @fwd:blocks.1\n"
-                            "t=3 free a @bwd:blocks.0\nt=4 free b @bwd:blocks.1\nt=%3 end step 1\nt=%3 begin step 2\nt=%4 end step 2\n")
+           + QStringLiteral(
+                 "t=0 begin step 1\nt=1 alloc a %1 activation @fwd:blocks.0\nt=2 alloc b %2 activation @fwd:blocks.1\n"
+                 "t=3 free a @bwd:blocks.0\nt=4 free b @bwd:blocks.1\nt=%3 end step 1\nt=%3 begin step 2\nt=%4 end step 2\n")
                  .arg(small)
                  .arg(large)
                  .arg(first)
@@ -29,9 +30,13 @@ QString printTable(const CrossRankTable &table)
     QStringList rows;
     for (const RankRow &row : table.rows) {
         const RankOverview &o = row.overview;
-        QString line = QStringLiteral("%1 %2 %3 %4 %5=%6").arg(row.rank).arg(qs(o.file)).arg(o.figures.peakBytes)
+        QString line = QStringLiteral("%1 %2 %3 %4 %5=%6")
+                           .arg(row.rank)
+                           .arg(qs(o.file))
+                           .arg(o.figures.peakBytes)
                            .arg(o.figures.stepTimeNs ? QString::number(*o.figures.stepTimeNs) : QStringLiteral("-"))
-                           .arg(qs(o.topLayer)).arg(o.topLayerBytes);
+                           .arg(qs(o.topLayer))
+                           .arg(o.topLayerBytes);
         if (row.outlier)
             line += QStringLiteral(" [") + qs(row.reason) + QLatin1Char(']');
         rows << line;
@@ -150,7 +155,8 @@ private slots:
     // The small timeline: lowest and highest allocated bytes per column over the trace's span.
     void envelopeKeepsThePeak()
     {
-        const auto trace = traceFrom(QStringLiteral("t=0 alloc a 100\nt=10 alloc b 50\nt=12 free b\nt=20 free a\nt=29 alloc c 7\n"));
+        const auto trace =
+            traceFrom(QStringLiteral("t=0 alloc a 100\nt=10 alloc b 50\nt=12 free b\nt=20 free a\nt=29 alloc c 7\n"));
         const RankOverview overview = overviewRank("x", *trace, 3);
         QCOMPARE(overview.firstNs, std::int64_t(0));
         QCOMPARE(overview.lastNs, std::int64_t(29));

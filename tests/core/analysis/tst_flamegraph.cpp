@@ -24,12 +24,12 @@ QString handBuiltTrace()
 {
     const QString forward = kMain + QStringLiteral(";forward@model.py:40");
     return QStringLiteral("layer model.blocks.0.attn\nlayer model.blocks.0.mlp\nlayer model.head\n")
-           + QStringLiteral("t=1 alloc gone 1000 @fwd:model.blocks.0.attn stack=") + forward + QStringLiteral(";attn@model.py:20") + kMalloc
-           + QStringLiteral("\nt=2 free gone @fwd:model.blocks.0.attn stack=") + forward + QStringLiteral(";attn@model.py:20\n")
-           + QStringLiteral("t=3 alloc a 300 @fwd:model.blocks.0.attn stack=") + forward + QStringLiteral(";attn@model.py:20") + kMalloc
-           + QStringLiteral("\nt=4 alloc m 500 @fwd:model.blocks.0.mlp stack=") + forward + QStringLiteral(";mlp@model.py:30")
-           + QStringLiteral("\nt=5 alloc f 100 @fwd:model stack=") + forward + kMalloc
-           + QStringLiteral("\nt=6 alloc s 50 @fwd:model.head stack=") + kMain + QStringLiteral(";step@optim.py:5")
+           + QStringLiteral("t=1 alloc gone 1000 @fwd:model.blocks.0.attn stack=") + forward + QStringLiteral(";attn@model.py:20")
+           + kMalloc + QStringLiteral("\nt=2 free gone @fwd:model.blocks.0.attn stack=") + forward
+           + QStringLiteral(";attn@model.py:20\n") + QStringLiteral("t=3 alloc a 300 @fwd:model.blocks.0.attn stack=") + forward
+           + QStringLiteral(";attn@model.py:20") + kMalloc + QStringLiteral("\nt=4 alloc m 500 @fwd:model.blocks.0.mlp stack=")
+           + forward + QStringLiteral(";mlp@model.py:30") + QStringLiteral("\nt=5 alloc f 100 @fwd:model stack=") + forward
+           + kMalloc + QStringLiteral("\nt=6 alloc s 50 @fwd:model.head stack=") + kMain + QStringLiteral(";step@optim.py:5")
            + QStringLiteral("\nt=7 alloc h 11 stack=_PyEval_EvalFrameDefault@??:0") + kMalloc
            + QStringLiteral("\nt=8 alloc n 7\nt=9 free n\n");
 }
@@ -104,16 +104,15 @@ private slots:
         QTest::addColumn<int>("keying");
         QTest::addColumn<bool>("machinery");
         QTest::addColumn<QString>("graph");
-        QTest::addRow("by stack, machinery collapsed")
-            << int(FlameKeying::Stack) << false
-            << QStringLiteral("all live memory 968 (0) 6\n"
-                              " main (train.py:10) 950 (0) 4\n"
-                              "  forward (model.py:40) 900 (100) 3\n"
-                              "   mlp (model.py:30) 500 (500) 1\n"
-                              "   attn (model.py:20) 300 (300) 1\n"
-                              "  step (optim.py:5) 50 (50) 1\n"
-                              " (allocator and runtime frames only) 11 (11) 1\n"
-                              " (no stack) 7 (7) 1");
+        QTest::addRow("by stack, machinery collapsed") << int(FlameKeying::Stack) << false
+                                                       << QStringLiteral("all live memory 968 (0) 6\n"
+                                                                         " main (train.py:10) 950 (0) 4\n"
+                                                                         "  forward (model.py:40) 900 (100) 3\n"
+                                                                         "   mlp (model.py:30) 500 (500) 1\n"
+                                                                         "   attn (model.py:20) 300 (300) 1\n"
+                                                                         "  step (optim.py:5) 50 (50) 1\n"
+                                                                         " (allocator and runtime frames only) 11 (11) 1\n"
+                                                                         " (no stack) 7 (7) 1");
         QTest::addRow("by stack, machinery shown")
             << int(FlameKeying::Stack) << true
             << QStringLiteral("all live memory 968 (0) 6\n"
@@ -129,16 +128,15 @@ private slots:
                               " _PyEval_EvalFrameDefault 11 (0) 1\n"
                               "  c10::cuda::CUDACachingAllocator::malloc (CUDACachingAllocator.cpp) 11 (11) 1\n"
                               " (no stack) 7 (7) 1");
-        QTest::addRow("by module")
-            << int(FlameKeying::Module) << false
-            << QStringLiteral("all live memory 968 (0) 6\n"
-                              " model 950 (100) 4\n"
-                              "  blocks 800 (0) 2\n"
-                              "   0 800 (0) 2\n"
-                              "    mlp 500 (500) 1\n"
-                              "    attn 300 (300) 1\n"
-                              "  head 50 (50) 1\n"
-                              " (no layer) 18 (18) 2");
+        QTest::addRow("by module") << int(FlameKeying::Module) << false
+                                   << QStringLiteral("all live memory 968 (0) 6\n"
+                                                     " model 950 (100) 4\n"
+                                                     "  blocks 800 (0) 2\n"
+                                                     "   0 800 (0) 2\n"
+                                                     "    mlp 500 (500) 1\n"
+                                                     "    attn 300 (300) 1\n"
+                                                     "  head 50 (50) 1\n"
+                                                     " (no layer) 18 (18) 2");
     }
 
     void graphOfTheLiveSet()
@@ -178,18 +176,20 @@ private slots:
         QTest::addRow("a frame: its freed blocks too")
             << int(FlameKeying::Stack) << false << QStringLiteral("attn (model.py:20)") << QStringLiteral("1000 -1000 300");
         QTest::addRow("a frame with callees and its own blocks")
-            << int(FlameKeying::Stack) << false << QStringLiteral("forward (model.py:40)") << QStringLiteral("1000 -1000 300 500 100");
+            << int(FlameKeying::Stack) << false << QStringLiteral("forward (model.py:40)")
+            << QStringLiteral("1000 -1000 300 500 100");
         QTest::addRow("an allocator frame, machinery shown: only where it is")
-            << int(FlameKeying::Stack) << true << QStringLiteral("c10::cuda::CUDACachingAllocator::malloc (CUDACachingAllocator.cpp)")
-            << QStringLiteral("1000 300");
-        QTest::addRow("stacks of machinery only") << int(FlameKeying::Stack) << false
-                                                  << QStringLiteral("(allocator and runtime frames only)") << QStringLiteral("11");
+            << int(FlameKeying::Stack) << true
+            << QStringLiteral("c10::cuda::CUDACachingAllocator::malloc (CUDACachingAllocator.cpp)") << QStringLiteral("1000 300");
+        QTest::addRow("stacks of machinery only")
+            << int(FlameKeying::Stack) << false << QStringLiteral("(allocator and runtime frames only)") << QStringLiteral("11");
         QTest::addRow("no stack") << int(FlameKeying::Stack) << false << QStringLiteral("(no stack)") << QStringLiteral("7 -7");
         QTest::addRow("the root") << int(FlameKeying::Stack) << false << QStringLiteral("all live memory")
                                   << QStringLiteral("1000 -1000 300 500 100 50 11 7 -7");
-        QTest::addRow("a module and its children") << int(FlameKeying::Module) << false << QStringLiteral("0")
-                                                   << QStringLiteral("1000 -1000 300 500");
-        QTest::addRow("no layer") << int(FlameKeying::Module) << false << QStringLiteral("(no layer)") << QStringLiteral("11 7 -7");
+        QTest::addRow("a module and its children")
+            << int(FlameKeying::Module) << false << QStringLiteral("0") << QStringLiteral("1000 -1000 300 500");
+        QTest::addRow("no layer") << int(FlameKeying::Module) << false << QStringLiteral("(no layer)")
+                                  << QStringLiteral("11 7 -7");
     }
 
     void selectionHoldsTheEventsUnderANode()
@@ -245,15 +245,17 @@ private slots:
         const QString qwen = QStringLiteral("kineto_h100_qwen_inference.pt.trace.json.gz");
         const QString before = QString::fromUtf8(kBeforeTrace.data(), kBeforeTrace.size());
         QTest::addRow("snapshot by stack") << train << int(FlameKeying::Stack) << false
-                                           << before + QStringLiteral(" | torch::autograd::Engine::thread_init | <module> (nsys_profile.py:249)");
+                                           << before
+                                                  + QStringLiteral(
+                                                      " | torch::autograd::Engine::thread_init | <module> (nsys_profile.py:249)");
         QTest::addRow("snapshot by stack, machinery shown")
             << train << int(FlameKeying::Stack) << true << before + QStringLiteral(" | __clone | _start");
         QTest::addRow("snapshot by module") << train << int(FlameKeying::Module) << false
                                             << QStringLiteral("(no layer) | nsys_profile:142");
-        QTest::addRow("Kineto trace by stack") << qwen << int(FlameKeying::Stack) << false
-                                               << QStringLiteral("spawn_main (spawn.py:122) | ") + before;
-        QTest::addRow("Kineto trace by module") << qwen << int(FlameKeying::Module) << false
-                                                << QStringLiteral("Qwen2Model_0 | (no layer)");
+        QTest::addRow("Kineto trace by stack")
+            << qwen << int(FlameKeying::Stack) << false << QStringLiteral("spawn_main (spawn.py:122) | ") + before;
+        QTest::addRow("Kineto trace by module")
+            << qwen << int(FlameKeying::Module) << false << QStringLiteral("Qwen2Model_0 | (no layer)");
     }
 
     void realTracesAtTheirPeak()

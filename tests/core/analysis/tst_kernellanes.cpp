@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "testsupport.h"
 #include "core/analysis/kernellanes.h"
+#include "testsupport.h"
 
 using namespace peaklens;
 using peaklens::test::traceFrom;
@@ -50,8 +50,7 @@ private Q_SLOTS:
         QTest::addColumn<qint64>("end");
         QTest::addColumn<QList<float>>("share");
         // Overlapping kernels count once: [0, 60) is busy, then idle until 100.
-        QTest::newRow("stream 7, 20 ns columns") << 0 << qint64(0) << qint64(120)
-                                                  << QList<float>{1, 1, 1, 0, 0, 0.5f};
+        QTest::newRow("stream 7, 20 ns columns") << 0 << qint64(0) << qint64(120) << QList<float>{1, 1, 1, 0, 0, 0.5f};
         QTest::newRow("one column") << 0 << qint64(0) << qint64(120) << QList<float>{70.0f / 120};
         QTest::newRow("a window inside k4") << 1 << qint64(60) << qint64(80) << QList<float>{1, 1};
         QTest::newRow("a window after everything") << 1 << qint64(200) << qint64(300) << QList<float>{0, 0};

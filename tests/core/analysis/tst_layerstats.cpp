@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "testsupport.h"
 #include "core/analysis/layerranking.h"
 #include "core/analysis/layerstats.h"
+#include "testsupport.h"
 
 using namespace peaklens;
 using peaklens::test::traceFrom;
@@ -27,7 +27,8 @@ private slots:
             "end fwd:net\n"
             "begin bwd:net.b1\nfree s1\nend bwd:net.b1\nbegin bwd:net.b0\nfree s0\nend bwd:net.b0\nfree out @bwd:net\n"
             "end step 1\n");
-        QTest::addRow("temporaries freed in forward do not count") << twoBlocks << QStringLiteral("net.b0") << qint64(300) << qint64(300);
+        QTest::addRow("temporaries freed in forward do not count")
+            << twoBlocks << QStringLiteral("net.b0") << qint64(300) << qint64(300);
         QTest::addRow("second block") << twoBlocks << QStringLiteral("net.b1") << qint64(200) << qint64(200);
         QTest::addRow("a parent includes its children") << twoBlocks << QStringLiteral("net") << qint64(510) << qint64(10);
         QTest::addRow("the largest step counts")
@@ -39,15 +40,17 @@ private slots:
                               "begin step 2\nbegin fwd:l\nalloc b 10\nend fwd:l\nbegin bwd:l\nfree b\nend bwd:l\nend step 2\n")
             << QStringLiteral("l") << qint64(10) << qint64(10);
         // cuBLAS makes its workspace through PyTorch's allocator at the first matmul and keeps it.
-        QTest::addRow("a workspace made at the first call and kept is no activation")
-            << QStringLiteral("begin step 1\nbegin fwd:l\nalloc ws 1000\nalloc a 100\nend fwd:l\nbegin bwd:l\nfree a\nend bwd:l\nend step 1\n"
-                              "begin step 2\nbegin fwd:l\nalloc b 100\nend fwd:l\nbegin bwd:l\nfree b\nend bwd:l\nend step 2\n")
-            << QStringLiteral("l") << qint64(100) << qint64(100);
-        QTest::addRow("kept past the only step, to the end of the trace")
-            << QStringLiteral("begin step 1\nbegin fwd:l\nalloc ws 1000\nalloc a 100\nend fwd:l\nbegin bwd:l\nfree a\nend bwd:l\nend step 1\n")
-            << QStringLiteral("l") << qint64(100) << qint64(100);
+        QTest::addRow("a workspace made at the first call and kept is no activation") << QStringLiteral(
+            "begin step 1\nbegin fwd:l\nalloc ws 1000\nalloc a 100\nend fwd:l\nbegin bwd:l\nfree a\nend bwd:l\nend step 1\n"
+            "begin step 2\nbegin fwd:l\nalloc b 100\nend fwd:l\nbegin bwd:l\nfree b\nend bwd:l\nend step 2\n")
+                                                                                      << QStringLiteral("l") << qint64(100)
+                                                                                      << qint64(100);
+        QTest::addRow("kept past the only step, to the end of the trace") << QStringLiteral(
+            "begin step 1\nbegin fwd:l\nalloc ws 1000\nalloc a 100\nend fwd:l\nbegin bwd:l\nfree a\nend bwd:l\nend step 1\n")
+                                                                          << QStringLiteral("l") << qint64(100) << qint64(100);
         QTest::addRow("without steps, what is live at the backward counts")
-            << QStringLiteral("begin fwd:l\nalloc a 100\nend fwd:l\nbegin bwd:l\nend bwd:l\n") << QStringLiteral("l") << qint64(100) << qint64(100);
+            << QStringLiteral("begin fwd:l\nalloc a 100\nend fwd:l\nbegin bwd:l\nend bwd:l\n") << QStringLiteral("l")
+            << qint64(100) << qint64(100);
         QTest::addRow("no backward, no activations")
             << QStringLiteral("begin fwd:l\nalloc a 100\nend fwd:l\n") << QStringLiteral("l") << qint64(0) << qint64(0);
     }
@@ -89,7 +92,7 @@ private slots:
             return;
         }
         const LayerStats s = computeLayerStats(*trace).at(0);
-        QCOMPARE(s.forwardNs, qint64(30)); // (10 + 10 + 40) / 2 steps
+        QCOMPARE(s.forwardNs, qint64(30));  // (10 + 10 + 40) / 2 steps
         QCOMPARE(s.backwardNs, qint64(40)); // (60 + 20) / 2
         QCOMPARE(s.forwardCalls, qint64(3));
         QCOMPARE(s.backwardCalls, qint64(2));

@@ -40,7 +40,8 @@ private slots:
         QTest::addColumn<int>("columns");
         QTest::addColumn<QString>("expected");
         // Series: 0 until t=10, 5 from 10, 9 from 12, 2 from 13, 7 from 30.
-        QTest::addRow("a spike narrower than a column survives") << qint64(0) << qint64(20) << 2 << QStringLiteral("0-0@0 2-9@12");
+        QTest::addRow("a spike narrower than a column survives")
+            << qint64(0) << qint64(20) << 2 << QStringLiteral("0-0@0 2-9@12");
         QTest::addRow("values carry into empty columns") << qint64(14) << qint64(30) << 2 << QStringLiteral("2-2@14 2-2@22");
         QTest::addRow("one column holds everything") << qint64(0) << qint64(40) << 1 << QStringLiteral("0-9@12");
         QTest::addRow("a point at the column's start counts") << qint64(10) << qint64(12) << 1 << QStringLiteral("5-5@10");

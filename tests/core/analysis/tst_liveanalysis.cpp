@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "growingtrace.h"
-#include "testsupport.h"
 #include "core/analysis/liveanalysis.h"
 #include "core/analysis/peakfinder.h"
 #include "core/analysis/stepstats.h"
 #include "core/import/traceloader.h"
+#include "growingtrace.h"
+#include "testsupport.h"
 
 #include <QElapsedTimer>
 
@@ -17,7 +17,8 @@ namespace {
 // `whole` given to the analysis a piece at a time, as a follower gives it.
 void feed(const Trace &whole, std::size_t piece, LiveAnalysis &analysis)
 {
-    test::growPieceByPiece(whole, piece, [&](const Trace &growing, const TraceGrowth &growth) { analysis.update(growing, growth); });
+    test::growPieceByPiece(whole, piece,
+                           [&](const Trace &growing, const TraceGrowth &growth) { analysis.update(growing, growth); });
 }
 
 } // namespace
@@ -116,14 +117,17 @@ private slots:
             const std::size_t from = trace.events.size();
             // A step: kKept blocks live through it (freed in the next), the rest freed at once.
             for (std::size_t i = 0; i < kPerUpdate - 2 * kKept; i += 2) {
-                trace.events.append(MemoryEvent{begin + std::int64_t(i), 4096, address, 0, 0, 0, Category::Activation, Phase::Forward});
-                trace.events.append(MemoryEvent{begin + std::int64_t(i) + 1, -4096, address++, 0, 0, 0, Category::Activation, Phase::Forward});
+                trace.events.append(
+                    MemoryEvent{begin + std::int64_t(i), 4096, address, 0, 0, 0, Category::Activation, Phase::Forward});
+                trace.events.append(
+                    MemoryEvent{begin + std::int64_t(i) + 1, -4096, address++, 0, 0, 0, Category::Activation, Phase::Forward});
             }
             for (std::size_t k = 0; k < kKept; ++k) {
                 const std::int64_t t = begin + std::int64_t(kPerUpdate - 2 * kKept + k);
                 if (u > 0)
                     trace.events.append(MemoryEvent{t, -1 << 20, (u - 1) * kKept + k + (std::uint64_t(1) << 40), 0});
-                trace.events.append(MemoryEvent{t, 1 << 20, u * kKept + k + (std::uint64_t(1) << 40), 0, 0, 0, Category::Activation, Phase::Forward});
+                trace.events.append(MemoryEvent{t, 1 << 20, u * kKept + k + (std::uint64_t(1) << 40), 0, 0, 0,
+                                                Category::Activation, Phase::Forward});
             }
             if (u > 0)
                 trace.steps.push_back(Step{std::int64_t(u - 1), begin - std::int64_t(kPerUpdate), begin - 1});

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "testsupport.h"
 #include "core/analysis/peakfinder.h"
 #include "core/trace/tracebuilder.h"
+#include "testsupport.h"
 
 using namespace peaklens;
 using peaklens::test::qs;
@@ -48,16 +48,15 @@ private slots:
             << QStringLiteral("alloc a 300 activation @fwd:l0\nalloc b 200 activation @fwd:l1\n"
                               "alloc gb 200 gradient @bwd:l1\nfree b @bwd:l1\nalloc ga 300 gradient @bwd:l0\n"
                               "free a @bwd:l0\n")
-            << qint64(800) << qint64(4) << QStringLiteral("l0=600 l1=200")
-            << QStringLiteral("gradient=500 activation=300");
+            << qint64(800) << qint64(4) << QStringLiteral("l0=600 l1=200") << QStringLiteral("gradient=500 activation=300");
         QTest::addRow("the first time a tied peak is reached")
             << QStringLiteral("alloc a 10\nfree a\nalloc b 10\n") << qint64(10) << qint64(0) << QStringLiteral("(none)=10")
             << QStringLiteral("unknown=10");
         QTest::addRow("frees of blocks from before the trace do not hide the peak")
             << QStringLiteral("free 0x10 64 activation\nalloc a 32\n") << qint64(0) << qint64(0) << QString() << QString();
         QTest::addRow("an address reused after its free holds the new block")
-            << QStringLiteral("alloc 0x10 8\nt=5 alloc 0x20 1\nt=6 free 0x10 8\nt=7 alloc 0x10 16\n")
-            << qint64(17) << qint64(7) << QStringLiteral("(none)=17") << QStringLiteral("unknown=17");
+            << QStringLiteral("alloc 0x10 8\nt=5 alloc 0x20 1\nt=6 free 0x10 8\nt=7 alloc 0x10 16\n") << qint64(17) << qint64(7)
+            << QStringLiteral("(none)=17") << QStringLiteral("unknown=17");
     }
     void findsPeakAndLiveSet()
     {
@@ -97,9 +96,9 @@ private slots:
 
     void eachDeviceHasItsOwnPeak()
     {
-        const auto trace = traceFrom(QStringLiteral(
-            "alloc a 100 device=cuda:0\nalloc b 500 device=cpu\nfree b device=cpu\nalloc c 200 device=cuda:1\n"
-            "alloc d 50 device=cuda:0\nfree 0x1 1 device=cuda:1\n"));
+        const auto trace = traceFrom(
+            QStringLiteral("alloc a 100 device=cuda:0\nalloc b 500 device=cpu\nfree b device=cpu\nalloc c 200 device=cuda:1\n"
+                           "alloc d 50 device=cuda:0\nfree 0x1 1 device=cuda:1\n"));
         const PeakReport report = findPeaks(*trace);
         QCOMPARE(report.devices.size(), std::size_t(3));
         QCOMPARE(report.devices[0].device.toString(), std::string("cpu"));
@@ -113,9 +112,9 @@ private slots:
 
     void reservedFiguresComeFromSegments()
     {
-        const auto trace = traceFrom(QStringLiteral(
-            "t=0 reserve s1 1000\nt=1 alloc a 600\nt=2 reserve s2 1000\nt=3 alloc b 900\nt=4 free a\n"
-            "t=5 reserve s3 4000\nt=6 unreserve s3\n"));
+        const auto trace =
+            traceFrom(QStringLiteral("t=0 reserve s1 1000\nt=1 alloc a 600\nt=2 reserve s2 1000\nt=3 alloc b 900\nt=4 free a\n"
+                                     "t=5 reserve s3 4000\nt=6 unreserve s3\n"));
         const DevicePeak peak = findPeaks(*trace).devices.at(0);
         QCOMPARE(peak.allocatedBytes, qint64(1500));
         QCOMPARE(*peak.reservedBytes, qint64(6000));

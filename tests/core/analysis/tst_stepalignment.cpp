@@ -53,8 +53,9 @@ private slots:
     void differentPhasesMapTheStepOnly()
     {
         const auto baseline = test::traceFrom(stepText(100, 40, 60));
-        const auto forwardOnly = test::traceFrom(QStringLiteral("t=0 begin step 1\nt=1 begin fwd:l\nt=5 alloc a 100\nt=9 end fwd:l\n"
-                                                                "t=10 free a\nt=10 end step 1\n"));
+        const auto forwardOnly =
+            test::traceFrom(QStringLiteral("t=0 begin step 1\nt=1 begin fwd:l\nt=5 alloc a 100\nt=9 end fwd:l\n"
+                                           "t=10 free a\nt=10 end step 1\n"));
         const auto alignment = alignSteps(*forwardOnly, *baseline, 1);
         QVERIFY(alignment);
         QCOMPARE(alignment->fromNs, (std::vector<std::int64_t>{0, 10}));

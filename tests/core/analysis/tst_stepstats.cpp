@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "testsupport.h"
 #include "core/analysis/stepstats.h"
+#include "testsupport.h"
 
 using namespace peaklens;
 using peaklens::test::traceFrom;

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "testsupport.h"
 #include "core/analysis/levelofdetail.h"
 #include "core/analysis/peakfinder.h"
 #include "core/analysis/timelineseries.h"
 #include "core/import/traceloader.h"
 #include "core/plan/costmodel.h"
+#include "testsupport.h"
 
 #include <map>
 
@@ -43,8 +43,8 @@ const char *const kTrace = "t=0 reserve s 1000\n"
 // A group's value at a time: its last point at or before it.
 std::int64_t valueAt(const std::vector<SeriesPoint> &points, std::int64_t timeNs)
 {
-    auto after = std::upper_bound(points.begin(), points.end(), timeNs,
-                                  [](std::int64_t t, const SeriesPoint &p) { return t < p.timeNs; });
+    auto after =
+        std::upper_bound(points.begin(), points.end(), timeNs, [](std::int64_t t, const SeriesPoint &p) { return t < p.timeNs; });
     return after == points.begin() ? 0 : std::prev(after)->bytes;
 }
 
@@ -80,7 +80,10 @@ QString bandsAgainstLiveBlocks(const Trace &trace, int samples, int depth = 0)
         for (const auto &[key, band] : bands)
             sum += valueAt(bandPoints[key], t);
         if (sum != series.allocated[p].bytes)
-            return QStringLiteral("at %1 ns the bands sum to %2, the envelope is %3").arg(t).arg(sum).arg(series.allocated[p].bytes);
+            return QStringLiteral("at %1 ns the bands sum to %2, the envelope is %3")
+                .arg(t)
+                .arg(sum)
+                .arg(series.allocated[p].bytes);
         if (p % stride != 0 && p + 1 != series.allocated.size())
             continue;
         const LiveSet live = liveSetAt(trace, device, t);
@@ -91,7 +94,10 @@ QString bandsAgainstLiveBlocks(const Trace &trace, int samples, int depth = 0)
             const std::int64_t want = expected.count(key) ? expected[key] : 0;
             if (valueAt(bandPoints[key], t) != want)
                 return QStringLiteral("at %1 ns the band of %2 holds %3, its live blocks %4")
-                    .arg(t).arg(qs(band->label)).arg(valueAt(bandPoints[key], t)).arg(want);
+                    .arg(t)
+                    .arg(qs(band->label))
+                    .arg(valueAt(bandPoints[key], t))
+                    .arg(want);
         }
     }
     return {};
@@ -113,8 +119,8 @@ private slots:
                                      << QStringLiteral("activation [1:350 3:50] parameter [0:100] temporary [2:20]");
         QTest::addRow("by innermost layer") << int(GroupBy::Layer) << 0
                                             << QStringLiteral("net.b0.fc [0:100 1:400 3:100] net.b1 [1:50] (no layer) [2:20]");
-        QTest::addRow("by second-level layer") << int(GroupBy::Layer) << 2
-                                               << QStringLiteral("net.b0 [0:100 1:400 3:100] net.b1 [1:50] (no layer) [2:20]");
+        QTest::addRow("by second-level layer")
+            << int(GroupBy::Layer) << 2 << QStringLiteral("net.b0 [0:100 1:400 3:100] net.b1 [1:50] (no layer) [2:20]");
         QTest::addRow("by top-level layer") << int(GroupBy::Layer) << 1
                                             << QStringLiteral("net [0:100 1:450 3:150] (no layer) [2:20]");
     }
@@ -139,8 +145,8 @@ private slots:
         QTest::addColumn<int>("groupBy");
         QTest::addRow("small trace, by layer") << QString() << int(GroupBy::Layer);
         QTest::addRow("small trace, by category") << QString() << int(GroupBy::Category);
-        QTest::addRow("a real snapshot, by layer") << QFINDTESTDATA("../../data/real/snapshot_cs336_medium_train.pickle.gz")
-                                                   << int(GroupBy::Layer);
+        QTest::addRow("a real snapshot, by layer")
+            << QFINDTESTDATA("../../data/real/snapshot_cs336_medium_train.pickle.gz") << int(GroupBy::Layer);
         QTest::addRow("a real Kineto trace, by layer")
             << QFINDTESTDATA("../../data/real/kineto_h100_qwen_inference.pt.trace.json.gz") << int(GroupBy::Layer);
     }
@@ -175,7 +181,8 @@ private slots:
     void bandsHoldTheirLayersLiveBlocks_data()
     {
         QTest::addColumn<QString>("file");
-        QTest::addRow("a replayed training step") << QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens");
+        QTest::addRow("a replayed training step")
+            << QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens");
         QTest::addRow("a modelled step") << QFINDTESTDATA("../../data/modelled-step.pltxt");
         // Imported from files recorded on real GPUs: layers from module calls in the
         // stacks, and from Kineto's nn.Module spans.
@@ -230,7 +237,11 @@ private slots:
         const auto trace = traceFrom(QString::fromUtf8(kTrace));
         const TimelineSeries series = buildTimeline(*trace, Device{}, GroupBy::Category);
         const SpanStats span = spanStats(*trace, series, begin, end);
-        QCOMPARE(QStringLiteral("%1 %2 %3 %4").arg(span.highestBytes).arg(span.lowestBytes).arg(span.allocatedBytes).arg(span.freedBytes),
+        QCOMPARE(QStringLiteral("%1 %2 %3 %4")
+                     .arg(span.highestBytes)
+                     .arg(span.lowestBytes)
+                     .arg(span.allocatedBytes)
+                     .arg(span.freedBytes),
                  stats);
     }
 

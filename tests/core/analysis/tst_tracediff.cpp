@@ -8,8 +8,8 @@
 #include <set>
 
 using namespace peaklens;
-using peaklens::test::stepText;
 using peaklens::test::qs;
+using peaklens::test::stepText;
 using peaklens::test::traceFrom;
 
 namespace {
@@ -19,7 +19,12 @@ QString printRows(const std::vector<DiffRow> &rows)
 {
     QStringList parts;
     for (const DiffRow &row : rows)
-        parts << QStringLiteral("%1 %2>%3 %4>%5").arg(qs(row.key)).arg(row.bytesA).arg(row.bytesB).arg(row.blocksA).arg(row.blocksB);
+        parts << QStringLiteral("%1 %2>%3 %4>%5")
+                     .arg(qs(row.key))
+                     .arg(row.bytesA)
+                     .arg(row.bytesB)
+                     .arg(row.blocksA)
+                     .arg(row.blocksB);
     return parts.join(QStringLiteral("; "));
 }
 
@@ -85,8 +90,10 @@ private slots:
         QTest::addColumn<QString>("byCategory");
         const QString forward = QString::fromLatin1(kForward), attention = QString::fromLatin1(kAttention);
         QTest::addRow("one layer's activation grew")
-            << QStringLiteral("alloc w 1000 parameter\nalloc x 100 activation @fwd:l0 %1\nalloc y 40 activation @fwd:l1 %2\n").arg(forward, attention)
-            << QStringLiteral("alloc w 1000 parameter\nalloc x 300 activation @fwd:l0 %1\nalloc y 40 activation @fwd:l1 %2\n").arg(forward, attention)
+            << QStringLiteral("alloc w 1000 parameter\nalloc x 100 activation @fwd:l0 %1\nalloc y 40 activation @fwd:l1 %2\n")
+                   .arg(forward, attention)
+            << QStringLiteral("alloc w 1000 parameter\nalloc x 300 activation @fwd:l0 %1\nalloc y 40 activation @fwd:l1 %2\n")
+                   .arg(forward, attention)
             << QStringLiteral("l0 100>300 1>1") << QStringLiteral("forward (model.py:42) 100>300 1>1")
             << QStringLiteral("activation 140>340 2>2");
         QTest::addRow("a new block in another layer, largest change first")
@@ -97,22 +104,23 @@ private slots:
             << QStringLiteral("temporary 0>500 0>1; activation 100>110 1>1");
         QTest::addRow("a layer that shrank and one gone")
             << QStringLiteral("alloc x 300 activation @fwd:l0\nalloc y 50 gradient @bwd:l1\n")
-            << QStringLiteral("alloc x 200 activation @fwd:l0\n")
-            << QStringLiteral("l0 300>200 1>1; l1 50>0 1>0") << QStringLiteral("(no stack) 350>200 2>1")
-            << QStringLiteral("activation 300>200 1>1; gradient 50>0 1>0");
+            << QStringLiteral("alloc x 200 activation @fwd:l0\n") << QStringLiteral("l0 300>200 1>1; l1 50>0 1>0")
+            << QStringLiteral("(no stack) 350>200 2>1") << QStringLiteral("activation 300>200 1>1; gradient 50>0 1>0");
         QTest::addRow("the same bytes in more blocks")
             << QStringLiteral("alloc x 200 activation @fwd:l0\n")
             << QStringLiteral("alloc x 100 activation @fwd:l0\nalloc y 100 activation @fwd:l0\n")
             << QStringLiteral("l0 200>200 1>2") << QStringLiteral("(no stack) 200>200 1>2")
             << QStringLiteral("activation 200>200 1>2");
         QTest::addRow("blocks outside any layer")
-            << QStringLiteral("alloc x 64\n") << QStringLiteral("alloc x 96\n")
-            << QStringLiteral("(no layer) 64>96 1>1") << QStringLiteral("(no stack) 64>96 1>1") << QStringLiteral("unknown 64>96 1>1");
+            << QStringLiteral("alloc x 64\n") << QStringLiteral("alloc x 96\n") << QStringLiteral("(no layer) 64>96 1>1")
+            << QStringLiteral("(no stack) 64>96 1>1") << QStringLiteral("unknown 64>96 1>1");
         // The peaks are compared, not the ends: B's larger block is freed before its peak.
         QTest::addRow("only what is live at each peak")
             << QStringLiteral("alloc x 100 activation @fwd:l0\n")
-            << QStringLiteral("alloc t 80 temporary @fwd:l1\nfree t\nalloc x 100 activation @fwd:l0\nalloc y 1 activation @fwd:l0\n")
-            << QStringLiteral("l0 100>101 1>2") << QStringLiteral("(no stack) 100>101 1>2") << QStringLiteral("activation 100>101 1>2");
+            << QStringLiteral(
+                   "alloc t 80 temporary @fwd:l1\nfree t\nalloc x 100 activation @fwd:l0\nalloc y 1 activation @fwd:l0\n")
+            << QStringLiteral("l0 100>101 1>2") << QStringLiteral("(no stack) 100>101 1>2")
+            << QStringLiteral("activation 100>101 1>2");
     }
     void changesAtThePeak()
     {
@@ -142,10 +150,12 @@ private slots:
         QTest::addColumn<QString>("bySite");
         const QString forward = QString::fromLatin1(kForward), attention = QString::fromLatin1(kAttention);
         const QString a = QStringLiteral("layer enc.0\nlayer enc.1\nalloc x 100 activation @fwd:enc.0 %1\n"
-                                         "alloc y 50 activation @fwd:enc.1 %2\n").arg(forward, attention);
+                                         "alloc y 50 activation @fwd:enc.1 %2\n")
+                              .arg(forward, attention);
         QTest::addRow("same memory") << a
-                                     << QStringLiteral("layer dec\nlayer enc.1\nlayer enc.0\nalloc s 8 stack=warmup@w.py:3\nfree s\n"
-                                                       "alloc y 50 activation @fwd:enc.1 %2\nalloc x 100 activation @fwd:enc.0 %1\n")
+                                     << QStringLiteral(
+                                            "layer dec\nlayer enc.1\nlayer enc.0\nalloc s 8 stack=warmup@w.py:3\nfree s\n"
+                                            "alloc y 50 activation @fwd:enc.1 %2\nalloc x 100 activation @fwd:enc.0 %1\n")
                                             .arg(forward, attention)
                                      << QString() << QString();
         QTest::addRow("one grew") << a
@@ -173,8 +183,9 @@ private slots:
     {
         const auto a = traceFrom(QStringLiteral("t=0 begin step 1\nt=0 reserve s 4KiB\nt=10 alloc x 1KiB\nt=100 end step 1\n"
                                                 "t=100 begin step 2\nt=150 free x\nt=400 end step 2\n"));
-        const auto b = traceFrom(QStringLiteral("t=0 begin step 1\nt=0 reserve s 8KiB\nt=10 alloc x 3KiB\nt=50 end step 1\n"
-                                                "t=50 begin step 2\nt=60 free x\nt=90 end step 2\nt=90 begin step 3\nt=900 end step 3\n"));
+        const auto b =
+            traceFrom(QStringLiteral("t=0 begin step 1\nt=0 reserve s 8KiB\nt=10 alloc x 3KiB\nt=50 end step 1\n"
+                                     "t=50 begin step 2\nt=60 free x\nt=90 end step 2\nt=90 begin step 3\nt=900 end step 3\n"));
         const TraceDiff diff = diffOf(*a, *b);
         QCOMPARE(diff.a.peakBytes, std::int64_t(1024));
         QCOMPARE(diff.b.peakBytes, std::int64_t(3072));
@@ -220,10 +231,11 @@ private slots:
         QTest::addColumn<double>("leastMatched"); // the share of A's layers that B has
         QTest::addColumn<bool>("same");           // nothing differs at the peaks
         QTest::addRow("lines inserted into a real snapshot's script")
-            << QStringLiteral("snapshot_cs336_medium_train.pickle.gz") << QStringLiteral("snapshot_cs336_medium_train_lines_moved.pickle.gz")
-            << 1.0 << true;
-        QTest::addRow("a real fp32 and bf16 pair") << QStringLiteral("snapshot_cs336_pair_forward_fp32.pickle.gz")
-                                                   << QStringLiteral("snapshot_cs336_pair_forward_bf16.pickle.gz") << 0.8 << false;
+            << QStringLiteral("snapshot_cs336_medium_train.pickle.gz")
+            << QStringLiteral("snapshot_cs336_medium_train_lines_moved.pickle.gz") << 1.0 << true;
+        QTest::addRow("a real fp32 and bf16 pair")
+            << QStringLiteral("snapshot_cs336_pair_forward_fp32.pickle.gz")
+            << QStringLiteral("snapshot_cs336_pair_forward_bf16.pickle.gz") << 0.8 << false;
     }
 
     void layersMatchAcrossMovedLines()
@@ -245,7 +257,8 @@ private slots:
         const double share = double(matched) / double(keysA.size());
         qInfo("%zu of %zu layers match by place, %zu by name", matched, keysA.size(), samePath);
         QVERIFY2(share >= leastMatched, qPrintable(QStringLiteral("%1 of %2 layers match").arg(matched).arg(keysA.size())));
-        QVERIFY2(samePath < keysA.size() / 2, "the pair's layer names must differ: their lines moved"); // by name, most would not match
+        QVERIFY2(samePath < keysA.size() / 2,
+                 "the pair's layer names must differ: their lines moved"); // by name, most would not match
         QCOMPARE(diffOf(*traceA, *traceB).samePeaks(), same);
     }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "core/document/analysedtrace.h"
 #include "core/error.h"
 #include "core/import/traceloader.h"
-#include "core/document/analysedtrace.h"
 #include "testsupport.h"
 
 #include <QTest>
@@ -56,7 +56,8 @@ private slots:
     void sameAsEachAnalysisAlone_data()
     {
         QTest::addColumn<QString>("file");
-        QTest::addRow("a replayed training step") << QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens");
+        QTest::addRow("a replayed training step")
+            << QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens");
         QTest::addRow("a modelled step") << QFINDTESTDATA("../../data/modelled-step.pltxt");
         QTest::addRow("a real snapshot") << QFINDTESTDATA("../../data/real/snapshot_cs336_medium_train.pickle.gz");
         QTest::addRow("a real Kineto trace") << QFINDTESTDATA("../../data/real/kineto_h100_qwen_inference.pt.trace.json.gz");

@@ -5,10 +5,10 @@
 #include "core/analysis/lanedevices.h"
 #include "core/analysis/liveblocks.h"
 #include "core/analysis/peakfinder.h"
+#include "core/document/filesummary.h"
 #include "core/format/schema.h"
 #include "core/format/sqlitedatabase.h"
 #include "core/format/tracewriter.h"
-#include "core/document/filesummary.h"
 #include "core/import/traceloader.h"
 #include "core/report/summaryjson.h"
 #include "core/trace/metadata.h"
@@ -51,8 +51,11 @@ std::shared_ptr<const Trace> twoDeviceTrace(std::size_t steps, bool lifetimes = 
                 MemoryEvent event{t += 1 + static_cast<std::int64_t>(random.bounded(500u)),
                                   512 * (1 + static_cast<std::int64_t>(random.bounded(4000u))),
                                   0x7f0000000000 + step * 0x100000000ull + layer * 0x1000000ull + i * 0x10000ull,
-                                  lanes[random.bounded(3u)], layer, 0,
-                                  lifetimes ? Category::Unknown : Category::Activation, Phase::Forward};
+                                  lanes[random.bounded(3u)],
+                                  layer,
+                                  0,
+                                  lifetimes ? Category::Unknown : Category::Activation,
+                                  Phase::Forward};
                 builder.addEvent(event);
                 saved.push_back(event);
             }
@@ -129,17 +132,24 @@ private slots:
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("make");
         QTest::addColumn<bool>("streamed");
-        QTest::addRow("bundled sample, format 2") << kSource + QStringLiteral("resources/samples/training-step.peaklens") << QString() << true;
-        QTest::addRow("format 1: read whole") << kSource + QStringLiteral("tests/data/format/training-step.v1.peaklens") << QString() << false;
-        QTest::addRow("trace text: read whole") << kSource + QStringLiteral("tests/data/modelled-step.pltxt") << QString() << false;
+        QTest::addRow("bundled sample, format 2")
+            << kSource + QStringLiteral("resources/samples/training-step.peaklens") << QString() << true;
+        QTest::addRow("format 1: read whole")
+            << kSource + QStringLiteral("tests/data/format/training-step.v1.peaklens") << QString() << false;
+        QTest::addRow("trace text: read whole")
+            << kSource + QStringLiteral("tests/data/modelled-step.pltxt") << QString() << false;
         QTest::addRow("real Kineto trace, converted (categories from lifetimes)")
-            << kSource + QStringLiteral("tests/data/real/kineto_v100_rank1.pt.trace.json.gz") << QStringLiteral("convert") << true;
+            << kSource + QStringLiteral("tests/data/real/kineto_v100_rank1.pt.trace.json.gz") << QStringLiteral("convert")
+            << true;
         QTest::addRow("real snapshot, converted (categories from lifetimes)")
-            << kSource + QStringLiteral("tests/data/real/snapshot_cs336_medium_train.pickle.gz") << QStringLiteral("convert") << true;
+            << kSource + QStringLiteral("tests/data/real/snapshot_cs336_medium_train.pickle.gz") << QStringLiteral("convert")
+            << true;
         QTest::addRow("real snapshot of another run, converted")
-            << kSource + QStringLiteral("tests/data/real/snapshot_cs336_compiled_train.pickle.gz") << QStringLiteral("convert") << true;
+            << kSource + QStringLiteral("tests/data/real/snapshot_cs336_compiled_train.pickle.gz") << QStringLiteral("convert")
+            << true;
         QTest::addRow("real Kineto trace from ROCm, converted")
-            << kSource + QStringLiteral("tests/data/real/kineto_mi300x_normalization.pt.trace.json.gz") << QStringLiteral("convert") << true;
+            << kSource + QStringLiteral("tests/data/real/kineto_mi300x_normalization.pt.trace.json.gz")
+            << QStringLiteral("convert") << true;
         QTest::addRow("several chunks on two devices") << QString() << QStringLiteral("two devices") << true;
         QTest::addRow("several chunks, categories from lifetimes") << QString() << QStringLiteral("lifetimes") << true;
         QTest::addRow("events out of time order: read whole") << QString() << QStringLiteral("out of order") << false;
@@ -166,8 +176,10 @@ private slots:
         QTest::addColumn<bool>("windowed");
         QTest::addRow("several chunks on two devices") << QString() << QStringLiteral("two devices") << true;
         QTest::addRow("several chunks, categories from lifetimes") << QString() << QStringLiteral("lifetimes") << true;
-        QTest::addRow("one chunk: read whole") << kSource + QStringLiteral("resources/samples/training-step.peaklens") << QString() << false;
-        QTest::addRow("format 1: read whole") << kSource + QStringLiteral("tests/data/format/training-step.v1.peaklens") << QString() << false;
+        QTest::addRow("one chunk: read whole")
+            << kSource + QStringLiteral("resources/samples/training-step.peaklens") << QString() << false;
+        QTest::addRow("format 1: read whole")
+            << kSource + QStringLiteral("tests/data/format/training-step.v1.peaklens") << QString() << false;
         QTest::addRow("events out of time order: read whole") << QString() << QStringLiteral("out of order") << false;
         QTest::addRow("running totals that name no peak: read whole") << QString() << QStringLiteral("wrong totals") << false;
     }

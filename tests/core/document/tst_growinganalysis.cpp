@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "core/import/traceloader.h"
 #include "core/document/growinganalysis.h"
+#include "core/import/traceloader.h"
 #include "growingtrace.h"
 #include "testsupport.h"
 
@@ -55,7 +55,11 @@ QString printLayers(const std::vector<LayerStats> &layers, bool withTimes)
     for (const LayerStats &l : layers) {
         QString line = QStringLiteral("%1: %2 (self %3)").arg(qint64(l.layer)).arg(l.activationBytes).arg(l.selfActivationBytes);
         if (withTimes)
-            line += QStringLiteral(", fwd %1 x%2, bwd %3 x%4").arg(l.forwardNs).arg(l.forwardCalls).arg(l.backwardNs).arg(l.backwardCalls);
+            line += QStringLiteral(", fwd %1 x%2, bwd %3 x%4")
+                        .arg(l.forwardNs)
+                        .arg(l.forwardCalls)
+                        .arg(l.backwardNs)
+                        .arg(l.backwardCalls);
         lines << line;
     }
     return lines.join(QStringLiteral("\n"));
@@ -63,8 +67,9 @@ QString printLayers(const std::vector<LayerStats> &layers, bool withTimes)
 
 QString printTimeline(const TimelineSeries &timeline)
 {
-    QStringList lines{qs(timeline.device.toString())
-                      + QStringLiteral(": %1 allocated points, %2 reserved").arg(timeline.allocated.size()).arg(timeline.reserved.size())};
+    QStringList lines{
+        qs(timeline.device.toString())
+        + QStringLiteral(": %1 allocated points, %2 reserved").arg(timeline.allocated.size()).arg(timeline.reserved.size())};
     if (!(timeline.allocated.empty()))
         lines << QStringLiteral("last %1 at %2").arg(timeline.allocated.back().bytes).arg(timeline.allocated.back().timeNs);
     for (const GroupSeries &group : timeline.groups)
@@ -78,8 +83,12 @@ QString printModel(const std::optional<CostModel> &model)
         return QStringLiteral("no model");
     QStringList layers;
     for (const ChainLayer &layer : model->layers)
-        layers << qs(layer.path) + QStringLiteral(" A=%1 d=%2 x=%3 L=%4").arg(layer.retainedBytes).arg(layer.savingBytes)
-                                      .arg(layer.regeneratedBytes).arg(layer.levelAtBackwardBytes);
+        layers << qs(layer.path)
+                      + QStringLiteral(" A=%1 d=%2 x=%3 L=%4")
+                            .arg(layer.retainedBytes)
+                            .arg(layer.savingBytes)
+                            .arg(layer.regeneratedBytes)
+                            .arg(layer.levelAtBackwardBytes);
     return QStringLiteral("step %1, %2 ns ± %3, peak %4, %5 points: ")
                .arg(model->step.value_or(-1))
                .arg(model->stepTimeNs)
@@ -126,8 +135,10 @@ std::shared_ptr<Trace> syntheticRun(std::size_t steps, std::size_t perStep)
                 trace->events.append(MemoryEvent{t++, -(std::int64_t(1 << 20) + std::int64_t(s)), kept[block], 0, layer, 0,
                                                  Category::Activation, Phase::Backward});
             for (std::size_t i = forward ? 1 : 2; i + 1 < perPhase; i += 2) {
-                trace->events.append(MemoryEvent{t++, 4096, address, 0, layer, 0, Category::Activation, forward ? Phase::Forward : Phase::Backward});
-                trace->events.append(MemoryEvent{t++, -4096, address++, 0, layer, 0, Category::Activation, forward ? Phase::Forward : Phase::Backward});
+                trace->events.append(MemoryEvent{t++, 4096, address, 0, layer, 0, Category::Activation,
+                                                 forward ? Phase::Forward : Phase::Backward});
+                trace->events.append(MemoryEvent{t++, -4096, address++, 0, layer, 0, Category::Activation,
+                                                 forward ? Phase::Forward : Phase::Backward});
             }
             if (forward) {
                 kept[block] = address++;
@@ -191,14 +202,16 @@ private slots:
         QCOMPARE(live.device, whole->device);
         QCOMPARE(live.peakBytes, whole->peakBytes);
         QCOMPARE(printSteps(live.summary.steps), printSteps(whole->summary.steps));
-        QCOMPARE(printLayers(live.summary.layers, rangesAllInSteps(*trace)), printLayers(whole->summary.layers, rangesAllInSteps(*trace)));
+        QCOMPARE(printLayers(live.summary.layers, rangesAllInSteps(*trace)),
+                 printLayers(whole->summary.layers, rangesAllInSteps(*trace)));
 
         QCOMPARE(printTimeline(live.byCategory), printTimeline(whole->byCategory));
         QVERIFY(live.byCategory.allocated == whole->byCategory.allocated);
         QVERIFY(live.byCategory.reserved == whole->byCategory.reserved);
         for (std::size_t g = 0; g < whole->byCategory.groups.size(); ++g)
             QVERIFY(live.byCategory.groups[g].points == whole->byCategory.groups[g].points);
-        const TimelineSeries byLayer = regroupTimeline(*trace, whole->byCategory, GroupBy::Layer, blockDepth(*trace, defaultChain(*trace)));
+        const TimelineSeries byLayer =
+            regroupTimeline(*trace, whole->byCategory, GroupBy::Layer, blockDepth(*trace, defaultChain(*trace)));
         QCOMPARE(printTimeline(growing.byLayer()), printTimeline(byLayer));
         QCOMPARE(growing.byLayer().layerDepth, byLayer.layerDepth);
         for (std::size_t g = 0; g < byLayer.groups.size(); ++g)
@@ -231,12 +244,14 @@ private slots:
             std::vector<SeriesPoint> points = analysed.byCategory.allocated.toVector();
             handed.emplace_back(std::move(analysed), std::move(points));
             bands.push_back(growing.byLayer());
-            handedBands.push_back(bands.back().groups.empty() ? std::vector<SeriesPoint>() : bands.back().groups.front().points.toVector());
+            handedBands.push_back(bands.back().groups.empty() ? std::vector<SeriesPoint>()
+                                                              : bands.back().groups.front().points.toVector());
         });
         QVERIFY(handed.size() > 10);
         for (std::size_t i = 0; i < handed.size(); ++i) {
             QCOMPARE(handed[i].first.byCategory.allocated.toVector(), handed[i].second);
-            QCOMPARE(bands[i].groups.empty() ? std::vector<SeriesPoint>() : bands[i].groups.front().points.toVector(), handedBands[i]);
+            QCOMPARE(bands[i].groups.empty() ? std::vector<SeriesPoint>() : bands[i].groups.front().points.toVector(),
+                     handedBands[i]);
         }
         // Each later one holds the earlier ones' points, then its own.
         const auto &final = handed.back().first.byCategory.allocated;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "testsupport.h"
 #include "core/error.h"
 #include "core/format/columncodec.h"
 #include "core/format/eventchunk.h"
+#include "testsupport.h"
 
 #include <limits>
 #include <vector>
@@ -111,20 +111,21 @@ private Q_SLOTS:
         QTest::addColumn<QString>("problem");
         QTest::newRow("no bytes for one value") << QByteArray() << 1 << QStringLiteral("ends after 0 of its 1 values");
         QTest::newRow("cut inside a varint") << QByteArray("\x05\x80", 2) << 2 << QStringLiteral("ends after 1 of its 2 values");
-        QTest::newRow("bytes left over") << QByteArray("\x01\x02\x03", 3) << 2 << QStringLiteral("holds 1 bytes after its 2 values");
+        QTest::newRow("bytes left over") << QByteArray("\x01\x02\x03", 3) << 2
+                                         << QStringLiteral("holds 1 bytes after its 2 values");
         QTest::newRow("eleven bytes") << QByteArray(10, '\xff') + QByteArray(1, '\x01') << 1
                                       << QStringLiteral("runs past 64 bits");
-        QTest::newRow("a tenth byte past bit 63") << QByteArray(9, '\xff') + QByteArray(1, '\x02') << 1
-                                                  << QStringLiteral("runs past 64 bits");
-        QTest::newRow("an index past 32 bits") << QByteArray("\x80\x80\x80\x80\x10", 5) << 1
-                                               << QStringLiteral("more than an index can be");
+        QTest::newRow("a tenth byte past bit 63")
+            << QByteArray(9, '\xff') + QByteArray(1, '\x02') << 1 << QStringLiteral("runs past 64 bits");
+        QTest::newRow("an index past 32 bits")
+            << QByteArray("\x80\x80\x80\x80\x10", 5) << 1 << QStringLiteral("more than an index can be");
         // Runs of one-byte values are read eight at a time: the same checks at their ends.
-        QTest::newRow("a run of small values, then too few") << QByteArray(17, '\x03') << 18
-                                                           << QStringLiteral("ends after 17 of its 18 values");
-        QTest::newRow("a run of small values, then bytes left") << QByteArray(17, '\x03') << 16
-                                                              << QStringLiteral("holds 1 bytes after its 16 values");
-        QTest::newRow("a run of small values, then a cut varint") << QByteArray(16, '\x03') + QByteArray(1, '\x80') << 17
-                                                                << QStringLiteral("ends after 16 of its 17 values");
+        QTest::newRow("a run of small values, then too few")
+            << QByteArray(17, '\x03') << 18 << QStringLiteral("ends after 17 of its 18 values");
+        QTest::newRow("a run of small values, then bytes left")
+            << QByteArray(17, '\x03') << 16 << QStringLiteral("holds 1 bytes after its 16 values");
+        QTest::newRow("a run of small values, then a cut varint")
+            << QByteArray(16, '\x03') + QByteArray(1, '\x80') << 17 << QStringLiteral("ends after 16 of its 17 values");
     }
     void damageIsAnError()
     {
@@ -152,8 +153,9 @@ private Q_SLOTS:
         std::vector<std::int64_t> decoded(times.size());
         for (std::size_t cut = 0; cut < encoded.size(); ++cut) {
             const std::string truncated = encoded.substr(0, cut);
-            QVERIFY(!problemOf([&] { codec::getDifferences(truncated, std::int64_t(0), std::span<std::int64_t>(decoded)); })
-                         .isEmpty());
+            QVERIFY(!problemOf([&] {
+                         codec::getDifferences(truncated, std::int64_t(0), std::span<std::int64_t>(decoded));
+                     }).isEmpty());
         }
     }
 
@@ -190,9 +192,10 @@ private Q_SLOTS:
         decoded.stack.resize(n);
         decoded.tags.resize(n);
         std::string scratch;
-        eventchunk::decode(stored.codec, stored.plainBytes, stored.bytes, events ? columns.timeNs.front() : 0,
-                           {decoded.timeNs, decoded.deltaBytes, decoded.addr, decoded.lane, decoded.layer, decoded.stack, decoded.tags},
-                           scratch);
+        eventchunk::decode(
+            stored.codec, stored.plainBytes, stored.bytes, events ? columns.timeNs.front() : 0,
+            {decoded.timeNs, decoded.deltaBytes, decoded.addr, decoded.lane, decoded.layer, decoded.stack, decoded.tags},
+            scratch);
         QCOMPARE(decoded.timeNs, columns.timeNs);
         QCOMPARE(decoded.deltaBytes, columns.deltaBytes);
         QCOMPARE(decoded.addr, columns.addr);

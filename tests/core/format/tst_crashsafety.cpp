@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "testsupport.h"
 #include "core/format/tracereader.h"
+#include "testsupport.h"
 
 #include <QDir>
 #include <QFile>

@@ -41,7 +41,8 @@ std::shared_ptr<const Trace> extremeTrace(std::size_t count)
 {
     TraceBuilder builder;
     const std::uint32_t lanes[] = {builder.lane(Lane{}), builder.lane(Lane{Device{}, 7}),
-                                   builder.lane(Lane{Device{DeviceType::Cuda, 3}, 1}), builder.lane(Lane{Device{DeviceType::Cpu, 0}, 0})};
+                                   builder.lane(Lane{Device{DeviceType::Cuda, 3}, 1}),
+                                   builder.lane(Lane{Device{DeviceType::Cpu, 0}, 0})};
     std::vector<std::uint32_t> layers{kNoLayer};
     for (int i = 0; i < 300; ++i)
         layers.push_back(builder.layer("model.layers." + std::to_string(i)));
@@ -54,7 +55,8 @@ std::shared_ptr<const Trace> extremeTrace(std::size_t count)
         MemoryEvent event;
         t += static_cast<std::int64_t>(random.bounded(1u << (i % 3 == 0 ? 30 : 8)));
         event.timeNs = t;
-        const std::int64_t size = i % 1000 == 0 ? TraceBuilder::kMaxEventBytes : static_cast<std::int64_t>(random.bounded(1u << 24));
+        const std::int64_t size =
+            i % 1000 == 0 ? TraceBuilder::kMaxEventBytes : static_cast<std::int64_t>(random.bounded(1u << 24));
         event.deltaBytes = i % 2 ? -size : size;
         event.addr = i % 5 == 0 ? random.generate() : 0x7f0000000000 + (i << 9);
         event.lane = lanes[random.bounded(4u)];

@@ -82,7 +82,8 @@ private slots:
         QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::System), before);
         QCOMPARE(contentsOf(input), QByteArray("the trace"));
         QCOMPARE(contentsOf(dir.filePath(QStringLiteral("existing"))), QByteArray("keep me"));
-        struct stat status{};
+        struct stat status
+        { };
         QVERIFY(::stat("/dev/null", &status) == 0 && S_ISCHR(status.st_mode));
     }
 

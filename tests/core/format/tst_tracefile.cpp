@@ -13,7 +13,6 @@
 
 #include <sqlite3.h>
 
-
 using namespace peaklens;
 using peaklens::test::qs;
 using peaklens::test::ss;
@@ -127,8 +126,8 @@ private slots:
         TraceWriter::writeTrace(*parseTraceText(kRichTrace), ss(path));
         sqlite3 *writer = nullptr;
         QCOMPARE(sqlite3_open(qPrintable(path), &writer), SQLITE_OK);
-        QCOMPARE(sqlite3_exec(writer, "BEGIN; UPDATE meta SET value = 'half-written' WHERE key = 'description'", nullptr,
-                              nullptr, nullptr),
+        QCOMPARE(sqlite3_exec(writer, "BEGIN; UPDATE meta SET value = 'half-written' WHERE key = 'description'", nullptr, nullptr,
+                              nullptr),
                  SQLITE_OK);
         // Copied while the transaction is open: a database with its hot journal, as a crash leaves it.
         QTemporaryDir crashed;
@@ -165,7 +164,8 @@ private slots:
         QTest::addRow("directory") << QStringLiteral("directory") << QStringLiteral("is a directory");
         QTest::addRow("empty file") << QStringLiteral("empty") << QStringLiteral("is not a trace PeakLens can read");
         QTest::addRow("random bytes") << QStringLiteral("random") << QStringLiteral("is not a trace PeakLens can read");
-        QTest::addRow("text that is not a trace") << QStringLiteral("prose") << QStringLiteral("is not a trace PeakLens can read");
+        QTest::addRow("text that is not a trace")
+            << QStringLiteral("prose") << QStringLiteral("is not a trace PeakLens can read");
         QTest::addRow("cut inside the header") << QStringLiteral("header") << QStringLiteral("is truncated");
         QTest::addRow("cut in half") << QStringLiteral("half") << QStringLiteral("is truncated");
         QTest::addRow("another program's database") << QStringLiteral("foreign") << QStringLiteral("not a PeakLens trace");
@@ -173,16 +173,24 @@ private slots:
         QTest::addRow("missing table") << QStringLiteral("droptable") << QStringLiteral("the table \"ranges\" is missing");
         QTest::addRow("dangling layer reference") << QStringLiteral("nolayers") << QStringLiteral("refers to layer");
         QTest::addRow("column of the wrong length") << QStringLiteral("shortcolumn") << QStringLiteral("wrong length");
-        QTest::addRow("unknown category code") << QStringLiteral("category") << QStringLiteral("in events chunk 0, an event has an unknown category");
-        QTest::addRow("unknown codec") << QStringLiteral("codec") << QStringLiteral("events chunk 0 is stored with the unknown codec 7");
-        QTest::addRow("plain chunk said to be compressed") << QStringLiteral("notzstd") << QStringLiteral("in events chunk 0, its compressed columns are not a zstd frame");
-        QTest::addRow("format 1: column of the wrong length") << QStringLiteral("v1shortcolumn") << QStringLiteral("wrong length");
-        QTest::addRow("format 1: unknown category code") << QStringLiteral("v1category") << QStringLiteral("in events chunk 0, an event has an unknown category");
-        QTest::addRow("stacks out of sequence (found by fuzzing)") << QStringLiteral("stackorder") << QStringLiteral("out of sequence");
+        QTest::addRow("unknown category code")
+            << QStringLiteral("category") << QStringLiteral("in events chunk 0, an event has an unknown category");
+        QTest::addRow("unknown codec") << QStringLiteral("codec")
+                                       << QStringLiteral("events chunk 0 is stored with the unknown codec 7");
+        QTest::addRow("plain chunk said to be compressed")
+            << QStringLiteral("notzstd") << QStringLiteral("in events chunk 0, its compressed columns are not a zstd frame");
+        QTest::addRow("format 1: column of the wrong length")
+            << QStringLiteral("v1shortcolumn") << QStringLiteral("wrong length");
+        QTest::addRow("format 1: unknown category code")
+            << QStringLiteral("v1category") << QStringLiteral("in events chunk 0, an event has an unknown category");
+        QTest::addRow("stacks out of sequence (found by fuzzing)")
+            << QStringLiteral("stackorder") << QStringLiteral("out of sequence");
         QTest::addRow("stack cycle") << QStringLiteral("stackcycle") << QStringLiteral("bad parent");
         QTest::addRow("overwritten pages") << QStringLiteral("scribble") << QStringLiteral("is damaged");
-        QTest::addRow("generated column") << QStringLiteral("generated") << QStringLiteral("table \"steps\" is not defined as PeakLens defines it");
-        QTest::addRow("view") << QStringLiteral("view") << QStringLiteral("has the view \"everything\", which PeakLens does not write");
+        QTest::addRow("generated column") << QStringLiteral("generated")
+                                          << QStringLiteral("table \"steps\" is not defined as PeakLens defines it");
+        QTest::addRow("view") << QStringLiteral("view")
+                              << QStringLiteral("has the view \"everything\", which PeakLens does not write");
         QTest::addRow("trigger") << QStringLiteral("trigger") << QStringLiteral("has the trigger \"wipe\"");
         QTest::addRow("index on an expression") << QStringLiteral("exprindex") << QStringLiteral("has the index \"slow\"");
         QTest::addRow("check constraint") << QStringLiteral("redefined") << QStringLiteral("table \"markers\" is not defined");

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "testsupport.h"
 #include "core/error.h"
 #include "core/format/schema.h"
 #include "core/format/sqlitedatabase.h"
@@ -7,6 +6,7 @@
 #include "core/format/tracereader.h"
 #include "core/format/tracewriter.h"
 #include "core/import/traceloader.h"
+#include "testsupport.h"
 
 #include <QElapsedTimer>
 #include <QFile>
@@ -107,8 +107,8 @@ private slots:
         const QString out = dir.filePath(QStringLiteral("killed.peaklens"));
         QProcess writer;
         QVERIFY(test::startLiveWriter(writer, {kSample, out, QStringLiteral("--commit-every"), QStringLiteral("300"),
-                                               QStringLiteral("--pause-ms"), QStringLiteral("5"),
-                                               QStringLiteral("--die-after"), QStringLiteral("4")}));
+                                               QStringLiteral("--pause-ms"), QStringLiteral("5"), QStringLiteral("--die-after"),
+                                               QStringLiteral("4")}));
         TraceFollower follower(out.toStdString());
         const Followed followed = followToTheEnd(follower);
         QVERIFY(writer.waitForFinished(60000));

@@ -29,7 +29,11 @@ struct PickleWriter
 {
     std::string bytes = std::string("\x80\x04", 2);
     int memo = 0;
-    int memoize() { bytes += '\x94'; return memo++; }
+    int memoize()
+    {
+        bytes += '\x94';
+        return memo++;
+    }
     void text(std::string_view s)
     {
         bytes += '\x8c';
@@ -231,7 +235,8 @@ private slots:
         QTest::addColumn<QString>("warning");
         const QByteArray bom("\xEF\xBB\xBF");
         for (const char *fixture : {"snapshot.json", "kineto.pt.trace.json", "memory_timeline.json", "modelled-step.pltxt"})
-            QTest::addRow("byte-order mark before %s", fixture) << QString::fromLatin1(fixture) << bom << QByteArray() << QString();
+            QTest::addRow("byte-order mark before %s", fixture)
+                << QString::fromLatin1(fixture) << bom << QByteArray() << QString();
         QTest::addRow("bytes after a Kineto trace")
             << QStringLiteral("kineto.pt.trace.json") << QByteArray() << QByteArray("\n{\"more\": 1}")
             << QStringLiteral("11 bytes after the end of the JSON were ignored.");

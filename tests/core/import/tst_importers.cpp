@@ -62,11 +62,16 @@ private slots:
         QFETCH(QString, layer);
         QFETCH(int, phase);
         TraceBuilder builder;
-        const auto ranges = addAnnotations(builder, {{"step:3", true, 0, 0},     {"fwd:blocks.0", true, 10, 0},
-                                                     {"fwd:blocks.0.fc1", true, 20, 0}, {"fwd:blocks.0.fc1", false, 30, 0},
-                                                     {"fwd:blocks.0", false, 50, 0},    {"bwd:blocks.0", true, 60, 0},
-                                                     {"bwd:blocks.0", false, 90, 0},    {"step:3", false, 100, 0},
-                                                     {"opt", true, 20, 1},              {"opt", false, 70, 1}});
+        const auto ranges = addAnnotations(builder, {{"step:3", true, 0, 0},
+                                                     {"fwd:blocks.0", true, 10, 0},
+                                                     {"fwd:blocks.0.fc1", true, 20, 0},
+                                                     {"fwd:blocks.0.fc1", false, 30, 0},
+                                                     {"fwd:blocks.0", false, 50, 0},
+                                                     {"bwd:blocks.0", true, 60, 0},
+                                                     {"bwd:blocks.0", false, 90, 0},
+                                                     {"step:3", false, 100, 0},
+                                                     {"opt", true, 20, 1},
+                                                     {"opt", false, 70, 1}});
         QCOMPARE(ranges.size(), std::size_t(2));
         std::vector<MemoryEvent> events{MemoryEvent{time, 64, 0x1000}};
         assignScopes(events, ranges[static_cast<std::size_t>(thread)]);
@@ -167,8 +172,7 @@ private slots:
             << false << QStringLiteral("0x10000000 20\n0x20000000 20") << QStringLiteral("t=1 segment_alloc 0x20000000 20")
             << QStringLiteral("1:+20@0x10000000 1:+20@0x20000000");
         QTest::addRow("a segment released but never reserved in the trace was there from its start")
-            << false << QStringLiteral("0x20000000 2")
-            << QStringLiteral("t=1 alloc 0x20000000 1\nt=2 segment_free 0x10000000 20")
+            << false << QStringLiteral("0x20000000 2") << QStringLiteral("t=1 alloc 0x20000000 1\nt=2 segment_free 0x10000000 20")
             << QStringLiteral("1:+20@0x10000000 1:+2@0x20000000 2:-20@0x10000000");
         QTest::addRow("released, reserved again and kept until the dump: once from the start")
             << false << QStringLiteral("0x10000000 20")
@@ -203,8 +207,8 @@ private slots:
         QStringList segmentJson;
         for (const QString &line : segments.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
             const QStringList words = line.split(QLatin1Char(' '));
-            const QString stream = line.contains(QStringLiteral("stream=")) ? line.section(QStringLiteral("stream="), 1, 1)
-                                                                           : QStringLiteral("0");
+            const QString stream =
+                line.contains(QStringLiteral("stream=")) ? line.section(QStringLiteral("stream="), 1, 1) : QStringLiteral("0");
             const QString address = line.contains(QStringLiteral("noaddress"))
                                         ? QString()
                                         : QStringLiteral("\"address\": %1, ").arg(words[0].toULongLong(nullptr, 16));
@@ -346,20 +350,24 @@ private slots:
         QTest::addColumn<QString>("fixture");
         QTest::addColumn<QString>("damage");
         QTest::addColumn<QString>("problem");
-        const QStringList fixtures = {QStringLiteral("snapshot_p4.pickle"), QStringLiteral("snapshot.json"),
-                                      QStringLiteral("kineto.pt.trace.json"), QStringLiteral("memory_timeline.json"),
+        const QStringList fixtures = {QStringLiteral("snapshot_p4.pickle"),    QStringLiteral("snapshot.json"),
+                                      QStringLiteral("kineto.pt.trace.json"),  QStringLiteral("memory_timeline.json"),
                                       QStringLiteral("snapshot_p5.pickle.gz"), QStringLiteral("memory_timeline.raw.json.gz")};
         for (const QString &fixture : fixtures) {
-            QTest::addRow("%s: cut in half", qPrintable(fixture)) << fixture << QStringLiteral("half") << QStringLiteral("truncated");
+            QTest::addRow("%s: cut in half", qPrintable(fixture))
+                << fixture << QStringLiteral("half") << QStringLiteral("truncated");
             QTest::addRow("%s: bytes flipped", qPrintable(fixture)) << fixture << QStringLiteral("flip") << QString();
         }
         QTest::addRow("a PNG image") << QString() << QStringLiteral("png") << QStringLiteral("is not a trace PeakLens can read");
-        QTest::addRow("JSON of something else") << QString() << QStringLiteral("json") << QStringLiteral("is not a trace PeakLens can read");
+        QTest::addRow("JSON of something else")
+            << QString() << QStringLiteral("json") << QStringLiteral("is not a trace PeakLens can read");
         QTest::addRow("gzip bomb") << QString() << QStringLiteral("bomb") << QStringLiteral("expands to more than");
-        QTest::addRow("pickle of a class instance") << QString() << QStringLiteral("global") << QStringLiteral("asks to run Python code");
+        QTest::addRow("pickle of a class instance")
+            << QString() << QStringLiteral("global") << QStringLiteral("asks to run Python code");
         QTest::addRow("Kineto memory event without args (found by fuzzing)")
             << QString() << QStringLiteral("noargs") << QStringLiteral("a memory event has no args");
-        QTest::addRow("pickle that is no snapshot") << QString() << QStringLiteral("notsnapshot") << QStringLiteral("not a PyTorch memory snapshot");
+        QTest::addRow("pickle that is no snapshot")
+            << QString() << QStringLiteral("notsnapshot") << QStringLiteral("not a PyTorch memory snapshot");
         QTest::addRow("more devices than the trace model holds")
             << QString() << QStringLiteral("devices") << QStringLiteral("cannot be opened: The trace uses more than 1024");
     }
@@ -387,24 +395,26 @@ private slots:
         else if (damage == QLatin1String("bomb"))
             bytes = qCompress(QByteArray(64 << 20, ' '), 9); // replaced below by real gzip
         else if (damage == QLatin1String("global"))
-            bytes = QByteArray::fromHex("800263636f6c6c656374696f6e730a4f726465726564446963740a71002952710158010000006171024b01732e");
+            bytes =
+                QByteArray::fromHex("800263636f6c6c656374696f6e730a4f726465726564446963740a71002952710158010000006171024b01732e");
         else if (damage == QLatin1String("noargs"))
             bytes = R"({"traceEvents": [{"ph": "i", "name": "[memory]", "ts": 1.0}]})";
         else if (damage == QLatin1String("devices")) {
             bytes = "{\"traceEvents\": [";
             for (int device = 0; device < 1100; ++device)
-                bytes += QStringLiteral("%1{\"ph\": \"i\", \"name\": \"[memory]\", \"ts\": 1, \"args\": {\"Addr\": 1, \"Bytes\": 8, "
-                                        "\"Device Type\": 1, \"Device Id\": %2}}")
-                             .arg(device ? QStringLiteral(",") : QString())
-                             .arg(device)
-                             .toUtf8();
+                bytes +=
+                    QStringLiteral("%1{\"ph\": \"i\", \"name\": \"[memory]\", \"ts\": 1, \"args\": {\"Addr\": 1, \"Bytes\": 8, "
+                                   "\"Device Type\": 1, \"Device Id\": %2}}")
+                        .arg(device ? QStringLiteral(",") : QString())
+                        .arg(device)
+                        .toUtf8();
             bytes += "]}";
         } else if (damage == QLatin1String("notsnapshot"))
             bytes = QByteArray::fromHex("80025d7100284b014b02652e");
         test::writeBytes(path, bytes);
         if (damage == QLatin1String("bomb")) {
-            const QByteArray command = "(printf '{\"traceEvents\": ['; head -c 100000000 /dev/zero | tr '\\0' ' ') | gzip -9 > '"
-                                       + path.toUtf8() + "'";
+            const QByteArray command =
+                "(printf '{\"traceEvents\": ['; head -c 100000000 /dev/zero | tr '\\0' ' ') | gzip -9 > '" + path.toUtf8() + "'";
             QCOMPARE(std::system(command.constData()), 0);
         }
         try {

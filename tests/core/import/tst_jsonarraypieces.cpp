@@ -58,7 +58,8 @@ private slots:
         QTest::addColumn<int>("refusedGuesses");
 
         QTest::addRow("empty") << QStringLiteral("[ ]") << 4 << QString() << 0 << 0;
-        QTest::addRow("one piece") << QStringLiteral("[{\"a\":1}, {\"b\":2}]") << 1000 << QStringLiteral("{\"a\":1}|{\"b\":2}") << 1 << 0;
+        QTest::addRow("one piece") << QStringLiteral("[{\"a\":1}, {\"b\":2}]") << 1000 << QStringLiteral("{\"a\":1}|{\"b\":2}")
+                                   << 1 << 0;
         QTest::addRow("a piece per element") << QStringLiteral("[{\"a\":1}, {\"b\":2}, {\"c\":3}]") << 1
                                              << QStringLiteral("{\"a\":1}|{\"b\":2}|{\"c\":3}") << 3 << 0;
         // The text "}, {" inside a string is no boundary: that guess cannot parse and the
@@ -67,7 +68,8 @@ private slots:
             << QStringLiteral("[{\"s\":\"x}, {y\"}, {\"b\":2}]") << 2 << QStringLiteral("{\"s\":\"x}, {y\"}|{\"b\":2}") << 2 << 1;
         // Inside a nested list of objects, likewise.
         QTest::addRow("a boundary guessed inside a nested value")
-            << QStringLiteral("[{\"n\":[{\"a\":1}, {\"a\":2}]}, {\"b\":2}]") << 2 << QStringLiteral("{\"n\":[{\"a\":1},{\"a\":2}]}|{\"b\":2}") << 2 << 1;
+            << QStringLiteral("[{\"n\":[{\"a\":1}, {\"a\":2}]}, {\"b\":2}]") << 2
+            << QStringLiteral("{\"n\":[{\"a\":1},{\"a\":2}]}|{\"b\":2}") << 2 << 1;
     }
     void everyElementOnce()
     {

@@ -71,10 +71,10 @@ private slots:
     void eventsFollowTimeNotFileOrder_data()
     {
         QTest::addColumn<QString>("rows");
-        QTest::addColumn<QString>("curve");    // us:bytes after each time
+        QTest::addColumn<QString>("curve"); // us:bytes after each time
         QTest::addColumn<qint64>("peak");
         QTest::addColumn<qint64>("reservedPeak");
-        QTest::addColumn<QString>("totals");   // what import.totals says, in part
+        QTest::addColumn<QString>("totals"); // what import.totals says, in part
         // The autograd thread's events come first in the file but happen later.
         QTest::addRow("threads listed one after the other")
             << QStringLiteral("2 30 3 768 -100 1000 4000\n2 40 4 1024 50 1050 4000\n"
@@ -82,19 +82,18 @@ private slots:
             << QStringLiteral("10:1200 20:1300 25:1100 30:1000 40:1050") << qint64(1300) << qint64(4000)
             << QStringLiteral("all 5 events agree");
         QTest::addRow("equal times ordered by Ev Idx")
-            << QStringLiteral("1 10 1 512 -600 500 2000\n1 10 0 768 100 1100 2000") << QStringLiteral("10:500")
-            << qint64(1100) << qint64(2000) << QStringLiteral("all 2 events agree");
+            << QStringLiteral("1 10 1 512 -600 500 2000\n1 10 0 768 100 1100 2000") << QStringLiteral("10:500") << qint64(1100)
+            << qint64(2000) << QStringLiteral("all 2 events agree");
         QTest::addRow("a dropped free: the file's totals win")
             << QStringLiteral("1 10 0 256 300 1300 2000\n1 20 1 512 100 1100 2000\n1 30 2 768 50 1150 2000")
             << QStringLiteral("10:1300 20:1100 30:1150") << qint64(1300) << qint64(2000)
             << QStringLiteral("1 of 3 events disagree with the trace's Total Allocated, by 300 B");
         QTest::addRow("a dropped allocation: raised after the event, never above the totals")
             << QStringLiteral("1 10 0 256 300 300 2000\n1 20 1 256 -300 200 2000\n1 30 2 768 50 250 2000")
-            << QStringLiteral("10:300 20:200 30:250") << qint64(300) << qint64(2000)
-            << QStringLiteral("1 of 3 events disagree");
-        QTest::addRow("AMD GPU (HIP)")
-            << QStringLiteral("1 10 0 256 300 300 1000 6\n1 20 1 256 -300 0 1000 6") << QStringLiteral("10:300 20:0")
-            << qint64(300) << qint64(1000) << QStringLiteral("cuda:0: all 2 events agree");
+            << QStringLiteral("10:300 20:200 30:250") << qint64(300) << qint64(2000) << QStringLiteral("1 of 3 events disagree");
+        QTest::addRow("AMD GPU (HIP)") << QStringLiteral("1 10 0 256 300 300 1000 6\n1 20 1 256 -300 0 1000 6")
+                                       << QStringLiteral("10:300 20:0") << qint64(300) << qint64(1000)
+                                       << QStringLiteral("cuda:0: all 2 events agree");
         QTest::addRow("an old trace without addresses or totals")
             << QStringLiteral("1 10 - - -100 - -\n1 20 - - 400 - -\n1 30 - - -400 - -\n1 40 - - 50 - -")
             << QStringLiteral("10:0 20:400 30:0 40:50") << qint64(400) << qint64(-1) << QString();
@@ -123,17 +122,22 @@ private slots:
         const Loaded loaded = load(kinetoTrace(QStringLiteral("2 50 1 512 100 5100 8000\n1 10 0 256 100 1100 8000")));
         QVERIFY2(loaded.trace, qPrintable(loaded.problem));
         QCOMPARE(printCurve(*loaded.trace), QStringLiteral("10:1100 50:5100"));
-        QCOMPARE(qs(loaded.trace->metaValue("import.preexisting")), QStringLiteral("cuda:0: 1000 B allocated before profiling began"));
+        QCOMPARE(qs(loaded.trace->metaValue("import.preexisting")),
+                 QStringLiteral("cuda:0: 1000 B allocated before profiling began"));
         // 3900 B the file's second total shows beyond its events: a disagreement, not memory from before.
-        QVERIFY(qs(loaded.trace->metaValue("import.totals")).contains(QStringLiteral("1 of 2 events disagree with the trace's Total Allocated, by 3.809 KiB")));
+        QVERIFY(qs(loaded.trace->metaValue("import.totals"))
+                    .contains(QStringLiteral("1 of 2 events disagree with the trace's Total Allocated, by 3.809 KiB")));
     }
 
     void profilerAnnotationsAreNotLayers()
     {
-        const QString spans = QStringLiteral(
-            "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"nccl:all_reduce\", \"pid\": 1, \"tid\": 1, \"ts\": 5, \"dur\": 10},\n"
-            "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"Optimizer.zero_grad#SGD.zero_grad\", \"pid\": 1, \"tid\": 1, \"ts\": 25, \"dur\": 10},\n"
-            "{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"nn.Module: Linear_0\", \"pid\": 1, \"tid\": 1, \"ts\": 40, \"dur\": 10}");
+        const QString spans =
+            QStringLiteral("{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"nccl:all_reduce\", \"pid\": 1, \"tid\": 1, "
+                           "\"ts\": 5, \"dur\": 10},\n"
+                           "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"Optimizer.zero_grad#SGD.zero_grad\", "
+                           "\"pid\": 1, \"tid\": 1, \"ts\": 25, \"dur\": 10},\n"
+                           "{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"nn.Module: Linear_0\", \"pid\": 1, "
+                           "\"tid\": 1, \"ts\": 40, \"dur\": 10}");
         const Loaded loaded = load(kinetoTrace(QStringLiteral("1 10 0 256 100 100 1000\n1 30 1 256 -100 0 1000\n"
                                                               "1 45 2 512 100 100 1000"),
                                                spans));

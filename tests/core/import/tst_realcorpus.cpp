@@ -89,10 +89,11 @@ private slots:
     {
         QFETCH(QString, file);
         const auto trace = loadTrace(ss(corpusPath(file)));
-        const QStringList wrappers = {QStringLiteral("module"),     QStringLiteral("hooks"),        QStringLiteral("generic"),
-                                      QStringLiteral("deprecation"), QStringLiteral("peft_model"),  QStringLiteral("tuners_utils"),
-                                      QStringLiteral("modeling_layers"), QStringLiteral("eval_frame"), QStringLiteral("checkpoint"),
-                                      QStringLiteral("_contextlib"), QStringLiteral("functools"),   QStringLiteral("contextlib")};
+        const QStringList wrappers = {
+            QStringLiteral("module"),          QStringLiteral("hooks"),      QStringLiteral("generic"),
+            QStringLiteral("deprecation"),     QStringLiteral("peft_model"), QStringLiteral("tuners_utils"),
+            QStringLiteral("modeling_layers"), QStringLiteral("eval_frame"), QStringLiteral("checkpoint"),
+            QStringLiteral("_contextlib"),     QStringLiteral("functools"),  QStringLiteral("contextlib")};
         for (const Layer &layer : trace->layers) {
             const QString path = qs(layer.path);
             const QStringList parts = path.split(QLatin1Char('.'));
@@ -135,8 +136,8 @@ private slots:
             QVERIFY(trace->kernels.empty());
             return;
         }
-        const auto beforeTrace = std::find(trace->stacks.frames().begin(), trace->stacks.frames().end(),
-                                           Frame{std::string(kBeforeTrace), "", 0});
+        const auto beforeTrace =
+            std::find(trace->stacks.frames().begin(), trace->stacks.frames().end(), Frame{std::string(kBeforeTrace), "", 0});
         std::optional<std::int64_t> firstMemoryNs;
         for (std::size_t i = 0; i < trace->events.size() && !firstMemoryNs; ++i) {
             const auto frames = trace->stacks.framesOf(trace->events.stack(i));
@@ -174,7 +175,8 @@ private slots:
         // Each device's kernels sit where its memory is.
         const std::vector<Device> memoryDevices = trace->devices();
         for (const Kernel &kernel : trace->kernels)
-            QVERIFY(std::find(memoryDevices.begin(), memoryDevices.end(), trace->lanes[kernel.lane].device) != memoryDevices.end());
+            QVERIFY(std::find(memoryDevices.begin(), memoryDevices.end(), trace->lanes[kernel.lane].device)
+                    != memoryDevices.end());
     }
 
     // Real snapshots' stacks start with the unwinder, the caching allocator, the dispatcher
@@ -185,23 +187,28 @@ private slots:
         QTest::addColumn<QString>("file");
         QTest::addColumn<QStringList>("expected"); // user sites among the top five, in order
         QTest::addRow("a training step") << QStringLiteral("snapshot_cs336_medium_train.pickle.gz")
-                                         << QStringList{QStringLiteral("step (optimizer.py:80)"), QStringLiteral("step (optimizer.py:77)"),
+                                         << QStringList{QStringLiteral("step (optimizer.py:80)"),
+                                                        QStringLiteral("step (optimizer.py:77)"),
                                                         QStringLiteral("step (optimizer.py:76)")};
         QTest::addRow("a forward pass") << QStringLiteral("snapshot_cs336_forward_fp32.pickle.gz")
-                                        << QStringList{QStringLiteral("SiLU (swiglu.py:10)"), QStringLiteral("forward (swiglu.py:32)"),
-                                                       QStringLiteral("forward (swiglu.py:33)"), QStringLiteral("forward (rmsnorm.py:24)")};
+                                        << QStringList{QStringLiteral("SiLU (swiglu.py:10)"),
+                                                       QStringLiteral("forward (swiglu.py:32)"),
+                                                       QStringLiteral("forward (swiglu.py:33)"),
+                                                       QStringLiteral("forward (rmsnorm.py:24)")};
         QTest::addRow("a Kineto trace with Python stacks")
             << QStringLiteral("kineto_h100_qwen_inference.pt.trace.json.gz")
-            << QStringList{QStringLiteral("forward (modeling_qwen2.py:150)"), QStringLiteral("apply_rotary_pos_emb (modeling_qwen2.py:68)"),
+            << QStringList{QStringLiteral("forward (modeling_qwen2.py:150)"),
+                           QStringLiteral("apply_rotary_pos_emb (modeling_qwen2.py:68)"),
                            QStringLiteral("forward (modeling_qwen2.py:56)"), QStringLiteral("forward (modeling_qwen2.py:243)")};
         QTest::addRow("a Kineto trace of a training test")
             << QStringLiteral("kineto_mi300x_normalization.pt.trace.json.gz")
-            << QStringList{QStringLiteral("forward (test_perf_model.py:35)"), QStringLiteral("create_normalization_layer_trace (test_perf_model.py:64)")};
-        QTest::addRow("a KV-cache experiment") << QStringLiteral("snapshot_kv_cache_state.pickle.gz")
-                                               << QStringList{QStringLiteral("update_new (cache_utils_V2.py:224)"),
-                                                              QStringLiteral("update_new (cache_utils_V2.py:225)"),
-                                                              QStringLiteral("my_resduialquant (myquant.py:128)"),
-                                                              QStringLiteral("ontbitquant (myquant.py:14)")};
+            << QStringList{QStringLiteral("forward (test_perf_model.py:35)"),
+                           QStringLiteral("create_normalization_layer_trace (test_perf_model.py:64)")};
+        QTest::addRow("a KV-cache experiment")
+            << QStringLiteral("snapshot_kv_cache_state.pickle.gz")
+            << QStringList{QStringLiteral("update_new (cache_utils_V2.py:224)"),
+                           QStringLiteral("update_new (cache_utils_V2.py:225)"),
+                           QStringLiteral("my_resduialquant (myquant.py:128)"), QStringLiteral("ontbitquant (myquant.py:14)")};
     }
 
     void topSitesNameUserCode()
@@ -243,8 +250,8 @@ private slots:
         QTest::addRow("snapshot of a forward pass")
             << QStringLiteral("snapshot_cs336_forward_fp32.pickle.gz") << QStringLiteral("681 0 0")
             << QStringLiteral("benchmark:140.transformer_lm:56[0] .. benchmark:140.transformer_lm:56[11] (12)");
-        QTest::addRow("Kineto trace of 2-GPU training") << QStringLiteral("kineto_v100_rank1.pt.trace.json.gz")
-                                                        << QStringLiteral("4295 9090 0") << QString();
+        QTest::addRow("Kineto trace of 2-GPU training")
+            << QStringLiteral("kineto_v100_rank1.pt.trace.json.gz") << QStringLiteral("4295 9090 0") << QString();
         QTest::addRow("Kineto trace of inference with module spans")
             << QStringLiteral("kineto_h100_qwen_inference.pt.trace.json.gz") << QStringLiteral("1125 0 0")
             << QStringLiteral("Qwen2Model_0.Qwen2DecoderLayer_0 .. Qwen2Model_0.Qwen2DecoderLayer_23 (24)");
@@ -263,14 +270,17 @@ private slots:
             if (trace->events.deltaBytes(i) > 0 && trace->lanes[trace->events.lane(i)].device == device)
                 ++count[std::size_t(trace->events.phase(i))];
         }
-        QCOMPARE(QStringLiteral("%1 %2 %3").arg(count[std::size_t(Phase::Forward)]).arg(count[std::size_t(Phase::Backward)])
+        QCOMPARE(QStringLiteral("%1 %2 %3")
+                     .arg(count[std::size_t(Phase::Forward)])
+                     .arg(count[std::size_t(Phase::Backward)])
                      .arg(count[std::size_t(Phase::Optimizer)]),
                  phases);
         const auto layers = defaultChain(*trace);
-        const QString found = layers.empty() ? QString()
-                                             : QStringLiteral("%1 .. %2 (%3)").arg(qs(trace->layers[layers.front()].path),
-                                                                                  qs(trace->layers[layers.back()].path))
-                                                   .arg(layers.size());
+        const QString found = layers.empty()
+                                  ? QString()
+                                  : QStringLiteral("%1 .. %2 (%3)")
+                                        .arg(qs(trace->layers[layers.front()].path), qs(trace->layers[layers.back()].path))
+                                        .arg(layers.size());
         QCOMPARE(found, chain);
         for (const Layer &layer : trace->layers)
             QVERIFY2(layer.path.find("ProfilerStep") == std::string::npos && layer.path.find("nccl") == std::string::npos

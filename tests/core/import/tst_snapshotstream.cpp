@@ -32,12 +32,12 @@ struct SnapshotShape
     int batch = 1000;               // items per APPENDS
     int segments = 0;
     int blocksPerSegment = 0;
-    bool tracesFirst = false;         // "device_traces" before "segments", as sorted keys put them
-    bool repeatFirstEntry = false;    // the last batch lists the first entry again
+    bool tracesFirst = false;          // "device_traces" before "segments", as sorted keys put them
+    bool repeatFirstEntry = false;     // the last batch lists the first entry again
     bool framesHoldThemselves = false; // one frame list holds itself
-    bool changeFirstEntry = false;    // the first entry gains a key once the traces are written
-    std::string inject;               // raw bytes written before the 2,500th entry
-    bool framed = false;              // FRAME opcodes between others
+    bool changeFirstEntry = false;     // the first entry gains a key once the traces are written
+    std::string inject;                // raw bytes written before the 2,500th entry
+    bool framed = false;               // FRAME opcodes between others
 };
 
 class SnapshotWriter
@@ -184,8 +184,11 @@ private:
             }
             // alloc, free_requested, free_completed of the block before; every fifth a free of a
             // block from before the trace, every seventh a segment.
-            const char *action = i % 7 == 6 ? "segment_alloc" : i % 5 == 4 ? "free_completed" : i % 3 == 0 ? "alloc"
-                                                                      : i % 3 == 1 ? "free_requested" : "free_completed";
+            const char *action = i % 7 == 6   ? "segment_alloc"
+                                 : i % 5 == 4 ? "free_completed"
+                                 : i % 3 == 0 ? "alloc"
+                                 : i % 3 == 1 ? "free_requested"
+                                              : "free_completed";
             const std::uint64_t addr = 0x7f0000000000 + (i % 5 == 4 ? 0x100000000 + i : (i - i % 3)) * 512;
             opcode('}');
             const int entry = memoize();
@@ -280,8 +283,11 @@ QStringList printedEvents(const Trace &trace)
         QStringList frames;
         for (const std::uint32_t frame : trace.stacks.framesOf(trace.events.stack(i)))
             frames << qs(trace.stacks.frames()[frame].function);
-        printed << QStringLiteral("%1 %2 %3 %4").arg(trace.events.timeNs(i)).arg(trace.events.deltaBytes(i))
-                       .arg(trace.events.addr(i)).arg(frames.join(QLatin1Char('<')));
+        printed << QStringLiteral("%1 %2 %3 %4")
+                       .arg(trace.events.timeNs(i))
+                       .arg(trace.events.deltaBytes(i))
+                       .arg(trace.events.addr(i))
+                       .arg(frames.join(QLatin1Char('<')));
     }
     return printed;
 }
@@ -375,14 +381,22 @@ private slots:
     void nestedAndCyclicPickles_data()
     {
         QTest::addColumn<QByteArray>("pickle");
-        const QByteArray root = QByteArray("\x80\x04}\x94\x8c\x0d" "device_traces\x94]\x94", 22); // {"device_traces": [
+        const QByteArray root = QByteArray("\x80\x04}\x94\x8c\x0d"
+                                           "device_traces\x94]\x94",
+                                           22); // {"device_traces": [
         QTest::addRow("a device trace of 100,000 nested lists")
             << root + QByteArray(100000, ']') + QByteArray(100000, 'a') + "s.";
         // memo 3: the trace; GET 3, APPEND: it holds itself.
-        QTest::addRow("a device trace holding itself") << root + "]\x94h\x03" "aas.";
+        QTest::addRow("a device trace holding itself") << root
+                                                              + "]\x94h\x03"
+                                                                "aas.";
         // memo 3: the entry; its "frames" is the entry itself.
-        QTest::addRow("an entry whose frames are itself")
-            << root + "]}\x94(\x8c\x06" "action\x8c\x05" "alloc\x8c\x04" "addr\x4b\x10\x8c\x06" "frames\x68\x03uaas.";
+        QTest::addRow("an entry whose frames are itself") << root
+                                                                 + "]}\x94(\x8c\x06"
+                                                                   "action\x8c\x05"
+                                                                   "alloc\x8c\x04"
+                                                                   "addr\x4b\x10\x8c\x06"
+                                                                   "frames\x68\x03uaas.";
         QTest::addRow("a million MARKs") << root + QByteArray(1000000, '(') + "as.";
     }
     void nestedAndCyclicPickles()
@@ -447,14 +461,14 @@ private slots:
     {
         QTest::addColumn<QByteArray>("damage"); // written in the third batch of a trace
         QTest::addColumn<QString>("problem");
-        QTest::addRow("memo entry never stored") << QByteArray("j\x00\x00\x01\x00", 5)
-                                                 << QStringLiteral("refers to memo entry 65536, which was never stored");
+        QTest::addRow("memo entry never stored")
+            << QByteArray("j\x00\x00\x01\x00", 5) << QStringLiteral("refers to memo entry 65536, which was never stored");
         QTest::addRow("GLOBAL") << QByteArray("cos\nsystem\n") << QStringLiteral("asks to run Python code (GLOBAL)");
         QTest::addRow("REDUCE") << QByteArray("R") << QStringLiteral("asks to run Python code (REDUCE)");
         QTest::addRow("BUILD") << QByteArray("b") << QStringLiteral("asks to run Python code (BUILD)");
         QTest::addRow("an opcode plain data never needs") << QByteArray("\xff") << QStringLiteral("opcode 0xff");
-        QTest::addRow("memo entry far out of sequence") << QByteArray("r\xff\xff\xff\x7f", 5)
-                                                        << QStringLiteral("far out of sequence");
+        QTest::addRow("memo entry far out of sequence")
+            << QByteArray("r\xff\xff\xff\x7f", 5) << QStringLiteral("far out of sequence");
         QTest::addRow("string longer than the file") << QByteArray("X\xff\xff\xff\x0f", 5) << QStringLiteral("is truncated");
     }
     void badPicklesGiveOneSentence()
@@ -487,8 +501,7 @@ private slots:
         int cuts = 0;
         for (std::size_t cut = 997; cut < bytes.size(); cut += 997, ++cuts) {
             const QString message = streamingError(std::string(bytes.view().substr(0, cut)), "cut.pickle");
-            if (!message.startsWith(QStringLiteral("cut.pickle: is truncated"))
-                || !message.contains(QStringLiteral("(at byte ")))
+            if (!message.startsWith(QStringLiteral("cut.pickle: is truncated")) || !message.contains(QStringLiteral("(at byte ")))
                 QFAIL(qPrintable(QStringLiteral("cut at %1: %2").arg(cut).arg(message)));
         }
         QVERIFY(cuts > 400);

@@ -44,7 +44,7 @@ private slots:
         spans.add(0, 0, 100, main);
         spans.add(0, 10, 50, forward);
         spans.add(0, 20, 30, mm);
-        spans.add(0, 60, 70, mm); // directly under main
+        spans.add(0, 60, 70, mm);      // directly under main
         spans.add(1, 0, 100, forward); // another thread's
         std::vector<MemoryEvent> events;
         for (std::int64_t t : {5, 25, 40, 50, 65, 150})

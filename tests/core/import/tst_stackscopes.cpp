@@ -12,7 +12,8 @@ namespace {
 
 const char *const kEngine = "__clone|??|0;torch::autograd::Engine::thread_main(std::shared_ptr<>)|??|0;"
                             "torch::autograd::generated::MmBackward0::apply(std::vector<at::Tensor>&&)|??|0";
-const char *const kOptimizer = "<module>|/p/train.py|30;wrapper|/v/site-packages/torch/optim/optimizer.py|533;step|/p/adamw.py|70";
+const char *const kOptimizer =
+    "<module>|/p/train.py|30;wrapper|/v/site-packages/torch/optim/optimizer.py|533;step|/p/adamw.py|70";
 
 // A training loop's stacks: train.py calls the model at line 10; model.py's forward loops
 // over blocks at line 20; a block calls attention at block.py:5 and allocates at :7.
@@ -52,7 +53,8 @@ std::shared_ptr<const Trace> train(bool callFrames, int steps, StackScopesResult
     std::int64_t t = 0;
     std::uint64_t addr = 0x1000;
     const auto alloc = [&](const std::string &stack) {
-        events.push_back(MemoryEvent{t += 10, 256, addr += 0x100, lane, kNoLayer, intern(builder, stack), Category::Unknown, Phase::Other});
+        events.push_back(
+            MemoryEvent{t += 10, 256, addr += 0x100, lane, kNoLayer, intern(builder, stack), Category::Unknown, Phase::Other});
     };
     for (int step = 0; step < steps; ++step) {
         const std::uint64_t first = addr + 0x100;
@@ -63,7 +65,8 @@ std::shared_ptr<const Trace> train(bool callFrames, int steps, StackScopesResult
         for (int k = 0; k < 6; ++k) {
             alloc(kEngine);
             // Each backward node frees the activations its block saved.
-            events.push_back(MemoryEvent{t += 10, -256, first + std::uint64_t(5 - k) * 0x100, lane, kNoLayer, 0, Category::Unknown, Phase::Other});
+            events.push_back(MemoryEvent{t += 10, -256, first + std::uint64_t(5 - k) * 0x100, lane, kNoLayer, 0,
+                                         Category::Unknown, Phase::Other});
         }
         alloc(kOptimizer);
     }
@@ -118,7 +121,8 @@ private slots:
         QCOMPARE(result.phased, std::size_t(13 * steps));
         QString phases;
         for (std::size_t i = 0; i < 19; ++i)
-            phases += trace->events.deltaBytes(i) > 0 ? QString::fromUtf8(phasePrefix(trace->events.phase(i))).left(1) : QStringLiteral("-");
+            phases += trace->events.deltaBytes(i) > 0 ? QString::fromUtf8(phasePrefix(trace->events.phase(i))).left(1)
+                                                      : QStringLiteral("-");
         QCOMPARE(phases, QStringLiteral("ffffffb-b-b-b-b-b-o"));
         // The block at model.py:20 allocates twice per call: a forward range from the first to the last.
         const auto block1 = *trace->findLayer("train:10.model:20[1]");
@@ -140,7 +144,8 @@ private slots:
         std::string stack = "<module>|/p/train.py|1";
         for (int depth = 0; depth < 300; ++depth)
             stack += ";forward|/p/tree.py|" + std::to_string(10 + depth % 7);
-        std::vector<MemoryEvent> events{MemoryEvent{10, 64, 0x1000, lane, kNoLayer, intern(builder, stack), Category::Unknown, Phase::Other}};
+        std::vector<MemoryEvent> events{
+            MemoryEvent{10, 64, 0x1000, lane, kNoLayer, intern(builder, stack), Category::Unknown, Phase::Other}};
         const StackScopesResult result = deriveScopesFromStacks(builder, events);
         QCOMPARE(result.layered, std::size_t(1));
         const auto trace = builder.finish();
@@ -161,9 +166,10 @@ private slots:
         const QString llama = QStringLiteral("/v/site-packages/transformers/models/llama/modeling_llama.py|");
         QTest::addRow("a peft and accelerate Llama in a notebook")
             << QStringLiteral("<module>|/tmp/ipykernel_7/3105878423.py|21;") + call
-                   + QStringLiteral("forward|/v/site-packages/peft/peft_model.py|1430;") + call + QStringLiteral("forward|/v/site-packages/peft/tuners/tuners_utils.py|193;")
-                   + call + hook + QStringLiteral("forward|") + llama + QStringLiteral("1164;") + call + hook
-                   + QStringLiteral("forward|") + llama + QStringLiteral("968;") + call + hook + QStringLiteral("forward|") + llama
+                   + QStringLiteral("forward|/v/site-packages/peft/peft_model.py|1430;") + call
+                   + QStringLiteral("forward|/v/site-packages/peft/tuners/tuners_utils.py|193;") + call + hook
+                   + QStringLiteral("forward|") + llama + QStringLiteral("1164;") + call + hook + QStringLiteral("forward|")
+                   + llama + QStringLiteral("968;") + call + hook + QStringLiteral("forward|") + llama
                    + QStringLiteral("713;at::_ops::mm::call(at::Tensor const&)|??|0")
             << QStringLiteral("cell:21.modeling_llama:1164.modeling_llama:968");
         QTest::addRow("transformers' decorators, recorded on Windows")
@@ -176,8 +182,10 @@ private slots:
                    + QStringLiteral("forward|C:\\r\\.venv\\lib\\site-packages\\transformers\\models\\opt\\modeling_opt.py|300")
             << QStringLiteral("main:9.modeling_opt:880");
         QTest::addRow("a block run through torch.utils.checkpoint")
-            << QStringLiteral("<module>|/p/train.py|10;") + call + QStringLiteral("forward|/p/model.py|20;checkpoint|/v/site-packages/torch/utils/checkpoint.py|495;")
-                   + QStringLiteral("apply|/v/site-packages/torch/autograd/function.py|575;") + call + QStringLiteral("forward|/p/block.py|7")
+            << QStringLiteral("<module>|/p/train.py|10;") + call
+                   + QStringLiteral("forward|/p/model.py|20;checkpoint|/v/site-packages/torch/utils/checkpoint.py|495;")
+                   + QStringLiteral("apply|/v/site-packages/torch/autograd/function.py|575;") + call
+                   + QStringLiteral("forward|/p/block.py|7")
             << QStringLiteral("train:10.model:20");
         QTest::addRow("a long file name")
             << QStringLiteral("<module>|/p/train.py|10;") + call
@@ -192,7 +200,8 @@ private slots:
         QFETCH(QString, layer);
         TraceBuilder builder;
         const std::uint32_t lane = builder.lane(Lane{});
-        std::vector<MemoryEvent> events{MemoryEvent{10, 64, 0x1000, lane, kNoLayer, intern(builder, ss(stack)), Category::Unknown, Phase::Other}};
+        std::vector<MemoryEvent> events{
+            MemoryEvent{10, 64, 0x1000, lane, kNoLayer, intern(builder, ss(stack)), Category::Unknown, Phase::Other}};
         deriveScopesFromStacks(builder, events);
         const auto trace = builder.finish();
         QVERIFY(events.front().layer < trace->layers.size());
@@ -211,8 +220,8 @@ private slots:
         const std::uint32_t forward = intern(builder, "<module>|/p/train.py|10;" + moduleCall(true) + "forward|/p/model.py|20");
         std::vector<MemoryEvent> events;
         for (const std::uint32_t stack : {0u, forward, forward, 0u, 0u})
-            events.push_back(MemoryEvent{10 * std::int64_t(events.size() + 1), 64, 0x1000 + 0x100 * events.size(), lane, kNoLayer, stack,
-                                         Category::Unknown, Phase::Other});
+            events.push_back(MemoryEvent{10 * std::int64_t(events.size() + 1), 64, 0x1000 + 0x100 * events.size(), lane, kNoLayer,
+                                         stack, Category::Unknown, Phase::Other});
         deriveScopesFromStacks(builder, events);
         QString phases;
         for (const MemoryEvent &event : events)
@@ -222,10 +231,12 @@ private slots:
         // With native frames recorded, a frameless allocation proves nothing.
         TraceBuilder native;
         const std::uint32_t nativeLane = native.lane(Lane{});
-        const std::uint32_t withNative = intern(native, "<module>|/p/train.py|10;" + moduleCall(true)
-                                                            + "forward|/p/model.py|20;at::_ops::mm::call(at::Tensor const&)|??|0");
-        std::vector<MemoryEvent> nativeEvents{MemoryEvent{10, 64, 0x1000, nativeLane, kNoLayer, withNative, Category::Unknown, Phase::Other},
-                                              MemoryEvent{20, 64, 0x2000, nativeLane, kNoLayer, 0, Category::Unknown, Phase::Other}};
+        const std::uint32_t withNative =
+            intern(native, "<module>|/p/train.py|10;" + moduleCall(true)
+                               + "forward|/p/model.py|20;at::_ops::mm::call(at::Tensor const&)|??|0");
+        std::vector<MemoryEvent> nativeEvents{
+            MemoryEvent{10, 64, 0x1000, nativeLane, kNoLayer, withNative, Category::Unknown, Phase::Other},
+            MemoryEvent{20, 64, 0x2000, nativeLane, kNoLayer, 0, Category::Unknown, Phase::Other}};
         deriveScopesFromStacks(native, nativeEvents);
         QCOMPARE(int(nativeEvents.back().phase), int(Phase::Other));
     }

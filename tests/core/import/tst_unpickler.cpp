@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "testsupport.h"
 #include "core/error.h"
 #include "core/import/pickle/unpickler.h"
+#include "testsupport.h"
 
 using namespace peaklens;
 using namespace peaklens::pickle;
@@ -12,13 +12,20 @@ namespace {
 QString print(const Document &doc, const Value &value)
 {
     switch (value.kind) {
-    case Kind::None: return QStringLiteral("None");
-    case Kind::Bool: return value.integer ? QStringLiteral("True") : QStringLiteral("False");
-    case Kind::Int: return QString::number(value.integer);
-    case Kind::UInt: return QString::number(value.unsignedInteger);
-    case Kind::Float: return QString::number(value.real);
-    case Kind::String: return QLatin1Char('\'') + QString::fromUtf8(value.text, value.size) + QLatin1Char('\'');
-    case Kind::Bytes: return QStringLiteral("b'") + QString::fromLatin1(value.text, value.size) + QLatin1Char('\'');
+    case Kind::None:
+        return QStringLiteral("None");
+    case Kind::Bool:
+        return value.integer ? QStringLiteral("True") : QStringLiteral("False");
+    case Kind::Int:
+        return QString::number(value.integer);
+    case Kind::UInt:
+        return QString::number(value.unsignedInteger);
+    case Kind::Float:
+        return QString::number(value.real);
+    case Kind::String:
+        return QLatin1Char('\'') + QString::fromUtf8(value.text, value.size) + QLatin1Char('\'');
+    case Kind::Bytes:
+        return QStringLiteral("b'") + QString::fromLatin1(value.text, value.size) + QLatin1Char('\'');
     case Kind::List:
     case Kind::Tuple: {
         QStringList items;
@@ -66,11 +73,15 @@ private slots:
         QTest::addRow("protocol 2 list") << QByteArray("80025d7100284b014b02652e") << QStringLiteral("[1, 2]");
         QTest::addRow("9-byte LONG1: 2**64 - 1") << QByteArray("80027d710058010000006171018a09ffffffffffffffff00732e")
                                                  << QStringLiteral("{'a': 18446744073709551615}");
-        QTest::addRow("9-byte LONG1: 2**63") << QByteArray("80028a090000000000000080002e") << QStringLiteral("9223372036854775808");
-        QTest::addRow("8-byte LONG1: -2**63") << QByteArray("80028a0800000000000000802e") << QStringLiteral("-9223372036854775808");
-        QTest::addRow("protocol 4 memo shares a list") << QByteArray("80049513000000000000005d94285d947d948c0166944b0173616801652e")
-                                                        << QStringLiteral("[[{'f': 1}], [{'f': 1}]]");
-        QTest::addRow("protocol 5 scalars") << QByteArray("8005951b00000000000000284b018c02c3a99443027879944e88473ff800000000000074942e")
+        QTest::addRow("9-byte LONG1: 2**63")
+            << QByteArray("80028a090000000000000080002e") << QStringLiteral("9223372036854775808");
+        QTest::addRow("8-byte LONG1: -2**63")
+            << QByteArray("80028a0800000000000000802e") << QStringLiteral("-9223372036854775808");
+        QTest::addRow("protocol 4 memo shares a list")
+            << QByteArray("80049513000000000000005d94285d947d948c0166944b0173616801652e")
+            << QStringLiteral("[[{'f': 1}], [{'f': 1}]]");
+        QTest::addRow("protocol 5 scalars") << QByteArray(
+            "8005951b00000000000000284b018c02c3a99443027879944e88473ff800000000000074942e")
                                             << QString::fromUtf8("(1, 'é', b'xy', None, True, 1.5)");
     }
     void decodesPlainData()
@@ -102,15 +113,20 @@ private slots:
         QTest::addRow("BUILD") << QByteArray("80027d7d62") << QStringLiteral("BUILD") << qint64(4);
         QTest::addRow("truncated list") << QByteArray("80025d7100284b014b") << QStringLiteral("is truncated") << qint64(8);
         QTest::addRow("no STOP") << QByteArray("80025d7100") << QStringLiteral("is truncated") << qint64(5);
-        QTest::addRow("huge string length") << QByteArray("80048dffffffffffffff0f") << QStringLiteral("longer than 4 GiB") << qint64(2);
-        QTest::addRow("string longer than the file") << QByteArray("800458ffffff00") << QStringLiteral("is truncated") << qint64(2);
+        QTest::addRow("huge string length") << QByteArray("80048dffffffffffffff0f") << QStringLiteral("longer than 4 GiB")
+                                            << qint64(2);
+        QTest::addRow("string longer than the file")
+            << QByteArray("800458ffffff00") << QStringLiteral("is truncated") << qint64(2);
         QTest::addRow("memo entry never stored") << QByteArray("8002680a2e") << QStringLiteral("memo entry 10") << qint64(2);
-        QTest::addRow("memo far out of sequence") << QByteArray("80024e72ffffff7f2e") << QStringLiteral("far out of sequence") << qint64(3);
+        QTest::addRow("memo far out of sequence")
+            << QByteArray("80024e72ffffff7f2e") << QStringLiteral("far out of sequence") << qint64(3);
         QTest::addRow("pop from empty stack") << QByteArray("8002652e") << QStringLiteral("has no MARK") << qint64(2);
         QTest::addRow("append to a dict") << QByteArray("80027d4b0161") << QStringLiteral("not a list") << qint64(5);
         QTest::addRow("protocol 6") << QByteArray("80064e2e") << QStringLiteral("protocol 6") << qint64(0);
         QTest::addRow("unknown opcode") << QByteArray("8002ff") << QStringLiteral("opcode 0xff") << qint64(2);
-        QTest::addRow("integer wider than 64 bits") << QByteArray("80028a0a00000000000000000001" "2e") << QStringLiteral("larger than 64 bits") << qint64(2);
+        QTest::addRow("integer wider than 64 bits") << QByteArray("80028a0a00000000000000000001"
+                                                                  "2e")
+                                                    << QStringLiteral("larger than 64 bits") << qint64(2);
         QTest::addRow("two values left") << QByteArray("80024e4e2e") << QStringLiteral("2 values on its stack") << qint64(4);
     }
     void refusesBadPickles()

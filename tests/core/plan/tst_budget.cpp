@@ -79,8 +79,8 @@ private slots:
         QCOMPARE(doubled.events.size(), trace->events.size());
         std::int64_t level = 0, highest = 0;
         for (std::size_t i = 0; i < doubled.events.size(); ++i) {
-            const std::int64_t expected = trace->events.category(i) == Category::Activation ? 2 * trace->events.deltaBytes(i)
-                                                                                              : trace->events.deltaBytes(i);
+            const std::int64_t expected =
+                trace->events.category(i) == Category::Activation ? 2 * trace->events.deltaBytes(i) : trace->events.deltaBytes(i);
             QCOMPARE(doubled.events.deltaBytes(i), expected);
             level += doubled.events.deltaBytes(i);
             highest = std::max(highest, level);

@@ -111,12 +111,18 @@ private slots:
         QTest::addColumn<int>("chainLength");
         QTest::addColumn<QString>("units");
         QTest::addColumn<QList<int>>("recomputes");
-        QTest::newRow("sqrt of 12") << QStringLiteral("sqrt") << int(12) << QStringLiteral("0..3,4..7") << QList<int>{1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0};
-        QTest::newRow("sqrt of 10") << QStringLiteral("sqrt") << int(10) << QStringLiteral("0..3,4..7") << QList<int>{1, 1, 1, 1, 1, 1, 1, 1, 0, 0};
-        QTest::newRow("segments:3 of 7") << QStringLiteral("segments:3") << int(7) << QStringLiteral("0..2,3..5") << QList<int>{1, 1, 1, 1, 1, 1, 0};
-        QTest::newRow("every:2 of 5") << QStringLiteral("every:2") << int(5) << QStringLiteral("0,2,4") << QList<int>{1, 0, 1, 0, 1};
-        QTest::newRow("two levels") << QStringLiteral("1..5(1..2,4)") << int(6) << QStringLiteral("1..5(1..2,4)") << QList<int>{0, 2, 2, 1, 2, 1};
-        QTest::newRow("three levels") << QStringLiteral("0..5(0..4(0..1))") << int(6) << QStringLiteral("0..5(0..4(0..1))") << QList<int>{3, 3, 2, 2, 2, 1};
+        QTest::newRow("sqrt of 12") << QStringLiteral("sqrt") << int(12) << QStringLiteral("0..3,4..7")
+                                    << QList<int>{1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0};
+        QTest::newRow("sqrt of 10") << QStringLiteral("sqrt") << int(10) << QStringLiteral("0..3,4..7")
+                                    << QList<int>{1, 1, 1, 1, 1, 1, 1, 1, 0, 0};
+        QTest::newRow("segments:3 of 7") << QStringLiteral("segments:3") << int(7) << QStringLiteral("0..2,3..5")
+                                         << QList<int>{1, 1, 1, 1, 1, 1, 0};
+        QTest::newRow("every:2 of 5") << QStringLiteral("every:2") << int(5) << QStringLiteral("0,2,4")
+                                      << QList<int>{1, 0, 1, 0, 1};
+        QTest::newRow("two levels") << QStringLiteral("1..5(1..2,4)") << int(6) << QStringLiteral("1..5(1..2,4)")
+                                    << QList<int>{0, 2, 2, 1, 2, 1};
+        QTest::newRow("three levels") << QStringLiteral("0..5(0..4(0..1))") << int(6) << QStringLiteral("0..5(0..4(0..1))")
+                                      << QList<int>{3, 3, 2, 2, 2, 1};
     }
     void schedules()
     {
@@ -140,7 +146,8 @@ private slots:
     {
         const std::vector<std::string> chain{"b.0", "b.1", "b.2", "b.3"}, stages{"b.0", "b.1", "norm", "b.2", "b.3"};
         QVERIFY_THROWS_EXCEPTION(Error, CheckpointStrategy::parse("segments:3").schedule(chain, stages));
-        QCOMPARE(CheckpointStrategy::parse("every:2").resolve(chain, stages), (std::vector<bool>{true, false, false, true, false}));
+        QCOMPARE(CheckpointStrategy::parse("every:2").resolve(chain, stages),
+                 (std::vector<bool>{true, false, false, true, false}));
     }
 
     void deepNestingIsRefused()

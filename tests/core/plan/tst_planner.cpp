@@ -131,7 +131,11 @@ private slots:
                 QVERIFY2(plan.prediction.peakBytes <= target, "a plan above its budget");
                 if (plan.prediction.addedTimeNs != best)
                     QFAIL(qPrintable(QStringLiteral("chain %1 (N=%2), budget %3: planner adds %4, the best subset %5")
-                                         .arg(chain).arg(n).arg(budget).arg(plan.prediction.addedTimeNs).arg(best)));
+                                         .arg(chain)
+                                         .arg(n)
+                                         .arg(budget)
+                                         .arg(plan.prediction.addedTimeNs)
+                                         .arg(best)));
             }
         }
         QVERIFY(feasibleBudgets > 400);
@@ -184,7 +188,8 @@ private slots:
 
         QCOMPARE(planForStrategy(model, "none").prediction.addedTimeNs, qint64(0));
         const Plan every3 = planForStrategy(model, "every:3");
-        QCOMPARE(every3.checkpoint, (std::vector<bool>{true, false, false, true, false, false, true, false, false, true, false, false}));
+        QCOMPARE(every3.checkpoint,
+                 (std::vector<bool>{true, false, false, true, false, false, true, false, false, true, false, false}));
         QCOMPARE(planForStrategy(model, "sqrt").checkpoint, planForStrategy(model, "segments:4").checkpoint);
         QCOMPARE(planForStrategy(model, "all").checkpoint, std::vector<bool>(12, true));
         QVERIFY_THROWS_EXCEPTION(Error, planForStrategy(model, "every:0"));
@@ -207,15 +212,18 @@ private slots:
         QTest::addColumn<QString>("opening");
         QTest::addColumn<bool>("feasible");
         QTest::newRow("280 MiB: checkpoint to keep 5 %") << qint64(280) << QStringLiteral("checkpointing ") << true;
-        QTest::newRow("1 GiB: fits as it is") << qint64(1024) << QStringLiteral("the model of the steps recorded so far stays under") << true;
-        QTest::newRow("100 MiB: nothing fits") << qint64(100) << QStringLiteral("no checkpoint set keeps it under 95.00 MiB") << false;
+        QTest::newRow("1 GiB: fits as it is")
+            << qint64(1024) << QStringLiteral("the model of the steps recorded so far stays under") << true;
+        QTest::newRow("100 MiB: nothing fits")
+            << qint64(100) << QStringLiteral("no checkpoint set keeps it under 95.00 MiB") << false;
     }
     void headroomAdviceSaysWhatFits()
     {
         QFETCH(qint64, capacity);
         QFETCH(QString, opening);
         QFETCH(bool, feasible);
-        const CostModel model = buildCostModel(*TraceReader::read(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens"));
+        const CostModel model =
+            buildCostModel(*TraceReader::read(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens"));
         const HeadroomAdvice advice = adviseHeadroom(model, capacity << 20, 0.05);
         QCOMPARE(advice.budgetBytes, std::int64_t(double(capacity << 20) * 0.95));
         const QString sentence = QString::fromStdString(advice.sentence(model));

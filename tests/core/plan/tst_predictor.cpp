@@ -2,10 +2,10 @@
 #include "testsupport.h"
 
 #include "core/analysis/peakfinder.h"
-#include "core/plan/plannotes.h"
-#include "core/plan/predictor.h"
 #include "core/error.h"
 #include "core/import/traceloader.h"
+#include "core/plan/plannotes.h"
+#include "core/plan/predictor.h"
 
 #include <QFile>
 
@@ -28,17 +28,23 @@ namespace {
 // frees blocks.1's, blocks.1's backward frees blocks.0's.
 QString chain(int s, int o, int t, int h, int g, int p, bool releasedByNext = false)
 {
-    return QStringLiteral(
-               "t=0 alloc w 1000 parameter\n"
-               "begin step 1\n"
-               "begin fwd:blocks.0\nalloc a0 %1 activation\nalloc t0 %3 temporary\nfree t0\nalloc o0 %2 activation\nend fwd:blocks.0\n"
-               "begin fwd:blocks.1\nalloc a1 %1 activation\nalloc t1 %3 temporary\nfree t1\nalloc o1 %2 activation\nend fwd:blocks.1\n"
-               "alloc head %4 activation\nfree head\n%7"
-               "begin bwd:blocks.1\nalloc g1 %5 gradient\nfree a1\n%8end bwd:blocks.1\n"
-               "begin bwd:blocks.0\nalloc g0 %5 gradient\nfree a0\n%9end bwd:blocks.0\n"
-               "begin opt\nalloc m %6 optimizer_state\nfree g1\nfree g0\nend opt\n"
-               "end step 1\n")
-        .arg(s).arg(o).arg(t).arg(h).arg(g).arg(p)
+    return QStringLiteral("t=0 alloc w 1000 parameter\n"
+                          "begin step 1\n"
+                          "begin fwd:blocks.0\nalloc a0 %1 activation\nalloc t0 %3 temporary\nfree t0\nalloc o0 %2 "
+                          "activation\nend fwd:blocks.0\n"
+                          "begin fwd:blocks.1\nalloc a1 %1 activation\nalloc t1 %3 temporary\nfree t1\nalloc o1 %2 "
+                          "activation\nend fwd:blocks.1\n"
+                          "alloc head %4 activation\nfree head\n%7"
+                          "begin bwd:blocks.1\nalloc g1 %5 gradient\nfree a1\n%8end bwd:blocks.1\n"
+                          "begin bwd:blocks.0\nalloc g0 %5 gradient\nfree a0\n%9end bwd:blocks.0\n"
+                          "begin opt\nalloc m %6 optimizer_state\nfree g1\nfree g0\nend opt\n"
+                          "end step 1\n")
+        .arg(s)
+        .arg(o)
+        .arg(t)
+        .arg(h)
+        .arg(g)
+        .arg(p)
         .arg(releasedByNext ? QStringLiteral("free o1\n") : QString(),
              releasedByNext ? QStringLiteral("free o0\n") : QStringLiteral("free o1\n"),
              releasedByNext ? QString() : QStringLiteral("free o0\n"));
@@ -61,15 +67,19 @@ private slots:
 
         const QString base = chain(300, 100, 500, 50, 200, 100);
         // B+2S+O+T = 2200, in the transient of blocks.1's forward.
-        QTest::addRow("peak in forward, nothing checkpointed") << base << QStringLiteral("..") << qint64(2200) << int(Phase::Forward) << -1;
+        QTest::addRow("peak in forward, nothing checkpointed")
+            << base << QStringLiteral("..") << qint64(2200) << int(Phase::Forward) << -1;
         // A recompute starts from the level without any of the layer's blocks (the output
         // is the next layer's to release) and climbs by its forward's rise S+T: for
         // blocks.1, B+2S+2O - (S+O) + 800 = 2200, no higher than its forward was.
-        QTest::addRow("the later block's recompute ties its forward") << base << QStringLiteral(".x") << qint64(2200) << int(Phase::Forward) << -1;
+        QTest::addRow("the later block's recompute ties its forward")
+            << base << QStringLiteral(".x") << qint64(2200) << int(Phase::Forward) << -1;
         // blocks.0 frees S = 300 during blocks.1's forward (1900), but its recompute at the
         // start of its backward climbs from B+S+O+G - (S+O) = 1200 by 800.
-        QTest::addRow("recompute transient makes the peak") << base << QStringLiteral("x.") << qint64(2000) << int(Phase::Backward) << 0;
-        QTest::addRow("all checkpointed: still the recompute") << base << QStringLiteral("xx") << qint64(2000) << int(Phase::Backward) << 0;
+        QTest::addRow("recompute transient makes the peak")
+            << base << QStringLiteral("x.") << qint64(2000) << int(Phase::Backward) << 0;
+        QTest::addRow("all checkpointed: still the recompute")
+            << base << QStringLiteral("xx") << qint64(2000) << int(Phase::Backward) << 0;
         // Gradients of 600: B+S+O+2G = 2600 as blocks.0's backward begins.
         const QString bigGradients = chain(300, 100, 500, 50, 600, 100);
         QTest::addRow("peak in backward") << bigGradients << QStringLiteral("..") << qint64(2600) << int(Phase::Backward) << -1;
@@ -77,19 +87,25 @@ private slots:
         // (its recompute, B+S+O+G - (S+O) + 800 = 2400, stays below), and a checkpoint holds
         // the gradient of its output throughout: the trace shows none arriving, so one of
         // the output's size is counted, +O.
-        QTest::addRow("a peak in the first block's backward rises") << bigGradients << QStringLiteral("x.") << qint64(2700) << int(Phase::Backward) << 0;
-        QTest::addRow("checkpointing the later block leaves it") << bigGradients << QStringLiteral(".x") << qint64(2600) << int(Phase::Backward) << -1;
+        QTest::addRow("a peak in the first block's backward rises")
+            << bigGradients << QStringLiteral("x.") << qint64(2700) << int(Phase::Backward) << 0;
+        QTest::addRow("checkpointing the later block leaves it")
+            << bigGradients << QStringLiteral(".x") << qint64(2600) << int(Phase::Backward) << -1;
         // Outputs released by the next block: the measured step has freed blocks.0's output
         // (B+S+O+G+G-O = 1900 as its backward begins, 2500 with its gradient). Checkpointed,
         // the recompute makes that output again and it lives through the backward, with the
         // output's gradient: 2700.
         const QString released = chain(300, 100, 500, 50, 600, 100, true);
-        QTest::addRow("released output: measured") << released << QStringLiteral("..") << qint64(2500) << int(Phase::Backward) << -1;
-        QTest::addRow("released output: regenerated in backward") << released << QStringLiteral("x.") << qint64(2700) << int(Phase::Backward) << 0;
+        QTest::addRow("released output: measured")
+            << released << QStringLiteral("..") << qint64(2500) << int(Phase::Backward) << -1;
+        QTest::addRow("released output: regenerated in backward")
+            << released << QStringLiteral("x.") << qint64(2700) << int(Phase::Backward) << 0;
         // Optimizer state of 1500: B+2G+P = 2900 while the optimizer runs; no checkpoint helps.
         const QString bigOptimizer = chain(300, 100, 500, 50, 200, 1500);
-        QTest::addRow("base varying with the optimizer step") << bigOptimizer << QStringLiteral("..") << qint64(2900) << int(Phase::Optimizer) << -1;
-        QTest::addRow("optimizer peak stays") << bigOptimizer << QStringLiteral("xx") << qint64(2900) << int(Phase::Optimizer) << -1;
+        QTest::addRow("base varying with the optimizer step")
+            << bigOptimizer << QStringLiteral("..") << qint64(2900) << int(Phase::Optimizer) << -1;
+        QTest::addRow("optimizer peak stays")
+            << bigOptimizer << QStringLiteral("xx") << qint64(2900) << int(Phase::Optimizer) << -1;
     }
     void handComputedPeaks()
     {
@@ -138,7 +154,7 @@ private slots:
         QCOMPARE(model.layers[0].savingBytes, saving);
         QCOMPARE(model.layers[0].regeneratedBytes, regenerated);
         QCOMPARE(model.layers[0].forwardRiseBytes, qint64(800)); // S + T
-        QCOMPARE(model.layers[0].forwardNs, qint64(5)); // begin at t=2, end at t=7
+        QCOMPARE(model.layers[0].forwardNs, qint64(5));          // begin at t=2, end at t=7
         QCOMPARE(model.layers[1].levelAtBackwardBytes, level1);
         QCOMPARE(model.layers[1].recomputePeakBytes, qint64(1400 + 800)); // B+S+O + S+T, with or without the output
         // Its backward, checkpointed, holds the recomputed output and its gradient (none
@@ -182,7 +198,10 @@ private slots:
                                    "begin bwd:blocks.1\nfree a1\n+%3us end bwd:blocks.1\n"
                                    "begin bwd:blocks.0\nfree a0\n+%3us end bwd:blocks.0\n"
                                    "+%4us end step %1\n")
-                        .arg(step).arg(10 * k).arg(20 * k).arg(5 * k);
+                        .arg(step)
+                        .arg(10 * k)
+                        .arg(20 * k)
+                        .arg(5 * k);
         }
         const CostModel model = buildCostModel(*traceFrom(text));
         // Lines without a time advance the clock by 1 ns, hence the small tolerance.
@@ -205,7 +224,8 @@ private slots:
         QString text = QStringLiteral("t=0 alloc w 1000 parameter\nbegin step 1\n");
         const int forward[] = {200, 10, 12, 11, 13};
         for (int k = 0; k < 5; ++k)
-            text += QStringLiteral("begin fwd:blocks.%1\nalloc a%1 100 activation\n+%2us end fwd:blocks.%1\n").arg(k).arg(forward[k]);
+            text +=
+                QStringLiteral("begin fwd:blocks.%1\nalloc a%1 100 activation\n+%2us end fwd:blocks.%1\n").arg(k).arg(forward[k]);
         for (int k = 4; k >= 0; --k)
             text += QStringLiteral("begin bwd:blocks.%1\nfree a%1\n+20us end bwd:blocks.%1\n").arg(k);
         text += QStringLiteral("end step 1\n");
@@ -233,7 +253,8 @@ private slots:
         QTest::addColumn<double>("mostAdded"); // "all": at most this share of the step
         QTest::addRow("the first step") << QStringLiteral("snapshot_cs336_first_step.pickle.gz")
                                         << QStringLiteral("profile_memory:40.TransformerLM:47[0]") << 0.30;
-        QTest::addRow("three steps, medians over them") << QStringLiteral("snapshot_cs336_three_steps.pickle.gz") << QString() << 0.5;
+        QTest::addRow("three steps, medians over them")
+            << QStringLiteral("snapshot_cs336_three_steps.pickle.gz") << QString() << 0.5;
     }
 
     void warmUpsInRealSnapshots()
@@ -274,7 +295,8 @@ private slots:
         const CostModel model = buildCostModel(*traceFrom(meta + QLatin1Char('\n') + chain(300, 100, 500, 50, 200, 100)));
         QCOMPARE(model.recomputeMeasured, measured);
         QCOMPARE(model.layers[0].recomputeNs, measured ? qint64(3) : model.layers[0].forwardNs);
-        QCOMPARE(predict(model, {true, true}).addedTimeNs, measured ? qint64(7) : model.layers[0].forwardNs + model.layers[1].forwardNs);
+        QCOMPARE(predict(model, {true, true}).addedTimeNs,
+                 measured ? qint64(7) : model.layers[0].forwardNs + model.layers[1].forwardNs);
     }
 
     // The repeated blocks are the chain, not the numbered Linear, GELU, Linear inside
@@ -283,21 +305,21 @@ private slots:
     {
         QTest::addColumn<QString>("layers");
         QTest::addColumn<QString>("expected");
-        QTest::newRow("blocks over a deeper numbered MLP")
-            << QStringLiteral("layer blocks.0 kind=Block\nlayer blocks.1 kind=Block\n"
-                              "layer blocks.0.mlp.0 kind=Linear\nlayer blocks.0.mlp.1 kind=GELU\nlayer blocks.0.mlp.2 kind=Linear\n")
-            << QStringLiteral("blocks.0,blocks.1");
+        QTest::newRow("blocks over a deeper numbered MLP") << QStringLiteral(
+            "layer blocks.0 kind=Block\nlayer blocks.1 kind=Block\n"
+            "layer blocks.0.mlp.0 kind=Linear\nlayer blocks.0.mlp.1 kind=GELU\nlayer blocks.0.mlp.2 kind=Linear\n")
+                                                           << QStringLiteral("blocks.0,blocks.1");
         QTest::newRow("blocks inside a top-level Sequential")
             << QStringLiteral("layer 0 kind=Embedding\nlayer 1 kind=ModuleList\nlayer 2 kind=Linear\n"
                               "layer 1.blocks.0 kind=Block\nlayer 1.blocks.1 kind=Block\n")
             << QStringLiteral("1.blocks.0,1.blocks.1");
-        QTest::newRow("Kineto's Class_N siblings")
-            << QStringLiteral("layer GPT_0.Embedding_0 kind=Embedding\nlayer GPT_0.Block_0 kind=Block\nlayer GPT_0.Block_1 kind=Block\n"
-                              "layer GPT_0.Block_2 kind=Block\nlayer GPT_0.Block_0.Linear_0 kind=Linear\nlayer GPT_0.Block_0.Linear_1 kind=Linear\n")
-            << QStringLiteral("GPT_0.Block_0,GPT_0.Block_1,GPT_0.Block_2");
-        QTest::newRow("no kinds: the most children")
-            << QStringLiteral("layer blocks.0\nlayer blocks.1\nlayer blocks.0.mlp.0\nlayer blocks.0.mlp.1\nlayer blocks.0.mlp.2\n")
-            << QStringLiteral("blocks.0.mlp.0,blocks.0.mlp.1,blocks.0.mlp.2");
+        QTest::newRow("Kineto's Class_N siblings") << QStringLiteral(
+            "layer GPT_0.Embedding_0 kind=Embedding\nlayer GPT_0.Block_0 kind=Block\nlayer GPT_0.Block_1 kind=Block\n"
+            "layer GPT_0.Block_2 kind=Block\nlayer GPT_0.Block_0.Linear_0 kind=Linear\nlayer GPT_0.Block_0.Linear_1 "
+            "kind=Linear\n") << QStringLiteral("GPT_0.Block_0,GPT_0.Block_1,GPT_0.Block_2");
+        QTest::newRow("no kinds: the most children") << QStringLiteral(
+            "layer blocks.0\nlayer blocks.1\nlayer blocks.0.mlp.0\nlayer blocks.0.mlp.1\nlayer blocks.0.mlp.2\n")
+                                                     << QStringLiteral("blocks.0.mlp.0,blocks.0.mlp.1,blocks.0.mlp.2");
     }
 
     void theChainIsTheRepeatedBlocks()
@@ -326,7 +348,8 @@ private slots:
         QCOMPARE(estimate.layers.size(), truth.layers.size());
         for (std::size_t k = 0; k < truth.layers.size(); ++k) {
             // Within a thousandth of the step of the recorded begin.
-            QVERIFY2(std::abs(estimate.layers[k].backwardBeginsNs.front() - truth.layers[k].backwardBeginsNs.front()) < truth.stepTimeNs / 1000,
+            QVERIFY2(std::abs(estimate.layers[k].backwardBeginsNs.front() - truth.layers[k].backwardBeginsNs.front())
+                         < truth.stepTimeNs / 1000,
                      truth.layers[k].path.c_str());
         }
         for (std::size_t every : {1, 2, 3}) {

@@ -52,20 +52,20 @@ private slots:
     void results_data()
     {
         QTest::addColumn<QString>("json");
-        QTest::addColumn<qint64>("peak");           // -1: none
+        QTest::addColumn<qint64>("peak"); // -1: none
         QTest::addColumn<int>("steps");
-        QTest::addColumn<qint64>("baselinePeak");   // -1: none
+        QTest::addColumn<qint64>("baselinePeak"); // -1: none
         QTest::addColumn<int>("baselineSteps");
         QTest::addColumn<QString>("outOfMemory");
         QTest::addColumn<QString>("trace");
-        QTest::addColumn<int>("gradients");         // -1 none, 0 differ, 1 agree
+        QTest::addColumn<int>("gradients"); // -1 none, 0 differ, 1 agree
         QTest::addRow("without --baseline, trace or check")
             << QStringLiteral(R"({"peak_allocated_bytes": 1024, "step_times_ms": [2.5, 3], "baseline": null, "oom": null,
                                   "trace": null, "gradient_check": null})")
             << qint64(1024) << 2 << qint64(-1) << 0 << QString() << QString() << -1;
         QTest::addRow("older output without the baseline key")
-            << QStringLiteral(R"({"peak_allocated_bytes": 1024, "step_times_ms": [2.5], "oom": null})")
-            << qint64(1024) << 1 << qint64(-1) << 0 << QString() << QString() << -1;
+            << QStringLiteral(R"({"peak_allocated_bytes": 1024, "step_times_ms": [2.5], "oom": null})") << qint64(1024) << 1
+            << qint64(-1) << 0 << QString() << QString() << -1;
         QTest::addRow("out of memory while building: nothing measured")
             << QStringLiteral(R"({"peak_allocated_bytes": null, "step_time_ms": null, "step_times_ms": [],
                                   "oom": {"layer": null, "phase": "other", "step": null, "requested_bytes": 4096,
@@ -84,10 +84,9 @@ private slots:
                                   "baseline": {"peak_allocated_bytes": 900, "step_times_ms": [3, 3],
                                                "oom": {"message": "out of memory in forward of blocks.2 at step 4"}}})")
             << qint64(500) << 3 << qint64(900) << 2 << QString() << QString() << -1;
-        QTest::addRow("gradients differ")
-            << QStringLiteral(R"({"peak_allocated_bytes": 1, "step_times_ms": [1],
+        QTest::addRow("gradients differ") << QStringLiteral(R"({"peak_allocated_bytes": 1, "step_times_ms": [1],
                                   "gradient_check": {"max_relative_difference": 0.5, "agree": false}})")
-            << qint64(1) << 1 << qint64(-1) << 0 << QString() << QString() << 0;
+                                          << qint64(1) << 1 << qint64(-1) << 0 << QString() << QString() << 0;
     }
     void results()
     {
@@ -132,17 +131,18 @@ private slots:
                                       << QStringLiteral("\"peak_allocated_bytes\" must be");
         QTest::addRow("times not numbers") << QStringLiteral(R"({"peak_allocated_bytes": 1, "step_times_ms": ["fast"]})")
                                            << QStringLiteral("\"step_times_ms\" must be an array of times");
-        QTest::addRow("baseline not an object") << QStringLiteral(R"({"peak_allocated_bytes": 1, "step_times_ms": [], "baseline": "none"})")
-                                                << QStringLiteral("\"baseline\" must be an object or null");
+        QTest::addRow("baseline not an object")
+            << QStringLiteral(R"({"peak_allocated_bytes": 1, "step_times_ms": [], "baseline": "none"})")
+            << QStringLiteral("\"baseline\" must be an object or null");
         QTest::addRow("baseline without times")
             << QStringLiteral(R"({"peak_allocated_bytes": 1, "step_times_ms": [], "baseline": {"peak_allocated_bytes": 2}})")
             << QStringLiteral("\"baseline.step_times_ms\" must be an array of times");
         QTest::addRow("oom without a message")
             << QStringLiteral(R"({"peak_allocated_bytes": null, "step_times_ms": [], "oom": {"layer": null}})")
             << QStringLiteral("\"oom.message\"");
-        QTest::addRow("gradient check without agree")
-            << QStringLiteral(R"({"peak_allocated_bytes": 1, "step_times_ms": [], "gradient_check": {"max_relative_difference": 0}})")
-            << QStringLiteral("\"gradient_check.agree\" must be true or false");
+        QTest::addRow("gradient check without agree") << QStringLiteral(
+            R"({"peak_allocated_bytes": 1, "step_times_ms": [], "gradient_check": {"max_relative_difference": 0}})")
+                                                      << QStringLiteral("\"gradient_check.agree\" must be true or false");
     }
     void malformed()
     {
@@ -153,7 +153,8 @@ private slots:
             QFAIL("no error");
         } catch (const Error &error) {
             const QString message = QString::fromUtf8(error.what());
-            QVERIFY2(message.startsWith(QStringLiteral("peaklens-replay output: not a peaklens-replay result: ")), qPrintable(message));
+            QVERIFY2(message.startsWith(QStringLiteral("peaklens-replay output: not a peaklens-replay result: ")),
+                     qPrintable(message));
             QVERIFY2(message.contains(problem), qPrintable(message));
         }
     }

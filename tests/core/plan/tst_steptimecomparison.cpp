@@ -47,20 +47,23 @@ private slots:
         QTest::addColumn<double>("high");
         QTest::addColumn<bool>("withinNoise");
         QTest::addRow("identical samples") << Times{10, 11, 12, 10} << Times{10, 11, 12, 10} << true << 0.0 << 0.0 << 0.0 << true;
-        QTest::addRow("a clear 2x slowdown") << Times{10, 11, 12, 10} << Times{20, 22, 24, 20} << true << 100.0 << 100.0 << 100.0
-                                             << false;
+        QTest::addRow("a clear 2x slowdown")
+            << Times{10, 11, 12, 10} << Times{20, 22, 24, 20} << true << 100.0 << 100.0 << 100.0 << false;
         QTest::addRow("half the time") << Times{10, 20} << Times{5, 10} << true << -50.0 << -50.0 << -50.0 << false;
         // +10 %, -10 %, +20 %, -20 %: the changes straddle zero.
-        QTest::addRow("overlapping noise") << Times{10, 10, 10, 10} << Times{11, 9, 12, 8} << true << 0.0 << -20.0 << 20.0 << true;
+        QTest::addRow("overlapping noise") << Times{10, 10, 10, 10} << Times{11, 9, 12, 8} << true << 0.0 << -20.0 << 20.0
+                                           << true;
         // The machine slows down for both halves of a pair: pairing keeps the change at +10 %,
         // where the medians alone (12 against 13.2) would say the same but the unpaired range
         // (run 11..15.4 against 12) would straddle zero.
-        QTest::addRow("drift cancels in pairs") << Times{10, 12, 14} << Times{11, 13.2, 15.4} << true << 10.0 << 10.0 << 10.0 << false;
-        QTest::addRow("unpaired sizes: medians, the run's range") << Times{10, 10, 10} << Times{12, 15} << false << 35.0 << 20.0
-                                                                  << 50.0 << false;
-        QTest::addRow("unpaired, straddling the baseline") << Times{10} << Times{8, 10, 13} << false << 0.0 << -20.0 << 30.0 << true;
-        QTest::addRow("a pair without baseline time is left out") << Times{0, 10} << Times{5, 11} << true << 10.0 << 10.0 << 10.0
-                                                                  << false;
+        QTest::addRow("drift cancels in pairs")
+            << Times{10, 12, 14} << Times{11, 13.2, 15.4} << true << 10.0 << 10.0 << 10.0 << false;
+        QTest::addRow("unpaired sizes: medians, the run's range")
+            << Times{10, 10, 10} << Times{12, 15} << false << 35.0 << 20.0 << 50.0 << false;
+        QTest::addRow("unpaired, straddling the baseline")
+            << Times{10} << Times{8, 10, 13} << false << 0.0 << -20.0 << 30.0 << true;
+        QTest::addRow("a pair without baseline time is left out")
+            << Times{0, 10} << Times{5, 11} << true << 10.0 << 10.0 << 10.0 << false;
     }
     void compare()
     {

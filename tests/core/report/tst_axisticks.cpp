@@ -65,7 +65,8 @@ private slots:
         QTest::addRow("across zero") << -3.0 << 7.0 << 5 << QStringLiteral("-4 -2 0 2 4 6 8");
         QTest::addRow("reversed bounds") << 10.0 << 0.0 << 5 << QStringLiteral("0 2 4 6 8 10");
         QTest::addRow("terabytes") << 0.0 << 3e12 << 3 << QStringLiteral("0 1e+12 2e+12 3e+12");
-        QTest::addRow("far from zero") << 1000000.0 << 1000010.0 << 5 << QStringLiteral("1000000 1000002 1000004 1000006 1000008 1000010");
+        QTest::addRow("far from zero") << 1000000.0 << 1000010.0 << 5
+                                       << QStringLiteral("1000000 1000002 1000004 1000006 1000008 1000010");
         QTest::addRow("no span: the value alone") << 5.0 << 5.0 << 4 << QStringLiteral("5");
         QTest::addRow("a target below one counts as one") << 0.0 << 7.0 << 0 << QStringLiteral("0 5 10");
         QTest::addRow("infinite bound: no ticks") << 0.0 << kInfinity << 5 << QString();
@@ -144,13 +145,12 @@ private slots:
         QTest::addColumn<double>("maxBytes");
         QTest::addColumn<QString>("labels");
         QTest::addColumn<double>("end");
-        QTest::addRow("MiB in fifties, not 75.30 MiB") << 225.9 * kMiB << QStringLiteral("0, 50 MiB, 100 MiB, 150 MiB, 200 MiB, 250 MiB")
-                                                       << 250 * kMiB;
-        QTest::addRow("the peak of the bundled sample") << 273.8 * kMiB
-                                                        << QStringLiteral("0, 50 MiB, 100 MiB, 150 MiB, 200 MiB, 250 MiB, 300 MiB")
-                                                        << 300 * kMiB;
-        QTest::addRow("just under a GiB reads in GiB") << 1023.5 * kMiB
-                                                       << QStringLiteral("0, 0.2 GiB, 0.4 GiB, 0.6 GiB, 0.8 GiB, 1.0 GiB") << kGiB;
+        QTest::addRow("MiB in fifties, not 75.30 MiB")
+            << 225.9 * kMiB << QStringLiteral("0, 50 MiB, 100 MiB, 150 MiB, 200 MiB, 250 MiB") << 250 * kMiB;
+        QTest::addRow("the peak of the bundled sample")
+            << 273.8 * kMiB << QStringLiteral("0, 50 MiB, 100 MiB, 150 MiB, 200 MiB, 250 MiB, 300 MiB") << 300 * kMiB;
+        QTest::addRow("just under a GiB reads in GiB")
+            << 1023.5 * kMiB << QStringLiteral("0, 0.2 GiB, 0.4 GiB, 0.6 GiB, 0.8 GiB, 1.0 GiB") << kGiB;
         QTest::addRow("GiB with a decimal") << 2.141 * kGiB << QStringLiteral("0, 0.5 GiB, 1.0 GiB, 1.5 GiB, 2.0 GiB, 2.5 GiB")
                                             << 2.5 * kGiB;
         QTest::addRow("a few bytes in whole bytes") << 3.0 << QStringLiteral("0, 1 B, 2 B, 3 B, 4 B, 5 B") << 5.0;
@@ -172,10 +172,14 @@ private slots:
     {
         QTest::addColumn<double>("spanNs");
         QTest::addColumn<QString>("labels");
-        QTest::addRow("seconds, ticks inside the span") << 1.354e9 << QStringLiteral("0, 0.2 s, 0.4 s, 0.6 s, 0.8 s, 1.0 s, 1.2 s");
-        QTest::addRow("milliseconds") << 4.7e8 << QStringLiteral("0, 50 ms, 100 ms, 150 ms, 200 ms, 250 ms, 300 ms, 350 ms, 400 ms, 450 ms");
+        QTest::addRow("seconds, ticks inside the span")
+            << 1.354e9 << QStringLiteral("0, 0.2 s, 0.4 s, 0.6 s, 0.8 s, 1.0 s, 1.2 s");
+        QTest::addRow("milliseconds") << 4.7e8
+                                      << QStringLiteral(
+                                             "0, 50 ms, 100 ms, 150 ms, 200 ms, 250 ms, 300 ms, 350 ms, 400 ms, 450 ms");
         QTest::addRow("a step of 34 ms") << 3.42e7 << QStringLiteral("0, 5 ms, 10 ms, 15 ms, 20 ms, 25 ms, 30 ms");
-        QTest::addRow("microseconds") << 4000.0 << QStringLiteral("0, 0.5 us, 1.0 us, 1.5 us, 2.0 us, 2.5 us, 3.0 us, 3.5 us, 4.0 us");
+        QTest::addRow("microseconds") << 4000.0
+                                      << QStringLiteral("0, 0.5 us, 1.0 us, 1.5 us, 2.0 us, 2.5 us, 3.0 us, 3.5 us, 4.0 us");
         QTest::addRow("one nanosecond: no tick between two") << 1.0 << QStringLiteral("0, 1 ns");
     }
     void timeAxis()

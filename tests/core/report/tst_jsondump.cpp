@@ -19,18 +19,16 @@ private slots:
         QTest::addColumn<QString>("where");
         QTest::addColumn<QByteArray>("parsed");
         const QByteArray invalid[] = {
-            QByteArray("bl\xff" "ock"),             // a byte no UTF-8 has
-            QByteArray("caf\xe9"),                  // Latin-1
-            QByteArray("\xc0\xaf"),                 // an overlong '/'
-            QByteArray("\xed\xa0\x80"),             // a surrogate
-            QByteArray("cut \xe2\x82"),             // a sequence cut short
+            QByteArray("bl\xff"
+                       "ock"),          // a byte no UTF-8 has
+            QByteArray("caf\xe9"),      // Latin-1
+            QByteArray("\xc0\xaf"),     // an overlong '/'
+            QByteArray("\xed\xa0\x80"), // a surrogate
+            QByteArray("cut \xe2\x82"), // a sequence cut short
         };
         const QByteArray escaped[] = {
-            QByteArray("bl\\xFFock"),
-            QByteArray("caf\\xE9"),
-            QByteArray("\\xC0\\xAF"),
-            QByteArray("\\xED\\xA0\\x80"),
-            QByteArray("cut \\xE2\\x82"),
+            QByteArray("bl\\xFFock"),      QByteArray("caf\\xE9"),       QByteArray("\\xC0\\xAF"),
+            QByteArray("\\xED\\xA0\\x80"), QByteArray("cut \\xE2\\x82"),
         };
         const char *names[] = {"0xFF", "Latin-1", "overlong", "surrogate", "cut short"};
         for (std::size_t i = 0; i < std::size(invalid); ++i) {

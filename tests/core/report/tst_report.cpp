@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "testsupport.h"
 
-#include "core/import/traceloader.h"
-#include "core/report/htmlreport.h"
 #include "core/format/outputfile.h"
-#include "core/report/summaryjson.h"
-#include "core/report/tablereport.h"
+#include "core/import/traceloader.h"
 #include "core/plan/predictor.h"
 #include "core/plan/steptimecomparison.h"
+#include "core/report/htmlreport.h"
 #include "core/report/reportdata.h"
+#include "core/report/summaryjson.h"
+#include "core/report/tablereport.h"
 #include "core/trace/metadata.h"
 #include "core/trace/units.h"
 
@@ -120,15 +120,15 @@ private slots:
         measured.peakAllocatedBytes = 195847176;
         measured.stepTimesMs = {471.4, 494.6, 493.4, 462.9, 464.0};
         measured.baselineStepTimesMs = {401.9, 384.0, 368.5, 386.4, 381.3};
-        const ReportData data = buildReport({{kSample, analyseTrace(kSample, base), std::nullopt},
-                                             {"rerun 1", analyseTrace("rerun 1", toggled), measured}},
-                                            std::nullopt);
+        const ReportData data = buildReport(
+            {{kSample, analyseTrace(kSample, base), std::nullopt}, {"rerun 1", analyseTrace("rerun 1", toggled), measured}},
+            std::nullopt);
         QCOMPARE(data.comparisons.size(), std::size_t(1));
         QVERIFY(data.comparisons.front().predicted);
         const CostModel &model = *data.runs.front().analysed->model;
-        const StepChange change = stepChange(data.comparisons.front().predicted->stepTimeNs,
-                                             predict(model, CheckpointSchedule{}).stepTimeNs, measured.baselineStepTimesMs,
-                                             measured.stepTimesMs);
+        const StepChange change =
+            stepChange(data.comparisons.front().predicted->stepTimeNs, predict(model, CheckpointSchedule{}).stepTimeNs,
+                       measured.baselineStepTimesMs, measured.stepTimesMs);
         QVERIFY(change.predictedPercent > 0 && change.measured);
         const std::string html = renderHtmlReport(data);
         QVERIFY2(html.find(">" + signedPercentText(change.predictedPercent) + "<") != std::string::npos, html.c_str());
@@ -155,10 +155,10 @@ private slots:
 
     void hostileNamesAreEscaped()
     {
-        const auto trace = test::traceFrom(QStringLiteral(
-            "layer blocks.0 kind=<script>alert(1)</script>&\"'\n"
-            "begin step 1\nbegin fwd:blocks.0\nalloc a 100 activation\nend fwd:blocks.0\n"
-            "begin bwd:blocks.0\nfree a\nend bwd:blocks.0\nend step 1\n"));
+        const auto trace =
+            test::traceFrom(QStringLiteral("layer blocks.0 kind=<script>alert(1)</script>&\"'\n"
+                                           "begin step 1\nbegin fwd:blocks.0\nalloc a 100 activation\nend fwd:blocks.0\n"
+                                           "begin bwd:blocks.0\nfree a\nend bwd:blocks.0\nend step 1\n"));
         const std::string html = renderHtmlReport(buildReport({{"<evil>&\"file\x01.pltxt", trace}}, std::nullopt));
         QVERIFY2(xmlProblem(html).isEmpty(), qPrintable(xmlProblem(html)));
         QVERIFY(html.find("<script>") == std::string::npos);
@@ -231,7 +231,8 @@ private slots:
         const std::string html = renderHtmlReport(data);
         QVERIFY(html.find("Memory over time") == std::string::npos);
         QVERIFY(html.find("Allocator state at dump time; no history was recorded.") != std::string::npos);
-        QVERIFY(html.find("<p class=\"verdict\">On cuda:0, 23.73 GiB of the 24.39 GiB reserved is allocated") != std::string::npos);
+        QVERIFY(html.find("<p class=\"verdict\">On cuda:0, 23.73 GiB of the 24.39 GiB reserved is allocated")
+                != std::string::npos);
         QVERIFY(html.find("Verdict: the device is full.") != std::string::npos);
         QCOMPARE(xmlProblem(html), QString());
     }
@@ -249,10 +250,7 @@ private slots:
     }
 
     // A trace's path comes from the file system as bytes: the CSV stays valid UTF-8.
-    void csvPathThatIsNotUtf8()
-    {
-        QCOMPARE(csvField("caf\xFF.pickle"), std::string("caf\\xFF.pickle"));
-    }
+    void csvPathThatIsNotUtf8() { QCOMPARE(csvField("caf\xFF.pickle"), std::string("caf\\xFF.pickle")); }
 
     void csvFields()
     {
@@ -271,12 +269,16 @@ private slots:
         QCOMPARE(runs.size(), 2);
         const QJsonObject first = runs[0].toObject();
         QCOMPARE(first[QStringLiteral("peak_allocated_bytes")].toInteger(), data.runs[0].analysed->peakBytes);
-        QCOMPARE(first[QStringLiteral("summary")].toObject()[QStringLiteral("peak")].toObject()[QStringLiteral("allocated_bytes")].toInteger(),
+        QCOMPARE(first[QStringLiteral("summary")]
+                     .toObject()[QStringLiteral("peak")]
+                     .toObject()[QStringLiteral("allocated_bytes")]
+                     .toInteger(),
                  data.runs[0].analysed->peakBytes);
         QCOMPARE(first[QStringLiteral("plans")].toArray().size(), qsizetype(data.runs[0].plans.size()));
         const QJsonObject comparison = json[QStringLiteral("comparisons")].toArray()[0].toObject();
         // The same trace twice: nothing toggled, so the prediction is the measured baseline.
-        QCOMPARE(comparison[QStringLiteral("predicted")].toObject()[QStringLiteral("peak_bytes")].toInteger(), data.runs[0].analysed->peakBytes);
+        QCOMPARE(comparison[QStringLiteral("predicted")].toObject()[QStringLiteral("peak_bytes")].toInteger(),
+                 data.runs[0].analysed->peakBytes);
     }
 
     // People read "optimizer state" in the HTML and the PDF; programs reading the JSON and
@@ -286,11 +288,14 @@ private slots:
         QTest::addColumn<QString>("format");
         QTest::addColumn<QString>("present");
         QTest::addColumn<QString>("absent");
-        QTest::addRow("html") << QStringLiteral("html") << QStringLiteral(">optimizer state<") << QStringLiteral("optimizer_state");
-        QTest::addRow("html for the pdf, charts aside") << QStringLiteral("pdf") << QStringLiteral(">optimizer state<")
-                                                        << QStringLiteral("optimizer_state");
-        QTest::addRow("json") << QStringLiteral("json") << QStringLiteral("\"optimizer_state\"") << QStringLiteral("optimizer state");
-        QTest::addRow("csv events") << QStringLiteral("csv") << QStringLiteral(",optimizer_state,") << QStringLiteral("optimizer state");
+        QTest::addRow("html") << QStringLiteral("html") << QStringLiteral(">optimizer state<")
+                              << QStringLiteral("optimizer_state");
+        QTest::addRow("html for the pdf, charts aside")
+            << QStringLiteral("pdf") << QStringLiteral(">optimizer state<") << QStringLiteral("optimizer_state");
+        QTest::addRow("json") << QStringLiteral("json") << QStringLiteral("\"optimizer_state\"")
+                              << QStringLiteral("optimizer state");
+        QTest::addRow("csv events") << QStringLiteral("csv") << QStringLiteral(",optimizer_state,")
+                                    << QStringLiteral("optimizer state");
     }
     void categoryNamesForPeopleAndForPrograms()
     {
@@ -368,7 +373,8 @@ private slots:
         QTest::addColumn<bool>("byModule");
         QTest::addColumn<QString>("frame"); // a box the graph must label
         QTest::addRow("replayed sample: layers, no stacks") << qs(kSample) << false << true << QStringLiteral(">blocks</text>");
-        QTest::addRow("modelled trace with stacks and layers") << qs(kModelled) << true << true << QStringLiteral(">forward (model.py:");
+        QTest::addRow("modelled trace with stacks and layers")
+            << qs(kModelled) << true << true << QStringLiteral(">forward (model.py:");
         QTest::addRow("real snapshot: stacks")
             << QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_medium_train.pickle.gz") << true << true
             << QStringLiteral(">(allocated before the trace began)</text>");
@@ -415,10 +421,9 @@ private slots:
     {
         QFETCH(QString, format);
         QFETCH(QString, shown);
-        Trace raw = *test::traceFrom(QStringLiteral(
-            "meta description cafe\nlayer blocks.0 kind=Block\n"
-            "begin step 1\nbegin fwd:blocks.0\nalloc a 100 activation\nend fwd:blocks.0\n"
-            "begin bwd:blocks.0\nfree a\nend bwd:blocks.0\nend step 1\n"));
+        Trace raw = *test::traceFrom(QStringLiteral("meta description cafe\nlayer blocks.0 kind=Block\n"
+                                                    "begin step 1\nbegin fwd:blocks.0\nalloc a 100 activation\nend fwd:blocks.0\n"
+                                                    "begin bwd:blocks.0\nfree a\nend bwd:blocks.0\nend step 1\n"));
         raw.layers[*raw.findLayer("blocks.0")].path = "blocks.\xff";
         raw.layers[*raw.findLayer("blocks.\xff")].kind = "Bl\xc3ock";
         raw.meta["description"] = "caf\xe9";

@@ -71,7 +71,8 @@ private slots:
         QVERIFY2(elements.contains(QRegularExpression(swatch)), qPrintable(swatch));
         // And the band itself, in the same colour.
         QVERIFY(elements.contains(QStringLiteral("<polygon points=\"")));
-        QVERIFY(elements.contains(QStringLiteral("fill=\"") + hex(palette::categoryColor(shown)) + QStringLiteral("\" fill-opacity")));
+        QVERIFY(elements.contains(QStringLiteral("fill=\"") + hex(palette::categoryColor(shown))
+                                  + QStringLiteral("\" fill-opacity")));
     }
 
     // The lines and shading, each in its palette colour and named in the legend.
@@ -79,17 +80,19 @@ private slots:
     {
         QTest::addColumn<QString>("path");
         QTest::addColumn<QString>("mark");
-        QTest::addRow("allocated") << qs(kModelled) << QStringLiteral("<line [^>]*stroke=\"") + hex(palette::kTotal)
-                                                         + QStringLiteral("\" stroke-width=\"2\"/><text [^>]*>allocated</text>");
-        QTest::addRow("reserved, dashed") << qs(kModelled)
-                                          << QStringLiteral("<line [^>]*stroke=\"") + hex(palette::kReserved)
-                                                 + QStringLiteral("\" stroke-width=\"2\" stroke-dasharray=\"5 3\"/><text [^>]*>reserved</text>");
+        QTest::addRow("allocated") << qs(kModelled)
+                                   << QStringLiteral("<line [^>]*stroke=\"") + hex(palette::kTotal)
+                                          + QStringLiteral("\" stroke-width=\"2\"/><text [^>]*>allocated</text>");
+        QTest::addRow("reserved, dashed")
+            << qs(kModelled)
+            << QStringLiteral("<line [^>]*stroke=\"") + hex(palette::kReserved)
+                   + QStringLiteral("\" stroke-width=\"2\" stroke-dasharray=\"5 3\"/><text [^>]*>reserved</text>");
         for (const Phase phase : {Phase::Forward, Phase::Backward, Phase::Optimizer}) {
             const std::string name(phaseName(phase));
             QTest::addRow("%s shading", name.c_str())
                 << qs(kSample)
-                << QStringLiteral("<rect [^>]*fill=\"") + hex(palette::phaseColor(phase)) + QStringLiteral("\" stroke=\"[^\"]*\"/><text [^>]*>")
-                       + qs(name) + QStringLiteral(" pass</text>");
+                << QStringLiteral("<rect [^>]*fill=\"") + hex(palette::phaseColor(phase))
+                       + QStringLiteral("\" stroke=\"[^\"]*\"/><text [^>]*>") + qs(name) + QStringLiteral(" pass</text>");
         }
     }
     void timelineLegendNamesLinesAndPhases()
@@ -108,15 +111,15 @@ private slots:
         QTest::addColumn<QStringList>("timeline");
         QTest::addColumn<QStringList>("bars");
         QTest::addRow("replayed sample: 273.8 MiB over 1.35 s")
-            << qs(kSample)
-            << QStringList{QStringLiteral("0"), QStringLiteral("50 MiB"), QStringLiteral("100 MiB"), QStringLiteral("150 MiB"),
-                           QStringLiteral("200 MiB"), QStringLiteral("250 MiB"), QStringLiteral("300 MiB"), QStringLiteral("0.2 s"),
-                           QStringLiteral("0.4 s"), QStringLiteral("1.2 s")}
+            << qs(kSample) << QStringList{QStringLiteral("0"),       QStringLiteral("50 MiB"),  QStringLiteral("100 MiB"),
+                                          QStringLiteral("150 MiB"), QStringLiteral("200 MiB"), QStringLiteral("250 MiB"),
+                                          QStringLiteral("300 MiB"), QStringLiteral("0.2 s"),   QStringLiteral("0.4 s"),
+                                          QStringLiteral("1.2 s")}
             << QStringList{QStringLiteral("0"), QStringLiteral("10 MiB"), QStringLiteral("20 MiB"), QStringLiteral("30 MiB")};
         QTest::addRow("modelled step: 2.141 GiB over 34 ms")
             << qs(kModelled)
-            << QStringList{QStringLiteral("0.5 GiB"), QStringLiteral("1.0 GiB"), QStringLiteral("2.5 GiB"), QStringLiteral("5 ms"),
-                           QStringLiteral("30 ms")}
+            << QStringList{QStringLiteral("0.5 GiB"), QStringLiteral("1.0 GiB"), QStringLiteral("2.5 GiB"),
+                           QStringLiteral("5 ms"), QStringLiteral("30 ms")}
             << QStringList{QStringLiteral("100 MiB"), QStringLiteral("400 MiB")};
     }
     void axesTickAtRoundNumbers()
@@ -127,10 +130,12 @@ private slots:
         const ReportRun run = reportOf({test::ss(path)}).runs.front();
         const QStringList timelineTexts = textsOf(elementsOf(timelineChart(run)));
         for (const QString &label : timeline)
-            QVERIFY2(timelineTexts.contains(label), qPrintable(label + QStringLiteral(" not in ") + timelineTexts.join(QStringLiteral(" | "))));
+            QVERIFY2(timelineTexts.contains(label),
+                     qPrintable(label + QStringLiteral(" not in ") + timelineTexts.join(QStringLiteral(" | "))));
         const QStringList barTexts = textsOf(elementsOf(layerBarsChart(run)));
         for (const QString &label : bars)
-            QVERIFY2(barTexts.contains(label), qPrintable(label + QStringLiteral(" not in ") + barTexts.join(QStringLiteral(" | "))));
+            QVERIFY2(barTexts.contains(label),
+                     qPrintable(label + QStringLiteral(" not in ") + barTexts.join(QStringLiteral(" | "))));
         // Every axis label is a round number: one significant digit, or two for steps of
         // 0.5, 1.5, 15, 25, 250 ...
         static const QRegularExpression axisLabel(QStringLiteral("^(\\d+(\\.\\d+)?) (B|KiB|MiB|GiB|TiB|ns|us|ms|s)$"));
@@ -153,12 +158,16 @@ private slots:
     void comparisonUsesThePalette_data()
     {
         QTest::addColumn<QString>("mark");
-        QTest::addRow("baseline") << QStringLiteral("<line [^>]*stroke=\"") + hex(palette::kTotal)
-                                         + QStringLiteral("\" stroke-width=\"2\"/><text [^>]*>baseline training-step.peaklens, measured</text>");
-        QTest::addRow("predicted") << QStringLiteral("<line [^>]*stroke=\"") + hex(palette::kPredicted)
-                                          + QStringLiteral("\" stroke-width=\"2\" stroke-dasharray=\"5 3\"/><text [^>]*>modelled-step.pltxt, predicted</text>");
+        QTest::addRow("baseline")
+            << QStringLiteral("<line [^>]*stroke=\"") + hex(palette::kTotal)
+                   + QStringLiteral("\" stroke-width=\"2\"/><text [^>]*>baseline training-step.peaklens, measured</text>");
+        QTest::addRow("predicted")
+            << QStringLiteral("<line [^>]*stroke=\"") + hex(palette::kPredicted)
+                   + QStringLiteral(
+                       "\" stroke-width=\"2\" stroke-dasharray=\"5 3\"/><text [^>]*>modelled-step.pltxt, predicted</text>");
         QTest::addRow("measured") << QStringLiteral("<line [^>]*stroke=\"") + hex(palette::kMeasured)
-                                         + QStringLiteral("\" stroke-width=\"2\"/><text [^>]*>modelled-step.pltxt, measured</text>");
+                                         + QStringLiteral(
+                                             "\" stroke-width=\"2\"/><text [^>]*>modelled-step.pltxt, measured</text>");
     }
     void comparisonUsesThePalette()
     {

@@ -21,14 +21,17 @@ QString describe(const Trace &trace)
     QStringList parts;
     for (std::size_t i = 0; i < trace.events.size(); ++i) {
         const std::uint32_t layer = trace.events.layer(i);
-        parts << QString::number(trace.events.deltaBytes(i)) + QLatin1Char('@') + (layer == kNoLayer ? QStringLiteral("-") : qs(trace.layers[layer].path));
+        parts << QString::number(trace.events.deltaBytes(i)) + QLatin1Char('@')
+                     + (layer == kNoLayer ? QStringLiteral("-") : qs(trace.layers[layer].path));
     }
     QStringList layers;
     for (std::uint32_t l = 0; l < trace.layers.size(); ++l) {
         int ranges = 0;
         for (const Range &range : trace.ranges)
             ranges += range.layer == l;
-        layers << qs(trace.layers[l].path) + (trace.layers[l].kind.empty() ? QString() : QLatin1Char('[') + qs(trace.layers[l].kind) + QLatin1Char(']'))
+        layers << qs(trace.layers[l].path)
+                      + (trace.layers[l].kind.empty() ? QString()
+                                                      : QLatin1Char('[') + qs(trace.layers[l].kind) + QLatin1Char(']'))
                       + QStringLiteral(" x") + QString::number(ranges);
     }
     layers.sort();
@@ -48,7 +51,8 @@ private slots:
         QTest::addColumn<QString>("expected");
         QTest::addRow("rename a layer with a sub-layer")
             << QStringLiteral("rename net.b blocks")
-            << QStringLiteral("100@net.a 50@net.blocks 10@net.blocks.c -100@- | net.a x1 net.blocks.c x1 net.blocks[Block] x1 net[Net] x1");
+            << QStringLiteral(
+                   "100@net.a 50@net.blocks 10@net.blocks.c -100@- | net.a x1 net.blocks.c x1 net.blocks[Block] x1 net[Net] x1");
         QTest::addRow("merge a leaf into its parent")
             << QStringLiteral("merge net.b.c")
             << QStringLiteral("100@net.a 50@net.b 10@net.b -100@- | net.a x1 net.b[Block] x1 net[Net] x1");
@@ -64,7 +68,8 @@ private slots:
         const auto trace = traceFrom(QString::fromUtf8(kTrace));
         const QStringList words = edit.split(QLatin1Char(' '));
         const std::uint32_t layer = *trace->findLayer(ss(words[1]));
-        const Trace edited = words[0] == QLatin1String("rename") ? renameLayer(*trace, layer, ss(words[2])) : mergeIntoParent(*trace, layer);
+        const Trace edited =
+            words[0] == QLatin1String("rename") ? renameLayer(*trace, layer, ss(words[2])) : mergeIntoParent(*trace, layer);
         QCOMPARE(describe(edited), expected);
         // The memory stays where it was: the same activation bytes in all.
         const auto before = computeLayerStats(*trace), after = computeLayerStats(edited);

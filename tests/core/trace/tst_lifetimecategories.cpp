@@ -51,10 +51,10 @@ private slots:
         QTest::newRow("outside every range") << stepWith({}, {}, {}, alloc) << Category::Unknown;
         QTest::newRow("before the first step, kept") << alloc + u'\n' + stepWith({}, {}, {}, {}) << Category::Parameter;
         QTest::newRow("before the first step, freed in it") << alloc + u'\n' + stepWith({}, free, {}, {}) << Category::Unknown;
-        QTest::newRow("before the first step, freed by the optimizer") << alloc + u'\n' + stepWith({}, {}, free, {})
-                                                                       << Category::OptimizerState;
-        QTest::newRow("a known category stays") << stepWith(QStringLiteral("+1 alloc x 1MiB parameter"), {}, {}, {})
-                                                << Category::Parameter;
+        QTest::newRow("before the first step, freed by the optimizer")
+            << alloc + u'\n' + stepWith({}, {}, free, {}) << Category::OptimizerState;
+        QTest::newRow("a known category stays")
+            << stepWith(QStringLiteral("+1 alloc x 1MiB parameter"), {}, {}, {}) << Category::Parameter;
         QTest::newRow("without the meta key nothing changes") << stepWith(alloc, free, {}, {}, false) << Category::Unknown;
     }
 

@@ -29,8 +29,8 @@ private slots:
         QFETCH(quint32, stack);
         QFETCH(int, category);
         QFETCH(int, phase);
-        const MemoryEvent event{-5, INT64_MIN + 1, UINT64_MAX, lane, layer, stack, static_cast<Category>(category),
-                                static_cast<Phase>(phase)};
+        const MemoryEvent event{
+            -5, INT64_MIN + 1, UINT64_MAX, lane, layer, stack, static_cast<Category>(category), static_cast<Phase>(phase)};
         MemoryEvents events;
         events.append(MemoryEvent{});
         events.append(event);

@@ -95,21 +95,27 @@ private slots:
         QTest::addColumn<QString>("text");
         QTest::addColumn<int>("line");
         QTest::addColumn<QString>("problem");
-        QTest::addRow("unknown statement") << QStringLiteral("# c\nallocate a 5\n") << 2 << QStringLiteral("unknown statement \"allocate\"");
-        QTest::addRow("size that is not one") << QStringLiteral("alloc a many\n") << 1 << QStringLiteral("\"many\" is not a size");
+        QTest::addRow("unknown statement") << QStringLiteral("# c\nallocate a 5\n") << 2
+                                           << QStringLiteral("unknown statement \"allocate\"");
+        QTest::addRow("size that is not one")
+            << QStringLiteral("alloc a many\n") << 1 << QStringLiteral("\"many\" is not a size");
         QTest::addRow("zero size") << QStringLiteral("alloc a 0\n") << 1 << QStringLiteral("is not a size");
         QTest::addRow("unknown category") << QStringLiteral("alloc a 5 weights\n") << 1 << QStringLiteral("not a category");
-        QTest::addRow("double allocation") << QStringLiteral("alloc a 5\nalloc a 5\n") << 2 << QStringLiteral("already allocated");
+        QTest::addRow("double allocation") << QStringLiteral("alloc a 5\nalloc a 5\n") << 2
+                                           << QStringLiteral("already allocated");
         QTest::addRow("free of a block never seen") << QStringLiteral("free z\n") << 1 << QStringLiteral("never allocated");
         QTest::addRow("second free") << QStringLiteral("alloc a 5\nfree a\nfree a\n") << 3 << QStringLiteral("is not allocated");
-        QTest::addRow("time going backwards") << QStringLiteral("t=5ms alloc a 1\nt=1ms free a\n") << 2 << QStringLiteral("time goes backwards");
+        QTest::addRow("time going backwards")
+            << QStringLiteral("t=5ms alloc a 1\nt=1ms free a\n") << 2 << QStringLiteral("time goes backwards");
         QTest::addRow("end without begin") << QStringLiteral("end fwd:x\n") << 1 << QStringLiteral("no matching begin");
         QTest::addRow("range never ended") << QStringLiteral("begin bwd:x\nalloc a 1\n") << 1 << QStringLiteral("never ended");
         QTest::addRow("step never ended") << QStringLiteral("begin step 1\n") << 1 << QStringLiteral("step 1 is never ended");
         QTest::addRow("bad scope") << QStringLiteral("alloc a 1 @sideways:x\n") << 1 << QStringLiteral("not a scope");
         QTest::addRow("bad device") << QStringLiteral("alloc a 1 device=tpu:0\n") << 1 << QStringLiteral("not a device");
-        QTest::addRow("option that does not apply") << QStringLiteral("alloc a 1 colour=red\n") << 1 << QStringLiteral("\"colour=\" does not apply");
-        QTest::addRow("time overflow") << QStringLiteral("t=9e18 alloc a 1\n+9e18 free a\n") << 2 << QStringLiteral("past what PeakLens can represent");
+        QTest::addRow("option that does not apply")
+            << QStringLiteral("alloc a 1 colour=red\n") << 1 << QStringLiteral("\"colour=\" does not apply");
+        QTest::addRow("time overflow") << QStringLiteral("t=9e18 alloc a 1\n+9e18 free a\n") << 2
+                                       << QStringLiteral("past what PeakLens can represent");
         QTest::addRow("implausible size") << QStringLiteral("alloc a 1e18\n") << 1 << QStringLiteral("larger than any device");
         QTest::addRow("only a scope (found by fuzzing)") << QStringLiteral("t=1 @fwd:x\n") << 1 << QStringLiteral("no statement");
         QTest::addRow("layer path nested absurdly deep (found by fuzzing)")

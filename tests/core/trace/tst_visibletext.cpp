@@ -30,19 +30,20 @@ private slots:
                                       << QByteArray("caf\\xE9.pickle");
         QTest::addRow("truncated sequence") << QByteArray("a\xE2\x82") << QByteArray("a\\xE2\\x82") << QByteArray("a\\xE2\\x82");
         QTest::addRow("overlong slash") << QByteArray("\xC0\xAF") << QByteArray("\\xC0\\xAF") << QByteArray("\\xC0\\xAF");
-        QTest::addRow("surrogate") << QByteArray("\xED\xA0\x80") << QByteArray("\\xED\\xA0\\x80") << QByteArray("\\xED\\xA0\\x80");
+        QTest::addRow("surrogate") << QByteArray("\xED\xA0\x80") << QByteArray("\\xED\\xA0\\x80")
+                                   << QByteArray("\\xED\\xA0\\x80");
         QTest::addRow("above U+10FFFF") << QByteArray("\xF4\x90\x80\x80") << QByteArray("\\xF4\\x90\\x80\\x80")
                                         << QByteArray("\\xF4\\x90\\x80\\x80");
-        QTest::addRow("terminal escape") << QByteArray("x\x1b[31mred") << QByteArray("x\x1b[31mred") << QByteArray("x\\x1B[31mred");
+        QTest::addRow("terminal escape") << QByteArray("x\x1b[31mred") << QByteArray("x\x1b[31mred")
+                                         << QByteArray("x\\x1B[31mred");
         QTest::addRow("newline and tab") << QByteArray("a\nb\tc") << QByteArray("a\nb\tc") << QByteArray("a\\x0Ab\\x09c");
         QTest::addRow("DEL") << QByteArray("a\x7f") << QByteArray("a\x7f") << QByteArray("a\\x7F");
         QTest::addRow("C1 control") << QByteArray("a\xC2\x9B") << QByteArray("a\xC2\x9B") << QByteArray("a\\u{009B}");
-        QTest::addRow("right-to-left override") << QByteArray("report\xE2\x80\xAEtxt.exe")
-                                                << QByteArray("report\xE2\x80\xAEtxt.exe")
-                                                << QByteArray("report\\u{202E}txt.exe");
+        QTest::addRow("right-to-left override")
+            << QByteArray("report\xE2\x80\xAEtxt.exe") << QByteArray("report\xE2\x80\xAEtxt.exe")
+            << QByteArray("report\\u{202E}txt.exe");
         QTest::addRow("isolate and zero width") << QByteArray("\xE2\x81\xA6x\xE2\x80\x8B")
-                                                << QByteArray("\xE2\x81\xA6x\xE2\x80\x8B")
-                                                << QByteArray("\\u{2066}x\\u{200B}");
+                                                << QByteArray("\xE2\x81\xA6x\xE2\x80\x8B") << QByteArray("\\u{2066}x\\u{200B}");
         QTest::addRow("byte-order mark") << QByteArray("\xEF\xBB\xBFname") << QByteArray("\xEF\xBB\xBFname")
                                          << QByteArray("\\u{FEFF}name");
         QTest::addRow("NUL") << QByteArray("a\0b", 3) << QByteArray("a\0b", 3) << QByteArray("a\\x00b");
@@ -67,7 +68,10 @@ private slots:
         TraceBuilder builder;
         builder.setMeta("source.path", "/data/caf\xE9\n\xE2\x80\xAE.pickle");
         const std::uint32_t layer = builder.layer("blocks\xE2\x80\xAE.0.attn\x1b");
-        builder.setLayerInfo(layer, "Lin\xFF" "ear", 0);
+        builder.setLayerInfo(layer,
+                             "Lin\xFF"
+                             "ear",
+                             0);
         builder.stacks().internStack({Frame{"f\x1b[2J", "train\xE9.py", 3}});
         builder.kernelName("gemm\xC2\x85");
         const auto trace = builder.finish();

@@ -65,11 +65,11 @@ private slots:
                                          << int(CUPTI_ACTIVITY_MEMORY_KIND_DEVICE) << int(CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL)
                                          << true << true;
         QTest::newRow("pinned host memory") << int(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION)
-                                            << int(CUPTI_ACTIVITY_MEMORY_KIND_PINNED) << int(CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID)
-                                            << false << true;
+                                            << int(CUPTI_ACTIVITY_MEMORY_KIND_PINNED)
+                                            << int(CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID) << false << true;
         QTest::newRow("unknown operation") << int(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_INVALID)
-                                           << int(CUPTI_ACTIVITY_MEMORY_KIND_DEVICE) << int(CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID)
-                                           << false << true;
+                                           << int(CUPTI_ACTIVITY_MEMORY_KIND_DEVICE)
+                                           << int(CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID) << false << true;
     }
 
     void memory()

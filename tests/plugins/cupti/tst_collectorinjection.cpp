@@ -65,8 +65,8 @@ public:
         for (const QString &key : extra.keys())
             environment.insert(key, extra.value(key));
         m_process.setProcessEnvironment(environment);
-        m_process.start(kCli, QStringList{QStringLiteral("record"), QStringLiteral("--allocator"), allocator, QStringLiteral("--out"), out,
-                                          QStringLiteral("--"), kTrainer}
+        m_process.start(kCli, QStringList{QStringLiteral("record"), QStringLiteral("--allocator"), allocator,
+                                          QStringLiteral("--out"), out, QStringLiteral("--"), kTrainer}
                                   + trainerArguments);
     }
 
@@ -140,7 +140,8 @@ std::int64_t activationBytes(const Trace &trace, const std::vector<LayerStats> &
 
 std::int64_t kernelsNamed(const Trace &trace, const std::string &name)
 {
-    return std::count_if(trace.kernels.begin(), trace.kernels.end(), [&](const Kernel &kernel) { return trace.kernelNames[kernel.name] == name; });
+    return std::count_if(trace.kernels.begin(), trace.kernels.end(),
+                         [&](const Kernel &kernel) { return trace.kernelNames[kernel.name] == name; });
 }
 
 // What every complete step of the trainer leaves, for layers `paths` (in order), of which
@@ -161,7 +162,8 @@ void verifyLayers(const Trace &trace, const std::vector<std::string> &paths, con
                  qPrintable(qs(paths[i]) + u' ' + QString::number(activationBytes(trace, stats, paths[i]))));
         const auto layer = *trace.findLayer(paths[i]);
         for (const std::int64_t calls : {stats[layer].forwardCalls, stats[layer].backwardCalls})
-            QVERIFY2(calls == steps || (!complete && calls == steps + 1), qPrintable(QStringLiteral("%1 calls in %2 steps").arg(calls).arg(steps)));
+            QVERIFY2(calls == steps || (!complete && calls == steps + 1),
+                     qPrintable(QStringLiteral("%1 calls in %2 steps").arg(calls).arg(steps)));
     }
     // Every allocation in a step is made inside a layer's forward or backward; only the
     // weights, made before the first step, have none.
@@ -197,8 +199,9 @@ void verifySteps(const Trace &trace, int layers)
     QVERIFY(steps.size() >= 2);
     for (const StepStats &step : steps) {
         QCOMPARE(step.startBytes, layers * kParameterBytes);
-        QVERIFY2(step.allocations == 4 * layers,
-                 qPrintable(QStringLiteral("step %1 of %2: %3 allocations").arg(step.number).arg(steps.size()).arg(step.allocations)));
+        QVERIFY2(
+            step.allocations == 4 * layers,
+            qPrintable(QStringLiteral("step %1 of %2: %3 allocations").arg(step.number).arg(steps.size()).arg(step.allocations)));
         QCOMPARE(step.allocatedBytes, activations + layers * (kTemporaryBytes + kOutputBytes + kParameterBytes));
         QCOMPARE(step.peakAllocatedBytes, layers * kParameterBytes + activations + (layers - 1) * kOutputBytes + kParameterBytes);
         QCOMPARE(step.peakPhase, Phase::Backward);
@@ -223,7 +226,10 @@ QString tableDifference(const char *table, const std::vector<Row> &followed, con
     const auto mismatch = std::mismatch(followed.begin(), followed.end(), read.begin());
     if (mismatch.first == followed.end())
         return {};
-    return QStringLiteral("%1: row %2 of %3 differs").arg(QLatin1String(table)).arg(mismatch.first - followed.begin()).arg(followed.size());
+    return QStringLiteral("%1: row %2 of %3 differs")
+        .arg(QLatin1String(table))
+        .arg(mismatch.first - followed.begin())
+        .arg(followed.size());
 }
 
 // Where what a follower gathered poll by poll differs from a plain read of the same file,
@@ -240,7 +246,8 @@ QString followedDifference(const Trace &followed, const Trace &read)
         return QStringLiteral("the metadata differs");
     const std::vector<MemoryEvent> followedEvents = eventRows(followed.events);
     const std::vector<MemoryEvent> readEvents = eventRows(read.events);
-    const auto [event, readEvent] = std::mismatch(followedEvents.begin(), followedEvents.end(), readEvents.begin(), readEvents.end());
+    const auto [event, readEvent] =
+        std::mismatch(followedEvents.begin(), followedEvents.end(), readEvents.begin(), readEvents.end());
     if (event != followedEvents.end() || readEvent != readEvents.end()) {
         if (followedEvents.size() != readEvents.size())
             return QStringLiteral("events: %1 followed, %2 read").arg(followedEvents.size()).arg(readEvents.size());
@@ -254,7 +261,8 @@ QString followedDifference(const Trace &followed, const Trace &read)
     }
     for (const QString &difference :
          {tableDifference("steps", followed.steps, read.steps), tableDifference("ranges", followed.ranges, read.ranges),
-          tableDifference("kernels", followed.kernels, read.kernels), tableDifference("kernel names", followed.kernelNames, read.kernelNames),
+          tableDifference("kernels", followed.kernels, read.kernels),
+          tableDifference("kernel names", followed.kernelNames, read.kernelNames),
           tableDifference("reserved", followed.reserved, read.reserved), tableDifference("layers", followed.layers, read.layers),
           tableDifference("lanes", followed.lanes, read.lanes), tableDifference("markers", followed.markers, read.markers)}) {
         if (!difference.isEmpty())
@@ -346,7 +354,8 @@ void TestCollectorInjection::recordsARun()
 {
     QFETCH(QString, allocator);
     QTemporaryDir out;
-    Recording recording(out.path(), {QStringLiteral("--steps"), QStringLiteral("3"), QStringLiteral("--layers"), QStringLiteral("4")}, allocator);
+    Recording recording(
+        out.path(), {QStringLiteral("--steps"), QStringLiteral("3"), QStringLiteral("--layers"), QStringLiteral("4")}, allocator);
     const qint64 pid = recording.trainerPid();
     QCOMPARE(recording.finish(), 0);
     QVERIFY2(recording.out().contains(QStringLiteral("recorded 1 trace file(s)")), qPrintable(recording.out()));
@@ -426,7 +435,9 @@ void TestCollectorInjection::appliesTheToggles()
     // then blocks.3's recompute and its gradient.
     QCOMPARE(measured.devices[*measured.primary].allocatedBytes, 19 * kMiB + kMiB / 2);
     QVERIFY2(predicted.peakBytes >= measured.devices[*measured.primary].allocatedBytes,
-             qPrintable(QStringLiteral("predicted %1, measured %2").arg(predicted.peakBytes).arg(measured.devices[*measured.primary].allocatedBytes)));
+             qPrintable(QStringLiteral("predicted %1, measured %2")
+                            .arg(predicted.peakBytes)
+                            .arg(measured.devices[*measured.primary].allocatedBytes)));
 }
 
 void TestCollectorInjection::stopsOnASignal_data()
@@ -448,7 +459,8 @@ void TestCollectorInjection::stopsOnASignal()
     QFETCH(int, exitCode);
     QFETCH(bool, finished);
     QTemporaryDir out;
-    Recording recording(out.path(), {QStringLiteral("--steps"), QStringLiteral("100000"), QStringLiteral("--step-ms"), QStringLiteral("10")});
+    Recording recording(out.path(),
+                        {QStringLiteral("--steps"), QStringLiteral("100000"), QStringLiteral("--step-ms"), QStringLiteral("10")});
     QVERIFY(!recording.waitForLine(QStringLiteral("step 150")).isEmpty()); // > 1.5 s: commits have happened
     ::kill(static_cast<pid_t>(recording.recordPid()), signal);
     QCOMPARE(recording.finish(), exitCode);
@@ -468,7 +480,8 @@ void TestCollectorInjection::stopsOnASignal()
 void TestCollectorInjection::survivesSigkill()
 {
     QTemporaryDir out;
-    Recording recording(out.path(), {QStringLiteral("--steps"), QStringLiteral("100000"), QStringLiteral("--step-ms"), QStringLiteral("10")});
+    Recording recording(out.path(),
+                        {QStringLiteral("--steps"), QStringLiteral("100000"), QStringLiteral("--step-ms"), QStringLiteral("10")});
     const qint64 pid = recording.trainerPid();
     const QString path = out.filePath(QStringLiteral("pid%1.peaklens").arg(pid));
     QVERIFY(QTest::qWaitFor([&] { return QFile::exists(path); }, 60000));
@@ -499,8 +512,8 @@ void TestCollectorInjection::followedWhileItRecords()
 {
     QTemporaryDir out;
     const QString stop = out.filePath(QStringLiteral("stop"));
-    Recording recording(out.path(), {QStringLiteral("--steps"), QStringLiteral("100000"), QStringLiteral("--step-ms"), QStringLiteral("10"),
-                                     QStringLiteral("--stop-file"), stop});
+    Recording recording(out.path(), {QStringLiteral("--steps"), QStringLiteral("100000"), QStringLiteral("--step-ms"),
+                                     QStringLiteral("10"), QStringLiteral("--stop-file"), stop});
     const qint64 pid = recording.trainerPid();
     const QString path = out.filePath(QStringLiteral("pid%1.peaklens").arg(pid));
     QVERIFY(QTest::qWaitFor([&] { return QFile::exists(path); }, 60000));
@@ -525,7 +538,8 @@ void TestCollectorInjection::followedWhileItRecords()
     follower.poll();
     QCOMPARE(follower.writer(), TraceFollower::Writer::Finished);
     const TracePtr whole = TraceReader::read(ss(path));
-    QVERIFY2(partialSteps < whole->steps.size(), qPrintable(QStringLiteral("%1 steps followed, %2 in the end").arg(partialSteps).arg(whole->steps.size())));
+    QVERIFY2(partialSteps < whole->steps.size(),
+             qPrintable(QStringLiteral("%1 steps followed, %2 in the end").arg(partialSteps).arg(whole->steps.size())));
     const QString difference = followedDifference(follower.trace(), *whole);
     QVERIFY2(difference.isEmpty(), qPrintable(difference));
     QVERIFY(!follower.poll().changedAnything());
@@ -571,16 +585,16 @@ void TestCollectorInjection::fullDiskStopsRecordingOnly()
         QSKIP("unshare (util-linux) is not installed");
     QTemporaryDir mountPoint;
     QTemporaryDir kept;
-    const QString script = QStringLiteral(
-        "mount -t tmpfs -o size=512k tmpfs \"$1\" || exit 99\n"
-        "\"$2\" record --backend cupti --out \"$1\" -- \"$3\" --steps 1000 --layers 2 --step-ms 5\n"
-        "code=$?\n"
-        "cp \"$1\"/*.peaklens* \"$4\"/\n"
-        "exit $code\n");
+    const QString script =
+        QStringLiteral("mount -t tmpfs -o size=512k tmpfs \"$1\" || exit 99\n"
+                       "\"$2\" record --backend cupti --out \"$1\" -- \"$3\" --steps 1000 --layers 2 --step-ms 5\n"
+                       "code=$?\n"
+                       "cp \"$1\"/*.peaklens* \"$4\"/\n"
+                       "exit $code\n");
     QProcess process;
     process.setProcessEnvironment(standinEnvironment());
-    process.start(unshare, {QStringLiteral("--map-root-user"), QStringLiteral("--mount"), QStringLiteral("sh"), QStringLiteral("-c"), script,
-                            QStringLiteral("sh"), mountPoint.path(), kCli, kTrainer, kept.path()});
+    process.start(unshare, {QStringLiteral("--map-root-user"), QStringLiteral("--mount"), QStringLiteral("sh"),
+                            QStringLiteral("-c"), script, QStringLiteral("sh"), mountPoint.path(), kCli, kTrainer, kept.path()});
     QVERIFY(process.waitForFinished(120000));
     if (process.exitCode() == 99 || (process.exitCode() != 0 && process.readAllStandardError().contains("unshare")))
         QSKIP("this machine does not allow a private tmpfs mount (user and mount namespaces)");
@@ -601,8 +615,8 @@ void TestCollectorInjection::fullDiskStopsRecordingOnly()
 void TestCollectorInjection::eightThreadsAtOnce()
 {
     QTemporaryDir out;
-    Recording recording(out.path(), {QStringLiteral("--steps"), QStringLiteral("3"), QStringLiteral("--layers"), QStringLiteral("4"),
-                                     QStringLiteral("--threads"), QStringLiteral("8")});
+    Recording recording(out.path(), {QStringLiteral("--steps"), QStringLiteral("3"), QStringLiteral("--layers"),
+                                     QStringLiteral("4"), QStringLiteral("--threads"), QStringLiteral("8")});
     QCOMPARE(recording.finish(), 0);
     const TracePtr trace = TraceReader::read(ss(tracesIn(out.path()).front()));
     std::vector<std::string> paths;
@@ -619,7 +633,8 @@ void TestCollectorInjection::eightThreadsAtOnce()
 void TestCollectorInjection::twoRanksAtOnce()
 {
     QTemporaryDir out;
-    Recording recording(out.path(), {QStringLiteral("--steps"), QStringLiteral("3"), QStringLiteral("--ranks"), QStringLiteral("2")});
+    Recording recording(out.path(),
+                        {QStringLiteral("--steps"), QStringLiteral("3"), QStringLiteral("--ranks"), QStringLiteral("2")});
     QCOMPARE(recording.finish(), 0);
     const QStringList traces = tracesIn(out.path());
     QCOMPARE(traces.size(), 2);

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/record/recordingsession.h"
 
-#include "testsupport.h"
 #include "core/error.h"
 #include "core/format/tracereader.h"
+#include "testsupport.h"
 
-#include <QFile>
 #include "core/plan/costmodel.h"
 #include "core/plan/predictor.h"
+#include <QFile>
 
 #include <QTemporaryDir>
 
@@ -122,15 +122,13 @@ private slots:
         r.pop(kMainThread, 900);
 
         const std::vector<Call> calls = {
-            {kMainThread, true, 0x1000, 4 * kMiB, 130},     // fwd blocks.0 (inside aten::mm), freed in bwd
-            {kMainThread, true, 0x2000, 1 * kMiB, 140},     // fwd blocks.0, freed in fwd
-            {kMainThread, false, 0x2000, 1 * kMiB, 190},
-            {kMainThread, true, 0x3000, 2 * kMiB, 250},     // fwd blocks.1
+            {kMainThread, true, 0x1000, 4 * kMiB, 130}, // fwd blocks.0 (inside aten::mm), freed in bwd
+            {kMainThread, true, 0x2000, 1 * kMiB, 140}, // fwd blocks.0, freed in fwd
+            {kMainThread, false, 0x2000, 1 * kMiB, 190},     {kMainThread, true, 0x3000, 2 * kMiB, 250}, // fwd blocks.1
             {kAutogradThread, true, 0x4000, 3 * kMiB, 450}, // bwd blocks.1, a gradient
             {kMainThread, true, 0x5000, 1 * kMiB, 460},     // main thread between ranges
-            {kAutogradThread, false, 0x3000, 2 * kMiB, 470},
-            {kAutogradThread, false, 0x1000, 4 * kMiB, 550},
-            {kMainThread, true, 0x6000, 6 * kMiB, 750},     // optimizer state
+            {kAutogradThread, false, 0x3000, 2 * kMiB, 470}, {kAutogradThread, false, 0x1000, 4 * kMiB, 550},
+            {kMainThread, true, 0x6000, 6 * kMiB, 750}, // optimizer state
         };
         std::uint32_t correlation = 1;
         std::vector<ApiRecord> late;
@@ -205,10 +203,10 @@ private slots:
             r.push(kMainThread, t += 10, "fwd:blocks");
             for (int block = 0; block < 4; ++block) {
                 r.push(kMainThread, t += 10, qPrintable(QStringLiteral("fwd:blocks.%1").arg(block)));
-                call(kMainThread, true, 0x1000 + block, 4 * kMiB);   // saved for the backward
-                call(kMainThread, true, 0x2000 + block, 8 * kMiB);   // a temporary
+                call(kMainThread, true, 0x1000 + block, 4 * kMiB); // saved for the backward
+                call(kMainThread, true, 0x2000 + block, 8 * kMiB); // a temporary
                 call(kMainThread, false, 0x2000 + block, 8 * kMiB);
-                call(kMainThread, true, 0x4000 + block, kMiB);       // its output, the next block's input
+                call(kMainThread, true, 0x4000 + block, kMiB); // its output, the next block's input
                 r.pop(kMainThread, t += 10);
             }
             r.pop(kMainThread, t += 10);
@@ -249,7 +247,7 @@ private slots:
         r.push(kMainThread, 0, "fwd:encoder");
         r.session.add(MemoryRecord{true, 0x10, kMiB, kOrigin + 10, 0, 0, 5, false});
         r.session.endBatch();
-        r.session.endBatch(); // two batches without the API record
+        r.session.endBatch();                                                // two batches without the API record
         r.session.add(ApiRecord{5, kMainThread, kOrigin + 9, kOrigin + 11}); // too late
         r.session.endBatch();
         r.pop(kMainThread, 100);
@@ -329,8 +327,10 @@ private slots:
         const qint64 small = qint64(40) << 30;
         const QString bigText = QString::number(big);
         QTest::addRow("one GPU") << QList<qint64>{big} << QList<int>{0, 0} << false << bigText << bigText;
-        QTest::addRow("one GPU, the caching allocator's segments") << QList<qint64>{big} << QList<int>{0} << true << bigText << bigText;
-        QTest::addRow("two GPUs of one size, both used") << QList<qint64>{big, big} << QList<int>{0, 1} << false << bigText << bigText;
+        QTest::addRow("one GPU, the caching allocator's segments")
+            << QList<qint64>{big} << QList<int>{0} << true << bigText << bigText;
+        QTest::addRow("two GPUs of one size, both used")
+            << QList<qint64>{big, big} << QList<int>{0, 1} << false << bigText << bigText;
         // Another device could still come: the key waits for the end.
         QTest::addRow("two GPUs of two sizes, one used")
             << QList<qint64>{big, small} << QList<int>{1, 1} << false << QStringLiteral("-") << QString::number(small);
@@ -342,8 +342,10 @@ private slots:
             << QList<qint64>{big, 0} << QList<int>{0} << false << QStringLiteral("-") << bigText;
         QTest::addRow("a device the driver does not list")
             << QList<qint64>{big} << QList<int>{1} << false << QStringLiteral("-") << QStringLiteral("-");
-        QTest::addRow("no answer from the driver") << QList<qint64>{} << QList<int>{0} << false << QStringLiteral("-") << QStringLiteral("-");
-        QTest::addRow("no memory records") << QList<qint64>{big} << QList<int>{} << false << QStringLiteral("-") << QStringLiteral("-");
+        QTest::addRow("no answer from the driver")
+            << QList<qint64>{} << QList<int>{0} << false << QStringLiteral("-") << QStringLiteral("-");
+        QTest::addRow("no memory records") << QList<qint64>{big} << QList<int>{} << false << QStringLiteral("-")
+                                           << QStringLiteral("-");
     }
 
     // device.memory follows the Kineto importer's rule: the size of the GPUs that hold
@@ -442,8 +444,10 @@ private slots:
         QTest::newRow("modules not a list") << QByteArray(R"({"format": "peaklens-manifest", "modules": 3})");
         QTest::newRow("module without path") << QByteArray(R"({"format": "peaklens-manifest", "modules": [{"type": "X"}]})");
         QTest::newRow("array") << QByteArray("[1, 2]");
-        QTest::newRow("path type not a string") << QByteArray(R"({"format": "peaklens-manifest", "modules": [{"path": 1, "type": "X"}]})");
-        QTest::newRow("empty component") << QByteArray(R"({"format": "peaklens-manifest", "modules": [{"path": "a..b", "type": "X"}]})");
+        QTest::newRow("path type not a string")
+            << QByteArray(R"({"format": "peaklens-manifest", "modules": [{"path": 1, "type": "X"}]})");
+        QTest::newRow("empty component") << QByteArray(
+            R"({"format": "peaklens-manifest", "modules": [{"path": "a..b", "type": "X"}]})");
         QTest::newRow("negative parameters")
             << QByteArray(R"({"format": "peaklens-manifest", "modules": [{"path": "a", "type": "X", "parameter_bytes": -5}]})");
         QByteArray deep = "{\"format\": \"peaklens-manifest\", \"modules\": [{\"path\": \"a";

@@ -5,8 +5,8 @@
 #include <QProcessEnvironment>
 
 // Runs the Python helper's tests (test_*.py, unittest) on the project's PyTorch (the pip
-// environment run.sh makes, PEAKLENS_PYTHON), so that they are part of ctest: the helper itself, the package pip installs, `python -m peaklens
-// record` (through the CUDA stand-ins when they are built) and examples/train_small.py.
+// environment run.sh makes, PEAKLENS_PYTHON), so that they are part of ctest: the helper itself, the package pip installs,
+// `python -m peaklens record` (through the CUDA stand-ins when they are built) and examples/train_small.py.
 class tst_PythonHelper : public QObject
 {
     Q_OBJECT
@@ -28,9 +28,9 @@ private slots:
         python.setProcessEnvironment(environment);
         python.setWorkingDirectory(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/plugins/python"));
         python.setProcessChannelMode(QProcess::MergedChannels);
-        python.start(QStringLiteral(PEAKLENS_PYTHON), {QStringLiteral("-m"), QStringLiteral("unittest"), QStringLiteral("discover"),
-                                                          QStringLiteral("-v"), QStringLiteral("-s"), QStringLiteral("."),
-                                                          QStringLiteral("-p"), QStringLiteral("test_*.py")});
+        python.start(QStringLiteral(PEAKLENS_PYTHON),
+                     {QStringLiteral("-m"), QStringLiteral("unittest"), QStringLiteral("discover"), QStringLiteral("-v"),
+                      QStringLiteral("-s"), QStringLiteral("."), QStringLiteral("-p"), QStringLiteral("test_*.py")});
         QVERIFY2(python.waitForFinished(900000), "the Python tests did not finish");
         const QByteArray output = python.readAll();
         QVERIFY2(python.exitStatus() == QProcess::NormalExit && python.exitCode() == 0, output.constData());

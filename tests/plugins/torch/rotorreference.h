@@ -25,8 +25,8 @@ struct RotorStage
 
 struct RotorSolution
 {
-    std::int64_t addedNs = 0;     // recomputation beyond one forward and one backward per stage
-    CheckpointSchedule schedule;  // as units: an F_ck run and its recursive solution
+    std::int64_t addedNs = 0;    // recomputation beyond one forward and one backward per stage
+    CheckpointSchedule schedule; // as units: an F_ck run and its recursive solution
 };
 
 // The fastest persistent schedule of `stages` within `memory` bytes for activations (the

@@ -65,15 +65,23 @@ private Q_SLOTS:
             ++feasible;
             const std::string toggles = strategyOf(costs, plan).toString();
             const RunResult limited = test::replaySteps(spec, toggles, microBatches, bf16, budget);
-            const QString what = QStringLiteral("budget %1 (%2 of the way from the lowest peak %3 to the measured %4), checkpoint %5")
-                                     .arg(budget).arg(i).arg(lowest).arg(measured).arg(qs(toggles));
+            const QString what =
+                QStringLiteral("budget %1 (%2 of the way from the lowest peak %3 to the measured %4), checkpoint %5")
+                    .arg(budget)
+                    .arg(i)
+                    .arg(lowest)
+                    .arg(measured)
+                    .arg(qs(toggles));
             QVERIFY2(!limited.oom, qPrintable(what + QStringLiteral(": ") + qs(limited.oom ? limited.oom->message : "")));
             QVERIFY2(*limited.peakAllocatedBytes <= budget, qPrintable(what));
             // And the prediction is what the rerun measured: the plan has no margin to hide
             // an error in. Never low; high by a block at most (GPT's lowest plan: 64 KiB).
             const std::int64_t error = plan.prediction.peakBytes - *limited.peakAllocatedBytes;
             QVERIFY2(error >= 0 && error <= *limited.peakAllocatedBytes / 50,
-                     qPrintable(what + QStringLiteral(": predicted %1, measured %2").arg(plan.prediction.peakBytes).arg(*limited.peakAllocatedBytes)));
+                     qPrintable(what
+                                + QStringLiteral(": predicted %1, measured %2")
+                                      .arg(plan.prediction.peakBytes)
+                                      .arg(*limited.peakAllocatedBytes)));
         }
         // The lowest reachable peak is a budget a plan meets; the measured peak one that
         // needs no checkpoint.
@@ -109,7 +117,10 @@ private Q_SLOTS:
             const RunResult measured = test::replaySteps(spec, part.path, 1, bf16);
             const std::int64_t error = plan.prediction.peakBytes - *measured.peakAllocatedBytes;
             QVERIFY2(error >= 0 && error <= 4096 && (model != QStringLiteral("cnn") || error == 0),
-                     qPrintable(qs(part.path) + QStringLiteral(": predicted %1, measured %2").arg(plan.prediction.peakBytes).arg(*measured.peakAllocatedBytes)));
+                     qPrintable(qs(part.path)
+                                + QStringLiteral(": predicted %1, measured %2")
+                                      .arg(plan.prediction.peakBytes)
+                                      .arg(*measured.peakAllocatedBytes)));
         }
     }
 
@@ -135,11 +146,14 @@ private Q_SLOTS:
         object["batch"] = *fit.batch;
         const ModelSpec larger = parseModelSpec(object, "test", ".");
         const RunResult limited = test::replaySteps(larger, strategyOf(fit.model, fit.plan).toString(), 1, false, budget);
-        QVERIFY2(!limited.oom, qPrintable(QStringLiteral("batch %1: ").arg(*fit.batch) + qs(limited.oom ? limited.oom->message : "")));
-        const double error = double(fit.plan.prediction.peakBytes - *limited.peakAllocatedBytes) / double(*limited.peakAllocatedBytes);
+        QVERIFY2(!limited.oom,
+                 qPrintable(QStringLiteral("batch %1: ").arg(*fit.batch) + qs(limited.oom ? limited.oom->message : "")));
+        const double error =
+            double(fit.plan.prediction.peakBytes - *limited.peakAllocatedBytes) / double(*limited.peakAllocatedBytes);
         QVERIFY2(std::abs(error) < 0.03, qPrintable(QStringLiteral("batch %1: predicted %2, measured %3")
-                                                       .arg(*fit.batch).arg(fit.plan.prediction.peakBytes)
-                                                       .arg(*limited.peakAllocatedBytes)));
+                                                        .arg(*fit.batch)
+                                                        .arg(fit.plan.prediction.peakBytes)
+                                                        .arg(*limited.peakAllocatedBytes)));
         // Two samples more do not fit, with the checkpoints that lower their peak most. (On
         // GPT one more does: the position embeddings do not grow with the batch, and the
         // scaled step counts them as if they did.)
@@ -147,8 +161,10 @@ private Q_SLOTS:
         const ModelSpec next = parseModelSpec(object, "test", ".");
         const RunResult nextPlain = test::replaySteps(next, "none", 1, false);
         const CostModel nextModel = buildCostModel(*nextPlain.trace);
-        const RunResult nextLimited = test::replaySteps(next, strategyOf(nextModel, lowestPeakPlan(nextModel)).toString(), 1, false, budget);
-        QVERIFY2(nextLimited.oom, qPrintable(QStringLiteral("batch %1 fits too: %2").arg(*fit.batch + 2).arg(*nextLimited.peakAllocatedBytes)));
+        const RunResult nextLimited =
+            test::replaySteps(next, strategyOf(nextModel, lowestPeakPlan(nextModel)).toString(), 1, false, budget);
+        QVERIFY2(nextLimited.oom,
+                 qPrintable(QStringLiteral("batch %1 fits too: %2").arg(*fit.batch + 2).arg(*nextLimited.peakAllocatedBytes)));
     }
 };
 

@@ -42,10 +42,10 @@ private slots:
 
     void overridesAreRead()
     {
-        const ModelSpec spec = parseModelSpec(
-            nlohmann::json::parse(R"({"model": "gpt", "layers": 12, "d_model": 768, "heads": 12, "seq": 1024,
+        const ModelSpec spec =
+            parseModelSpec(nlohmann::json::parse(R"({"model": "gpt", "layers": 12, "d_model": 768, "heads": 12, "seq": 1024,
                                       "vocab": 50257, "batch": 8, "dropout": 0.0, "lr": 0.0003, "seed": 7})"),
-            "spec.json", ".");
+                           "spec.json", ".");
         QCOMPARE(spec.layers, 12);
         QCOMPARE(spec.dModel, 768);
         QCOMPARE(spec.heads, 12);
@@ -79,11 +79,12 @@ private slots:
         QTest::addColumn<QString>("expected");
         QTest::addRow("not an object") << QStringLiteral("[1, 2]") << QStringLiteral("must be a JSON object");
         QTest::addRow("no model") << QStringLiteral("{}") << QStringLiteral("\"model\" is missing");
-        QTest::addRow("unknown model") << QStringLiteral(R"({"model": "lstm"})") << QStringLiteral("one of cnn, gpt, mlp, torchscript");
+        QTest::addRow("unknown model") << QStringLiteral(R"({"model": "lstm"})")
+                                       << QStringLiteral("one of cnn, gpt, mlp, torchscript");
         QTest::addRow("typo in a key") << QStringLiteral(R"({"model": "gpt", "d_modle": 64})")
                                        << QStringLiteral("unknown key \"d_modle\"");
-        QTest::addRow("key of another model") << QStringLiteral(R"({"model": "mlp", "heads": 4})")
-                                              << QStringLiteral("unknown key \"heads\"");
+        QTest::addRow("key of another model")
+            << QStringLiteral(R"({"model": "mlp", "heads": 4})") << QStringLiteral("unknown key \"heads\"");
         QTest::addRow("heads do not divide") << QStringLiteral(R"({"model": "gpt", "d_model": 100, "heads": 3})")
                                              << QStringLiteral("must be a multiple of \"heads\"");
         QTest::addRow("zero layers") << QStringLiteral(R"({"model": "gpt", "layers": 0})")
@@ -96,23 +97,23 @@ private slots:
                                         << QStringLiteral("\"dropout\" must lie between 0");
         QTest::addRow("string batch") << QStringLiteral(R"({"model": "gpt", "batch": "8"})")
                                       << QStringLiteral("\"batch\" must be a whole number");
-        QTest::addRow("script without blocks") << QStringLiteral(R"({"model": "torchscript"})")
-                                               << QStringLiteral("needs \"blocks\"");
+        QTest::addRow("script without blocks")
+            << QStringLiteral(R"({"model": "torchscript"})") << QStringLiteral("needs \"blocks\"");
         QTest::addRow("script without input")
             << QStringLiteral(R"({"model": "torchscript", "blocks": ["a.pt"]})") << QStringLiteral("needs \"input\"");
-        QTest::addRow("script bad shape")
-            << QStringLiteral(R"({"model": "torchscript", "blocks": ["a.pt"], "input": {"shape": [0, 3]}})")
-            << QStringLiteral("sizes must be whole numbers from 1");
-        QTest::addRow("script huge input")
-            << QStringLiteral(R"({"model": "torchscript", "blocks": ["a.pt"], "input": {"shape": [1048576, 1048576, 4]}})")
-            << QStringLiteral("more than 2^40 elements");
-        QTest::addRow("script duplicate names")
-            << QStringLiteral(R"({"model": "torchscript", "blocks": [{"name": "x", "file": "a.pt"}, {"name": "x", "file": "b.pt"}],
+        QTest::addRow("script bad shape") << QStringLiteral(
+            R"({"model": "torchscript", "blocks": ["a.pt"], "input": {"shape": [0, 3]}})")
+                                          << QStringLiteral("sizes must be whole numbers from 1");
+        QTest::addRow("script huge input") << QStringLiteral(
+            R"({"model": "torchscript", "blocks": ["a.pt"], "input": {"shape": [1048576, 1048576, 4]}})")
+                                           << QStringLiteral("more than 2^40 elements");
+        QTest::addRow("script duplicate names") << QStringLiteral(
+            R"({"model": "torchscript", "blocks": [{"name": "x", "file": "a.pt"}, {"name": "x", "file": "b.pt"}],
                                  "input": {"shape": [2]}})")
-            << QStringLiteral("two blocks are named \"x\"");
-        QTest::addRow("script bad dtype")
-            << QStringLiteral(R"({"model": "torchscript", "blocks": ["a.pt"], "input": {"shape": [2], "dtype": "float16"}})")
-            << QStringLiteral("\"dtype\" must be one of float32, int64");
+                                                << QStringLiteral("two blocks are named \"x\"");
+        QTest::addRow("script bad dtype") << QStringLiteral(
+            R"({"model": "torchscript", "blocks": ["a.pt"], "input": {"shape": [2], "dtype": "float16"}})")
+                                          << QStringLiteral("\"dtype\" must be one of float32, int64");
     }
 
     void badSpecsSayWhatIsWrong()

@@ -25,12 +25,11 @@ using test::ss;
 
 namespace {
 
-const QStringList kSmallGpt = {QStringLiteral("--layers"), QStringLiteral("2"), QStringLiteral("--d-model"),
-                               QStringLiteral("32"),       QStringLiteral("--heads"), QStringLiteral("2"),
-                               QStringLiteral("--seq"),    QStringLiteral("32"), QStringLiteral("--batch"),
-                               QStringLiteral("4"),        QStringLiteral("--steps"), QStringLiteral("2"),
-                               QStringLiteral("--warmup"), QStringLiteral("1"), QStringLiteral("--device"),
-                               QStringLiteral("cpu")};
+const QStringList kSmallGpt = {
+    QStringLiteral("--layers"), QStringLiteral("2"), QStringLiteral("--d-model"), QStringLiteral("32"),
+    QStringLiteral("--heads"),  QStringLiteral("2"), QStringLiteral("--seq"),     QStringLiteral("32"),
+    QStringLiteral("--batch"),  QStringLiteral("4"), QStringLiteral("--steps"),   QStringLiteral("2"),
+    QStringLiteral("--warmup"), QStringLiteral("1"), QStringLiteral("--device"),  QStringLiteral("cpu")};
 
 test::ToolRun replay(const QStringList &arguments)
 {
@@ -78,8 +77,9 @@ private slots:
         // Calibration steps after the measured ones time what checkpointing each other
         // block, and each of its parts, adds; they stay out of the trace.
         const QJsonObject costs = QJsonDocument::fromJson(trace->metaValue("checkpoint.costs").c_str()).object();
-        QCOMPARE(costs.keys(), (QStringList{QStringLiteral("blocks.0"), QStringLiteral("blocks.0.attn"), QStringLiteral("blocks.0.ln1"),
-                                            QStringLiteral("blocks.0.ln2"), QStringLiteral("blocks.0.mlp")}));
+        QCOMPARE(costs.keys(),
+                 (QStringList{QStringLiteral("blocks.0"), QStringLiteral("blocks.0.attn"), QStringLiteral("blocks.0.ln1"),
+                              QStringLiteral("blocks.0.ln2"), QStringLiteral("blocks.0.mlp")}));
         for (const QJsonValue &cost : costs)
             QVERIFY(cost.isDouble() && cost.toDouble() >= 0);
         QCOMPARE(findPeaks(*trace).devices.at(0).allocatedBytes, std::int64_t(peak));
@@ -147,15 +147,17 @@ private slots:
         QTest::addColumn<QStringList>("options");
         QTest::newRow("all, fp32") << QStringList{QStringLiteral("--checkpoint"), QStringLiteral("all")};
         QTest::newRow("every:2, bf16, 2 micro-batches")
-            << QStringList{QStringLiteral("--checkpoint"), QStringLiteral("every:2"), QStringLiteral("--dtype"),
-                           QStringLiteral("bf16"), QStringLiteral("--micro-batches"), QStringLiteral("2")};
+            << QStringList{QStringLiteral("--checkpoint"), QStringLiteral("every:2"),         QStringLiteral("--dtype"),
+                           QStringLiteral("bf16"),         QStringLiteral("--micro-batches"), QStringLiteral("2")};
         QTest::newRow("sqrt segments") << QStringList{QStringLiteral("--checkpoint"), QStringLiteral("sqrt")};
         QTest::newRow("two levels, bf16, 2 micro-batches")
-            << QStringList{QStringLiteral("--checkpoint"), QStringLiteral("embed..blocks.1(embed,blocks.0)"), QStringLiteral("--dtype"),
-                           QStringLiteral("bf16"), QStringLiteral("--micro-batches"), QStringLiteral("2")};
+            << QStringList{QStringLiteral("--checkpoint"),    QStringLiteral("embed..blocks.1(embed,blocks.0)"),
+                           QStringLiteral("--dtype"),         QStringLiteral("bf16"),
+                           QStringLiteral("--micro-batches"), QStringLiteral("2")};
         QTest::newRow("modules inside layers, bf16, 2 micro-batches")
-            << QStringList{QStringLiteral("--checkpoint"), QStringLiteral("blocks.0.attn,blocks.1.mlp,blocks.1.ln1"), QStringLiteral("--dtype"),
-                           QStringLiteral("bf16"), QStringLiteral("--micro-batches"), QStringLiteral("2")};
+            << QStringList{QStringLiteral("--checkpoint"),    QStringLiteral("blocks.0.attn,blocks.1.mlp,blocks.1.ln1"),
+                           QStringLiteral("--dtype"),         QStringLiteral("bf16"),
+                           QStringLiteral("--micro-batches"), QStringLiteral("2")};
     }
     void verifyGradients()
     {
@@ -186,9 +188,9 @@ private slots:
         QFETCH(QString, message);
         QTemporaryDir directory;
         const QString out = directory.filePath(QStringLiteral("oom.peaklens"));
-        const auto run = replay(QStringList(kSmallGpt) << QStringLiteral("--memory-limit") << limit
-                                                       << QStringLiteral("--json") << QStringLiteral("--out") << out
-                                                       << QStringLiteral("--progress") << QStringLiteral("none"));
+        const auto run = replay(QStringList(kSmallGpt)
+                                << QStringLiteral("--memory-limit") << limit << QStringLiteral("--json")
+                                << QStringLiteral("--out") << out << QStringLiteral("--progress") << QStringLiteral("none"));
         QCOMPARE(run.exitCode, 3);
         QVERIFY(run.err.isEmpty());
         const QJsonObject oom = QJsonDocument::fromJson(run.out).object()[QStringLiteral("oom")].toObject();
@@ -213,9 +215,10 @@ private slots:
         QFETCH(QString, checkpoint);
         QTemporaryDir directory;
         const QString out = directory.filePath(QStringLiteral("rerun.peaklens"));
-        const auto run = replay(QStringList(kSmallGpt) << QStringLiteral("--steps") << QStringLiteral("12") << QStringLiteral("--checkpoint")
-                                                       << checkpoint << QStringLiteral("--baseline") << QStringLiteral("none")
-                                                       << QStringLiteral("--json") << QStringLiteral("--out") << out);
+        const auto run =
+            replay(QStringList(kSmallGpt) << QStringLiteral("--steps") << QStringLiteral("12") << QStringLiteral("--checkpoint")
+                                          << checkpoint << QStringLiteral("--baseline") << QStringLiteral("none")
+                                          << QStringLiteral("--json") << QStringLiteral("--out") << out);
         QCOMPARE(run.exitCode, 0);
         const ReplayResult result = ReplayResult::fromJson(run.out.toStdString(), "peaklens-replay --json");
         QCOMPARE(result.stepTimesMs.size(), std::size_t(12));
@@ -231,7 +234,9 @@ private slots:
             QCOMPARE(*result.peakAllocatedBytes, *result.baselinePeakAllocatedBytes);
         } else {
             QVERIFY2(*result.peakAllocatedBytes < *result.baselinePeakAllocatedBytes,
-                     qPrintable(QStringLiteral("all %1, baseline %2").arg(*result.peakAllocatedBytes).arg(*result.baselinePeakAllocatedBytes)));
+                     qPrintable(QStringLiteral("all %1, baseline %2")
+                                    .arg(*result.peakAllocatedBytes)
+                                    .arg(*result.baselinePeakAllocatedBytes)));
         }
         const QJsonObject baseline = QJsonDocument::fromJson(run.out).object()[QStringLiteral("baseline")].toObject();
         QCOMPARE(baseline[QStringLiteral("checkpoint")].toArray(), QJsonArray());
@@ -265,16 +270,17 @@ private slots:
             live += trace->events.deltaBytes(i);
             QVERIFY(live >= 0);
         }
-        QCOMPARE(qs(nlohmann::json::parse(trace->metaValue("replay.options"))["baseline"].get<std::string>()), QStringLiteral("none"));
+        QCOMPARE(qs(nlohmann::json::parse(trace->metaValue("replay.options"))["baseline"].get<std::string>()),
+                 QStringLiteral("none"));
     }
 
     // A baseline that does not fit where the run does ends its own steps, not the run.
     void baselineOutOfMemoryIsReported()
     {
-        const QStringList arguments = QStringList(kSmallGpt) << QStringLiteral("--checkpoint") << QStringLiteral("all")
-                                                             << QStringLiteral("--baseline") << QStringLiteral("none")
-                                                             << QStringLiteral("--json") << QStringLiteral("--progress")
-                                                             << QStringLiteral("none");
+        const QStringList arguments = QStringList(kSmallGpt)
+                                      << QStringLiteral("--checkpoint") << QStringLiteral("all") << QStringLiteral("--baseline")
+                                      << QStringLiteral("none") << QStringLiteral("--json") << QStringLiteral("--progress")
+                                      << QStringLiteral("none");
         const auto fits = replay(arguments);
         QCOMPARE(fits.exitCode, 0);
         const ReplayResult both = ReplayResult::fromJson(fits.out.toStdString(), "peaklens-replay --json");
@@ -288,13 +294,14 @@ private slots:
         QCOMPARE(result.peakAllocatedBytes, both.peakAllocatedBytes);
         // Every measured baseline step reaches its peak: memory runs out by the first of them.
         QVERIFY(result.baselineStepTimesMs.empty());
-        const QJsonObject oom = QJsonDocument::fromJson(run.out).object()[QStringLiteral("baseline")].toObject()[QStringLiteral("oom")].toObject();
+        const QJsonObject oom =
+            QJsonDocument::fromJson(run.out).object()[QStringLiteral("baseline")].toObject()[QStringLiteral("oom")].toObject();
         QVERIFY2(oom[QStringLiteral("message")].toString().startsWith(QStringLiteral("out of memory in ")), run.out.constData());
         QVERIFY(oom[QStringLiteral("step")].toInt() <= 1); // the first measured step is 1
 
-        const auto text = replay(QStringList(kSmallGpt) << QStringLiteral("--checkpoint") << QStringLiteral("all")
-                                                        << QStringLiteral("--baseline") << QStringLiteral("none")
-                                                        << QStringLiteral("--memory-limit") << QString::number(between));
+        const auto text = replay(QStringList(kSmallGpt)
+                                 << QStringLiteral("--checkpoint") << QStringLiteral("all") << QStringLiteral("--baseline")
+                                 << QStringLiteral("none") << QStringLiteral("--memory-limit") << QString::number(between));
         QVERIFY2(text.out.contains("Baseline        checkpoint nothing, out of memory in "), text.out.constData());
     }
 
@@ -305,13 +312,16 @@ private slots:
         QTest::addRow("missing spec file") << QStringList{QStringLiteral("--model"), QStringLiteral("/nonexistent/spec.json")}
                                            << QStringLiteral("/nonexistent/spec.json: cannot open");
         QTest::addRow("unknown layer") << (QStringList(kSmallGpt) << QStringLiteral("--checkpoint") << QStringLiteral("blocks.7"))
-                                       << QStringLiteral("\"blocks.7\" is not among the layers that can be checkpointed (embed, blocks.0");
+                                       << QStringLiteral(
+                                              "\"blocks.7\" is not among the layers that can be checkpointed (embed, blocks.0");
         QTest::addRow("heads do not divide") << (QStringList(kSmallGpt) << QStringLiteral("--heads") << QStringLiteral("5"))
                                              << QStringLiteral("must be a multiple of \"heads\"");
-        QTest::addRow("bad memory limit") << (QStringList(kSmallGpt) << QStringLiteral("--memory-limit") << QStringLiteral("lots"))
+        QTest::addRow("bad memory limit") << (QStringList(kSmallGpt)
+                                              << QStringLiteral("--memory-limit") << QStringLiteral("lots"))
                                           << QStringLiteral("--memory-limit");
-        QTest::addRow("unknown baseline layer") << (QStringList(kSmallGpt) << QStringLiteral("--baseline") << QStringLiteral("blocks.7"))
-                                                << QStringLiteral("--baseline: \"blocks.7\" is not among the layers");
+        QTest::addRow("unknown baseline layer")
+            << (QStringList(kSmallGpt) << QStringLiteral("--baseline") << QStringLiteral("blocks.7"))
+            << QStringLiteral("--baseline: \"blocks.7\" is not among the layers");
         QTest::addRow("bad out name") << (QStringList(kSmallGpt) << QStringLiteral("--out") << QStringLiteral("run.txt"))
                                       << QStringLiteral("must end in .peaklens");
         QTest::addRow("bad progress fd") << (QStringList(kSmallGpt) << QStringLiteral("--progress") << QStringLiteral("99"))

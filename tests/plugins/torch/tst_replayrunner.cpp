@@ -3,10 +3,10 @@
 
 #include "core/error.h"
 #include "core/format/tracereader.h"
-#include "core/trace/metadata.h"
 #include "core/plan/checkpointstrategy.h"
 #include "core/plan/costmodel.h"
 #include "core/plan/planner.h"
+#include "core/trace/metadata.h"
 #include "plugins/torch/calibrationrounds.h"
 #include "plugins/torch/replayrunner.h"
 
@@ -138,7 +138,8 @@ private Q_SLOTS:
             QSKIP("no PEAKLENS_PYTHON: the TorchScript blocks are exported with the project's PyTorch");
         QTemporaryDir directory;
         QProcess exporter;
-        exporter.start(QStringLiteral(PEAKLENS_PYTHON), {QStringLiteral(PEAKLENS_EXPORT_BLOCKS), directory.path(), QStringLiteral("--head")});
+        exporter.start(QStringLiteral(PEAKLENS_PYTHON),
+                       {QStringLiteral(PEAKLENS_EXPORT_BLOCKS), directory.path(), QStringLiteral("--head")});
         QVERIFY2(exporter.waitForFinished(120000) && exporter.exitCode() == 0, exporter.readAllStandardError().constData());
         const ModelSpec spec = readModelSpec(ss(directory.filePath(QStringLiteral("spec.json"))));
         QCOMPARE(qs(spec.blocks.back().name), QStringLiteral("head"));
@@ -168,7 +169,7 @@ private Q_SLOTS:
         QVERIFY(cost.has_value());
         QCOMPARE(cost->ns, std::int64_t(104));
         QCOMPARE(cost->spreadNs, std::int64_t(56));
-        QVERIFY(roundsDisagree(rounds));                        // 160 is more than a quarter off 104
+        QVERIFY(roundsDisagree(rounds)); // 160 is more than a quarter off 104
         QVERIFY(!roundsDisagree({{100, 104, 110}}));
         QCOMPARE(calibratedCost({-30, -10, 5})->ns, std::int64_t(0)); // a cost is never negative
     }
@@ -263,9 +264,10 @@ private Q_SLOTS:
         const RunResult measured = run(spec, "all");
         const double error = static_cast<double>(all.prediction.peakBytes - *measured.peakAllocatedBytes)
                              / static_cast<double>(*measured.peakAllocatedBytes);
-        QVERIFY2(std::abs(error) < 0.03, qPrintable(QStringLiteral("predicted %1, measured %2")
-                                                        .arg(all.prediction.peakBytes)
-                                                        .arg(*measured.peakAllocatedBytes)));
+        QVERIFY2(
+            std::abs(error) < 0.03,
+            qPrintable(
+                QStringLiteral("predicted %1, measured %2").arg(all.prediction.peakBytes).arg(*measured.peakAllocatedBytes)));
     }
 
     // bf16 autocast keeps the matmul outputs in half the bytes.

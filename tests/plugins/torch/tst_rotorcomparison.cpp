@@ -93,21 +93,22 @@ private Q_SLOTS:
                 rotorOutOfMemory += rotorRun.oom.has_value();
                 rotorText = QStringLiteral("+%1 ms, %2 MiB predicted, %3 (%4)")
                                 .arg(ms(predicted.addedTimeNs), mib(predicted.peakBytes),
-                                     rotorRun.oom ? QStringLiteral("out of memory") : QStringLiteral("fits"),
-                                     qs(written));
+                                     rotorRun.oom ? QStringLiteral("out of memory") : QStringLiteral("fits"), qs(written));
                 if (predicted.peakBytes <= budget) {
                     ++compared;
                     QVERIFY2(plan.prediction.addedTimeNs <= predicted.addedTimeNs,
                              qPrintable(QStringLiteral("budget %1 B: the planner adds %2 ns, Rotor's schedule %3 ns")
-                                            .arg(budget).arg(plan.prediction.addedTimeNs).arg(predicted.addedTimeNs)));
+                                            .arg(budget)
+                                            .arg(plan.prediction.addedTimeNs)
+                                            .arg(predicted.addedTimeNs)));
                 }
             }
             qInfo("%s budget %s MiB: planner +%s ms, %s MiB (%s); Rotor %s", qPrintable(model), qPrintable(mib(budget)),
                   qPrintable(ms(plan.prediction.addedTimeNs)), qPrintable(mib(plan.prediction.peakBytes)),
                   qPrintable(qs(strategyOf(costs, plan).toString())), qPrintable(rotorText));
         }
-        qInfo("%s floor: planner %s MiB, Rotor %s MiB; Rotor's schedules out of memory under their budget: %d",
-              qPrintable(model), qPrintable(mib(lowest)), qPrintable(rotorFloor == INT64_MAX ? QStringLiteral("-") : mib(rotorFloor)),
+        qInfo("%s floor: planner %s MiB, Rotor %s MiB; Rotor's schedules out of memory under their budget: %d", qPrintable(model),
+              qPrintable(mib(lowest)), qPrintable(rotorFloor == INT64_MAX ? QStringLiteral("-") : mib(rotorFloor)),
               rotorOutOfMemory);
         QVERIFY(lowest <= rotorFloor);
         QVERIFY(compared > 0);

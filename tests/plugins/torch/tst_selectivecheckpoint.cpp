@@ -89,8 +89,8 @@ private Q_SLOTS:
                                            << QStringLiteral("blocks.0.attn,blocks.1.mlp,blocks.2.attn,blocks.3.mlp");
         QTest::newRow("gpt, parts beside a layer, bf16, 2 micro-batches")
             << QStringLiteral("gpt") << 2 << true << QStringLiteral("blocks.0,blocks.2.attn,blocks.3.ln1,blocks.3.mlp");
-        QTest::newRow("mlp, the last part (the block's output)") << QStringLiteral("mlp") << 1 << false
-                                                                  << QStringLiteral("layers.1,layers.3.dropout");
+        QTest::newRow("mlp, the last part (the block's output)")
+            << QStringLiteral("mlp") << 1 << false << QStringLiteral("layers.1,layers.3.dropout");
         QTest::newRow("mlp, an input the step frees") << QStringLiteral("mlp") << 2 << false << QStringLiteral("layers.2.act");
         QTest::newRow("cnn, normalizations and convolutions")
             << QStringLiteral("cnn") << 1 << false << QStringLiteral("blocks.0.bn1,blocks.1.bn2,blocks.2.dropout,blocks.3.conv1");
@@ -109,9 +109,9 @@ private Q_SLOTS:
         const RunResult rerun = test::replaySteps(spec, strategy.toStdString(), microBatches, bf16);
         QVERIFY(!rerun.oom);
         const double error = double(plan.prediction.peakBytes - *rerun.peakAllocatedBytes) / double(*rerun.peakAllocatedBytes);
-        QVERIFY2(std::abs(error) < 0.03, qPrintable(QStringLiteral("predicted %1, measured %2")
-                                                       .arg(plan.prediction.peakBytes)
-                                                       .arg(*rerun.peakAllocatedBytes)));
+        QVERIFY2(std::abs(error) < 0.03,
+                 qPrintable(
+                     QStringLiteral("predicted %1, measured %2").arg(plan.prediction.peakBytes).arg(*rerun.peakAllocatedBytes)));
         // The last part ran in its own ranges, a forward and a backward per pass and step.
         const auto part = rerun.trace->findLayer(strategy.split(QLatin1Char(',')).last().toStdString());
         QVERIFY(part);
@@ -150,8 +150,11 @@ private Q_SLOTS:
                 continue;
             QVERIFY(plan.feasible);
             QVERIFY(plan.prediction.peakBytes <= limit);
-            QVERIFY2(plan.prediction.addedTimeNs <= *best, qPrintable(QStringLiteral("budget %1: planner adds %2 ns, the best choice %3 ns")
-                                                                          .arg(budget).arg(plan.prediction.addedTimeNs).arg(*best)));
+            QVERIFY2(plan.prediction.addedTimeNs <= *best,
+                     qPrintable(QStringLiteral("budget %1: planner adds %2 ns, the best choice %3 ns")
+                                    .arg(budget)
+                                    .arg(plan.prediction.addedTimeNs)
+                                    .arg(*best)));
         }
     }
 

@@ -26,7 +26,7 @@ cudaError_t runtimeError(CUresult result)
     }
 }
 
-template <typename DriverCall>
+template<typename DriverCall>
 cudaError_t runtimeCall(std::uint32_t cbid, DriverCall &&driverCall)
 {
     static std::once_flag started;
@@ -76,7 +76,8 @@ cudaError_t cudaMallocAsync(void **pointer, size_t bytes, cudaStream_t stream)
 
 cudaError_t cudaFreeAsync(void *pointer, cudaStream_t stream)
 {
-    return runtimeCall(CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020, [&] { return cuMemFreeAsync(devicePointer(pointer), stream); });
+    return runtimeCall(CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020,
+                       [&] { return cuMemFreeAsync(devicePointer(pointer), stream); });
 }
 
 } // extern "C"

@@ -122,7 +122,7 @@ bool enabled(CUpti_ActivityKind kind)
     return s.enabled.count(kind) != 0;
 }
 
-template <typename Record>
+template<typename Record>
 void queue(const Record &record)
 {
     std::vector<std::uint64_t> words(alignedSize(sizeof(Record)) / 8, 0);
@@ -240,7 +240,8 @@ void memory(int allocation, std::uint64_t address, std::uint64_t bytes, std::uin
     record.contextId = 1;
     record.streamId = stream;
     record.isAsync = fromPool;
-    record.memoryPoolConfig.memoryPoolType = fromPool ? CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL : CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID;
+    record.memoryPoolConfig.memoryPoolType =
+        fromPool ? CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL : CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID;
     queue(record);
 }
 
@@ -280,7 +281,7 @@ const PeaklensStandinTool kTool{apiEnter, apiExit, memory, kernel};
 
 // -- NVTX ------------------------------------------------------------------------------
 
-template <typename Params>
+template<typename Params>
 void nvtxCallback(CUpti_CallbackId cbid, const char *function, const Params &params, int returned)
 {
     const CUpti_CallbackFunc callback = state().callback.load();

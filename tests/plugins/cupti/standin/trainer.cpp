@@ -221,7 +221,7 @@ void backward(Allocator &allocator, Replica &replica)
 
 // Runs one phase of every replica at once, each on a thread of its own; with one replica
 // the forward stays on the calling thread, as in a plain training loop.
-template <typename Phase>
+template<typename Phase>
 void runReplicas(std::vector<Replica> &replicas, bool onCallingThread, Phase phase)
 {
     if (onCallingThread && replicas.size() == 1) {
@@ -304,10 +304,11 @@ void writeManifest(const std::vector<Replica> &replicas)
             total += kParameterBytes;
         }
     }
-    const nlohmann::ordered_json model = {{"path", ""}, {"type", "StandinModel"}, {"parameter_bytes", total}, {"own_parameter_bytes", 0}};
+    const nlohmann::ordered_json model = {
+        {"path", ""}, {"type", "StandinModel"}, {"parameter_bytes", total}, {"own_parameter_bytes", 0}};
     modules.insert(modules.begin(), model);
-    const nlohmann::ordered_json manifest = {{"format", "peaklens-manifest"}, {"version", 1}, {"torch", "stand-in"},
-                                             {"checkpoint", checkpoint}, {"chain", chain}, {"modules", modules}};
+    const nlohmann::ordered_json manifest = {{"format", "peaklens-manifest"}, {"version", 1},   {"torch", "stand-in"},
+                                             {"checkpoint", checkpoint},      {"chain", chain}, {"modules", modules}};
     std::ofstream(out + "/" + processTag() + ".manifest.json") << manifest.dump(1);
 }
 
@@ -413,8 +414,10 @@ int launchRanks(int ranks, char **argv)
 Options parseOptions(int argc, char **argv)
 {
     Options options;
-    const std::map<std::string, int *> numbers = {{"--steps", &options.steps}, {"--layers", &options.layers},
-                                                  {"--threads", &options.threads}, {"--step-ms", &options.stepMs},
+    const std::map<std::string, int *> numbers = {{"--steps", &options.steps},
+                                                  {"--layers", &options.layers},
+                                                  {"--threads", &options.threads},
+                                                  {"--step-ms", &options.stepMs},
                                                   {"--ranks", &options.ranks}};
     for (int i = 1; i < argc; ++i) {
         const std::string argument = argv[i];
