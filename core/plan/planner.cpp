@@ -371,10 +371,6 @@ Plan makePlan(const CostModel &model, CheckpointSchedule schedule, bool feasible
     return plan;
 }
 
-Plan makePlan(const CostModel &model, const std::vector<bool> &checkpoint, bool feasible)
-{
-    return makePlan(model, singleLayerUnits(checkpoint), feasible);
-}
 
 } // namespace
 

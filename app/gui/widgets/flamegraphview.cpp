@@ -135,6 +135,7 @@ QColor FlameGraphView::colorOf(const FlameNode &node) const
     case FlameNodeType::NoStack:
     case FlameNodeType::OnlyHidden:
     case FlameNodeType::NoLayer:
+    case FlameNodeType::Synthetic: // memory no event places: no code to colour by
         return palette().midlight().color();
     case FlameNodeType::Layer:
         hue = 200;
