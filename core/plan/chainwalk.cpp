@@ -299,7 +299,7 @@ void Walk::backwardBegins(UnitPass &unit, std::int64_t timeNs, std::size_t event
         m_backwardsDone += unit.pass == m_runningPass;
         m_cutBackward = m_model.layers[unit.layer].parts.empty() ? nullptr : &unit;
         const std::size_t parts = m_model.layers[unit.layer].parts.size();
-        m_pending = parts == 64 ? ~std::uint64_t(0) : bit(parts) - 1;
+        m_pending = parts == ChainUnits::kMostParts ? ~std::uint64_t(0) : bit(parts) - 1;
         m_within = 0;
         if (m_cutBackward)
             openPiece(timeNs);
