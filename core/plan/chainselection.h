@@ -15,7 +15,7 @@
 
 namespace peaklens {
 
-class LaneDevices;
+struct LaneDevices;
 
 struct ChainSelection
 {
