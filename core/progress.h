@@ -30,6 +30,16 @@ struct Progress
             report(fraction);
     }
 
+    // The same for a share of the work: its 0..1 is `from`..`to` of this one's. The part
+    // calls back into this object, which must outlive it.
+    Progress part(double from, double to) const
+    {
+        Progress part{nullptr, cancel};
+        if (report)
+            part.report = [this, from, to](double fraction) { report(from + fraction * (to - from)); };
+        return part;
+    }
+
     // For code that cannot throw where it looks (an SQLite progress handler).
     bool isCancelled() const { return cancel && cancel->load(std::memory_order_relaxed); }
 

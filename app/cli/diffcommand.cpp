@@ -7,7 +7,7 @@
 #include "textoutput.h"
 
 #include "core/analysis/tracediff.h"
-#include "core/import/traceloader.h"
+#include "core/document/filesummary.h"
 #include "core/report/jsondump.h"
 #include "core/trace/units.h"
 #include "core/trace/visibletext.h"
@@ -24,20 +24,6 @@ namespace peaklens::cli {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-struct Loaded
-{
-    TracePtr trace;
-    TraceSummary summary;
-};
-
-Loaded loadAndSummarize(const std::string &path)
-{
-    Loaded loaded;
-    loaded.trace = loadTrace(path);
-    loaded.summary = summarize(*loaded.trace);
-    return loaded;
-}
 
 std::string signedBytes(std::int64_t bytes)
 {
@@ -220,10 +206,10 @@ Command addDiffCommand(CLI::App &app)
         ->each([options](const std::string &) { options->topGiven = true; });
     return {command, [options] {
                 // Both read side by side; A's error, if any, is the one reported.
-                auto b = std::async(std::launch::async, loadAndSummarize, options->pathB);
-                const Loaded a = loadAndSummarize(options->pathA);
-                const Loaded loadedB = b.get();
-                const TraceDiff diff = diffTraces(*a.trace, a.summary, *loadedB.trace, loadedB.summary);
+                auto b = std::async(std::launch::async, [options] { return openAnalysed(options->pathB); });
+                const AnalysedTracePtr a = openAnalysed(options->pathA);
+                const AnalysedTracePtr analysedB = b.get();
+                const TraceDiff diff = diffTraces(*a->trace, a->summary, *analysedB->trace, analysedB->summary);
                 if (options->json)
                     return jsonDiff(options->pathA, options->pathB, diff,
                                     options->topGiven ? std::optional(options->top) : std::nullopt);

@@ -6,8 +6,8 @@
 #include "command.h"
 #include "textoutput.h"
 
+#include "core/document/filesummary.h"
 #include "core/error.h"
-#include "core/import/traceloader.h"
 #include "core/plan/batchscaling.h"
 #include "core/plan/budget.h"
 #include "core/plan/planner.h"
@@ -164,32 +164,26 @@ ChainSelection selectionOf(const PlanOptions &options)
     return selection;
 }
 
-// A trace whose layers cannot be planned (no chain) is a problem with that file: name it.
-CostModel modelOf(const Trace &trace, const PlanOptions &options)
+// The trace opened as the app opens it. One whose layers cannot be planned (no chain) is a
+// problem with that file: name it.
+AnalysedTracePtr openPlannable(const PlanOptions &options)
 {
-    try {
-        return buildCostModel(trace, selectionOf(options));
-    } catch (const FileError &) {
-        throw;
-    } catch (const Error &error) {
-        throw FileError(options.path, std::string("cannot be planned: ") + error.what());
-    }
-}
-
-CostModel loadModel(const PlanOptions &options)
-{
-    return modelOf(*loadTrace(options.path), options);
+    AnalysedTracePtr analysed = openAnalysed(options.path, selectionOf(options));
+    if (!analysed->model)
+        throw FileError(options.path, "cannot be planned: " + analysed->modelProblem);
+    return analysed;
 }
 
 // plan --max-batch: the largest batch whose cheapest plan fits the budget.
 std::string maxBatchOutput(const PlanOptions &options, const Budget &budget)
 {
-    const auto trace = loadTrace(options.path);
+    const AnalysedTracePtr analysed = openPlannable(options);
+    const Trace &trace = *analysed->trace;
     const ChainSelection selection = selectionOf(options);
-    const CostModel model = modelOf(*trace, options);
+    const CostModel &model = *analysed->model;
     const std::int64_t bytes = budget.bytes(model);
-    std::optional<std::int64_t> traced = options.batch > 0 ? std::optional(options.batch) : tracedBatch(*trace);
-    const BatchFit fit = largestBatch(*trace, selection, bytes, traced, budget.isLimit());
+    std::optional<std::int64_t> traced = options.batch > 0 ? std::optional(options.batch) : tracedBatch(trace);
+    const BatchFit fit = largestBatch(trace, selection, bytes, traced, budget.isLimit());
     const CostModel &scaled = fit.model;
     if (options.json) {
         json result = planJson(scaled, fit.plan);
@@ -265,7 +259,8 @@ Command addPlanCommand(CLI::App &app)
                     target = Budget::activationShare(options->activationBudget);
                 if (*maxBatch)
                     return maxBatchOutput(*options, *target);
-                const CostModel model = loadModel(*options);
+                const AnalysedTracePtr analysed = openPlannable(*options);
+                const CostModel &model = *analysed->model;
                 Plan plan;
                 std::string goal;
                 if (target) {
@@ -297,6 +292,10 @@ Command addPlanCommand(CLI::App &app)
                 }
                 if (options->json) {
                     json result = planJson(model, plan);
+                    // The layer of the allocation that reached the peak, as `summary` names it.
+                    const std::vector<Layer> &layers = analysed->trace->layers;
+                    const std::uint32_t peakLayer = analysed->summary.peakLayer;
+                    result["baseline"]["peak_layer"] = peakLayer < layers.size() ? json(layers[peakLayer].path) : json(nullptr);
                     result["chain"] = chainJson(model);
                     return dumpJson(std::move(result)) + "\n";
                 }
@@ -312,7 +311,8 @@ Command addParetoCommand(CLI::App &app)
     command->add_option("--layers", options->layers, "Regular expression choosing the chain's layers")->type_name("REGEX");
     command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
     return {command, [options] {
-                const CostModel model = loadModel(*options);
+                const AnalysedTracePtr analysed = openPlannable(*options);
+                const CostModel &model = *analysed->model;
                 const std::vector<Plan> plans = paretoSweep(model);
                 if (options->json) {
                     json list = json::array();

@@ -4,9 +4,9 @@
 
 #include "command.h"
 
+#include "core/document/filesummary.h"
 #include "core/error.h"
 #include "core/format/outputfile.h"
-#include "core/import/traceloader.h"
 #include "core/report/htmlreport.h"
 #include "core/report/tablereport.h"
 #include "core/trace/units.h"
@@ -51,10 +51,10 @@ Command addReportCommand(CLI::App &app)
                 // Checked before the slow load, and again, atomically, when the report is moved into place.
                 OutputFile output(options->output, options->force ? OutputFile::Existing::Replace : OutputFile::Existing::Refuse,
                                   options->inputs);
-                std::vector<std::pair<std::string, TracePtr>> traces;
+                std::vector<ReportInput> runs;
                 for (const std::string &input : options->inputs)
-                    traces.emplace_back(input, loadTrace(input));
-                const ReportData data = buildReport(traces, budget);
+                    runs.push_back({input, openAnalysed(input), std::nullopt});
+                const ReportData data = buildReport(runs, budget);
                 if (extension == ".csv") {
                     const CsvTable table = options->table == "plans"    ? CsvTable::Plans
                                            : options->table == "sites"  ? CsvTable::Sites

@@ -9,14 +9,12 @@
 #include "command.h"
 #include "textoutput.h"
 
-#include "core/document/analysedtrace.h"
+#include "core/document/filesummary.h"
 #include "core/error.h"
-#include "core/import/traceloader.h"
 #include "core/plan/budget.h"
 #include "core/plan/planner.h"
-#include "core/plan/replayresult.h"
 #include "core/plan/rerunlaunch.h"
-#include "core/plan/steptimecomparison.h"
+#include "core/plan/rerunrow.h"
 #include "core/report/jsondump.h"
 #include "core/trace/units.h"
 
@@ -44,21 +42,6 @@ struct RerunOptions
     int steps = 0;
     std::string out;
     bool json = false;
-};
-
-// What one side of the comparison measured.
-struct Measured
-{
-    std::optional<std::int64_t> peakBytes;
-    std::vector<double> stepTimesMs;
-    std::string trace;
-};
-
-struct Outcome
-{
-    Measured run, baseline;
-    std::optional<ReplayGradientCheck> gradients;
-    std::string outOfMemory;
 };
 
 // peaklens-replay or peaklens-cli: in PEAKLENS_PLUGIN_DIR, else beside this program.
@@ -93,13 +76,19 @@ std::string lastWords(const std::filesystem::path &log)
     return last;
 }
 
-Measured measuredIn(const std::string &trace)
+// A relaunched command's steps, as its trace has them.
+ReplaySteps measuredIn(const std::string &trace)
 {
-    const AnalysedTracePtr analysed = analyseTrace(trace, loadTrace(trace));
-    return {analysed->peakBytes, analysed->stepTimesMs(), trace};
+    const AnalysedTracePtr analysed = openAnalysed(trace);
+    ReplaySteps steps;
+    steps.checkpoint = analysed->checkpoint;
+    steps.peakAllocatedBytes = analysed->peakBytes;
+    steps.stepTimesMs = analysed->stepTimesMs();
+    steps.tracePath = trace;
+    return steps;
 }
 
-Outcome runReplay(const RerunLaunch &launch, const std::filesystem::path &folder)
+ReplayResult runReplay(const RerunLaunch &launch, const std::filesystem::path &folder)
 {
     ChildProcess child{{program(launch.program)},        launch.environment,
                        launch.workingDirectory,          (folder / "result.json").string(),
@@ -108,16 +97,10 @@ Outcome runReplay(const RerunLaunch &launch, const std::filesystem::path &folder
     const int code = runChild(child);
     if (code != 0 && code != 3 && code != 4) // 3: out of memory, 4: gradients differ
         throw Error("peaklens-replay exited with " + std::to_string(code) + ": " + lastWords(folder / "replay.log"));
-    const ReplayResult result = ReplayResult::fromJson(readFile(folder / "result.json"), "peaklens-replay's result");
-    Outcome outcome;
-    outcome.run = {result.peakAllocatedBytes, result.stepTimesMs, result.tracePath};
-    outcome.baseline = {result.baselinePeakAllocatedBytes, result.baselineStepTimesMs, {}};
-    outcome.gradients = result.gradients;
-    outcome.outOfMemory = result.outOfMemory;
-    return outcome;
+    return ReplayResult::fromJson(readFile(folder / "result.json"), "peaklens-replay's result");
 }
 
-Measured runRelaunch(const RerunLaunch &launch, const std::string &rank, const std::string &which)
+ReplaySteps runRelaunch(const RerunLaunch &launch, const std::string &rank, const std::string &which)
 {
     ChildProcess child{{program(launch.program)}, launch.environment, launch.workingDirectory, {}, {}, true};
     child.arguments.insert(child.arguments.end(), launch.arguments.begin(), launch.arguments.end());
@@ -155,20 +138,13 @@ json spreadJson(const std::vector<double> &timesMs)
     return {{"median", spread.medianMs}, {"min", spread.minMs}, {"max", spread.maxMs}, {"steps", spread.samples}};
 }
 
-json measuredJson(const Measured &measured)
+json measuredJson(const ReplaySteps &measured)
 {
-    return {{"peak_bytes", measured.peakBytes ? json(*measured.peakBytes) : json(nullptr)},
+    return {{"peak_bytes", measured.peakAllocatedBytes ? json(*measured.peakAllocatedBytes) : json(nullptr)},
             {"step_time_ms", measured.stepTimesMs.empty() ? json(nullptr) : json(spreadOf(measured.stepTimesMs).medianMs)},
             {"step_time_spread_ms", spreadJson(measured.stepTimesMs)},
             {"step_times_ms", measured.stepTimesMs},
-            {"trace", measured.trace.empty() ? json(nullptr) : json(measured.trace)}};
-}
-
-std::optional<double> peakErrorPercent(std::int64_t predicted, const std::optional<std::int64_t> &measured)
-{
-    if (!measured || *measured <= 0)
-        return std::nullopt;
-    return 100.0 * static_cast<double>(predicted - *measured) / static_cast<double>(*measured);
+            {"trace", measured.tracePath.empty() ? json(nullptr) : json(measured.tracePath)}};
 }
 
 std::string spreadText(const std::vector<double> &timesMs)
@@ -186,55 +162,54 @@ std::string peakText(const std::optional<std::int64_t> &bytes)
     return bytes ? formatBytes(*bytes) : "unknown";
 }
 
-std::string textOutput(const std::string &strategy, const CostModel &model, const Plan &plan, const Outcome &outcome)
+std::string textOutput(const CostModel &model, const RerunRow &row)
 {
-    const Prediction baseline = predict(model, CheckpointSchedule{});
+    const ReplayResult &measured = row.measured;
+    const ReplaySteps baselineMeasured = measured.baseline.value_or(ReplaySteps());
     TextTable table({"", "predicted", "measured", "baseline predicted", "baseline measured"}, {false, true, true, true, true});
     std::string error;
-    if (const auto percent = peakErrorPercent(plan.prediction.peakBytes, outcome.run.peakBytes))
+    if (const auto percent = row.peakErrorPercent())
         error = " (" + signedPercentText(-*percent) + ")";
-    table.addRow({"Peak", formatBytes(plan.prediction.peakBytes), peakText(outcome.run.peakBytes) + error,
-                  formatBytes(baseline.peakBytes), peakText(outcome.baseline.peakBytes)});
-    table.addRow({"Step time",
-                  formatDuration(plan.prediction.stepTimeNs) + " ± "
-                      + formatDuration(model.stepTimeSpreadNs + plan.prediction.addedTimeSpreadNs),
-                  spreadText(outcome.run.stepTimesMs),
-                  formatDuration(baseline.stepTimeNs) + " ± " + formatDuration(model.stepTimeSpreadNs),
-                  spreadText(outcome.baseline.stepTimesMs)});
-    std::string out = "Rerun with " + strategy + ": " + std::to_string(checkpointedPaths(model, plan.schedule).size()) + " of "
+    table.addRow({"Peak", formatBytes(row.predicted.peakBytes), peakText(measured.peakAllocatedBytes) + error,
+                  formatBytes(row.modelBaseline.peakBytes), peakText(baselineMeasured.peakAllocatedBytes)});
+    table.addRow({"Step time", formatDuration(row.predicted.stepTimeNs) + " ± " + formatDuration(row.stepSpreadNs),
+                  spreadText(measured.stepTimesMs),
+                  formatDuration(row.modelBaseline.stepTimeNs) + " ± " + formatDuration(model.stepTimeSpreadNs),
+                  spreadText(baselineMeasured.stepTimesMs)});
+    std::string out = "Rerun with " + row.strategy.toString() + ": "
+                      + std::to_string(checkpointedPaths(model, row.schedule).size()) + " of "
                       + std::to_string(model.layers.size()) + " layers checkpointed\n" + table.toString();
-    if (const auto change = compareStepTimes(outcome.baseline.stepTimesMs, outcome.run.stepTimesMs))
+    if (const auto &change = row.stepChange().measured)
         out += "Step time against the baseline measured beside it: " + changeText(*change) + "\n";
-    if (outcome.gradients)
-        out += outcome.gradients->agree ? "Gradients agree with the baseline's.\n"
-                                        : "Gradients differ from the baseline's (largest relative difference "
-                                              + std::to_string(outcome.gradients->maxRelativeDifference) + ").\n";
-    if (!outcome.outOfMemory.empty())
-        out += "Out of memory: " + outcome.outOfMemory + "\n";
-    out += "Traces: " + outcome.run.trace + (outcome.baseline.trace.empty() ? "" : ", " + outcome.baseline.trace) + "\n";
+    if (measured.gradients)
+        out += measured.gradients->agree ? "Gradients agree with the baseline's.\n"
+                                         : "Gradients differ from the baseline's (largest relative difference "
+                                               + std::to_string(measured.gradients->maxRelativeDifference) + ").\n";
+    if (!row.outcome.empty())
+        out += "Out of memory: " + row.outcome + "\n";
+    out += "Traces: " + measured.tracePath + (baselineMeasured.tracePath.empty() ? "" : ", " + baselineMeasured.tracePath) + "\n";
     return out;
 }
 
-json jsonOutput(const std::string &path, const std::string &strategy, const CostModel &model, const Plan &plan,
-                const Outcome &outcome)
+json jsonOutput(const std::string &path, const CostModel &model, const RerunRow &row)
 {
-    const Prediction baseline = predict(model, CheckpointSchedule{});
-    const auto change = compareStepTimes(outcome.baseline.stepTimesMs, outcome.run.stepTimesMs);
-    const auto error = peakErrorPercent(plan.prediction.peakBytes, outcome.run.peakBytes);
+    const ReplayResult &measured = row.measured;
+    const auto &change = row.stepChange().measured;
+    const auto error = row.peakErrorPercent();
     return {{"trace", path},
-            {"strategy", strategy},
-            {"checkpoint", toggles(model, plan)},
+            {"strategy", row.strategy.toString()},
+            {"checkpoint", row.strategy.unitTexts()},
             {"predicted",
-             {{"peak_bytes", plan.prediction.peakBytes},
-              {"step_time_ms", milliseconds(plan.prediction.stepTimeNs)},
-              {"step_time_spread_ms", milliseconds(model.stepTimeSpreadNs + plan.prediction.addedTimeSpreadNs)}}},
-            {"measured", measuredJson(outcome.run)},
+             {{"peak_bytes", row.predicted.peakBytes},
+              {"step_time_ms", milliseconds(row.predicted.stepTimeNs)},
+              {"step_time_spread_ms", milliseconds(row.stepSpreadNs)}}},
+            {"measured", measuredJson(measured)},
             {"baseline",
              {{"predicted",
-               {{"peak_bytes", baseline.peakBytes},
-                {"step_time_ms", milliseconds(baseline.stepTimeNs)},
+               {{"peak_bytes", row.modelBaseline.peakBytes},
+                {"step_time_ms", milliseconds(row.modelBaseline.stepTimeNs)},
                 {"step_time_spread_ms", milliseconds(model.stepTimeSpreadNs)}}},
-              {"measured", measuredJson(outcome.baseline)}}},
+              {"measured", measuredJson(measured.baseline.value_or(ReplaySteps()))}}},
             {"peak_error_percent", error ? json(*error) : json(nullptr)},
             {"step_time_change", change ? json{{"percent", change->changePercent},
                                                {"low_percent", change->lowPercent},
@@ -242,10 +217,10 @@ json jsonOutput(const std::string &path, const std::string &strategy, const Cost
                                                {"paired", change->paired},
                                                {"within_noise", change->withinNoise()}}
                                         : json(nullptr)},
-            {"gradients", outcome.gradients ? json{{"agree", outcome.gradients->agree},
-                                                   {"max_relative_difference", outcome.gradients->maxRelativeDifference}}
-                                            : json(nullptr)},
-            {"out_of_memory", outcome.outOfMemory.empty() ? json(nullptr) : json(outcome.outOfMemory)}};
+            {"gradients", measured.gradients ? json{{"agree", measured.gradients->agree},
+                                                    {"max_relative_difference", measured.gradients->maxRelativeDifference}}
+                                             : json(nullptr)},
+            {"out_of_memory", row.outcome.empty() ? json(nullptr) : json(row.outcome)}};
 }
 
 } // namespace
@@ -272,7 +247,7 @@ Command addRerunCommand(CLI::App &app)
     return {command, [options, checkpoint, budget]() -> CommandOutput {
                 if (!*checkpoint && !*budget)
                     throw Error("Say what to rerun: --checkpoint STRATEGY (every:2, all, ...) or --budget SIZE.");
-                const AnalysedTracePtr analysed = analyseTrace(options->path, loadTrace(options->path));
+                const AnalysedTracePtr analysed = openAnalysed(options->path);
                 if (const auto reason = rerunUnavailable(*analysed->trace))
                     throw FileError(options->path, "cannot be rerun: " + *reason + ".");
                 if (!analysed->model)
@@ -296,18 +271,19 @@ Command addRerunCommand(CLI::App &app)
                     if (!(file << contents))
                         throw FileError(path, "cannot be written.");
                 }
-                Outcome outcome;
+                ReplayResult measured;
                 if (rerun.relaunch) {
-                    outcome.baseline = runRelaunch(rerun.launches[0], rerun.rank, "with the baseline's toggles");
-                    outcome.run = runRelaunch(rerun.launches[1], rerun.rank, "with " + strategy);
-                    outcome.gradients = relaunchedGradients(outcome.baseline.trace, outcome.run.trace);
+                    measured.baseline = runRelaunch(rerun.launches[0], rerun.rank, "with the baseline's toggles");
+                    static_cast<ReplaySteps &>(measured) = runRelaunch(rerun.launches[1], rerun.rank, "with " + strategy);
+                    measured.gradients = relaunchedGradients(measured.baseline->tracePath, measured.tracePath);
                 } else {
-                    outcome = runReplay(rerun.launches[0], folder);
+                    measured = runReplay(rerun.launches[0], folder);
                 }
-                const int code = !outcome.outOfMemory.empty() ? 3 : outcome.gradients && !outcome.gradients->agree ? 4 : 0;
+                const RerunRow row = rerunRow(model, strategyOf(model, plan), std::move(measured));
+                const int code = !row.outcome.empty() ? 3 : row.measured.gradients && !row.measured.gradients->agree ? 4 : 0;
                 if (options->json)
-                    return {dumpJson(jsonOutput(options->path, strategy, model, plan, outcome)) + "\n", code};
-                return {textOutput(strategy, model, plan, outcome), code};
+                    return {dumpJson(jsonOutput(options->path, model, row)) + "\n", code};
+                return {textOutput(model, row), code};
             }};
 }
 

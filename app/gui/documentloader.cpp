@@ -10,8 +10,6 @@
 #include "core/import/traceloader.h"
 
 #include <QFileInfo>
-#include <QFutureWatcher>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cstdlib>
@@ -112,6 +110,7 @@ std::vector<ProcessEntry> readOverviews(const QStringList &paths, const Progress
                < ranks[b].value_or(std::numeric_limits<long long>::max());
     });
     std::vector<ProcessEntry> sorted;
+    sorted.reserve(order.size());
     for (std::size_t i : order)
         sorted.push_back(std::move(entries[i]));
     return sorted;
@@ -125,7 +124,6 @@ struct DocumentLoader::Request
     Purpose purpose = Purpose::Open;
     std::atomic<bool> cancel{false};
     std::atomic<int> shownPermille{-1}; // the last progress posted, so the event loop is not flooded
-    QFuture<Outcome> future;
 };
 
 DocumentLoader::DocumentLoader(QObject *parent)
@@ -137,9 +135,7 @@ DocumentLoader::~DocumentLoader()
 {
     for (const auto &request : m_requests)
         request->cancel.store(true);
-    // The readers check the flag often, so this returns at once.
-    for (const auto &request : m_requests)
-        request->future.waitForFinished();
+    // The readers check the flag often: the jobs, destroyed first, end at once.
 }
 
 quint64 DocumentLoader::load(const QStringList &paths, Purpose purpose)
@@ -151,64 +147,55 @@ quint64 DocumentLoader::load(const QStringList &paths, Purpose purpose)
     m_requests.push_back(request);
 
     Request *shared = request.get(); // lives until its result has been handed over
-    request->future = QtConcurrent::run([this, shared, given = paths]() -> Outcome {
-        Outcome outcome;
-        try {
-            // A folder stands for the traces of a run recorded into it.
-            QStringList paths;
-            std::vector<std::string> local;
-            for (const QString &path : given)
-                local.push_back(localPath(path));
-            for (const std::string &path : expandTraceFolders(local))
-                paths << fromLocalPath(path);
-            const auto report = [this, shared](double fraction) {
-                const int permille = static_cast<int>(fraction * 1000);
-                if (shared->shownPermille.exchange(permille) == permille)
-                    return;
-                QMetaObject::invokeMethod(
-                    this, [this, purpose = shared->purpose, permille] { Q_EMIT progress(purpose, permille / 1000.0); },
-                    Qt::QueuedConnection);
-            };
-            // Reads paths[i] as the part [from, to) of the bar.
-            const auto readDocument = [&](const QString &path, double from, double to) {
-                Progress reading;
-                reading.cancel = &shared->cancel;
-                reading.report = [&report, from, to](double fraction) { report(from + fraction * (to - from)); };
-                return loadDocument(path, reading);
-            };
-            if (shared->purpose == Purpose::Open && paths.size() > 1) {
-                Progress overviews;
-                overviews.cancel = &shared->cancel;
-                overviews.report = [&report](double fraction) { report(fraction * 0.7); };
-                outcome.processes = readOverviews(paths, overviews);
-                outcome.documents.push_back(readDocument(outcome.processes.front().path, 0.7, 1.0));
-            } else {
-                for (qsizetype i = 0; i < paths.size(); ++i)
-                    outcome.documents.push_back(
-                        readDocument(paths[i], double(i) / double(paths.size()), double(i + 1) / double(paths.size())));
-                sortByRank(outcome.documents);
-                if (shared->purpose == Purpose::Open)
-                    outcome.processes.push_back(entryOf(*outcome.documents.front()));
+    m_jobs.start(
+        [this, shared, given = paths](const Progress &) -> Outcome {
+            Outcome outcome;
+            try {
+                // A folder stands for the traces of a run recorded into it.
+                QStringList paths;
+                std::vector<std::string> local;
+                for (const QString &path : given)
+                    local.push_back(localPath(path));
+                for (const std::string &path : expandTraceFolders(local))
+                    paths << fromLocalPath(path);
+                const auto report = [this, shared](double fraction) {
+                    const int permille = static_cast<int>(fraction * 1000);
+                    if (shared->shownPermille.exchange(permille) == permille)
+                        return;
+                    QMetaObject::invokeMethod(
+                        this, [this, purpose = shared->purpose, permille] { Q_EMIT progress(purpose, permille / 1000.0); },
+                        Qt::QueuedConnection);
+                };
+                const Progress whole{report, &shared->cancel};
+                // Reads paths[i] as the part [from, to) of the bar.
+                const auto readDocument = [&](const QString &path, double from, double to) {
+                    return loadDocument(path, whole.part(from, to));
+                };
+                if (shared->purpose == Purpose::Open && paths.size() > 1) {
+                    outcome.processes = readOverviews(paths, whole.part(0, 0.7));
+                    outcome.documents.push_back(readDocument(outcome.processes.front().path, 0.7, 1.0));
+                } else {
+                    for (qsizetype i = 0; i < paths.size(); ++i)
+                        outcome.documents.push_back(
+                            readDocument(paths[i], double(i) / double(paths.size()), double(i + 1) / double(paths.size())));
+                    sortByRank(outcome.documents);
+                    if (shared->purpose == Purpose::Open)
+                        outcome.processes.push_back(entryOf(*outcome.documents.front()));
+                }
+            } catch (const Cancelled &) {
+                outcome.cancelled = true;
+            } catch (const std::exception &error) {
+                outcome.message = QString::fromStdString(visibleText(error.what()));
             }
-        } catch (const Cancelled &) {
-            outcome.cancelled = true;
-        } catch (const std::exception &error) {
-            outcome.message = QString::fromStdString(visibleText(error.what()));
-        }
-        if (shared->cancel.load())
-            outcome.cancelled = true;
-        if (outcome.cancelled || !outcome.message.isEmpty()) {
-            outcome.documents.clear(); // freed here, not on the UI thread
-            outcome.processes.clear();
-        }
-        return outcome;
-    });
-    auto *watcher = new QFutureWatcher<Outcome>(this);
-    connect(watcher, &QFutureWatcher<Outcome>::finished, this, [this, watcher, request] {
-        watcher->deleteLater();
-        finish(request, watcher->result());
-    });
-    watcher->setFuture(request->future);
+            if (shared->cancel.load())
+                outcome.cancelled = true;
+            if (outcome.cancelled || !outcome.message.isEmpty()) {
+                outcome.documents.clear(); // freed here, not on the UI thread
+                outcome.processes.clear();
+            }
+            return outcome;
+        },
+        [this, request](const Outcome &outcome) { finish(request, outcome); });
     return request->ticket;
 }
 

@@ -5,6 +5,7 @@
 // the analyses; a new request of one purpose replaces the one before it, whose result is
 // dropped without waiting for it. Only the destructor waits, after cancelling everything.
 
+#include "jobs.h"
 #include "tracedocument.h"
 
 #include "core/analysis/crossrank.h"
@@ -65,6 +66,9 @@ private:
 
     std::vector<std::shared_ptr<Request>> m_requests; // running, the newest of each purpose last
     quint64 m_nextTicket = 1;
+    // Every load reports, a cancelled one too: its caller waits for its ticket. Declared
+    // last, so destroyed (waiting for the readers) before the requests they read.
+    Jobs m_jobs{Jobs::Keep::Every};
 };
 
 } // namespace peaklens::gui

@@ -6,8 +6,6 @@
 
 #include <QInputDialog>
 #include <QMenu>
-#include <QUnhandledException>
-#include <QtConcurrent/QtConcurrentRun>
 
 namespace peaklens::gui {
 
@@ -45,6 +43,7 @@ std::vector<std::uint32_t> likeSiblings(const Trace &trace, std::uint32_t layer)
     }
     std::stable_sort(blocks.begin(), blocks.end());
     std::vector<std::uint32_t> layers;
+    layers.reserve(blocks.size());
     for (const auto &[index, l] : blocks)
         layers.push_back(l);
     return layers;
@@ -54,25 +53,11 @@ std::vector<std::uint32_t> likeSiblings(const Trace &trace, std::uint32_t layer)
 
 void LayerEditor::start(const QString &what, std::function<DocumentPtr()> work)
 {
-    if (m_watcher.isRunning())
+    if (m_jobs.isRunning())
         return;
-    m_what = what;
-    disconnect(&m_watcher, nullptr, this, nullptr);
-    connect(&m_watcher, &QFutureWatcher<DocumentPtr>::finished, this, [this] {
-        try {
-            try {
-                Q_EMIT edited(m_watcher.result(), m_what);
-            } catch (const QUnhandledException &wrapped) {
-                // QtConcurrent wraps exceptions that are not QExceptions; unwrap ours.
-                if (wrapped.exception())
-                    std::rethrow_exception(wrapped.exception());
-                throw;
-            }
-        } catch (const std::exception &error) {
-            Q_EMIT failed(QString::fromStdString(visibleText(error.what())));
-        }
-    });
-    m_watcher.setFuture(QtConcurrent::run(std::move(work)));
+    m_jobs.start([work = std::move(work)](const Progress &) { return work(); },
+                 [this, what](const DocumentPtr &document) { Q_EMIT edited(document, what); },
+                 [this](const QString &message) { Q_EMIT failed(message); });
 }
 
 void LayerEditor::useChain(const DocumentPtr &document, std::vector<std::uint32_t> layers)

@@ -5,9 +5,9 @@
 // and merging a layer into its parent. Each change analyses the trace again off the UI
 // thread and hands over a new document.
 
+#include "jobs.h"
 #include "tracedocument.h"
 
-#include <QFutureWatcher>
 #include <QObject>
 
 class QMenu;
@@ -26,7 +26,7 @@ public:
     void useChain(const DocumentPtr &document, std::vector<std::uint32_t> layers);
     void rename(const DocumentPtr &document, std::uint32_t layer, const QString &name);
     void mergeIntoParent(const DocumentPtr &document, std::uint32_t layer);
-    bool isBusy() const { return m_watcher.isRunning(); }
+    bool isBusy() const { return m_jobs.isRunning(); }
 
     // The layer's context menu: the chains it offers, Rename…, Merge into its parent.
     QMenu *menuFor(const DocumentPtr &document, std::uint32_t layer, QWidget *parent);
@@ -38,8 +38,7 @@ Q_SIGNALS:
 private:
     void start(const QString &what, std::function<DocumentPtr()> work);
 
-    QFutureWatcher<DocumentPtr> m_watcher;
-    QString m_what;
+    Jobs m_jobs;
 };
 
 } // namespace peaklens::gui

@@ -7,8 +7,6 @@
 #include "core/trace/units.h"
 #include "core/trace/visibletext.h"
 
-#include <QtConcurrent/QtConcurrentRun>
-
 namespace peaklens::gui {
 
 QString LiveStatus::text() const
@@ -99,22 +97,21 @@ LiveFollow::LiveFollow(const QString &path, int intervalMs, QObject *parent)
     m_timer.setSingleShot(true);
     m_timer.setInterval(intervalMs);
     connect(&m_timer, &QTimer::timeout, this, &LiveFollow::startPoll);
-    connect(&m_poller, &QFutureWatcher<Tick>::finished, this, &LiveFollow::onPolled);
-    connect(&m_analyser, &QFutureWatcher<Analysed>::finished, this, &LiveFollow::onAnalysed);
     startPoll();
 }
 
 LiveFollow::~LiveFollow()
 {
     m_timer.stop();
-    m_poller.waitForFinished();
-    m_analyser.waitForFinished();
+    m_polls.waitForDone();
+    m_analyses.waitForDone();
 }
 
 void LiveFollow::startPoll()
 {
     m_polling = true;
-    m_poller.setFuture(QtConcurrent::run([state = m_state, mayAnalyse = !m_analysing] { return poll(*state, mayAnalyse); }));
+    m_polls.start([state = m_state, mayAnalyse = !m_analysing](const Progress &) { return poll(*state, mayAnalyse); },
+                  [this](const Tick &tick) { onPolled(tick); });
 }
 
 LiveFollow::Tick LiveFollow::poll(State &state, bool mayAnalyse)
@@ -193,12 +190,11 @@ LiveFollow::Analysed LiveFollow::analyse(const QString &path, Tick tick, bool wa
     return analysed;
 }
 
-void LiveFollow::onPolled()
+void LiveFollow::onPolled(const Tick &tick)
 {
     m_polling = false;
-    const Tick tick = m_poller.result();
     if (!tick.error.isEmpty()) {
-        m_analyser.waitForFinished();
+        m_analyses.waitForDone();
         m_ended = true;
         Q_EMIT failed(tick.error);
         return;
@@ -210,7 +206,9 @@ void LiveFollow::onPolled()
         Q_EMIT statusChanged(m_status);
     if (tick.snapshot) {
         m_analysing = true;
-        m_analyser.setFuture(QtConcurrent::run(&LiveFollow::analyse, m_path, tick, !tick.status.headroomWarning.isEmpty()));
+        m_analyses.start([path = m_path, tick, wantsAdvice = !tick.status.headroomWarning.isEmpty()](
+                             const Progress &) { return analyse(path, tick, wantsAdvice); },
+                         [this](const Analysed &analysed) { onAnalysed(analysed); });
     }
     m_complete = tick.complete;
     m_unshown = tick.unshown;
@@ -221,12 +219,11 @@ void LiveFollow::onPolled()
     endIfDone();
 }
 
-void LiveFollow::onAnalysed()
+void LiveFollow::onAnalysed(const Analysed &analysed)
 {
     m_analysing = false;
     if (m_ended)
         return; // a poll failed meanwhile
-    const Analysed analysed = m_analyser.result();
     if (!analysed.document) {
         m_timer.stop();
         m_ended = true;

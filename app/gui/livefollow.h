@@ -7,11 +7,11 @@
 // side, so the status line keeps up while a long trace is analysed; the UI thread never
 // waits on the file. Stops by itself when the writer finishes or stops.
 
+#include "jobs.h"
 #include "tracedocument.h"
 
 #include "core/format/tracefollower.h"
 
-#include <QFutureWatcher>
 #include <QObject>
 #include <QTimer>
 
@@ -94,15 +94,15 @@ private:
     static Tick poll(State &state, bool mayAnalyse);
     static Analysed analyse(const QString &path, Tick tick, bool wantsAdvice);
     void startPoll();
-    void onPolled();
-    void onAnalysed();
+    void onPolled(const Tick &tick);
+    void onAnalysed(const Analysed &analysed);
     void endIfDone();
 
     QString m_path;
     std::shared_ptr<State> m_state;
     QTimer m_timer;
-    QFutureWatcher<Tick> m_poller;
-    QFutureWatcher<Analysed> m_analyser; // the views' document, beside the polls
+    Jobs m_polls;
+    Jobs m_analyses; // the views' document, beside the polls
     LiveStatus m_status;
     QString m_advice, m_strategy; // from the latest document, added to every status
     // Set when a poll or an analysis starts, cleared when its result has been taken: a

@@ -15,10 +15,10 @@
 #include "widgets/timelineview.h"
 #include "widgets/whatifbar.h"
 
+#include "core/document/filesummary.h"
 #include "core/error.h"
 #include "core/format/outputfile.h"
 #include "core/import/tracefolder.h"
-#include "core/import/traceloader.h"
 #include "core/trace/visibletext.h"
 
 #include "installlayout.h"
@@ -204,10 +204,10 @@ int run(int argc, char **argv)
             std::vector<std::string> files;
             for (const QString &file : inputs)
                 files.push_back(peaklens::gui::localPath(file));
-            std::vector<std::pair<std::string, peaklens::TracePtr>> traces;
+            std::vector<peaklens::ReportInput> runs;
             for (const std::string &file : peaklens::expandTraceFolders(files))
-                traces.emplace_back(file, peaklens::loadTrace(file));
-            peaklens::gui::exportReport(peaklens::buildReport(traces, std::nullopt), *output);
+                runs.push_back({file, peaklens::openAnalysed(file), std::nullopt});
+            peaklens::gui::exportReport(peaklens::buildReport(runs, std::nullopt), *output);
             std::printf("wrote %s\n", qPrintable(parser.value(exportReport)));
             return 0;
         } catch (const std::exception &error) {

@@ -13,6 +13,7 @@
 #include "replayprocess.h"
 #include "reportexport.h"
 #include "runstore.h"
+#include "whatifcontroller.h"
 #include "widgets/allocatorpane.h"
 #include "widgets/blockpane.h"
 #include "widgets/diffpane.h"
@@ -62,7 +63,6 @@
 #include <QToolButton>
 #include <QTreeView>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <filesystem>
 
@@ -80,12 +80,12 @@ void takeMeasuredFrom(RunRecord &record, const std::vector<DocumentPtr> &documen
 {
     record.document = documents.front();
     if (documents.size() == 2) {
-        record.measured.peakAllocatedBytes = documents[0]->peakBytes;
-        record.measured.stepTimesMs = documents[0]->stepTimesMs();
-        record.measured.baselinePeakAllocatedBytes = documents[1]->peakBytes;
-        record.measured.baselineStepTimesMs = documents[1]->stepTimesMs();
-        if (!record.measured.gradients && record.tracePaths.size() == 2)
-            record.measured.gradients =
+        record.row.measured.peakAllocatedBytes = documents[0]->peakBytes;
+        record.row.measured.stepTimesMs = documents[0]->stepTimesMs();
+        record.row.measured.baseline =
+            ReplaySteps{.peakAllocatedBytes = documents[1]->peakBytes, .stepTimesMs = documents[1]->stepTimesMs()};
+        if (!record.row.measured.gradients && record.tracePaths.size() == 2)
+            record.row.measured.gradients =
                 relaunchedGradients(record.tracePaths[1].toStdString(), record.tracePaths[0].toStdString());
     }
 }
@@ -93,20 +93,6 @@ void takeMeasuredFrom(RunRecord &record, const std::vector<DocumentPtr> &documen
 QString bytesText(std::int64_t bytes)
 {
     return QString::fromStdString(formatBytes(bytes));
-}
-
-// Why there is no what-if, in the app's own terms rather than the command line's.
-QString noModelText(const TraceDocument &document)
-{
-    if (document.trace->layers.empty())
-        return MainWindow::tr("the trace names no layers, so there is nothing to checkpoint");
-    QString reason = QString::fromStdString(visibleText(document.modelProblem));
-    const qsizetype hint = reason.indexOf(QLatin1String("; choose the chain"));
-    if (hint >= 0)
-        reason = reason.left(hint)
-                 + MainWindow::tr(". Right-click the layer that holds the blocks and choose "
-                                  "\u201cPlan with its sub-layers as the chain\u201d.");
-    return reason;
 }
 
 } // namespace
@@ -117,6 +103,7 @@ MainWindow::MainWindow(QWidget *parent)
     , m_timeline(new TimelineView(this))
     , m_whatIf(new WhatIfBar(this))
     , m_layers(new LayerModel(this))
+    , m_toggles(new WhatIfController(m_layers, m_whatIf, this))
     , m_layerProxy(new QSortFilterProxyModel(this))
     , m_livePane(new LiveSetPane(this))
     , m_blockPane(new BlockPane(this))
@@ -155,8 +142,6 @@ MainWindow::~MainWindow()
     }
     m_loader->disconnect(this);
     delete m_loader;
-    m_exporter.waitForFinished();
-    m_selectionCurve.waitForFinished();
 }
 
 void MainWindow::createPanes()
@@ -298,12 +283,11 @@ void MainWindow::connectServices()
     connect(m_runsPane, &RunsPane::runSelected, this, &MainWindow::showRun);
     connect(m_runsPane, &RunsPane::openRequested, this, [this](int row) { openFile(runsModel()->run(row).tracePaths.value(0)); });
     connect(m_runsPane, &RunsPane::saveRequested, this, [this](int row) { saveRunsElsewhere({row}); });
-    connect(m_layers, &LayerModel::checkpointChanged, this, [this] {
-        m_whatIf->markCustom();
-        m_session.schedule = m_layers->schedule();
-        updatePrediction();
-    });
-    connect(m_whatIf, &WhatIfBar::strategyChanged, this, &MainWindow::applyStrategy);
+    connect(m_toggles, &WhatIfController::predicted, this,
+            [this](const std::vector<SeriesPoint> &curve, const QStringList &notes) {
+                showNotes(notes);
+                m_timeline->setPrediction(curve);
+            });
     connect(m_timeline, &TimelineView::timeClicked, this, [this](std::int64_t timeNs) { showLiveSet(timeNs); });
     connect(m_timeline, &TimelineView::rangeSelected, this, &MainWindow::showRangeStats);
     connect(m_timeline, &TimelineView::blockClicked, this, [this](std::optional<std::size_t> block) {
@@ -410,7 +394,6 @@ void MainWindow::onLoaded(quint64 ticket, DocumentLoader::Purpose purpose, const
         if (ticket != m_processTicket)
             return;
         m_session.document = documents.front();
-        m_session.schedule.clear();
         m_session.pickedTime.reset();
         m_session.rerunCount = 0;
         showDocument(m_session.document);
@@ -458,7 +441,7 @@ void MainWindow::onLoadFailed(quint64 ticket, DocumentLoader::Purpose purpose, c
         auto pending = m_readingRuns.extract(ticket);
         if (pending.empty())
             return;
-        pending.mapped().outcome = cancelled ? tr("cancelled") : message;
+        pending.mapped().row.outcome = (cancelled ? RunRecord::cancelledOutcome() : message).toStdString();
         addRun(pending.mapped());
         return;
     }
@@ -467,7 +450,7 @@ void MainWindow::onLoadFailed(quint64 ticket, DocumentLoader::Purpose purpose, c
             return;
         RunRecord record = std::move(m_restoring->second); // kept as it was; why it cannot be read, in its row
         m_restoring.reset();
-        record.outcome = cancelled ? tr("cancelled") : message;
+        record.row.outcome = (cancelled ? RunRecord::cancelledOutcome() : message).toStdString();
         m_runsPane->append(record);
         restoreNextRun();
         return;
@@ -544,19 +527,16 @@ void MainWindow::showProcess(int index)
 
 void MainWindow::showDocument(const DocumentPtr &document, bool grown)
 {
-    ++m_selectionTicket; // a flame-graph curve still being drawn belongs to the previous trace
+    m_selectionJobs.drop(); // a flame-graph curve still being drawn belongs to the previous trace
     const std::string name = std::filesystem::path(document->path).filename().string();
     setWindowTitle(tr("%1 — PeakLens").arg(QString::fromStdString(visibleText(name))));
     const bool hasLayers = !document->trace->layers.empty();
-    m_pages->setCurrentIndex(1);                           // laid out before the columns are fitted to it
-    const CheckpointSchedule toggled = m_session.schedule; // resetting the layers clears the ticks
-    m_layers->resetData(document);
-    if (grown) {
+    m_pages->setCurrentIndex(1); // laid out before the columns are fitted to it
+    if (grown)
         m_timeline->growDocument(document);
-        showSchedule(toggled);
-    } else {
+    else
         m_timeline->setDocument(document);
-    }
+    m_toggles->setDocument(document, grown);
     setGroupByLayer(hasLayers && m_byLayerAction->isChecked());
     m_byLayerAction->setEnabled(hasLayers);
     m_layerView->expandAll();
@@ -566,17 +546,10 @@ void MainWindow::showDocument(const DocumentPtr &document, bool grown)
     m_layerView->setColumnWidth(LayerModel::NameColumn,
                                 std::min(m_layerView->columnWidth(LayerModel::NameColumn), m_layerView->width() * 2 / 5));
     m_livePane->setDefaultGrouping(hasLayers);
-    if (document->model) {
-        const Prediction baseline = predict(*document->model, CheckpointSchedule{});
-        m_whatIf->setBaseline(baseline.peakBytes, baseline.stepTimeNs, grown);
+    if (document->model)
         m_runsPane->reset(document, {baselineRun(*document)});
-        updatePrediction();
-    } else {
-        m_whatIf->setUnavailable(noModelText(*document));
-        showNotes({tr("No what-if: %1").arg(noModelText(*document))});
+    else
         m_runsPane->reset(document, {});
-        m_timeline->setPrediction({});
-    }
     const bool stateOnly = isStateOnly(*document->trace);
     m_timeline->setVisible(!stateOnly);
     if (stateOnly) {
@@ -656,24 +629,23 @@ void MainWindow::showComparison(const DocumentPtr &other)
 
 void MainWindow::showFlameSelection(const std::optional<FlameSelection> &selection, const QString &name)
 {
-    const quint64 ticket = ++m_selectionTicket;
     if (!document() || !selection) {
+        m_selectionJobs.drop();
         m_timeline->showSelection({}, {});
         return;
     }
     // A pass over every event of the trace: off the UI thread, the newest request wins.
     statusBar()->showMessage(tr("Drawing the %1…").arg(name));
-    m_selectionCurve.disconnect(this);
-    connect(&m_selectionCurve, &QFutureWatcher<std::vector<SeriesPoint>>::finished, this, [this, ticket, name] {
-        if (ticket != m_selectionTicket)
-            return;
-        m_timeline->showSelection(m_selectionCurve.result(), name);
-        statusBar()->showMessage(tr("Drawn: the %1.").arg(name), 5000);
-    });
-    m_selectionCurve.setFuture(QtConcurrent::run([document = document(), selection = *selection] {
-        const Trace &trace = *document->trace;
-        return selectedMemory(trace, document->device, [&](std::size_t event) { return selection.containsEvent(trace, event); });
-    }));
+    m_selectionJobs.start(
+        [document = document(), selection = *selection](const Progress &) {
+            const Trace &trace = *document->trace;
+            return selectedMemory(trace, document->device,
+                                  [&](std::size_t event) { return selection.containsEvent(trace, event); });
+        },
+        [this, name](const std::vector<SeriesPoint> &curve) {
+            m_timeline->showSelection(curve, name);
+            statusBar()->showMessage(tr("Drawn: the %1.").arg(name), 5000);
+        });
 }
 
 void MainWindow::closeComparison()

@@ -7,12 +7,12 @@
 // loader's worker threads with progress and Cancel; errors are dialogs and the window stays.
 
 #include "documentloader.h"
+#include "jobs.h"
 #include "runrecord.h"
 
 #include "core/analysis/flamegraph.h"
 #include "core/plan/planner.h"
 
-#include <QFutureWatcher>
 #include <QMainWindow>
 
 #include <deque>
@@ -54,6 +54,7 @@ class RunsModel;
 class RunsPane;
 class TimelineView;
 class WhatIfBar;
+class WhatIfController;
 
 class MainWindow final : public QMainWindow
 {
@@ -159,9 +160,6 @@ private:
         quint64 id = 0;
         DocumentPtr document;
         std::vector<ProcessEntry> processes; // every trace opened together
-        // What the what-if predicts and a rerun runs: the ticked layers one by one, or the
-        // units of the strategy or plan last applied (segments tick all their layers).
-        CheckpointSchedule schedule;
         std::optional<std::int64_t> pickedTime;
         int rerunCount = 0;
     };
@@ -179,16 +177,9 @@ private:
     void showLiveStatus(const LiveStatus &status);
     void stopFollowing();
     RunRecord baselineRun(const TraceDocument &document) const;
-    // Ticks a schedule's layers (a plan's, or the toggles kept while a followed trace
-    // grows) without marking the toggles custom, and keeps its units.
-    void showSchedule(const CheckpointSchedule &schedule);
     void showLiveSet(std::optional<std::int64_t> timeNs);
     // Pins a block of the document's index (or none) on the timeline and in the Block pane.
     void pinBlock(std::optional<std::size_t> block);
-    void applyStrategy();
-    // The prediction of the ticked layers; `feasible` false when they are the planner's best
-    // for a budget that nothing meets.
-    void updatePrediction(bool feasible = true);
     void showRangeStats(std::int64_t beginNs, std::int64_t endNs);
     // The window's geometry and splitter sizes, kept in QSettings from one session to the next.
     void restoreWindowState();
@@ -231,6 +222,7 @@ private:
     TimelineView *m_timeline;
     WhatIfBar *m_whatIf;
     LayerModel *m_layers;
+    WhatIfController *m_toggles; // the one owner of the toggles
     QSortFilterProxyModel *m_layerProxy;
     QTreeView *m_layerView;
     QLineEdit *m_layerFilter;
@@ -257,10 +249,9 @@ private:
     QComboBox *m_processSelector;
     QAction *m_processSelectorAction = nullptr;
     RecordDialog *m_recordDialog = nullptr;
-    QFutureWatcher<QString> m_exporter; // empty result: written; else why not
+    Jobs m_exportJobs;
     // The memory of the blocks under the flame graph's selected frame, over the whole trace.
-    QFutureWatcher<std::vector<SeriesPoint>> m_selectionCurve;
-    quint64 m_selectionTicket = 0;
+    Jobs m_selectionJobs;
     std::unique_ptr<LiveFollow> m_live;
     std::unique_ptr<LiveFollow> m_rerunLive; // the running rerun's trace
     QString m_rerunLabel;

@@ -31,7 +31,6 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTreeView>
-#include <QtConcurrent/QtConcurrentRun>
 
 namespace peaklens::gui {
 
@@ -132,7 +131,7 @@ void MainWindow::createActions()
 
 void MainWindow::exportReportTo(const QString &path)
 {
-    if (!document() || m_exporter.isRunning())
+    if (!document() || m_exportJobs.isRunning())
         return;
     // The open trace is the baseline; each measured rerun is compared with it, with the
     // figures the Runs table shows, not analysed again.
@@ -143,30 +142,26 @@ void MainWindow::exportReportTo(const QString &path)
         inputs.push_back(localPath(process.path));
     for (const RunRecord &run : runsModel()->runs()) {
         if (run.document && !run.baseline) {
-            traces.push_back({run.label.toStdString(), run.document, run.measured});
+            traces.push_back({run.label.toStdString(), run.document, run.row.measured});
             inputs.push_back(run.document->path);
         }
     }
     statusBar()->showMessage(tr("Writing %1…").arg(path));
-    m_exporter.disconnect(this);
-    connect(&m_exporter, &QFutureWatcher<QString>::finished, this, [this, path] {
-        const QString problem = m_exporter.result();
+    const auto written = [this, path](const QString &problem) {
         statusBar()->showMessage(problem.isEmpty() ? tr("Wrote %1.").arg(path) : problem);
         if (!problem.isEmpty() && showsDialogs())
             QMessageBox::critical(this, tr("Cannot export the report"), problem);
         Q_EMIT reportExported(path, problem);
-    });
-    m_exporter.setFuture(QtConcurrent::run([traces, inputs, path]() -> QString {
-        try {
+    };
+    m_exportJobs.start(
+        [traces, inputs, path](const Progress &) {
             checkReportPath(path);
             // The file dialog has asked before replacing a file.
             OutputFile output(localPath(path), OutputFile::Existing::Replace, inputs);
             exportReport(buildReport(traces, std::nullopt), output);
-            return {};
-        } catch (const std::exception &error) {
-            return QString::fromStdString(visibleText(error.what()));
-        }
-    }));
+            return true;
+        },
+        [written](bool) { written({}); }, written);
 }
 
 RecordDialog *MainWindow::recordDialog()

@@ -9,6 +9,7 @@
 #include "replayprocess.h"
 #include "runstore.h"
 #include "showsdialogs.h"
+#include "whatifcontroller.h"
 #include "widgets/runspane.h"
 #include "widgets/timelineview.h"
 #include "widgets/whatifbar.h"
@@ -22,8 +23,6 @@
 
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QMessageBox>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
@@ -36,23 +35,31 @@ namespace peaklens::gui {
 
 RunRecord MainWindow::baselineRun(const TraceDocument &document) const
 {
-    // The trace itself is the first run: what the reruns are compared with.
-    const Prediction baseline = predict(*document.model, CheckpointSchedule{});
+    // The trace itself is the first run, what the reruns are compared with: the model
+    // predicts it without further toggles.
+    ReplayResult measured;
+    // A trace peaklens-replay wrote carries what it measured: the allocator's own peak (a
+    // damaged record leaves the trace's).
+    measured.peakAllocatedBytes = document.peakBytes;
+    if (const std::string result = document.trace->metaValue(metakey::ReplayResult); !result.empty()) {
+        try {
+            measured.peakAllocatedBytes =
+                ReplayResult::fromJson(result, document.path).peakAllocatedBytes.value_or(document.peakBytes);
+        } catch (const Error &) {
+        }
+    }
+    measured.stepTimesMs = document.stepTimesMs();
     RunRecord record;
     record.label = tr("baseline");
     record.baseline = true;
-    for (const std::string &unit : document.checkpoint)
-        record.checkpoint << QString::fromStdString(unit);
-    record.predictedPeakBytes = baseline.peakBytes;
-    record.predictedStepNs = record.modelStepNs = baseline.stepTimeNs;
+    record.row = rerunRow(*document.model, CheckpointStrategy(), std::move(measured));
+    // Shown with the toggles it was recorded with (the model holds them already); a list
+    // from a newer writer that does not parse shows none.
+    try {
+        record.row.strategy = CheckpointStrategy::ofUnitTexts(document.checkpoint);
+    } catch (const Error &) {
+    }
     record.document = m_session.document;
-    const QJsonObject result =
-        QJsonDocument::fromJson(QByteArray::fromStdString(document.trace->metaValue(metakey::ReplayResult))).object();
-    record.measured.peakAllocatedBytes =
-        result.contains(QLatin1String("peak_allocated_bytes"))
-            ? static_cast<std::int64_t>(result.value(QLatin1String("peak_allocated_bytes")).toDouble())
-            : document.peakBytes;
-    record.measured.stepTimesMs = document.stepTimesMs();
     return record;
 }
 
@@ -76,18 +83,13 @@ void MainWindow::rerun()
     if (!document() || !document()->model || isRerunning() || !ReplayProcess::unavailableReason(*document()).isEmpty())
         return;
     const CostModel &model = *document()->model;
-    const Prediction prediction = predict(model, m_session.schedule);
     RunRecord record;
     record.label = tr("rerun %1").arg(++m_session.rerunCount);
-    for (const std::string &unit : CheckpointStrategy::of(m_session.schedule, chainPaths(model), chainParts(model)).unitTexts())
-        record.checkpoint << QString::fromStdString(unit);
-    record.predictedPeakBytes = prediction.peakBytes;
-    record.predictedStepNs = prediction.stepTimeNs;
-    record.modelStepNs = predict(model, CheckpointSchedule{}).stepTimeNs;
+    record.row = rerunRow(model, CheckpointStrategy::of(m_toggles->schedule(), chainPaths(model), chainParts(model)));
     m_rerunSession = m_session.id;
     m_detailTabs->setCurrentWidget(m_runsPane);
     setBusy(tr("Rerunning with %1 checkpointed…")
-                .arg(record.checkpoint.isEmpty() ? tr("nothing") : record.checkpoint.join(QStringLiteral(", "))));
+                .arg(record.checkpoint().isEmpty() ? tr("nothing") : record.checkpoint().join(QStringLiteral(", "))));
     m_rerunLabel = record.label;
     m_replay->start(*document(), record);
     updateRerunAction();
@@ -100,7 +102,7 @@ void MainWindow::onRerunFinished(RunRecord record)
         setIdle();
         return;
     }
-    if (!record.tracePaths.isEmpty() && record.outcome != tr("cancelled")) {
+    if (!record.tracePaths.isEmpty() && !record.cancelled()) {
         const quint64 ticket = m_loader->load(record.tracePaths, DocumentLoader::Purpose::Run);
         m_readingRuns.emplace(ticket, std::move(record));
         statusBar()->showMessage(tr("Reading the rerun's trace…"));
@@ -112,7 +114,7 @@ void MainWindow::onRerunFinished(RunRecord record)
 
 void MainWindow::addRun(const RunRecord &record)
 {
-    if (record.kept && record.outcome != tr("cancelled")) {
+    if (record.kept && !record.cancelled()) {
         try {
             saveRun(record);
             rememberRecent(document()->filePath()); // listed with its runs
@@ -121,8 +123,8 @@ void MainWindow::addRun(const RunRecord &record)
         }
     }
     m_runsPane->append(record);
-    statusBar()->showMessage(record.outcome.isEmpty() ? tr("%1 measured.").arg(record.label)
-                                                      : tr("%1: %2").arg(record.label, record.outcome));
+    statusBar()->showMessage(record.outcome().isEmpty() ? tr("%1 measured.").arg(record.label)
+                                                        : tr("%1: %2").arg(record.label, record.outcome()));
     setIdle();
     Q_EMIT rerunFinished();
 }
@@ -152,7 +154,7 @@ void MainWindow::restoreNextRun()
         const bool tracesThere = !run.tracePaths.isEmpty()
                                  && std::all_of(run.tracePaths.begin(), run.tracePaths.end(),
                                                 [](const QString &path) { return QFileInfo::exists(path); });
-        if (!tracesThere || run.outcome == tr("cancelled")) {
+        if (!tracesThere || run.cancelled()) {
             m_runsPane->append(run);
             continue;
         }
@@ -212,11 +214,7 @@ void MainWindow::showRun(int row)
     const CostModel &model = *document()->model;
     // Its toggles and their prediction come back, so the curves on the chart belong together.
     try {
-        const CheckpointStrategy strategy =
-            run.baseline ? CheckpointStrategy() : CheckpointStrategy::parse(run.checkpoint.join(QLatin1Char(',')).toStdString());
-        showSchedule(planForStrategy(model, strategy).schedule);
-        m_whatIf->showStrategy(strategy);
-        updatePrediction();
+        m_toggles->setStrategy(run.baseline ? CheckpointStrategy() : run.row.strategy);
     } catch (const Error &) {
         // Toggles the chain no longer has (after a change of chain): the prediction stays.
     }
@@ -230,67 +228,11 @@ void MainWindow::showRun(int row)
     m_timeline->setComparison(curve, tr("measured (%1)").arg(run.label));
 }
 
-void MainWindow::applyStrategy()
-{
-    if (!document() || !document()->model)
-        return;
-    const CostModel &model = *document()->model;
-    std::optional<Plan> plan;
-    switch (m_whatIf->strategy()) {
-    case WhatIfBar::Strategy::Custom:
-        break;
-    case WhatIfBar::Strategy::Rule:
-        plan = planForStrategy(model, m_whatIf->rule());
-        break;
-    case WhatIfBar::Strategy::Budget:
-        if (m_whatIf->budgetBytes() > 0)
-            plan = planForBudget(model, static_cast<std::int64_t>(m_whatIf->budgetBytes()));
-        break;
-    case WhatIfBar::Strategy::Overhead:
-        plan = planForOverhead(model, m_whatIf->overheadFraction());
-        break;
-    }
-    if (!plan)
-        return;
-    showSchedule(plan->schedule);
-    updatePrediction(plan->feasible);
-}
-
 void MainWindow::setCheckpointStrategy(const QString &strategy)
 {
     if (!document() || !document()->model)
         return;
-    const CheckpointStrategy parsed = CheckpointStrategy::parse(strategy.toStdString());
-    showSchedule(planForStrategy(*document()->model, parsed).schedule);
-    m_whatIf->showStrategy(parsed);
-    updatePrediction();
-}
-
-void MainWindow::showSchedule(const CheckpointSchedule &schedule)
-{
-    m_session.schedule = schedule;
-    {
-        const QSignalBlocker blocker(m_layers);
-        m_layers->setSchedule(schedule);
-    }
-    m_layerView->viewport()->update();
-}
-
-void MainWindow::updatePrediction(bool feasible)
-{
-    if (!document() || !document()->model)
-        return;
-    const CostModel &model = *document()->model;
-    const Prediction prediction = predict(model, m_session.schedule);
-    m_whatIf->showPrediction(prediction.peakBytes, prediction.stepTimeNs, feasible);
-    // The sentences `plan` prints of the same prediction.
-    QStringList notes;
-    if (!feasible)
-        notes << tr("No set of checkpoints fits the budget: this is the lowest peak the chain can reach.");
-    for (const std::string &note : planNotes(model, prediction))
-        notes << QString::fromStdString(note);
-    showNotes(notes);
-    m_timeline->setPrediction(m_session.schedule.empty() ? std::vector<SeriesPoint>{} : predictCurve(model, m_session.schedule));
+    m_toggles->setStrategy(CheckpointStrategy::parse(strategy.toStdString()));
 }
 
 } // namespace peaklens::gui

@@ -71,7 +71,7 @@ QString ReplayProcess::executable(const QString &name)
 {
     const QString fromEnvironment = qEnvironmentVariable("PEAKLENS_PLUGIN_DIR");
     for (const QString &directory : {fromEnvironment, QCoreApplication::applicationDirPath()}) {
-        const QString path = directory + QLatin1Char('/') + name;
+        QString path = directory + QLatin1Char('/') + name;
         if (!directory.isEmpty() && QFileInfo(path).isExecutable())
             return path;
     }
@@ -106,11 +106,11 @@ void ReplayProcess::start(const TraceDocument &document, const RunRecord &record
     m_stderrTail.clear();
     m_cancelled = false;
     m_traceAnnounced = false;
-    m_plan = planRerun(*document.trace, units(m_record.checkpoint), document.checkpoint, m_record.folder.toStdString(), 0);
+    m_plan = planRerun(*document.trace, units(m_record.checkpoint()), document.checkpoint, m_record.folder.toStdString(), 0);
     for (const auto &[path, contents] : m_plan.files) {
         QFile file(QString::fromStdString(path));
         if (!file.open(QIODevice::WriteOnly) || file.write(contents.data(), qint64(contents.size())) < 0) {
-            m_record.outcome = tr("cannot write %1").arg(file.fileName());
+            m_record.row.outcome = tr("cannot write %1").arg(file.fileName()).toStdString();
             QTimer::singleShot(0, this, [this] { Q_EMIT finished(m_record); });
             return;
         }
@@ -201,9 +201,10 @@ void ReplayProcess::onFinished(int exitCode, QProcess::ExitStatus status)
     if (!rest.isEmpty())
         m_stderrTail = rest.split('\n').last();
     if (m_cancelled)
-        m_record.outcome = tr("cancelled");
+        m_record.row.outcome = RunRecord::cancelledOutcome().toStdString();
     else if (status != QProcess::NormalExit)
-        m_record.outcome = m_plan.relaunch ? tr("peaklens-cli record crashed") : tr("peaklens-replay crashed");
+        m_record.row.outcome =
+            (m_plan.relaunch ? tr("peaklens-cli record crashed") : tr("peaklens-replay crashed")).toStdString();
     else if (!m_plan.relaunch)
         takeReplayResult(exitCode);
     else if (takeRecording(exitCode) && relaunchingBaseline()) {
@@ -236,33 +237,34 @@ bool ReplayProcess::takeRecording(int exitCode)
     const std::optional<std::string> trace = relaunchedTrace(m_plan.launches[m_launch].traceFolder, m_plan.rank);
     if (exitCode != 0 || !trace) {
         const QString which = relaunchingBaseline() ? tr("with the baseline's toggles, ") : QString();
-        m_record.outcome =
-            exitCode != 0 ? tr("%1the command exited with %2: %3").arg(which).arg(exitCode).arg(QString::fromUtf8(m_stderrTail))
-                          : tr("%1the command left no trace (did it import torch?)").arg(which);
+        m_record.row.outcome =
+            (exitCode != 0 ? tr("%1the command exited with %2: %3").arg(which).arg(exitCode).arg(QString::fromUtf8(m_stderrTail))
+                           : tr("%1the command left no trace (did it import torch?)").arg(which))
+                .toStdString();
     }
     // A run cut short still left what it recorded; a baseline that failed is no baseline.
-    if (trace && (m_record.outcome.isEmpty() || !relaunchingBaseline()))
+    if (trace && (m_record.outcome().isEmpty() || !relaunchingBaseline()))
         m_record.tracePaths << QString::fromStdString(*trace);
-    return m_record.outcome.isEmpty();
+    return m_record.outcome().isEmpty();
 }
 
 void ReplayProcess::takeReplayResult(int exitCode)
 {
     const QByteArray output = m_process->readAllStandardOutput();
     if (exitCode != 0 && exitCode != 3 && exitCode != 4) { // 3: out of memory, 4: gradients differ
-        m_record.outcome = QString::fromUtf8(m_stderrTail).remove(QStringLiteral("peaklens-replay: "));
+        m_record.row.outcome = QString::fromUtf8(m_stderrTail).remove(QStringLiteral("peaklens-replay: ")).toStdString();
         return;
     }
     try {
-        m_record.measured = ReplayResult::fromJson(output.toStdString(), "peaklens-replay's result");
+        m_record.row.measured = ReplayResult::fromJson(output.toStdString(), "peaklens-replay's result");
     } catch (const Error &error) {
-        m_record.outcome = QString::fromStdString(visibleText(error.what()));
+        m_record.row.outcome = visibleText(error.what());
         return;
     }
-    if (!m_record.measured.outOfMemory.empty())
-        m_record.outcome = QString::fromStdString(visibleText(m_record.measured.outOfMemory));
-    if (!m_record.measured.tracePath.empty())
-        m_record.tracePaths << QString::fromStdString(m_record.measured.tracePath);
+    if (!m_record.row.measured.outOfMemory().empty())
+        m_record.row.outcome = visibleText(m_record.row.measured.outOfMemory());
+    if (!m_record.row.measured.tracePath.empty())
+        m_record.tracePaths << QString::fromStdString(m_record.row.measured.tracePath);
 }
 
 } // namespace peaklens::gui

@@ -58,17 +58,17 @@ void giveRunFolder(RunRecord &record, const QString &baselinePath)
 void saveRun(const RunRecord &record)
 {
     QJsonArray checkpoint;
-    for (const QString &unit : record.checkpoint)
+    for (const QString &unit : record.checkpoint())
         checkpoint.append(unit);
     const QJsonObject object{
         {QStringLiteral("label"), record.label},
         {QStringLiteral("checkpoint"), checkpoint},
-        {QStringLiteral("predicted_peak_bytes"), qint64(record.predictedPeakBytes)},
-        {QStringLiteral("predicted_step_ns"), qint64(record.predictedStepNs)},
-        {QStringLiteral("model_step_ns"), qint64(record.modelStepNs)},
-        {QStringLiteral("outcome"), record.outcome},
+        {QStringLiteral("predicted_peak_bytes"), qint64(record.row.predicted.peakBytes)},
+        {QStringLiteral("predicted_step_ns"), qint64(record.row.predicted.stepTimeNs)},
+        {QStringLiteral("model_step_ns"), qint64(record.row.modelBaseline.stepTimeNs)},
+        {QStringLiteral("outcome"), record.outcome()},
         {QStringLiteral("traces"), QJsonArray::fromStringList(relativeTo(record.folder, record.tracePaths))},
-        {QStringLiteral("measured"), QJsonDocument::fromJson(QByteArray::fromStdString(record.measured.toJson())).object()},
+        {QStringLiteral("measured"), QJsonDocument::fromJson(QByteArray::fromStdString(record.row.measured.toJson())).object()},
     };
     OutputFile(localPath(QDir(record.folder).filePath(kRunFile)), OutputFile::Existing::Replace)
         .write(QJsonDocument(object).toJson().toStdString());
@@ -130,17 +130,19 @@ std::vector<RunRecord> keptRuns(const QString &baselinePath, QStringList *proble
         run.folder = folder.filePath(name);
         run.kept = true;
         run.label = object.value(QStringLiteral("label")).toString();
-        for (const QJsonValue &unit : object.value(QStringLiteral("checkpoint")).toArray())
-            run.checkpoint << unit.toString();
-        run.predictedPeakBytes = object.value(QStringLiteral("predicted_peak_bytes")).toInteger();
-        run.predictedStepNs = object.value(QStringLiteral("predicted_step_ns")).toInteger();
-        run.modelStepNs = object.value(QStringLiteral("model_step_ns")).toInteger();
-        run.outcome = object.value(QStringLiteral("outcome")).toString();
-        for (const QJsonValue &trace : object.value(QStringLiteral("traces")).toArray())
+        run.row.predicted.peakBytes = object.value(QStringLiteral("predicted_peak_bytes")).toInteger();
+        run.row.predicted.stepTimeNs = object.value(QStringLiteral("predicted_step_ns")).toInteger();
+        run.row.modelBaseline.stepTimeNs = object.value(QStringLiteral("model_step_ns")).toInteger();
+        run.row.outcome = object.value(QStringLiteral("outcome")).toString().toStdString();
+        for (const auto &trace : object.value(QStringLiteral("traces")).toArray())
             run.tracePaths << QDir(run.folder).filePath(trace.toString());
         try {
             const QByteArray measured = QJsonDocument(object.value(QStringLiteral("measured")).toObject()).toJson();
-            run.measured = ReplayResult::fromJson(measured.toStdString(), localPath(path));
+            run.row.measured = ReplayResult::fromJson(measured.toStdString(), localPath(path));
+            std::vector<std::string> units;
+            for (const auto &unit : object.value(QStringLiteral("checkpoint")).toArray())
+                units.push_back(unit.toString().toStdString());
+            run.row.strategy = CheckpointStrategy::ofUnitTexts(units);
         } catch (const Error &) {
             if (problems)
                 *problems << path;

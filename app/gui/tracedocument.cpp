@@ -4,7 +4,6 @@
 #include "localpath.h"
 
 #include "core/document/filesummary.h"
-#include "core/import/traceloader.h"
 
 #include <algorithm>
 #include <future>
@@ -26,14 +25,6 @@ std::int64_t TraceDocument::originNs() const
         origin = std::min(origin.value_or(trace->steps.front().beginNs), trace->steps.front().beginNs);
     return origin.value_or(0);
 }
-
-namespace {
-// A native file of more events than this opens as the window of kWindowEvents around its
-// peak: every event in the app costs about 130 bytes once analysed, so this keeps a
-// window under 2 GiB and its open within seconds.
-constexpr std::size_t kWholeUpTo = 12'000'000;
-constexpr std::size_t kWindowEvents = std::size_t(1) << 22;
-} // namespace
 
 namespace {
 
@@ -67,11 +58,7 @@ DocumentPtr completeDocument(const QString &path, AnalysedTrace analysed, Timeli
 DocumentPtr loadDocument(const QString &path, const Progress &progress)
 {
     // Reading is most of the work; the analysis takes the last tenth of the bar.
-    Progress reading = progress;
-    reading.report = [&progress](double fraction) { progress.tick(fraction * 0.9); };
-    if (auto window = readPeakWindow(localPath(path), kWindowEvents, kWholeUpTo, reading))
-        return analyseDocument(path, std::move(window->trace), {}, progress);
-    return analyseDocument(path, loadTrace(localPath(path), reading), {}, progress);
+    return analyseDocument(path, openTrace(localPath(path), progress.part(0, 0.9)), {}, progress);
 }
 
 DocumentPtr analyseDocument(const QString &path, TracePtr tracePtr, const ChainSelection &chain, const Progress &progress)
@@ -87,9 +74,7 @@ DocumentPtr analyseDocument(const QString &path, TracePtr tracePtr, const ChainS
         const std::vector<std::uint32_t> layers = chain.layers.empty() ? defaultChain(trace) : chain.layers;
         return blockDepth(trace, layers);
     });
-    Progress analysing = progress;
-    analysing.report = [&progress](double fraction) { progress.tick(0.9 + fraction * 0.05); };
-    analyseInto(*document, analysing);
+    analyseInto(*document, progress.part(0.9, 0.95));
     // The totals are byCategory's, shared: only the bands are new.
     document->byLayer = regroupTimeline(trace, document->byCategory, GroupBy::Layer, byLayer.get());
     addDrawing(*document);

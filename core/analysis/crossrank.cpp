@@ -97,11 +97,8 @@ RankOverview overviewRank(std::string file, const Trace &trace, std::size_t colu
 {
     TraceSummary peaksOnly;
     peaksOnly.peak = findPeaks(trace);
-    if (peaksOnly.peak.primary) {
-        const DevicePeak &peak = peaksOnly.peak.devices[*peaksOnly.peak.primary];
-        if (auto step = trace.stepAt(peak.timeNs))
-            peaksOnly.peakStep = trace.steps[*step].number;
-    }
+    if (peaksOnly.peak.primary)
+        setPeakFields(trace, trace.events, *peaksOnly.peak.devices[*peaksOnly.peak.primary].eventIndex, peaksOnly);
     return overviewRank(std::move(file), trace, peaksOnly, columns);
 }
 

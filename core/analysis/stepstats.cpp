@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "stepstats.h"
 
+#include "median.h"
+
 namespace peaklens {
 
 namespace {
@@ -11,6 +13,17 @@ void start(StepStats &stats, std::int64_t allocated)
     stats.peakTimeNs = stats.beginNs;
 }
 } // namespace
+
+std::optional<std::int64_t> medianStepTimeNs(const Trace &trace)
+{
+    if (trace.steps.empty())
+        return std::nullopt;
+    std::vector<std::int64_t> times;
+    times.reserve(trace.steps.size());
+    for (const Step &step : trace.steps)
+        times.push_back(step.durationNs());
+    return median(std::move(times));
+}
 
 std::vector<StepStats> computeStepStats(const Trace &trace, Device device)
 {

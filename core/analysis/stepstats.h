@@ -27,6 +27,10 @@ struct StepStats
     std::int64_t durationNs() const { return endNs - beginNs; }
 };
 
+// The step time every view shows: the median of the trace's step durations (a warm-up step
+// ten times the others leaves it alone); none for a trace without steps.
+std::optional<std::int64_t> medianStepTimeNs(const Trace &trace);
+
 // One entry per step of the trace, in time order, for the events on `device`.
 std::vector<StepStats> computeStepStats(const Trace &trace, Device device);
 

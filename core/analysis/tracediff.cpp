@@ -15,19 +15,6 @@ namespace peaklens {
 
 namespace {
 
-std::optional<std::int64_t> medianStepTimeNs(const Trace &trace)
-{
-    if (trace.steps.empty())
-        return std::nullopt;
-    std::vector<std::int64_t> times;
-    times.reserve(trace.steps.size());
-    for (const Step &step : trace.steps)
-        times.push_back(step.durationNs());
-    std::sort(times.begin(), times.end());
-    const std::size_t n = times.size();
-    return n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
-}
-
 using Rows = std::map<std::string, DiffRow, std::less<>>;
 
 using Naming = std::function<std::string(std::uint32_t)>;
@@ -52,7 +39,7 @@ void addGroups(Rows &rows, const std::vector<LiveGroup> &groups, bool isA, const
     }
 }
 
-std::vector<DiffRow> changedRows(Rows rows)
+std::vector<DiffRow> changedRows(Rows &&rows)
 {
     std::vector<DiffRow> out;
     for (auto &[key, row] : rows) {

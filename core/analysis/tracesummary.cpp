@@ -14,16 +14,6 @@ std::future<std::vector<LayerStats>> layerStatsBeside(const Trace &trace)
     return std::async(std::launch::async, [&trace] { return computeLayerStats(trace); });
 }
 
-// The summary's figures around the primary peak, from what the scans found.
-void placePeak(const Trace &trace, TraceSummary &summary)
-{
-    if (!summary.peak.primary)
-        return;
-    const DevicePeak &peak = summary.peak.devices[*summary.peak.primary];
-    if (auto step = trace.stepAt(peak.timeNs))
-        summary.peakStep = trace.steps[*step].number;
-}
-
 TraceSummary summarize(const Trace &trace, PeakReport peaks, std::future<std::vector<LayerStats>> layers)
 {
     TraceSummary summary;
@@ -33,18 +23,31 @@ TraceSummary summarize(const Trace &trace, PeakReport peaks, std::future<std::ve
         summary.lastNs = trace.events.timeNs(trace.events.size() - 1);
     }
     summary.peak = std::move(peaks);
+    setStepTime(trace, summary);
     if (summary.peak.primary) {
         const DevicePeak &peak = summary.peak.devices[*summary.peak.primary];
         summary.steps = computeStepStats(trace, peak.device);
-        summary.peakPhase = trace.events.phase(*peak.eventIndex);
-        summary.peakLayer = trace.events.layer(*peak.eventIndex);
+        setPeakFields(trace, trace.events, *peak.eventIndex, summary);
     }
-    placePeak(trace, summary);
     summary.layers = layers.get();
     return summary;
 }
 
 } // namespace
+
+void setStepTime(const Trace &trace, TraceSummary &summary)
+{
+    summary.stepTimeNs = medianStepTimeNs(trace).value_or(summary.lastNs - summary.firstNs);
+}
+
+void setPeakFields(const Trace &trace, const MemoryEvents &events, std::size_t index, TraceSummary &summary)
+{
+    summary.peakPhase = events.phase(index);
+    summary.peakLayer = events.layer(index);
+    summary.peakStep.reset();
+    if (auto step = trace.stepAt(events.timeNs(index)))
+        summary.peakStep = trace.steps[*step].number;
+}
 
 TraceSummary summarize(const Trace &trace)
 {
@@ -71,10 +74,10 @@ void SummaryScan::add(const MemoryEvents &events, std::size_t first)
 {
     if (events.empty())
         return;
-    if (m_count == 0)
-        m_firstNs = events.timeNs(0);
-    m_lastNs = events.timeNs(events.size() - 1);
-    m_count += events.size();
+    if (m_summary.eventCount == 0)
+        m_summary.firstNs = events.timeNs(0);
+    m_summary.lastNs = events.timeNs(events.size() - 1);
+    m_summary.eventCount += events.size();
     m_peaks.add(events, first);
     if (m_steps)
         m_steps->add(events);
@@ -82,10 +85,9 @@ void SummaryScan::add(const MemoryEvents &events, std::size_t first)
         // What is live right after the peak's event, from the layer scan's table.
         const std::size_t peak = m_expected->eventIndex - first;
         m_layers.add(events, first, 0, peak + 1);
-        m_liveAtPeak = LiveSetScan::fromBlocks(m_trace, m_expected->device, m_layers.live(), events.timeNs(peak));
+        m_summary.peak.liveAtPeak = LiveSetScan::fromBlocks(m_trace, m_expected->device, m_layers.live(), events.timeNs(peak));
         m_layers.add(events, first, peak + 1, events.size());
-        m_peakPhase = events.phase(peak);
-        m_peakLayer = events.layer(peak);
+        setPeakFields(m_trace, events, peak, m_summary);
     } else {
         m_layers.add(events, first);
     }
@@ -104,18 +106,14 @@ std::optional<TraceSummary> SummaryScan::finish()
 {
     if (foundPeak() != m_expected)
         return std::nullopt;
-    TraceSummary summary;
-    summary.eventCount = m_count;
-    summary.firstNs = m_firstNs;
-    summary.lastNs = m_lastNs;
+    TraceSummary summary = std::move(m_summary);
+    std::optional<LiveSet> liveAtPeak = std::move(summary.peak.liveAtPeak);
     summary.peak = m_peaks.finish();
+    setStepTime(m_trace, summary);
     if (m_expected) {
-        summary.peak.liveAtPeak = m_liveAtPeak;
+        summary.peak.liveAtPeak = std::move(liveAtPeak);
         summary.steps = m_steps->finish();
-        summary.peakPhase = m_peakPhase;
-        summary.peakLayer = m_peakLayer;
     }
-    placePeak(m_trace, summary);
     summary.layers = m_layers.finish();
     return summary;
 }

@@ -20,12 +20,21 @@ struct TraceSummary
     PeakReport peak;
     std::vector<LayerStats> layers; // indexed like trace.layers
     std::vector<StepStats> steps;   // on the peak's device
+    // The step time every view shows: the median step's (medianStepTimeNs), else the span
+    // of the memory events.
+    std::int64_t stepTimeNs = 0;
 
     // The step, phase and layer of the event that reached the primary peak.
     std::optional<std::int64_t> peakStep;
     Phase peakPhase = Phase::Other;
     std::uint32_t peakLayer = kNoLayer;
 };
+
+// The figures of the event that reached the primary peak — `events` holds it at `index` —
+// and the step time: what every producer of a summary leaves to this one function.
+void setPeakFields(const Trace &trace, const MemoryEvents &events, std::size_t index, TraceSummary &summary);
+// The step time alone, for a summary without a peak.
+void setStepTime(const Trace &trace, TraceSummary &summary);
 
 TraceSummary summarize(const Trace &trace);
 // The same with the trace's peaks already found (findPeaks), for callers that need them
@@ -58,13 +67,8 @@ private:
     std::optional<Peak> m_expected;
     PeakScan m_peaks;
     LayerScan m_layers; // its live blocks give the live set at the peak too
-    std::optional<LiveSet> m_liveAtPeak;
     std::optional<StepScan> m_steps;
-    std::uint64_t m_count = 0;
-    std::int64_t m_firstNs = 0;
-    std::int64_t m_lastNs = 0;
-    Phase m_peakPhase = Phase::Other;
-    std::uint32_t m_peakLayer = kNoLayer;
+    TraceSummary m_summary; // its figures as the pass finds them
 };
 
 } // namespace peaklens

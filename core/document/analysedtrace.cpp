@@ -62,7 +62,6 @@ void analyseInto(AnalysedTrace &analysed, const Progress &progress)
     analysed.byCategory = buildTimeline(trace, analysed.device, GroupBy::Category);
     analysed.checkpoint = recordedToggles(trace);
     std::tie(analysed.model, analysed.modelProblem) = model.get();
-    analysed.stepTimeNs = analysed.model ? analysed.model->stepTimeNs : analysed.summary.lastNs - analysed.summary.firstNs;
     progress.tick(1.0);
 }
 

@@ -29,7 +29,6 @@ struct AnalysedTrace
     std::string modelProblem;            // why there is no model, as a sentence
     ChainSelection chain;                // what the model was built on; default: defaultChain
     std::vector<std::string> checkpoint; // the toggles the trace was recorded with
-    std::int64_t stepTimeNs = 0;         // median step (the cost model's), else the whole span
 
     // Each step's duration on the peak's device, in step order: what a comparison of step
     // times needs (a single median hides the spread).

@@ -365,4 +365,17 @@ std::optional<PeakWindow> readPeakWindow(const std::string &path, std::size_t ma
     return std::nullopt;
 }
 
+TracePtr openTrace(const std::string &path, const Progress &progress)
+{
+    if (auto window = readPeakWindow(path, LoadBudget::kWindowEvents, LoadBudget::kWholeEventsUpTo, progress))
+        return std::move(window->trace);
+    return loadTrace(path, progress);
+}
+
+AnalysedTracePtr openAnalysed(const std::string &path, const ChainSelection &chain, const Progress &progress)
+{
+    // Reading is most of the work; the analysis takes the last tenth.
+    return analyseTrace(path, openTrace(path, progress.part(0, 0.9)), chain, progress.part(0.9, 1));
+}
+
 } // namespace peaklens

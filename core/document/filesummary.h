@@ -7,6 +7,7 @@
 // same either way.
 
 #include "core/analysis/tracesummary.h"
+#include "core/document/analysedtrace.h"
 #include "core/progress.h"
 
 #include <memory>
@@ -46,5 +47,13 @@ struct PeakWindow
 // ImportError as loadTrace does.
 std::optional<PeakWindow> readPeakWindow(const std::string &path, std::size_t maxEvents, std::size_t wholeUpTo,
                                          const Progress &progress = {});
+
+// A trace as the app, the CLI's plan, diff and report and every other analysis open it:
+// a native file of more than LoadBudget::kWholeEventsUpTo events as the window of
+// LoadBudget::kWindowEvents around its peak, any other file whole. Throws ImportError as
+// loadTrace does.
+TracePtr openTrace(const std::string &path, const Progress &progress = {});
+// The same, analysed (analyseTrace) on `chain`.
+AnalysedTracePtr openAnalysed(const std::string &path, const ChainSelection &chain = {}, const Progress &progress = {});
 
 } // namespace peaklens

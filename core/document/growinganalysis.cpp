@@ -273,14 +273,12 @@ AnalysedTrace GrowingAnalysis::analysed(TracePtr tracePtr)
         summary.lastNs = trace.events.timeNs(trace.events.size() - 1);
     }
     summary.peak = peakReport();
+    setStepTime(trace, summary);
     if (summary.peak.primary) {
         const DevicePeak &peak = summary.peak.devices[*summary.peak.primary];
         analysed.device = peak.device;
         analysed.peakBytes = peak.allocatedBytes;
-        summary.peakPhase = trace.events.phase(*peak.eventIndex);
-        summary.peakLayer = trace.events.layer(*peak.eventIndex);
-        if (const auto step = trace.stepAt(peak.timeNs))
-            summary.peakStep = trace.steps[*step].number;
+        setPeakFields(trace, trace.events, *peak.eventIndex, summary);
     } else if (!trace.lanes.empty()) {
         analysed.device = trace.lanes.front().device;
     }
@@ -311,7 +309,6 @@ AnalysedTrace GrowingAnalysis::analysed(TracePtr tracePtr)
     analysed.checkpoint = recordedToggles(trace);
     analysed.model = model();
     analysed.modelProblem = modelProblem();
-    analysed.stepTimeNs = analysed.model ? analysed.model->stepTimeNs : summary.lastNs - summary.firstNs;
     return analysed;
 }
 

@@ -329,7 +329,9 @@ void NativeFileReader::checkSchema()
             ++tables;
         } else if (type != "index" || !rows.isNull(3) || !name.starts_with("sqlite_autoindex_")
                    || !expected.contains(rows.text(2))) {
-            damaged("it has the " + type + " \"" + name + "\", which PeakLens does not write");
+            std::string what = "it has the ";
+            what.append(type).append(" \"").append(name).append("\", which PeakLens does not write");
+            damaged(what);
         }
     }
     if (tables != expected.size()) {

@@ -463,6 +463,7 @@ private:
                     indices.push_back(end);
             }
             std::vector<MemoryEvent> ofLane;
+            ofLane.reserve(indices.size());
             for (std::size_t index : indices)
                 ofLane.push_back(events[index]);
             const StackScopesResult result = deriveScopesFromStacks(m_builder, ofLane);

@@ -190,8 +190,11 @@ public:
             }
             for (std::size_t j = i + 1; j < resolved.size() && resolved[j].first == unit.first; ++j) {
                 const std::string a = label(unit), b = label(resolved[j]);
-                if (resolved[j].isPart() && (b.starts_with(a + ".") || a.starts_with(b + ".")))
-                    throw Error("The units " + a + " and " + b + " overlap: one module is inside the other.");
+                if (resolved[j].isPart() && (b.starts_with(a + ".") || a.starts_with(b + "."))) {
+                    std::string message = "The units ";
+                    message.append(a).append(" and ").append(b).append(" overlap: one module is inside the other.");
+                    throw Error(message);
+                }
             }
         }
         return resolved;
@@ -272,6 +275,7 @@ CheckpointStrategy CheckpointStrategy::every(std::size_t k)
 CheckpointStrategy CheckpointStrategy::layers(const std::vector<std::string> &paths)
 {
     std::vector<Item> items;
+    items.reserve(paths.size());
     for (const std::string &path : paths)
         items.push_back({path, {}, {}});
     return units(std::move(items));
@@ -283,6 +287,14 @@ CheckpointStrategy CheckpointStrategy::units(std::vector<Item> items)
     strategy.m_kind = items.empty() ? Kind::None : Kind::Units;
     strategy.m_items = std::move(items);
     return strategy;
+}
+
+CheckpointStrategy CheckpointStrategy::ofUnitTexts(const std::vector<std::string> &units)
+{
+    std::string text;
+    for (const std::string &unit : units)
+        text += (text.empty() ? "" : ",") + unit;
+    return text.empty() ? CheckpointStrategy() : parse(text);
 }
 
 const std::vector<CheckpointStrategy> &CheckpointStrategy::presets()

@@ -42,6 +42,8 @@ public:
     static CheckpointStrategy every(std::size_t k);
     static CheckpointStrategy layers(const std::vector<std::string> &paths);
     static CheckpointStrategy units(std::vector<Item> items);
+    // What unitTexts() wrote, read back (none for no units); throws as parse does.
+    static CheckpointStrategy ofUnitTexts(const std::vector<std::string> &units);
     // The rules the app's what-if bar and the reports offer: none, all, every:2, every:3, sqrt.
     static const std::vector<CheckpointStrategy> &presets();
 

@@ -371,7 +371,6 @@ Plan makePlan(const CostModel &model, CheckpointSchedule schedule, bool feasible
     return plan;
 }
 
-
 } // namespace
 
 std::int64_t budgetMargin(const CostModel &model, std::int64_t budgetBytes)
@@ -496,10 +495,7 @@ std::vector<std::string> checkpointedPaths(const CostModel &model, const Checkpo
 
 Plan planForToggles(const CostModel &model, const std::vector<std::string> &units)
 {
-    std::string text;
-    for (const std::string &unit : units)
-        text += (text.empty() ? "" : ",") + unit;
-    return text.empty() ? planForStrategy(model, CheckpointStrategy()) : planForStrategy(model, text);
+    return planForStrategy(model, CheckpointStrategy::ofUnitTexts(units));
 }
 
 std::vector<Plan> paretoSweep(const CostModel &model, std::size_t budgets, const PlannerOptions &options)

@@ -53,6 +53,55 @@ public:
         return value.get<std::int64_t>();
     }
 
+    // Absent or null gives nothing.
+    std::optional<std::int64_t> optionalInteger(const std::string &key, const char *expected) const
+    {
+        const json *value = find(key);
+        if (!value)
+            return std::nullopt;
+        if (!value->is_number_integer())
+            fail(key, expected);
+        return value->get<std::int64_t>();
+    }
+
+    std::optional<double> optionalNumber(const std::string &key, const char *expected) const
+    {
+        const json *value = find(key);
+        if (!value)
+            return std::nullopt;
+        if (!value->is_number())
+            fail(key, expected);
+        return value->get<double>();
+    }
+
+    std::vector<std::int64_t> byteList(const std::string &key) const
+    {
+        std::vector<std::int64_t> list;
+        const json *value = find(key);
+        if (value && !value->is_array())
+            fail(key, "an array of byte counts");
+        for (const json &bytes : value ? *value : json::array()) {
+            if (!bytes.is_number_integer())
+                fail(key, "an array of byte counts");
+            list.push_back(bytes.get<std::int64_t>());
+        }
+        return list;
+    }
+
+    std::vector<std::string> texts(const std::string &key) const
+    {
+        std::vector<std::string> list;
+        const json *value = find(key);
+        if (value && !value->is_array())
+            fail(key, "an array of strings");
+        for (const json &text : value ? *value : json::array()) {
+            if (!text.is_string())
+                fail(key, "an array of strings");
+            list.push_back(text.get<std::string>());
+        }
+        return list;
+    }
+
     std::vector<double> times(const std::string &key) const
     {
         const json &value = require(key, "an array of times in milliseconds");
@@ -89,6 +138,83 @@ private:
     const std::string &m_source;
 };
 
+std::optional<ReplayOutOfMemory> outOfMemoryIn(const Fields &fields, const std::string &what, const std::string &source)
+{
+    const json *object = fields.object("oom");
+    if (!object)
+        return std::nullopt;
+    const Fields oom(*object, what + "oom.", source);
+    ReplayOutOfMemory result;
+    result.message = oom.text("message");
+    if (result.message.empty())
+        oom.fail("message", "the sentence saying where memory ran out");
+    result.layer = oom.text("layer");
+    result.phase = parsePhase(oom.text("phase")).value_or(Phase::Other);
+    result.step = oom.optionalInteger("step", "a step number or null");
+    result.requestedBytes = oom.optionalInteger("requested_bytes", "a byte count").value_or(0);
+    return result;
+}
+
+// The keys a run and its baseline share.
+ReplaySteps stepsIn(const Fields &fields, const std::string &what, const std::string &source)
+{
+    ReplaySteps steps;
+    steps.checkpoint = fields.texts("checkpoint");
+    steps.peakAllocatedBytes = fields.bytes("peak_allocated_bytes");
+    steps.stepTimeMs = fields.optionalNumber("step_time_ms", "a time in milliseconds or null");
+    steps.stepTimesMs = fields.times("step_times_ms");
+    steps.stepPeaksBytes = fields.byteList("step_peaks_bytes");
+    steps.oom = outOfMemoryIn(fields, what, source);
+    steps.tracePath = fields.text("trace");
+    return steps;
+}
+
+ReplayGradientCheck gradientsIn(const Fields &check)
+{
+    const json &agree = check.require("agree", "true or false");
+    if (!agree.is_boolean())
+        check.fail("agree", "true or false");
+    ReplayGradientCheck gradients;
+    gradients.agree = agree.get<bool>();
+    // JSON has no infinity: a difference against an all-zero gradient is written as null.
+    const json &difference = check.require("max_relative_difference", "a number or null");
+    if (difference.is_number())
+        gradients.maxRelativeDifference = difference.get<double>();
+    else if (difference.is_null())
+        gradients.maxRelativeDifference = INFINITY;
+    else
+        check.fail("max_relative_difference", "a number or null");
+    gradients.maxAbsDifference = check.optionalNumber("max_abs_difference", "a number").value_or(0);
+    gradients.worstParameter = check.text("worst_parameter");
+    gradients.values = check.optionalInteger("values", "a count").value_or(0);
+    gradients.tolerance = check.optionalNumber("tolerance", "a number").value_or(0);
+    return gradients;
+}
+
+using ordered = nlohmann::ordered_json;
+
+template<typename T>
+ordered orNull(const std::optional<T> &value)
+{
+    return value ? ordered(*value) : ordered(nullptr);
+}
+
+ordered orNull(const std::string &text)
+{
+    return text.empty() ? ordered(nullptr) : ordered(text);
+}
+
+ordered outOfMemoryJson(const std::optional<ReplayOutOfMemory> &oom)
+{
+    if (!oom)
+        return nullptr;
+    return {{"layer", orNull(oom->layer)},
+            {"phase", phaseName(oom->phase)},
+            {"step", orNull(oom->step)},
+            {"requested_bytes", oom->requestedBytes},
+            {"message", oom->message}};
+}
+
 } // namespace
 
 ReplayResult ReplayResult::fromJson(std::string_view text, const std::string &source)
@@ -100,58 +226,53 @@ ReplayResult ReplayResult::fromJson(std::string_view text, const std::string &so
         throw Error(source + ": not a peaklens-replay result: it is not a JSON object.");
     const Fields fields(object, "", source);
     ReplayResult result;
-    result.peakAllocatedBytes = fields.bytes("peak_allocated_bytes");
-    result.stepTimesMs = fields.times("step_times_ms");
-    if (const json *baseline = fields.object("baseline")) {
-        const Fields inner(*baseline, "baseline.", source);
-        result.baselinePeakAllocatedBytes = inner.bytes("peak_allocated_bytes");
-        result.baselineStepTimesMs = inner.times("step_times_ms");
-    }
-    if (const json *check = fields.object("gradient_check")) {
-        const Fields inner(*check, "gradient_check.", source);
-        const json &agree = inner.require("agree", "true or false");
-        if (!agree.is_boolean())
-            inner.fail("agree", "true or false");
-        ReplayGradientCheck gradients;
-        gradients.agree = agree.get<bool>();
-        // JSON has no infinity: a difference against an all-zero gradient is written as null.
-        const json &difference = inner.require("max_relative_difference", "a number or null");
-        if (difference.is_number())
-            gradients.maxRelativeDifference = difference.get<double>();
-        else if (difference.is_null())
-            gradients.maxRelativeDifference = INFINITY;
-        else
-            inner.fail("max_relative_difference", "a number or null");
-        result.gradients = gradients;
-    }
-    if (const json *oom = fields.object("oom")) {
-        result.outOfMemory = Fields(*oom, "oom.", source).text("message");
-        if (result.outOfMemory.empty())
-            Fields(*oom, "oom.", source).fail("message", "the sentence saying where memory ran out");
-    }
-    result.tracePath = fields.text("trace");
+    static_cast<ReplaySteps &>(result) = stepsIn(fields, "", source);
+    result.device = fields.text("device");
+    result.deviceName = fields.text("device_name");
+    result.dtype = fields.text("dtype");
+    if (const json *baseline = fields.object("baseline"))
+        result.baseline = stepsIn(Fields(*baseline, "baseline.", source), "baseline.", source);
+    if (const json *model = fields.object("model"))
+        result.modelJson = model->dump();
+    if (const json *check = fields.object("gradient_check"))
+        result.gradients = gradientsIn(Fields(*check, "gradient_check.", source));
     return result;
 }
 
 std::string ReplayResult::toJson() const
 {
-    const auto bytes = [](const std::optional<std::int64_t> &value) { return value ? json(*value) : json(nullptr); };
-    json object = {{"peak_allocated_bytes", bytes(peakAllocatedBytes)},
-                   {"step_times_ms", stepTimesMs},
-                   {"trace", tracePath.empty() ? json(nullptr) : json(tracePath)}};
-    if (baselinePeakAllocatedBytes || !baselineStepTimesMs.empty())
-        object["baseline"] = {{"peak_allocated_bytes", bytes(baselinePeakAllocatedBytes)},
-                              {"step_times_ms", baselineStepTimesMs}};
+    const auto steps = [](const ReplaySteps &run, ordered &object) {
+        object["checkpoint"] = run.checkpoint;
+        object["peak_allocated_bytes"] = orNull(run.peakAllocatedBytes);
+        object["step_time_ms"] = orNull(run.stepTimeMs);
+        object["oom"] = outOfMemoryJson(run.oom);
+        object["step_times_ms"] = run.stepTimesMs;
+        object["step_peaks_bytes"] = run.stepPeaksBytes;
+        object["trace"] = orNull(run.tracePath);
+    };
+    ordered object = ordered::object();
+    steps(*this, object);
+    object["steps"] = stepTimesMs.size();
+    object["device"] = device;
+    object["device_name"] = deviceName;
+    object["dtype"] = dtype;
+    object["baseline"] = nullptr;
+    if (baseline)
+        steps(*baseline, object["baseline"]);
+    object["model"] = modelJson.empty() ? ordered(nullptr) : ordered::parse(modelJson, nullptr, false);
+    object["gradient_check"] = nullptr;
     if (gradients) {
-        object["gradient_check"] = {{"agree", gradients->agree},
+        object["gradient_check"] = {{"max_abs_difference", gradients->maxAbsDifference},
                                     {"max_relative_difference", std::isfinite(gradients->maxRelativeDifference)
-                                                                    ? json(gradients->maxRelativeDifference)
-                                                                    : json(nullptr)}};
+                                                                    ? ordered(gradients->maxRelativeDifference)
+                                                                    : ordered(nullptr)},
+                                    {"worst_parameter", gradients->worstParameter},
+                                    {"values", gradients->values},
+                                    {"tolerance", gradients->tolerance},
+                                    {"agree", gradients->agree}};
     }
-    if (!outOfMemory.empty())
-        object["oom"] = {{"message", outOfMemory}};
     // A message from a failed run may hold bytes that are not UTF-8: written replaced.
-    return object.dump(2, ' ', false, json::error_handler_t::replace);
+    return object.dump(2, ' ', false, ordered::error_handler_t::replace);
 }
 
 } // namespace peaklens

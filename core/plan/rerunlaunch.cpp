@@ -173,6 +173,7 @@ std::optional<ReplayGradientCheck> relaunchedGradients(const std::string &baseli
     if (baseline.empty() || run.empty())
         return std::nullopt;
     ReplayGradientCheck check;
+    check.tolerance = kGradientTolerance;
     for (const auto &[name, figures] : baseline) {
         const auto other = run.find(name);
         if (other == run.end()) {
@@ -182,7 +183,10 @@ std::optional<ReplayGradientCheck> relaunchedGradients(const std::string &baseli
         // The norm is compared relatively; a sum near zero, against the norm.
         const double norm = relativeDifference(figures.first, other->second.first);
         const double sum = std::abs(figures.second - other->second.second) / std::max(figures.first, 1e-12);
-        check.maxRelativeDifference = std::max({check.maxRelativeDifference, norm, sum});
+        if (std::max(norm, sum) > check.maxRelativeDifference || check.worstParameter.empty()) {
+            check.maxRelativeDifference = std::max({check.maxRelativeDifference, norm, sum});
+            check.worstParameter = name;
+        }
     }
     check.agree = check.agree && run.size() == baseline.size() && check.maxRelativeDifference <= kGradientTolerance;
     return check;

@@ -170,7 +170,7 @@ std::string peakCards(const ReportRun &run)
            + (peak.reservedBytes ? std::string("segments of the caching allocator") : std::string("no segment events"))
            + "</div></td>";
     out += "<td class=\"card\" width=\"30%\"><div class=\"muted\">Step time</div><div class=\"figure\">"
-           + (stateOnly ? std::string("—") : escapeHtml(ms(run.analysed->stepTimeNs))) + "</div><div>"
+           + (stateOnly ? std::string("—") : escapeHtml(ms(run.analysed->summary.stepTimeNs))) + "</div><div>"
            + (stateOnly             ? "no history was recorded"
               : run.analysed->model ? "median of the trace's steps"
                                     : "the whole trace")
@@ -312,7 +312,7 @@ std::string comparisonTables(const ReportData &data)
                         "<tr><th class=\"n\">baseline</th><th class=\"n\">measured</th><th class=\"n\">predicted</th>"
                         "<th class=\"n\">measured</th></tr></thead>"
                         "<tr><td>baseline</td><td></td><td class=\"n\">"
-                        + escapeHtml(ms(baseline.analysed->stepTimeNs))
+                        + escapeHtml(ms(baseline.analysed->summary.stepTimeNs))
                         + "</td><td class=\"n\">reference</td><td class=\"n\">reference</td></tr>";
     const std::int64_t modelStepNs =
         baseline.analysed->model ? predict(*baseline.analysed->model, CheckpointSchedule{}).stepTimeNs : 0;
@@ -324,16 +324,16 @@ std::string comparisonTables(const ReportData &data)
             measured && measured->peakAllocatedBytes ? *measured->peakAllocatedBytes : run.analysed->peakBytes;
         const std::vector<double> runMs = measured && !measured->stepTimesMs.empty()
                                               ? measured->stepTimesMs
-                                              : std::vector<double>{static_cast<double>(run.analysed->stepTimeNs) / 1e6};
-        const StepChange change = stepChange(comparison.predicted ? comparison.predicted->stepTimeNs : 0, modelStepNs,
-                                             measured ? measured->baselineStepTimesMs : std::vector<double>(), runMs);
+                                              : std::vector<double>{static_cast<double>(run.analysed->summary.stepTimeNs) / 1e6};
+        const StepChange change = stepChange(comparison.row ? comparison.row->predicted.stepTimeNs : 0, modelStepNs,
+                                             measured ? measured->baselineStepTimesMs() : std::vector<double>(), runMs);
         const std::string runName = "<td>" + nameOf(run) + "</td>";
         peaks += "<tr>" + runName + "<td>" + checkpointed(run) + "</td>";
-        if (comparison.predicted) {
-            peaks += "<td class=\"n\">" + escapeHtml(formatBytes(comparison.predicted->peakBytes)) + "</td><td class=\"n\">"
+        if (comparison.row) {
+            const std::int64_t predicted = comparison.row->predicted.peakBytes;
+            peaks += "<td class=\"n\">" + escapeHtml(formatBytes(predicted)) + "</td><td class=\"n\">"
                      + escapeHtml(formatBytes(peak)) + "</td><td class=\"n\">"
-                     + percentChange(static_cast<double>(comparison.predicted->peakBytes), static_cast<double>(peak))
-                     + "</td></tr>";
+                     + percentChange(static_cast<double>(predicted), static_cast<double>(peak)) + "</td></tr>";
         } else {
             peaks += "<td class=\"muted\">none: " + escapeHtml(comparison.problem) + "</td><td class=\"n\">"
                      + escapeHtml(formatBytes(peak)) + "</td><td></td></tr>";
@@ -341,16 +341,17 @@ std::string comparisonTables(const ReportData &data)
         std::string measuredChange;
         if (change.measured)
             measuredChange = escapeHtml(changeText(*change.measured));
-        else if (baseline.analysed->stepTimeNs > 0)
-            measuredChange = percentChange(change.run->medianMs * 1e6, static_cast<double>(baseline.analysed->stepTimeNs))
+        else if (baseline.analysed->summary.stepTimeNs > 0)
+            measuredChange = percentChange(change.run->medianMs * 1e6, static_cast<double>(baseline.analysed->summary.stepTimeNs))
                              + "<br/><span class=\"muted\">against the recorded baseline</span>";
         steps += "<tr>" + runName + "<td class=\"n\">"
                  + (change.baselineHere ? escapeHtml(ms(static_cast<std::int64_t>(change.baselineHere->medianMs * 1e6)))
                                         : std::string())
                  + "</td><td class=\"n\">" + escapeHtml(ms(static_cast<std::int64_t>(change.run->medianMs * 1e6)))
                  + "</td><td class=\"n\">"
-                 + (comparison.predicted ? escapeHtml(signedPercentText(change.predictedPercent)) : std::string())
-                 + "</td><td class=\"n\">" + measuredChange + "</td></tr>";
+                 + (comparison.row ? escapeHtml(signedPercentText(change.predictedPercent)) : std::string())
+                 + "</td><td class=\"n\">";
+        steps.append(measuredChange).append("</td></tr>");
     }
     return peaks + "</table>" + steps
            + "</table><p class=\"muted\">Baseline: the baseline's toggles run again beside the rerun, on the same machine; "

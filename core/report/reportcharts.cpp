@@ -47,7 +47,7 @@ std::string stepPath(const PlotArea &frame, const std::vector<std::pair<std::int
     std::string d;
     for (std::size_t i = 0; i < points.size(); ++i) {
         const std::string x = number(frame.x(points[i].first)), y = number(frame.y(static_cast<double>(points[i].second)));
-        d += i == 0 ? "M" + x + " " + y : " H" + x + " V" + y;
+        d.append(i == 0 ? "M" : " H").append(x).append(i == 0 ? " " : " V").append(y);
     }
     return d;
 }
@@ -119,16 +119,17 @@ std::string stackedBands(const PlotArea &frame, const TimelineSeries &timeline, 
             const std::string x0 = number(frame.x(columns[c].range.beginNs));
             const std::string x1 = number(frame.x(c + 1 < columns.size() ? columns[c + 1].range.beginNs : frame.endNs));
             const std::string y = number(frame.y(static_cast<double>(above[c])));
-            upper += x0 + "," + y + " " + x1 + "," + y + " ";
+            upper.append(x0).append(",").append(y).append(" ").append(x1).append(",").append(y).append(" ");
         }
         for (std::size_t c = columns.size(); c-- > 0;) {
             const std::string x0 = number(frame.x(columns[c].range.beginNs));
             const std::string x1 = number(frame.x(c + 1 < columns.size() ? columns[c + 1].range.beginNs : frame.endNs));
             const std::string y = number(frame.y(static_cast<double>(below[c])));
-            lower += x1 + "," + y + " " + x0 + "," + y + " ";
+            lower.append(x1).append(",").append(y).append(" ").append(x0).append(",").append(y).append(" ");
         }
         const palette::Rgb color = g < shown ? categoryColorOf(timeline.groups[g], g) : palette::kOther;
-        out += "<polygon points=\"" + upper + lower + "\" fill=\"" + palette::hex(color) + "\" fill-opacity=\"0.85\"/>";
+        out.append("<polygon points=\"").append(upper).append(lower).append("\" fill=\"");
+        out.append(palette::hex(color)).append("\" fill-opacity=\"0.85\"/>");
         below = above;
     }
     return out;
@@ -179,6 +180,7 @@ std::optional<SvgChart> timelineChart(const ReportRun &run)
 
     // The envelope: a line along each column's highest value.
     std::vector<std::pair<std::int64_t, std::int64_t>> envelope;
+    envelope.reserve(columns.size());
     for (const StackedColumn &column : columns)
         envelope.emplace_back(column.range.beginNs, column.range.maxBytes);
     elements += "<path d=\"" + stepPath(frame, envelope) + "\" fill=\"none\" stroke=\"" + palette::hex(palette::kTotal)
@@ -285,9 +287,9 @@ std::optional<SvgChart> comparisonChart(const ReportData &data)
     for (std::size_t i = 0; i < data.comparisons.size(); ++i) {
         const ReportComparison &comparison = data.comparisons[i];
         const ReportRun &run = data.runs[comparison.run];
-        if (comparison.predicted) {
+        if (comparison.row) {
             Curve predicted{fileName(run.name) + ", predicted", {}, single ? palette::kPredicted : palette::seriesColor(i), true};
-            for (const SeriesPoint &point : predictCurve(model, comparison.toggles))
+            for (const SeriesPoint &point : predictCurve(model, comparison.row->schedule))
                 predicted.points.push_back({point.timeNs, point.bytes});
             curves.push_back(std::move(predicted));
         }

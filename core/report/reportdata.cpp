@@ -30,6 +30,7 @@ ReportRun planned(const ReportInput &input, std::optional<std::int64_t> budget)
 ReportData buildReport(const std::vector<std::pair<std::string, TracePtr>> &traces, std::optional<std::int64_t> budget)
 {
     std::vector<ReportInput> inputs;
+    inputs.reserve(traces.size());
     for (const auto &[path, trace] : traces)
         inputs.push_back({path, analyseTrace(path, trace), std::nullopt});
     return buildReport(inputs, budget);
@@ -49,9 +50,9 @@ ReportData buildReport(const std::vector<ReportInput> &inputs, std::optional<std
             comparison.problem = "the baseline has no checkpointable chain";
         } else {
             try {
-                const Plan plan = planForToggles(*baseline.analysed->model, data.runs[i].analysed->checkpoint);
-                comparison.predicted = plan.prediction;
-                comparison.toggles = plan.checkpoint;
+                const ReportRun &run = data.runs[i];
+                comparison.row = rerunRow(*baseline.analysed->model, CheckpointStrategy::ofUnitTexts(run.analysed->checkpoint),
+                                          run.measured.value_or(ReplayResult()));
             } catch (const Error &error) {
                 comparison.problem = error.what();
             }

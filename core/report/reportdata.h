@@ -8,6 +8,7 @@
 #include "core/document/analysedtrace.h"
 #include "core/plan/planner.h"
 #include "core/plan/replayresult.h"
+#include "core/plan/rerunrow.h"
 
 #include <optional>
 #include <string>
@@ -33,10 +34,9 @@ struct ReportRun
 
 struct ReportComparison
 {
-    std::size_t run = 0;                 // index into runs, > 0
-    std::optional<Prediction> predicted; // from the baseline's model, when its toggles are in the chain
-    std::vector<bool> toggles;           // the run's toggles on the baseline's chain
-    std::string problem;                 // why there is no prediction
+    std::size_t run = 0;         // index into runs, > 0
+    std::optional<RerunRow> row; // the run against the baseline model's prediction, when its toggles are in the chain
+    std::string problem;         // why there is no prediction
 };
 
 struct ReportData

@@ -128,6 +128,7 @@ std::string summaryToJson(const Trace &trace, const TraceSummary &summary, std::
                    {"reserved_events", trace.reserved.size()},
                    {"first_ns", summary.firstNs},
                    {"last_ns", summary.lastNs},
+                   {"step_time_ns", summary.stepTimeNs},
                    {"peak", peak},
                    {"devices", devices},
                    {"live_at_peak", live},

@@ -146,7 +146,7 @@ std::string renderJsonReport(const ReportData &data)
         runs.push_back({{"trace", validUtf8(run.name)},
                         {"checkpoint", run.analysed->checkpoint},
                         {"peak_allocated_bytes", run.analysed->peakBytes},
-                        {"step_time_ms", static_cast<double>(run.analysed->stepTimeNs) / 1e6},
+                        {"step_time_ms", static_cast<double>(run.analysed->summary.stepTimeNs) / 1e6},
                         {"summary", json::parse(summaryToJson(*run.analysed->trace, run.analysed->summary, std::nullopt))},
                         {"plans", plans},
                         {"plan_problem", run.analysed->model ? json(nullptr) : json(run.analysed->modelProblem)}});
@@ -154,16 +154,16 @@ std::string renderJsonReport(const ReportData &data)
     json comparisons = json::array();
     for (const ReportComparison &comparison : data.comparisons) {
         const ReportRun &run = data.runs[comparison.run];
-        json entry = {
-            {"trace", validUtf8(run.name)},
-            {"checkpoint", run.analysed->checkpoint},
-            {"measured",
-             {{"peak_bytes", run.analysed->peakBytes}, {"step_time_ms", static_cast<double>(run.analysed->stepTimeNs) / 1e6}}},
-            {"predicted", nullptr},
-            {"problem", comparison.problem.empty() ? json(nullptr) : json(comparison.problem)}};
-        if (comparison.predicted)
-            entry["predicted"] = {{"peak_bytes", comparison.predicted->peakBytes},
-                                  {"step_time_ms", static_cast<double>(comparison.predicted->stepTimeNs) / 1e6}};
+        json entry = {{"trace", validUtf8(run.name)},
+                      {"checkpoint", run.analysed->checkpoint},
+                      {"measured",
+                       {{"peak_bytes", run.analysed->peakBytes},
+                        {"step_time_ms", static_cast<double>(run.analysed->summary.stepTimeNs) / 1e6}}},
+                      {"predicted", nullptr},
+                      {"problem", comparison.problem.empty() ? json(nullptr) : json(comparison.problem)}};
+        if (comparison.row)
+            entry["predicted"] = {{"peak_bytes", comparison.row->predicted.peakBytes},
+                                  {"step_time_ms", static_cast<double>(comparison.row->predicted.stepTimeNs) / 1e6}};
         comparisons.push_back(entry);
     }
     json out = {{"format", "peaklens-report"},

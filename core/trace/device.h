@@ -18,8 +18,8 @@ struct Device
     DeviceType type = DeviceType::Cuda;
     std::int16_t index = 0;
 
-    auto operator<=>(const Device &) const = default;
-    std::string toString() const; // "cuda:0", "cpu"
+    auto operator<=>(const Device &) const = default; // NOLINT(modernize-use-nullptr): a false positive on `= default`
+    std::string toString() const;                     // "cuda:0", "cpu"
     static std::optional<Device> parse(std::string_view text);
 };
 
@@ -28,7 +28,7 @@ struct Lane
     Device device;
     std::uint64_t stream = 0;
 
-    auto operator<=>(const Lane &) const = default;
+    auto operator<=>(const Lane &) const = default; // NOLINT(modernize-use-nullptr): as above
 };
 
 } // namespace peaklens

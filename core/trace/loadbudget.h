@@ -27,6 +27,12 @@ public:
     // What a pipe may deliver: it is held in memory whole.
     static constexpr std::uint64_t kMaxStreamBytes = std::uint64_t(8) << 30;
 
+    // A native file of more memory events than kWholeEventsUpTo opens for analysis as the
+    // window of kWindowEvents around its peak (openTrace): every event costs about 130
+    // bytes once analysed, so this keeps a window under 2 GiB and its open within seconds.
+    static constexpr std::size_t kWholeEventsUpTo = 12'000'000;
+    static constexpr std::size_t kWindowEvents = std::size_t(1) << 22;
+
     static std::uint64_t limitFor(std::uint64_t inputBytes);
     static std::chrono::seconds timeLimitFor(std::uint64_t inputBytes);
 

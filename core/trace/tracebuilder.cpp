@@ -17,7 +17,7 @@ TraceBuilder::TraceBuilder()
 {
 }
 
-void TraceBuilder::setMeta(std::string_view key, std::string value)
+void TraceBuilder::setMeta(std::string_view key, std::string_view value)
 {
     // Values may hold several lines.
     LoadBudget::charge(key.size() + value.size() + kEntryBytes, "metadata");
@@ -81,7 +81,7 @@ std::uint32_t TraceBuilder::layer(std::string_view given)
     return parent;
 }
 
-void TraceBuilder::setLayerInfo(std::uint32_t layer, std::string kind, std::int64_t parameterBytes)
+void TraceBuilder::setLayerInfo(std::uint32_t layer, std::string_view kind, std::int64_t parameterBytes)
 {
     Layer &target = m_trace->layers.at(layer);
     target.kind = visibleText(kind);

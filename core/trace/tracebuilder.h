@@ -27,13 +27,13 @@ public:
 
     TraceBuilder();
 
-    void setMeta(std::string_view key, std::string value);
+    void setMeta(std::string_view key, std::string_view value);
     std::uint32_t lane(const Lane &lane);
 
     // The layer with this module path, created (with its ancestors) if new. Names are
     // stored as visibleText shows them, metadata values as visibleLines does.
     std::uint32_t layer(std::string_view path);
-    void setLayerInfo(std::uint32_t layer, std::string kind, std::int64_t parameterBytes);
+    void setLayerInfo(std::uint32_t layer, std::string_view kind, std::int64_t parameterBytes);
 
     StackTable &stacks() { return m_trace->stacks; }
     std::uint32_t kernelName(std::string_view name);

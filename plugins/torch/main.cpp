@@ -57,7 +57,7 @@ ModelSpec specFrom(const Arguments &arguments)
     const bool builtin = arguments.model == "gpt" || arguments.model == "mlp" || arguments.model == "cnn";
     const bool sized = arguments.layers || arguments.dModel || arguments.heads || arguments.seq || arguments.vocab
                        || arguments.batch || arguments.dropout;
-    const ModelSpec base = builtin ? builtinSpec(arguments.model) : readModelSpec(arguments.model);
+    ModelSpec base = builtin ? builtinSpec(arguments.model) : readModelSpec(arguments.model);
     if (base.kind == ModelKind::TorchScript && sized)
         throw Error("--layers, --d-model, --heads, --seq, --vocab, --batch and --dropout apply to built-in models; "
                     "a TorchScript spec fixes them in its blocks and input.");
@@ -270,10 +270,7 @@ int main(int argc, char **argv)
         if (arguments.verifyGradients && !result.oom)
             check = verifyGradients(spec, options);
         if (arguments.json) {
-            auto object = result.toJson();
-            object["trace"] = arguments.out.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(arguments.out);
-            object["gradient_check"] = check ? check->toJson() : nlohmann::ordered_json(nullptr);
-            std::cout << object.dump(2) << std::endl;
+            std::cout << replayResultOf(result, check, arguments.out).toJson() << std::endl;
         } else {
             std::cout << summaryText(result, arguments.out) << (check ? gradientText(*check) : std::string()) << std::flush;
         }

@@ -142,63 +142,40 @@ CheckpointSchedule resolveCheckpoint(const std::vector<Stage> &stages, const std
 
 namespace {
 
-using json = nlohmann::ordered_json;
-
-// The measured steps' times and peaks, in order.
-std::pair<json, json> measuredJson(const std::vector<StepMeasure> &steps)
+// One configuration's figures, its warm-up steps left out.
+ReplaySteps stepsOf(const std::vector<std::string> &checkpoint, const std::vector<StepMeasure> &steps,
+                    std::optional<std::int64_t> peakAllocatedBytes, std::optional<double> stepTimeMs,
+                    const std::optional<ReplayOutOfMemory> &oom)
 {
-    json times = json::array(), peaks = json::array();
+    ReplaySteps figures{checkpoint, peakAllocatedBytes, stepTimeMs, {}, {}, oom};
     for (const StepMeasure &step : steps) {
         if (!step.warmup) {
-            times.push_back(step.timeMs);
-            peaks.push_back(step.peakAllocatedBytes);
+            figures.stepTimesMs.push_back(step.timeMs);
+            figures.stepPeaksBytes.push_back(step.peakAllocatedBytes);
         }
     }
-    return {times, peaks};
-}
-
-json oomJson(const std::optional<OutOfMemoryResult> &oom)
-{
-    if (!oom)
-        return nullptr;
-    return {{"layer", oom->layer.empty() ? json(nullptr) : json(oom->layer)},
-            {"phase", phaseName(oom->phase)},
-            {"step", oom->step ? json(*oom->step) : json(nullptr)},
-            {"requested_bytes", oom->requestedBytes},
-            {"message", oom->message}};
-}
-
-template<typename T>
-json orNull(const std::optional<T> &value)
-{
-    return value ? json(*value) : json(nullptr);
+    return figures;
 }
 
 } // namespace
 
-nlohmann::ordered_json BaselineResult::toJson() const
+ReplayResult replayResultOf(const RunResult &run, const std::optional<GradientCheck> &check, const std::string &tracePath)
 {
-    const auto [stepTimes, stepPeaks] = measuredJson(steps);
-    return {{"checkpoint", checkpoint},           {"peak_allocated_bytes", orNull(peakAllocatedBytes)},
-            {"step_time_ms", orNull(stepTimeMs)}, {"step_times_ms", stepTimes},
-            {"step_peaks_bytes", stepPeaks},      {"oom", oomJson(oom)}};
-}
-
-nlohmann::ordered_json RunResult::toJson() const
-{
-    const auto [stepTimes, stepPeaks] = measuredJson(steps);
-    return {{"peak_allocated_bytes", orNull(peakAllocatedBytes)},
-            {"step_time_ms", orNull(stepTimeMs)},
-            {"device", device},
-            {"device_name", deviceName},
-            {"dtype", dtype},
-            {"checkpoint", checkpoint},
-            {"oom", oomJson(oom)},
-            {"steps", stepTimes.size()},
-            {"step_times_ms", stepTimes},
-            {"step_peaks_bytes", stepPeaks},
-            {"baseline", baseline ? baseline->toJson() : json(nullptr)},
-            {"model", json::parse(spec.toJson().dump())}};
+    ReplayResult result;
+    static_cast<ReplaySteps &>(result) = stepsOf(run.checkpoint, run.steps, run.peakAllocatedBytes, run.stepTimeMs, run.oom);
+    result.device = run.device;
+    result.deviceName = run.deviceName;
+    result.dtype = run.dtype;
+    if (const auto &baseline = run.baseline)
+        result.baseline =
+            stepsOf(baseline->checkpoint, baseline->steps, baseline->peakAllocatedBytes, baseline->stepTimeMs, baseline->oom);
+    result.modelJson = run.spec.toJson().dump();
+    if (check)
+        result.gradients = ReplayGradientCheck{check->maxAbsDifference, check->maxRelativeDifference,
+                                               check->worstParameter,   check->values,
+                                               check->tolerance,        check->agree()};
+    result.tracePath = tracePath;
+    return result;
 }
 
 namespace {
@@ -332,7 +309,7 @@ public:
             m_builder.setMeta(metakey::CheckpointCosts, m_checkpointCosts);
         if (!m_checkpointCostSpreads.empty())
             m_builder.setMeta(metakey::CheckpointCostSpreads, m_checkpointCostSpreads);
-        m_builder.setMeta(metakey::ReplayResult, m_result.toJson().dump());
+        m_builder.setMeta(metakey::ReplayResult, replayResultOf(m_result).toJson());
         if (m_out) {
             m_out->writeNew(m_builder.current());
             m_out->finish();
@@ -562,7 +539,7 @@ private:
 
     struct OutOfMemoryAt
     {
-        OutOfMemoryResult oom;
+        ReplayOutOfMemory oom;
         std::int64_t timeNs = 0;
     };
 
@@ -698,16 +675,6 @@ RunResult runReplay(const ModelSpec &spec, const RunOptions &options)
     if (options.steps < 1 || options.warmupSteps < 0 || options.microBatches < 1)
         throw Error("--steps and --micro-batches must be at least 1 and --warmup at least 0.");
     return Replay(spec, options).run();
-}
-
-nlohmann::ordered_json GradientCheck::toJson() const
-{
-    return {{"max_abs_difference", maxAbsDifference},
-            {"max_relative_difference", maxRelativeDifference},
-            {"worst_parameter", worstParameter},
-            {"values", values},
-            {"tolerance", tolerance},
-            {"agree", agree()}};
 }
 
 GradientCheck verifyGradients(const ModelSpec &spec, const RunOptions &options)

@@ -9,6 +9,7 @@
 #include "replaymodel.h"
 
 #include "core/plan/checkpointschedule.h"
+#include "core/plan/replayresult.h"
 #include "core/trace/trace.h"
 
 #include <nlohmann/json.hpp>
@@ -57,15 +58,6 @@ struct StepMeasure
     double timeMs = 0;
 };
 
-struct OutOfMemoryResult
-{
-    std::string layer; // empty outside any layer
-    Phase phase = Phase::Other;
-    std::optional<std::int64_t> step; // unset while the model and optimizer are built
-    std::int64_t requestedBytes = 0;
-    std::string message; // "out of memory in backward of blocks.7 at step 2"
-};
-
 // The steps of RunOptions::baseline, measured beside the run's.
 struct BaselineResult
 {
@@ -73,9 +65,7 @@ struct BaselineResult
     std::vector<StepMeasure> steps;                 // warm-up ones too
     std::optional<std::int64_t> peakAllocatedBytes; // highest over measured steps
     std::optional<double> stepTimeMs;               // median over measured steps
-    std::optional<OutOfMemoryResult> oom;           // no more baseline steps ran after it
-
-    nlohmann::ordered_json toJson() const;
+    std::optional<ReplayOutOfMemory> oom;           // no more baseline steps ran after it
 };
 
 struct RunResult
@@ -88,13 +78,11 @@ struct RunResult
     std::vector<StepMeasure> steps;
     std::optional<std::int64_t> peakAllocatedBytes; // highest over measured steps
     std::optional<double> stepTimeMs;               // median over measured steps
-    std::optional<OutOfMemoryResult> oom;
+    std::optional<ReplayOutOfMemory> oom;
     std::optional<BaselineResult> baseline; // with RunOptions::baseline
     TracePtr trace;
     std::vector<torch::Tensor> gradients;   // with keepGradients
     std::vector<std::string> gradientNames; // "blocks.3[2]": the stage and the parameter's index in it
-
-    nlohmann::ordered_json toJson() const;
 };
 
 // The units a --checkpoint argument checkpoints, over the stages in order (and the stages'
@@ -115,11 +103,15 @@ struct GradientCheck
     std::int64_t values = 0;
     double tolerance = 0; // relative: 1e-5 in fp32, 1e-2 in bf16
     bool agree() const { return maxRelativeDifference <= tolerance; }
-    nlohmann::ordered_json toJson() const;
 };
 
 // Runs the step twice (plain, then with options.checkpoint) with options' device, dtype,
 // micro-batches and memory limit. Throws Error when either run fails or runs out of memory.
 GradientCheck verifyGradients(const ModelSpec &spec, const RunOptions &options);
+
+// What a run measured, as peaklens-replay --json prints it and its trace's replay.result
+// keeps it, with the gradient check and the trace's path where there are any.
+ReplayResult replayResultOf(const RunResult &run, const std::optional<GradientCheck> &check = std::nullopt,
+                            const std::string &tracePath = {});
 
 } // namespace peaklens::replay

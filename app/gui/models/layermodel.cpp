@@ -110,10 +110,10 @@ void LayerModel::setSchedule(const CheckpointSchedule &schedule)
         return;
     m_checkpoint = whole;
     m_parts = parts;
-    emitTicksChanged();
+    showTicks();
 }
 
-void LayerModel::emitTicksChanged()
+void LayerModel::showTicks()
 {
     // Only chain layers and their parts change; tell the views about each.
     for (const ChainLayer &layer : m_document->model->layers) {
@@ -124,7 +124,6 @@ void LayerModel::emitTicksChanged()
             Q_EMIT dataChanged(box, box, {Qt::CheckStateRole});
         }
     }
-    Q_EMIT checkpointChanged();
 }
 
 bool LayerModel::isTicked(std::size_t row) const
@@ -317,7 +316,8 @@ bool LayerModel::setData(const QModelIndex &index, const QVariant &value, int ro
         }
         m_parts[k] = on ? m_parts[k] | std::uint64_t(1) << part : m_parts[k] & ~(std::uint64_t(1) << part);
     }
-    emitTicksChanged();
+    showTicks();
+    Q_EMIT toggled();
     return true;
 }
 

@@ -44,7 +44,8 @@ public:
     const std::vector<bool> &checkpoint() const { return m_checkpoint; }
     // The ticks as units: a single-layer unit per ticked layer, a part unit per ticked module.
     CheckpointSchedule schedule() const;
-    // Ticks the layers a schedule's top-level units hold and the parts it checkpoints.
+    // Ticks the layers a schedule's top-level units hold and the parts it checkpoints (the
+    // views repaint; toggled() is for the user's ticks alone).
     void setSchedule(const CheckpointSchedule &schedule);
     // The index (first column) of a trace layer; invalid for none.
     QModelIndex indexOfLayer(std::uint32_t layer, int column = NameColumn) const;
@@ -59,7 +60,8 @@ public:
     bool setData(const QModelIndex &index, const QVariant &value, int role = Qt::EditRole) override;
 
 Q_SIGNALS:
-    void checkpointChanged();
+    // The user ticked or unticked a box (setData).
+    void toggled();
 
 private:
     void rebuildTree();
@@ -77,7 +79,7 @@ private:
     std::vector<std::uint64_t> m_parts; // per chain layer: its ticked parts
     bool isTicked(std::size_t row) const;
     bool isHeldWhole(std::size_t row) const; // a part of a layer ticked whole
-    void emitTicksChanged();
+    void showTicks();
     std::int64_t m_peakBytes = 0;
 };
 

@@ -28,7 +28,8 @@ QString millisecondsText(double ms)
 
 std::optional<double> measuredPeak(const RunRecord &run)
 {
-    return run.measured.peakAllocatedBytes ? std::optional<double>(double(*run.measured.peakAllocatedBytes)) : std::nullopt;
+    return run.row.measured.peakAllocatedBytes ? std::optional<double>(double(*run.row.measured.peakAllocatedBytes))
+                                               : std::nullopt;
 }
 
 } // namespace
@@ -94,16 +95,16 @@ QVariant RunsModel::display(const RunRecord &run, int column) const
     const StepChange step = run.stepChange();
     switch (column) {
     case RunColumn:
-        return run.outcome.isEmpty() ? run.label : run.label + QStringLiteral(" — ") + run.outcome;
+        return run.outcome().isEmpty() ? run.label : run.label + QStringLiteral(" — ") + run.outcome();
     case CheckpointColumn:
-        return run.checkpoint.isEmpty() ? tr("none") : tr("%n unit(s)", nullptr, int(run.checkpoint.size()));
+        return run.checkpoint().isEmpty() ? tr("none") : tr("%n unit(s)", nullptr, int(run.checkpoint().size()));
     case PredictedPeakColumn:
-        return QString::fromStdString(formatBytes(run.predictedPeakBytes));
+        return QString::fromStdString(formatBytes(run.row.predicted.peakBytes));
     case MeasuredPeakColumn:
-        if (!run.measured.peakAllocatedBytes)
+        if (!run.row.measured.peakAllocatedBytes)
             return QString();
-        return withError(QString::fromStdString(formatBytes(*run.measured.peakAllocatedBytes)),
-                         relativeError(double(run.predictedPeakBytes), measuredPeak(run)));
+        return withError(QString::fromStdString(formatBytes(*run.row.measured.peakAllocatedBytes)),
+                         relativeError(double(run.row.predicted.peakBytes), measuredPeak(run)));
     case BaselineStepColumn:
         return step.baselineHere ? millisecondsText(step.baselineHere->medianMs) : QString();
     case MeasuredStepColumn:
@@ -115,12 +116,12 @@ QVariant RunsModel::display(const RunRecord &run, int column) const
             return tr("reference");
         return step.measured ? changeText(*step.measured) : QString();
     case GradientsColumn:
-        if (!run.measured.gradients)
+        if (!run.row.measured.gradients)
             return QString();
-        if (run.measured.gradients->maxRelativeDifference == 0)
+        if (run.row.measured.gradients->maxRelativeDifference == 0)
             return tr("identical");
-        return (run.measured.gradients->agree ? tr("≤ %1") : tr("DIFFER by %1"))
-            .arg(run.measured.gradients->maxRelativeDifference, 0, 'g', 2);
+        return (run.row.measured.gradients->agree ? tr("≤ %1") : tr("DIFFER by %1"))
+            .arg(run.row.measured.gradients->maxRelativeDifference, 0, 'g', 2);
     }
     return {};
 }
@@ -133,9 +134,9 @@ QString RunsModel::toolTip(const RunRecord &run, int column) const
             return tr("The trace as recorded: what the reruns' predictions start from");
         [[fallthrough]];
     case CheckpointColumn:
-        if (!run.outcome.isEmpty())
-            return run.outcome;
-        return run.checkpoint.isEmpty() ? tr("Nothing checkpointed") : run.checkpoint.join(QStringLiteral(", "));
+        if (!run.outcome().isEmpty())
+            return run.outcome();
+        return run.checkpoint().isEmpty() ? tr("Nothing checkpointed") : run.checkpoint().join(QStringLiteral(", "));
     case MeasuredPeakColumn:
         return tr("Measured peak (the prediction's error against it)");
     case BaselineStepColumn:
@@ -161,9 +162,9 @@ QString RunsModel::toolTip(const RunRecord &run, int column) const
         }
         return run.baseline ? tr("The trace as recorded: what the reruns' predictions start from") : QString();
     case GradientsColumn:
-        return run.measured.gradients ? tr("Largest gradient difference against a step without checkpointing, relative to "
-                                           "the largest gradient of that parameter")
-                                      : QString();
+        return run.row.measured.gradients ? tr("Largest gradient difference against a step without checkpointing, relative to "
+                                               "the largest gradient of that parameter")
+                                          : QString();
     }
     return {};
 }

@@ -12,7 +12,6 @@
 #include <QScrollArea>
 #include <QToolTip>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 namespace peaklens::gui {
 
@@ -161,27 +160,22 @@ AllocatorPane::AllocatorPane(QWidget *parent)
     layout->addWidget(scroll, 1);
 }
 
-AllocatorPane::~AllocatorPane()
-{
-    m_watcher.waitForFinished();
-    m_seriesWatcher.waitForFinished();
-}
+AllocatorPane::~AllocatorPane() = default;
 
 void AllocatorPane::showAt(const DocumentPtr &document, std::optional<std::int64_t> timeNs)
 {
     if (document && document != m_document) {
-        m_seriesWatcher.disconnect(this);
-        connect(&m_seriesWatcher, &QFutureWatcher<std::vector<SeriesPoint>>::finished, this,
-                [this, document] { Q_EMIT largestFreeReady(document, m_seriesWatcher.result()); });
-        m_seriesWatcher.setFuture(QtConcurrent::run([document] {
-            std::vector<SeriesPoint> curve;
-            const AllocatorSeries series = allocatorSeries(*document->trace, document->device);
-            for (const AllocatorPoint &point : series.points) {
-                if (point.largestFreeBytes)
-                    curve.push_back({point.timeNs, *point.largestFreeBytes});
-            }
-            return curve;
-        }));
+        m_seriesJobs.start(
+            [document](const Progress &) {
+                std::vector<SeriesPoint> curve;
+                const AllocatorSeries series = allocatorSeries(*document->trace, document->device);
+                for (const AllocatorPoint &point : series.points) {
+                    if (point.largestFreeBytes)
+                        curve.push_back({point.timeNs, *point.largestFreeBytes});
+                }
+                return curve;
+            },
+            [this, document](const std::vector<SeriesPoint> &curve) { Q_EMIT largestFreeReady(document, curve); });
     }
     m_document = document;
     m_map->setState(nullptr, std::nullopt);
@@ -194,24 +188,20 @@ void AllocatorPane::showAt(const DocumentPtr &document, std::optional<std::int64
     const std::int64_t at =
         timeNs.value_or(document->summary.peak.primary ? document->summary.peak.devices[*document->summary.peak.primary].timeNs
                                                        : document->summary.lastNs);
-    const quint64 request = ++m_request;
-    m_watcher.disconnect(this);
-    connect(&m_watcher, &QFutureWatcher<Result>::finished, this, [this, request] {
-        if (request == m_request)
-            present(m_watcher.result());
-    });
-    m_watcher.setFuture(QtConcurrent::run([document, at] {
-        Result result;
-        result.state = allocatorStateAt(*document->trace, document->device, at);
-        for (const AllocatorSegment &segment : result.state.segments) {
-            for (const AllocatorBlock &block : segment.blocks)
+    m_stateJobs.start(
+        [document, at](const Progress &) {
+            Result result;
+            result.state = allocatorStateAt(*document->trace, document->device, at);
+            for (const AllocatorSegment &segment : result.state.segments) {
+                for (const AllocatorBlock &block : segment.blocks)
+                    result.largestLiveBytes = std::max(result.largestLiveBytes, block.bytes);
+            }
+            for (const AllocatorBlock &block : result.state.outsideBlocks)
                 result.largestLiveBytes = std::max(result.largestLiveBytes, block.bytes);
-        }
-        for (const AllocatorBlock &block : result.state.outsideBlocks)
-            result.largestLiveBytes = std::max(result.largestLiveBytes, block.bytes);
-        result.ooms = analyseOutOfMemory(*document->trace);
-        return result;
-    }));
+            result.ooms = analyseOutOfMemory(*document->trace);
+            return result;
+        },
+        [this](const Result &result) { present(result); });
 }
 
 void AllocatorPane::present(const Result &result)

@@ -6,12 +6,12 @@
 // memory a request as large as the largest live block could not use, and why each
 // out-of-memory failure happened: fragmentation or a full GPU. Computed off the UI thread.
 
+#include "jobs.h"
 #include "tracedocument.h"
 
 #include "core/analysis/allocatorstate.h"
 #include "core/plan/predictor.h"
 
-#include <QFutureWatcher>
 #include <QWidget>
 
 #include <optional>
@@ -54,9 +54,8 @@ private:
     QLabel *m_figures;
     QLabel *m_ooms;
     SegmentMap *m_map;
-    QFutureWatcher<Result> m_watcher;
-    QFutureWatcher<std::vector<SeriesPoint>> m_seriesWatcher;
-    quint64 m_request = 0;
+    Jobs m_stateJobs;  // the state at a moment
+    Jobs m_seriesJobs; // the largest free block over time
 };
 
 } // namespace peaklens::gui

@@ -236,13 +236,13 @@ private slots:
         QCOMPARE(window.runsModel()->rowCount(), 2);
         QCOMPARE(started.count(), 1);
         const RunRecord &run = window.runsModel()->run(1);
-        QVERIFY2(run.outcome.isEmpty(), qPrintable(run.outcome));
-        QCOMPARE(run.checkpoint.size(), qsizetype(window.document()->model->layers.size()));
-        QVERIFY(run.measured.peakAllocatedBytes && run.measuredStepMs());
-        QVERIFY(*run.measured.peakAllocatedBytes < *window.runsModel()->run(0).measured.peakAllocatedBytes);
+        QVERIFY2(run.outcome().isEmpty(), qPrintable(run.outcome()));
+        QCOMPARE(run.checkpoint().size(), qsizetype(window.document()->model->layers.size()));
+        QVERIFY(run.row.measured.peakAllocatedBytes && run.measuredStepMs());
+        QVERIFY(*run.row.measured.peakAllocatedBytes < *window.runsModel()->run(0).row.measured.peakAllocatedBytes);
         QVERIFY(run.document);
         QCOMPARE(started.first().first().toString(), run.document->filePath());
-        QCOMPARE(QString::fromStdString(run.document->trace->metaValue("checkpoint")), run.checkpoint.join(QLatin1Char(',')));
+        QCOMPARE(QString::fromStdString(run.document->trace->metaValue("checkpoint")), run.checkpoint().join(QLatin1Char(',')));
         // The comparison shows the checkpointed blocks keeping less for the backward pass.
         RunComparisonModel *comparison = window.comparisonModel();
         QVERIFY(comparison->rowCount() > 0);
@@ -253,7 +253,44 @@ private slots:
                        < 0)
                 ++smaller;
         }
-        QCOMPARE(smaller, int(run.checkpoint.size()));
+        QCOMPARE(smaller, int(run.checkpoint().size()));
+    }
+
+    // A rerun of segments (sqrt) is predicted as segments in the Runs table and in the
+    // report written from the window alike.
+    void rerunOfSegmentsIsReportedAsTheRunsTableShowsIt()
+    {
+        if (ReplayProcess::executable().isEmpty())
+            QSKIP("peaklens-replay is not built (LibTorch missing); nothing to rerun");
+        QTemporaryDir directory;
+        const QString trace = directory.filePath(QStringLiteral("training-step.peaklens"));
+        QVERIFY(QFile::copy(kSample, trace));
+        MainWindow window;
+        QVERIFY(load(window, trace));
+        window.setCheckpointStrategy(QStringLiteral("sqrt"));
+        const Plan segments = planForStrategy(*window.document()->model, "sqrt");
+        QVERIFY(!isPerLayer(segments.schedule));
+        QSignalSpy finished(&window, &MainWindow::rerunFinished);
+        window.rerun();
+        QVERIFY(finished.wait(300000));
+        QCOMPARE(window.runsModel()->rowCount(), 2);
+        const RunRecord &run = window.runsModel()->run(1);
+        QVERIFY2(run.outcome().isEmpty(), qPrintable(run.outcome()));
+        QCOMPARE(run.row.predicted.peakBytes, segments.prediction.peakBytes);
+
+        const QString out = directory.filePath(QStringLiteral("report.json"));
+        QSignalSpy exported(&window, &MainWindow::reportExported);
+        window.exportReportTo(out);
+        QVERIFY(exported.wait(60000));
+        QVERIFY2(exported.front().at(1).toString().isEmpty(), qPrintable(exported.front().at(1).toString()));
+        QFile file(out);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QJsonArray comparisons = QJsonDocument::fromJson(file.readAll()).object()[QStringLiteral("comparisons")].toArray();
+        QCOMPARE(comparisons.size(), qsizetype(1));
+        const QJsonObject comparison = comparisons.first().toObject();
+        QVERIFY2(comparison[QStringLiteral("problem")].isNull(), qPrintable(comparison[QStringLiteral("problem")].toString()));
+        QCOMPARE(comparison[QStringLiteral("predicted")].toObject()[QStringLiteral("peak_bytes")].toInteger(),
+                 run.row.predicted.peakBytes);
     }
 
     // Quitting while a rerun or a recording runs stops the child and does not crash: the
@@ -302,7 +339,7 @@ private slots:
         window.cancel();
         QVERIFY(window.isRerunning()); // returned before the child has gone
         QVERIFY(finished.wait(10000));
-        QCOMPARE(window.runsModel()->run(1).outcome, QStringLiteral("cancelled"));
+        QCOMPARE(window.runsModel()->run(1).outcome(), QStringLiteral("cancelled"));
         QVERIFY(!window.isRerunning());
     }
 
@@ -319,7 +356,7 @@ private slots:
         window.rerun();
         QVERIFY(finished.wait(300000));
         const RunRecord &run = window.runsModel()->run(1);
-        QVERIFY2(run.outcome.isEmpty(), qPrintable(run.outcome));
+        QVERIFY2(run.outcome().isEmpty(), qPrintable(run.outcome()));
         const auto change = run.stepChange().measured;
         QVERIFY(change);
         QVERIFY(change->paired);
@@ -331,7 +368,7 @@ private slots:
                  qPrintable(shown));
         // No toggles: the model predicts no change, as the what-if bar said.
         QCOMPARE(window.runsModel()->index(1, RunsModel::PredictedChangeColumn).data().toString(), QStringLiteral("+0.0 %"));
-        QCOMPARE(run.measured.peakAllocatedBytes, run.measured.baselinePeakAllocatedBytes);
+        QCOMPARE(run.row.measured.peakAllocatedBytes, run.row.measured.baselinePeakAllocatedBytes());
 
         // The measured curve spans the baseline's step, on the baseline's clock, its peak marked.
         const CostModel &model = *window.document()->model;
@@ -615,11 +652,11 @@ private slots:
         window.rerun();
         QVERIFY(finished.wait(60000));
         const RunRecord &run = window.runsModel()->run(1);
-        QVERIFY2(run.outcome.isEmpty(), qPrintable(run.outcome));
-        QVERIFY(run.measured.peakAllocatedBytes && *run.measured.peakAllocatedBytes > 0);
+        QVERIFY2(run.outcome().isEmpty(), qPrintable(run.outcome()));
+        QVERIFY(run.row.measured.peakAllocatedBytes && *run.row.measured.peakAllocatedBytes > 0);
         QVERIFY(run.measuredStepMs() && *run.measuredStepMs() > 0);
         // Each run noted the same first gradients beside its trace.
-        QVERIFY(run.measured.gradients && run.measured.gradients->agree);
+        QVERIFY(run.row.measured.gradients && run.row.measured.gradients->agree);
 
         QFile args(workDirectory + QStringLiteral("/args.txt"));
         QVERIFY2(args.open(QIODevice::ReadOnly), "the command did not run in the recorded working directory");
@@ -630,8 +667,8 @@ private slots:
                                             QStringLiteral("--lr"), QStringLiteral("0.1")}));
         QFile checkpoint(workDirectory + QStringLiteral("/checkpoint.txt"));
         QVERIFY(checkpoint.open(QIODevice::ReadOnly));
-        QVERIFY(!run.checkpoint.isEmpty());
-        QCOMPARE(QString::fromUtf8(checkpoint.readAll()), run.checkpoint.join(QLatin1Char(',')));
+        QVERIFY(!run.checkpoint().isEmpty());
+        QCOMPARE(QString::fromUtf8(checkpoint.readAll()), run.checkpoint().join(QLatin1Char(',')));
     }
 
     // The real peaklens-cli on a machine without a GPU: the run is a row saying why.
@@ -647,8 +684,8 @@ private slots:
         window.rerun();
         QVERIFY(finished.wait(60000));
         const RunRecord &run = window.runsModel()->run(1);
-        QVERIFY2(run.outcome.contains(QStringLiteral("needs a CUDA device")), qPrintable(run.outcome));
-        QVERIFY(!run.measured.peakAllocatedBytes);
+        QVERIFY2(run.outcome().contains(QStringLiteral("needs a CUDA device")), qPrintable(run.outcome()));
+        QVERIFY(!run.row.measured.peakAllocatedBytes);
     }
 
     // Through PyTorch's allocator (the first choice), a command that never imports torch
@@ -833,7 +870,7 @@ private slots:
             window.rerun();
             QVERIFY(finished.wait(300000));
             first = window.runsModel()->run(1);
-            QVERIFY2(first.outcome.isEmpty(), qPrintable(first.outcome));
+            QVERIFY2(first.outcome().isEmpty(), qPrintable(first.outcome()));
             QVERIFY(first.kept);
             QCOMPARE(QFileInfo(first.folder).absolutePath(), runsFolderOf(trace));
             for (int column = 0; column < RunsModel::NumColumns; ++column)
@@ -849,17 +886,17 @@ private slots:
             QTest::qWaitFor([&] { return window.runsModel()->rowCount() >= 2 && window.runsModel()->run(1).document; }, 60000));
         const RunRecord &restored = window.runsModel()->run(1);
         QCOMPARE(restored.label, first.label);
-        QCOMPARE(restored.checkpoint, first.checkpoint);
-        QCOMPARE(restored.measured.peakAllocatedBytes, first.measured.peakAllocatedBytes);
-        QCOMPARE(restored.measured.stepTimesMs, first.measured.stepTimesMs);
-        QCOMPARE(restored.measured.baselineStepTimesMs, first.measured.baselineStepTimesMs);
+        QCOMPARE(restored.checkpoint(), first.checkpoint());
+        QCOMPARE(restored.row.measured.peakAllocatedBytes, first.row.measured.peakAllocatedBytes);
+        QCOMPARE(restored.row.measured.stepTimesMs, first.row.measured.stepTimesMs);
+        QCOMPARE(restored.row.measured.baselineStepTimesMs(), first.row.measured.baselineStepTimesMs());
         QCOMPARE(restored.document->peakBytes, first.document->peakBytes);
         for (int column = 0; column < RunsModel::NumColumns; ++column)
             QCOMPARE(window.runsModel()->index(1, column).data().toString(), shown[column]);
         QVERIFY(finished.count() == 1 || finished.wait(300000));
         QCOMPARE(window.runsModel()->rowCount(), 3);
         QCOMPARE(window.runsModel()->run(2).label, QStringLiteral("rerun 2"));
-        QVERIFY2(window.runsModel()->run(2).outcome.isEmpty(), qPrintable(window.runsModel()->run(2).outcome));
+        QVERIFY2(window.runsModel()->run(2).outcome().isEmpty(), qPrintable(window.runsModel()->run(2).outcome()));
     }
 
     // A rerun's folder and run.json read back as they were written, and a copy saved to a
@@ -876,15 +913,15 @@ private slots:
         QVERIFY(QDir().mkpath(run.folder + QStringLiteral("/run")));
         test::writeBytes(run.folder + QStringLiteral("/run/pid7.peaklens"), "the run's trace");
         run.label = QStringLiteral("rerun 1");
-        run.checkpoint = {QStringLiteral("blocks.0..blocks.2"), QStringLiteral("head")};
-        run.predictedPeakBytes = 123456789;
-        run.predictedStepNs = 531000000;
-        run.modelStepNs = 427000000;
+        run.row.strategy = CheckpointStrategy::parse("blocks.0..blocks.2,head");
+        run.row.predicted.peakBytes = 123456789;
+        run.row.predicted.stepTimeNs = 531000000;
+        run.row.modelBaseline.stepTimeNs = 427000000;
         run.tracePaths = {run.folder + QStringLiteral("/run/pid7.peaklens")};
-        run.measured.peakAllocatedBytes = 123000000;
-        run.measured.stepTimesMs = {471.25, 470.5};
-        run.measured.baselineStepTimesMs = {381.0, 383.75};
-        run.measured.gradients = ReplayGradientCheck{0.0, true};
+        run.row.measured.peakAllocatedBytes = 123000000;
+        run.row.measured.stepTimesMs = {471.25, 470.5};
+        run.row.measured.baseline = ReplaySteps{.stepTimesMs = {381.0, 383.75}};
+        run.row.measured.gradients = ReplayGradientCheck{.maxRelativeDifference = 0.0, .agree = true};
         saveRun(run);
         QStringList problems;
         const std::vector<RunRecord> kept = keptRuns(baseline, &problems);
@@ -892,15 +929,15 @@ private slots:
         QCOMPARE(kept.size(), std::size_t(1));
         const RunRecord &back = kept.front();
         QCOMPARE(back.label, run.label);
-        QCOMPARE(back.checkpoint, run.checkpoint);
-        QCOMPARE(back.predictedPeakBytes, run.predictedPeakBytes);
-        QCOMPARE(back.predictedStepNs, run.predictedStepNs);
-        QCOMPARE(back.modelStepNs, run.modelStepNs);
+        QCOMPARE(back.checkpoint(), run.checkpoint());
+        QCOMPARE(back.row.predicted.peakBytes, run.row.predicted.peakBytes);
+        QCOMPARE(back.row.predicted.stepTimeNs, run.row.predicted.stepTimeNs);
+        QCOMPARE(back.row.modelBaseline.stepTimeNs, run.row.modelBaseline.stepTimeNs);
         QCOMPARE(back.tracePaths, run.tracePaths);
-        QCOMPARE(back.measured.peakAllocatedBytes, run.measured.peakAllocatedBytes);
-        QCOMPARE(back.measured.stepTimesMs, run.measured.stepTimesMs);
-        QCOMPARE(back.measured.baselineStepTimesMs, run.measured.baselineStepTimesMs);
-        QVERIFY(back.measured.gradients && back.measured.gradients->agree);
+        QCOMPARE(back.row.measured.peakAllocatedBytes, run.row.measured.peakAllocatedBytes);
+        QCOMPARE(back.row.measured.stepTimesMs, run.row.measured.stepTimesMs);
+        QCOMPARE(back.row.measured.baselineStepTimesMs(), run.row.measured.baselineStepTimesMs());
+        QVERIFY(back.row.measured.gradients && back.row.measured.gradients->agree);
 
         QTemporaryDir elsewhere;
         RunRecord copy = run;

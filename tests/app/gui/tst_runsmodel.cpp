@@ -16,9 +16,12 @@ RunRecord run(const QString &label, QStringList checkpoint, std::int64_t predict
 {
     RunRecord record;
     record.label = label;
-    record.checkpoint = std::move(checkpoint);
-    record.predictedPeakBytes = predicted;
-    record.measured.peakAllocatedBytes = measured;
+    std::vector<std::string> units;
+    for (const QString &unit : checkpoint)
+        units.push_back(unit.toStdString());
+    record.row.strategy = CheckpointStrategy::ofUnitTexts(units);
+    record.row.predicted.peakBytes = predicted;
+    record.row.measured.peakAllocatedBytes = measured;
     return record;
 }
 
@@ -54,8 +57,8 @@ private slots:
                  QString::fromStdString(formatBytes(64 << 20)) + QStringLiteral(" (+25.0 %)"));
 
         RunRecord failed = model.run(1);
-        failed.outcome = QStringLiteral("out of memory");
-        failed.measured.peakAllocatedBytes.reset();
+        failed.row.outcome = "out of memory";
+        failed.row.measured.peakAllocatedBytes.reset();
         model.replace(1, failed);
         QCOMPARE(model.index(1, RunsModel::RunColumn).data().toString(), QStringLiteral("rerun 1 — out of memory"));
         QCOMPARE(model.index(1, RunsModel::MeasuredPeakColumn).data().toString(), QString());

@@ -11,11 +11,14 @@ using namespace peaklens;
 namespace {
 
 // Shaped as peaklens-replay --json --baseline none --verify-gradients --out prints it
-// (docs/replay.md), less the keys ReplayResult does not read.
+// (docs/replay.md).
 const char *kRerun = R"({
   "peak_allocated_bytes": 4915200,
   "step_time_ms": 11.5,
   "device": "cpu",
+  "device_name": "AMD EPYC 7B13",
+  "dtype": "fp32",
+  "model": {"model": "gpt", "layers": 2},
   "checkpoint": ["blocks.0", "blocks.1"],
   "oom": null,
   "steps": 3,
@@ -40,13 +43,41 @@ private slots:
         const ReplayResult result = ReplayResult::fromJson(kRerun, "rerun");
         QCOMPARE(result.peakAllocatedBytes, std::optional<std::int64_t>(4915200));
         QCOMPARE(result.stepTimesMs, (std::vector<double>{11.5, 12.25, 11.0}));
-        QCOMPARE(result.baselinePeakAllocatedBytes, std::optional<std::int64_t>(6553600));
-        QCOMPARE(result.baselineStepTimesMs, (std::vector<double>{10.5, 11.0, 10.25}));
+        QCOMPARE(result.baselinePeakAllocatedBytes(), std::optional<std::int64_t>(6553600));
+        QCOMPARE(result.baselineStepTimesMs(), (std::vector<double>{10.5, 11.0, 10.25}));
         QVERIFY(result.gradients);
         QVERIFY(result.gradients->agree);
         QCOMPARE(result.gradients->maxRelativeDifference, 0.0);
-        QVERIFY(result.outOfMemory.empty());
+        QVERIFY(result.outOfMemory().empty());
         QCOMPARE(QString::fromStdString(result.tracePath), QStringLiteral("/tmp/run.peaklens"));
+        QCOMPARE(QString::fromStdString(result.deviceName), QStringLiteral("AMD EPYC 7B13"));
+        QCOMPARE(result.baseline->stepPeaksBytes, (std::vector<std::int64_t>{6553600, 6553600, 6553600}));
+        QCOMPARE(QString::fromStdString(result.gradients->worstParameter), QStringLiteral("embed[0]"));
+        QCOMPARE(result.gradients->values, std::int64_t(45312));
+    }
+
+    // What toJson writes, fromJson reads back whole: the one writer and reader of the keys.
+    void everyKeyRoundTrips()
+    {
+        ReplayResult result = ReplayResult::fromJson(kRerun, "rerun");
+        result.oom =
+            ReplayOutOfMemory{"blocks.1", Phase::Backward, 2, 1 << 20, "out of memory in backward of blocks.1 at step 2"};
+        result.gradients->maxRelativeDifference = INFINITY;
+        const std::string once = result.toJson();
+        const ReplayResult back = ReplayResult::fromJson(once, "again");
+        QCOMPARE(QString::fromStdString(back.toJson()), QString::fromStdString(once));
+        QCOMPARE(back.checkpoint, result.checkpoint);
+        QCOMPARE(back.stepTimeMs, result.stepTimeMs);
+        QCOMPARE(back.stepPeaksBytes, result.stepPeaksBytes);
+        QCOMPARE(back.oom->phase, Phase::Backward);
+        QCOMPARE(back.oom->step, std::optional<std::int64_t>(2));
+        QCOMPARE(back.oom->requestedBytes, std::int64_t(1) << 20);
+        QCOMPARE(QString::fromStdString(back.outOfMemory()), QString::fromStdString(result.oom->message));
+        QCOMPARE(back.baseline->checkpoint, result.baseline->checkpoint);
+        QCOMPARE(back.baseline->stepTimeMs, result.baseline->stepTimeMs);
+        QVERIFY(std::isinf(back.gradients->maxRelativeDifference));
+        QCOMPARE(QString::fromStdString(back.modelJson), QString::fromStdString(result.modelJson));
+        QCOMPARE(QString::fromStdString(back.dtype), QStringLiteral("fp32"));
     }
 
     void results_data()
@@ -101,9 +132,9 @@ private slots:
         const ReplayResult result = ReplayResult::fromJson(json.toStdString(), "rerun");
         QCOMPARE(result.peakAllocatedBytes.value_or(-1), peak);
         QCOMPARE(int(result.stepTimesMs.size()), steps);
-        QCOMPARE(result.baselinePeakAllocatedBytes.value_or(-1), baselinePeak);
-        QCOMPARE(int(result.baselineStepTimesMs.size()), baselineSteps);
-        QCOMPARE(QString::fromStdString(result.outOfMemory), outOfMemory);
+        QCOMPARE(result.baselinePeakAllocatedBytes().value_or(-1), baselinePeak);
+        QCOMPARE(int(result.baselineStepTimesMs().size()), baselineSteps);
+        QCOMPARE(QString::fromStdString(result.outOfMemory()), outOfMemory);
         QCOMPARE(QString::fromStdString(result.tracePath), trace);
         QCOMPARE(result.gradients ? int(result.gradients->agree) : -1, gradients);
     }

@@ -119,16 +119,16 @@ private slots:
         ReplayResult measured;
         measured.peakAllocatedBytes = 195847176;
         measured.stepTimesMs = {471.4, 494.6, 493.4, 462.9, 464.0};
-        measured.baselineStepTimesMs = {401.9, 384.0, 368.5, 386.4, 381.3};
+        measured.baseline = ReplaySteps{.stepTimesMs = {401.9, 384.0, 368.5, 386.4, 381.3}};
         const ReportData data = buildReport(
             {{kSample, analyseTrace(kSample, base), std::nullopt}, {"rerun 1", analyseTrace("rerun 1", toggled), measured}},
             std::nullopt);
         QCOMPARE(data.comparisons.size(), std::size_t(1));
-        QVERIFY(data.comparisons.front().predicted);
+        QVERIFY(data.comparisons.front().row);
         const CostModel &model = *data.runs.front().analysed->model;
         const StepChange change =
-            stepChange(data.comparisons.front().predicted->stepTimeNs, predict(model, CheckpointSchedule{}).stepTimeNs,
-                       measured.baselineStepTimesMs, measured.stepTimesMs);
+            stepChange(data.comparisons.front().row->predicted.stepTimeNs, predict(model, CheckpointSchedule{}).stepTimeNs,
+                       measured.baselineStepTimesMs(), measured.stepTimesMs);
         QVERIFY(change.predictedPercent > 0 && change.measured);
         const std::string html = renderHtmlReport(data);
         QVERIFY2(html.find(">" + signedPercentText(change.predictedPercent) + "<") != std::string::npos, html.c_str());

@@ -222,21 +222,21 @@ private slots:
         QCOMPARE(run.exitCode, 0);
         const ReplayResult result = ReplayResult::fromJson(run.out.toStdString(), "peaklens-replay --json");
         QCOMPARE(result.stepTimesMs.size(), std::size_t(12));
-        QCOMPARE(result.baselineStepTimesMs.size(), std::size_t(12));
-        const auto comparison = compareStepTimes(result.baselineStepTimesMs, result.stepTimesMs);
+        QCOMPARE(result.baselineStepTimesMs().size(), std::size_t(12));
+        const auto comparison = compareStepTimes(result.baselineStepTimesMs(), result.stepTimesMs);
         QVERIFY(comparison && comparison->paired);
-        QVERIFY(result.peakAllocatedBytes && result.baselinePeakAllocatedBytes);
+        QVERIFY(result.peakAllocatedBytes && result.baselinePeakAllocatedBytes());
         if (checkpoint == QStringLiteral("none")) {
             QVERIFY2(comparison->withinNoise(), qPrintable(QStringLiteral("%1 %, paired changes %2 % .. %3 %")
                                                                .arg(comparison->changePercent)
                                                                .arg(comparison->lowPercent)
                                                                .arg(comparison->highPercent)));
-            QCOMPARE(*result.peakAllocatedBytes, *result.baselinePeakAllocatedBytes);
+            QCOMPARE(*result.peakAllocatedBytes, *result.baselinePeakAllocatedBytes());
         } else {
-            QVERIFY2(*result.peakAllocatedBytes < *result.baselinePeakAllocatedBytes,
+            QVERIFY2(*result.peakAllocatedBytes < *result.baselinePeakAllocatedBytes(),
                      qPrintable(QStringLiteral("all %1, baseline %2")
                                     .arg(*result.peakAllocatedBytes)
-                                    .arg(*result.baselinePeakAllocatedBytes)));
+                                    .arg(*result.baselinePeakAllocatedBytes())));
         }
         const QJsonObject baseline = QJsonDocument::fromJson(run.out).object()[QStringLiteral("baseline")].toObject();
         QCOMPARE(baseline[QStringLiteral("checkpoint")].toArray(), QJsonArray());
@@ -284,16 +284,16 @@ private slots:
         const auto fits = replay(arguments);
         QCOMPARE(fits.exitCode, 0);
         const ReplayResult both = ReplayResult::fromJson(fits.out.toStdString(), "peaklens-replay --json");
-        const qint64 between = (*both.peakAllocatedBytes + *both.baselinePeakAllocatedBytes) / 2;
+        const qint64 between = (*both.peakAllocatedBytes + *both.baselinePeakAllocatedBytes()) / 2;
 
         const auto run = replay(QStringList(arguments) << QStringLiteral("--memory-limit") << QString::number(between));
         QCOMPARE(run.exitCode, 0);
         const ReplayResult result = ReplayResult::fromJson(run.out.toStdString(), "peaklens-replay --json");
-        QVERIFY(result.outOfMemory.empty());
+        QVERIFY(result.outOfMemory().empty());
         QCOMPARE(result.stepTimesMs.size(), std::size_t(2));
         QCOMPARE(result.peakAllocatedBytes, both.peakAllocatedBytes);
         // Every measured baseline step reaches its peak: memory runs out by the first of them.
-        QVERIFY(result.baselineStepTimesMs.empty());
+        QVERIFY(result.baselineStepTimesMs().empty());
         const QJsonObject oom =
             QJsonDocument::fromJson(run.out).object()[QStringLiteral("baseline")].toObject()[QStringLiteral("oom")].toObject();
         QVERIFY2(oom[QStringLiteral("message")].toString().startsWith(QStringLiteral("out of memory in ")), run.out.constData());

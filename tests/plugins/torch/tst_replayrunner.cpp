@@ -367,8 +367,14 @@ private Q_SLOTS:
         QCOMPARE(result.trace->markers.size(), std::size_t(1));
         QCOMPARE(result.trace->markers[0].kind, MarkerKind::OutOfMemory);
         QCOMPARE(result.trace->markers[0].bytes, result.oom->requestedBytes);
-        const auto json = result.toJson();
-        QCOMPARE(qs(json["oom"]["layer"].get<std::string>()), qs(result.oom->layer));
+        // Where memory ran out survives the result's JSON, as the app and the CLI read it.
+        const ReplayResult back = ReplayResult::fromJson(replayResultOf(result).toJson(), "the run");
+        QVERIFY(back.oom);
+        QCOMPARE(qs(back.oom->layer), qs(result.oom->layer));
+        QCOMPARE(back.oom->phase, result.oom->phase);
+        QCOMPARE(back.oom->step, result.oom->step);
+        QCOMPARE(back.oom->requestedBytes, result.oom->requestedBytes);
+        QCOMPARE(qs(back.outOfMemory()), qs(result.oom->message));
     }
 
     void resolveCheckpoint_data()
