@@ -3,7 +3,7 @@
 #include "showsdialogs.h"
 
 #include "layereditor.h"
-#include "livefollow.h"
+#include "livecontroller.h"
 #include "localpath.h"
 #include "models/layermodel.h"
 #include "models/livesetmodel.h"
@@ -119,6 +119,7 @@ MainWindow::MainWindow(QWidget *parent)
     , m_loader(new DocumentLoader(this))
     , m_replay(new ReplayProcess(this))
     , m_processSelector(new QComboBox(this))
+    , m_live(new LiveController(statusBar(), this))
 {
     setWindowTitle(tr("PeakLens"));
     setAcceptDrops(true);
@@ -239,22 +240,8 @@ void MainWindow::createPanes()
             });
 
     m_progress->setMaximumWidth(260);
-    m_liveBadge = new QLabel(this);
-    m_liveBadge->setObjectName(QStringLiteral("liveBadge"));
-    m_liveBadge->setVisible(false);
-    statusBar()->addPermanentWidget(m_liveBadge);
-    // Near the device's memory: the planner's toggles, ticked with a click.
-    m_headroomButton = new QToolButton(this);
-    m_headroomButton->setObjectName(QStringLiteral("headroomButton"));
-    m_headroomButton->setAutoRaise(true);
-    m_headroomButton->setStyleSheet(QStringLiteral(
-        "QToolButton { background: #b35c00; color: white; padding: 1px 8px; border-radius: 8px; font-weight: bold; }"));
-    m_headroomButton->setVisible(false);
-    connect(m_headroomButton, &QToolButton::clicked, this, [this] {
-        if (m_live && !m_live->status().headroomStrategy.isEmpty())
-            setCheckpointStrategy(m_live->status().headroomStrategy);
-    });
-    statusBar()->addPermanentWidget(m_headroomButton);
+    statusBar()->addPermanentWidget(m_live->badge());
+    statusBar()->addPermanentWidget(m_live->headroomButton());
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancel);
     connect(m_cancel, &QPushButton::clicked, this, &MainWindow::cancel);
@@ -283,6 +270,15 @@ void MainWindow::connectServices()
     connect(m_runsPane, &RunsPane::runSelected, this, &MainWindow::showRun);
     connect(m_runsPane, &RunsPane::openRequested, this, [this](int row) { openFile(runsModel()->run(row).tracePaths.value(0)); });
     connect(m_runsPane, &RunsPane::saveRequested, this, [this](int row) { saveRunsElsewhere({row}); });
+    connect(m_live, &LiveController::grown, this, [this](const DocumentPtr &document) {
+        m_session.document = document;
+        showDocument(document, true);
+        updateRerunAction(); // on the grown document: its chain may have come
+        Q_EMIT liveUpdated();
+    });
+    connect(m_live, &LiveController::changed, this, &MainWindow::updateRerunAction);
+    connect(m_live, &LiveController::ended, this, &MainWindow::liveEnded);
+    connect(m_live, &LiveController::strategyChosen, this, &MainWindow::setCheckpointStrategy);
     connect(m_toggles, &WhatIfController::predicted, this,
             [this](const std::vector<SeriesPoint> &curve, const QStringList &notes) {
                 showNotes(notes);
@@ -426,7 +422,7 @@ void MainWindow::onLoaded(quint64 ticket, DocumentLoader::Purpose purpose, const
     rememberRecent(m_openRequest.size() == 1 ? m_openRequest.front() : documents.front()->filePath());
     restoreKeptRuns();
     if (documents.size() == 1 && documents.front()->trace->metaValue(metakey::WriterState) == "writing")
-        followLive(documents.front()->filePath());
+        m_live->follow(documents.front()->filePath());
     for (const DocumentPtr &document : documents) {
         if (const std::string warning = document->trace->metaValue(metakey::ImportWarnings); !warning.empty())
             statusBar()->showMessage(tr("%1: %2").arg(document->filePath(), QString::fromStdString(warning)));
@@ -484,7 +480,7 @@ void MainWindow::startSession(DocumentPtr document, std::vector<ProcessEntry> pr
     m_readingRuns.clear();
     m_restoring.reset();
     m_runsToRestore.clear();
-    stopFollowing();
+    m_live->stop();
     m_session = Session{};
     m_session.id = m_nextSession++;
     m_session.processes = std::move(processes);
@@ -590,6 +586,31 @@ void MainWindow::setGroupByLayer(bool byLayer)
     m_byLayerAction->setChecked(byLayer);
     m_byCategoryAction->setChecked(!byLayer);
     m_timeline->setGrouping(byLayer ? GroupBy::Layer : GroupBy::Category);
+}
+
+void MainWindow::followLive(const QString &path)
+{
+    m_live->follow(path);
+}
+
+QString MainWindow::stopFollowedRun()
+{
+    return m_live->stopRun();
+}
+
+LiveFollow *MainWindow::liveFollow() const
+{
+    return m_live->following();
+}
+
+QLabel *MainWindow::liveBadge() const
+{
+    return m_live->badge();
+}
+
+QToolButton *MainWindow::headroomButton() const
+{
+    return m_live->headroomButton();
 }
 
 LiveSetModel *MainWindow::liveSetModel() const

@@ -43,6 +43,7 @@ class RanksPane;
 class FlameGraphPane;
 class LayerEditor;
 class LayerModel;
+class LiveController;
 class LiveFollow;
 class LiveSetModel;
 struct LiveStatus;
@@ -127,14 +128,14 @@ public:
     // Returns why it cannot, or empty once asked.
     QString stopFollowedRun();
     // The trace being followed, or null.
-    LiveFollow *liveFollow() const { return m_live.get(); }
-    QLabel *liveBadge() const { return m_liveBadge; }
+    LiveFollow *liveFollow() const;
+    QLabel *liveBadge() const;
     // What the what-if rests on, why there is none, or what a state-only snapshot says:
     // whole sentences over the timeline, wrapped, never cut.
     QLabel *notes() const { return m_notes; }
     // Shown while a followed run's step came near the device's memory; a click ticks the
     // planner's cheapest toggles for the margin.
-    QToolButton *headroomButton() const { return m_headroomButton; }
+    QToolButton *headroomButton() const;
     bool isRerunning() const;
 
 Q_SIGNALS:
@@ -174,8 +175,6 @@ private:
     // Resets every pane from the session's document; `grown`: the same trace followed
     // while written, so the view, the picked time and the toggles stay.
     void showDocument(const DocumentPtr &document, bool grown = false);
-    void showLiveStatus(const LiveStatus &status);
-    void stopFollowing();
     RunRecord baselineRun(const TraceDocument &document) const;
     void showLiveSet(std::optional<std::int64_t> timeNs);
     // Pins a block of the document's index (or none) on the timeline and in the Block pane.
@@ -242,7 +241,6 @@ private:
     QAction *m_openAction = nullptr;
     QAction *m_recordAction = nullptr;
     QAction *m_rerunAction = nullptr;
-    QAction *m_stopRunAction = nullptr;
     QMenu *m_recentMenu = nullptr;
     QAction *m_byCategoryAction = nullptr;
     QAction *m_byLayerAction = nullptr;
@@ -252,12 +250,10 @@ private:
     Jobs m_exportJobs;
     // The memory of the blocks under the flame graph's selected frame, over the whole trace.
     Jobs m_selectionJobs;
-    std::unique_ptr<LiveFollow> m_live;
+    LiveController *m_live;                  // the open trace followed while written
     std::unique_ptr<LiveFollow> m_rerunLive; // the running rerun's trace
     QString m_rerunLabel;
-    QLabel *m_liveBadge;
     QLabel *m_notes = nullptr;
-    QToolButton *m_headroomButton;
 };
 
 } // namespace peaklens::gui

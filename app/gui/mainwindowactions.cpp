@@ -2,6 +2,7 @@
 // The main window's menus and what they open: files, recent files, dropped files, the
 // recording dialog and report export.
 
+#include "livecontroller.h"
 #include "livefollow.h"
 #include "localpath.h"
 #include "mainwindow.h"
@@ -113,20 +114,7 @@ void MainWindow::createActions()
     m_rerunAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
     run->addAction(tr("&Cancel"), this, &MainWindow::cancel)->setShortcut(QKeySequence(Qt::Key_Escape));
     run->addSeparator();
-    m_stopRunAction = run->addAction(tr("&Stop the Followed Run…"), this, [this] {
-        const LiveStatus &status = m_live->status();
-        const auto answer = QMessageBox::question(
-            this, tr("Stop the run"),
-            tr("Stop process %1, which is writing %2?\n\nIt gets SIGTERM: a recording finishes its file, and "
-               "everything committed so far stays readable. Pick toggles on what was recorded, then Rerun.")
-                .arg(*status.writerPid)
-                .arg(m_live->path()));
-        if (answer == QMessageBox::Yes)
-            if (const QString problem = stopFollowedRun(); !problem.isEmpty())
-                statusBar()->showMessage(problem);
-    });
-    m_stopRunAction->setObjectName(QStringLiteral("stopRun"));
-    m_stopRunAction->setEnabled(false);
+    run->addAction(m_live->stopAction());
 }
 
 void MainWindow::exportReportTo(const QString &path)
@@ -171,7 +159,7 @@ RecordDialog *MainWindow::recordDialog()
         connect(m_recordDialog, &RecordDialog::started, this, &MainWindow::openFile);
         connect(m_recordDialog, &RecordDialog::recorded, this, [this](const QStringList &traces) {
             // The one trace followed while it was recorded is open already, to its end.
-            if (!(traces.size() == 1 && m_live && m_live->path() == traces.front()))
+            if (!(traces.size() == 1 && m_live->following() && m_live->following()->path() == traces.front()))
                 openFiles(traces);
         });
     }

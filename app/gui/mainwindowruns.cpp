@@ -2,7 +2,7 @@
 // The main window's what-if and reruns: the toggles and strategies, their prediction, the
 // rerun of the step and the runs it adds beside the baseline.
 
-#include "livefollow.h"
+#include "livecontroller.h"
 #include "mainwindow.h"
 #include "models/layermodel.h"
 #include "models/runsmodel.h"
@@ -66,8 +66,7 @@ RunRecord MainWindow::baselineRun(const TraceDocument &document) const
 void MainWindow::updateRerunAction()
 {
     QString reason = document() ? ReplayProcess::unavailableReason(*document()) : tr("no trace is open");
-    if (reason.isEmpty() && m_live && m_live->isFollowing() && m_live->status().writer != TraceFollower::Writer::Stopped
-        && m_live->status().writer != TraceFollower::Writer::Finished)
+    if (reason.isEmpty() && m_live->isWriting())
         reason = tr("its run is still writing it; stop the run first (Run > Stop the Followed Run)");
     const bool running = isRerunning();
     m_rerunAction->setEnabled(reason.isEmpty() && !running);
@@ -233,6 +232,25 @@ void MainWindow::setCheckpointStrategy(const QString &strategy)
     if (!document() || !document()->model)
         return;
     m_toggles->setStrategy(CheckpointStrategy::parse(strategy.toStdString()));
+}
+
+void MainWindow::followRerun(const QString &path)
+{
+    m_rerunLive = std::make_unique<LiveFollow>(path);
+    const quint64 session = m_session.id;
+    connect(m_rerunLive.get(), &LiveFollow::documentReady, this,
+            [this, session](const DocumentPtr &run, const LiveStatus &status) {
+                if (session != m_session.id || !document() || !document()->model || !isRerunning())
+                    return;
+                // The steps measured so far, laid over the baseline's as the finished run will be.
+                std::vector<SeriesPoint> curve;
+                if (const auto alignment = alignSteps(*run->trace, *document()->trace, document()->model->step))
+                    for (const SeriesPoint &point : alignedSeries(run->byCategory.allocated, *alignment))
+                        curve.push_back({point.timeNs, point.bytes});
+                m_timeline->setComparison(curve, tr("measured (%1, live)").arg(m_rerunLabel));
+                statusBar()->showMessage(tr("%1 — %2").arg(m_rerunLabel, status.text()));
+                Q_EMIT liveUpdated();
+            });
 }
 
 } // namespace peaklens::gui

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "testsupport.h"
 
+#include "livecontroller.h"
 #include "livefollow.h"
 #include "mainwindow.h"
 #include "models/layermodel.h"
@@ -190,6 +191,38 @@ private slots:
         QVERIFY(seen.ended->text().startsWith(QStringLiteral("The writer stopped without finishing")));
         QCOMPARE(seen.documents.back()->trace->events.size(), std::size_t(4 * 300));
         COMPARE_TRACES(*seen.documents.back()->trace, *TraceReader::read(out.toStdString()));
+    }
+
+    // The live controller without a window: the badge while the run writes, each grown
+    // document handed on, the stopped writer in the badge once it has ended.
+    void controllerShowsTheRunAsItGoes()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("killed.peaklens"));
+        QProcess writer;
+        QVERIFY(test::startLiveWriter(writer, {kSample, out, QStringLiteral("--commit-every"), QStringLiteral("300"),
+                                               QStringLiteral("--pause-ms"), QStringLiteral("20"), QStringLiteral("--die-after"),
+                                               QStringLiteral("4")}));
+        QVERIFY(firstCommit(writer));
+        QWidget parent;
+        QStatusBar status;
+        LiveController live(&status, &parent);
+        QSignalSpy grown(&live, &LiveController::grown);
+        QSignalSpy ended(&live, &LiveController::ended);
+        live.follow(out);
+        QVERIFY(!live.badge()->isHidden());
+        QCOMPARE(live.badge()->text(), QStringLiteral("● Live"));
+        QVERIFY(ended.count() > 0 || ended.wait(120000));
+        QVERIFY(writerEnded(writer));
+        QVERIFY(grown.count() > 0);
+        QCOMPARE(grown.last().first().value<DocumentPtr>()->trace->events.size(), std::size_t(4 * 300));
+        QCOMPARE(live.badge()->text(), QStringLiteral("Writer stopped"));
+        QVERIFY(!live.isWriting());
+        QVERIFY(!live.stopAction()->isEnabled());
+        QCOMPARE(live.stopRun(), QStringLiteral("No run is being followed."));
+        live.stop();
+        QVERIFY(live.badge()->isHidden());
+        QVERIFY(!live.following());
     }
 
     // With the device's memory in the file, a step that peaks within 5 % of it is named in
