@@ -12,6 +12,7 @@
 #include "recorddialog.h"
 #include "replayprocess.h"
 #include "reportexport.h"
+#include "runscontroller.h"
 #include "runstore.h"
 #include "whatifcontroller.h"
 #include "widgets/allocatorpane.h"
@@ -74,22 +75,6 @@ constexpr DocumentLoader::Purpose kPurposes[] = {DocumentLoader::Purpose::Open, 
                                                  DocumentLoader::Purpose::Run, DocumentLoader::Purpose::KeptRun,
                                                  DocumentLoader::Purpose::Compare};
 
-// A run's measured figures from its traces when it was relaunched: the run's trace and the
-// baseline's recorded beside it, and whether their first gradients agree.
-void takeMeasuredFrom(RunRecord &record, const std::vector<DocumentPtr> &documents)
-{
-    record.document = documents.front();
-    if (documents.size() == 2) {
-        record.row.measured.peakAllocatedBytes = documents[0]->peakBytes;
-        record.row.measured.stepTimesMs = documents[0]->stepTimesMs();
-        record.row.measured.baseline =
-            ReplaySteps{.peakAllocatedBytes = documents[1]->peakBytes, .stepTimesMs = documents[1]->stepTimesMs()};
-        if (!record.row.measured.gradients && record.tracePaths.size() == 2)
-            record.row.measured.gradients =
-                relaunchedGradients(record.tracePaths[1].toStdString(), record.tracePaths[0].toStdString());
-    }
-}
-
 QString bytesText(std::int64_t bytes)
 {
     return QString::fromStdString(formatBytes(bytes));
@@ -117,9 +102,9 @@ MainWindow::MainWindow(QWidget *parent)
     , m_detailTabs(new QTabWidget(this))
     , m_runsPane(new RunsPane(this))
     , m_loader(new DocumentLoader(this))
-    , m_replay(new ReplayProcess(this))
     , m_processSelector(new QComboBox(this))
     , m_live(new LiveController(statusBar(), this))
+    , m_runs(new RunsController(m_loader, m_runsPane, m_toggles, m_timeline, statusBar(), this))
 {
     setWindowTitle(tr("PeakLens"));
     setAcceptDrops(true);
@@ -135,8 +120,7 @@ MainWindow::~MainWindow()
 {
     // The children stop before the panes they would report to go away: a rerun or a
     // recording still running is stopped without a word, loads are cancelled.
-    m_replay->disconnect(this);
-    delete m_replay;
+    delete m_runs;
     if (m_recordDialog) {
         m_recordDialog->disconnect(this);
         delete m_recordDialog;
@@ -255,7 +239,7 @@ void MainWindow::connectServices()
     });
     connect(m_loader, &DocumentLoader::loaded, this, &MainWindow::onLoaded);
     connect(m_loader, &DocumentLoader::failed, this, &MainWindow::onLoadFailed);
-    connect(m_replay, &ReplayProcess::progress, this, [this](int step, int steps) {
+    connect(m_runs->replay(), &ReplayProcess::progress, this, [this](int step, int steps) {
         if (steps == 0) { // a relaunched command: no step count, only that it runs
             m_progress->setRange(0, 0);
             statusBar()->showMessage(tr("Rerunning: the recorded command is running under the collector…"));
@@ -265,11 +249,16 @@ void MainWindow::connectServices()
         m_progress->setValue(step * 1000 / steps);
         statusBar()->showMessage(tr("Rerunning: step %1 of %2, each beside the baseline's…").arg(step).arg(steps));
     });
-    connect(m_replay, &ReplayProcess::finished, this, &MainWindow::onRerunFinished);
-    connect(m_replay, &ReplayProcess::traceStarted, this, &MainWindow::followRerun);
-    connect(m_runsPane, &RunsPane::runSelected, this, &MainWindow::showRun);
+    connect(m_runs, &RunsController::busy, this, [this](const QString &message) {
+        m_detailTabs->setCurrentWidget(m_runsPane);
+        setBusy(message);
+        updateRerunAction();
+    });
+    connect(m_runs, &RunsController::idle, this, &MainWindow::setIdle);
+    connect(m_runs, &RunsController::rerunFinished, this, &MainWindow::rerunFinished);
+    connect(m_runs, &RunsController::rerunGrown, this, &MainWindow::liveUpdated);
+    connect(m_runs, &RunsController::saved, this, &MainWindow::rememberRecent);
     connect(m_runsPane, &RunsPane::openRequested, this, [this](int row) { openFile(runsModel()->run(row).tracePaths.value(0)); });
-    connect(m_runsPane, &RunsPane::saveRequested, this, [this](int row) { saveRunsElsewhere({row}); });
     connect(m_live, &LiveController::grown, this, [this](const DocumentPtr &document) {
         m_session.document = document;
         showDocument(document, true);
@@ -333,12 +322,17 @@ void MainWindow::cancel()
 {
     for (DocumentLoader::Purpose purpose : kPurposes)
         m_loader->cancel(purpose);
-    m_replay->cancel();
+    m_runs->cancel();
 }
 
 bool MainWindow::isRerunning() const
 {
-    return m_replay->isRunning() || !m_readingRuns.empty();
+    return m_runs->isRerunning();
+}
+
+void MainWindow::rerun()
+{
+    m_runs->rerun();
 }
 
 void MainWindow::setBusy(const QString &message)
@@ -352,7 +346,7 @@ void MainWindow::setBusy(const QString &message)
 
 void MainWindow::setIdle()
 {
-    const bool busy = m_replay->isRunning()
+    const bool busy = m_runs->replay()->isRunning()
                       || std::any_of(std::begin(kPurposes), std::end(kPurposes),
                                      [this](DocumentLoader::Purpose purpose) { return m_loader->isLoading(purpose); });
     m_progress->setVisible(busy);
@@ -391,36 +385,18 @@ void MainWindow::onLoaded(quint64 ticket, DocumentLoader::Purpose purpose, const
             return;
         m_session.document = documents.front();
         m_session.pickedTime.reset();
-        m_session.rerunCount = 0;
         showDocument(m_session.document);
         Q_EMIT documentLoaded();
         return;
     }
-    if (purpose == DocumentLoader::Purpose::Run) {
-        auto pending = m_readingRuns.extract(ticket);
-        if (pending.empty())
-            return;
-        RunRecord &record = pending.mapped();
-        takeMeasuredFrom(record, documents);
-        addRun(record);
-        return;
-    }
-    if (purpose == DocumentLoader::Purpose::KeptRun) {
-        if (!m_restoring || m_restoring->first != ticket)
-            return;
-        RunRecord record = std::move(m_restoring->second);
-        m_restoring.reset();
-        takeMeasuredFrom(record, documents);
-        m_runsPane->append(record);
-        restoreNextRun();
-        return;
-    }
+    if (purpose == DocumentLoader::Purpose::Run || purpose == DocumentLoader::Purpose::KeptRun)
+        return; // the runs controller's
     if (ticket != m_openTicket)
         return;
     startSession(documents.front(), processes);
     // A folder of ranks is remembered as the folder; several files by the first rank.
     rememberRecent(m_openRequest.size() == 1 ? m_openRequest.front() : documents.front()->filePath());
-    restoreKeptRuns();
+    m_runs->restoreKept();
     if (documents.size() == 1 && documents.front()->trace->metaValue(metakey::WriterState) == "writing")
         m_live->follow(documents.front()->filePath());
     for (const DocumentPtr &document : documents) {
@@ -433,24 +409,8 @@ void MainWindow::onLoaded(quint64 ticket, DocumentLoader::Purpose purpose, const
 
 void MainWindow::onLoadFailed(quint64 ticket, DocumentLoader::Purpose purpose, const QString &message, bool cancelled)
 {
-    if (purpose == DocumentLoader::Purpose::Run) {
-        auto pending = m_readingRuns.extract(ticket);
-        if (pending.empty())
-            return;
-        pending.mapped().row.outcome = (cancelled ? RunRecord::cancelledOutcome() : message).toStdString();
-        addRun(pending.mapped());
-        return;
-    }
-    if (purpose == DocumentLoader::Purpose::KeptRun) {
-        if (!m_restoring || m_restoring->first != ticket)
-            return;
-        RunRecord record = std::move(m_restoring->second); // kept as it was; why it cannot be read, in its row
-        m_restoring.reset();
-        record.row.outcome = (cancelled ? RunRecord::cancelledOutcome() : message).toStdString();
-        m_runsPane->append(record);
-        restoreNextRun();
-        return;
-    }
+    if (purpose == DocumentLoader::Purpose::Run || purpose == DocumentLoader::Purpose::KeptRun)
+        return; // the runs controller's
     const quint64 expected = purpose == DocumentLoader::Purpose::Process   ? m_processTicket
                              : purpose == DocumentLoader::Purpose::Compare ? m_compareTicket
                                                                            : m_openTicket;
@@ -472,14 +432,7 @@ void MainWindow::onLoadFailed(quint64 ticket, DocumentLoader::Purpose purpose, c
 
 void MainWindow::startSession(DocumentPtr document, std::vector<ProcessEntry> processes)
 {
-    // A rerun of the previous trace would land in the wrong table.
-    if (m_replay->isRunning())
-        m_replay->cancel();
-    m_loader->cancel(DocumentLoader::Purpose::Run);
-    m_loader->cancel(DocumentLoader::Purpose::KeptRun);
-    m_readingRuns.clear();
-    m_restoring.reset();
-    m_runsToRestore.clear();
+    m_runs->closeSession();
     m_live->stop();
     m_session = Session{};
     m_session.id = m_nextSession++;
@@ -515,8 +468,7 @@ void MainWindow::showProcess(int index)
     if (document() && document()->filePath() == path)
         return;
     // A rerun belongs to the process it was started from.
-    if (m_replay->isRunning())
-        m_replay->cancel();
+    m_runs->closeSession();
     m_processTicket = m_loader->load({path}, DocumentLoader::Purpose::Process);
     setBusy(tr("Opening %1…").arg(m_session.processes[std::size_t(index)].label));
 }
@@ -542,10 +494,7 @@ void MainWindow::showDocument(const DocumentPtr &document, bool grown)
     m_layerView->setColumnWidth(LayerModel::NameColumn,
                                 std::min(m_layerView->columnWidth(LayerModel::NameColumn), m_layerView->width() * 2 / 5));
     m_livePane->setDefaultGrouping(hasLayers);
-    if (document->model)
-        m_runsPane->reset(document, {baselineRun(*document)});
-    else
-        m_runsPane->reset(document, {});
+    m_runs->showDocument(document);
     const bool stateOnly = isStateOnly(*document->trace);
     m_timeline->setVisible(!stateOnly);
     if (stateOnly) {

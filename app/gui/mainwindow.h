@@ -50,6 +50,7 @@ struct LiveStatus;
 class LiveSetPane;
 class RecordDialog;
 class ReplayProcess;
+class RunsController;
 class RunComparisonModel;
 class RunsModel;
 class RunsPane;
@@ -162,7 +163,6 @@ private:
         DocumentPtr document;
         std::vector<ProcessEntry> processes; // every trace opened together
         std::optional<std::int64_t> pickedTime;
-        int rerunCount = 0;
     };
 
     void createActions();
@@ -175,7 +175,6 @@ private:
     // Resets every pane from the session's document; `grown`: the same trace followed
     // while written, so the view, the picked time and the toggles stay.
     void showDocument(const DocumentPtr &document, bool grown = false);
-    RunRecord baselineRun(const TraceDocument &document) const;
     void showLiveSet(std::optional<std::int64_t> timeNs);
     // Pins a block of the document's index (or none) on the timeline and in the Block pane.
     void pinBlock(std::optional<std::size_t> block);
@@ -187,34 +186,16 @@ private:
     void rebuildRecentMenu();
     void setBusy(const QString &message);
     void setIdle();
-    void onRerunFinished(RunRecord record);
-    void addRun(const RunRecord &record);
-    // The reruns kept beside the trace just opened (runstore.h), read back into the Runs table.
-    void restoreKeptRuns();
-    void restoreNextRun();
-    // Before the window closes: reruns only in a temporary folder are saved where the user
-    // picks, or let go; false when the user cancels.
-    bool keepUnsavedRuns();
-    // Asks for a folder and saves these reruns there (runstore.h); false when cancelled or failed.
-    bool saveRunsElsewhere(const std::vector<int> &rows);
-    void showRun(int row);
     void showComparison(const DocumentPtr &other);
     void showFlameSelection(const std::optional<FlameSelection> &selection, const QString &name);
     void updateRerunAction();
-    // A rerun's trace, followed while the child writes it: the comparison curve grows.
-    void followRerun(const QString &path);
 
     Session m_session;
     quint64 m_nextSession = 1;
-    quint64 m_rerunSession = 0;                 // the session a running rerun belongs to
-    quint64 m_openTicket = 0;                   // the files being opened
-    QStringList m_openRequest;                  // and the paths they were asked for by (a folder, say)
-    quint64 m_processTicket = 0;                // another process of the session being read
-    quint64 m_compareTicket = 0;                // a trace to compare with being read
-    std::map<quint64, RunRecord> m_readingRuns; // reruns whose traces are being read, by ticket
-    // Reruns kept from an earlier session: the one being read, by ticket, and those after it.
-    std::optional<std::pair<quint64, RunRecord>> m_restoring;
-    std::deque<RunRecord> m_runsToRestore;
+    quint64 m_openTicket = 0;    // the files being opened
+    QStringList m_openRequest;   // and the paths they were asked for by (a folder, say)
+    quint64 m_processTicket = 0; // another process of the session being read
+    quint64 m_compareTicket = 0; // a trace to compare with being read
 
     QStackedWidget *m_pages;
     EmptyState *m_emptyState = nullptr;
@@ -237,7 +218,6 @@ private:
     QTabWidget *m_detailTabs;
     RunsPane *m_runsPane;
     DocumentLoader *m_loader;
-    ReplayProcess *m_replay;
     QAction *m_openAction = nullptr;
     QAction *m_recordAction = nullptr;
     QAction *m_rerunAction = nullptr;
@@ -250,9 +230,8 @@ private:
     Jobs m_exportJobs;
     // The memory of the blocks under the flame graph's selected frame, over the whole trace.
     Jobs m_selectionJobs;
-    LiveController *m_live;                  // the open trace followed while written
-    std::unique_ptr<LiveFollow> m_rerunLive; // the running rerun's trace
-    QString m_rerunLabel;
+    LiveController *m_live; // the open trace followed while written
+    RunsController *m_runs; // the Runs table's rows and reruns
     QLabel *m_notes = nullptr;
 };
 

@@ -9,9 +9,12 @@
 #include "models/layermodel.h"
 #include "models/runsmodel.h"
 #include "recorddialog.h"
+#include "replayprocess.h"
 #include "reportexport.h"
+#include "runscontroller.h"
 #include "runstore.h"
 #include "showsdialogs.h"
+#include "whatifcontroller.h"
 #include "widgets/timelineview.h"
 #include "widgets/whatifbar.h"
 
@@ -184,7 +187,7 @@ void MainWindow::saveWindowState() const
 
 void MainWindow::closeEvent(QCloseEvent *event)
 {
-    if (!keepUnsavedRuns()) {
+    if (!m_runs->keepUnsaved()) {
         event->ignore();
         return;
     }
@@ -233,6 +236,27 @@ void MainWindow::dropEvent(QDropEvent *event)
             paths << url.toLocalFile();
     }
     openFiles(paths);
+}
+
+void MainWindow::updateRerunAction()
+{
+    QString reason = document() ? ReplayProcess::unavailableReason(*document()) : tr("no trace is open");
+    if (reason.isEmpty() && m_live->isWriting())
+        reason = tr("its run is still writing it; stop the run first (Run > Stop the Followed Run)");
+    const bool running = isRerunning();
+    m_rerunAction->setEnabled(reason.isEmpty() && !running);
+    m_rerunAction->setToolTip(running            ? tr("A rerun is running (Esc cancels it)")
+                              : reason.isEmpty() ? tr("Run the step again with the checked layers checkpointed, and the "
+                                                      "baseline beside it on this machine (Ctrl+R)")
+                                                 : tr("Cannot rerun: %1").arg(reason));
+    m_rerunAction->setStatusTip(m_rerunAction->toolTip());
+}
+
+void MainWindow::setCheckpointStrategy(const QString &strategy)
+{
+    if (!document() || !document()->model)
+        return;
+    m_toggles->setStrategy(CheckpointStrategy::parse(strategy.toStdString()));
 }
 
 } // namespace peaklens::gui
