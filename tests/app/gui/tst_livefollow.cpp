@@ -51,6 +51,15 @@ Seen followUntilItEnds(LiveFollow &live)
     return seen;
 }
 
+// Starts the test writer on the sample, committing 300 events every `pauseMs` and killed
+// after `commits` commits.
+bool startKilledWriter(QProcess &writer, const QString &out, int pauseMs, int commits)
+{
+    return test::startLiveWriter(writer, {kSample, out, QStringLiteral("--commit-every"), QStringLiteral("300"),
+                                          QStringLiteral("--pause-ms"), QString::number(pauseMs), QStringLiteral("--die-after"),
+                                          QString::number(commits)});
+}
+
 // The test writer has ended (it may have before anyone waited).
 bool writerEnded(QProcess &writer)
 {
@@ -179,9 +188,7 @@ private slots:
         QTemporaryDir dir;
         const QString out = dir.filePath(QStringLiteral("killed.peaklens"));
         QProcess writer;
-        QVERIFY(test::startLiveWriter(writer, {kSample, out, QStringLiteral("--commit-every"), QStringLiteral("300"),
-                                               QStringLiteral("--pause-ms"), QStringLiteral("20"), QStringLiteral("--die-after"),
-                                               QStringLiteral("4")}));
+        QVERIFY(startKilledWriter(writer, out, 20, 4));
         LiveFollow live(out, 20);
         const Seen seen = followUntilItEnds(live);
         QVERIFY(writerEnded(writer));
@@ -200,9 +207,7 @@ private slots:
         QTemporaryDir dir;
         const QString out = dir.filePath(QStringLiteral("killed.peaklens"));
         QProcess writer;
-        QVERIFY(test::startLiveWriter(writer, {kSample, out, QStringLiteral("--commit-every"), QStringLiteral("300"),
-                                               QStringLiteral("--pause-ms"), QStringLiteral("20"), QStringLiteral("--die-after"),
-                                               QStringLiteral("4")}));
+        QVERIFY(startKilledWriter(writer, out, 20, 4));
         QVERIFY(firstCommit(writer));
         QWidget parent;
         QStatusBar status;
@@ -399,9 +404,7 @@ private slots:
         QTemporaryDir dir;
         const QString out = dir.filePath(QStringLiteral("killed.peaklens"));
         QProcess writer;
-        QVERIFY(test::startLiveWriter(writer, {kSample, out, QStringLiteral("--commit-every"), QStringLiteral("300"),
-                                               QStringLiteral("--pause-ms"), QStringLiteral("150"), QStringLiteral("--die-after"),
-                                               QStringLiteral("5")}));
+        QVERIFY(startKilledWriter(writer, out, 150, 5));
         QVERIFY(firstCommit(writer));
         MainWindow window;
         window.show();

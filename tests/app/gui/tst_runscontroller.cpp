@@ -39,6 +39,13 @@ struct Fixture
     TimelineView timeline;
     RunsController runs{&loader, &pane, &toggles, &timeline, &status, &window};
 
+    // The sample copied into `directory` (a rerun is kept beside its trace), opened.
+    DocumentPtr openCopy(const QTemporaryDir &directory)
+    {
+        const QString trace = directory.filePath(QStringLiteral("training-step.peaklens"));
+        return QFile::copy(kSample, trace) ? open(trace) : nullptr;
+    }
+
     DocumentPtr open(const QString &path)
     {
         const DocumentPtr document = loadDocument(path);
@@ -76,10 +83,9 @@ private slots:
         if (ReplayProcess::executable().isEmpty())
             QSKIP("peaklens-replay is not built (LibTorch missing); nothing to rerun");
         QTemporaryDir directory;
-        const QString trace = directory.filePath(QStringLiteral("training-step.peaklens"));
-        QVERIFY(QFile::copy(kSample, trace));
         Fixture f;
-        const DocumentPtr document = f.open(trace);
+        const DocumentPtr document = f.openCopy(directory);
+        QVERIFY(document);
         f.toggles.setStrategy(CheckpointStrategy::parse("every:2"));
         QSignalSpy finished(&f.runs, &RunsController::rerunFinished);
         QSignalSpy busy(&f.runs, &RunsController::busy);
@@ -103,10 +109,8 @@ private slots:
         if (ReplayProcess::executable().isEmpty())
             QSKIP("peaklens-replay is not built (LibTorch missing); nothing to rerun");
         QTemporaryDir directory;
-        const QString trace = directory.filePath(QStringLiteral("training-step.peaklens"));
-        QVERIFY(QFile::copy(kSample, trace));
         Fixture f;
-        f.open(trace);
+        QVERIFY(f.openCopy(directory));
         f.toggles.setStrategy(CheckpointStrategy::parse("all"));
         QSignalSpy idle(&f.runs, &RunsController::idle);
         QSignalSpy finished(&f.runs, &RunsController::rerunFinished);
