@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <type_traits>
 
 namespace peaklens {
 
@@ -54,66 +55,31 @@ public:
     }
 
     // Absent or null gives nothing.
-    std::optional<std::int64_t> optionalInteger(const std::string &key, const char *expected) const
+    template<typename T>
+    std::optional<T> optional(const std::string &key, const char *expected) const
     {
         const json *value = find(key);
         if (!value)
             return std::nullopt;
-        if (!value->is_number_integer())
+        if (!holds<T>(*value))
             fail(key, expected);
-        return value->get<std::int64_t>();
+        return value->get<T>();
     }
 
-    std::optional<double> optionalNumber(const std::string &key, const char *expected) const
+    // Absent or null gives an empty list, unless `required`.
+    template<typename T>
+    std::vector<T> list(const std::string &key, const char *expected, bool required = false) const
     {
-        const json *value = find(key);
-        if (!value)
-            return std::nullopt;
-        if (!value->is_number())
+        const json *value = required ? &require(key, expected) : find(key);
+        if (value && !value->is_array())
             fail(key, expected);
-        return value->get<double>();
-    }
-
-    std::vector<std::int64_t> byteList(const std::string &key) const
-    {
-        std::vector<std::int64_t> list;
-        const json *value = find(key);
-        if (value && !value->is_array())
-            fail(key, "an array of byte counts");
-        for (const json &bytes : value ? *value : json::array()) {
-            if (!bytes.is_number_integer())
-                fail(key, "an array of byte counts");
-            list.push_back(bytes.get<std::int64_t>());
+        std::vector<T> items;
+        for (const json &item : value ? *value : json::array()) {
+            if (!holds<T>(item))
+                fail(key, expected);
+            items.push_back(item.get<T>());
         }
-        return list;
-    }
-
-    std::vector<std::string> texts(const std::string &key) const
-    {
-        std::vector<std::string> list;
-        const json *value = find(key);
-        if (value && !value->is_array())
-            fail(key, "an array of strings");
-        for (const json &text : value ? *value : json::array()) {
-            if (!text.is_string())
-                fail(key, "an array of strings");
-            list.push_back(text.get<std::string>());
-        }
-        return list;
-    }
-
-    std::vector<double> times(const std::string &key) const
-    {
-        const json &value = require(key, "an array of times in milliseconds");
-        std::vector<double> times;
-        if (!value.is_array())
-            fail(key, "an array of times in milliseconds");
-        for (const json &time : value) {
-            if (!time.is_number())
-                fail(key, "an array of times in milliseconds");
-            times.push_back(time.get<double>());
-        }
-        return times;
+        return items;
     }
 
     std::string text(const std::string &key) const
@@ -133,6 +99,17 @@ public:
     }
 
 private:
+    template<typename T>
+    static bool holds(const json &value)
+    {
+        if constexpr (std::is_same_v<T, std::string>)
+            return value.is_string();
+        else if constexpr (std::is_integral_v<T>)
+            return value.is_number_integer();
+        else
+            return value.is_number();
+    }
+
     const json &m_object;
     std::string m_what; // "baseline." inside the baseline object
     const std::string &m_source;
@@ -150,8 +127,8 @@ std::optional<ReplayOutOfMemory> outOfMemoryIn(const Fields &fields, const std::
         oom.fail("message", "the sentence saying where memory ran out");
     result.layer = oom.text("layer");
     result.phase = parsePhase(oom.text("phase")).value_or(Phase::Other);
-    result.step = oom.optionalInteger("step", "a step number or null");
-    result.requestedBytes = oom.optionalInteger("requested_bytes", "a byte count").value_or(0);
+    result.step = oom.optional<std::int64_t>("step", "a step number or null");
+    result.requestedBytes = oom.optional<std::int64_t>("requested_bytes", "a byte count").value_or(0);
     return result;
 }
 
@@ -159,11 +136,11 @@ std::optional<ReplayOutOfMemory> outOfMemoryIn(const Fields &fields, const std::
 ReplaySteps stepsIn(const Fields &fields, const std::string &what, const std::string &source)
 {
     ReplaySteps steps;
-    steps.checkpoint = fields.texts("checkpoint");
+    steps.checkpoint = fields.list<std::string>("checkpoint", "an array of strings");
     steps.peakAllocatedBytes = fields.bytes("peak_allocated_bytes");
-    steps.stepTimeMs = fields.optionalNumber("step_time_ms", "a time in milliseconds or null");
-    steps.stepTimesMs = fields.times("step_times_ms");
-    steps.stepPeaksBytes = fields.byteList("step_peaks_bytes");
+    steps.stepTimeMs = fields.optional<double>("step_time_ms", "a time in milliseconds or null");
+    steps.stepTimesMs = fields.list<double>("step_times_ms", "an array of times in milliseconds", true);
+    steps.stepPeaksBytes = fields.list<std::int64_t>("step_peaks_bytes", "an array of byte counts");
     steps.oom = outOfMemoryIn(fields, what, source);
     steps.tracePath = fields.text("trace");
     return steps;
@@ -184,10 +161,10 @@ ReplayGradientCheck gradientsIn(const Fields &check)
         gradients.maxRelativeDifference = INFINITY;
     else
         check.fail("max_relative_difference", "a number or null");
-    gradients.maxAbsDifference = check.optionalNumber("max_abs_difference", "a number").value_or(0);
+    gradients.maxAbsDifference = check.optional<double>("max_abs_difference", "a number").value_or(0);
     gradients.worstParameter = check.text("worst_parameter");
-    gradients.values = check.optionalInteger("values", "a count").value_or(0);
-    gradients.tolerance = check.optionalNumber("tolerance", "a number").value_or(0);
+    gradients.values = check.optional<std::int64_t>("values", "a count").value_or(0);
+    gradients.tolerance = check.optional<double>("tolerance", "a number").value_or(0);
     return gradients;
 }
 

@@ -69,6 +69,13 @@ bool load(MainWindow &window, const QString &path)
     return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 60000) && loaded.count() == 1;
 }
 
+// A copy of the sample in `directory`, opened: a rerun is kept beside its baseline.
+bool loadCopyOfSample(MainWindow &window, const QTemporaryDir &directory)
+{
+    const QString trace = directory.filePath(QStringLiteral("training-step.peaklens"));
+    return QFile::copy(kSample, trace) && load(window, trace);
+}
+
 // This process's environment with no display and no Qt platform chosen.
 QProcessEnvironment headlessEnvironment()
 {
@@ -220,12 +227,9 @@ private slots:
     {
         if (ReplayProcess::executable().isEmpty())
             QSKIP("peaklens-replay is not built (LibTorch missing); nothing to rerun");
-        // A copy: the rerun is kept beside its baseline.
         QTemporaryDir directory;
-        const QString trace = directory.filePath(QStringLiteral("training-step.peaklens"));
-        QVERIFY(QFile::copy(kSample, trace));
         MainWindow window;
-        QVERIFY(load(window, trace));
+        QVERIFY(loadCopyOfSample(window, directory));
         QCOMPARE(window.runsModel()->rowCount(), 1); // the baseline
         window.setCheckpointStrategy(QStringLiteral("all"));
         QSignalSpy finished(&window, &MainWindow::rerunFinished);
@@ -263,10 +267,8 @@ private slots:
         if (ReplayProcess::executable().isEmpty())
             QSKIP("peaklens-replay is not built (LibTorch missing); nothing to rerun");
         QTemporaryDir directory;
-        const QString trace = directory.filePath(QStringLiteral("training-step.peaklens"));
-        QVERIFY(QFile::copy(kSample, trace));
         MainWindow window;
-        QVERIFY(load(window, trace));
+        QVERIFY(loadCopyOfSample(window, directory));
         window.setCheckpointStrategy(QStringLiteral("sqrt"));
         const Plan segments = planForStrategy(*window.document()->model, "sqrt");
         QVERIFY(!isPerLayer(segments.schedule));

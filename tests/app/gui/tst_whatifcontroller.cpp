@@ -26,6 +26,12 @@ struct Fixture
     WhatIfController toggles{&layers, &bar};
     QSignalSpy predicted{&toggles, &WhatIfController::predicted};
 
+    // The what-if bar shows this predicted peak.
+    bool showsPeak(std::int64_t bytes) const
+    {
+        return bar.predictedPeakText().contains(QString::fromStdString(formatBytes(bytes)));
+    }
+
     std::vector<SeriesPoint> lastCurve() const { return predicted.last().at(0).value<std::vector<SeriesPoint>>(); }
     QStringList lastNotes() const { return predicted.last().at(1).toStringList(); }
 };
@@ -56,8 +62,7 @@ private slots:
         QCOMPARE(f.bar.strategy(), WhatIfBar::Strategy::Custom);
         QVERIFY(!f.lastCurve().empty());
         const Prediction prediction = predict(model, f.toggles.schedule());
-        QVERIFY2(f.bar.predictedPeakText().contains(QString::fromStdString(formatBytes(prediction.peakBytes))),
-                 qPrintable(f.bar.predictedPeakText()));
+        QVERIFY2(f.showsPeak(prediction.peakBytes), qPrintable(f.bar.predictedPeakText()));
     }
 
     // A strategy ticks its plan's units (segments too) and shows them in the table.
@@ -71,8 +76,7 @@ private slots:
         QCOMPARE(f.toggles.schedule(), plan.schedule);
         QCOMPARE(f.layers.checkpoint(), plan.checkpoint);
         QVERIFY(!f.lastCurve().empty());
-        QVERIFY2(f.bar.predictedPeakText().contains(QString::fromStdString(formatBytes(plan.prediction.peakBytes))),
-                 qPrintable(f.bar.predictedPeakText()));
+        QVERIFY2(f.showsPeak(plan.prediction.peakBytes), qPrintable(f.bar.predictedPeakText()));
     }
 
     // The same trace grown while written keeps the toggles; another clears them.
