@@ -6,6 +6,7 @@
 // report without opening a window. Neither replaces an existing file without --force, and
 // both run without a display.
 
+#include "livecontroller.h"
 #include "localpath.h"
 #include "mainwindow.h"
 #include "recorddialog.h"
@@ -350,7 +351,7 @@ int run(int argc, char **argv)
         } else {
             // A file still being written: once the followed views have grown from it.
             QObject::connect(&window, &peaklens::gui::MainWindow::documentLoaded, &window, [&window, capture] {
-                if (window.liveFollow())
+                if (window.live()->following())
                     QObject::connect(&window, &peaklens::gui::MainWindow::liveUpdated, &window, capture,
                                      Qt::SingleShotConnection);
                 else

@@ -7,55 +7,25 @@
 // loader's worker threads with progress and Cancel; errors are dialogs and the window stays.
 
 #include "documentloader.h"
-#include "jobs.h"
-#include "runrecord.h"
+#include "windowmenus.h"
+#include "windowpanes.h"
 
 #include "core/analysis/flamegraph.h"
-#include "core/plan/planner.h"
 
 #include <QMainWindow>
 
-#include <deque>
-#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
 
-class QComboBox;
-class QLabel;
-class QLineEdit;
-class QMenu;
-class QProgressBar;
-class QPushButton;
-class QSortFilterProxyModel;
-class QStackedWidget;
-class QTabWidget;
-class QToolButton;
-class QTreeView;
-
 namespace peaklens::gui {
 
-class AllocatorPane;
-class BlockPane;
-class DiffPane;
-class EmptyState;
-class RanksPane;
-class FlameGraphPane;
 class LayerEditor;
 class LayerModel;
 class LiveController;
-class LiveFollow;
-class LiveSetModel;
-struct LiveStatus;
-class LiveSetPane;
 class RecordDialog;
-class ReplayProcess;
+class ReportWriter;
 class RunsController;
-class RunComparisonModel;
-class RunsModel;
-class RunsPane;
-class TimelineView;
-class WhatIfBar;
 class WhatIfController;
 
 class MainWindow final : public QMainWindow
@@ -75,30 +45,15 @@ public:
     // when chosen (documentLoaded follows).
     const std::vector<ProcessEntry> &processes() const { return m_session.processes; }
     void showProcess(int index);
-    RanksPane *ranksPane() const { return m_ranksPane; }
     // Compares the open trace with another at their peaks (File > Compare with…): the
     // Compare pane and B's curve over the timeline; comparisonShown follows.
     void compareWith(const QString &path);
     void closeComparison();
-    DiffPane *diffPane() const { return m_diffPane; }
-    AllocatorPane *allocatorPane() const { return m_allocatorPane; }
     // File > Record…: the dialog that runs a command under the collector.
     RecordDialog *recordDialog();
     const DocumentPtr &document() const { return m_session.document; }
     // Shows the timeline stacked by layer instead of by category.
     void setGroupByLayer(bool byLayer);
-
-    LayerModel *layerModel() const { return m_layers; }
-    // Chain choice, renames and merges of layers; documentEdited follows each.
-    LayerEditor *layerEditor() const { return m_layerEditor; }
-    LiveSetModel *liveSetModel() const;
-    WhatIfBar *whatIfBar() const { return m_whatIf; }
-    TimelineView *timeline() const { return m_timeline; }
-    RunsModel *runsModel() const;
-    RunComparisonModel *comparisonModel() const;
-    RunsPane *runsPane() const { return m_runsPane; }
-    BlockPane *blockPane() const { return m_blockPane; }
-    FlameGraphPane *flameGraphPane() const { return m_flamePane; }
     // Toggles the layers a planner strategy chooses: none, all, every:K, sqrt.
     void setCheckpointStrategy(const QString &strategy);
     // Writes a report of the trace and its reruns (PDF, HTML, CSV or JSON by extension)
@@ -110,34 +65,35 @@ public:
     // state) at that time, or at the peak when none; with a height, the block drawn there
     // is pinned as well.
     void pickTime(std::optional<std::int64_t> timeNs, std::optional<std::int64_t> heightBytes = std::nullopt);
-    // Brings a pane of the detail tabs forward by its object name ("flameGraph", "block", …).
-    void showDetail(const QString &name);
-    void showNotes(const QStringList &sentences);
+    // Brings a pane of the detail tabs forward by its object name ("flame", "block", …).
+    void showDetail(const QString &name) { m_panes.showDetail(name); }
     // Reruns the step with the current toggles (peaklens-replay as a child process).
     void rerun();
     // Stops whatever is running for the window: a load, a rerun.
     void cancel();
-    // Follows the open trace while its writer appends to it (a file opened while written,
-    // a recording as soon as it starts): the views grow with it, the status line says the
-    // peak so far and the step and phase being recorded, a "Live" badge shows. Ends by
-    // itself when the writer finishes or stops; liveEnded follows.
-    void followLive(const QString &path);
-    // Asks the followed trace's writer to stop (SIGTERM to its process, on this machine):
-    // the collector and peaklens-cli record finish the file, anything else leaves what it
-    // committed readable. The window keeps following until the writer has gone, then the
-    // toggles can be picked on what was recorded and the run relaunched (Rerun).
-    // Returns why it cannot, or empty once asked.
-    QString stopFollowedRun();
-    // The trace being followed, or null.
-    LiveFollow *liveFollow() const;
-    QLabel *liveBadge() const;
+
+    // The panes, as laid out.
+    LayerModel *layerModel() const { return m_layers; }
+    LayersPane *layersPane() const { return m_panes.layers; }
+    TimelineView *timeline() const { return m_panes.timeline; }
+    WhatIfBar *whatIfBar() const { return m_panes.whatIf; }
+    RunsPane *runsPane() const { return m_panes.runs; }
+    BlockPane *blockPane() const { return m_panes.block; }
+    FlameGraphPane *flameGraphPane() const { return m_panes.flame; }
+    RanksPane *ranksPane() const { return m_panes.ranks; }
+    DiffPane *diffPane() const { return m_panes.diff; }
+    AllocatorPane *allocatorPane() const { return m_panes.allocator; }
     // What the what-if rests on, why there is none, or what a state-only snapshot says:
     // whole sentences over the timeline, wrapped, never cut.
-    QLabel *notes() const { return m_notes; }
-    // Shown while a followed run's step came near the device's memory; a click ticks the
-    // planner's cheapest toggles for the margin.
-    QToolButton *headroomButton() const;
-    bool isRerunning() const;
+    QLabel *notes() const { return m_panes.notes; }
+    // Chain choice, renames and merges of layers; documentEdited follows each.
+    LayerEditor *layerEditor() const { return m_layerEditor; }
+    // The open trace followed while its run writes it (a file opened while written, a
+    // recording as soon as it starts): the views grow with it, the status line says the peak
+    // so far, a "Live" badge shows; liveEnded follows its end.
+    LiveController *live() const { return m_live; }
+    // The Runs table's rows: the reruns, their traces, the ones kept beside the trace.
+    RunsController *runs() const { return m_runs; }
 
 Q_SIGNALS:
     void documentLoaded();
@@ -159,14 +115,19 @@ private:
     // What belongs to the open trace, replaced whole when another opens.
     struct Session
     {
-        quint64 id = 0;
         DocumentPtr document;
         std::vector<ProcessEntry> processes; // every trace opened together
         std::optional<std::int64_t> pickedTime;
     };
-
-    void createActions();
-    void createPanes();
+    // The loads the window waits for: an older one's result is dropped.
+    struct Tickets
+    {
+        quint64 open = 0;        // the files being opened
+        QStringList openRequest; // and the paths they were asked for by (a folder, say)
+        quint64 process = 0;     // another process of the session being read
+        quint64 compare = 0;     // a trace to compare with being read
+    };
+    void connectPanes();
     void connectServices();
     void onLoaded(quint64 ticket, DocumentLoader::Purpose purpose, const std::vector<DocumentPtr> &documents,
                   const std::vector<ProcessEntry> &processes);
@@ -179,60 +140,23 @@ private:
     // Pins a block of the document's index (or none) on the timeline and in the Block pane.
     void pinBlock(std::optional<std::size_t> block);
     void showRangeStats(std::int64_t beginNs, std::int64_t endNs);
-    // The window's geometry and splitter sizes, kept in QSettings from one session to the next.
-    void restoreWindowState();
-    void saveWindowState() const;
-    void rememberRecent(const QString &path);
-    void rebuildRecentMenu();
     void setBusy(const QString &message);
     void setIdle();
     void showComparison(const DocumentPtr &other);
-    void showFlameSelection(const std::optional<FlameSelection> &selection, const QString &name);
     void updateRerunAction();
 
     Session m_session;
-    quint64 m_nextSession = 1;
-    quint64 m_openTicket = 0;    // the files being opened
-    QStringList m_openRequest;   // and the paths they were asked for by (a folder, say)
-    quint64 m_processTicket = 0; // another process of the session being read
-    quint64 m_compareTicket = 0; // a trace to compare with being read
-
-    QStackedWidget *m_pages;
-    EmptyState *m_emptyState = nullptr;
-    TimelineView *m_timeline;
-    WhatIfBar *m_whatIf;
-    LayerModel *m_layers;
-    WhatIfController *m_toggles; // the one owner of the toggles
-    QSortFilterProxyModel *m_layerProxy;
-    QTreeView *m_layerView;
-    QLineEdit *m_layerFilter;
-    LiveSetPane *m_livePane;
-    BlockPane *m_blockPane;
-    FlameGraphPane *m_flamePane;
-    RanksPane *m_ranksPane;
-    DiffPane *m_diffPane;
-    AllocatorPane *m_allocatorPane;
-    LayerEditor *m_layerEditor;
-    QProgressBar *m_progress;
-    QPushButton *m_cancel;
-    QTabWidget *m_detailTabs;
-    RunsPane *m_runsPane;
+    Tickets m_tickets;
     DocumentLoader *m_loader;
-    QAction *m_openAction = nullptr;
-    QAction *m_recordAction = nullptr;
-    QAction *m_rerunAction = nullptr;
-    QMenu *m_recentMenu = nullptr;
-    QAction *m_byCategoryAction = nullptr;
-    QAction *m_byLayerAction = nullptr;
-    QComboBox *m_processSelector;
-    QAction *m_processSelectorAction = nullptr;
+    LayerModel *m_layers;
+    LiveController *m_live;
+    WindowActions m_actions; // before the panes, which show some
+    WindowPanes m_panes;
+    WhatIfController *m_toggles; // the one owner of the toggles
+    LayerEditor *m_layerEditor;
+    RunsController *m_runs;
+    ReportWriter *m_report;
     RecordDialog *m_recordDialog = nullptr;
-    Jobs m_exportJobs;
-    // The memory of the blocks under the flame graph's selected frame, over the whole trace.
-    Jobs m_selectionJobs;
-    LiveController *m_live; // the open trace followed while written
-    RunsController *m_runs; // the Runs table's rows and reruns
-    QLabel *m_notes = nullptr;
 };
 
 } // namespace peaklens::gui

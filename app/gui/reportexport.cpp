@@ -175,6 +175,33 @@ void exportReport(const ReportData &data, OutputFile &output)
     output.write(contents);
 }
 
+ReportWriter::ReportWriter(QObject *parent)
+    : QObject(parent)
+{
+}
+
+void ReportWriter::write(const QString &path, const DocumentPtr &trace, const std::vector<RunRecord> &runs,
+                         std::vector<std::string> open)
+{
+    std::vector<ReportInput> traces{{trace->path, trace, std::nullopt}};
+    open.push_back(trace->path);
+    for (const RunRecord &run : runs) {
+        if (run.document && !run.baseline) {
+            traces.push_back({run.label.toStdString(), run.document, run.row.measured});
+            open.push_back(run.document->path);
+        }
+    }
+    const auto failed = [this, path](const QString &problem) { Q_EMIT written(path, problem); };
+    m_jobs.start(
+        [traces = std::move(traces), open = std::move(open), path](const Progress &) {
+            checkReportPath(path);
+            OutputFile output(localPath(path), OutputFile::Existing::Replace, open);
+            exportReport(buildReport(traces, std::nullopt), output);
+            return true;
+        },
+        [failed](bool) { failed({}); }, failed);
+}
+
 } // namespace peaklens::gui
 
 #include "reportexport.moc"

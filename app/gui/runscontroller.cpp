@@ -17,6 +17,7 @@
 #include "core/trace/metadata.h"
 #include "core/trace/visibletext.h"
 
+#include <QAction>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMessageBox>
@@ -148,6 +149,20 @@ RunRecord RunsController::baselineRow(const DocumentPtr &document) const
 bool RunsController::isRerunning() const
 {
     return m_replay->isRunning() || !m_readingRuns.empty();
+}
+
+void RunsController::describeRerun(QAction *rerun, bool writing) const
+{
+    QString reason = m_document ? ReplayProcess::unavailableReason(*m_document) : tr("no trace is open");
+    if (reason.isEmpty() && writing)
+        reason = tr("its run is still writing it; stop the run first (Run > Stop the Followed Run)");
+    const bool running = isRerunning();
+    rerun->setEnabled(reason.isEmpty() && !running);
+    rerun->setToolTip(running            ? tr("A rerun is running (Esc cancels it)")
+                      : reason.isEmpty() ? tr("Run the step again with the checked layers checkpointed, and the "
+                                              "baseline beside it on this machine (Ctrl+R)")
+                                         : tr("Cannot rerun: %1").arg(reason));
+    rerun->setStatusTip(rerun->toolTip());
 }
 
 void RunsController::cancel()

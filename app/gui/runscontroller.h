@@ -16,6 +16,7 @@
 #include <optional>
 #include <vector>
 
+class QAction;
 class QStatusBar;
 class QWidget;
 
@@ -50,6 +51,9 @@ public:
     void cancel();
     // A rerun runs, or its traces are being read.
     bool isRerunning() const;
+    // The Rerun action: enabled when the open trace can be rerun now, its tip says why not
+    // (`writing`: the trace's own run still writes it).
+    void describeRerun(QAction *rerun, bool writing) const;
     // Before the window closes: reruns only in a temporary folder are saved where the user
     // picks, or let go; false when the user cancels.
     bool keepUnsaved();

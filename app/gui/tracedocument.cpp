@@ -3,7 +3,12 @@
 
 #include "localpath.h"
 
+#include "core/analysis/allocatorstate.h"
 #include "core/document/filesummary.h"
+#include "core/trace/metadata.h"
+#include "core/trace/units.h"
+
+#include <QObject>
 
 #include <algorithm>
 #include <future>
@@ -24,6 +29,32 @@ std::int64_t TraceDocument::originNs() const
     if (!trace->steps.empty())
         origin = std::min(origin.value_or(trace->steps.front().beginNs), trace->steps.front().beginNs);
     return origin.value_or(0);
+}
+
+QString statusText(const TraceDocument &document)
+{
+    const auto count = [](std::size_t n, const char *noun) {
+        return QString::fromStdString(formatCount(static_cast<std::int64_t>(n)) + " " + noun + (n == 1 ? "" : "s"));
+    };
+    const Trace &trace = *document.trace;
+    QString status = isStateOnly(trace) ? count(trace.events.size(), "block") + QObject::tr(" live at dump time")
+                                        : QStringList{count(trace.events.size(), "memory event"),
+                                                      count(trace.layers.size(), "layer"), count(trace.steps.size(), "step")}
+                                              .join(QStringLiteral(", "));
+    if (trace.metaValue(metakey::AllocatorView) == "segments")
+        status += QObject::tr(" — recorded with PyTorch's caching allocator, which hides tensors: only its segments "
+                              "(reserved memory) were seen. Record with the exact or async allocator for per-layer memory.");
+    return status;
+}
+
+QStringList stateOnlyNotes(const TraceDocument &document)
+{
+    QStringList notes{QString::fromUtf8(kStateOnlyHeadline.data(), qsizetype(kStateOnlyHeadline.size()))};
+    for (const DevicePeak &peak : document.summary.peak.devices)
+        notes << QString::fromStdString(judgeDumpState(*document.trace, peak.device).explanation);
+    if (document.trace->events.empty() && document.trace->reserved.empty())
+        notes << QObject::tr("It holds no memory: the process had allocated nothing when the snapshot was taken.");
+    return notes;
 }
 
 namespace {

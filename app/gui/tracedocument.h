@@ -11,7 +11,7 @@
 #include "core/analysis/levelofdetail.h"
 #include "core/document/analysedtrace.h"
 
-#include <QString>
+#include <QStringList>
 
 #include <memory>
 
@@ -42,6 +42,13 @@ using DocumentPtr = std::shared_ptr<const TraceDocument>;
 // A document of analyses already made (a run followed live: GrowingAnalysis), with what
 // only the window draws added.
 DocumentPtr completeDocument(const QString &path, AnalysedTrace analysed, TimelineSeries byLayer);
+
+// What the status line says of an opened document: its memory events, layers and steps
+// (its blocks, for a snapshot of the state only), and what a recording of segments lacks.
+QString statusText(const TraceDocument &document);
+// A snapshot of the state only has no timeline: what its state says instead, device by
+// device, or that it holds nothing.
+QStringList stateOnlyNotes(const TraceDocument &document);
 
 // Throws peaklens::Error (ImportError naming the file) or Cancelled.
 DocumentPtr loadDocument(const QString &path, const Progress &progress = {});

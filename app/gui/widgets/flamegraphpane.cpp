@@ -3,6 +3,7 @@
 
 #include "flamegraphview.h"
 
+#include "core/analysis/timelineseries.h"
 #include "core/trace/units.h"
 
 #include <QCheckBox>
@@ -54,6 +55,7 @@ FlameGraphPane::FlameGraphPane(QWidget *parent)
     connect(m_allFrames, &QCheckBox::toggled, this, &FlameGraphPane::rebuild);
     connect(m_search, &QLineEdit::textChanged, this, &FlameGraphPane::search);
     connect(m_view, &FlameGraphView::nodeClicked, this, &FlameGraphPane::selectNode);
+    connect(this, &FlameGraphPane::selectionChanged, this, &FlameGraphPane::drawSelection);
 }
 
 void FlameGraphPane::setKeying(FlameKeying keying)
@@ -67,6 +69,7 @@ void FlameGraphPane::showAt(const DocumentPtr &document, std::optional<std::int6
     m_document = document;
     m_timeNs = timeNs;
     if (newDocument) {
+        m_selectionJobs.drop(); // a curve still being drawn belongs to the previous trace
         const QSignalBlocker blocker(m_keying);
         const bool hasLayers = document && !document->trace->layers.empty();
         m_keying->setCurrentIndex(hasLayers && document->trace->stacks.stackCount() <= 1 ? 1 : 0);
@@ -147,6 +150,23 @@ void FlameGraphPane::selectNode(std::optional<std::uint32_t> node)
     const FlameNode &chosen = graph->nodes[*node];
     Q_EMIT selectionChanged(selectUnder(*m_document->trace, *graph, *node),
                             tr("memory under %1").arg(QString::fromStdString(chosen.label)));
+}
+
+void FlameGraphPane::drawSelection(const std::optional<FlameSelection> &selection, const QString &name)
+{
+    if (!m_document || !selection) {
+        m_selectionJobs.drop();
+        Q_EMIT selectionMemory({}, {});
+        return;
+    }
+    // A pass over every event of the trace.
+    m_selectionJobs.start(
+        [document = m_document, selection = *selection](const Progress &) {
+            const Trace &trace = *document->trace;
+            return selectedMemory(trace, document->device,
+                                  [&](std::size_t event) { return selection.containsEvent(trace, event); });
+        },
+        [this, name](const std::vector<SeriesPoint> &curve) { Q_EMIT selectionMemory(curve, name); });
 }
 
 } // namespace peaklens::gui

@@ -2,11 +2,13 @@
 #pragma once
 // The flame graph tab: what is live at the peak or at a clicked time as an icicle, by call
 // stack or by module path, searchable; selecting a node shows the memory of the blocks
-// under it on the timeline.
+// under it over the whole trace, drawn on the timeline.
 
+#include "jobs.h"
 #include "tracedocument.h"
 
 #include "core/analysis/flamegraph.h"
+#include "core/analysis/seriespoint.h"
 
 #include <QWidget>
 
@@ -41,9 +43,13 @@ public:
 Q_SIGNALS:
     // The blocks under the selected node, with a name for them; none clears the selection.
     void selectionChanged(const std::optional<FlameSelection> &selection, const QString &name);
+    // The memory of the selected node's blocks over the whole trace, found off the UI thread
+    // after selectionChanged (the newest selection wins); an empty curve once it is cleared.
+    void selectionMemory(const std::vector<peaklens::SeriesPoint> &curve, const QString &name);
 
 private:
     void rebuild();
+    void drawSelection(const std::optional<FlameSelection> &selection, const QString &name);
 
     DocumentPtr m_document;
     std::optional<std::int64_t> m_timeNs;
@@ -54,6 +60,7 @@ private:
     QLabel *m_matches;
     FlameGraphView *m_view;
     QScrollArea *m_scroll;
+    Jobs m_selectionJobs;
 };
 
 } // namespace peaklens::gui

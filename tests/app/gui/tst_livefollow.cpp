@@ -312,9 +312,9 @@ private slots:
         QSignalSpy ended(&window, &MainWindow::liveEnded);
         window.openFile(out);
         QVERIFY(QTest::qWaitFor([&] { return loaded.count() == 1; }, 30000));
-        QVERIFY(window.liveFollow());
-        QVERIFY(window.liveBadge()->isVisible());
-        QCOMPARE(window.liveBadge()->text(), QStringLiteral("● Live"));
+        QVERIFY(window.live()->following());
+        QVERIFY(window.live()->badge()->isVisible());
+        QCOMPARE(window.live()->badge()->text(), QStringLiteral("● Live"));
         QVERIFY(QTest::qWaitFor([&] { return updated.count() >= 1; }, 30000));
         const std::size_t firstEvents = window.document()->trace->events.size();
         QVERIFY(window.statusBar()->currentMessage().startsWith(QStringLiteral("Live")));
@@ -340,7 +340,7 @@ private slots:
 
         QVERIFY(QTest::qWaitFor([&] { return ended.count() == 1; }, 60000));
         QVERIFY(writerEnded(writer));
-        QVERIFY(!window.liveBadge()->isVisible());
+        QVERIFY(!window.live()->badge()->isVisible());
         QVERIFY(window.statusBar()->currentMessage().startsWith(QStringLiteral("Finished")));
         QVERIFY(window.document()->trace->events.size() > firstEvents);
         COMPARE_TRACES(*window.document()->trace, *TraceReader::read(out.toStdString()));
@@ -364,11 +364,12 @@ private slots:
         window.openFile(out);
         // A step came within 5 % of the device's memory: the warning offers the planner's
         // toggles, picked on what has been recorded so far, ticked with a click.
-        QVERIFY(QTest::qWaitFor([&] { return window.liveFollow() && !window.liveFollow()->status().headroomStrategy.isEmpty(); },
-                                60000));
-        QToolButton *headroom = window.headroomButton();
+        QVERIFY(QTest::qWaitFor(
+            [&] { return window.live()->following() && !window.live()->following()->status().headroomStrategy.isEmpty(); },
+            60000));
+        QToolButton *headroom = window.live()->headroomButton();
         QVERIFY(headroom->isVisible());
-        const QString strategy = window.liveFollow()->status().headroomStrategy;
+        const QString strategy = window.live()->following()->status().headroomStrategy;
         QVERIFY2(headroom->text().endsWith(QStringLiteral("checkpoint ") + strategy), qPrintable(headroom->text()));
         headroom->click();
         QVERIFY(!window.layerModel()->schedule().empty());
@@ -383,12 +384,12 @@ private slots:
         const bool canRerun = !ReplayProcess::executable().isEmpty(); // not in a build without LibTorch
         QVERIFY2(!canRerun || rerun->toolTip().contains(QStringLiteral("still writing")), qPrintable(rerun->toolTip()));
 
-        QCOMPARE(window.stopFollowedRun(), QString());
+        QCOMPARE(window.live()->stopRun(), QString());
         QVERIFY(QTest::qWaitFor([&] { return ended.count() == 1; }, 60000));
         QVERIFY(writerEnded(writer));
         QCOMPARE(writer.exitStatus(), QProcess::CrashExit); // SIGTERM, before it finished
         QVERIFY(!stop->isEnabled());
-        QCOMPARE(window.liveBadge()->text(), QStringLiteral("Writer stopped"));
+        QCOMPARE(window.live()->badge()->text(), QStringLiteral("Writer stopped"));
         const TracePtr committed = TraceReader::read(out.toStdString());
         QVERIFY(committed->events.size() < TraceReader::read(input.toStdString())->events.size());
         COMPARE_TRACES(*window.document()->trace, *committed);
@@ -396,7 +397,7 @@ private slots:
         QVERIFY(!window.layerModel()->schedule().empty());
         QVERIFY2(!rerun->toolTip().contains(QStringLiteral("still writing")), qPrintable(rerun->toolTip()));
         QCOMPARE(rerun->isEnabled(), canRerun);
-        QCOMPARE(window.stopFollowedRun(), QStringLiteral("No run is being followed."));
+        QCOMPARE(window.live()->stopRun(), QStringLiteral("No run is being followed."));
     }
 
     void windowSaysTheWriterStopped()
@@ -411,8 +412,8 @@ private slots:
         QSignalSpy ended(&window, &MainWindow::liveEnded);
         window.openFile(out);
         QVERIFY(QTest::qWaitFor([&] { return ended.count() == 1; }, 60000));
-        QVERIFY(window.liveBadge()->isVisible());
-        QCOMPARE(window.liveBadge()->text(), QStringLiteral("Writer stopped"));
+        QVERIFY(window.live()->badge()->isVisible());
+        QCOMPARE(window.live()->badge()->text(), QStringLiteral("Writer stopped"));
         QVERIFY(window.statusBar()->currentMessage().startsWith(QStringLiteral("The writer stopped without finishing")));
         QCOMPARE(window.document()->trace->events.size(), std::size_t(5 * 300));
     }

@@ -10,6 +10,7 @@
 #include "models/runsmodel.h"
 #include "recorddialog.h"
 #include "replayprocess.h"
+#include "runscontroller.h"
 #include "runstore.h"
 #include "widgets/allocatorpane.h"
 #include "widgets/emptystate.h"
@@ -22,6 +23,7 @@
 #include "core/analysis/allocatorstate.h"
 #include "core/format/tracewriter.h"
 #include "core/plan/plannotes.h"
+#include "core/plan/planner.h"
 #include "core/plan/predictor.h"
 #include "core/report/palette.h"
 #include "core/trace/metadata.h"
@@ -230,25 +232,25 @@ private slots:
         QTemporaryDir directory;
         MainWindow window;
         QVERIFY(loadCopyOfSample(window, directory));
-        QCOMPARE(window.runsModel()->rowCount(), 1); // the baseline
+        QCOMPARE(window.runsPane()->runs()->rowCount(), 1); // the baseline
         window.setCheckpointStrategy(QStringLiteral("all"));
         QSignalSpy finished(&window, &MainWindow::rerunFinished);
         // The rerun's trace is handed on to be followed as soon as its first step is in.
         QSignalSpy started(window.findChild<ReplayProcess *>(), &ReplayProcess::traceStarted);
         window.rerun();
         QVERIFY(finished.wait(300000));
-        QCOMPARE(window.runsModel()->rowCount(), 2);
+        QCOMPARE(window.runsPane()->runs()->rowCount(), 2);
         QCOMPARE(started.count(), 1);
-        const RunRecord &run = window.runsModel()->run(1);
+        const RunRecord &run = window.runsPane()->runs()->run(1);
         QVERIFY2(run.outcome().isEmpty(), qPrintable(run.outcome()));
         QCOMPARE(run.checkpoint().size(), qsizetype(window.document()->model->layers.size()));
         QVERIFY(run.row.measured.peakAllocatedBytes && run.measuredStepMs());
-        QVERIFY(*run.row.measured.peakAllocatedBytes < *window.runsModel()->run(0).row.measured.peakAllocatedBytes);
+        QVERIFY(*run.row.measured.peakAllocatedBytes < *window.runsPane()->runs()->run(0).row.measured.peakAllocatedBytes);
         QVERIFY(run.document);
         QCOMPARE(started.first().first().toString(), run.document->filePath());
         QCOMPARE(QString::fromStdString(run.document->trace->metaValue("checkpoint")), run.checkpoint().join(QLatin1Char(',')));
         // The comparison shows the checkpointed blocks keeping less for the backward pass.
-        RunComparisonModel *comparison = window.comparisonModel();
+        RunComparisonModel *comparison = window.runsPane()->comparison();
         QVERIFY(comparison->rowCount() > 0);
         int smaller = 0;
         for (int row = 0; row < comparison->rowCount(); ++row) {
@@ -275,8 +277,8 @@ private slots:
         QSignalSpy finished(&window, &MainWindow::rerunFinished);
         window.rerun();
         QVERIFY(finished.wait(300000));
-        QCOMPARE(window.runsModel()->rowCount(), 2);
-        const RunRecord &run = window.runsModel()->run(1);
+        QCOMPARE(window.runsPane()->runs()->rowCount(), 2);
+        const RunRecord &run = window.runsPane()->runs()->run(1);
         QVERIFY2(run.outcome().isEmpty(), qPrintable(run.outcome()));
         QCOMPARE(run.row.predicted.peakBytes, segments.prediction.peakBytes);
 
@@ -319,7 +321,7 @@ private slots:
         } else {
             QVERIFY(load(*window, writeRecorded(directory, directory.path())));
             window->rerun();
-            QVERIFY(window->isRerunning());
+            QVERIFY(window->runs()->isRerunning());
         }
         const qint64 pid = waitForPid(pidFile);
         QVERIFY(pid > 0 && processExists(pid));
@@ -339,10 +341,10 @@ private slots:
         window.rerun();
         QVERIFY(waitForPid(pidFile) > 0);
         window.cancel();
-        QVERIFY(window.isRerunning()); // returned before the child has gone
+        QVERIFY(window.runs()->isRerunning()); // returned before the child has gone
         QVERIFY(finished.wait(10000));
-        QCOMPARE(window.runsModel()->run(1).outcome(), QStringLiteral("cancelled"));
-        QVERIFY(!window.isRerunning());
+        QCOMPARE(window.runsPane()->runs()->run(1).outcome(), QStringLiteral("cancelled"));
+        QVERIFY(!window.runs()->isRerunning());
     }
 
     // A rerun with no toggles measures the baseline again beside it, step by step, and
@@ -357,7 +359,7 @@ private slots:
         QSignalSpy finished(&window, &MainWindow::rerunFinished);
         window.rerun();
         QVERIFY(finished.wait(300000));
-        const RunRecord &run = window.runsModel()->run(1);
+        const RunRecord &run = window.runsPane()->runs()->run(1);
         QVERIFY2(run.outcome().isEmpty(), qPrintable(run.outcome()));
         const auto change = run.stepChange().measured;
         QVERIFY(change);
@@ -365,11 +367,12 @@ private slots:
         QCOMPARE(change->run.samples, std::size_t(10));
         QCOMPARE(change->baseline.samples, std::size_t(10));
         QVERIFY2(change->withinNoise(), qPrintable(RunsModel::changeText(*change)));
-        const QString shown = window.runsModel()->index(1, RunsModel::MeasuredChangeColumn).data().toString();
+        const QString shown = window.runsPane()->runs()->index(1, RunsModel::MeasuredChangeColumn).data().toString();
         QVERIFY2(shown.startsWith(QStringLiteral("within noise")) || shown.startsWith(QStringLiteral("too noisy")),
                  qPrintable(shown));
         // No toggles: the model predicts no change, as the what-if bar said.
-        QCOMPARE(window.runsModel()->index(1, RunsModel::PredictedChangeColumn).data().toString(), QStringLiteral("+0.0 %"));
+        QCOMPARE(window.runsPane()->runs()->index(1, RunsModel::PredictedChangeColumn).data().toString(),
+                 QStringLiteral("+0.0 %"));
         QCOMPARE(run.row.measured.peakAllocatedBytes, run.row.measured.baselinePeakAllocatedBytes());
 
         // The measured curve spans the baseline's step, on the baseline's clock, its peak marked.
@@ -402,7 +405,7 @@ private slots:
                              [](bool on) { return on; }));
         QVERIFY(window.timeline()->comparison().empty()); // the baseline is the chart itself
         // The Runs table repeats the change of step time the bar predicted for these toggles.
-        const QString predictedChange = window.runsModel()->index(1, RunsModel::PredictedChangeColumn).data().toString();
+        const QString predictedChange = window.runsPane()->runs()->index(1, RunsModel::PredictedChangeColumn).data().toString();
         QVERIFY2(predicted.endsWith(QStringLiteral("(") + predictedChange + QStringLiteral(")")),
                  qPrintable(predicted + QStringLiteral(" | ") + predictedChange));
         window.runsPane()->selectRow(1);
@@ -424,20 +427,20 @@ private slots:
         QSignalSpy finished(&window, &MainWindow::rerunFinished);
         window.rerun();
         QVERIFY(finished.wait(300000));
-        QVERIFY(window.comparisonModel()->rowCount() > 0);
+        QVERIFY(window.runsPane()->comparison()->rowCount() > 0);
         QVERIFY(!window.timeline()->comparison().empty());
         window.selectLayer(QStringLiteral("blocks.0"));
 
         // A forward-only snapshot: no layers' what-if, no runs.
         QVERIFY(load(window, QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_forward_fp32.pickle.gz")));
-        QCOMPARE(window.runsModel()->rowCount(), 0);
-        QCOMPARE(window.comparisonModel()->rowCount(), 0);
+        QCOMPARE(window.runsPane()->runs()->rowCount(), 0);
+        QCOMPARE(window.runsPane()->comparison()->rowCount(), 0);
         QVERIFY(window.timeline()->comparison().empty());
         QVERIFY(!window.whatIfBar()->isEnabled());
         QCOMPARE(window.whatIfBar()->strategy(), WhatIfBar::Strategy::Rule);
         QCOMPARE(window.whatIfBar()->rule(), CheckpointStrategy());
         QVERIFY(window.windowTitle().startsWith(QStringLiteral("snapshot_cs336_forward_fp32")));
-        QVERIFY(!window.isRerunning());
+        QVERIFY(!window.runs()->isRerunning());
         // Its call stacks fill the stack pane.
         auto *grouping = window.findChild<QComboBox *>(QStringLiteral("liveGrouping"));
         grouping->setCurrentIndex(int(LiveSetModel::Grouping::Site));
@@ -449,8 +452,8 @@ private slots:
         // And back: the sample's own baseline only, nothing ticked, no stack.
         QVERIFY(load(window, kSample));
         QVERIFY(stack->toPlainText().isEmpty());
-        QCOMPARE(window.runsModel()->rowCount(), 1);
-        QCOMPARE(window.comparisonModel()->rowCount(), 0);
+        QCOMPARE(window.runsPane()->runs()->rowCount(), 1);
+        QCOMPARE(window.runsPane()->comparison()->rowCount(), 0);
         QVERIFY(std::none_of(window.layerModel()->checkpoint().begin(), window.layerModel()->checkpoint().end(),
                              [](bool on) { return on; }));
     }
@@ -653,7 +656,7 @@ private slots:
         QSignalSpy finished(&window, &MainWindow::rerunFinished);
         window.rerun();
         QVERIFY(finished.wait(60000));
-        const RunRecord &run = window.runsModel()->run(1);
+        const RunRecord &run = window.runsPane()->runs()->run(1);
         QVERIFY2(run.outcome().isEmpty(), qPrintable(run.outcome()));
         QVERIFY(run.row.measured.peakAllocatedBytes && *run.row.measured.peakAllocatedBytes > 0);
         QVERIFY(run.measuredStepMs() && *run.measuredStepMs() > 0);
@@ -685,7 +688,7 @@ private slots:
         QSignalSpy finished(&window, &MainWindow::rerunFinished);
         window.rerun();
         QVERIFY(finished.wait(60000));
-        const RunRecord &run = window.runsModel()->run(1);
+        const RunRecord &run = window.runsPane()->runs()->run(1);
         QVERIFY2(run.outcome().contains(QStringLiteral("needs a CUDA device")), qPrintable(run.outcome()));
         QVERIFY(!run.row.measured.peakAllocatedBytes);
     }
@@ -871,22 +874,22 @@ private slots:
             QSignalSpy finished(&window, &MainWindow::rerunFinished);
             window.rerun();
             QVERIFY(finished.wait(300000));
-            first = window.runsModel()->run(1);
+            first = window.runsPane()->runs()->run(1);
             QVERIFY2(first.outcome().isEmpty(), qPrintable(first.outcome()));
             QVERIFY(first.kept);
             QCOMPARE(QFileInfo(first.folder).absolutePath(), runsFolderOf(trace));
             for (int column = 0; column < RunsModel::NumColumns; ++column)
-                shown << window.runsModel()->index(1, column).data().toString();
+                shown << window.runsPane()->runs()->index(1, column).data().toString();
         }
         MainWindow window;
         QVERIFY(load(window, trace));
         // A rerun starts at once, while the kept one is still being read back.
         QSignalSpy finished(&window, &MainWindow::rerunFinished);
         window.rerun();
-        QVERIFY(window.isRerunning());
-        QVERIFY(
-            QTest::qWaitFor([&] { return window.runsModel()->rowCount() >= 2 && window.runsModel()->run(1).document; }, 60000));
-        const RunRecord &restored = window.runsModel()->run(1);
+        QVERIFY(window.runs()->isRerunning());
+        QVERIFY(QTest::qWaitFor(
+            [&] { return window.runsPane()->runs()->rowCount() >= 2 && window.runsPane()->runs()->run(1).document; }, 60000));
+        const RunRecord &restored = window.runsPane()->runs()->run(1);
         QCOMPARE(restored.label, first.label);
         QCOMPARE(restored.checkpoint(), first.checkpoint());
         QCOMPARE(restored.row.measured.peakAllocatedBytes, first.row.measured.peakAllocatedBytes);
@@ -894,11 +897,11 @@ private slots:
         QCOMPARE(restored.row.measured.baselineStepTimesMs(), first.row.measured.baselineStepTimesMs());
         QCOMPARE(restored.document->peakBytes, first.document->peakBytes);
         for (int column = 0; column < RunsModel::NumColumns; ++column)
-            QCOMPARE(window.runsModel()->index(1, column).data().toString(), shown[column]);
+            QCOMPARE(window.runsPane()->runs()->index(1, column).data().toString(), shown[column]);
         QVERIFY(finished.count() == 1 || finished.wait(300000));
-        QCOMPARE(window.runsModel()->rowCount(), 3);
-        QCOMPARE(window.runsModel()->run(2).label, QStringLiteral("rerun 2"));
-        QVERIFY2(window.runsModel()->run(2).outcome().isEmpty(), qPrintable(window.runsModel()->run(2).outcome()));
+        QCOMPARE(window.runsPane()->runs()->rowCount(), 3);
+        QCOMPARE(window.runsPane()->runs()->run(2).label, QStringLiteral("rerun 2"));
+        QVERIFY2(window.runsPane()->runs()->run(2).outcome().isEmpty(), qPrintable(window.runsPane()->runs()->run(2).outcome()));
     }
 
     // A rerun's folder and run.json read back as they were written, and a copy saved to a

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "layerspane.h"
+
+#include "models/layermodel.h"
+
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QSortFilterProxyModel>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+namespace peaklens::gui {
+
+LayersPane::LayersPane(LayerModel *layers, QWidget *parent)
+    : QWidget(parent)
+    , m_layers(layers)
+    , m_proxy(new QSortFilterProxyModel(this))
+    , m_view(new QTreeView(this))
+    , m_filter(new QLineEdit(this))
+{
+    m_proxy->setSourceModel(layers);
+    m_proxy->setSortRole(LayerModel::SortRole);
+    m_proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
+    m_proxy->setFilterKeyColumn(LayerModel::NameColumn);
+    m_proxy->setRecursiveFilteringEnabled(true); // a match keeps its enclosing modules
+    m_view->setModel(m_proxy);
+    m_view->setSortingEnabled(true);
+    m_view->setAlternatingRowColors(true);
+    m_view->setUniformRowHeights(true);
+    m_view->header()->setStretchLastSection(false);
+    m_view->sortByColumn(LayerModel::NameColumn, Qt::AscendingOrder);
+    m_view->setTreePosition(LayerModel::NameColumn); // the checkbox column comes first
+    m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+    m_filter->setPlaceholderText(tr("Filter layers (Ctrl+F)"));
+    m_filter->setClearButtonEnabled(true);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_filter);
+    layout->addWidget(m_view);
+
+    connect(m_filter, &QLineEdit::textChanged, m_proxy, &QSortFilterProxyModel::setFilterFixedString);
+    connect(m_view, &QWidget::customContextMenuRequested, this, [this](const QPoint &position) {
+        const QVariant layer = m_proxy->data(m_view->indexAt(position), LayerModel::LayerRole);
+        if (layer.isValid())
+            Q_EMIT menuRequested(layer.toUInt(), m_view->viewport()->mapToGlobal(position));
+    });
+    connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+        const QModelIndexList rows = m_view->selectionModel()->selectedRows();
+        const QVariant layer = rows.isEmpty() ? QVariant() : m_proxy->data(rows.front(), LayerModel::LayerRole);
+        Q_EMIT layerSelected(layer.isValid() ? std::optional<std::uint32_t>(layer.toUInt()) : std::nullopt);
+    });
+}
+
+void LayersPane::fitColumns()
+{
+    m_view->expandAll();
+    for (int column = 0; column < LayerModel::NumColumns; ++column)
+        m_view->resizeColumnToContents(column);
+    // A long name takes at most two fifths of the pane: the figures stay in sight.
+    m_view->setColumnWidth(LayerModel::NameColumn,
+                           std::min(m_view->columnWidth(LayerModel::NameColumn), m_view->width() * 2 / 5));
+}
+
+void LayersPane::setFlat(bool flat)
+{
+    m_layers->setFlat(flat);
+    m_view->setRootIsDecorated(!flat);
+    m_view->expandAll();
+}
+
+void LayersPane::focusFilter()
+{
+    m_filter->setFocus();
+}
+
+void LayersPane::selectLayer(std::uint32_t layer)
+{
+    m_view->setCurrentIndex(m_proxy->mapFromSource(m_layers->indexOfLayer(layer)));
+}
+
+} // namespace peaklens::gui
