@@ -22,6 +22,8 @@
 #include <QStatusBar>
 #include <QTemporaryDir>
 
+#include <algorithm>
+
 using namespace peaklens;
 using namespace peaklens::gui;
 
@@ -116,12 +118,23 @@ private Q_SLOTS:
         QVERIFY2(pane->searchSummary().contains(QLatin1String("match")), qPrintable(pane->searchSummary()));
         QVERIFY(!pane->searchSummary().contains(QLatin1String("no match")));
         QSignalSpy selected(pane, &FlameGraphPane::selectionChanged);
+        QSignalSpy drawn(pane, &FlameGraphPane::selectionMemory);
         pane->selectNode(1);
         QCOMPARE(selected.count(), 1);
         QVERIFY(selected.front().at(1).toString().startsWith(QLatin1String("memory under")));
-        // Its curve is drawn off the UI thread, then shown.
+        // Its curve is drawn off the UI thread, then shown: over the whole trace, it reaches
+        // at least what the node holds at the peak.
         QTRY_VERIFY_WITH_TIMEOUT(window.statusBar()->currentMessage().startsWith(QLatin1String("Drawn: the memory under")),
                                  30000);
+        QCOMPARE(drawn.count(), 1);
+        const auto curve = drawn.front().front().value<std::vector<SeriesPoint>>();
+        const auto highest =
+            std::max_element(curve.begin(), curve.end(), [](const auto &a, const auto &b) { return a.bytes < b.bytes; });
+        QVERIFY(highest != curve.end());
+        QVERIFY2(highest->bytes >= graph->nodes[1].bytes, qPrintable(QString::number(highest->bytes)));
+        pane->selectNode(std::nullopt);
+        QCOMPARE(drawn.count(), 2);
+        QVERIFY(drawn.back().front().value<std::vector<SeriesPoint>>().empty());
 
         // At a clicked time, what is live then.
         const std::int64_t early = document.summary.firstNs;
