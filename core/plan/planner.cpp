@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -84,35 +85,78 @@ std::vector<LayerOption> optionsOf(const ChainLayer &layer)
     return kept;
 }
 
-// Keeps, in `out`, the states no other beats (more freed for no more cost), sorted by
-// freed bytes; thins them to at most `limit`, keeping the cheapest of each band of freed
-// bytes and the one that frees most. Every state kept is a real plan.
-void keepFront(const std::vector<State> &states, std::vector<State> &out, std::size_t limit)
+// The states a layer's options make of `front`, as the front after the layer: those no
+// other beats (more freed for no more cost), sorted by freed bytes. Option o is taken after
+// the states from firstFitting[o] on, those whose freed bytes let its constraints hold.
+//
+// `front` is sorted by freed bytes with costs rising, and an option adds the same saving
+// and cost to each state, so each option's states are a sorted run. The runs are walked
+// down together, most freed first (the cheaper among equals): a state is kept when it costs
+// less than every state kept before it. Costs fall along a run, so a run's states that
+// cost no less than the cheapest kept are passed over without comparing runs: the walk
+// costs O(states + kept × options), with no sort and nothing stored but what is kept.
+void nextFront(const std::vector<State> &front, const std::vector<LayerOption> &options,
+               const std::vector<std::size_t> &firstFitting, std::vector<std::size_t> &heads, std::vector<State> &out)
 {
     out.clear();
+    heads.assign(options.size(), front.size()); // each run's next state is the one before its head
+    const auto stateAt = [&](std::uint32_t o, std::size_t s) -> State {
+        return {front[s].freed + options[o].saving, front[s].cost + options[o].cost, static_cast<std::uint32_t>(s), o};
+    };
+    const auto before = [](const State &a, const State &b) {
+        return a.freed > b.freed || (a.freed == b.freed && a.cost < b.cost);
+    };
     std::int64_t cheapest = INT64_MAX;
-    for (auto it = states.rbegin(); it != states.rend(); ++it) {
-        if (it->cost < cheapest) {
-            cheapest = it->cost;
-            out.push_back(*it);
+    for (;;) {
+        // The run whose next state comes first, and the next state of the others that does.
+        std::optional<State> best, second;
+        for (std::uint32_t o = 0; o < options.size(); ++o) {
+            std::size_t &head = heads[o];
+            while (head > firstFitting[o] && front[head - 1].cost + options[o].cost >= cheapest)
+                --head;
+            if (head == firstFitting[o])
+                continue;
+            const State next = stateAt(o, head - 1);
+            if (!best || before(next, *best)) {
+                second = best;
+                best = next;
+            } else if (!second || before(next, *second)) {
+                second = next;
+            }
         }
+        if (!best)
+            break;
+        // The best run's states are kept while they come before the others' (each costs less
+        // than the one before it along the run).
+        const std::uint32_t o = best->option;
+        std::size_t &head = heads[o];
+        do {
+            out.push_back(stateAt(o, --head));
+        } while (head > firstFitting[o] && (!second || before(stateAt(o, head - 1), *second)));
+        cheapest = out.back().cost;
     }
     std::reverse(out.begin(), out.end());
-    if (out.size() <= limit || limit < 2)
+}
+
+// Thins a front to at most `limit` states, keeping the cheapest of each band of freed bytes
+// and the one that frees most. Every state kept is a real plan.
+void thinFront(std::vector<State> &front, std::size_t limit)
+{
+    if (front.size() <= limit || limit < 2)
         return;
-    const long double low = static_cast<long double>(out.front().freed);
-    const long double span = static_cast<long double>(out.back().freed) - low + 1;
+    const long double low = static_cast<long double>(front.front().freed);
+    const long double span = static_cast<long double>(front.back().freed) - low + 1;
     std::size_t kept = 0;
     std::int64_t lastBand = -1;
-    for (std::size_t i = 0; i + 1 < out.size(); ++i) {
-        const auto band = static_cast<std::int64_t>((static_cast<long double>(out[i].freed) - low) * (limit - 1) / span);
+    for (std::size_t i = 0; i + 1 < front.size(); ++i) {
+        const auto band = static_cast<std::int64_t>((static_cast<long double>(front[i].freed) - low) * (limit - 1) / span);
         if (band != lastBand) {
-            out[kept++] = out[i];
+            front[kept++] = front[i];
             lastBand = band;
         }
     }
-    out[kept++] = out.back();
-    out.resize(kept);
+    front[kept++] = front.back();
+    front.resize(kept);
 }
 
 // The cheapest checkpoint set whose predicted peak is at most budget, or nothing. A
@@ -144,22 +188,24 @@ std::optional<CheckpointSchedule> cheapestPerLayer(const CostModel &model, const
     if (!segmentFits(0, 0))
         return std::nullopt;
     std::vector<State> front{{0, 0, 0, 0}}, next;
+    std::vector<std::size_t> firstFitting, heads;
     // Per layer, where each state of the front after it came from: enough to rebuild a plan.
     std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> history(n);
     for (std::size_t k = 0; k < n; ++k) {
-        next.clear();
-        for (std::uint32_t o = 0; o < options[k].size(); ++o) {
-            const LayerOption &option = options[k][o];
-            for (std::uint32_t s = 0; s < front.size(); ++s) {
-                // Its recompute and its backward must fit, with what the layers before it free.
-                const std::int64_t freed = front[s].freed + option.saving;
-                if ((option.ownPeak == INT64_MIN || option.ownPeak - front[s].freed <= budget) && segmentFits(k + 1, freed))
-                    next.push_back({freed, front[s].cost + option.cost, s, o});
-            }
+        // An option's recompute and backward must fit, with what the layers before it free;
+        // more freed never breaks that, so it holds from a state of the front on.
+        firstFitting.clear();
+        for (const LayerOption &option : options[k]) {
+            const auto fits = [&](const State &state) {
+                return (option.ownPeak == INT64_MIN || option.ownPeak - state.freed <= budget)
+                       && segmentFits(k + 1, state.freed + option.saving);
+            };
+            firstFitting.push_back(
+                static_cast<std::size_t>(std::partition_point(front.begin(), front.end(), std::not_fn(fits)) - front.begin()));
         }
-        std::sort(next.begin(), next.end(),
-                  [](const State &a, const State &b) { return a.freed != b.freed ? a.freed < b.freed : a.cost > b.cost; });
-        keepFront(next, front, limit);
+        nextFront(front, options[k], firstFitting, heads, next);
+        thinFront(next, limit);
+        front.swap(next);
         if (front.empty())
             return std::nullopt;
         history[k].reserve(front.size());
