@@ -58,4 +58,25 @@ AllocatorSeries allocatorSeries(const Trace &trace, Device device)
     return series;
 }
 
+std::vector<SeriesPoint> largestFreeCurve(const Trace &trace, Device device)
+{
+    AllocatorReplay replay(trace, device);
+    std::vector<SeriesPoint> curve;
+    if (replay.layout() != ReservedLayout::Segments || !replay.blocksKnown())
+        return curve;
+    std::optional<SeriesPoint> last; // the newest point, kept back while the figure stays
+    for (auto time = replay.nextTime(); time; time = replay.nextTime()) {
+        replay.applyNextTime();
+        const std::optional<std::int64_t> largest = replay.figures().largestFreeBytes;
+        if (!largest)
+            continue;
+        if (curve.empty() || curve.back().bytes != *largest)
+            curve.push_back({*time, *largest});
+        last = SeriesPoint{*time, *largest};
+    }
+    if (last && curve.back().timeNs != last->timeNs)
+        curve.push_back(*last);
+    return curve;
+}
+
 } // namespace peaklens

@@ -18,6 +18,8 @@
 // every block lies in reserved memory. Blocks are as large as the trace records them
 // (the size asked for, in snapshots), so the allocator's rounding shows as free slivers.
 
+#include "seriespoint.h"
+
 #include "core/trace/trace.h"
 
 #include <cstdint>
@@ -119,6 +121,13 @@ struct AllocatorSeries
 };
 
 AllocatorSeries allocatorSeries(const Trace &trace, Device device);
+
+// The largest free block over time, where the trace tells it: a step function (each point
+// holds until the next) with a point only where the figure changes, and the last one. What
+// the timeline draws; none of allocatorSeries' other figures are kept, and nothing is
+// replayed where the layout cannot be known (no segments with addresses, or tensors
+// hidden by the allocator).
+std::vector<SeriesPoint> largestFreeCurve(const Trace &trace, Device device);
 
 enum class OomVerdict : std::uint8_t {
     Fragmentation, // enough free reserved memory in total, but no free block large enough

@@ -165,17 +165,8 @@ AllocatorPane::~AllocatorPane() = default;
 void AllocatorPane::showAt(const DocumentPtr &document, std::optional<std::int64_t> timeNs)
 {
     if (document && document != m_document) {
-        m_seriesJobs.start(
-            [document](const Progress &) {
-                std::vector<SeriesPoint> curve;
-                const AllocatorSeries series = allocatorSeries(*document->trace, document->device);
-                for (const AllocatorPoint &point : series.points) {
-                    if (point.largestFreeBytes)
-                        curve.push_back({point.timeNs, *point.largestFreeBytes});
-                }
-                return curve;
-            },
-            [this, document](const std::vector<SeriesPoint> &curve) { Q_EMIT largestFreeReady(document, curve); });
+        m_seriesJobs.start([document](const Progress &) { return largestFreeCurve(*document->trace, document->device); },
+                           [this, document](const std::vector<SeriesPoint> &curve) { Q_EMIT largestFreeReady(document, curve); });
     }
     m_document = document;
     m_map->setState(nullptr, std::nullopt);

@@ -2,6 +2,7 @@
 #include "testsupport.h"
 
 #include "core/analysis/allocatorstate.h"
+#include "core/analysis/levelofdetail.h"
 #include "core/analysis/peakfinder.h"
 #include "core/import/traceloader.h"
 #include "core/trace/tracebuilder.h"
@@ -50,6 +51,22 @@ QString printTotals(const AllocatorState &state)
         .arg(size(state.reservedBytes), size(state.allocatedBytes), size(state.freeBytes),
              state.largestFreeBytes ? size(*state.largestFreeBytes) : QStringLiteral("-"), size(state.outsideBytes),
              size(state.unplacedReservedBytes));
+}
+
+// The series' known largest free block where it changes, and its last point: what
+// largestFreeCurve gives without keeping the series.
+std::vector<SeriesPoint> changesOfLargestFree(const AllocatorSeries &series)
+{
+    std::vector<SeriesPoint> curve;
+    for (const AllocatorPoint &point : series.points) {
+        if (point.largestFreeBytes && (curve.empty() || curve.back().bytes != *point.largestFreeBytes))
+            curve.push_back({point.timeNs, *point.largestFreeBytes});
+    }
+    const auto last = std::find_if(series.points.rbegin(), series.points.rend(),
+                                   [](const AllocatorPoint &point) { return point.largestFreeBytes.has_value(); });
+    if (last != series.points.rend() && curve.back().timeNs != last->timeNs)
+        curve.push_back({last->timeNs, *last->largestFreeBytes});
+    return curve;
 }
 
 QString printSeries(const AllocatorSeries &series)
@@ -234,6 +251,9 @@ private slots:
         // time:reserved/allocated/free/largest free, in MiB; cuda:1's event is not a change here.
         QCOMPARE(printSeries(series), QStringLiteral("0:20/0/20/20 10:20/8/12/12 20:20/12/8/8 30:20/4/16/8 40:22/5/17/8 "
                                                      "50:22/1/21/20 60:2/1/1/1 70:0/0/0/0"));
+        // The timeline's curve: where the largest free block changes, and the last point.
+        QCOMPARE(largestFreeCurve(*trace, kCuda0), changesOfLargestFree(series));
+        QCOMPARE(largestFreeCurve(*trace, kCuda0).size(), std::size_t(6)); // 30 and 40 hold 8 MiB as 20 did
         // Every point is the state at its time.
         for (const AllocatorPoint &point : series.points) {
             const AllocatorState state = allocatorStateAt(*trace, kCuda0, point.timeNs);
@@ -266,6 +286,7 @@ private slots:
         const AllocatorSeries series = allocatorSeries(*traceFrom(text), kCuda0);
         QCOMPARE(int(series.layout), layout);
         QCOMPARE(printSeries(series), points);
+        QVERIFY(largestFreeCurve(*traceFrom(text), kCuda0).empty());
     }
 
     void outOfMemoryVerdicts_data()
@@ -439,6 +460,11 @@ private slots:
         QCOMPARE(state.outsideBytes, qint64(0));
         QCOMPARE(state.freeBytes, reserved - allocated);
         QCOMPARE(state.largestFreeBytes, std::optional<std::int64_t>(largest));
+        // The curve the timeline draws holds the same figure at the peak, and is the
+        // series' largest free block where it changes.
+        const std::vector<SeriesPoint> curve = largestFreeCurve(*trace, peak.device);
+        QCOMPARE(valueAt(curve, peak.timeNs), largest);
+        QCOMPARE(curve, changesOfLargestFree(allocatorSeries(*trace, peak.device)));
     }
 
     // Real snapshots of the allocator's state alone (an OOM observer's _snapshot(), a bare
