@@ -1,53 +1,58 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jsondump.h"
 
-#include "core/trace/visibletext.h"
-
-#include <utility>
-#include <vector>
+#include "jsonwriter.h"
 
 namespace peaklens {
 
 namespace {
 
-using json = nlohmann::ordered_json;
-
-bool isValidUtf8(const std::string &text)
+void write(JsonWriter &out, const nlohmann::ordered_json &value)
 {
-    return validUtf8(text) == text;
-}
-
-void makeValidUtf8(json &value)
-{
-    if (value.is_string()) {
-        std::string &text = value.get_ref<std::string &>();
-        if (!isValidUtf8(text))
-            text = validUtf8(text);
-    } else if (value.is_array()) {
-        for (json &item : value)
-            makeValidUtf8(item);
-    } else if (value.is_object()) {
-        bool keysValid = true;
+    using Type = nlohmann::ordered_json::value_t;
+    switch (value.type()) {
+    case Type::object:
+        out.beginObject();
         for (auto item = value.begin(); item != value.end(); ++item) {
-            keysValid = keysValid && isValidUtf8(item.key());
-            makeValidUtf8(item.value());
+            out.key(item.key());
+            write(out, item.value());
         }
-        if (keysValid)
-            return;
-        // Keys cannot be changed in place: the object is rebuilt, in its order.
-        json rebuilt = json::object();
-        for (auto item = value.begin(); item != value.end(); ++item)
-            rebuilt[validUtf8(item.key())] = std::move(item.value());
-        value = std::move(rebuilt);
+        out.endObject();
+        break;
+    case Type::array:
+        out.beginArray();
+        for (const auto &item : value)
+            write(out, item);
+        out.endArray();
+        break;
+    case Type::string:
+        out.value(value.get_ref<const std::string &>());
+        break;
+    case Type::boolean:
+        out.value(value.get<bool>());
+        break;
+    case Type::number_integer:
+        out.value(value.get<std::int64_t>());
+        break;
+    case Type::number_unsigned:
+        out.value(value.get<std::uint64_t>());
+        break;
+    case Type::number_float:
+        out.value(value.get<double>());
+        break;
+    default:
+        out.null();
+        break; // null; binary and discarded values are never built here
     }
 }
 
 } // namespace
 
-std::string dumpJson(nlohmann::ordered_json value, int indent)
+std::string dumpJson(const nlohmann::ordered_json &value, int indent)
 {
-    makeValidUtf8(value);
-    return value.dump(indent);
+    JsonWriter out(indent);
+    write(out, value);
+    return out.take();
 }
 
 } // namespace peaklens

@@ -1,29 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "summaryjson.h"
 
-#include "jsondump.h"
+#include "jsonwriter.h"
 
 #include "core/analysis/allocationsites.h"
 #include "core/analysis/layerranking.h"
-
-#include <nlohmann/json.hpp>
 
 namespace peaklens {
 
 namespace {
 
 // Keys keep the order written here, which reads better than sorted.
-using json = nlohmann::ordered_json;
 
-template<typename T>
-json orNull(const std::optional<T> &value)
+void layerName(JsonWriter &out, const Trace &trace, std::uint32_t layer)
 {
-    return value ? json(*value) : json(nullptr);
-}
-
-json layerName(const Trace &trace, std::uint32_t layer)
-{
-    return layer == kNoLayer ? json(nullptr) : json(trace.layers[layer].path);
+    if (layer == kNoLayer)
+        out.null();
+    else
+        out.value(trace.layers[layer].path);
 }
 
 std::size_t limit(std::size_t size, std::optional<std::size_t> top)
@@ -31,125 +25,163 @@ std::size_t limit(std::size_t size, std::optional<std::size_t> top)
     return top ? std::min(size, *top) : size;
 }
 
-json frames(const Trace &trace, const AllocationSites &sites, std::uint32_t stack)
+void frames(JsonWriter &out, const Trace &trace, const AllocationSites &sites, std::uint32_t stack)
 {
-    json list = json::array();
+    out.beginArray();
     for (std::uint32_t frame : trace.stacks.framesOf(stack)) {
         const Frame &f = trace.stacks.frames()[frame];
-        list.push_back(
-            {{"function", f.function}, {"file", f.file}, {"line", f.line}, {"kind", frameKindName(sites.kindOfFrame(frame))}});
+        out.beginObject()
+            .member("function", f.function)
+            .member("file", f.file)
+            .member("line", f.line)
+            .member("kind", frameKindName(sites.kindOfFrame(frame)))
+            .endObject();
     }
-    return list;
+    out.endArray();
 }
 
-json liveSet(const Trace &trace, const LiveSet &set, std::optional<std::size_t> top)
+void group(JsonWriter &out, const LiveGroup &g)
 {
-    json byCategory = json::array(), byLayer = json::array(), byStack = json::array(), bySite = json::array();
+    out.member("bytes", g.bytes).member("blocks", g.blocks);
+}
+
+void liveSet(JsonWriter &out, const Trace &trace, const LiveSet &set, std::optional<std::size_t> top)
+{
     const AllocationSites sites(trace.stacks);
+    out.beginObject().member("time_ns", set.timeNs).member("bytes", set.bytes).member("blocks", set.allocations.size());
+    out.key("by_category").beginArray();
     for (std::size_t i = 0; i < limit(set.byCategory.size(), top); ++i) {
         const LiveGroup &g = set.byCategory[i];
-        byCategory.push_back(
-            {{"category", categoryName(static_cast<Category>(g.key))}, {"bytes", g.bytes}, {"blocks", g.blocks}});
+        out.beginObject().member("category", categoryName(static_cast<Category>(g.key)));
+        group(out, g);
+        out.endObject();
     }
+    out.endArray().key("by_layer").beginArray();
     for (std::size_t i = 0; i < limit(set.byLayer.size(), top); ++i) {
         const LiveGroup &g = set.byLayer[i];
-        byLayer.push_back({{"layer", layerName(trace, g.key)}, {"bytes", g.bytes}, {"blocks", g.blocks}});
+        out.beginObject().key("layer");
+        layerName(out, trace, g.key);
+        group(out, g);
+        out.endObject();
     }
-    for (std::size_t i = 0; i < limit(set.byStack.size(), top); ++i) {
-        const LiveGroup &g = set.byStack[i];
-        byStack.push_back({{"frames", frames(trace, sites, g.key)}, {"bytes", g.bytes}, {"blocks", g.blocks}});
-    }
+    out.endArray().key("by_site").beginArray();
     for (std::size_t i = 0; i < limit(set.bySite.size(), top); ++i) {
         const LiveGroup &g = set.bySite[i];
-        bySite.push_back({{"site", sites.label(g.key)},
-                          {"location", sites.location(g.key)},
-                          {"kind", siteKindName(sites.site(g.key).kind)},
-                          {"callers", sites.callers(g.largestStack, 8)},
-                          {"bytes", g.bytes},
-                          {"blocks", g.blocks},
-                          {"frames", frames(trace, sites, g.largestStack)}});
+        out.beginObject()
+            .member("site", sites.label(g.key))
+            .member("location", sites.location(g.key))
+            .member("kind", siteKindName(sites.site(g.key).kind))
+            .key("callers")
+            .beginArray();
+        for (const std::string &caller : sites.callers(g.largestStack, 8))
+            out.value(caller);
+        out.endArray();
+        group(out, g);
+        out.key("frames");
+        frames(out, trace, sites, g.largestStack);
+        out.endObject();
     }
-    return {{"time_ns", set.timeNs},     {"bytes", set.bytes},  {"blocks", set.allocations.size()},
-            {"by_category", byCategory}, {"by_layer", byLayer}, {"by_site", bySite},
-            {"by_stack", byStack}};
+    out.endArray().key("by_stack").beginArray();
+    for (std::size_t i = 0; i < limit(set.byStack.size(), top); ++i) {
+        const LiveGroup &g = set.byStack[i];
+        out.beginObject().key("frames");
+        frames(out, trace, sites, g.key);
+        group(out, g);
+        out.endObject();
+    }
+    out.endArray().endObject();
+}
+
+void peakOf(JsonWriter &out, const Trace &trace, const TraceSummary &summary, const DevicePeak &p)
+{
+    out.beginObject()
+        .member("device", p.device.toString())
+        .member("allocated_bytes", p.allocatedBytes)
+        .member("time_ns", p.timeNs)
+        .member("step", summary.peakStep)
+        .member("phase", phaseName(summary.peakPhase))
+        .key("layer");
+    layerName(out, trace, summary.peakLayer);
+    out.member("reserved_bytes", p.reservedBytes)
+        .member("reserved_time_ns", p.reservedTimeNs)
+        .member("reserved_at_peak_bytes", p.reservedAtPeakBytes)
+        .endObject();
+}
+
+void layers(JsonWriter &out, const Trace &trace, const TraceSummary &summary, std::optional<std::size_t> top)
+{
+    out.beginArray();
+    const auto ranked = rankLayersByActivation(trace, summary.layers);
+    for (std::size_t i = 0; i < limit(ranked.size(), top); ++i) {
+        const LayerStats &s = summary.layers[ranked[i]];
+        const Layer &layer = trace.layers[s.layer];
+        out.beginObject().member("name", layer.path).member("kind", layer.kind).key("parent");
+        layerName(out, trace, layer.parent);
+        out.member("parameter_bytes", layer.parameterBytes)
+            .member("activation_bytes", s.activationBytes)
+            .member("self_activation_bytes", s.selfActivationBytes)
+            .member("forward_ns", s.forwardNs)
+            .member("backward_ns", s.backwardNs)
+            .member("forward_calls", s.forwardCalls)
+            .member("backward_calls", s.backwardCalls)
+            .endObject();
+    }
+    out.endArray();
 }
 
 } // namespace
 
 std::string summaryToJson(const Trace &trace, const TraceSummary &summary, std::optional<std::size_t> top)
 {
-    json meta = json::object();
+    JsonWriter out;
+    out.beginObject().key("meta").beginObject();
     for (const auto &[key, value] : trace.meta)
-        meta[key] = value;
-
-    json devices = json::array();
+        out.member(key, value);
+    out.endObject()
+        .member("events", summary.eventCount)
+        .member("reserved_events", trace.reserved.size())
+        .member("first_ns", summary.firstNs)
+        .member("last_ns", summary.lastNs)
+        .member("step_time_ns", summary.stepTimeNs)
+        .key("peak");
+    if (summary.peak.primary)
+        peakOf(out, trace, summary, summary.peak.devices[*summary.peak.primary]);
+    else
+        out.null();
+    out.key("devices").beginArray();
     for (const DevicePeak &peak : summary.peak.devices) {
-        devices.push_back({{"device", peak.device.toString()},
-                           {"peak_allocated_bytes", peak.allocatedBytes},
-                           {"peak_time_ns", peak.timeNs},
-                           {"peak_reserved_bytes", orNull(peak.reservedBytes)}});
+        out.beginObject()
+            .member("device", peak.device.toString())
+            .member("peak_allocated_bytes", peak.allocatedBytes)
+            .member("peak_time_ns", peak.timeNs)
+            .member("peak_reserved_bytes", peak.reservedBytes)
+            .endObject();
     }
-
-    json peak = nullptr;
-    json live = nullptr;
-    if (summary.peak.primary) {
-        const DevicePeak &p = summary.peak.devices[*summary.peak.primary];
-        peak = {{"device", p.device.toString()},
-                {"allocated_bytes", p.allocatedBytes},
-                {"time_ns", p.timeNs},
-                {"step", orNull(summary.peakStep)},
-                {"phase", phaseName(summary.peakPhase)},
-                {"layer", layerName(trace, summary.peakLayer)},
-                {"reserved_bytes", orNull(p.reservedBytes)},
-                {"reserved_time_ns", orNull(p.reservedTimeNs)},
-                {"reserved_at_peak_bytes", orNull(p.reservedAtPeakBytes)}};
-        live = liveSet(trace, *summary.peak.liveAtPeak, top);
+    out.endArray().key("live_at_peak");
+    if (summary.peak.primary)
+        liveSet(out, trace, *summary.peak.liveAtPeak, top);
+    else
+        out.null();
+    out.key("layers");
+    layers(out, trace, summary, top);
+    // The steps one line each: a trace may hold millions.
+    out.key("steps").beginArray();
+    for (const StepStats &s : summary.steps) {
+        out.beginObject(true)
+            .member("number", s.number)
+            .member("begin_ns", s.beginNs)
+            .member("end_ns", s.endNs)
+            .member("duration_ns", s.durationNs())
+            .member("start_bytes", s.startBytes)
+            .member("peak_allocated_bytes", s.peakAllocatedBytes)
+            .member("peak_time_ns", s.peakTimeNs)
+            .member("peak_phase", phaseName(s.peakPhase))
+            .member("allocated_bytes", s.allocatedBytes)
+            .member("allocations", s.allocations)
+            .endObject();
     }
-
-    json layers = json::array();
-    const auto ranked = rankLayersByActivation(trace, summary.layers);
-    for (std::size_t i = 0; i < limit(ranked.size(), top); ++i) {
-        const LayerStats &s = summary.layers[ranked[i]];
-        const Layer &layer = trace.layers[s.layer];
-        layers.push_back({{"name", layer.path},
-                          {"kind", layer.kind},
-                          {"parent", layerName(trace, layer.parent)},
-                          {"parameter_bytes", layer.parameterBytes},
-                          {"activation_bytes", s.activationBytes},
-                          {"self_activation_bytes", s.selfActivationBytes},
-                          {"forward_ns", s.forwardNs},
-                          {"backward_ns", s.backwardNs},
-                          {"forward_calls", s.forwardCalls},
-                          {"backward_calls", s.backwardCalls}});
-    }
-
-    json result = {{"meta", meta},
-                   {"events", summary.eventCount},
-                   {"reserved_events", trace.reserved.size()},
-                   {"first_ns", summary.firstNs},
-                   {"last_ns", summary.lastNs},
-                   {"step_time_ns", summary.stepTimeNs},
-                   {"peak", peak},
-                   {"devices", devices},
-                   {"live_at_peak", live},
-                   {"layers", layers}};
-    // The steps last, one line each, written straight out: a trace may hold millions, and
-    // a JSON value per figure would take a hundred times their size in memory.
-    std::string text = dumpJson(std::move(result));
-    text.resize(text.size() - 2); // "\n}", the end of the object
-    text += ",\n  \"steps\": [";
-    for (std::size_t i = 0; i < summary.steps.size(); ++i) {
-        const StepStats &s = summary.steps[i];
-        text += i ? ",\n    " : "\n    ";
-        text += "{\"number\": " + std::to_string(s.number) + ", \"begin_ns\": " + std::to_string(s.beginNs) + ", \"end_ns\": "
-                + std::to_string(s.endNs) + ", \"duration_ns\": " + std::to_string(s.durationNs()) + ", \"start_bytes\": "
-                + std::to_string(s.startBytes) + ", \"peak_allocated_bytes\": " + std::to_string(s.peakAllocatedBytes)
-                + ", \"peak_time_ns\": " + std::to_string(s.peakTimeNs) + ", \"peak_phase\": \""
-                + std::string(phaseName(s.peakPhase)) + "\", \"allocated_bytes\": " + std::to_string(s.allocatedBytes)
-                + ", \"allocations\": " + std::to_string(s.allocations) + "}";
-    }
-    text += summary.steps.empty() ? "]\n}" : "\n  ]\n}";
-    return text;
+    out.endArray().endObject();
+    return out.take();
 }
 
 } // namespace peaklens

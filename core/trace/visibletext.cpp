@@ -154,4 +154,9 @@ std::string visibleLines(std::string_view text)
     return shown(text, true);
 }
 
+std::size_t utf8SequenceAt(std::string_view text, std::size_t at)
+{
+    return decode(text, at).first;
+}
+
 } // namespace peaklens

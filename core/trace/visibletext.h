@@ -26,4 +26,8 @@ std::string visibleLines(std::string_view text);
 // Whether visibleText would return `text` unchanged.
 bool isVisibleText(std::string_view text);
 
+// The length of the well-formed UTF-8 sequence that starts at text[at], or 0 where the byte
+// starts none (what validUtf8 writes as \xHH).
+std::size_t utf8SequenceAt(std::string_view text, std::size_t at);
+
 } // namespace peaklens

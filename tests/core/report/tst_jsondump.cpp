@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/report/jsondump.h"
+#include "core/report/jsonwriter.h"
+
+#include <cmath>
+#include <limits>
 
 #include <QTest>
 
@@ -79,6 +83,98 @@ private slots:
         const json value = {{"a", 1}};
         QCOMPARE(QString::fromStdString(dumpJson(value, -1)), QStringLiteral("{\"a\":1}"));
         QCOMPARE(QString::fromStdString(dumpJson(value, 2)), QStringLiteral("{\n  \"a\": 1\n}"));
+    }
+
+    // The writer lays text out as nlohmann's dump does, for every kind of value, nested and
+    // empty containers, and escapes; rows on one line where asked.
+    void writerMatchesNlohmannsLayout_data()
+    {
+        QTest::addColumn<int>("indent");
+        QTest::addRow("indented") << 2;
+        QTest::addRow("one line") << -1;
+        QTest::addRow("four spaces") << 4;
+    }
+    void writerMatchesNlohmannsLayout()
+    {
+        QFETCH(int, indent);
+        const std::string control{"tab\t quote\" back\\ bell\x07 nul", 20};
+        const json tree = {{"int", -5},
+                           {"unsigned", std::uint64_t(18446744073709551615ull)},
+                           {"double", 0.25},
+                           {"whole double", 3.0},
+                           {"true", true},
+                           {"null", nullptr},
+                           {"empty", json::object()},
+                           {"none", json::array()},
+                           {control, control},
+                           {"list", json::array({1, json::array({json::object(), "x"}), json{{"k", "v"}}})}};
+        JsonWriter out(indent);
+        out.beginObject()
+            .member("int", -5)
+            .member("unsigned", std::uint64_t(18446744073709551615ull))
+            .member("double", 0.25)
+            .member("whole double", 3.0)
+            .member("true", true)
+            .key("null")
+            .null()
+            .key("empty")
+            .beginObject()
+            .endObject()
+            .key("none")
+            .beginArray()
+            .endArray()
+            .member(control, control)
+            .key("list")
+            .beginArray()
+            .value(1)
+            .beginArray()
+            .beginObject()
+            .endObject()
+            .value("x")
+            .endArray()
+            .beginObject()
+            .member("k", "v")
+            .endObject()
+            .endArray()
+            .endObject();
+        QCOMPARE(QString::fromStdString(out.text()), QString::fromStdString(tree.dump(indent)));
+        QCOMPARE(QString::fromStdString(dumpJson(tree, indent)), QString::fromStdString(tree.dump(indent)));
+    }
+
+    void writerRowsOnOneLine()
+    {
+        JsonWriter out;
+        out.beginObject().key("steps").beginArray();
+        for (int step = 0; step < 2; ++step)
+            out.beginObject(true).member("number", step).key("parts").beginArray().value(1).value(2).endArray().endObject();
+        out.endArray().endObject();
+        QCOMPARE(QString::fromStdString(out.text()), QStringLiteral("{\n  \"steps\": [\n    {\"number\": 0, \"parts\": [1, 2]},\n"
+                                                                    "    {\"number\": 1, \"parts\": [1, 2]}\n  ]\n}"));
+        QCOMPARE(json::parse(out.text()).at("steps").at(1).at("parts").at(1).get<int>(), 2);
+    }
+
+    // Doubles: the shortest text that reads back as the same number; whole ones still read
+    // as doubles; what JSON cannot hold is null.
+    void writerDoubles_data()
+    {
+        QTest::addColumn<double>("number");
+        QTest::addColumn<QString>("text");
+        QTest::addRow("a fraction") << 7.817523 << QStringLiteral("7.817523");
+        QTest::addRow("whole") << 2.0 << QStringLiteral("2.0");
+        QTest::addRow("negative") << -0.5 << QStringLiteral("-0.5");
+        QTest::addRow("tiny") << 1.5e-7 << QStringLiteral("1.5e-07");
+        QTest::addRow("not a number") << std::nan("") << QStringLiteral("null");
+        QTest::addRow("infinite") << std::numeric_limits<double>::infinity() << QStringLiteral("null");
+    }
+    void writerDoubles()
+    {
+        QFETCH(double, number);
+        QFETCH(QString, text);
+        JsonWriter out;
+        out.value(number);
+        QCOMPARE(QString::fromStdString(out.text()), text);
+        if (std::isfinite(number))
+            QCOMPARE(json::parse(out.text()).get<double>(), number);
     }
 };
 
