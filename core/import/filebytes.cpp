@@ -10,6 +10,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -112,24 +114,28 @@ private:
 };
 
 // Maps `size` bytes of the file into an anonymous region long enough for the padding:
-// past the end of the file the region reads as zeros. The pages are populated while the
-// mapping is read-only, so they are the page cache's own, and only then made writable:
-// populating a writable private mapping would copy every page, and an importer writes
-// a few bytes at most (each write copies its page alone).
+// past the end of the file the region reads as zeros. Pages come in as they are first
+// read (or as an importer asks, willRead), each the page cache's own: the mapping is
+// private, and only a page an importer writes to is copied.
 void *mapWithPadding(const std::string &path, std::size_t size, std::size_t length)
 {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return nullptr;
     void *region = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    void *file =
-        region == MAP_FAILED ? MAP_FAILED : ::mmap(region, size, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd, 0);
+    void *file = region == MAP_FAILED ? MAP_FAILED : ::mmap(region, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0);
     ::close(fd);
-    if (file != MAP_FAILED && ::mprotect(file, size, PROT_READ | PROT_WRITE) != 0)
-        file = MAP_FAILED;
     if (region != MAP_FAILED && file == MAP_FAILED)
         ::munmap(region, length);
+    if (file != MAP_FAILED)
+        ::madvise(file, size, MADV_SEQUENTIAL); // read front to back: read ahead far
     return file == MAP_FAILED ? nullptr : region;
+}
+
+std::uintptr_t pageSize()
+{
+    static const auto size = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    return size;
 }
 
 } // namespace
@@ -171,6 +177,33 @@ bool FileBytes::dropByteOrderMark()
     m_size -= kUtf8ByteOrderMark.size();
     m_capacity -= kUtf8ByteOrderMark.size();
     return true;
+}
+
+void FileBytes::willRead(std::size_t offset, std::size_t length) const
+{
+    if (!m_mapping || length == 0)
+        return;
+    const auto page = pageSize();
+    const auto begin = reinterpret_cast<std::uintptr_t>(m_data + offset) & ~(page - 1);
+    const auto end = std::min(reinterpret_cast<std::uintptr_t>(m_data + offset + length),
+                              reinterpret_cast<std::uintptr_t>(m_mapping) + m_mappingLength);
+#ifdef MADV_POPULATE_READ
+    const int advice = MADV_POPULATE_READ; // mapped now, without a fault per page
+#else
+    const int advice = MADV_WILLNEED;
+#endif
+    ::madvise(reinterpret_cast<void *>(begin), end - begin, advice); // a hint: a failure changes nothing
+}
+
+void FileBytes::doneReading(std::size_t offset, std::size_t length)
+{
+    if (!m_mapping)
+        return;
+    const auto page = pageSize();
+    const auto begin = (reinterpret_cast<std::uintptr_t>(m_data + offset) + page - 1) & ~(page - 1);
+    const auto end = reinterpret_cast<std::uintptr_t>(m_data + offset + length) & ~(page - 1);
+    if (end > begin)
+        ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
 }
 
 void FileBytes::release()

@@ -33,6 +33,13 @@ public:
     std::size_t capacity() const { return m_capacity; } // size() plus at least the padding asked for
     std::string_view view() const { return {m_data, m_size}; }
     bool gzipped() const { return m_gzipped; }
+    // For a mapped file, what a reader will read next, [offset, offset + length): brought
+    // into memory now. Other bytes are in memory already; then it does nothing.
+    void willRead(std::size_t offset, std::size_t length) const;
+    // For a mapped file, what a reader has read and will not need again: the pages wholly
+    // inside [offset, offset + length) leave memory. Read again, they read as the file does,
+    // without any byte the reader changed there. Bytes copied to the heap stay.
+    void doneReading(std::size_t offset, std::size_t length);
     // Text editors on some systems begin UTF-8 files with a byte-order mark; the formats
     // know nothing of it. True when there was one.
     bool dropByteOrderMark();

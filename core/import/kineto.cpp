@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <future>
 #include <map>
 #include <optional>
 #include <set>
@@ -155,6 +156,11 @@ private:
             m_builder.setMeta(metakey::DeviceMemory, std::to_string(*capacities.begin()));
     }
 
+    // The pieces are parsed on a worker while the piece before is read here, in order: two
+    // parsers take turns, each holding its piece's document until it is read. A parsed
+    // piece's text is not needed again (the document holds copies), so a mapped file's
+    // pages leave memory behind the parser: the import holds a few pieces of the file, not
+    // all of it.
     void readEvents(JsonScanner &scanner)
     {
         if (scanner.peek() != '[')
@@ -162,29 +168,40 @@ private:
         readArrayInPieces({m_bytes.data(), m_bytes.size()}, scanner, kPieceBytes,
                           [&](std::size_t offset, std::size_t length, bool exact) {
                               m_progress.tick(static_cast<double>(offset) / static_cast<double>(m_bytes.size()));
-                              if (!exact)
-                                  return tryParsePiece(offset, length);
-                              parsePiece(offset, length);
-                              return true;
+                              return parsePiece(offset, length, exact);
                           });
+        readParsedPiece();
     }
 
-    bool tryParsePiece(std::size_t offset, std::size_t length)
+    // A piece cut at a guessed boundary (not exact) may not parse: false. One cut exactly
+    // must, or the trace is broken.
+    bool parsePiece(std::size_t offset, std::size_t length, bool exact)
     {
-        simdjson::dom::element piece;
-        if (m_parser.parse(m_bytes.data() + offset, length, false).get(piece))
-            return false;
-        readPiece(piece, offset);
+        simdjson::dom::parser &parser = m_parsers[m_piecesParsed % 2];
+        auto parsing = std::async(std::launch::async, [&parser, this, offset, length] {
+            m_bytes.willRead(offset, length);
+            simdjson::dom::element piece;
+            const simdjson::error_code error = parser.parse(m_bytes.data() + offset, length, false).get(piece);
+            return std::pair(error, piece);
+        });
+        readParsedPiece(); // the piece before, held by the other parser
+        const auto [error, piece] = parsing.get();
+        if (error) {
+            if (!exact)
+                return false;
+            fail(simdjson::error_message(error), offset);
+        }
+        ++m_piecesParsed;
+        m_parsedPiece = std::pair(piece, offset);
+        // Its last byte, the separator, opens the next piece: its page stays.
+        m_bytes.doneReading(offset, length - 1);
         return true;
     }
 
-    void parsePiece(std::size_t offset, std::size_t length)
+    void readParsedPiece()
     {
-        // The DOM parser picks the fastest SIMD kernel at run time.
-        simdjson::dom::element piece;
-        if (auto error = m_parser.parse(m_bytes.data() + offset, length, false).get(piece))
-            fail(simdjson::error_message(error), offset);
-        readPiece(piece, offset);
+        if (auto parsed = std::exchange(m_parsedPiece, std::nullopt))
+            readPiece(parsed->first, parsed->second);
     }
 
     void readPiece(simdjson::dom::element piece, std::size_t offset)
@@ -584,7 +601,9 @@ private:
     std::string m_path;
     const Progress &m_progress;
     TraceBuilder m_builder;
-    simdjson::dom::parser m_parser;
+    simdjson::dom::parser m_parsers[2];
+    std::size_t m_piecesParsed = 0;
+    std::optional<std::pair<simdjson::dom::element, std::size_t>> m_parsedPiece; // parsed, not yet read; its offset
     std::string m_threadKey;
     std::int64_t m_baseNs = 0;
     std::unordered_map<std::string, std::int32_t> m_threads;

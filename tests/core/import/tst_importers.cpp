@@ -6,6 +6,7 @@
 #include "core/analysis/tracesummary.h"
 #include "core/error.h"
 #include "core/import/annotationranges.h"
+#include "core/import/filebytes.h"
 #include "core/import/traceloader.h"
 
 #include <QFile>
@@ -330,6 +331,41 @@ private slots:
             if (trace->events.timeNs(i) != qint64(i) * 1000)
                 QFAIL(qPrintable(QStringLiteral("event %1 is out of place").arg(i)));
         }
+    }
+
+    // A mapped file's pages an importer is done with leave memory and read again as the file
+    // does (a byte the importer changed there included); bytes on the heap (an inflated
+    // gzip) stay as they are.
+    void bytesDoneWithReadAsTheFile_data()
+    {
+        QTest::addColumn<bool>("gzipped");
+        QTest::addRow("a plain file, mapped") << false;
+        QTest::addRow("a gzip file, inflated on the heap") << true;
+    }
+    void bytesDoneWithReadAsTheFile()
+    {
+        QFETCH(bool, gzipped);
+        QByteArray content;
+        for (int i = 0; content.size() < (3 << 20); ++i)
+            content += QByteArray::number(i) + ' ';
+        QTemporaryDir dir;
+        QString path = dir.filePath(QStringLiteral("bytes"));
+        test::writeBytes(path, content);
+        if (gzipped) {
+            QCOMPARE(std::system(QByteArray("gzip '" + path.toUtf8() + "'").constData()), 0);
+            path += QStringLiteral(".gz");
+        }
+        FileBytes bytes = readFileBytes(ss(path), 64);
+        QCOMPARE(bytes.size(), std::size_t(content.size()));
+        const std::size_t middle = bytes.size() / 2;
+        bytes.willRead(0, bytes.size());
+        bytes.data()[middle] = '#';
+        bytes.doneReading(middle - 100000, 200000);
+        QCOMPARE(bytes.data()[middle], gzipped ? '#' : content[qsizetype(middle)]);
+        bytes.data()[middle] = content[qsizetype(middle)];
+        QVERIFY(bytes.view() == std::string_view(content.constData(), std::size_t(content.size())));
+        for (std::size_t i = bytes.size(); i < bytes.capacity(); ++i)
+            QCOMPARE(bytes.data()[i], '\0'); // the padding after it
     }
 
     void timelineSplitsByCategory()
