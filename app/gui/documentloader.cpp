@@ -63,8 +63,12 @@ QString processLabel(const Trace &trace, const QString &path)
 
 ProcessEntry entryOf(const TraceDocument &document)
 {
+    // The timeline's allocated series is the envelope's, when it shows the peak's device.
+    const auto &figures = document.summary.peak;
+    const bool onPeakDevice = figures.primary && figures.devices[*figures.primary].device == document.device;
     return {document.filePath(), processLabel(*document.trace, document.filePath()),
-            overviewRank(document.path, *document.trace, document.summary, kOverviewColumns)};
+            overviewRank(document.path, *document.trace, document.summary, kOverviewColumns,
+                         onPeakDevice ? std::optional(document.byCategory.allocated.span()) : std::nullopt)};
 }
 
 // Every file's overview row, read on all cores; each trace is dropped as soon as its row

@@ -35,10 +35,16 @@ std::vector<ColumnRange> envelopeOf(const Trace &trace, Device device, std::int6
     if (columns == 0 || !deviceIndex)
         return {};
     const MemoryEvents &events = trace.events;
+    const auto onDevice = [&](std::size_t i) { return lanes.deviceOfLane[events.lane(i)] == *deviceIndex; };
+    // Sized first: a series of millions of points grown by doubling would take twice the room.
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < events.size(); ++i)
+        count += onDevice(i) ? 1 : 0;
     std::vector<SeriesPoint> series;
+    series.reserve(count);
     std::int64_t total = 0;
     for (std::size_t i = 0; i < events.size(); ++i) {
-        if (lanes.deviceOfLane[events.lane(i)] != *deviceIndex)
+        if (!onDevice(i))
             continue;
         total += events.deltaBytes(i);
         if (!series.empty() && series.back().timeNs == events.timeNs(i))
@@ -102,7 +108,8 @@ RankOverview overviewRank(std::string file, const Trace &trace, std::size_t colu
     return overviewRank(std::move(file), trace, peaksOnly, columns);
 }
 
-RankOverview overviewRank(std::string file, const Trace &trace, const TraceSummary &summary, std::size_t columns)
+RankOverview overviewRank(std::string file, const Trace &trace, const TraceSummary &summary, std::size_t columns,
+                          std::optional<std::span<const SeriesPoint>> allocated)
 {
     RankOverview overview;
     overview.file = std::move(file);
@@ -124,7 +131,10 @@ RankOverview overviewRank(std::string file, const Trace &trace, const TraceSumma
             }
         }
     }
-    if (overview.figures.device)
+    if (allocated && columns > 0)
+        overview.envelope = reduceToColumns(*allocated, overview.firstNs, overview.lastNs + 1,
+                                            static_cast<int>(std::min<std::size_t>(columns, 1 << 20)));
+    else if (overview.figures.device)
         overview.envelope = envelopeOf(trace, *overview.figures.device, overview.firstNs, overview.lastNs, columns);
     return overview;
 }

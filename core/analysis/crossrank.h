@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -37,9 +38,12 @@ struct RankOverview
 };
 
 // `columns` is the envelope's width (0: none). The first form finds the peak itself and
-// nothing else; the second reads a summary already made (an AnalysedTrace's).
+// nothing else; the second reads a summary already made (an AnalysedTrace's), and the
+// allocated series on the peak's device when the caller has it (a timeline's): the
+// envelope is reduced from it, without a series of its own built over every event.
 RankOverview overviewRank(std::string file, const Trace &trace, std::size_t columns);
-RankOverview overviewRank(std::string file, const Trace &trace, const TraceSummary &summary, std::size_t columns);
+RankOverview overviewRank(std::string file, const Trace &trace, const TraceSummary &summary, std::size_t columns,
+                          std::optional<std::span<const SeriesPoint>> allocated = std::nullopt);
 
 struct RankRow
 {

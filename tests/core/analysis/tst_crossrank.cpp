@@ -2,6 +2,8 @@
 #include "testsupport.h"
 
 #include "core/analysis/crossrank.h"
+#include "core/analysis/timelineseries.h"
+#include "core/import/traceloader.h"
 
 using namespace peaklens;
 using peaklens::test::qs;
@@ -182,6 +184,34 @@ private slots:
         QCOMPARE(fromSummary.envelope.size(), alone.envelope.size());
         for (std::size_t i = 0; i < alone.envelope.size(); ++i)
             QCOMPARE(fromSummary.envelope[i].maxBytes, alone.envelope[i].maxBytes);
+    }
+
+    // The envelope reduced from a timeline's allocated series (what the app has) is the one
+    // reduced from the events, on real recordings.
+    void envelopeFromTheTimelineIsTheSame_data()
+    {
+        QTest::addColumn<QString>("file");
+        for (const char *file : {"kineto_h200_gpt_train.pt.trace.json.gz", "snapshot_cs336_medium_train.pickle.gz",
+                                 "memory_timeline_hta.raw.json.gz", "snapshot_h200_pools_streams_graph.pickle.gz"})
+            QTest::addRow("%s", file) << QString::fromLatin1(file);
+    }
+    void envelopeFromTheTimelineIsTheSame()
+    {
+        QFETCH(QString, file);
+        const auto trace = loadTrace(test::ss(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/") + file));
+        const TraceSummary summary = summarize(*trace);
+        QVERIFY(summary.peak.primary);
+        const TimelineSeries timeline =
+            buildTimeline(*trace, summary.peak.devices[*summary.peak.primary].device, GroupBy::Category);
+        const RankOverview fromEvents = overviewRank("f", *trace, summary, 300);
+        const RankOverview fromTimeline = overviewRank("f", *trace, summary, 300, timeline.allocated.span());
+        QCOMPARE(fromTimeline.envelope.size(), std::size_t(300));
+        QCOMPARE(fromTimeline.envelope.size(), fromEvents.envelope.size());
+        for (std::size_t i = 0; i < fromEvents.envelope.size(); ++i) {
+            const ColumnRange &a = fromEvents.envelope[i], &b = fromTimeline.envelope[i];
+            QVERIFY2(a.beginNs == b.beginNs && a.minBytes == b.minBytes && a.maxBytes == b.maxBytes && a.maxTimeNs == b.maxTimeNs,
+                     qPrintable(QStringLiteral("column %1").arg(i)));
+        }
     }
 };
 
