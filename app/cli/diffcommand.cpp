@@ -182,7 +182,7 @@ std::string jsonDiff(const std::string &pathA, const std::string &pathB, const T
                    {"by_site", rowsJson("site", diff.bySite, top, true)},
                    {"by_category", rowsJson("category", diff.byCategory, top, false)},
                    {"aligned_step", curves}};
-    return dumpJson(std::move(result)) + "\n";
+    return dumpJson(result) + "\n";
 }
 
 } // namespace

@@ -193,7 +193,7 @@ std::string maxBatchOutput(const PlanOptions &options, const Budget &budget)
                                {"factor", fit.factor},
                                {"budget_bytes", bytes}};
         result["chain"] = chainJson(scaled);
-        return dumpJson(std::move(result)) + "\n";
+        return dumpJson(result) + "\n";
     }
     char factor[32];
     std::snprintf(factor, sizeof factor, "%.2f", fit.factor);
@@ -297,7 +297,7 @@ Command addPlanCommand(CLI::App &app)
                     const std::uint32_t peakLayer = analysed->summary.peakLayer;
                     result["baseline"]["peak_layer"] = peakLayer < layers.size() ? json(layers[peakLayer].path) : json(nullptr);
                     result["chain"] = chainJson(model);
-                    return dumpJson(std::move(result)) + "\n";
+                    return dumpJson(result) + "\n";
                 }
                 return planText(model, plan, goal);
             }};

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 
 namespace peaklens {
@@ -54,7 +55,7 @@ palette::Rgb tint(palette::Rgb color, double towardsWhite)
     palette::Rgb out = 0;
     for (int shift = 0; shift <= 16; shift += 8) {
         const double channel = static_cast<double>((color >> shift) & 0xff);
-        out |= static_cast<palette::Rgb>(channel + (255.0 - channel) * towardsWhite + 0.5) << shift;
+        out |= static_cast<palette::Rgb>(std::lround(channel + (255.0 - channel) * towardsWhite)) << shift;
     }
     return out;
 }
@@ -81,7 +82,7 @@ palette::Rgb boxColor(const FlameNode &node)
 // not even a few characters fit.
 std::string fitKeepingStart(std::string_view text, double width)
 {
-    const std::string shown = visibleText(text);
+    std::string shown = visibleText(text);
     if (svg::textWidth(shown) <= width)
         return shown;
     const auto room = static_cast<std::size_t>(std::max(0.0, width / (svg::kFontSize * 0.6) - 1));

@@ -74,7 +74,7 @@ double textWidth(std::string_view text)
 
 std::string fitKeepingEnd(std::string_view text, double width)
 {
-    const std::string shown = visibleText(text);
+    std::string shown = visibleText(text);
     if (textWidth(shown) <= width)
         return shown;
     const auto room = static_cast<std::size_t>(std::max(0.0, width / (kFontSize * 0.6) - 1));

@@ -171,7 +171,7 @@ std::string renderJsonReport(const ReportData &data)
                 {"budget_bytes", data.budgetBytes ? json(*data.budgetBytes) : json(nullptr)},
                 {"runs", runs},
                 {"comparisons", comparisons}};
-    return dumpJson(std::move(out)) + "\n";
+    return dumpJson(out) + "\n";
 }
 
 } // namespace peaklens
