@@ -12,6 +12,12 @@ namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
+// Printable ASCII that JSON takes as it is: not a quote, a backslash or a control character.
+constexpr bool isPlain(unsigned char byte)
+{
+    return byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\';
+}
+
 template<typename Number>
 void appendNumber(std::string &out, Number number)
 {
@@ -104,6 +110,14 @@ void JsonWriter::appendString(std::string_view text)
 {
     m_out += '"';
     for (std::size_t i = 0; i < text.size();) {
+        // Most text needs no escape: its runs of printable ASCII are copied whole.
+        std::size_t plain = i;
+        while (plain < text.size() && isPlain(static_cast<unsigned char>(text[plain])))
+            ++plain;
+        m_out.append(text.substr(i, plain - i));
+        i = plain;
+        if (i == text.size())
+            break;
         const auto byte = static_cast<unsigned char>(text[i]);
         if (byte >= 0x80) {
             if (const std::size_t length = utf8SequenceAt(text, i)) {
@@ -140,13 +154,9 @@ void JsonWriter::appendString(std::string_view text)
             m_out += "\\t";
             break;
         default:
-            if (byte < 0x20) {
-                m_out += "\\u00";
-                m_out += kHex[byte >> 4];
-                m_out += kHex[byte & 0xF];
-            } else {
-                m_out += static_cast<char>(byte);
-            }
+            m_out += "\\u00";
+            m_out += kHex[byte >> 4];
+            m_out += kHex[byte & 0xF];
         }
         ++i;
     }

@@ -39,13 +39,13 @@ std::uint32_t StackTable::internFrame(const Frame &frame)
 std::uint32_t StackTable::internStack(std::uint32_t parent, std::uint32_t frame)
 {
     const std::uint64_t key = static_cast<std::uint64_t>(parent) << 32 | frame;
-    auto [it, inserted] = m_nodeIds.try_emplace(key, static_cast<std::uint32_t>(m_nodes.size()));
+    const auto [id, inserted] = m_nodeIds.tryEmplace(key, static_cast<std::uint32_t>(m_nodes.size()));
     if (inserted) {
         if (m_nodes.size() % kChargeStep == 0)
             LoadBudget::charge(kChargeStep * kNodeBytes, "call stacks");
         m_nodes.push_back({parent, frame});
     }
-    return it->second;
+    return id;
 }
 
 std::uint32_t StackTable::internStack(const std::vector<Frame> &outermostFirst)

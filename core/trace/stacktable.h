@@ -3,6 +3,8 @@
 // Interned stack frames and call stacks. A stack is a node in a prefix tree: its parent
 // is the same stack without its innermost frame. Node 0 is the empty stack.
 
+#include "idmap.h"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -63,7 +65,7 @@ private:
     std::vector<Frame> m_frames;
     std::vector<StackNode> m_nodes;
     std::unordered_map<Frame, std::uint32_t, FrameHash> m_frameIds;
-    std::unordered_map<std::uint64_t, std::uint32_t> m_nodeIds; // (parent << 32 | frame) -> node
+    IdMap m_nodeIds; // (parent << 32 | frame) -> node
 };
 
 } // namespace peaklens
