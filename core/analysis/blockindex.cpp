@@ -4,9 +4,9 @@
 #include "lanedevices.h"
 
 #include "core/error.h"
+#include "core/trace/addressmap.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 namespace peaklens {
 
@@ -20,7 +20,7 @@ BlockIndex::BlockIndex(const Trace &trace, Device device)
     const MemoryEvents &events = trace.events;
     if (events.size() >= kOpen)
         throw Error("The trace has too many events to index its blocks.");
-    std::unordered_map<std::uint64_t, std::uint32_t> open; // address -> block
+    AddressMap<std::uint32_t> open; // address -> block
     for (std::size_t i = 0; i < events.size(); ++i) {
         if (lanes.deviceOfLane[events.lane(i)] != *deviceIndex)
             continue;
@@ -28,12 +28,12 @@ BlockIndex::BlockIndex(const Trace &trace, Device device)
         if (delta > 0) {
             // An address allocated again without a free: the old block is never freed, as
             // the series counts it.
-            open.insert_or_assign(events.addr(i), static_cast<std::uint32_t>(m_allocation.size()));
+            open.insertOrAssign(events.addr(i), static_cast<std::uint32_t>(m_allocation.size()));
             m_allocation.push_back(static_cast<std::uint32_t>(i));
             m_free.push_back(kOpen);
         } else if (delta < 0) {
-            if (auto block = open.find(events.addr(i)); block != open.end()) {
-                m_free[block->second] = static_cast<std::uint32_t>(i);
+            if (std::uint32_t *block = open.find(events.addr(i))) {
+                m_free[*block] = static_cast<std::uint32_t>(i);
                 open.erase(block);
             }
         }

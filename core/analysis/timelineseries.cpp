@@ -35,9 +35,9 @@ std::uint32_t layerAtDepth(const Trace &trace, std::uint32_t layer, int depth)
 void TimelineGrouping::add(std::uint64_t addr, std::int64_t deltaBytes, std::int64_t timeNs, std::uint32_t key)
 {
     if (deltaBytes > 0) {
-        m_owners.insert_or_assign(addr, key);
-    } else if (auto owner = m_owners.find(addr); owner != m_owners.end()) {
-        key = owner->second;
+        m_owners.insertOrAssign(addr, key);
+    } else if (std::uint32_t *owner = m_owners.find(addr)) {
+        key = *owner;
         m_owners.erase(owner);
     }
     Group &group = m_groups[key];

@@ -5,6 +5,7 @@
 // The totals are shared between the groupings of one trace; the groups, together as many
 // points as the totals, are packed.
 
+#include "core/trace/addressmap.h"
 #include "core/trace/trace.h"
 #include "packedseries.h"
 #include "seriespoint.h"
@@ -15,7 +16,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace peaklens {
@@ -58,7 +58,7 @@ private:
         PackedSeries points;
     };
     std::map<std::uint32_t, Group> m_groups;
-    std::unordered_map<std::uint64_t, std::uint32_t> m_owners;
+    AddressMap<std::uint32_t> m_owners; // a live block's address -> its group
 };
 
 // layerDepth, for GroupBy::Layer: 0 groups by the innermost layer of each event, N by its

@@ -39,13 +39,14 @@ std::uint32_t StackTable::internFrame(const Frame &frame)
 std::uint32_t StackTable::internStack(std::uint32_t parent, std::uint32_t frame)
 {
     const std::uint64_t key = static_cast<std::uint64_t>(parent) << 32 | frame;
-    const auto [id, inserted] = m_nodeIds.tryEmplace(key, static_cast<std::uint32_t>(m_nodes.size()));
+    const auto [held, inserted] = m_nodeIds.tryEmplace(key, static_cast<std::uint32_t>(m_nodes.size()));
+    const std::uint32_t node = *held;
     if (inserted) {
         if (m_nodes.size() % kChargeStep == 0)
             LoadBudget::charge(kChargeStep * kNodeBytes, "call stacks");
         m_nodes.push_back({parent, frame});
     }
-    return id;
+    return node;
 }
 
 std::uint32_t StackTable::internStack(const std::vector<Frame> &outermostFirst)

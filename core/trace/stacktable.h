@@ -3,7 +3,7 @@
 // Interned stack frames and call stacks. A stack is a node in a prefix tree: its parent
 // is the same stack without its innermost frame. Node 0 is the empty stack.
 
-#include "idmap.h"
+#include "addressmap.h"
 
 #include <cstdint>
 #include <string>
@@ -65,7 +65,7 @@ private:
     std::vector<Frame> m_frames;
     std::vector<StackNode> m_nodes;
     std::unordered_map<Frame, std::uint32_t, FrameHash> m_frameIds;
-    IdMap m_nodeIds; // (parent << 32 | frame) -> node
+    AddressMap<std::uint32_t> m_nodeIds; // (parent << 32 | frame) -> node
 };
 
 } // namespace peaklens

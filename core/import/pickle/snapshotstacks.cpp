@@ -134,13 +134,14 @@ std::uint32_t SnapshotStacks::localFrame(const LocalFrame &frame)
 std::uint32_t SnapshotStacks::localStack(std::uint32_t parent, std::uint32_t frame)
 {
     const std::uint64_t key = static_cast<std::uint64_t>(parent) << 32 | frame;
-    const auto [id, inserted] = m_nodeIds.tryEmplace(key, static_cast<std::uint32_t>(m_nodes.size()));
+    const auto [held, inserted] = m_nodeIds.tryEmplace(key, static_cast<std::uint32_t>(m_nodes.size()));
+    const std::uint32_t node = *held;
     if (inserted) {
         admit(m_nodes.size(), "call stacks");
         m_nodes.push_back({parent, frame});
         m_internedNodes.push_back(kUnknown);
     }
-    return id;
+    return node;
 }
 
 std::uint32_t SnapshotStacks::internFrame(std::uint32_t frame)

@@ -5,7 +5,7 @@
 // StackTable only when an event uses it, in the order a reading of the whole document
 // would have interned it, so streamed and whole-document imports give the same table.
 
-#include "core/trace/idmap.h"
+#include "core/trace/addressmap.h"
 #include "core/trace/stacktable.h"
 #include "value.h"
 
@@ -75,7 +75,7 @@ private:
     std::vector<std::uint8_t> m_python; // per frame: a Python frame
     std::unordered_map<LocalFrame, std::uint32_t, LocalFrameHash> m_frameIds;
     std::vector<StackNode> m_nodes;              // node 0: no frames
-    IdMap m_nodeIds;                             // (parent << 32 | frame) -> node
+    AddressMap<std::uint32_t> m_nodeIds;         // (parent << 32 | frame) -> node
     std::vector<std::uint32_t> m_internedNodes;  // per node: its stack in the trace, or kUnknown
     std::vector<std::uint32_t> m_internedFrames; // per frame: its frame in the trace, or kUnknown
     std::vector<std::uint32_t> m_byContainer;    // per container id: what it was read as
