@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// peaklens-cli convert IN OUT.peaklens: save any trace PeakLens reads as a native file.
+// peaklens-cli convert IN OUT.peaklens: save any trace PeakLens reads as a native file, with
+// the figures its summary shows.
 
 #include "command.h"
 
+#include "core/document/summaryfigures.h"
 #include "core/error.h"
 #include "core/format/outputfile.h"
 #include "core/format/tracewriter.h"
@@ -32,7 +34,7 @@ Command addConvertCommand(CLI::App &app)
                 OutputFile output(options->output, options->force ? OutputFile::Existing::Replace : OutputFile::Existing::Refuse,
                                   {options->input});
                 const auto trace = loadTrace(options->input);
-                TraceWriter::writeTrace(*trace, output);
+                TraceWriter::writeTrace(*trace, output, storeSummaryFigures);
                 return "wrote " + options->output + " (" + std::to_string(trace->events.size()) + " memory events)\n";
             }};
 }

@@ -8,6 +8,7 @@
 #include "childprocess.h"
 #include "command.h"
 
+#include "core/document/summaryfigures.h"
 #include "core/error.h"
 #include "core/report/jsondump.h"
 
@@ -22,6 +23,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 
 namespace peaklens::cli {
 
@@ -152,6 +154,18 @@ void prepareBackend(const std::string &backend, std::string allocator, const std
     setEnvironment("PYTHONPATH", pythonPath + (outer && *outer ? ":" + std::string(outer) : ""));
 }
 
+// The trace files in a folder.
+std::set<std::filesystem::path> tracesIn(const std::filesystem::path &folder)
+{
+    std::set<std::filesystem::path> traces;
+    std::error_code ec;
+    for (const auto &entry : std::filesystem::directory_iterator(folder, ec)) {
+        if (entry.path().extension() == ".peaklens")
+            traces.insert(entry.path());
+    }
+    return traces;
+}
+
 } // namespace
 
 Command addRecordCommand(CLI::App &app)
@@ -191,10 +205,21 @@ Command addRecordCommand(CLI::App &app)
                 setEnvironment("PEAKLENS_COMMAND", dumpJson(nlohmann::ordered_json(options->command), -1));
                 setEnvironment("PEAKLENS_CWD", std::filesystem::current_path().string());
 
+                const std::set<std::filesystem::path> before = tracesIn(out);
                 const int code = runChild({options->command, {}, {}, {}, {}, false});
-                std::size_t traces = 0;
-                for (const auto &entry : std::filesystem::directory_iterator(out, ec))
-                    traces += entry.path().extension() == ".peaklens";
+                const std::set<std::filesystem::path> after = tracesIn(out);
+                for (const std::filesystem::path &trace : after) {
+                    if (before.contains(trace))
+                        continue;
+                    // The figures a summary shows, stored in the traces this run wrote. A
+                    // trace that cannot take them (its writer killed mid-file) is complete
+                    // up to its last commit all the same, and summarized from its events.
+                    try {
+                        storeSummaryFigures(trace.string());
+                    } catch (const Error &) {
+                    }
+                }
+                const std::size_t traces = after.size();
                 // The torch recorder starts in a process once it imports torch and allocates.
                 const std::string why =
                     traces == 0 && backend == "torch" ? ": no process of it imported torch and allocated memory" : "";

@@ -11,6 +11,7 @@
 #include "core/trace/metadata.h"
 #include "core/trace/tracebuilder.h"
 #include "core/trace/units.h"
+#include "summaryfigures.h"
 
 #include <filesystem>
 #include <map>
@@ -46,6 +47,7 @@ std::vector<std::uint8_t> lifetimeCategories(const std::string &path, const Prog
             LoadBudget::charge(start.events, "categories");
             categories.assign(start.events, kAsStored);
             classifier.emplace(trace);
+            return true;
         },
         [&](const Trace &, MemoryEvents &events, std::size_t first) { classifier->add(events, first, decide); }, progress);
     if (streamed && classifier)
@@ -126,13 +128,14 @@ struct Pass
     std::shared_ptr<const Trace> trace;
     std::optional<TraceSummary> summary;
     std::optional<SummaryScan::Peak> found;
+    bool stored = false;
 };
 
-// One pass over the file's events. `expected` null: as the file's totals say. Categories
-// worked out from lifetimes are laid over the stored ones; without them, a trace that
-// needs them stops the pass.
+// One pass over the file's events, or none when `figures` allows the stored ones.
+// `expected` null: as the file's totals say. Categories worked out from lifetimes are laid
+// over the stored ones; without them, a trace that needs them stops the pass.
 Pass streamOnce(const std::string &path, const std::optional<std::optional<SummaryScan::Peak>> &expected,
-                const std::vector<std::uint8_t> *categories, const Progress &progress)
+                const std::vector<std::uint8_t> *categories, StoredFigures figures, const Progress &progress)
 {
     std::optional<SummaryScan> scan;
     TimeOrder order;
@@ -140,9 +143,17 @@ Pass streamOnce(const std::string &path, const std::optional<std::optional<Summa
     pass.trace = TraceReader::stream(
         path,
         [&](const Trace &trace, const TraceReader::StreamStart &start) {
+            if (figures == StoredFigures::Use) {
+                if (auto stored = storedSummary(trace, start)) {
+                    pass.summary = std::move(stored);
+                    pass.stored = true;
+                    return false;
+                }
+            }
             if (!categories && trace.metaValue(metakey::Categories) == "lifetime")
                 throw NeedsCategories{};
             scan.emplace(trace, expected ? *expected : expectedFrom(start.peaks));
+            return true;
         },
         [&](const Trace &, MemoryEvents &events, std::size_t first) {
             if (events.empty())
@@ -152,7 +163,7 @@ Pass streamOnce(const std::string &path, const std::optional<std::optional<Summa
             scan->add(events, first);
         },
         progress);
-    if (pass.trace) {
+    if (pass.trace && scan) {
         pass.summary = scan->finish();
         pass.found = scan->foundPeak();
     }
@@ -291,6 +302,7 @@ std::optional<PeakWindow> windowOnce(const std::string &path, std::size_t maxEve
                 const std::size_t at = peak ? static_cast<std::size_t>(peak->eventIndex) : 0;
                 const std::size_t wanted = std::min(at - std::min(at, maxEvents / 2), fileEvents - maxEvents);
                 reader.emplace(wanted, maxEvents, categories);
+                return true;
             },
             [&](const Trace &trace, MemoryEvents &events, std::size_t first) {
                 try {
@@ -321,7 +333,7 @@ FileSummary summarizeWhole(const std::string &path, const Progress &progress)
 
 } // namespace
 
-FileSummary summarizeFile(const std::string &path, const Progress &progress)
+FileSummary summarizeFile(const std::string &path, const Progress &progress, StoredFigures figures)
 {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec) || detectFormat(path) != TraceFormat::Native)
@@ -331,14 +343,14 @@ FileSummary summarizeFile(const std::string &path, const Progress &progress)
         std::optional<std::vector<std::uint8_t>> categories;
         const auto run = [&](const std::optional<std::optional<SummaryScan::Peak>> &expected) {
             return withCategories(path, categories, progress, [&](const std::vector<std::uint8_t> *worked) {
-                return streamOnce(path, expected, worked, progress);
+                return streamOnce(path, expected, worked, figures, progress);
             });
         };
         Pass pass = run(std::nullopt);
         if (pass.trace && !pass.summary) // the totals pointed elsewhere (damaged): once more, told
             pass = run(pass.found);
         if (pass.summary)
-            return FileSummary{pass.trace, std::move(*pass.summary), true};
+            return FileSummary{pass.trace, std::move(*pass.summary), !pass.stored, pass.stored};
     } catch (const NotInTimeOrder &) {
     }
     return summarizeWhole(path, progress);

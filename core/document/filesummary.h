@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The summary of a trace file with as little of it in memory as its format allows: a
-// native file of format 2 whose events were written in time order is read a chunk at a
-// time and summarized as it is read (with a pass before, when its categories are worked
-// out from lifetimes); any other file is loaded whole and summarized. The figures are the
-// same either way.
+// native file of format 3 whose writer stored the figures is not read further than its
+// chunk rows; one of format 2 or 3 whose events were written in time order is read a
+// chunk at a time and summarized as it is read (with a pass before, when its categories
+// are worked out from lifetimes); any other file is loaded whole and summarized. The
+// figures are the same either way.
 
 #include "core/analysis/tracesummary.h"
 #include "core/document/analysedtrace.h"
@@ -18,14 +19,19 @@ namespace peaklens {
 
 struct FileSummary
 {
-    // The trace; without its memory events when they were read a chunk at a time.
+    // The trace; without its memory events when they were read a chunk at a time or not
+    // at all.
     std::shared_ptr<const Trace> trace;
     TraceSummary summary;
     bool streamed = false;
+    bool stored = false; // the figures its writer stored, no events read (summaryfigures.h)
 };
 
+// Whether a native file's stored summary figures stand for its events.
+enum class StoredFigures { Use, Ignore };
+
 // Throws ImportError as loadTrace does.
-FileSummary summarizeFile(const std::string &path, const Progress &progress = {});
+FileSummary summarizeFile(const std::string &path, const Progress &progress = {}, StoredFigures figures = StoredFigures::Use);
 
 // A native file of format 2 with more than `wholeUpTo` memory events, in time order, read
 // as a window: the whole chunks of about `maxEvents` events around the peak its totals

@@ -43,10 +43,10 @@ std::string normalizedSql(std::string_view sql)
 using TableMap = std::map<std::string, std::string, std::less<>>;
 
 // Table name -> its CREATE statement, as PeakLens writes it in that format version.
-TableMap tablesIn(std::string_view events)
+TableMap tablesIn(std::string_view events, std::string_view more = {})
 {
     TableMap map;
-    for (std::string_view rest : {schema::kCreateTables, events}) {
+    for (std::string_view rest : {schema::kCreateTables, events, more}) {
         for (std::size_t end; (end = rest.find(';')) != std::string_view::npos; rest.remove_prefix(end + 1)) {
             const std::string statement = normalizedSql(rest.substr(0, end));
             const std::size_t nameBegin = std::string_view("CREATE TABLE ").size();
@@ -60,7 +60,8 @@ const TableMap &expectedTables(std::int64_t version)
 {
     static const TableMap format1 = tablesIn(schema::kCreateEventsV1);
     static const TableMap format2 = tablesIn(schema::kCreateEvents);
-    return version == 1 ? format1 : format2;
+    static const TableMap format3 = tablesIn(schema::kCreateEvents, schema::kCreateFigures);
+    return version == 1 ? format1 : version == 2 ? format2 : format3;
 }
 
 // Reads one file; every problem becomes an ImportError naming it.
@@ -173,8 +174,18 @@ std::shared_ptr<const Trace> NativeFileReader::stream(const TraceReader::ChunkSt
         TraceReader::StreamStart known;
         known.events = events.measure().events;
         known.peaks = events.peaksFromTotals();
+        if (m_version >= 3) {
+            auto figures = m_db->prepare("SELECT analysis, summary FROM figures WHERE events = " + std::to_string(known.events)
+                                         + " AND typeof(summary) = 'blob'");
+            if (figures.step()) {
+                const auto bytes = figures.blob(1);
+                known.figures = TraceReader::StoredFigures{
+                    figures.integer(0), std::string(reinterpret_cast<const char *>(bytes.data()), bytes.size())};
+            }
+        }
         auto trace = m_builder.finish();
-        start(*trace, known);
+        if (!start(*trace, known))
+            return trace;
         events.stream(
             FileIds{m_laneIds, m_layerIds, m_stackIds},
             [&](MemoryEvents &chunk, std::size_t first) { consume(*trace, chunk, first); },

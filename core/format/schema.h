@@ -3,14 +3,16 @@
 // The native *.peaklens file: an SQLite 3 database, schema documented in docs/formats.md.
 // Memory events are stored column-wise in chunks, one row per chunk. Format 2 codes each
 // chunk's columns compactly (eventchunk.h) and keeps running totals beside them; format 1
-// stored fixed-width little-endian arrays. PeakLens writes format 2 and reads both.
+// stored fixed-width little-endian arrays. Format 3 is format 2 with a table for the
+// figures a summary shows, stored once the file is complete. PeakLens writes format 3 and
+// reads all three.
 
 #include <cstdint>
 #include <string_view>
 
 namespace peaklens::schema {
 
-inline constexpr int kFormatVersion = 2;                   // PRAGMA user_version
+inline constexpr int kFormatVersion = 3;                   // PRAGMA user_version
 inline constexpr int kOldestFormatVersion = 1;             // the oldest this build still reads
 inline constexpr std::int32_t kApplicationId = 0x504B4C53; // PRAGMA application_id, "PKLS"
 inline constexpr std::size_t kEventsPerChunk = 65536;
@@ -43,6 +45,12 @@ CREATE TABLE events(chunk INTEGER PRIMARY KEY, count INTEGER NOT NULL,
                     t_min_ns INTEGER NOT NULL, t_max_ns INTEGER NOT NULL,
                     bytes_allocated INTEGER NOT NULL, bytes_freed INTEGER NOT NULL, totals BLOB NOT NULL,
                     codec INTEGER NOT NULL, plain_bytes INTEGER NOT NULL, columns BLOB NOT NULL);
+)sql";
+
+// Format 3's addition: at most one row, the summary of the complete file's events as the
+// analysis numbered `analysis` computes it, valid for a file of exactly `events` events.
+inline constexpr std::string_view kCreateFigures = R"sql(
+CREATE TABLE figures(analysis INTEGER NOT NULL, events INTEGER NOT NULL, summary BLOB NOT NULL);
 )sql";
 
 // The events table of format 1: fixed-width little-endian arrays.

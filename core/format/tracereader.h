@@ -33,13 +33,21 @@ public:
     // The events are as stored: nothing is sorted, and categories a trace marks as worked
     // out from lifetimes (metakey::Categories) are not (LifetimeClassifier does that).
     // Returns the trace without its events, or null, having handed on nothing, when the
-    // file's events can only be read whole (format 1): read() it then.
+    // file's events can only be read whole (format 1): read() it then. When start()
+    // returns false, no events are handed on.
+    struct StoredFigures
+    {
+        std::int64_t analysis = 0; // the version of the analysis that computed them
+        std::string bytes;
+    };
     struct StreamStart
     {
         std::uint64_t events = 0;
         std::vector<TotalsPeak> peaks; // as the file's running totals give them, to be checked
+        // The summary its writer stored for exactly these events (format 3), unchecked.
+        std::optional<StoredFigures> figures;
     };
-    using ChunkStart = std::function<void(const Trace &trace, const StreamStart &start)>;
+    using ChunkStart = std::function<bool(const Trace &trace, const StreamStart &start)>;
     using ChunkConsumer = std::function<void(const Trace &trace, MemoryEvents &events, std::size_t first)>;
     static std::shared_ptr<const Trace> stream(const std::string &path, const ChunkStart &start, const ChunkConsumer &consume,
                                                const Progress &progress = {});

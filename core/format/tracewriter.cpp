@@ -60,6 +60,7 @@ TraceWriter::TraceWriter(const std::string &path, Mode mode)
         m_db->exec("BEGIN");
         m_db->exec(schema::kCreateTables);
         m_db->exec(schema::kCreateEvents);
+        m_db->exec(schema::kCreateFigures);
         m_insertEvents =
             std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO events VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         m_insertReserved = std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO reserved VALUES(?, ?, ?, ?)");
@@ -354,6 +355,27 @@ void TraceWriter::leaveWriteAheadLog()
     }
 }
 
+void TraceWriter::storeFigures(const std::string &path, std::int64_t analysis, std::uint64_t events, std::string_view figures)
+{
+    try {
+        SqliteDatabase db(path, SQLITE_OPEN_READWRITE);
+        sqlite3_busy_timeout(db.handle(), 2000);
+        if (db.queryInteger("PRAGMA application_id") != schema::kApplicationId
+            || db.queryInteger("PRAGMA user_version") != schema::kFormatVersion || !db.hasTable("figures"))
+            throw Error("it is not a trace file of format " + std::to_string(schema::kFormatVersion));
+        db.exec("BEGIN IMMEDIATE");
+        if (db.queryInteger("SELECT ifnull(sum(count), 0) FROM events") != static_cast<std::int64_t>(events))
+            throw Error("its events are not those the figures are for");
+        db.exec("DELETE FROM figures");
+        auto insert = db.prepare("INSERT INTO figures VALUES(?, ?, ?)");
+        insert.bind(1, analysis).bind(2, static_cast<std::int64_t>(events));
+        insert.bind(3, std::as_bytes(std::span(figures.data(), figures.size()))).run();
+        db.exec("COMMIT");
+    } catch (const Error &error) {
+        throw FileError(path, std::string("cannot take its summary figures: ") + error.what());
+    }
+}
+
 void TraceWriter::writeTrace(const Trace &trace, const std::string &path)
 {
     OutputFile output(path, OutputFile::Existing::Replace);
@@ -391,12 +413,16 @@ void TraceWriter::writeNew(const Trace &growing)
     writeFrom(m_written.markers, growing.markers.size(), [&](std::size_t i) { writeMarker(growing.markers[i]); });
 }
 
-void TraceWriter::writeTrace(const Trace &trace, OutputFile &output)
+void TraceWriter::writeTrace(const Trace &trace, OutputFile &output, const std::function<void(const std::string &)> &complete)
 {
     try {
-        TraceWriter writer(output.temporary(), Mode::Bulk);
-        writer.writeNew(trace);
-        writer.finish();
+        {
+            TraceWriter writer(output.temporary(), Mode::Bulk);
+            writer.writeNew(trace);
+            writer.finish();
+        }
+        if (complete)
+            complete(output.temporary());
     } catch (const FileError &error) {
         // The writer names its temporary; the user knows the target.
         throw FileError(output.path(), error.problem());

@@ -8,6 +8,7 @@
 #include "core/trace/trace.h"
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -61,9 +62,16 @@ public:
     // This machine's name, as a file's writer.process names it.
     static std::string hostName();
 
-    // Replaces `path` if it exists; with an OutputFile, as it was set up to.
+    // Replaces `path` if it exists; with an OutputFile, as it was set up to, after
+    // `complete` (when given) has had the finished file at its temporary path.
     static void writeTrace(const Trace &trace, const std::string &path);
-    static void writeTrace(const Trace &trace, OutputFile &output);
+    static void writeTrace(const Trace &trace, OutputFile &output,
+                           const std::function<void(const std::string &path)> &complete = {});
+
+    // Stores the figures a summary of the finished file at `path` shows (schema.h's
+    // figures table), replacing any it held: for the one who wrote the file, never for
+    // someone else's. `events` must be the file's event count. Throws FileError.
+    static void storeFigures(const std::string &path, std::int64_t analysis, std::uint64_t events, std::string_view figures);
 
 private:
     struct Chunk;

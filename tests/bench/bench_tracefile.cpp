@@ -6,12 +6,15 @@
 //   bench_tracefile write N FILE       build the trace in memory, time TraceWriter::writeTrace
 //   bench_tracefile write-v1 N FILE    the same trace in format 1 (fixed-width arrays), for comparison
 //   bench_tracefile read FILE          time TraceReader::read + summarize (what the app does)
-//   bench_tracefile summary FILE       time summarizeFile (what `summary` does: streamed when it can)
+//   bench_tracefile summary FILE       time summarizeFile (what `summary` does: the stored figures, else
+//                                      streamed when it can)
+//   bench_tracefile summary-events FILE  the same from the events, the stored figures passed over
 //   bench_tracefile rows FILE ROWS.db  copy the events into a one-row-per-event table (the floor)
 //   bench_tracefile cancel FILE        how long a read takes to end once cancelled, at several points
 
 #include "core/analysis/tracesummary.h"
 #include "core/document/filesummary.h"
+#include "core/document/summaryfigures.h"
 #include "core/format/schema.h"
 #include "core/format/sqlitedatabase.h"
 #include "core/format/tracereader.h"
@@ -120,6 +123,8 @@ int write(std::size_t events, const std::string &path)
     const auto start = std::chrono::steady_clock::now();
     TraceWriter::writeTrace(*trace, path);
     const double seconds = secondsSince(start);
+    // As convert and record leave a file: with its summary's figures, in a pass of their own.
+    storeSummaryFigures(path);
     std::printf("{\"phase\": \"write\", \"events\": %zu, \"seconds\": %.3f, \"events_per_second\": %.0f}\n", trace->events.size(),
                 seconds, static_cast<double>(trace->events.size()) / seconds);
     return 0;
@@ -133,7 +138,7 @@ int writeFormat1(std::size_t events, const std::string &path)
     const auto start = std::chrono::steady_clock::now();
     TraceWriter::writeTrace(*trace, path);
     SqliteDatabase db(path, SQLITE_OPEN_READWRITE);
-    db.exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN; DROP TABLE events;");
+    db.exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN; DROP TABLE events; DROP TABLE figures;");
     db.exec(schema::kCreateEventsV1);
     auto insert = db.prepare("INSERT INTO events VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     const MemoryEvents &all = trace->events;
@@ -184,16 +189,16 @@ int read(const std::string &path)
     return 0;
 }
 
-int summary(const std::string &path)
+int summary(const std::string &path, StoredFigures figures)
 {
     const auto start = std::chrono::steady_clock::now();
-    const FileSummary file = summarizeFile(path);
+    const FileSummary file = summarizeFile(path, {}, figures);
     const double seconds = secondsSince(start);
     const auto events = static_cast<double>(file.summary.eventCount);
-    std::printf("{\"phase\": \"summary\", \"events\": %llu, \"streamed\": %s, \"seconds\": %.3f, "
+    std::printf("{\"phase\": \"summary\", \"events\": %llu, \"streamed\": %s, \"stored\": %s, \"seconds\": %.3f, "
                 "\"events_per_second\": %.0f, \"peak_bytes\": %lld}\n",
-                static_cast<unsigned long long>(file.summary.eventCount), file.streamed ? "true" : "false", seconds,
-                events / seconds,
+                static_cast<unsigned long long>(file.summary.eventCount), file.streamed ? "true" : "false",
+                file.stored ? "true" : "false", seconds, events / seconds,
                 static_cast<long long>(file.summary.peak.devices.at(*file.summary.peak.primary).allocatedBytes));
     return 0;
 }
@@ -263,7 +268,9 @@ int main(int argc, char **argv)
         if (mode == "read" && argc == 3)
             return read(argv[2]);
         if (mode == "summary" && argc == 3)
-            return summary(argv[2]);
+            return summary(argv[2], StoredFigures::Use);
+        if (mode == "summary-events" && argc == 3)
+            return summary(argv[2], StoredFigures::Ignore);
         if (mode == "rows" && argc == 4)
             return rows(argv[2], argv[3]);
         if (mode == "cancel" && argc == 3)
@@ -274,6 +281,7 @@ int main(int argc, char **argv)
     }
     std::fprintf(
         stderr,
-        "usage: bench_tracefile write N FILE | write-v1 N FILE | read FILE | summary FILE | rows FILE ROWS.db | cancel FILE\n");
+        "usage: bench_tracefile write N FILE | write-v1 N FILE | read FILE | summary FILE | summary-events FILE | rows FILE "
+        "ROWS.db | cancel FILE\n");
     return 2;
 }

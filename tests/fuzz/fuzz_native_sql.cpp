@@ -2,13 +2,15 @@
 // Fuzzes the native reader with traces edited through SQLite: each input is a program of
 // edits (sqlmutator.h) to the sample trace, and the edited database is read from memory.
 // The reader may only refuse it with an ImportError naming the file; what it accepts must
-// also save and read back, as `peaklens-cli convert` does, and follow as `watch` does.
+// also save and read back, as `peaklens-cli convert` does (with its summary's figures), and
+// follow as `watch` does.
 #include "scratchfolder.h"
 #include "sourcefile.h"
 #include "sqlmutator.h"
 
 #include "core/analysis/liveanalysis.h"
 #include "core/document/filesummary.h"
+#include "core/document/summaryfigures.h"
 #include "core/error.h"
 #include "core/format/tracefollower.h"
 #include "core/format/tracereader.h"
@@ -50,12 +52,17 @@ void checkRewritable(const peaklens::Trace &trace)
         || again->lanes.size() != trace.lanes.size() || again->markers.size() != trace.markers.size()
         || again->reserved.size() != trace.reserved.size() || again->kernels.size() != trace.kernels.size())
         fail("a trace saved and read back", "lost or gained items");
-    // The saved file summarized a chunk at a time gives the figures of the file read whole.
+    // The saved file summarized a chunk at a time gives the figures of the file read whole;
+    // so do the figures stored in it, as convert stores them.
     try {
         const peaklens::FileSummary streamed = peaklens::summarizeFile(scratchFile());
         const std::string expected = peaklens::summaryToJson(*again, peaklens::summarize(*again), std::nullopt);
         if (peaklens::summaryToJson(*streamed.trace, streamed.summary, std::nullopt) != expected)
             fail("a saved trace summarized a chunk at a time", "differs from the trace read whole");
+        peaklens::storeSummaryFigures(scratchFile());
+        const peaklens::FileSummary stored = peaklens::summarizeFile(scratchFile());
+        if (!stored.stored || peaklens::summaryToJson(*stored.trace, stored.summary, std::nullopt) != expected)
+            fail("a saved trace summarized from its stored figures", "differs from the trace read whole");
     } catch (const peaklens::Error &error) {
         fail("a trace saved and read back could not be summarized", error.what());
     }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The native file's format versions: format 1 files still open and convert to format 2
-// unchanged; format 2 chunks round-trip exactly, keep running totals that agree with their
+// The native file's format versions: format 1 and 2 files still open and convert to the
+// newest format unchanged; chunks round-trip exactly, keep running totals that agree with their
 // events, and damaged chunks get a sentence naming the chunk and the problem.
 #include "core/error.h"
 #include "core/format/eventchunk.h"
@@ -105,6 +105,7 @@ private slots:
         QTest::addColumn<int>("version");
         QTest::addRow("format 1") << QStringLiteral("training-step.v1.peaklens") << 1;
         QTest::addRow("format 2") << QStringLiteral("training-step.v2.peaklens") << 2;
+        QTest::addRow("format 3") << QStringLiteral("training-step.v3.peaklens") << 3;
     }
     void fixturesAreTheirVersions()
     {
@@ -116,14 +117,16 @@ private slots:
         QCOMPARE(TraceReader::eventCount(ss(kFixtures + file)), std::optional<std::uint64_t>(8728));
     }
 
-    void bothVersionsHoldTheSameTrace()
+    void everyVersionHoldsTheSameTrace()
     {
         const auto v1 = loadTrace(ss(kFixtures + QStringLiteral("training-step.v1.peaklens")));
         const auto v2 = loadTrace(ss(kFixtures + QStringLiteral("training-step.v2.peaklens")));
+        const auto v3 = loadTrace(ss(kFixtures + QStringLiteral("training-step.v3.peaklens")));
         QVERIFY(*v1 == *v2);
+        QVERIFY(*v2 == *v3);
     }
 
-    // `convert` is TraceWriter::writeTrace of what was read: format 1 in, format 2 out.
+    // `convert` is TraceWriter::writeTrace of what was read: format 1 in, the newest out.
     void convertingUpgradesFormat1()
     {
         QTemporaryDir dir;
