@@ -211,9 +211,9 @@ Command addRecordCommand(CLI::App &app)
                 for (const std::filesystem::path &trace : after) {
                     if (before.contains(trace))
                         continue;
-                    // The figures a summary shows, stored in the traces this run wrote. A
-                    // trace that cannot take them (its writer killed mid-file) is complete
-                    // up to its last commit all the same, and summarized from its events.
+                    // The figures a summary shows, stored in the traces this run wrote and
+                    // finished. One whose process was killed mid-file is left as it is:
+                    // readable up to its last commit, summarized from its events.
                     try {
                         storeSummaryFigures(trace.string());
                     } catch (const Error &) {

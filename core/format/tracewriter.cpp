@@ -364,6 +364,10 @@ void TraceWriter::storeFigures(const std::string &path, std::int64_t analysis, s
             || db.queryInteger("PRAGMA user_version") != schema::kFormatVersion || !db.hasTable("figures"))
             throw Error("it is not a trace file of format " + std::to_string(schema::kFormatVersion));
         db.exec("BEGIN IMMEDIATE");
+        auto state = db.prepare("SELECT value FROM meta WHERE key = ?");
+        state.bind(1, metakey::WriterState);
+        if (state.step() && state.text(0) != "finished")
+            throw Error("its writer has not finished it");
         if (db.queryInteger("SELECT ifnull(sum(count), 0) FROM events") != static_cast<std::int64_t>(events))
             throw Error("its events are not those the figures are for");
         db.exec("DELETE FROM figures");

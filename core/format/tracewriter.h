@@ -70,7 +70,8 @@ public:
 
     // Stores the figures a summary of the finished file at `path` shows (schema.h's
     // figures table), replacing any it held: for the one who wrote the file, never for
-    // someone else's. `events` must be the file's event count. Throws FileError.
+    // someone else's. `events` must be the file's event count; a file whose streaming
+    // writer has not finished it (still writing, or killed) is refused. Throws FileError.
     static void storeFigures(const std::string &path, std::int64_t analysis, std::uint64_t events, std::string_view figures);
 
 private:

@@ -175,6 +175,18 @@ private slots:
                                                                       file.summary.eventCount + 1, encodeFigures(file.summary)));
         QVERIFY(summarizeFile(ss(path)).stored); // what it held is kept
 
+        // Nor in one its streaming writer has not finished.
+        const QString writing = dir.filePath(QStringLiteral("writing.peaklens"));
+        {
+            TraceWriter writer(ss(writing));
+            writer.writeLane(0, Lane{});
+            writer.writeEvent(MemoryEvent{1, 512, 0x1000, 0, kNoLayer, 0, Category::Activation, Phase::Forward});
+            writer.commit();
+            QVERIFY_THROWS_EXCEPTION(FileError, storeSummaryFigures(ss(writing)));
+        }
+        storeSummaryFigures(ss(writing)); // finished now
+        QVERIFY(summarizeFile(ss(writing)).stored);
+
         const QString format2 = kSource + QStringLiteral("tests/data/format/training-step.v2.peaklens");
         const QString copy = dir.filePath(QStringLiteral("v2.peaklens"));
         QVERIFY(QFile::copy(format2, copy));

@@ -14,11 +14,14 @@
 #include "core/analysis/layerstats.h"
 #include "core/analysis/peakfinder.h"
 #include "core/analysis/stepstats.h"
+#include "core/analysis/tracesummary.h"
+#include "core/document/filesummary.h"
 #include "core/format/tracefollower.h"
 #include "core/format/tracereader.h"
 #include "core/plan/checkpointstrategy.h"
 #include "core/plan/costmodel.h"
 #include "core/plan/predictor.h"
+#include "core/report/summaryjson.h"
 #include "core/trace/metadata.h"
 
 #include <QDir>
@@ -378,6 +381,11 @@ void TestCollectorInjection::recordsARun()
     QCOMPARE(trace->steps.size(), std::size_t(3));
     for (std::size_t i = 0; i < 3; ++i)
         QCOMPARE(trace->steps[i].number, std::int64_t(i));
+    // `record` stored the figures of its summary in the finished file: the same as its
+    // events give.
+    const FileSummary stored = summarizeFile(ss(traces.front()));
+    QVERIFY(stored.stored);
+    QCOMPARE(summaryToJson(*stored.trace, stored.summary, std::nullopt), summaryToJson(*trace, summarize(*trace), std::nullopt));
     for (const std::string &path : blocks(4)) {
         const auto layer = trace->findLayer(path);
         QVERIFY(layer);
@@ -496,6 +504,7 @@ void TestCollectorInjection::survivesSigkill()
     QCOMPARE(follower.writer(), TraceFollower::Writer::Stopped);
     const TracePtr trace = TraceReader::read(ss(path));
     QVERIFY(trace->steps.size() >= 2);
+    QVERIFY(!summarizeFile(ss(path)).stored); // left as the killed run left it
     verifyLayers(*trace, blocks(4), {}, false);
     // Categories included: once the writer is gone, the follower works them out from
     // lifetimes as a plain read does.
