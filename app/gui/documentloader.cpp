@@ -175,6 +175,16 @@ quint64 DocumentLoader::load(const QStringList &paths, Purpose purpose)
                 const auto readDocument = [&](const QString &path, double from, double to) {
                     return loadDocument(path, whole.part(from, to));
                 };
+                if (shared->purpose == Purpose::Open && paths.size() == 1) {
+                    // A big file's levels from its chunk rows, shown while its events are read.
+                    const Progress quiet{nullptr, &shared->cancel};
+                    if (auto overview = readFileOverview(localPath(paths.front()), kOverviewFromEvents, quiet)) {
+                        auto shown = std::make_shared<const FileOverview>(std::move(*overview));
+                        QMetaObject::invokeMethod(
+                            this, [this, ticket = shared->ticket, shown] { Q_EMIT overviewRead(ticket, shown); },
+                            Qt::QueuedConnection);
+                    }
+                }
                 if (shared->purpose == Purpose::Open && paths.size() > 1) {
                     outcome.processes = readOverviews(paths, whole.part(0, 0.7));
                     outcome.documents.push_back(readDocument(outcome.processes.front().path, 0.7, 1.0));

@@ -9,6 +9,7 @@
 #include "tracedocument.h"
 
 #include "core/analysis/crossrank.h"
+#include "core/document/fileoverview.h"
 
 #include <QObject>
 #include <QStringList>
@@ -47,11 +48,16 @@ public:
     // *.peaklens files in it); loaded or failed follows
     // with the returned ticket. A request of the same purpose still running is cancelled.
     quint64 load(const QStringList &paths, Purpose purpose);
+    // A native file of at least this many events opened alone gets an overview first.
+    static constexpr std::uint64_t kOverviewFromEvents = 2'000'000;
     void cancel(Purpose purpose);
     bool isLoading(Purpose purpose) const;
 
 Q_SIGNALS:
     void progress(peaklens::gui::DocumentLoader::Purpose purpose, double fraction);
+    // Before loaded, for one big native file opened: what its chunk rows and tables show
+    // (fileoverview.h), while its events are read.
+    void overviewRead(quint64 ticket, const std::shared_ptr<const peaklens::FileOverview> &overview);
     // `processes`: for Open, every file opened, ranks in order; empty otherwise.
     void loaded(quint64 ticket, peaklens::gui::DocumentLoader::Purpose purpose,
                 const std::vector<peaklens::gui::DocumentPtr> &documents,

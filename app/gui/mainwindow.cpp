@@ -141,6 +141,7 @@ void MainWindow::connectServices()
     });
     connect(m_loader, &DocumentLoader::loaded, this, &MainWindow::onLoaded);
     connect(m_loader, &DocumentLoader::failed, this, &MainWindow::onLoadFailed);
+    connect(m_loader, &DocumentLoader::overviewRead, this, &MainWindow::onOverviewRead);
     connect(m_runs->replay(), &ReplayProcess::progress, this, [this](int step, int steps) {
         if (steps == 0) { // a relaunched command: no step count, only that it runs
             m_panes.showProgress(std::nullopt);
@@ -282,16 +283,38 @@ void MainWindow::onLoadFailed(quint64 ticket, DocumentLoader::Purpose purpose, c
         return;
     setIdle();
     if (cancelled) {
+        if (!document()) {
+            m_panes.timeline->setDocument(nullptr);
+            m_panes.showTracePage(false);
+        }
         statusBar()->showMessage(tr("Opening was cancelled."), 5000);
         Q_EMIT loadFailed(tr("cancelled"));
         return;
     }
     Q_EMIT loadFailed(message);
-    if (!document())
+    if (!document()) {
+        m_panes.timeline->setDocument(nullptr); // an overview it showed
+        m_panes.showTracePage(false);
         m_panes.emptyState->showProblem(message);
-    else if (showsDialogs())
+    } else if (showsDialogs())
         QMessageBox::critical(this, tr("Cannot open the trace"), message);
     statusBar()->showMessage(message);
+}
+
+void MainWindow::onOverviewRead(quint64 ticket, const std::shared_ptr<const FileOverview> &overview)
+{
+    if (ticket != m_tickets.open || document())
+        return; // an open trace stays until the new one is read
+    const QString device = QString::fromStdString(overview->device.toString());
+    m_panes.showTracePage(true);
+    m_panes.whatIfToolBar->setVisible(false); // nothing to plan yet
+    m_panes.timeline->setVisible(true);
+    m_panes.timeline->showOverview(overview->high, overview->low, tr("allocated on %1, lowest to highest per chunk").arg(device));
+    m_panes.timeline->replot(QCustomPlot::rpImmediateRefresh);
+    statusBar()->showMessage(tr("Peak %1 on %2, from the file's running totals; reading its %3 memory events…")
+                                 .arg(QString::fromStdString(formatBytes(overview->peakBytes)), device,
+                                      QString::fromStdString(formatCount(static_cast<std::int64_t>(overview->events)))));
+    Q_EMIT overviewShown();
 }
 
 void MainWindow::startSession(DocumentPtr document, std::vector<ProcessEntry> processes)

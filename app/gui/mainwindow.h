@@ -97,6 +97,8 @@ public:
 
 Q_SIGNALS:
     void documentLoaded();
+    // A big file's overview, drawn from its running totals before its events are read.
+    void overviewShown();
     void documentEdited();
     void loadFailed(const QString &message);
     void comparisonShown();
@@ -132,6 +134,7 @@ private:
     void onLoaded(quint64 ticket, DocumentLoader::Purpose purpose, const std::vector<DocumentPtr> &documents,
                   const std::vector<ProcessEntry> &processes);
     void onLoadFailed(quint64 ticket, DocumentLoader::Purpose purpose, const QString &message, bool cancelled);
+    void onOverviewRead(quint64 ticket, const std::shared_ptr<const FileOverview> &overview);
     void startSession(DocumentPtr document, std::vector<ProcessEntry> processes);
     // Resets every pane from the session's document; `grown`: the same trace followed
     // while written, so the view, the picked time and the toggles stay.

@@ -258,6 +258,7 @@ EventsTableSize EventsReader::measure()
     m_size = {};
     m_size.lastChunk = m_afterChunk;
     m_peaks.clear();
+    m_levels.clear();
     // Chunks are numbered 0, 1, 2, ... as they are written: one numbered otherwise was
     // damaged or moved, and its events would be skipped or read out of their order.
     if (m_afterChunk < 0) {
@@ -289,8 +290,8 @@ EventsTableSize EventsReader::measure()
         }
         return m_size;
     }
-    auto sizes =
-        m_db.prepare("SELECT chunk, count, codec, plain_bytes, length(columns), totals" + chunksAfter() + " ORDER BY chunk");
+    auto sizes = m_db.prepare("SELECT chunk, count, codec, plain_bytes, length(columns), totals, t_first_ns, t_last_ns"
+                              + chunksAfter() + " ORDER BY chunk");
     while (sizes.step()) {
         numbered(sizes.integer(0));
         const std::string chunk = chunkName(sizes.integer(0));
@@ -315,6 +316,8 @@ EventsTableSize EventsReader::measure()
                 m_peaks.push_back(peak);
             else if (peak.bytes > found->bytes)
                 *found = peak;
+            m_levels.push_back(
+                ChunkLevel{sizes.integer(6), sizes.integer(7), device, total.lowBytes, total.highBytes, total.endBytes});
         }
         const auto plain = sizes.integer(3);
         const std::int64_t least = count * std::int64_t(kFormat2LeastBytesPerEvent) + std::int64_t(kFormat2Overhead);

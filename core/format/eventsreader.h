@@ -33,6 +33,18 @@ struct TotalsPeak
     std::uint64_t eventIndex = 0; // the first event to reach them
 };
 
+// One chunk's running totals on one device, with the times of its first and last events
+// (in file order): the file's levels without its events, for an overview.
+struct ChunkLevel
+{
+    std::int64_t firstNs = 0;
+    std::int64_t lastNs = 0;
+    Device device;
+    std::int64_t lowBytes = 0;
+    std::int64_t highBytes = 0;
+    std::int64_t endBytes = 0;
+};
+
 struct EventsTableSize
 {
     std::uint64_t events = 0;
@@ -58,6 +70,8 @@ public:
     // Format 2 only, after measure(): each device's highest running total over the chunks'
     // rows it measured, without decoding any, by device.
     const std::vector<TotalsPeak> &peaksFromTotals() const { return m_peaks; }
+    // The same rows chunk by chunk, in file order.
+    const std::vector<ChunkLevel> &levelsFromTotals() const { return m_levels; }
 
     // Format 2 only: hands the events on a chunk at a time in file order, on this thread,
     // `first` the index of the chunk's first event; a few chunks are in memory at once.
@@ -77,6 +91,7 @@ private:
     std::int64_t m_afterChunk;
     EventsTableSize m_size;
     std::vector<TotalsPeak> m_peaks;
+    std::vector<ChunkLevel> m_levels;
 };
 
 } // namespace peaklens

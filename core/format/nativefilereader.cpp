@@ -174,6 +174,7 @@ std::shared_ptr<const Trace> NativeFileReader::stream(const TraceReader::ChunkSt
         TraceReader::StreamStart known;
         known.events = events.measure().events;
         known.peaks = events.peaksFromTotals();
+        known.levels = events.levelsFromTotals();
         if (m_version >= 3) {
             auto figures = m_db->prepare("SELECT analysis, summary FROM figures WHERE events = " + std::to_string(known.events)
                                          + " AND typeof(summary) = 'blob'");

@@ -43,7 +43,8 @@ public:
     struct StreamStart
     {
         std::uint64_t events = 0;
-        std::vector<TotalsPeak> peaks; // as the file's running totals give them, to be checked
+        std::vector<TotalsPeak> peaks;  // as the file's running totals give them, to be checked
+        std::vector<ChunkLevel> levels; // the same chunk by chunk
         // The summary its writer stored for exactly these events (format 3), unchecked.
         std::optional<StoredFigures> figures;
     };

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The app on a big trace: time from opening the file to the first painted window, the
+// The app on a big trace: time from opening the file to the first painted window (its
+// overview, for a big native file) and to the whole document painted, the
 // repaint of the timeline after a zoom and after a pan, the block under the cursor as a
 // hover finds it, and a click's live set and flame graph (QBENCHMARK).
 //
@@ -16,6 +17,8 @@
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTest>
+
+#include <optional>
 
 using namespace peaklens::gui;
 
@@ -38,12 +41,21 @@ private Q_SLOTS:
         QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
         QSignalSpy loaded(m_window.get(), &MainWindow::documentLoaded);
         QElapsedTimer timer;
+        // A big native file shows its overview (from its running totals) first: painted then.
+        std::optional<double> overviewSeconds;
+        connect(m_window.get(), &MainWindow::overviewShown, this, [&] {
+            m_window->repaint();
+            overviewSeconds = static_cast<double>(timer.nsecsElapsed()) / 1e9;
+        });
         timer.start();
         m_window->openFile(g_trace);
         QVERIFY(loaded.wait(600000));
         m_window->timeline()->replot(QCustomPlot::rpImmediateRefresh);
         m_window->repaint();
-        qInfo("first paint: %.3f s after opening %s (%zu events)", timer.nsecsElapsed() / 1e9, qPrintable(g_trace),
+        const double documentSeconds = static_cast<double>(timer.nsecsElapsed()) / 1e9;
+        qInfo("first paint: %.3f s after opening %s (%s); the whole document painted at %.3f s (%zu events)",
+              overviewSeconds.value_or(documentSeconds), qPrintable(g_trace),
+              overviewSeconds ? "its overview from the running totals" : "the whole document", documentSeconds,
               m_window->document()->trace->events.size());
         // Of that, the index of blocks the hover reads (built beside the other analyses).
         timer.restart();

@@ -158,6 +158,38 @@ void TimelineView::setDocument(const DocumentPtr &document)
     resetZoom();
 }
 
+void TimelineView::showOverview(const std::vector<SeriesPoint> &high, const std::vector<SeriesPoint> &low, const QString &name)
+{
+    if (m_document || high.empty() || low.size() != high.size())
+        return;
+    rebuildGraphs(); // none: no document
+    m_originNs = high.front().timeNs;
+    std::int64_t top = 0;
+    for (const SeriesPoint &point : high)
+        top = std::max(top, point.bytes);
+    const auto [unit, unitName] = unitFor(top);
+    m_unitBytes = unit;
+    yAxis->setLabel(tr("memory (%1)").arg(unitName));
+    yAxis->setRange(0, std::max(1.0, static_cast<double>(top) / unit * 1.15));
+    QCPGraph *lowest = addGraph();
+    QCPGraph *highest = addGraph();
+    for (QCPGraph *graph : {lowest, highest}) {
+        graph->setPen(QPen(palette().text().color(), 1));
+        graph->setLineStyle(QCPGraph::lsStepLeft);
+    }
+    QColor band = palette().mid().color();
+    band.setAlpha(170);
+    highest->setBrush(band);
+    highest->setChannelFillGraph(lowest);
+    highest->setName(name);
+    lowest->removeFromLegend();
+    showCurve(lowest, low);
+    showCurve(highest, high);
+    lowest->removeFromLegend();
+    xAxis->setRange(0, std::max(toX(high.back().timeNs), 1e-3) * 1.01);
+    replot();
+}
+
 void TimelineView::growDocument(const DocumentPtr &document)
 {
     if (!m_document) {

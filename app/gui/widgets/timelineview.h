@@ -27,6 +27,11 @@ public:
     explicit TimelineView(QWidget *parent = nullptr);
 
     void setDocument(const DocumentPtr &document);
+    // Before a document: a file's levels chunk by chunk (fileoverview.h), the band between
+    // each chunk's lowest and highest allocated bytes, named `name`; the next setDocument
+    // replaces it.
+    void showOverview(const std::vector<SeriesPoint> &high, const std::vector<SeriesPoint> &low, const QString &name);
+    bool showsOverview() const { return !m_document && graphCount() > 0; }
     // The same trace grown (followed while written): the curves are redrawn, the picked
     // time, highlighted layer and comparison stay, and the view keeps following the end
     // unless the user zoomed or panned away from the whole trace.

@@ -2,6 +2,7 @@
 #include "testsupport.h"
 #include "tracefiledamage.h"
 
+#include "documentloader.h"
 #include "layereditor.h"
 #include "mainwindow.h"
 #include "models/layermodel.h"
@@ -22,11 +23,12 @@
 
 #include "core/analysis/allocatorstate.h"
 #include "core/format/tracewriter.h"
-#include "core/plan/plannotes.h"
 #include "core/plan/planner.h"
+#include "core/plan/plannotes.h"
 #include "core/plan/predictor.h"
 #include "core/report/palette.h"
 #include "core/trace/metadata.h"
+#include "core/trace/tracebuilder.h"
 #include "core/trace/units.h"
 
 #include <QCheckBox>
@@ -836,6 +838,48 @@ private slots:
         QVERIFY(!window.document()->trace->findLayer(merged));
         const std::uint32_t after = *window.document()->trace->findLayer("nsys_profile:142.blocks[0]");
         QCOMPARE(window.document()->summary.layers[after].activationBytes, activations);
+    }
+
+    // A big native file shows its levels from the running totals before its events are read,
+    // with its peak in the status line; the document replaces them. A small one opens as it
+    // did.
+    void aBigFileShowsItsOverviewFirst()
+    {
+        QTemporaryDir directory;
+        const QString big = directory.filePath(QStringLiteral("big.peaklens"));
+        {
+            TraceBuilder builder;
+            const std::uint32_t lane = builder.lane(Lane{Device{DeviceType::Cuda, 0}, 0});
+            const std::size_t pairs = DocumentLoader::kOverviewFromEvents / 2 + 1;
+            builder.reserveEvents(2 * pairs);
+            std::int64_t t = 0;
+            for (std::size_t i = 0; i < pairs; ++i) {
+                const std::int64_t bytes = 512 * static_cast<std::int64_t>(1 + i % 64);
+                const std::uint64_t addr = 0x1000000 + (i % 4096) * 0x10000;
+                builder.addEvent(MemoryEvent{t += 10, bytes, addr, lane, kNoLayer, 0, Category::Activation, Phase::Forward});
+                builder.addEvent(MemoryEvent{t += 10, -bytes, addr, lane, kNoLayer, 0, Category::Activation, Phase::Forward});
+            }
+            TraceWriter::writeTrace(*builder.finish(), test::ss(big));
+        }
+        MainWindow window;
+        QSignalSpy overview(&window, &MainWindow::overviewShown);
+        bool overviewBeforeDocument = false;
+        QString status;
+        connect(&window, &MainWindow::overviewShown, this, [&] {
+            overviewBeforeDocument = !window.document() && window.timeline()->showsOverview();
+            status = window.statusBar()->currentMessage();
+        });
+        QVERIFY(load(window, big));
+        QCOMPARE(overview.count(), 1);
+        QVERIFY(overviewBeforeDocument);
+        QVERIFY2(status.contains(QStringLiteral("running totals")) && status.contains(QStringLiteral("cuda:0")),
+                 qPrintable(status));
+        QVERIFY(!window.timeline()->showsOverview());
+        QVERIFY(window.document());
+
+        QSignalSpy again(&window, &MainWindow::overviewShown);
+        QVERIFY(load(window, kSample));
+        QCOMPARE(again.count(), 0);
     }
 
     void aBadFileKeepsTheWindowUsable()

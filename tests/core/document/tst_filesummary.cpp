@@ -5,6 +5,7 @@
 #include "core/analysis/lanedevices.h"
 #include "core/analysis/liveblocks.h"
 #include "core/analysis/peakfinder.h"
+#include "core/document/fileoverview.h"
 #include "core/document/filesummary.h"
 #include "core/format/schema.h"
 #include "core/format/sqlitedatabase.h"
@@ -190,6 +191,54 @@ private slots:
         QVERIFY(trace.ranges.size() < whole->ranges.size() || whole->ranges.empty());
         QVERIFY2(qs(trace.metaValue(metakey::ImportWarnings)).contains(QStringLiteral("too many to hold at once")),
                  trace.metaValue(metakey::ImportWarnings).c_str());
+    }
+
+    // A file's overview: per chunk, the lowest and highest bytes its events reach on the
+    // peak's device, as the whole trace has them, and the peak; before any event is read.
+    void overviewFromTheRunningTotals()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("levels.peaklens"));
+        const auto written = twoDeviceTrace(3 * schema::kEventsPerChunk / (12 * 80) + 1);
+        TraceWriter::writeTrace(*written, ss(path));
+        const auto overview = readFileOverview(ss(path));
+        QVERIFY(overview);
+        QVERIFY(overview->trace->events.empty());
+        const auto whole = loadTrace(ss(path));
+        QCOMPARE(overview->events, whole->events.size());
+        const PeakReport peaks = findPeaks(*whole);
+        const DevicePeak &peak = peaks.devices[*peaks.primary];
+        QCOMPARE(overview->device, peak.device);
+        QCOMPARE(overview->peakBytes, peak.allocatedBytes);
+
+        const LaneDevices lanes(*whole);
+        const auto device = *lanes.indexOf(peak.device);
+        const std::size_t chunks = (whole->events.size() + schema::kEventsPerChunk - 1) / schema::kEventsPerChunk;
+        QCOMPARE(overview->high.size(), chunks + 1); // and where the last one ends
+        QCOMPARE(overview->low.size(), chunks + 1);
+        std::int64_t bytes = 0;
+        for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
+            const std::size_t begin = chunk * schema::kEventsPerChunk;
+            const std::size_t end = std::min(whole->events.size(), begin + schema::kEventsPerChunk);
+            std::int64_t low = INT64_MAX, high = INT64_MIN;
+            for (std::size_t i = begin; i < end; ++i) {
+                if (lanes.deviceOfLane[whole->events.lane(i)] != device)
+                    continue;
+                bytes += whole->events.deltaBytes(i);
+                low = std::min(low, bytes);
+                high = std::max(high, bytes);
+            }
+            QCOMPARE(overview->high[chunk], (SeriesPoint{whole->events.timeNs(begin), high}));
+            QCOMPARE(overview->low[chunk], (SeriesPoint{whole->events.timeNs(begin), low}));
+        }
+        QCOMPARE(overview->high.back().timeNs, whole->events.timeNs(whole->events.size() - 1));
+
+        // Only for files of at least so many events, of a format with running totals.
+        QVERIFY(!readFileOverview(ss(path), whole->events.size() + 1));
+        QVERIFY(readFileOverview(ss(path), whole->events.size()));
+        QVERIFY(!readFileOverview(ss(kSource + QStringLiteral("tests/data/format/training-step.v1.peaklens"))));
+        QVERIFY(!readFileOverview(ss(kSource + QStringLiteral("tests/data/modelled-step.pltxt"))));
+        QVERIFY(!readFileOverview(ss(path), 0)->summary); // written without its figures
     }
 
     void damageIsReportedAsWhenReadWhole()
