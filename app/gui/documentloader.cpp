@@ -177,8 +177,7 @@ quint64 DocumentLoader::load(const QStringList &paths, Purpose purpose)
                 };
                 if (shared->purpose == Purpose::Open && paths.size() == 1) {
                     // A big file's levels from its chunk rows, shown while its events are read.
-                    const Progress quiet{nullptr, &shared->cancel};
-                    if (auto overview = readFileOverview(localPath(paths.front()), kOverviewFromEvents, quiet)) {
+                    if (auto overview = readFileOverview(localPath(paths.front()), kOverviewFromEvents)) {
                         auto shown = std::make_shared<const FileOverview>(std::move(*overview));
                         QMetaObject::invokeMethod(
                             this, [this, ticket = shared->ticket, shown] { Q_EMIT overviewRead(ticket, shown); },

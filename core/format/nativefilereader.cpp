@@ -140,6 +140,23 @@ std::optional<std::uint64_t> NativeFileReader::eventCount()
     });
 }
 
+std::optional<TraceReader::StreamStart> NativeFileReader::chunkRows()
+{
+    checkHeader();
+    if (PrivateCopy::isNeededFor(m_path))
+        return std::nullopt;
+    return guarded([this]() -> std::optional<TraceReader::StreamStart> {
+        open();
+        checkVersionAndTables();
+        EventsReader events(*m_db, static_cast<int>(m_version));
+        TraceReader::StreamStart rows;
+        rows.events = events.measure().events;
+        rows.peaks = events.peaksFromTotals();
+        rows.levels = events.levelsFromTotals();
+        return rows;
+    });
+}
+
 bool NativeFileReader::readCommitted()
 {
     m_follow = true;

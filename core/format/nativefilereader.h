@@ -53,6 +53,9 @@ public:
     // The events the chunk rows claim, without reading the events or any other table;
     // null when the file can only be opened through a private copy (a log beside it).
     std::optional<std::uint64_t> eventCount();
+    // The same with the running totals, chunk by chunk (format 2 and later; none for format
+    // 1): what StreamStart says before any table is read.
+    std::optional<TraceReader::StreamStart> chunkRows();
 
     // For a follower: reads the rows committed since the last call (everything, the first
     // time) into the builder, in one read transaction on a connection opened for this read

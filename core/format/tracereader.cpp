@@ -16,6 +16,11 @@ std::optional<std::uint64_t> TraceReader::eventCount(const std::string &path)
     return NativeFileReader(path, {}, {}).eventCount();
 }
 
+std::optional<TraceReader::StreamStart> TraceReader::chunkRows(const std::string &path)
+{
+    return NativeFileReader(path, {}, {}).chunkRows();
+}
+
 std::shared_ptr<const Trace> TraceReader::stream(const std::string &path, const ChunkStart &start, const ChunkConsumer &consume,
                                                  const Progress &progress)
 {

@@ -55,6 +55,9 @@ public:
     // How many memory events the file holds, from its chunk rows alone: cheap beside a read.
     // Null when that is not cheap (a log beside the file to replay first).
     static std::optional<std::uint64_t> eventCount(const std::string &path);
+    // The same with the running totals the chunk rows hold (no figures): null for format 1,
+    // which has none, and when eventCount would be.
+    static std::optional<StreamStart> chunkRows(const std::string &path);
     // True when these first bytes of a file are those of a PeakLens trace.
     static bool recognizes(std::span<const std::byte> header);
 };

@@ -4,7 +4,6 @@
 // answer as its events give; figures of another analysis version, for other events,
 // damaged or disagreeing with the file's running totals are passed over for the events.
 #include "core/document/filesummary.h"
-#include "core/document/fileoverview.h"
 #include "core/document/summaryfigures.h"
 #include "core/error.h"
 #include "core/format/outputfile.h"
@@ -100,10 +99,6 @@ private slots:
         QVERIFY(!computed.stored);
         QCOMPARE(jsonOf(stored), jsonOf(computed));
         QCOMPARE(jsonOf(stored), wholeSummaryJson(path));
-        // The app's first picture of the file carries them too.
-        const auto overview = readFileOverview(ss(path));
-        QVERIFY(overview && overview->summary);
-        QCOMPARE(summaryToJson(*overview->trace, *overview->summary, std::nullopt), jsonOf(stored));
     }
 
     // Figures that cannot stand for the events are passed over: the events give the answer.
