@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "timelineview.h"
 
+#include "chartstyle.h"
 #include "momenttext.h"
 
 #include "core/analysis/blockindex.h"
 
 #include "core/analysis/levelofdetail.h"
 #include "core/analysis/phasespans.h"
-#include "core/report/axisticks.h"
 #include "core/report/palette.h"
 #include "core/trace/metadata.h"
 #include "core/trace/units.h"
@@ -22,52 +22,10 @@ namespace peaklens::gui {
 namespace {
 
 constexpr std::size_t kMaxStackedGroups = 10;
-constexpr qsizetype kLegendNameLength = 30;
-
-// "…model:253.11" for "nsys_profile:142.model:253.11": whole trailing components that fit.
-QString shortLayerName(const QString &path)
-{
-    if (path.size() <= kLegendNameLength)
-        return path;
-    qsizetype cut = path.indexOf(QLatin1Char('.'), path.size() - kLegendNameLength);
-    if (cut < 0)
-        cut = path.size() - kLegendNameLength;
-    return QChar(0x2026) + path.mid(cut + (path[cut] == QLatin1Char('.') ? 1 : 0));
-}
-
-QColor color(palette::Rgb rgb, int alpha = 255)
-{
-    QColor value(static_cast<QRgb>(rgb));
-    value.setAlpha(alpha);
-    return value;
-}
 
 QColor phaseColor(Phase phase)
 {
-    return phase == Phase::Other ? QColor(0, 0, 0, 0) : color(palette::phaseColor(phase), 110);
-}
-
-// Ticks at 1, 2 or 5 times a power of ten, as in the reports.
-class NiceTicker final : public QCPAxisTicker
-{
-protected:
-    double getTickStep(const QCPRange &range) override
-    {
-        const double step = niceStep(range.size(), tickCount());
-        return step > 0 ? step : QCPAxisTicker::getTickStep(range);
-    }
-};
-
-// Binary units chosen by the peak, so axis numbers stay short.
-std::pair<double, QString> unitFor(std::int64_t bytes)
-{
-    if (bytes >= (std::int64_t(1) << 30))
-        return {double(1 << 30), QStringLiteral("GiB")};
-    if (bytes >= (std::int64_t(1) << 20))
-        return {double(1 << 20), QStringLiteral("MiB")};
-    if (bytes >= 1024)
-        return {1024.0, QStringLiteral("KiB")};
-    return {1.0, QStringLiteral("bytes")};
+    return phase == Phase::Other ? QColor(0, 0, 0, 0) : paletteColor(palette::phaseColor(phase), 110);
 }
 
 } // namespace
@@ -167,10 +125,7 @@ void TimelineView::showOverview(const std::vector<SeriesPoint> &high, const std:
     std::int64_t top = 0;
     for (const SeriesPoint &point : high)
         top = std::max(top, point.bytes);
-    const auto [unit, unitName] = unitFor(top);
-    m_unitBytes = unit;
-    yAxis->setLabel(tr("memory (%1)").arg(unitName));
-    yAxis->setRange(0, std::max(1.0, static_cast<double>(top) / unit * 1.15));
+    setValueAxis(top);
     QCPGraph *lowest = addGraph();
     QCPGraph *highest = addGraph();
     for (QCPGraph *graph : {lowest, highest}) {
@@ -188,6 +143,15 @@ void TimelineView::showOverview(const std::vector<SeriesPoint> &high, const std:
     lowest->removeFromLegend();
     xAxis->setRange(0, std::max(toX(high.back().timeNs), 1e-3) * 1.01);
     replot();
+}
+
+void TimelineView::setValueAxis(std::int64_t top)
+{
+    const auto [unit, unitName] = byteUnit(top);
+    m_unitBytes = unit;
+    yAxis->setLabel(tr("memory (%1)").arg(unitName));
+    // Headroom for the peak's label.
+    yAxis->setRange(0, std::max(1.0, static_cast<double>(top) / unit * 1.15));
 }
 
 void TimelineView::growDocument(const DocumentPtr &document)
@@ -277,13 +241,13 @@ void TimelineView::markCurvePeaks()
         tracer->position->setCoords(toX(peak->timeNs), static_cast<double>(peak->bytes) / m_unitBytes);
         tracer->setStyle(style);
         tracer->setSize(8);
-        tracer->setPen(QPen(color(colour), 2));
+        tracer->setPen(QPen(paletteColor(colour), 2));
         auto *label = new QCPItemText(this);
         label->position->setParentAnchor(tracer->position);
         label->position->setCoords(left ? -6 : 6, 4);
         label->setPositionAlignment((left ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);
         label->setText(what.arg(QString::fromStdString(formatBytes(peak->bytes))));
-        label->setColor(color(colour));
+        label->setColor(paletteColor(colour));
         // Readable over the bands it lies on.
         QColor backing = palette().base().color();
         backing.setAlpha(200);
@@ -350,7 +314,7 @@ void TimelineView::highlightLayer(std::optional<std::uint32_t> layer)
         const Trace &trace = *m_document->trace;
         for (const SeriesPoint &point : layerMemory(trace, m_document->device, *layer))
             m_layerCurve.push_back({point.timeNs, point.bytes});
-        m_layerName = tr("memory of %1").arg(shortLayerName(QString::fromStdString(trace.layers[*layer].path)));
+        m_layerName = tr("memory of %1").arg(legendLayerName(QString::fromStdString(trace.layers[*layer].path)));
         if (m_layerGraph)
             m_layerGraph->setName(m_layerName);
     }
@@ -401,11 +365,7 @@ void TimelineView::rebuildGraphs()
     const auto capacity = deviceCapacity();
     if (capacity && static_cast<double>(*capacity) <= static_cast<double>(top) * 1.25)
         top = std::max(top, *capacity);
-    const auto [unit, unitName] = unitFor(top);
-    m_unitBytes = unit;
-    yAxis->setLabel(tr("memory (%1)").arg(unitName));
-    // Headroom for the peak's label.
-    yAxis->setRange(0, std::max(1.0, static_cast<double>(top) / unit * 1.15));
+    setValueAxis(top);
 
     const std::size_t shown = std::min(timeline.groups.size(), kMaxStackedGroups);
     for (std::size_t i = 0; i <= shown; ++i) {
@@ -416,8 +376,8 @@ void TimelineView::rebuildGraphs()
         // A category has one colour in every trace; layers take theirs in order.
         const QColor band = other ? palette().mid().color()
                             : m_grouping == GroupBy::Category
-                                ? color(palette::categoryColor(static_cast<Category>(timeline.groups[i].key)))
-                                : color(palette::seriesColor(i));
+                                ? paletteColor(palette::categoryColor(static_cast<Category>(timeline.groups[i].key)))
+                                : paletteColor(palette::seriesColor(i));
         graph->setPen(QPen(band.darker(115), 0));
         QColor fill = band;
         fill.setAlpha(170);
@@ -428,7 +388,7 @@ void TimelineView::rebuildGraphs()
         QString name = other ? tr("other")
                        : m_grouping == GroupBy::Category
                            ? QString::fromUtf8(palette::categoryLabel(static_cast<Category>(timeline.groups[i].key)))
-                           : shortLayerName(QString::fromStdString(timeline.groups[i].label));
+                           : legendLayerName(QString::fromStdString(timeline.groups[i].label));
         graph->setName(name);
         m_stack.push_back(graph);
         m_stackGroups.push_back(other ? kRestOfGroups : i);
@@ -445,19 +405,19 @@ void TimelineView::rebuildGraphs()
         m_reserved->setName(tr("reserved"));
     }
     m_predicted = addGraph();
-    m_predicted->setPen(QPen(color(palette::kPredicted), 2, Qt::DashLine));
+    m_predicted->setPen(QPen(paletteColor(palette::kPredicted), 2, Qt::DashLine));
     m_predicted->setLineStyle(QCPGraph::lsStepLeft);
     m_predicted->setName(tr("predicted"));
     m_measured = addGraph();
-    m_measured->setPen(QPen(color(palette::kMeasured), 2));
+    m_measured->setPen(QPen(paletteColor(palette::kMeasured), 2));
     m_measured->setLineStyle(QCPGraph::lsStepLeft);
     m_measured->setName(m_comparisonName);
     m_layerGraph = addGraph();
-    m_layerGraph->setPen(QPen(color(palette::kHighlight), 2.5));
+    m_layerGraph->setPen(QPen(paletteColor(palette::kHighlight), 2.5));
     m_layerGraph->setLineStyle(QCPGraph::lsStepLeft);
     m_layerGraph->setName(m_layerName);
     m_largestFree = addGraph();
-    m_largestFree->setPen(QPen(color(palette::kLargestFree), 1.5, Qt::DotLine));
+    m_largestFree->setPen(QPen(paletteColor(palette::kLargestFree), 1.5, Qt::DotLine));
     m_largestFree->setLineStyle(QCPGraph::lsStepLeft);
     m_largestFree->setName(tr("largest free block"));
     showCurve(m_predicted, m_prediction);
@@ -489,7 +449,7 @@ void TimelineView::rebuildItems()
         tracer->position->setCoords(toX(peak.timeNs), static_cast<double>(peak.allocatedBytes) / m_unitBytes);
         tracer->setStyle(QCPItemTracer::tsCircle);
         tracer->setSize(9);
-        tracer->setPen(QPen(color(palette::kPeak), 2));
+        tracer->setPen(QPen(paletteColor(palette::kPeak), 2));
         auto *label = new QCPItemText(this);
         label->position->setParentAnchor(tracer->position);
         label->position->setCoords(6, -4);
@@ -498,7 +458,7 @@ void TimelineView::rebuildItems()
         if (m_document->summary.peakLayer < trace.layers.size())
             where += tr(" of %1").arg(QString::fromStdString(trace.layers[m_document->summary.peakLayer].path));
         label->setText(tr("peak %1 · %2").arg(QString::fromStdString(formatBytes(peak.allocatedBytes)), where));
-        label->setColor(color(palette::kPeak));
+        label->setColor(paletteColor(palette::kPeak));
         QFont bold = font();
         bold.setBold(true);
         label->setFont(bold);
@@ -512,13 +472,13 @@ void TimelineView::rebuildItems()
         line->setObjectName(QStringLiteral("capacity"));
         line->point1->setCoords(0, y);
         line->point2->setCoords(1, y);
-        line->setPen(QPen(color(palette::kPeak), 1.5, Qt::DashLine));
+        line->setPen(QPen(paletteColor(palette::kPeak), 1.5, Qt::DashLine));
         auto *label = new QCPItemText(this);
         label->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
         label->position->setCoords(0.995, y);
         label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
         label->setText(tr("device memory %1").arg(QString::fromStdString(formatBytes(*capacity))));
-        label->setColor(color(palette::kPeak));
+        label->setColor(paletteColor(palette::kPeak));
     }
     m_marker = new QCPItemStraightLine(this);
     m_marker->setPen(QPen(palette().highlight().color(), 1.5));
@@ -581,7 +541,7 @@ void TimelineView::updateVisibleItems(std::int64_t beginNs, std::int64_t endNs)
             auto [from, to] = spans[i];
             for (++i; i < spans.size() && spans[i].first <= to + pixelNs; ++i)
                 to = std::max(to, spans[i].second);
-            band(from, to, color(palette::kHighlight, 40));
+            band(from, to, paletteColor(palette::kHighlight, 40));
             ++shown;
         }
     }
@@ -732,8 +692,8 @@ void TimelineView::updatePinnedItems()
     rect->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
     rect->topLeft->setCoords(toX(begin), 0);
     rect->bottomRight->setCoords(toX(std::max(end, begin)), 1);
-    rect->setPen(QPen(color(palette::kHighlight), 1, Qt::DashLine));
-    rect->setBrush(color(palette::kHighlight, 28));
+    rect->setPen(QPen(paletteColor(palette::kHighlight), 1, Qt::DashLine));
+    rect->setBrush(paletteColor(palette::kHighlight, 28));
     auto *label = new QCPItemText(this);
     label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
     label->position->setCoords(toX(begin), 0.12);
@@ -741,7 +701,7 @@ void TimelineView::updatePinnedItems()
     label->setText(tr(" pinned: %1 %2")
                        .arg(QString::fromStdString(formatBytes(events.deltaBytes(alloc))),
                             QString::fromUtf8(categoryName(events.category(alloc)))));
-    label->setColor(color(palette::kHighlight));
+    label->setColor(paletteColor(palette::kHighlight));
     m_pinnedItems = {rect, label};
     replot(QCustomPlot::rpQueuedReplot);
 }

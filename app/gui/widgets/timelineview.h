@@ -98,6 +98,8 @@ private:
     QString hoverText(const QPoint &position) const;
     void updatePinnedItems();
     void showCurve(QCPGraph *graph, const std::vector<SeriesPoint> &curve);
+    // The value axis for values up to `top` bytes, in the unit that suits them.
+    void setValueAxis(std::int64_t top);
     // Marks the highest point of the predicted and of the measured curve, each labelled.
     void markCurvePeaks();
 
