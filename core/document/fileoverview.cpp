@@ -4,7 +4,6 @@
 #include "core/format/tracereader.h"
 #include "core/import/traceloader.h"
 
-#include <algorithm>
 #include <filesystem>
 
 namespace peaklens {
@@ -17,9 +16,8 @@ std::optional<FileOverview> readFileOverview(const std::string &path, std::uint6
     const auto rows = TraceReader::chunkRows(path);
     if (!rows || rows->events < leastEvents)
         return std::nullopt;
-    const auto peak = std::max_element(rows->peaks.begin(), rows->peaks.end(),
-                                       [](const TotalsPeak &a, const TotalsPeak &b) { return a.bytes < b.bytes; });
-    if (peak == rows->peaks.end() || peak->bytes <= 0)
+    const auto peak = primaryPeak(rows->peaks);
+    if (!peak)
         return std::nullopt;
     FileOverview overview;
     overview.events = rows->events;

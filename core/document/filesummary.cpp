@@ -101,23 +101,9 @@ auto withCategories(const std::string &path, std::optional<std::vector<std::uint
     }
 }
 
-// The peak PeakScan would choose, from the totals: the first device in order with the
-// most allocated, when that is above nothing.
-std::optional<TotalsPeak> primaryOf(const std::vector<TotalsPeak> &peaks)
-{
-    const TotalsPeak *best = nullptr;
-    for (const TotalsPeak &peak : peaks) {
-        if (peak.bytes > 0 && (!best || peak.bytes > best->bytes || (peak.bytes == best->bytes && peak.device < best->device)))
-            best = &peak;
-    }
-    if (!best)
-        return std::nullopt;
-    return *best;
-}
-
 std::optional<SummaryScan::Peak> expectedFrom(const std::vector<TotalsPeak> &peaks)
 {
-    const auto best = primaryOf(peaks);
+    const auto best = primaryPeak(peaks);
     if (!best)
         return std::nullopt;
     return SummaryScan::Peak{best->device, static_cast<std::size_t>(best->eventIndex)};
@@ -297,7 +283,7 @@ std::optional<PeakWindow> windowOnce(const std::string &path, std::size_t maxEve
                 if (!categories && trace.metaValue(metakey::Categories) == "lifetime")
                     throw NeedsCategories{};
                 fileEvents = start.events;
-                peak = primaryOf(start.peaks);
+                peak = primaryPeak(start.peaks);
                 // Centred on the peak where the file allows.
                 const std::size_t at = peak ? static_cast<std::size_t>(peak->eventIndex) : 0;
                 const std::size_t wanted = std::min(at - std::min(at, maxEvents / 2), fileEvents - maxEvents);

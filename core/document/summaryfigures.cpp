@@ -40,12 +40,8 @@ class Cursor
 {
 public:
     explicit Cursor(std::string_view bytes)
+        : m_values(columncodec::getAllSigned(bytes))
     {
-        // Every varint ends in its one byte below 0x80.
-        const auto count = static_cast<std::size_t>(
-            std::count_if(bytes.begin(), bytes.end(), [](char c) { return static_cast<std::uint8_t>(c) < 0x80; }));
-        m_values.resize(count);
-        columncodec::getSigned(bytes, m_values);
     }
 
     std::int64_t next()

@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace peaklens::columncodec {
@@ -157,6 +158,16 @@ void getSigned(std::string_view bytes, std::span<std::int64_t> out)
     for (std::size_t i = 0; i < out.size(); ++i)
         out[i] = unzigzag(reader.next(i));
     reader.finish();
+}
+
+std::vector<std::int64_t> getAllSigned(std::string_view bytes)
+{
+    // Every varint ends in its one byte below 0x80.
+    const auto count = static_cast<std::size_t>(
+        std::count_if(bytes.begin(), bytes.end(), [](char c) { return static_cast<std::uint8_t>(c) < 0x80; }));
+    std::vector<std::int64_t> values(count);
+    getSigned(bytes, values);
+    return values;
 }
 
 void getDifferences(std::string_view bytes, std::int64_t previous, std::span<std::int64_t> out)

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace peaklens::columncodec {
 
@@ -26,5 +27,8 @@ void getUnsigned(std::string_view bytes, std::span<std::uint32_t> out);
 void getSigned(std::string_view bytes, std::span<std::int64_t> out);
 void getDifferences(std::string_view bytes, std::int64_t previous, std::span<std::int64_t> out);
 void getDifferences(std::string_view bytes, std::uint64_t previous, std::span<std::uint64_t> out);
+// All the signed values the bytes hold, however many: for lists that do not store their
+// length (running totals, summary figures). Throws Error as getSigned does.
+std::vector<std::int64_t> getAllSigned(std::string_view bytes);
 
 } // namespace peaklens::columncodec

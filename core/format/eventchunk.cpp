@@ -261,11 +261,7 @@ std::string RunningTotals::add(const Columns &chunk)
 
 ChunkTotals readTotals(std::string_view bytes)
 {
-    // Every varint ends in the one byte of it below 0x80.
-    const auto count = static_cast<std::size_t>(
-        std::count_if(bytes.begin(), bytes.end(), [](char c) { return static_cast<std::uint8_t>(c) < 0x80; }));
-    std::vector<std::int64_t> values(count);
-    columncodec::getSigned(bytes, values);
+    const std::vector<std::int64_t> values = columncodec::getAllSigned(bytes);
     std::size_t at = 0;
     const auto next = [&]() {
         if (at == values.size())

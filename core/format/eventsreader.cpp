@@ -241,6 +241,18 @@ unsigned decodingThreads(std::uint64_t events)
 
 } // namespace
 
+std::optional<TotalsPeak> primaryPeak(const std::vector<TotalsPeak> &peaks)
+{
+    const TotalsPeak *best = nullptr;
+    for (const TotalsPeak &peak : peaks) {
+        if (peak.bytes > 0 && (!best || peak.bytes > best->bytes || (peak.bytes == best->bytes && peak.device < best->device)))
+            best = &peak;
+    }
+    if (!best)
+        return std::nullopt;
+    return *best;
+}
+
 EventsReader::EventsReader(SqliteDatabase &db, int formatVersion, std::int64_t afterChunk)
     : m_db(db)
     , m_version(formatVersion)

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ struct TotalsPeak
     std::int64_t bytes = 0;
     std::uint64_t eventIndex = 0; // the first event to reach them
 };
+
+// The peak PeakScan would choose, from the totals: the first device in order with the
+// most allocated, when that is above nothing.
+std::optional<TotalsPeak> primaryPeak(const std::vector<TotalsPeak> &peaks);
 
 // One chunk's running totals on one device, with the times of its first and last events
 // (in file order): the file's levels without its events, for an overview.

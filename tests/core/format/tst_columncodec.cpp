@@ -84,6 +84,10 @@ private Q_SLOTS:
         std::vector<std::int64_t> decodedSizes(sizes.size());
         codec::getSigned(encoded, decodedSizes);
         QCOMPARE(decodedSizes, sizes);
+        // The same without being told how many: a list that does not store its length.
+        QCOMPARE(codec::getAllSigned(encoded), sizes);
+        QVERIFY(codec::getAllSigned("").empty());
+        QVERIFY_THROWS_EXCEPTION(Error, codec::getAllSigned(encoded.substr(0, encoded.size() - 1) + "\x80"));
 
         const std::vector<std::uint32_t> ids{0, 127, 128, 300, UINT32_MAX};
         std::string idBytes;
