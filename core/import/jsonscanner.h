@@ -5,10 +5,19 @@
 // the (often gigabyte) traceEvents array into pieces simdjson parses one at a time.
 
 #include <cstddef>
+#include <cstring>
 #include <string>
 #include <string_view>
 
 namespace peaklens {
+
+// `text == literal`, compared as a few machine words: importers compare millions of keys
+// and names with the ones they know.
+template<std::size_t N>
+bool equalsLiteral(std::string_view text, const char (&literal)[N])
+{
+    return text.size() == N - 1 && std::memcmp(text.data(), literal, N - 1) == 0;
+}
 
 class JsonScanner
 {

@@ -29,7 +29,9 @@ namespace peaklens {
 
 namespace {
 
-constexpr std::size_t kPieceBytes = 4u << 20;
+// Pieces of a megabyte: of 1, 2 and 4 MiB, the fastest on the 500 MB benchmark trace
+// (tests/bench/run_import_bench.sh).
+constexpr std::size_t kPieceBytes = 1u << 20;
 // Bounds that keep base + ts + dur, in nanoseconds, inside 64 bits: about 63 years of
 // microseconds, and epoch nanoseconds up to the year 2065.
 constexpr double kMaxMicros = 2e15;
@@ -280,35 +282,35 @@ private:
                 continue;
             switch (key.size() * 256 + static_cast<unsigned char>(key[0])) {
             case 2 * 256 + 'p':
-                if (key == "ph")
+                if (equalsLiteral(key, "ph"))
                     ph = stringOf(field.value);
                 break;
             case 2 * 256 + 't':
-                if (key == "ts")
+                if (equalsLiteral(key, "ts"))
                     hasTs = number(field.value, ts);
                 break;
             case 3 * 256 + 'c':
-                if (key == "cat")
+                if (equalsLiteral(key, "cat"))
                     cat = stringOf(field.value);
                 break;
             case 3 * 256 + 'd':
-                if (key == "dur")
+                if (equalsLiteral(key, "dur"))
                     number(field.value, dur);
                 break;
             case 3 * 256 + 'p':
-                if (key == "pid")
+                if (equalsLiteral(key, "pid"))
                     pid = field.value;
                 break;
             case 3 * 256 + 't':
-                if (key == "tid")
+                if (equalsLiteral(key, "tid"))
                     tid = field.value;
                 break;
             case 4 * 256 + 'n':
-                if (key == "name")
+                if (equalsLiteral(key, "name"))
                     name = stringOf(field.value);
                 break;
             case 4 * 256 + 'a':
-                if (key == "args")
+                if (equalsLiteral(key, "args"))
                     args = field.value;
                 break;
             default:
@@ -323,16 +325,17 @@ private:
         const std::int64_t endNs = beginNs + microsToNs(dur);
         m_memory.setTraceBegin(beginNs);
 
-        if (name == "[memory]" || name == "[OutOfMemory]") {
-            readMemoryEvent(name == "[memory]", beginNs, threadOf(pid, tid), args, offset);
-        } else if (ph == "X" && KinetoKernels::isGpuActivity(cat)) {
+        if (equalsLiteral(name, "[memory]") || equalsLiteral(name, "[OutOfMemory]")) {
+            readMemoryEvent(equalsLiteral(name, "[memory]"), beginNs, threadOf(pid, tid), args, offset);
+        } else if (equalsLiteral(ph, "X") && KinetoKernels::isGpuActivity(cat)) {
             readGpuActivity(name, beginNs, endNs, pid, tid, args);
-        } else if (ph == "X" && endNs > beginNs) {
-            if (cat == "python_function" && name.starts_with(kModulePrefix)) {
+        } else if (equalsLiteral(ph, "X") && endNs > beginNs) {
+            if (equalsLiteral(cat, "python_function") && name.starts_with(kModulePrefix)) {
                 m_modules[threadOf(pid, tid)].push_back(Span{beginNs, endNs, std::string(name.substr(kModulePrefix.size()))});
-            } else if (cat == "python_function") { // with_stack: a Python frame
+            } else if (equalsLiteral(cat, "python_function")) { // with_stack: a Python frame
                 m_stacks.add(threadOf(pid, tid), beginNs, endNs, m_builder.stacks().internFrame(SpanStacks::frameOf(name)));
-            } else if (cat == "user_annotation" || cat == "cpu_op" || cat == "Operator") { // "Operator": PyTorch 1.8
+            } else if (equalsLiteral(cat, "user_annotation") || equalsLiteral(cat, "cpu_op")
+                       || equalsLiteral(cat, "Operator")) { // "Operator": PyTorch 1.8
                 if (name.starts_with(kBackwardPrefix) || isAutogradNodeName(name))
                     addSpan(threadOf(pid, tid), beginNs, endNs, "bwd");
                 else if (const AnnotationScope scope = parseAnnotation(name); scope.step || scope.phase != Phase::Other)
@@ -354,9 +357,9 @@ private:
         simdjson::dom::object fields;
         if (args && !args->get_object().get(fields)) {
             for (auto field : fields) {
-                if (field.key == "device")
+                if (equalsLiteral(field.key, "device"))
                     device = optionalIntegerOf(field.value);
-                else if (field.key == "stream")
+                else if (equalsLiteral(field.key, "stream"))
                     stream = optionalIntegerOf(field.value);
             }
         }
@@ -382,6 +385,15 @@ private:
 
     std::int32_t threadOf(const std::optional<simdjson::dom::element> &pid, const std::optional<simdjson::dom::element> &tid)
     {
+        // Most traces number their threads, and have few: those are found without their text.
+        std::int64_t pidNumber = 0, tidNumber = 0;
+        const bool numbers = pid && tid && !pid->get_int64().get(pidNumber) && !tid->get_int64().get(tidNumber);
+        if (numbers) {
+            for (const NumberedThread &known : m_numberedThreads) {
+                if (known.pid == pidNumber && known.tid == tidNumber)
+                    return known.id;
+            }
+        }
         std::string pidStorage, tidStorage;
         const std::string_view pidText = pid ? identity(*pid, pidStorage) : std::string_view();
         const std::string_view tidText = tid ? identity(*tid, tidStorage) : std::string_view();
@@ -389,6 +401,8 @@ private:
         auto it = m_threads.find(m_threadKey);
         if (it == m_threads.end())
             it = m_threads.emplace(m_threadKey, static_cast<std::int32_t>(m_threads.size())).first;
+        if (numbers && m_numberedThreads.size() < kNumberedThreads)
+            m_numberedThreads.push_back(NumberedThread{pidNumber, tidNumber, it->second});
         return it->second;
     }
 
@@ -405,20 +419,20 @@ private:
         std::int64_t deviceType = 1, deviceId = 0;
         for (auto field : fields) {
             const std::string_view key = field.key;
-            if (key == "Addr") {
+            if (equalsLiteral(key, "Addr")) {
                 record.addr = static_cast<std::uint64_t>(integerOf(field.value));
                 record.hasAddress = true;
-            } else if (key == "Bytes")
+            } else if (equalsLiteral(key, "Bytes"))
                 record.bytes = integerOf(field.value);
-            else if (key == "Total Allocated")
+            else if (equalsLiteral(key, "Total Allocated"))
                 record.totalAllocated = std::max<std::int64_t>(0, integerOf(field.value));
-            else if (key == "Total Reserved")
+            else if (equalsLiteral(key, "Total Reserved"))
                 record.totalReserved = std::max<std::int64_t>(0, integerOf(field.value));
-            else if (key == "Device Type")
+            else if (equalsLiteral(key, "Device Type"))
                 deviceType = integerOf(field.value);
-            else if (key == "Device Id")
+            else if (equalsLiteral(key, "Device Id"))
                 deviceId = integerOf(field.value);
-            else if (key == "Ev Idx")
+            else if (equalsLiteral(key, "Ev Idx"))
                 record.eventIndex = integerOf(field.value);
         }
         // c10's device types: 0 CPU, 1 CUDA, 6 HIP (AMD GPUs, which PyTorch names cuda:N).
@@ -561,8 +575,9 @@ private:
         for (std::size_t thread = 0; thread < eventsOfThread.size(); ++thread) {
             std::vector<std::size_t> &indices = eventsOfThread[thread];
             // A thread's events may come from several devices.
-            std::stable_sort(indices.begin(), indices.end(),
-                             [&](std::size_t a, std::size_t b) { return events[a].timeNs < events[b].timeNs; });
+            const auto earlier = [&](std::size_t a, std::size_t b) { return events[a].timeNs < events[b].timeNs; };
+            if (!std::is_sorted(indices.begin(), indices.end(), earlier))
+                std::stable_sort(indices.begin(), indices.end(), earlier);
             std::vector<MemoryEvent> ofThread;
             ofThread.reserve(indices.size());
             for (std::size_t index : indices)
@@ -607,6 +622,13 @@ private:
     std::string m_threadKey;
     std::int64_t m_baseNs = 0;
     std::unordered_map<std::string, std::int32_t> m_threads;
+    struct NumberedThread
+    {
+        std::int64_t pid, tid;
+        std::int32_t id;
+    };
+    static constexpr std::size_t kNumberedThreads = 16;
+    std::vector<NumberedThread> m_numberedThreads; // the first threads of numbers, searched first
     std::map<std::int32_t, std::vector<Span>> m_modules;
     std::vector<Annotation> m_annotations;
     KinetoMemory m_memory;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kinetokernels.h"
 
+#include "jsonscanner.h"
+
 #include "core/trace/loadbudget.h"
 #include "core/trace/units.h"
 
@@ -23,8 +25,8 @@ std::string plural(std::int64_t count, std::string_view one, std::string_view ma
 
 bool KinetoKernels::isGpuActivity(std::string_view category)
 {
-    return category == "kernel" || category == "gpu_memcpy" || category == "gpu_memset" || category == "Kernel"
-           || category == "Memcpy" || category == "Memset";
+    return equalsLiteral(category, "kernel") || equalsLiteral(category, "gpu_memcpy") || equalsLiteral(category, "gpu_memset")
+           || equalsLiteral(category, "Kernel") || equalsLiteral(category, "Memcpy") || equalsLiteral(category, "Memset");
 }
 
 std::optional<std::uint64_t> KinetoKernels::streamOfThread(std::string_view thread)

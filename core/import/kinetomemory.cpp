@@ -7,14 +7,17 @@ namespace peaklens {
 
 KinetoMemory::Result KinetoMemory::finish()
 {
-    // Ties in time keep the profiler's own order ("Ev Idx"), then the file's.
-    std::stable_sort(m_records.begin(), m_records.end(), [](const Record &a, const Record &b) {
+    // Ties in time keep the profiler's own order ("Ev Idx"), then the file's. Traces of one
+    // device mostly list their events in that order already.
+    const auto before = [](const Record &a, const Record &b) {
         if (a.lane != b.lane)
             return a.lane < b.lane;
         if (a.timeNs != b.timeNs)
             return a.timeNs < b.timeNs;
         return a.eventIndex != kAbsent && b.eventIndex != kAbsent && a.eventIndex < b.eventIndex;
-    });
+    };
+    if (!std::is_sorted(m_records.begin(), m_records.end(), before))
+        std::stable_sort(m_records.begin(), m_records.end(), before);
     Result result;
     result.events.reserve(m_records.size());
     // Memory from before profiling is there from the trace's first event on, on every device.

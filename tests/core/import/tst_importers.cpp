@@ -296,6 +296,48 @@ private slots:
         QCOMPARE(summarize(*trace).layers[*linear].activationBytes, qint64(3) << 20);
     }
 
+    // A Kineto thread is its pid and tid as text: numbers and strings that read the same are
+    // one thread, whatever threads came between, and a module span names only its own
+    // thread's allocations.
+    void kinetoThreadsAreTheirText_data()
+    {
+        QTest::addColumn<QString>("thread"); // the allocation's pid and tid
+        QTest::addColumn<QString>("layer");  // empty: none
+        QTest::addRow("numbers") << QStringLiteral("\"pid\": 1, \"tid\": 2") << QStringLiteral("Linear_0");
+        QTest::addRow("strings") << QStringLiteral("\"pid\": \"1\", \"tid\": \"2\"") << QStringLiteral("Linear_0");
+        QTest::addRow("the other thread") << QStringLiteral("\"pid\": 1, \"tid\": 3") << QStringLiteral("ReLU_0");
+        QTest::addRow("the other, a string tid") << QStringLiteral("\"pid\": 1, \"tid\": \"3\"") << QStringLiteral("ReLU_0");
+        QTest::addRow("pid and tid swapped") << QStringLiteral("\"pid\": 2, \"tid\": 1") << QString();
+        QTest::addRow("a third thread") << QStringLiteral("\"pid\": 1, \"tid\": 4") << QString();
+    }
+
+    void kinetoThreadsAreTheirText()
+    {
+        QFETCH(QString, thread);
+        QFETCH(QString, layer);
+        const QString json = QStringLiteral(
+                                 R"({"traceEvents": [
+  {"ph": "X", "cat": "python_function", "name": "nn.Module: Linear_0", "pid": 1, "tid": 2, "ts": 0, "dur": 100},
+  {"ph": "X", "cat": "python_function", "name": "nn.Module: ReLU_0", "pid": 1, "tid": 3, "ts": 0, "dur": 100},
+  {"ph": "i", "name": "[memory]", "pid": 1, "tid": 3, "ts": 10, "args": {"Addr": 8192, "Bytes": 64, "Device Type": 1, "Device Id": 0}},
+  {"ph": "i", "name": "[memory]", "pid": 1, "tid": 2, "ts": 20, "args": {"Addr": 12288, "Bytes": 64, "Device Type": 1, "Device Id": 0}},
+  {"ph": "i", "name": "[memory]", %1, "ts": 50, "args": {"Addr": 4096, "Bytes": 64, "Device Type": 1, "Device Id": 0}}
+]})")
+                                 .arg(thread);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("threads.pt.trace.json"));
+        test::writeBytes(path, json.toUtf8());
+        const auto trace = loadTrace(ss(path));
+        QCOMPARE(trace->events.size(), std::size_t(3));
+        const auto layerOf = [&](std::size_t i) {
+            const std::uint32_t l = trace->events.layer(i);
+            return l == kNoLayer ? QString() : qs(trace->layers[l].path);
+        };
+        QCOMPARE(layerOf(0), QStringLiteral("ReLU_0"));
+        QCOMPARE(layerOf(1), QStringLiteral("Linear_0"));
+        QCOMPARE(layerOf(2), layer);
+    }
+
     // More than one piece of the traceEvents array, with "}, {" inside strings and nested
     // lists of objects where a guessed cut would go wrong.
     void kinetoPiecesGiveTheSameEvents()
