@@ -10,6 +10,7 @@
 
 #include "core/analysis/crossrank.h"
 #include "core/document/fileoverview.h"
+#include "core/trace/loadbudget.h"
 
 #include <QObject>
 #include <QStringList>
@@ -48,8 +49,9 @@ public:
     // *.peaklens files in it); loaded or failed follows
     // with the returned ticket. A request of the same purpose still running is cancelled.
     quint64 load(const QStringList &paths, Purpose purpose);
-    // A native file of at least this many events opened alone gets an overview first.
-    static constexpr std::uint64_t kOverviewFromEvents = 2'000'000;
+    // A native file opened alone that opens as a window (more events than a document
+    // holds, LoadBudget::kDocumentEvents) gets its overview first: the whole run.
+    static constexpr std::uint64_t kOverviewFromEvents = LoadBudget::kDocumentEvents + 1;
     void cancel(Purpose purpose);
     bool isLoading(Purpose purpose) const;
 

@@ -35,6 +35,10 @@
 #include <cstdio>
 #include <memory>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 namespace {
 
 // In the data folder beside the app's own, installed or in the build tree.
@@ -373,6 +377,13 @@ int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+#ifdef __GLIBC__
+    // Buffers of 128 KiB and more come from the system and go back to it when freed: by
+    // default glibc raises that bound to the largest buffer freed so far, and a file's read
+    // (chunks decoded on every core) then leaves tens of megabytes with the app for as long
+    // as it runs. The app's memory stays what its documents hold.
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
     // Whatever escapes is one line and exit code 2, never an abort.
     try {
         return run(argc, argv);

@@ -170,8 +170,9 @@ struct SmallEnough
 class WindowReader
 {
 public:
-    WindowReader(std::size_t wantedFirst, std::size_t maxEvents, const std::vector<std::uint8_t> *categories)
-        : m_wantedFirst(wantedFirst)
+    WindowReader(std::string path, std::size_t wantedFirst, std::size_t maxEvents, const std::vector<std::uint8_t> *categories)
+        : m_path(std::move(path))
+        , m_wantedFirst(wantedFirst)
         , m_maxEvents(maxEvents)
         , m_categories(categories)
     {
@@ -210,8 +211,9 @@ public:
     bool started() const { return m_first.has_value(); }
 
     // The window as a trace of its own: the file's tables, what of its ranges, steps,
-    // kernels and markers overlaps the window, and the events read.
-    PeakWindow finish(const Trace &trace, std::size_t fileEvents)
+    // kernels and markers overlaps the window (read now: the events were streamed without
+    // them), and the events read.
+    PeakWindow finish(std::size_t fileEvents)
     {
         PeakWindow window;
         window.firstEvent = *m_first;
@@ -219,7 +221,8 @@ public:
         window.carriedBlocks = m_carried;
         window.fileEvents = fileEvents;
         const std::int64_t beginNs = m_events.timeNs(0), endNs = m_events.timeNs(m_events.size() - 1);
-        auto result = spanTrace(trace, std::move(m_events), beginNs, endNs);
+        const auto tables = TraceReader::readTables(m_path, {beginNs, endNs});
+        auto result = spanTrace(*tables, std::move(m_events), beginNs, endNs);
         std::string &warnings = result->meta[std::string(metakey::ImportWarnings)];
         if (!warnings.empty())
             warnings += '\n';
@@ -234,6 +237,7 @@ public:
     }
 
 private:
+    std::string m_path;
     std::size_t m_wantedFirst;
     std::size_t m_maxEvents;
     const std::vector<std::uint8_t> *m_categories;
@@ -287,24 +291,25 @@ std::optional<PeakWindow> windowOnce(const std::string &path, std::size_t maxEve
                 // Centred on the peak where the file allows.
                 const std::size_t at = peak ? static_cast<std::size_t>(peak->eventIndex) : 0;
                 const std::size_t wanted = std::min(at - std::min(at, maxEvents / 2), fileEvents - maxEvents);
-                reader.emplace(wanted, maxEvents, categories);
+                reader.emplace(path, wanted, maxEvents, categories);
                 return true;
             },
             [&](const Trace &trace, MemoryEvents &events, std::size_t first) {
                 try {
                     reader->add(trace, events, first);
                 } catch (const WindowRead &) {
-                    window = reader->finish(trace, fileEvents);
+                    window = reader->finish(fileEvents);
                     throw;
                 }
             },
-            progress);
+            progress, TraceReader::kNoTime);
         if (trace && reader && reader->started())
-            window = reader->finish(*trace, fileEvents);
+            window = reader->finish(fileEvents);
     } catch (const WindowRead &) {
     }
-    // Totals that name no peak are damaged (so many events, none allocating): read whole.
-    if (!window || !peak || !holdsPeak(*window, *peak))
+    // Totals that name no peak are damaged (so many events, none allocating): read whole;
+    // so is a window that is the whole file.
+    if (!window || !peak || !holdsPeak(*window, *peak) || window->readEvents >= fileEvents)
         return std::nullopt;
     return window;
 }
@@ -365,7 +370,7 @@ std::optional<PeakWindow> readPeakWindow(const std::string &path, std::size_t ma
 
 TracePtr openTrace(const std::string &path, const Progress &progress)
 {
-    if (auto window = readPeakWindow(path, LoadBudget::kWindowEvents, LoadBudget::kWholeEventsUpTo, progress))
+    if (auto window = readPeakWindow(path, LoadBudget::kDocumentEvents, LoadBudget::kDocumentEvents, progress))
         return std::move(window->trace);
     return loadTrace(path, progress);
 }

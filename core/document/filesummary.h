@@ -55,9 +55,9 @@ std::optional<PeakWindow> readPeakWindow(const std::string &path, std::size_t ma
                                          const Progress &progress = {});
 
 // A trace as the app, the CLI's plan, diff and report and every other analysis open it:
-// a native file of more than LoadBudget::kWholeEventsUpTo events as the window of
-// LoadBudget::kWindowEvents around its peak, any other file whole. Throws ImportError as
-// loadTrace does.
+// a native file of more than LoadBudget::kDocumentEvents events (more than a document may
+// hold in memory) as the window of that many around its peak, any other file whole.
+// Throws ImportError as loadTrace does.
 TracePtr openTrace(const std::string &path, const Progress &progress = {});
 // The same, analysed (analyseTrace) on `chain`.
 AnalysedTracePtr openAnalysed(const std::string &path, const ChainSelection &chain = {}, const Progress &progress = {});

@@ -454,7 +454,8 @@ void EventsReader::stream(const FileIds &ids, const ChunkConsumer &consume, cons
     if (ids.stacks.size() > MemoryEvents::kMaxStacks)
         throw Error("it has more than " + std::to_string(MemoryEvents::kMaxStacks)
                     + " distinct call stacks, more than PeakLens can hold");
-    // Chunks decoded ahead on the workers, handed on in file order; their buffers reused.
+    // Chunks decoded ahead on the workers, one more than there are workers (as fast as
+    // twice as many, in less memory), handed on in file order; their buffers reused.
     struct Pending
     {
         MemoryEvents events;
@@ -462,7 +463,7 @@ void EventsReader::stream(const FileIds &ids, const ChunkConsumer &consume, cons
         std::size_t sequence = 0;
     };
     const unsigned threads = decodingThreads(m_size.events);
-    const std::size_t ahead = 2 * std::max(threads, 1u);
+    const std::size_t ahead = std::max(threads, 1u) + 1;
     std::deque<Pending> pending;
     std::vector<MemoryEvents> spare;
     Decoders decoders(ids, threads);

@@ -213,6 +213,22 @@ std::shared_ptr<const Trace> NativeFileReader::stream(const TraceReader::ChunkSt
     });
 }
 
+std::shared_ptr<const Trace> NativeFileReader::tables()
+{
+    readTables();
+    return guarded([this] { return finish(); });
+}
+
+std::string NativeFileReader::within(std::string_view begin, std::string_view end) const
+{
+    if (m_timed.whole())
+        return {};
+    if (m_timed.empty())
+        return " AND 0";
+    return " AND " + std::string(end) + " >= " + std::to_string(m_timed.beginNs) + " AND " + std::string(begin)
+           + " <= " + std::to_string(m_timed.endNs);
+}
+
 std::shared_ptr<const Trace> NativeFileReader::finish()
 {
     auto trace = m_builder.finish();
@@ -486,16 +502,17 @@ void NativeFileReader::readRanges()
     // A long recording has millions: where the file is read in place, the later half is
     // read on another core through a connection of its own.
     static constexpr std::int64_t kWorthSplitting = 1 << 18;
+    const std::string timed = within("t_begin_ns", "t_end_ns");
     std::future<std::vector<Range>> later;
     std::int64_t split = INT64_MAX;
     if (!m_image.data() && !m_copy && !m_follow) {
         if (const std::int64_t last = m_db->queryInteger("SELECT ifnull(max(rowid), 0) FROM ranges"); last >= kWorthSplitting) {
             split = last / 2;
-            later = std::async(std::launch::async, [this, split] {
+            later = std::async(std::launch::async, [this, split, timed] {
                 const auto db = SqliteDatabase::openImmutable(m_path);
                 db->restrictToReading();
                 db->interruptWhen([this] { return m_progress.isCancelled(); });
-                auto rows = db->prepare(std::string(select) + "WHERE rowid > " + std::to_string(split));
+                auto rows = db->prepare(std::string(select) + "WHERE rowid > " + std::to_string(split) + timed);
                 std::vector<Range> ranges;
                 while (rows.step())
                     ranges.push_back(rangeOf(rows));
@@ -504,7 +521,7 @@ void NativeFileReader::readRanges()
         }
     }
     auto rows = m_db->prepare(std::string(select) + "WHERE rowid <= " + std::to_string(split) + " AND rowid > "
-                              + std::to_string(m_after.ranges));
+                              + std::to_string(m_after.ranges) + timed);
     for (; rows.step(); rowRead()) {
         m_builder.addRange(rangeOf(rows));
         m_after.ranges = rows.integer(6);
@@ -519,7 +536,8 @@ void NativeFileReader::readRanges()
 
 void NativeFileReader::readSteps()
 {
-    auto rows = m_db->prepare("SELECT number, t_begin_ns, t_end_ns, rowid FROM steps" + after(m_after.steps));
+    auto rows = m_db->prepare("SELECT number, t_begin_ns, t_end_ns, rowid FROM steps" + after(m_after.steps)
+                              + within("t_begin_ns", "t_end_ns"));
     for (; rows.step(); rowRead()) {
         m_builder.addStep(Step{rows.integer(0), rows.integer(1), rows.integer(2)});
         m_after.steps = rows.integer(3);
@@ -528,7 +546,8 @@ void NativeFileReader::readSteps()
 
 void NativeFileReader::readKernels()
 {
-    auto rows = m_db->prepare("SELECT name, lane, t_begin_ns, t_end_ns, rowid FROM kernels" + after(m_after.kernels));
+    auto rows = m_db->prepare("SELECT name, lane, t_begin_ns, t_end_ns, rowid FROM kernels" + after(m_after.kernels)
+                              + within("t_begin_ns", "t_end_ns"));
     for (; rows.step(); rowRead()) {
         m_builder.addKernel(Kernel{lookup(m_kernelNameIds, rows.integer(0), "kernel name"),
                                    lookup(m_laneIds, rows.integer(1), "lane"), rows.integer(2), rows.integer(3)});
@@ -538,7 +557,8 @@ void NativeFileReader::readKernels()
 
 void NativeFileReader::readMarkers()
 {
-    auto rows = m_db->prepare("SELECT t_ns, lane, kind, bytes, rowid FROM markers" + after(m_after.markers));
+    auto rows =
+        m_db->prepare("SELECT t_ns, lane, kind, bytes, rowid FROM markers" + after(m_after.markers) + within("t_ns", "t_ns"));
     for (; rows.step(); rowRead()) {
         m_after.markers = rows.integer(4);
         const auto kind = parseMarkerKind(rows.text(2));

@@ -49,6 +49,10 @@ public:
 
     // Everything but the memory events.
     void readTables();
+    // The same, as a trace.
+    std::shared_ptr<const Trace> tables();
+    // Which rows of the timed tables the read takes (every row unless set).
+    void setTimeSpan(TimeSpan span) { m_timed = span; }
 
     // The events the chunk rows claim, without reading the events or any other table;
     // null when the file can only be opened through a private copy (a log beside it).
@@ -133,6 +137,9 @@ private:
 
     // The rows of an append-only table not yet read: those with a higher rowid.
     static std::string after(std::int64_t rowid) { return " WHERE rowid > " + std::to_string(rowid); }
+    // What more a timed table's rows must meet: to overlap the read's time span, from
+    // `begin` to `end` (its columns).
+    std::string within(std::string_view begin, std::string_view end) const;
 
     // Files number their rows 0, 1, 2...; the builder may intern them to other indices.
     void mapId(std::vector<std::uint32_t> &ids, std::int64_t fileId, std::uint32_t id, std::string_view what);
@@ -167,6 +174,7 @@ private:
         std::int64_t chunk = -1;
     } m_after;
     bool m_follow = false;
+    TimeSpan m_timed;
     bool m_readOnce = false;
 };
 

@@ -22,13 +22,21 @@ std::optional<TraceReader::StreamStart> TraceReader::chunkRows(const std::string
 }
 
 std::shared_ptr<const Trace> TraceReader::stream(const std::string &path, const ChunkStart &start, const ChunkConsumer &consume,
-                                                 const Progress &progress)
+                                                 const Progress &progress, TimeSpan timed)
 {
     NativeFileReader reader(path, {}, progress);
+    reader.setTimeSpan(timed);
     reader.readTables();
     if (!reader.canStream())
         return nullptr;
     return reader.stream(start, consume);
+}
+
+std::shared_ptr<const Trace> TraceReader::readTables(const std::string &path, TimeSpan timed, const Progress &progress)
+{
+    NativeFileReader reader(path, {}, progress);
+    reader.setTimeSpan(timed);
+    return reader.tables();
 }
 
 std::shared_ptr<const Trace> TraceReader::readImage(const std::string &path, std::span<const char> image,

@@ -11,6 +11,7 @@
 #include "eventsreader.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -18,6 +19,16 @@
 #include <string>
 
 namespace peaklens {
+
+// The rows of a native file's timed tables (ranges, steps, kernels and markers) a read
+// takes: those that overlap [beginNs, endNs]; by default, every row.
+struct TimeSpan
+{
+    std::int64_t beginNs = INT64_MIN;
+    std::int64_t endNs = INT64_MAX;
+    bool whole() const { return beginNs == INT64_MIN && endNs == INT64_MAX; }
+    bool empty() const { return beginNs > endNs; }
+};
 
 class TraceReader
 {
@@ -50,8 +61,13 @@ public:
     };
     using ChunkStart = std::function<bool(const Trace &trace, const StreamStart &start)>;
     using ChunkConsumer = std::function<void(const Trace &trace, MemoryEvents &events, std::size_t first)>;
+    // No rows of the timed tables.
+    static constexpr TimeSpan kNoTime{INT64_MAX, INT64_MIN};
     static std::shared_ptr<const Trace> stream(const std::string &path, const ChunkStart &start, const ChunkConsumer &consume,
-                                               const Progress &progress = {});
+                                               const Progress &progress = {}, TimeSpan timed = {});
+    // Every table but the memory events, the timed ones within `timed`: what a window of
+    // the events needs beside them.
+    static std::shared_ptr<const Trace> readTables(const std::string &path, TimeSpan timed, const Progress &progress = {});
     // How many memory events the file holds, from its chunk rows alone: cheap beside a read.
     // Null when that is not cheap (a log beside the file to replay first).
     static std::optional<std::uint64_t> eventCount(const std::string &path);

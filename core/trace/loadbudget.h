@@ -27,11 +27,16 @@ public:
     // What a pipe may deliver: it is held in memory whole.
     static constexpr std::uint64_t kMaxStreamBytes = std::uint64_t(8) << 30;
 
-    // A native file of more memory events than kWholeEventsUpTo opens for analysis as the
-    // window of kWindowEvents around its peak (openTrace): every event costs about 130
-    // bytes once analysed, so this keeps a window under 2 GiB and its open within seconds.
-    static constexpr std::size_t kWholeEventsUpTo = 12'000'000;
-    static constexpr std::size_t kWindowEvents = std::size_t(1) << 22;
+    // What a trace opened for analysis (openTrace: the app, and the CLI's plan, diff, report
+    // and rerun) may hold in memory events, each costing kAnalysedBytesPerEvent once
+    // analysed and drawn (its columns, the timeline's series by category and by layer, the
+    // blocks index: 77 bytes measured on 10M events). A native file whose events would
+    // cost more opens as the window of kDocumentEvents around its peak, the other tables
+    // only where they overlap it; its running totals draw the whole, and `summary` reads it
+    // all.
+    static constexpr std::uint64_t kAnalysedBytesPerEvent = 80;
+    static constexpr std::uint64_t kDocumentBytes = std::uint64_t(8) << 20;
+    static constexpr std::size_t kDocumentEvents = kDocumentBytes / kAnalysedBytesPerEvent;
 
     static std::uint64_t limitFor(std::uint64_t inputBytes);
     static std::chrono::seconds timeLimitFor(std::uint64_t inputBytes);

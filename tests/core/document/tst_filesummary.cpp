@@ -9,6 +9,7 @@
 #include "core/document/filesummary.h"
 #include "core/format/schema.h"
 #include "core/format/sqlitedatabase.h"
+#include "core/format/tracereader.h"
 #include "core/format/tracewriter.h"
 #include "core/import/traceloader.h"
 #include "core/report/summaryjson.h"
@@ -18,6 +19,9 @@
 
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <cmath>
+#include <limits>
 
 using namespace peaklens;
 using peaklens::test::qs;
@@ -183,14 +187,75 @@ private slots:
         QCOMPARE(inWindow.liveAtPeak->bytes, inFile.liveAtPeak->bytes);
         QCOMPARE(inWindow.liveAtPeak->allocations.size(), inFile.liveAtPeak->allocations.size());
 
-        // Steps and ranges are those that overlap the window, and it says what it left out.
+        // Ranges, steps, kernels and markers are exactly the file's that overlap the window
+        // (read from the file for it alone), and it says what it left out.
         const std::int64_t endNs = trace.events.timeNs(trace.events.size() - 1);
-        for (const Step &step : trace.steps)
-            QVERIFY(step.endNs >= beginNs && step.beginNs <= endNs);
-        QVERIFY(trace.steps.size() <= whole->steps.size());
+        const auto overlapping = [&](const auto &items, auto times) {
+            std::remove_cvref_t<decltype(items)> kept;
+            for (const auto &item : items) {
+                if (const auto [begin, end] = times(item); end >= beginNs && begin <= endNs)
+                    kept.push_back(item);
+            }
+            return kept;
+        };
+        const auto span = [](const auto &item) { return std::pair(item.beginNs, item.endNs); };
+        QVERIFY(trace.ranges == overlapping(whole->ranges, span));
+        QVERIFY(trace.steps == overlapping(whole->steps, span));
+        QVERIFY(trace.kernels == overlapping(whole->kernels, span));
+        QVERIFY(trace.markers == overlapping(whole->markers, [](const Marker &m) { return std::pair(m.timeNs, m.timeNs); }));
         QVERIFY(trace.ranges.size() < whole->ranges.size() || whole->ranges.empty());
+        QVERIFY(trace.kernels.size() < whole->kernels.size() || whole->kernels.empty());
         QVERIFY2(qs(trace.metaValue(metakey::ImportWarnings)).contains(QStringLiteral("too many to hold at once")),
                  trace.metaValue(metakey::ImportWarnings).c_str());
+    }
+
+    // A read of the tables alone takes every other table whole and, of the timed ones
+    // (ranges, steps, kernels, markers), the rows that overlap its span.
+    void timedTablesWithinASpan_data()
+    {
+        QTest::addColumn<double>("from"); // fractions of the trace's time; NaN: the span's own bound
+        QTest::addColumn<double>("to");
+        QTest::addColumn<bool>("none");
+        const double open = std::numeric_limits<double>::quiet_NaN();
+        QTest::addRow("every row") << open << open << false;
+        QTest::addRow("no row") << open << open << true;
+        QTest::addRow("a stretch in the middle") << 0.4 << 0.6 << false;
+        QTest::addRow("one instant") << 0.5 << 0.5 << false;
+        QTest::addRow("before the trace") << -0.5 << -0.1 << false;
+        QTest::addRow("from the middle on") << 0.5 << open << false;
+    }
+
+    void timedTablesWithinASpan()
+    {
+        QFETCH(double, from);
+        QFETCH(double, to);
+        QFETCH(bool, none);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("span.peaklens"));
+        const auto whole = twoDeviceTrace(4);
+        TraceWriter::writeTrace(*whole, ss(path));
+        const std::int64_t first = whole->steps.front().beginNs, last = whole->steps.back().endNs;
+        const auto at = [&](double fraction, std::int64_t bound) {
+            return std::isnan(fraction) ? bound : first + static_cast<std::int64_t>(fraction * static_cast<double>(last - first));
+        };
+        const TimeSpan span = none ? TraceReader::kNoTime : TimeSpan{at(from, INT64_MIN), at(to, INT64_MAX)};
+        const auto tables = TraceReader::readTables(ss(path), span);
+        QVERIFY(tables->events.empty());
+        QVERIFY(tables->layers == whole->layers);
+        QVERIFY(tables->lanes == whole->lanes);
+        const auto overlapping = [&](const auto &items) {
+            std::remove_cvref_t<decltype(items)> kept;
+            for (const auto &item : items) {
+                if (item.endNs >= span.beginNs && item.beginNs <= span.endNs)
+                    kept.push_back(item);
+            }
+            return kept;
+        };
+        QVERIFY(tables->ranges == overlapping(whole->ranges));
+        QVERIFY(tables->steps == overlapping(whole->steps));
+        QVERIFY(tables->kernels == overlapping(whole->kernels));
+        if (none || (std::isnan(from) && std::isnan(to)))
+            QCOMPARE(tables->ranges.size(), none ? std::size_t(0) : whole->ranges.size());
     }
 
     // A file's overview: per chunk, the lowest and highest bytes its events reach on the

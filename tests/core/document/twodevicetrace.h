@@ -12,7 +12,8 @@
 
 namespace peaklens::test {
 
-// Training-shaped steps on two devices, several chunks long; with categories stored, or
+// Training-shaped steps on two devices, several chunks long, a kernel per layer; with
+// categories stored, or
 // left for the reader to work out from lifetimes as a collector's are.
 inline std::shared_ptr<const Trace> twoDeviceTrace(std::size_t steps, bool lifetimes = false)
 {
@@ -22,6 +23,7 @@ inline std::shared_ptr<const Trace> twoDeviceTrace(std::size_t steps, bool lifet
     const std::uint32_t lanes[] = {builder.lane(Lane{Device{DeviceType::Cuda, 0}, 0}),
                                    builder.lane(Lane{Device{DeviceType::Cuda, 1}, 0}),
                                    builder.lane(Lane{Device{DeviceType::Cuda, 1}, 7})};
+    const std::uint32_t gemm = builder.kernelName("gemm");
     std::vector<std::uint32_t> layers;
     for (int l = 0; l < 12; ++l)
         layers.push_back(builder.layer("model.blocks." + std::to_string(l)));
@@ -45,6 +47,7 @@ inline std::shared_ptr<const Trace> twoDeviceTrace(std::size_t steps, bool lifet
                 saved.push_back(event);
             }
             builder.addRange(Range{layer, Phase::Forward, static_cast<std::int64_t>(step), begin, t, 0});
+            builder.addKernel(Kernel{gemm, lanes[0], begin, t});
         }
         const std::int64_t backward = ++t;
         for (MemoryEvent event : saved) {
