@@ -233,6 +233,7 @@ void MainWindow::openFiles(const QStringList &paths)
     // An older request is cancelled and its result dropped: nothing waits for it.
     m_tickets.open = m_loader->load(paths, DocumentLoader::Purpose::Open);
     m_tickets.openRequest = paths;
+    m_overview.reset();
     setBusy(tr("Opening %1…").arg(paths.join(QStringLiteral(", "))));
     m_panes.emptyState->showProblem({});
 }
@@ -259,6 +260,10 @@ void MainWindow::onLoaded(quint64 ticket, DocumentLoader::Purpose purpose, const
     if (ticket != m_tickets.open)
         return;
     startSession(documents.front(), processes);
+    // A window of a big file: the whole run, as its overview showed it, behind the window.
+    if (m_overview && documents.size() == 1 && documents.front()->trace->events.size() < m_overview->events)
+        m_panes.timeline->showOverview(m_overview->high, m_overview->low, overviewName(*m_overview));
+    m_overview.reset();
     // A folder of ranks is remembered as the folder; several files by the first rank.
     m_actions.recent->remember(m_tickets.openRequest.size() == 1 ? m_tickets.openRequest.front() : documents.front()->filePath());
     m_runs->restoreKept();
@@ -301,15 +306,21 @@ void MainWindow::onLoadFailed(quint64 ticket, DocumentLoader::Purpose purpose, c
     statusBar()->showMessage(message);
 }
 
+QString MainWindow::overviewName(const FileOverview &overview)
+{
+    return tr("whole file: allocated on %1, lowest to highest per chunk").arg(QString::fromStdString(overview.device.toString()));
+}
+
 void MainWindow::onOverviewRead(quint64 ticket, const std::shared_ptr<const FileOverview> &overview)
 {
     if (ticket != m_tickets.open || document())
         return; // an open trace stays until the new one is read
+    m_overview = overview;
     const QString device = QString::fromStdString(overview->device.toString());
     m_panes.showTracePage(true);
     m_panes.whatIfToolBar->setVisible(false); // nothing to plan yet
     m_panes.timeline->setVisible(true);
-    m_panes.timeline->showOverview(overview->high, overview->low, tr("allocated on %1, lowest to highest per chunk").arg(device));
+    m_panes.timeline->showOverview(overview->high, overview->low, overviewName(*overview));
     m_panes.timeline->replot(QCustomPlot::rpImmediateRefresh);
     statusBar()->showMessage(tr("Peak %1 on %2, from the file's running totals; reading its %3 memory events…")
                                  .arg(QString::fromStdString(formatBytes(overview->peakBytes)), device,

@@ -135,6 +135,8 @@ private:
                   const std::vector<ProcessEntry> &processes);
     void onLoadFailed(quint64 ticket, DocumentLoader::Purpose purpose, const QString &message, bool cancelled);
     void onOverviewRead(quint64 ticket, const std::shared_ptr<const FileOverview> &overview);
+    // How the overview's band is named in the legend.
+    static QString overviewName(const FileOverview &overview);
     void startSession(DocumentPtr document, std::vector<ProcessEntry> processes);
     // Resets every pane from the session's document; `grown`: the same trace followed
     // while written, so the view, the picked time and the toggles stay.
@@ -150,6 +152,8 @@ private:
 
     Session m_session;
     Tickets m_tickets;
+    // The overview of the file being opened, drawn behind its document when that is a window.
+    std::shared_ptr<const FileOverview> m_overview;
     DocumentLoader *m_loader;
     LayerModel *m_layers;
     LiveController *m_live;

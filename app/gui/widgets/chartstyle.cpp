@@ -35,6 +35,19 @@ std::pair<double, QString> byteUnit(std::int64_t bytes)
     return {1.0, QStringLiteral("bytes")};
 }
 
+void styleBand(QCPGraph *lowest, QCPGraph *highest, const QPalette &palette, const QString &name)
+{
+    for (QCPGraph *graph : {lowest, highest}) {
+        graph->setPen(QPen(palette.text().color(), 1));
+        graph->setLineStyle(QCPGraph::lsStepLeft);
+    }
+    QColor band = palette.mid().color();
+    band.setAlpha(170);
+    highest->setBrush(band);
+    highest->setChannelFillGraph(lowest);
+    highest->setName(name);
+}
+
 QString legendLayerName(const QString &path)
 {
     if (path.size() <= kLegendNameLength)

@@ -9,6 +9,7 @@
 #include <qcustomplot.h>
 
 #include <QColor>
+#include <QPalette>
 #include <QString>
 
 #include <cstdint>
@@ -26,6 +27,10 @@ protected:
 
 // The unit for values up to `bytes`, so axis numbers stay short: bytes per unit and its name.
 std::pair<double, QString> byteUnit(std::int64_t bytes);
+
+// A band between two curves (a file's lowest and highest bytes per chunk): outlined in
+// the text colour, filled grey, named `name` in the legend by its upper edge alone.
+void styleBand(QCPGraph *lowest, QCPGraph *highest, const QPalette &palette, const QString &name);
 
 // "…model:253.11" for "nsys_profile:142.model:253.11": the whole trailing components of a
 // layer's path that fit in a legend.

@@ -101,6 +101,7 @@ std::int64_t TimelineView::toNs(double x) const
 void TimelineView::setDocument(const DocumentPtr &document)
 {
     m_document = document;
+    m_overview = {};
     m_originNs = document ? document->originNs() : 0;
     m_prediction.clear();
     m_comparison.clear();
@@ -118,31 +119,31 @@ void TimelineView::setDocument(const DocumentPtr &document)
 
 void TimelineView::showOverview(const std::vector<SeriesPoint> &high, const std::vector<SeriesPoint> &low, const QString &name)
 {
-    if (m_document || high.empty() || low.size() != high.size())
+    if (high.empty() || low.size() != high.size())
         return;
-    rebuildGraphs(); // none: no document
-    m_originNs = high.front().timeNs;
-    std::int64_t top = 0;
-    for (const SeriesPoint &point : high)
-        top = std::max(top, point.bytes);
-    setValueAxis(top);
-    QCPGraph *lowest = addGraph();
-    QCPGraph *highest = addGraph();
-    for (QCPGraph *graph : {lowest, highest}) {
-        graph->setPen(QPen(palette().text().color(), 1));
-        graph->setLineStyle(QCPGraph::lsStepLeft);
+    m_overview = {high, low, name};
+    rebuildGraphs(); // with a document, the band behind it; without, the band alone
+    if (m_document) {
+        refreshColumns();
+        return;
     }
-    QColor band = palette().mid().color();
-    band.setAlpha(170);
-    highest->setBrush(band);
-    highest->setChannelFillGraph(lowest);
-    highest->setName(name);
-    lowest->removeFromLegend();
-    showCurve(lowest, low);
-    showCurve(highest, high);
-    lowest->removeFromLegend();
+    m_originNs = high.front().timeNs;
+    setValueAxis(std::max_element(high.begin(), high.end(), [](auto &a, auto &b) { return a.bytes < b.bytes; })->bytes);
+    addOverviewBand();
     xAxis->setRange(0, std::max(toX(high.back().timeNs), 1e-3) * 1.01);
     replot();
+}
+
+void TimelineView::addOverviewBand()
+{
+    if (m_overview.high.empty())
+        return;
+    QCPGraph *lowest = addGraph();
+    QCPGraph *highest = addGraph();
+    styleBand(lowest, highest, palette(), m_overview.name);
+    showCurve(lowest, m_overview.low);
+    showCurve(highest, m_overview.high);
+    lowest->removeFromLegend();
 }
 
 void TimelineView::setValueAxis(std::int64_t top)
@@ -357,6 +358,8 @@ void TimelineView::rebuildGraphs()
     }
     const TimelineSeries &timeline = series();
     std::int64_t top = 0;
+    for (const SeriesPoint &point : m_overview.high)
+        top = std::max(top, point.bytes);
     for (const SeriesPoint &point : timeline.allocated)
         top = std::max(top, point.bytes);
     for (const SeriesPoint &point : timeline.reserved)
@@ -366,6 +369,7 @@ void TimelineView::rebuildGraphs()
     if (capacity && static_cast<double>(*capacity) <= static_cast<double>(top) * 1.25)
         top = std::max(top, *capacity);
     setValueAxis(top);
+    addOverviewBand(); // behind the stack
 
     const std::size_t shown = std::min(timeline.groups.size(), kMaxStackedGroups);
     for (std::size_t i = 0; i <= shown; ++i) {

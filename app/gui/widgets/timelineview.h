@@ -27,11 +27,11 @@ public:
     explicit TimelineView(QWidget *parent = nullptr);
 
     void setDocument(const DocumentPtr &document);
-    // Before a document: a file's levels chunk by chunk (fileoverview.h), the band between
-    // each chunk's lowest and highest allocated bytes, named `name`; the next setDocument
-    // replaces it.
+    // A file's levels chunk by chunk (fileoverview.h), the band between each chunk's lowest
+    // and highest allocated bytes, named `name`: alone before a document, or behind one that
+    // is a window of the file (the whole run around it). The next setDocument removes it.
     void showOverview(const std::vector<SeriesPoint> &high, const std::vector<SeriesPoint> &low, const QString &name);
-    bool showsOverview() const { return !m_document && graphCount() > 0; }
+    bool showsOverview() const { return !m_overview.high.empty(); }
     // The same trace grown (followed while written): the curves are redrawn, the picked
     // time, highlighted layer and comparison stay, and the view keeps following the end
     // unless the user zoomed or panned away from the whole trace.
@@ -98,12 +98,19 @@ private:
     QString hoverText(const QPoint &position) const;
     void updatePinnedItems();
     void showCurve(QCPGraph *graph, const std::vector<SeriesPoint> &curve);
+    // The overview's band (showOverview), when there is one.
+    void addOverviewBand();
     // The value axis for values up to `top` bytes, in the unit that suits them.
     void setValueAxis(std::int64_t top);
     // Marks the highest point of the predicted and of the measured curve, each labelled.
     void markCurvePeaks();
 
     DocumentPtr m_document;
+    struct
+    {
+        std::vector<SeriesPoint> high, low;
+        QString name;
+    } m_overview;
     GroupBy m_grouping = GroupBy::Category;
     std::vector<SeriesPoint> m_prediction;
     std::vector<SeriesPoint> m_comparison;

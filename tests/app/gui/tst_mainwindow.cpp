@@ -22,6 +22,7 @@
 #include "widgets/whatifbar.h"
 
 #include "core/analysis/allocatorstate.h"
+#include "core/format/schema.h"
 #include "core/format/tracewriter.h"
 #include "core/plan/planner.h"
 #include "core/plan/plannotes.h"
@@ -841,8 +842,8 @@ private slots:
     }
 
     // A big native file shows its levels from the running totals before its events are read,
-    // with its peak in the status line; the document replaces them. A small one opens as it
-    // did.
+    // with its peak in the status line; the window around its peak opens over them, the
+    // whole run behind it. A small one opens whole, alone.
     void aBigFileShowsItsOverviewFirst()
     {
         QTemporaryDir directory;
@@ -850,7 +851,8 @@ private slots:
         {
             TraceBuilder builder;
             const std::uint32_t lane = builder.lane(Lane{Device{DeviceType::Cuda, 0}, 0});
-            const std::size_t pairs = DocumentLoader::kOverviewFromEvents / 2 + 1;
+            const std::size_t pairs = 3 * schema::kEventsPerChunk / 2; // more than the window's two chunks
+            QVERIFY(2 * pairs >= DocumentLoader::kOverviewFromEvents);
             builder.reserveEvents(2 * pairs);
             std::int64_t t = 0;
             for (std::size_t i = 0; i < pairs; ++i) {
@@ -874,12 +876,14 @@ private slots:
         QVERIFY(overviewBeforeDocument);
         QVERIFY2(status.contains(QStringLiteral("running totals")) && status.contains(QStringLiteral("cuda:0")),
                  qPrintable(status));
-        QVERIFY(!window.timeline()->showsOverview());
         QVERIFY(window.document());
+        QVERIFY(window.document()->trace->events.size() < 3 * schema::kEventsPerChunk);
+        QVERIFY(window.timeline()->showsOverview());
 
         QSignalSpy again(&window, &MainWindow::overviewShown);
         QVERIFY(load(window, kSample));
         QCOMPARE(again.count(), 0);
+        QVERIFY(!window.timeline()->showsOverview());
     }
 
     void aBadFileKeepsTheWindowUsable()
