@@ -3,6 +3,7 @@
 
 #include "annotationranges.h"
 #include "core/error.h"
+#include "core/serialworker.h"
 #include "core/trace/loadbudget.h"
 #include "core/trace/metadata.h"
 #include "core/trace/tracebuilder.h"
@@ -29,7 +30,7 @@ namespace peaklens {
 
 namespace {
 
-// Pieces of a megabyte: of 1, 2 and 4 MiB, the fastest on the 500 MB benchmark trace
+// Pieces of a megabyte: of 512 KiB to 4 MiB, among the fastest on the 500 MB benchmark trace
 // (tests/bench/run_import_bench.sh).
 constexpr std::size_t kPieceBytes = 1u << 20;
 // Bounds that keep base + ts + dur, in nanoseconds, inside 64 bits: about 63 years of
@@ -180,14 +181,19 @@ private:
     bool parsePiece(std::size_t offset, std::size_t length, bool exact)
     {
         simdjson::dom::parser &parser = m_parsers[m_piecesParsed % 2];
-        auto parsing = std::async(std::launch::async, [&parser, this, offset, length] {
+        simdjson::error_code error = simdjson::SUCCESS;
+        simdjson::dom::element piece;
+        m_worker.start([&] {
             m_bytes.willRead(offset, length);
-            simdjson::dom::element piece;
-            const simdjson::error_code error = parser.parse(m_bytes.data() + offset, length, false).get(piece);
-            return std::pair(error, piece);
+            error = parser.parse(m_bytes.data() + offset, length, false).get(piece);
         });
-        readParsedPiece(); // the piece before, held by the other parser
-        const auto [error, piece] = parsing.get();
+        try {
+            readParsedPiece(); // the piece before, held by the other parser
+        } catch (...) {
+            m_worker.wait(); // the job writes into this frame: done before it unwinds
+            throw;
+        }
+        m_worker.wait();
         if (error) {
             if (!exact)
                 return false;
@@ -456,6 +462,23 @@ private:
         m_memory.add(record);
     }
 
+    // The module spans and annotations as layers and ranges, by thread.
+    std::vector<std::vector<Range>> addRanges()
+    {
+        addModuleSpans();
+        // Times are relative to baseTimeNanoseconds (absolute in older traces).
+        for (Annotation &annotation : m_annotations)
+            annotation.timeNs += m_baseNs;
+        auto rangesByThread = addAnnotations(m_builder, std::move(m_annotations));
+        // Module spans are named Class_N: the class is the layer's kind.
+        for (std::uint32_t l = 0; l < m_builder.current().layers.size(); ++l) {
+            const std::string_view name = m_builder.current().layers[l].name();
+            if (const auto underscore = name.rfind('_'); underscore != std::string_view::npos && underscore > 0)
+                m_builder.setLayerInfo(l, std::string(name.substr(0, underscore)), 0);
+        }
+        return rangesByThread;
+    }
+
     // Module spans nest into paths ("GPT_0.Block_3.Linear_0"); each becomes a forward range.
     void addModuleSpans()
     {
@@ -540,19 +563,17 @@ private:
 
     void finish()
     {
-        addModuleSpans();
-        // Times are relative to baseTimeNanoseconds (absolute in older traces).
-        for (Annotation &annotation : m_annotations)
-            annotation.timeNs += m_baseNs;
-        const auto rangesByThread = addAnnotations(m_builder, std::move(m_annotations));
-        // Module spans are named Class_N: the class is the layer's kind.
-        for (std::uint32_t l = 0; l < m_builder.current().layers.size(); ++l) {
-            const std::string_view name = m_builder.current().layers[l].name();
-            if (const auto underscore = name.rfind('_'); underscore != std::string_view::npos && underscore > 0)
-                m_builder.setLayerInfo(l, std::string(name.substr(0, underscore)), 0);
+        // The memory events are put in order on the worker while the spans become ranges.
+        KinetoMemory::Result memory;
+        m_worker.start([&] { memory = m_memory.finish(); });
+        std::vector<std::vector<Range>> rangesByThread;
+        try {
+            rangesByThread = addRanges();
+        } catch (...) {
+            m_worker.wait(); // the job writes into this frame: done before it unwinds
+            throw;
         }
-
-        KinetoMemory::Result memory = m_memory.finish();
+        m_worker.wait();
         describeTotals(memory);
         // Each event takes the innermost range open on its own thread; the order KinetoMemory
         // gave (time, and the place of corrections among equal times) is kept.
@@ -617,6 +638,7 @@ private:
     const Progress &m_progress;
     TraceBuilder m_builder;
     simdjson::dom::parser m_parsers[2];
+    SerialWorker m_worker; // parses each piece while the one before is read
     std::size_t m_piecesParsed = 0;
     std::optional<std::pair<simdjson::dom::element, std::size_t>> m_parsedPiece; // parsed, not yet read; its offset
     std::string m_threadKey;

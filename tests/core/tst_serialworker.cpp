@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "core/serialworker.h"
+
+#include <QTest>
+
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+using namespace peaklens;
+
+class tst_SerialWorker : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    // Each job runs on the worker's one thread, after the one before, and wait() returns
+    // once the last has run.
+    void jobsRunInTurnOnOneThread()
+    {
+        SerialWorker worker;
+        std::vector<int> order;
+        std::vector<std::thread::id> threads;
+        for (int i = 0; i < 200; ++i) {
+            worker.start([&, i] {
+                order.push_back(i);
+                threads.push_back(std::this_thread::get_id());
+            });
+            if (i % 3 == 0)
+                worker.wait();
+        }
+        worker.wait();
+        QCOMPARE(order.size(), std::size_t(200));
+        for (int i = 0; i < 200; ++i)
+            QCOMPARE(order[std::size_t(i)], i);
+        for (const std::thread::id id : threads) {
+            QVERIFY(id == threads.front());
+            QVERIFY(id != std::this_thread::get_id());
+        }
+    }
+
+    // What a job throws comes out of wait(), once; the worker goes on with the next job.
+    void aFailureComesOutOfWait()
+    {
+        SerialWorker worker;
+        worker.start([] { throw std::runtime_error("piece 3 is not JSON"); });
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, worker.wait());
+        worker.wait(); // thrown once
+        bool ran = false;
+        worker.start([&] { ran = true; });
+        worker.wait();
+        QVERIFY(ran);
+    }
+
+    // The worker ends only once the job it is running has finished.
+    void destructionWaitsForTheRunningJob()
+    {
+        std::atomic<bool> finished = false;
+        {
+            SerialWorker worker;
+            worker.start([&] {
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                finished = true;
+            });
+        }
+        QVERIFY(finished);
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_SerialWorker)
+#include "tst_serialworker.moc"
