@@ -5,7 +5,10 @@
 //
 //   bench_tracefile write N FILE       build the trace in memory, time TraceWriter::writeTrace
 //   bench_tracefile write-v1 N FILE    the same trace in format 1 (fixed-width arrays), for comparison
-//   bench_tracefile read FILE          time TraceReader::read + summarize (what the app does)
+//   bench_tracefile read FILE          time TraceReader::read + summarize (the file whole, as the app
+//                                      opens one of up to LoadBudget::kDocumentEvents events)
+//   bench_tracefile open FILE          time openAnalysed (what the app does: a bigger file as the
+//                                      window around its peak)
 //   bench_tracefile summary FILE       time summarizeFile (what `summary` does: the stored figures, else
 //                                      streamed when it can)
 //   bench_tracefile summary-events FILE  the same from the events, the stored figures passed over
@@ -189,6 +192,22 @@ int read(const std::string &path)
     return 0;
 }
 
+// What the app and the CLI's plan do (openAnalysed): a file small enough whole, a bigger
+// one as the window around its peak; events per second of the file's events.
+int open(const std::string &path)
+{
+    const auto fileEvents = TraceReader::eventCount(path).value_or(0);
+    const auto start = std::chrono::steady_clock::now();
+    const auto analysed = openAnalysed(path);
+    const double seconds = secondsSince(start);
+    std::printf("{\"phase\": \"open\", \"events\": %llu, \"held\": %zu, \"seconds\": %.3f, \"events_per_second\": %.0f, "
+                "\"peak_bytes\": %lld}\n",
+                static_cast<unsigned long long>(fileEvents), analysed->trace->events.size(), seconds,
+                static_cast<double>(fileEvents) / seconds,
+                static_cast<long long>(analysed->summary.peak.devices.at(*analysed->summary.peak.primary).allocatedBytes));
+    return 0;
+}
+
 int summary(const std::string &path, StoredFigures figures)
 {
     const auto start = std::chrono::steady_clock::now();
@@ -267,6 +286,8 @@ int main(int argc, char **argv)
             return writeFormat1(std::strtoull(argv[2], nullptr, 10), argv[3]);
         if (mode == "read" && argc == 3)
             return read(argv[2]);
+        if (mode == "open" && argc == 3)
+            return open(argv[2]);
         if (mode == "summary" && argc == 3)
             return summary(argv[2], StoredFigures::Use);
         if (mode == "summary-events" && argc == 3)
@@ -281,7 +302,8 @@ int main(int argc, char **argv)
     }
     std::fprintf(
         stderr,
-        "usage: bench_tracefile write N FILE | write-v1 N FILE | read FILE | summary FILE | summary-events FILE | rows FILE "
+        "usage: bench_tracefile write N FILE | write-v1 N FILE | read FILE | open FILE | summary FILE | summary-events FILE | "
+        "rows FILE "
         "ROWS.db | cancel FILE\n");
     return 2;
 }

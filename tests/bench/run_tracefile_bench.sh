@@ -27,11 +27,13 @@ for format in v1 new; do
 done
 sync
 
-# read: the whole file into memory, then analysed (the app); summary: what `peaklens-cli
+# read: the whole file into memory, then analysed (as the app opens a file of up to
+# LoadBudget::kDocumentEvents events); open: what the app and `plan` do with this one (the
+# window around its peak, the events before it streamed by); summary: what `peaklens-cli
 # summary` does, the figures the writer stored (format 3); summary-events: the same file
 # analysed from its events as it is read, the stored figures passed over.
 echo "read + analyse, events/s (min / median / max of $runs):"
-for mode in read summary summary-events; do
+for mode in read open summary summary-events; do
   for format in v1 new; do
     for cores in one all; do
       prefix=""
@@ -44,7 +46,7 @@ for mode in read summary summary-events; do
     done
   done
 done
-for mode in read summary summary-events; do
+for mode in read open summary summary-events; do
   /usr/bin/time -f "%M" -o "$dir/rss" $bench $mode "$dir/new.peaklens" > /dev/null
   echo "  $mode, newest format, max RSS: $(cat "$dir/rss") KiB, $(awk "BEGIN {printf \"%.1f\", $(cat "$dir/rss") * 1024 / $events}") bytes per event"
 done
@@ -58,7 +60,7 @@ for run in $(seq $runs); do
 done | spread > "$dir/floor"
 echo "  floor, sqlite3 shell scanning one row per event: $(cat "$dir/floor")"
 floor=$(awk '{print $2}' FS=' / ' "$dir/floor")
-for mode in read summary summary-events; do
+for mode in read open summary summary-events; do
   echo "$mode of the newest format against the floor (medians): $(awk "BEGIN {printf \"%.2f\", $(cat "$dir/$mode-one") / $floor}")x on one core," \
        "$(awk "BEGIN {printf \"%.2f\", $(cat "$dir/$mode-all") / $floor}")x on all cores (goal >= 3)"
 done
