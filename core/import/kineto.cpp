@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <future>
 #include <map>
 #include <optional>
 #include <set>
