@@ -4,10 +4,10 @@
 // allocation site and category, the largest changes first.
 
 #include "command.h"
+#include "commandtrace.h"
 #include "textoutput.h"
 
 #include "core/analysis/tracediff.h"
-#include "core/document/filesummary.h"
 #include "core/report/jsondump.h"
 #include "core/trace/units.h"
 #include "core/trace/visibletext.h"
@@ -206,8 +206,8 @@ Command addDiffCommand(CLI::App &app)
         ->each([options](const std::string &) { options->topGiven = true; });
     return {command, [options] {
                 // Both read side by side; A's error, if any, is the one reported.
-                auto b = std::async(std::launch::async, [options] { return openAnalysed(options->pathB); });
-                const AnalysedTracePtr a = openAnalysed(options->pathA);
+                auto b = std::async(std::launch::async, [options] { return openForCommand(options->pathB); });
+                const AnalysedTracePtr a = openForCommand(options->pathA);
                 const AnalysedTracePtr analysedB = b.get();
                 const TraceDiff diff = diffTraces(*a->trace, a->summary, *analysedB->trace, analysedB->summary);
                 if (options->json)

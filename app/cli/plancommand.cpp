@@ -4,9 +4,9 @@
 // What to checkpoint, and what it would cost and save, predicted from the trace.
 
 #include "command.h"
+#include "commandtrace.h"
 #include "textoutput.h"
 
-#include "core/document/filesummary.h"
 #include "core/error.h"
 #include "core/plan/batchscaling.h"
 #include "core/plan/budget.h"
@@ -168,7 +168,7 @@ ChainSelection selectionOf(const PlanOptions &options)
 // problem with that file: name it.
 AnalysedTracePtr openPlannable(const PlanOptions &options)
 {
-    AnalysedTracePtr analysed = openAnalysed(options.path, selectionOf(options));
+    AnalysedTracePtr analysed = openForCommand(options.path, selectionOf(options));
     if (!analysed->model)
         throw FileError(options.path, "cannot be planned: " + analysed->modelProblem);
     return analysed;

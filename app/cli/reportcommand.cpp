@@ -3,8 +3,8 @@
 // A report of one trace, or of several compared with the first (docs/cli.md).
 
 #include "command.h"
+#include "commandtrace.h"
 
-#include "core/document/filesummary.h"
 #include "core/error.h"
 #include "core/format/outputfile.h"
 #include "core/report/htmlreport.h"
@@ -53,7 +53,7 @@ Command addReportCommand(CLI::App &app)
                                   options->inputs);
                 std::vector<ReportInput> runs;
                 for (const std::string &input : options->inputs)
-                    runs.push_back({input, openAnalysed(input), std::nullopt});
+                    runs.push_back({input, openForCommand(input), std::nullopt});
                 const ReportData data = buildReport(runs, budget);
                 if (extension == ".csv") {
                     const CsvTable table = options->table == "plans"    ? CsvTable::Plans

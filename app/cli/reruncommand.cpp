@@ -7,9 +7,9 @@
 
 #include "childprocess.h"
 #include "command.h"
+#include "commandtrace.h"
 #include "textoutput.h"
 
-#include "core/document/filesummary.h"
 #include "core/error.h"
 #include "core/plan/budget.h"
 #include "core/plan/planner.h"
@@ -79,7 +79,7 @@ std::string lastWords(const std::filesystem::path &log)
 // A relaunched command's steps, as its trace has them.
 ReplaySteps measuredIn(const std::string &trace)
 {
-    const AnalysedTracePtr analysed = openAnalysed(trace);
+    const AnalysedTracePtr analysed = openForCommand(trace);
     ReplaySteps steps;
     steps.checkpoint = analysed->checkpoint;
     steps.peakAllocatedBytes = analysed->peakBytes;
@@ -247,7 +247,7 @@ Command addRerunCommand(CLI::App &app)
     return {command, [options, checkpoint, budget]() -> CommandOutput {
                 if (!*checkpoint && !*budget)
                     throw Error("Say what to rerun: --checkpoint STRATEGY (every:2, all, ...) or --budget SIZE.");
-                const AnalysedTracePtr analysed = openAnalysed(options->path);
+                const AnalysedTracePtr analysed = openForCommand(options->path);
                 if (const auto reason = rerunUnavailable(*analysed->trace))
                     throw FileError(options->path, "cannot be rerun: " + *reason + ".");
                 if (!analysed->model)

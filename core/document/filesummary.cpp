@@ -223,15 +223,15 @@ public:
         const std::int64_t beginNs = m_events.timeNs(0), endNs = m_events.timeNs(m_events.size() - 1);
         const auto tables = TraceReader::readTables(m_path, {beginNs, endNs});
         auto result = spanTrace(*tables, std::move(m_events), beginNs, endNs);
-        std::string &warnings = result->meta[std::string(metakey::ImportWarnings)];
-        if (!warnings.empty())
-            warnings += '\n';
         const auto count = [](std::size_t n) { return formatCount(static_cast<std::int64_t>(n)); };
-        warnings += count(fileEvents) + " memory events, too many to hold at once: showing the " + count(window.readEvents)
-                    + " around the peak (events " + count(window.firstEvent) + " to "
-                    + count(window.firstEvent + window.readEvents - 1) + ", +" + formatDuration(beginNs - m_fileFirstNs) + " to +"
-                    + formatDuration(endNs - m_fileFirstNs) + "), the " + count(m_carried)
-                    + " blocks live before them allocated at their start. peaklens-cli summary reads the whole file.";
+        const std::string shown =
+            count(fileEvents) + " memory events, too many to hold at once: showing the " + count(window.readEvents)
+            + " around the peak (events " + count(window.firstEvent) + " to " + count(window.firstEvent + window.readEvents - 1)
+            + ", +" + formatDuration(beginNs - m_fileFirstNs) + " to +" + formatDuration(endNs - m_fileFirstNs) + "), the "
+            + count(m_carried) + " blocks live before them allocated at their start. peaklens-cli summary reads the whole file.";
+        std::string &warnings = result->meta[std::string(metakey::ImportWarnings)];
+        warnings += (warnings.empty() ? "" : "\n") + shown;
+        result->meta[std::string(metakey::Window)] = shown;
         window.trace = std::move(result);
         return window;
     }

@@ -35,7 +35,8 @@ inline constexpr std::string_view WorldSize = "world_size";
 inline constexpr std::string_view ProcessId = "pid";
 inline constexpr std::string_view TorchVersion = "torch.version";     // recorded: the training's PyTorch
 inline constexpr std::string_view ImportWarnings = "import.warnings"; // what the import ignored, a sentence a line
-inline constexpr std::string_view CreatedBy = "created.by";           // "peaklens 0.1.0"
+inline constexpr std::string_view Window = "import.window"; // opened as a window of a bigger file: which events, a sentence
+inline constexpr std::string_view CreatedBy = "created.by"; // "peaklens 0.1.0"
 // "none" for a snapshot of the allocator's state at one moment, with no history recorded:
 // its blocks are events at time 0, not a timeline.
 inline constexpr std::string_view History = "history";

@@ -5,10 +5,12 @@
 #include "core/analysis/peakfinder.h"
 #include "core/analysis/stepstats.h"
 #include "core/analysis/tracesummary.h"
+#include "core/format/schema.h"
 #include "core/format/tracewriter.h"
 #include "core/import/traceloader.h"
 #include "core/plan/planner.h"
 #include "core/trace/loadbudget.h"
+#include "core/trace/tracebuilder.h"
 #include "core/trace/units.h"
 
 #include <QDir>
@@ -577,6 +579,35 @@ private slots:
         QCOMPARE(object[QStringLiteral("change")].toObject()[QStringLiteral("peak_allocated_bytes")].toInteger(), qint64(0));
         for (const char *rows : {"by_layer", "by_site", "by_category"})
             QVERIFY(object[QString::fromLatin1(rows)].toArray().isEmpty());
+    }
+
+    // A file with more events than a document holds opens as the window around its peak,
+    // as in the app: the command says so on stderr, its answer on stdout is unchanged. A
+    // small file opens whole, without a word.
+    void aWindowOfABigFileSaysSo()
+    {
+        QTemporaryDir dir;
+        const QString big = dir.filePath(QStringLiteral("big.peaklens"));
+        TraceBuilder builder;
+        const std::uint32_t lane = builder.lane(Lane{Device{DeviceType::Cuda, 0}, 0});
+        const std::size_t pairs = 3 * schema::kEventsPerChunk / 2;
+        QVERIFY(2 * pairs > LoadBudget::kDocumentEvents);
+        std::int64_t t = 0;
+        for (std::size_t i = 0; i < pairs; ++i) {
+            const std::int64_t bytes = 512 * static_cast<std::int64_t>(1 + i % 64);
+            builder.addEvent(MemoryEvent{t += 10, bytes, 0x1000, lane, kNoLayer, 0, Category::Activation, Phase::Forward});
+            builder.addEvent(MemoryEvent{t += 10, -bytes, 0x1000, lane, kNoLayer, 0, Category::Activation, Phase::Forward});
+        }
+        TraceWriter::writeTrace(*builder.finish(), test::ss(big));
+        const Run windowed = runCli({QStringLiteral("diff"), big, big});
+        QCOMPARE(windowed.exitCode, 0);
+        QVERIFY2(windowed.out.contains("No differences at the peaks"), windowed.out.constData());
+        QCOMPARE(windowed.err.count("too many to hold at once: showing the"), 2); // A and B
+        const QByteArray named = QByteArray("peaklens-cli: ") + big.toUtf8() + ": 196,608 memory events";
+        QVERIFY2(windowed.err.startsWith(named), windowed.err.constData());
+        const Run whole = runCli({QStringLiteral("diff"), kBundled, kBundled});
+        QCOMPARE(whole.exitCode, 0);
+        QVERIFY2(whole.err.isEmpty(), whole.err.constData());
     }
 
     // B keeps 3 MiB more of blocks.1's activations: the layer heads its table, in text and JSON.
