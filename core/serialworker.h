@@ -56,6 +56,25 @@ public:
             std::rethrow_exception(std::exchange(m_failure, nullptr));
     }
 
+    // Runs `job` on the worker while `here` runs on the calling thread, and returns once
+    // both have: a job may then write into the caller's frame. What `here` threw comes
+    // out, else what `job` threw.
+    template<typename Here>
+    void runBeside(std::function<void()> job, Here &&here)
+    {
+        start(std::move(job));
+        try {
+            here();
+        } catch (...) {
+            try {
+                wait();
+            } catch (...) { // `here`'s is the one told
+            }
+            throw;
+        }
+        wait();
+    }
+
 private:
     void run()
     {

@@ -182,17 +182,12 @@ private:
         simdjson::dom::parser &parser = m_parsers[m_piecesParsed % 2];
         simdjson::error_code error = simdjson::SUCCESS;
         simdjson::dom::element piece;
-        m_worker.start([&] {
-            m_bytes.willRead(offset, length);
-            error = parser.parse(m_bytes.data() + offset, length, false).get(piece);
-        });
-        try {
-            readParsedPiece(); // the piece before, held by the other parser
-        } catch (...) {
-            m_worker.wait(); // the job writes into this frame: done before it unwinds
-            throw;
-        }
-        m_worker.wait();
+        m_worker.runBeside(
+            [&] {
+                m_bytes.willRead(offset, length);
+                error = parser.parse(m_bytes.data() + offset, length, false).get(piece);
+            },
+            [this] { readParsedPiece(); }); // the piece before, held by the other parser
         if (error) {
             if (!exact)
                 return false;
@@ -564,15 +559,8 @@ private:
     {
         // The memory events are put in order on the worker while the spans become ranges.
         KinetoMemory::Result memory;
-        m_worker.start([&] { memory = m_memory.finish(); });
         std::vector<std::vector<Range>> rangesByThread;
-        try {
-            rangesByThread = addRanges();
-        } catch (...) {
-            m_worker.wait(); // the job writes into this frame: done before it unwinds
-            throw;
-        }
-        m_worker.wait();
+        m_worker.runBeside([&] { memory = m_memory.finish(); }, [&] { rangesByThread = addRanges(); });
         describeTotals(memory);
         // Each event takes the innermost range open on its own thread; the order KinetoMemory
         // gave (time, and the place of corrections among equal times) is kept.

@@ -54,6 +54,48 @@ private slots:
         QVERIFY(ran);
     }
 
+    // runBeside returns once both sides are done, whichever throws: a job that writes into
+    // the caller's frame is finished before that frame unwinds. The caller's failure is the
+    // one told.
+    void runBesideWaitsForBothSides_data()
+    {
+        QTest::addColumn<bool>("hereThrows");
+        QTest::addColumn<bool>("jobThrows");
+        QTest::addColumn<QString>("told"); // empty: nothing thrown
+        QTest::addRow("neither throws") << false << false << QString();
+        QTest::addRow("the job throws") << false << true << QStringLiteral("job");
+        QTest::addRow("here throws") << true << false << QStringLiteral("here");
+        QTest::addRow("both throw") << true << true << QStringLiteral("here");
+    }
+
+    void runBesideWaitsForBothSides()
+    {
+        QFETCH(bool, hereThrows);
+        QFETCH(bool, jobThrows);
+        QFETCH(QString, told);
+        SerialWorker worker;
+        bool jobDone = false;
+        QString thrown;
+        try {
+            worker.runBeside(
+                [&] {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                    jobDone = true;
+                    if (jobThrows)
+                        throw std::runtime_error("job");
+                },
+                [&] {
+                    if (hereThrows)
+                        throw std::runtime_error("here");
+                });
+        } catch (const std::runtime_error &error) {
+            thrown = QString::fromLatin1(error.what());
+        }
+        QVERIFY(jobDone); // before runBeside returned or threw
+        QCOMPARE(thrown, told);
+        worker.wait(); // nothing left over
+    }
+
     // The worker ends only once the job it is running has finished.
     void destructionWaitsForTheRunningJob()
     {
