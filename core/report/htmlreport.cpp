@@ -144,6 +144,7 @@ std::string metaTable(const ReportRun &run)
     row("checkpointed", toggles.empty() ? "nothing" : toggles);
     row("events", std::to_string(trace.events.size()) + " memory events, " + std::to_string(trace.steps.size()) + " steps, "
                       + std::to_string(trace.layers.size()) + " layers");
+    row("window", trace.metaValue(metakey::Window)); // of a bigger file: which of its events
     row("created by", trace.metaValue(metakey::CreatedBy));
     return "<table>" + rows + "</table>";
 }

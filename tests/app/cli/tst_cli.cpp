@@ -605,6 +605,12 @@ private slots:
         QCOMPARE(windowed.err.count("too many to hold at once: showing the"), 2); // A and B
         const QByteArray named = QByteArray("peaklens-cli: ") + big.toUtf8() + ": 196,608 memory events";
         QVERIFY2(windowed.err.startsWith(named), windowed.err.constData());
+        // A report of it says which events it covers.
+        const QString html = dir.filePath(QStringLiteral("big.html"));
+        QCOMPARE(runCli({QStringLiteral("report"), big, QStringLiteral("-o"), html}).exitCode, 0);
+        QFile report(html);
+        QVERIFY(report.open(QIODevice::ReadOnly));
+        QVERIFY(report.readAll().contains("196,608 memory events, too many to hold at once: showing the"));
         const Run whole = runCli({QStringLiteral("diff"), kBundled, kBundled});
         QCOMPARE(whole.exitCode, 0);
         QVERIFY2(whole.err.isEmpty(), whole.err.constData());
