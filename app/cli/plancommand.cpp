@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// peaklens-cli plan FILE (--budget B | --overhead X% | --strategy S | --checkpoint NAMES) [--layers REGEX] [--json]
+// peaklens-cli plan FILE (--budget B | --overhead X% | --strategy S | --checkpoint NAMES) [--layers REGEX]
+//                  [--json | --emit python]
 // peaklens-cli pareto FILE [--layers REGEX] [--json]
 // What to checkpoint, and what it would cost and save, predicted from the trace.
 
@@ -12,6 +13,7 @@
 #include "core/plan/budget.h"
 #include "core/plan/planner.h"
 #include "core/plan/plannotes.h"
+#include "core/plan/pythonplan.h"
 #include "core/report/jsondump.h"
 #include "core/trace/units.h"
 
@@ -154,6 +156,7 @@ struct PlanOptions
     std::vector<std::string> checkpoint;
     std::string layers;
     bool json = false;
+    std::string emit;
 };
 
 ChainSelection selectionOf(const PlanOptions &options)
@@ -245,7 +248,13 @@ Command addPlanCommand(CLI::App &app)
     overhead->excludes(strategy)->excludes(checkpoint);
     strategy->excludes(checkpoint);
     command->add_option("--layers", options->layers, "Regular expression choosing the chain's layers")->type_name("REGEX");
-    command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
+    auto *jsonFlag = command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
+    command
+        ->add_option("--emit", options->emit, "Print the plan as code: python, a module whose apply(model) checkpoints its units")
+        ->check(CLI::IsMember({"python"}))
+        ->type_name("LANGUAGE")
+        ->excludes(jsonFlag)
+        ->excludes(maxBatch);
     return {command, [options, budget, activationBudget, maxBatch, overhead, strategy, checkpoint]() -> CommandOutput {
                 if (*maxBatch && !*budget && !*activationBudget)
                     throw Error("--max-batch needs a budget: --budget 80GiB, --budget 90% or --activation-budget 0.5.");
@@ -290,6 +299,9 @@ Command addPlanCommand(CLI::App &app)
                     plan = planForStrategy(model, options->strategy);
                     goal = "Strategy " + options->strategy;
                 }
+                if (!options->emit.empty())
+                    return pythonPlan(*analysed->trace, model, plan,
+                                      "Trace: " + options->path + "\n" + planText(model, plan, goal));
                 if (options->json) {
                     json result = planJson(model, plan);
                     // The layer of the allocation that reached the peak, as `summary` names it.

@@ -796,6 +796,14 @@ private slots:
                                          << QStringLiteral("--for must be a number of seconds, 0 or more.");
         QTest::newRow("watch --for -1") << QStringList{QStringLiteral("watch"), kSample, QStringLiteral("--for=-1")}
                                         << QStringLiteral("--for must be a number of seconds, 0 or more.");
+        QTest::newRow("plan --emit cpp") << QStringList{
+            QStringLiteral("plan"), kSample, QStringLiteral("--budget"), QStringLiteral("70%"), QStringLiteral("--emit"),
+            QStringLiteral("cpp")} << QStringLiteral("--emit: cpp not in {python}; see peaklens-cli plan --help.");
+        QTest::newRow("plan --emit with --json") << QStringList{QStringLiteral("plan"),     kSample,
+                                                                QStringLiteral("--budget"), QStringLiteral("70%"),
+                                                                QStringLiteral("--emit"),   QStringLiteral("python"),
+                                                                QStringLiteral("--json")}
+                                                 << QStringLiteral("--json excludes --emit; see peaklens-cli plan --help.");
         QTest::newRow("report to PDF") << QStringList{QStringLiteral("report"), kSample, QStringLiteral("-o"),
                                                       QStringLiteral("r.pdf")}
                                        << QStringLiteral("the app writes PDF: peaklens --export-report r.pdf FILE.");

@@ -24,6 +24,23 @@ SMALL = os.path.join(REPO, "examples", "train_small.py")
 RESNET = os.path.join(REPO, "examples", "train_resnet.py")
 
 
+# Builds examples/train_small.py's model of the given width, applies the plan.py in the
+# given folder, runs one training step and prints each module's forward calls as JSON.
+COUNT_FORWARDS = """
+import collections, json, sys
+import torch
+sys.path[:0] = [sys.argv[1], %r]
+import plan, train_small
+torch.manual_seed(0)
+model = plan.apply(train_small.SmallGpt(width=int(sys.argv[2])))
+calls = collections.Counter()
+for name, module in model.named_modules():
+    module.register_forward_hook(lambda module, inputs, output, name=name: calls.update([name]))
+ids = torch.randint(0, 256, (4, 64))
+model(ids).sum().backward()
+print(json.dumps(calls))
+""" % os.path.dirname(SMALL)
+
 def run(command, **settings):
     return subprocess.run(command, capture_output=True, text=True, timeout=600, **settings)
 
@@ -120,6 +137,37 @@ class RealScriptTest(unittest.TestCase):
                                  self.summary(self.trace(name))["peak"]["allocated_bytes"])
                 self.assertEqual(len(result["measured"]["step_times_ms"]), 3)
                 self.assertTrue(result["gradients"]["agree"], result["gradients"])
+
+    def test_the_plan_as_python_checkpoints_its_units(self):
+        # Each row: how to plan, and how many times a training step runs the forwards of
+        # the modules checked (the rest once): twice inside a checkpoint (plainly, then in
+        # the recompute), three times inside an inner unit (recomputed again within its
+        # segment's recompute). A recompute stops after the last tensor its backward needs,
+        # so the modules checked are each block's first ones.
+        checked = ["blocks.%d.%s" % (block, part) for block in range(4) for part in ("attn.qkv", "mlp.0")]
+        checked += ["embed", "head"]
+        rows = [(["--checkpoint", "blocks.1,blocks.2.mlp"],
+                 {"blocks.1.attn.qkv": 2, "blocks.1.mlp.0": 2, "blocks.2.mlp.0": 2}),
+                (["--checkpoint", "blocks.0..blocks.2(blocks.1)"],
+                 {"blocks.0.attn.qkv": 2, "blocks.0.mlp.0": 2, "blocks.1.attn.qkv": 3, "blocks.1.mlp.0": 3,
+                  "blocks.2.attn.qkv": 2, "blocks.2.mlp.0": 2})]
+        for how, counts in rows:
+            with self.subTest(how=how):
+                emitted = run([CLI, "plan", self.trace("small"), *how, "--emit", "python"])
+                self.assertEqual(emitted.returncode, 0, emitted.stderr)
+                folder = tempfile.mkdtemp(dir=self.scratch.name)
+                with open(os.path.join(folder, "plan.py"), "w", encoding="utf-8") as out:
+                    out.write(emitted.stdout)
+                counted = run([PYTHON, "-c", COUNT_FORWARDS, folder, "128"],
+                              env=dict(self.environment, PYTHONPATH=HELPER))
+                self.assertEqual(counted.returncode, 0, counted.stderr[-2000:])
+                calls = json.loads(counted.stdout)
+                self.assertEqual({name: calls[name] for name in checked}, {name: counts.get(name, 1) for name in checked})
+                # Another model (narrower blocks) is refused, naming the module.
+                other = run([PYTHON, "-c", COUNT_FORWARDS, folder, "64"], env=dict(self.environment, PYTHONPATH=HELPER))
+                self.assertNotEqual(other.returncode, 0)
+                self.assertIn("the plan was made for another model", other.stderr)
+                self.assertIn("ValueError: blocks.", other.stderr)
 
     def test_torchrun_ranks_each_leave_a_trace_the_app_opens_as_a_folder(self):
         torchrun = os.path.join(os.path.dirname(PYTHON), "torchrun")
