@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 
 namespace peaklens::record {
@@ -28,6 +29,11 @@ struct MemoryRecord
     bool fromPool = false; // carved from a memory pool (cudaMallocAsync)
     DeviceType deviceType = DeviceType::Cuda;
     std::optional<std::uint32_t> thread; // known when reported on the allocating thread
+    // The operator that asked for the block and the autograd node running it, where the
+    // backend knows them (the torch backend: "aten::addmm", "MmBackward0"). The text must
+    // outlive the recording: the backend interns it.
+    std::string_view op;
+    std::string_view node;
 };
 
 // A memory pool created, trimmed or destroyed, or the memory a caching allocator holds

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 namespace peaklens::record {
 
@@ -24,11 +25,11 @@ constexpr std::size_t kLayerLimit = std::size_t(1) << 20;
 
 RecordingSession::RecordingSession(TraceWriter &writer, Options options, std::string_view source)
     : m_writer(writer)
-    , m_options(options)
+    , m_options(std::move(options))
 {
     m_writer.writeMeta(metakey::SourceFormat, source);
     m_writer.writeMeta(metakey::Categories, "lifetime");
-    m_writer.writeMeta(metakey::AllocatorView, options.segmentsOnly ? "segments" : "tensors");
+    m_writer.writeMeta(metakey::AllocatorView, m_options.segmentsOnly ? "segments" : "tensors");
 }
 
 std::int64_t RecordingSession::relative(std::int64_t timeNs)
@@ -225,8 +226,39 @@ void RecordingSession::writeMemory(const MemoryRecord &record, std::optional<std
         return;
     }
     const auto [layerId, phase] = thread ? scopeAt(*thread, t) : std::pair(kNoLayer, Phase::Other);
-    m_writer.writeEvent(MemoryEvent{t, delta, record.address, laneId, layerId, 0, Category::Unknown, phase});
+    const std::uint32_t stack = record.allocation ? operatorStack(record.node, record.op) : StackTable::kEmptyStack;
+    m_writer.writeEvent(MemoryEvent{t, delta, record.address, laneId, layerId, stack, Category::Unknown, phase});
     ++m_writtenEvents;
+}
+
+// The operator as the innermost frame (as Kineto names its cpu_op events), below the
+// autograd node running it (as Kineto names the engine's evaluate_function).
+std::uint32_t RecordingSession::operatorStack(std::string_view node, std::string_view op)
+{
+    if (op.empty())
+        return StackTable::kEmptyStack;
+    const auto key = std::pair(node.data(), op.data());
+    if (const auto known = m_operatorStacks.find(key); known != m_operatorStacks.end())
+        return known->second;
+    std::uint32_t stack = StackTable::kEmptyStack;
+    if (!node.empty())
+        stack = writtenStack(stack, Frame{"autograd::engine::evaluate_function: " + std::string(node), {}, 0});
+    stack = writtenStack(stack, Frame{std::string(op), {}, 0});
+    m_operatorStacks.emplace(key, stack);
+    return stack;
+}
+
+std::uint32_t RecordingSession::writtenStack(std::uint32_t parent, const Frame &frame)
+{
+    const std::size_t frames = m_stacks.frames().size();
+    const std::uint32_t frameId = m_stacks.internFrame(frame);
+    if (frameId == frames)
+        m_writer.writeFrame(frameId, frame);
+    const std::size_t nodes = m_stacks.nodes().size();
+    const std::uint32_t stack = m_stacks.internStack(parent, frameId);
+    if (stack == nodes)
+        m_writer.writeStack(stack, m_stacks.nodes()[stack]);
+    return stack;
 }
 
 void RecordingSession::writePool(const PoolRecord &record)

@@ -14,6 +14,7 @@
 #include "core/record/manifest.h"
 
 #include "core/format/tracewriter.h"
+#include "core/trace/stacktable.h"
 
 #include <deque>
 #include <functional>
@@ -98,6 +99,8 @@ private:
     std::pair<std::uint32_t, Phase> scopeAt(std::uint32_t thread, std::int64_t timeNs) const;
     void closeScope(std::uint32_t thread, Scope &scope);
     void writeMemory(const MemoryRecord &record, std::optional<std::uint32_t> thread);
+    std::uint32_t operatorStack(std::string_view node, std::string_view op);
+    std::uint32_t writtenStack(std::uint32_t parent, const Frame &frame);
     void writePool(const PoolRecord &record);
     void writeKernel(const KernelRecord &record);
     void addMarker(const MarkerRecord &record);
@@ -120,7 +123,10 @@ private:
     std::map<std::string, std::uint32_t, std::less<>> m_kernelNames;
     std::map<std::pair<std::uint32_t, std::uint64_t>, std::int64_t> m_poolBytes;
     std::unordered_map<std::uint32_t, std::uint32_t> m_markerThreads;
-    std::unordered_map<std::uint64_t, std::int64_t> m_liveBytes;            // address ^ device << 56 -> bytes
+    std::unordered_map<std::uint64_t, std::int64_t> m_liveBytes; // address ^ device << 56 -> bytes
+    StackTable m_stacks;                                         // as written to the file
+    // (node, operator) -> its stack; the backend interns the text, so its address names it.
+    std::map<std::pair<const char *, const char *>, std::uint32_t> m_operatorStacks;
     std::optional<std::vector<std::optional<std::int64_t>>> m_deviceTotals; // asked at the first memory record
     std::set<std::uint32_t> m_memoryDevices;
     bool m_deviceMemoryWritten = false;

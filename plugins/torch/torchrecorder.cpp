@@ -6,12 +6,14 @@
 // that imported torch. From then on c10 reports every block its allocators hand out or
 // take back (the CPU allocator and the CUDA caching allocator, with the device's reserved
 // total) to the memory-reporting hook installed on that thread, which autograd's threads
-// inherit; the helper's fwd:/bwd:/step: ranges come through peaklens_torch_push/pop. Both
+// inherit; the helper's fwd:/bwd:/step: ranges come through peaklens_torch_push/pop, and
+// each block is put down to the operator that asked for it (operatorscopes.h). Both
 // go to core/record's ProcessRecording, which writes PEAKLENS_OUT/<rank-pid>.peaklens as
 // the run goes. The file is made at the first range or block, so a launcher that only
 // imports torch (torchrun's) leaves none; a forked child (a data-loader worker) records
 // nothing.
 
+#include "operatorscopes.h"
 #include "torchcompat.h"
 
 #include "core/record/drivermemory.h"
@@ -86,6 +88,11 @@ public:
         memory.device = ordinal;
         memory.deviceType = cuda ? DeviceType::Cuda : DeviceType::Cpu;
         memory.thread = thread;
+        if (bytes > 0) {
+            const RunningOperator running = OperatorScopes::current();
+            memory.op = running.op;
+            memory.node = running.node;
+        }
         target->add(memory);
         if (cuda)
             noteReserved(*target, ordinal, static_cast<std::int64_t>(reserved), now);
@@ -162,6 +169,8 @@ extern "C" __attribute__((visibility("default"))) int peaklens_torch_start()
     if (started.exchange(true))
         return 1;
     Recorder::instance().start();
+    if (const char *ops = std::getenv("PEAKLENS_TORCH_OPS"); !ops || std::string_view(ops) != "0")
+        peaklens::torchrecord::OperatorScopes::start();
     c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE,
                                      std::make_shared<peaklens::torchrecord::AllocatorReports>());
     return 0;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/record/recordingsession.h"
 
+#include "core/analysis/allocationsites.h"
 #include "core/error.h"
 #include "core/format/tracereader.h"
 #include "testsupport.h"
@@ -282,6 +283,38 @@ private slots:
         const auto trace = r.finish();
         QCOMPARE(trace->events.size(), std::size_t(2));
         QCOMPARE(trace->events.deltaBytes(1), -3 * kMiB);
+    }
+
+    // The torch backend names the operator behind each block, and the autograd node running
+    // it: the stack the file keeps for the allocation, written once per pair.
+    void allocationsNameTheOperatorThatMadeThem()
+    {
+        Recording r;
+        const auto allocation = [](std::uint64_t address, std::int64_t t, std::string_view op, std::string_view node) {
+            MemoryRecord record{true, address, kMiB, kOrigin + t, 0, 0, 0, false, DeviceType::Cpu, kMainThread};
+            record.op = op;
+            record.node = node;
+            return record;
+        };
+        const std::string sameTextElsewhere = "aten::mm";
+        r.session.add(allocation(0x10, 1, "aten::addmm", {}));
+        r.session.add(allocation(0x20, 2, "aten::mm", "MmBackward0"));
+        r.session.add(allocation(0x30, 3, sameTextElsewhere, "MmBackward0"));
+        r.session.add(allocation(0x40, 4, {}, {}));
+        MemoryRecord release = allocation(0x10, 5, "aten::relu", {});
+        release.allocation = false;
+        r.session.add(release);
+        r.session.endBatch();
+        const auto trace = r.finish();
+        QCOMPARE(trace->events.size(), std::size_t(5));
+        const AllocationSites sites(trace->stacks);
+        const auto siteOf = [&](std::size_t event) { return sites.label(sites.siteOf(trace->events.stack(event))); };
+        QCOMPARE(siteOf(0), std::string("aten::addmm"));
+        QCOMPARE(siteOf(1), std::string("aten::mm in MmBackward0"));
+        QCOMPARE(trace->events.stack(2), trace->events.stack(1));
+        QCOMPARE(trace->events.stack(3), StackTable::kEmptyStack);
+        QCOMPARE(trace->events.stack(4), StackTable::kEmptyStack);
+        QCOMPARE(trace->stacks.frames().size(), std::size_t(3));
     }
 
     void segmentsOfTheCachingAllocatorAreReserved()

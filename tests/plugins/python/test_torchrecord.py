@@ -121,6 +121,23 @@ class RealScriptTest(unittest.TestCase):
                 self.assertEqual([step["number"] for step in summary["steps"]], [0, 1, 2])
                 self.assertEqual(summary["peak"]["device"], "cpu")
 
+    def test_blocks_name_the_operators_that_made_them(self):
+        live = self.summary(self.trace("small"))["live_at_peak"]
+        sites = {site["site"]: site for site in live["by_site"]}
+        self.assertGreater(sites["aten::addmm"]["bytes"], 0, sites.keys())
+        self.assertTrue(any(" in " in name and name.endswith("Backward0") for name in sites), sites.keys())
+        unnamed = sum(site["bytes"] for site in live["by_site"] if site["kind"] != "operator")
+        self.assertLess(unnamed, live["bytes"] / 100, sites.keys())
+        # PEAKLENS_TORCH_OPS=0 leaves the operators out.
+        out = os.path.join(self.scratch.name, "no-ops")
+        recorded = run([CLI, "record", "--backend", "torch", "--out", out, "--", PYTHON, SMALL, "--steps", "1",
+                        "--device", "cpu"], env=dict(self.environment, PEAKLENS_TORCH_OPS="0"), cwd=self.scratch.name)
+        self.assertEqual(recorded.returncode, 0, recorded.stderr[-2000:])
+        trace = [entry for entry in os.listdir(out) if entry.endswith(".peaklens")]
+        self.assertEqual(len(trace), 1)
+        sites = self.summary(os.path.join(out, trace[0]))["live_at_peak"]["by_site"]
+        self.assertEqual([site["site"] for site in sites], ["(no stack)"])
+
     def test_reruns_measure_the_predicted_peak(self):
         # How far the measured peak may be from the predicted one, in percent.
         tolerance = 5.0

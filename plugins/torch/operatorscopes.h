@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Which operator each thread is running, for the torch recorder: RecordFunction callbacks
+// keep, per thread, the ATen operators and autograd nodes entered and not yet left, so a
+// block c10 reports is put down to the operator that asked for it ("aten::addmm", an
+// overload after a dot: "aten::div.Tensor") and the autograd node running it
+// ("MmBackward0"). A factory (aten::empty and its kin) allocates on behalf of the operator
+// that called it: that operator is named, the factory only when it was called by itself.
+
+#include <string_view>
+
+namespace peaklens::torchrecord {
+
+struct RunningOperator
+{
+    std::string_view node; // the innermost autograd node, empty outside backward
+    std::string_view op;   // empty outside any operator
+};
+
+class OperatorScopes
+{
+public:
+    // Registers the callbacks for every thread (autograd's included); once.
+    static void start();
+    // On the calling thread. The text lives as long as the process.
+    static RunningOperator current();
+};
+
+} // namespace peaklens::torchrecord
