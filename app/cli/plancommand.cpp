@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // peaklens-cli plan FILE (--budget B | --overhead X% | --strategy S | --checkpoint NAMES) [--layers REGEX]
-//                  [--json | --emit python]
+//                  [--activations] [--json | --emit python]
 // peaklens-cli pareto FILE [--layers REGEX] [--json]
 // What to checkpoint, and what it would cost and save, predicted from the trace.
 
@@ -9,6 +9,7 @@
 #include "textoutput.h"
 
 #include "core/error.h"
+#include "core/plan/activationlist.h"
 #include "core/plan/batchscaling.h"
 #include "core/plan/budget.h"
 #include "core/plan/planner.h"
@@ -16,6 +17,7 @@
 #include "core/plan/pythonplan.h"
 #include "core/report/jsondump.h"
 #include "core/trace/units.h"
+#include "core/trace/visibletext.h"
 
 #include <nlohmann/json.hpp>
 
@@ -144,6 +146,41 @@ std::string planText(const CostModel &model, const Plan &plan, const std::string
     return out;
 }
 
+json activationsJson(const std::vector<KeptActivation> &list)
+{
+    json rows = json::array();
+    for (const KeptActivation &row : list)
+        rows.push_back({{"layer", row.layer},
+                        {"policy", keptPolicyName(row.policy)},
+                        {"unit", row.unit.empty() ? json(nullptr) : json(row.unit)},
+                        {"bytes", row.bytes},
+                        {"output", row.output},
+                        {"operator", row.op.empty() ? json(nullptr) : json(row.op)},
+                        {"module", row.module.empty() ? json(nullptr) : json(row.module)},
+                        {"site", row.site},
+                        {"event", row.event}});
+    return rows;
+}
+
+std::string activationsText(const std::vector<KeptActivation> &list)
+{
+    std::int64_t total = 0, recomputed = 0;
+    TextTable table({"layer", "policy", "bytes", "operator", "made in", "allocated at"}, {false, false, true});
+    for (const KeptActivation &row : list) {
+        total += row.bytes;
+        recomputed += row.policy == KeptPolicy::Recompute ? row.bytes : 0;
+        std::string policy(keptPolicyName(row.policy));
+        if (row.policy == KeptPolicy::Recompute)
+            policy += " (" + row.unit + ")";
+        else if (row.output)
+            policy += ", output";
+        table.addRow({visibleText(row.layer), policy, formatBytes(row.bytes), row.op.empty() ? "-" : visibleText(row.op),
+                      row.module.empty() ? "-" : visibleText(row.module), visibleText(row.site)});
+    }
+    return "\nKept for backward in the measured step: " + formatBytes(total) + " in " + std::to_string(list.size())
+           + " blocks, of which the plan recomputes " + formatBytes(recomputed) + "\n" + table.toString();
+}
+
 struct PlanOptions
 {
     std::string path;
@@ -157,6 +194,7 @@ struct PlanOptions
     std::string layers;
     bool json = false;
     std::string emit;
+    bool activations = false;
 };
 
 ChainSelection selectionOf(const PlanOptions &options)
@@ -249,12 +287,18 @@ Command addPlanCommand(CLI::App &app)
     strategy->excludes(checkpoint);
     command->add_option("--layers", options->layers, "Regular expression choosing the chain's layers")->type_name("REGEX");
     auto *jsonFlag = command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
+    auto *emit = command
+                     ->add_option("--emit", options->emit,
+                                  "Print the plan as code: python, a module whose apply(model) checkpoints its units")
+                     ->check(CLI::IsMember({"python"}))
+                     ->type_name("LANGUAGE")
+                     ->excludes(jsonFlag)
+                     ->excludes(maxBatch);
     command
-        ->add_option("--emit", options->emit, "Print the plan as code: python, a module whose apply(model) checkpoints its units")
-        ->check(CLI::IsMember({"python"}))
-        ->type_name("LANGUAGE")
-        ->excludes(jsonFlag)
-        ->excludes(maxBatch);
+        ->add_flag("--activations", options->activations,
+                   "List the blocks each chain layer keeps for backward, with what the plan does with each")
+        ->excludes(maxBatch)
+        ->excludes(emit);
     return {command, [options, budget, activationBudget, maxBatch, overhead, strategy, checkpoint]() -> CommandOutput {
                 if (*maxBatch && !*budget && !*activationBudget)
                     throw Error("--max-batch needs a budget: --budget 80GiB, --budget 90% or --activation-budget 0.5.");
@@ -309,8 +353,12 @@ Command addPlanCommand(CLI::App &app)
                     const std::uint32_t peakLayer = analysed->summary.peakLayer;
                     result["baseline"]["peak_layer"] = peakLayer < layers.size() ? json(layers[peakLayer].path) : json(nullptr);
                     result["chain"] = chainJson(model);
+                    if (options->activations)
+                        result["activations"] = activationsJson(keptActivations(*analysed->trace, model, plan.schedule));
                     return dumpJson(result) + "\n";
                 }
+                if (options->activations)
+                    return planText(model, plan, goal) + activationsText(keptActivations(*analysed->trace, model, plan.schedule));
                 return planText(model, plan, goal);
             }};
 }

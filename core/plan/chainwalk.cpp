@@ -276,8 +276,10 @@ void Walk::backwardBegins(UnitPass &unit, std::int64_t timeNs, std::size_t event
         if (stillLive(block)) {
             measure.alive += m_events.deltaBytes(block.second);
             measure.outputLive = measure.outputLive || block.second == unit.outputEvent;
+            measure.keptEvents.push_back(block.second);
         }
     }
+    measure.outputEvent = unit.outputEvent;
     if (unit.inputEvent != SIZE_MAX && !stillLive({m_events.addr(unit.inputEvent), unit.inputEvent}))
         unit.inputKept = m_events.deltaBytes(unit.inputEvent);
     measure.saving = measure.alive - (measure.outputLive ? measure.output : 0) - unit.inputKept;

@@ -31,6 +31,10 @@ struct UnitMeasure
     // Checkpointed, the most its backward holds beyond the measured one, and the highest
     // measured level plus that, with its time.
     std::int64_t mostHeld = 0, backwardPeak = INT64_MIN, backwardPeakTimeNs = 0;
+    // The allocating events of A's blocks alive when its backward begins, in allocation
+    // order (what its backward was given to keep), and its output's (SIZE_MAX: none).
+    std::vector<std::size_t> keptEvents;
+    std::size_t outputEvent = SIZE_MAX;
 };
 
 struct ChainMeasures

@@ -107,6 +107,8 @@ void combinePasses(const ChainMeasures &measures, CostModel &model)
             const UnitMeasure &p = pass[k];
             layer.retainedBytes = std::max(layer.retainedBytes, p.retained);
             layer.outputBytes = std::max(layer.outputBytes, p.output);
+            if (p.saving < layer.savingBytes)
+                layer.kept = {p.keptEvents, p.outputLive ? p.outputEvent : SIZE_MAX};
             layer.savingBytes = std::min(layer.savingBytes, p.saving);
             layer.regeneratedBytes = std::max(layer.regeneratedBytes, p.regenerated);
             layer.forwardRiseBytes = std::max(layer.forwardRiseBytes, p.forwardRise);
@@ -130,6 +132,8 @@ void combinePasses(const ChainMeasures &measures, CostModel &model)
             ChainPart &part = layer.parts[c];
             part.savingBytes = INT64_MAX;
             for (const UnitMeasure &p : measures.parts[k][c]) {
+                if (p.saving < part.savingBytes)
+                    part.kept = {p.keptEvents, p.outputLive ? p.outputEvent : SIZE_MAX};
                 part.savingBytes = std::min(part.savingBytes, p.saving);
                 part.heldInBackwardBytes = std::max(part.heldInBackwardBytes, p.mostHeld);
             }

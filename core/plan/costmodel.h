@@ -18,6 +18,16 @@ namespace peaklens {
 
 struct PeakReport;
 
+// What a unit's forward left for its backward, in the pass savingBytes was taken from:
+// the allocating events (indices into the trace's events) of its blocks still live when
+// its backward began, in allocation order, and which of them is its output (SIZE_MAX:
+// none was live). The activation list shows them block by block.
+struct KeptBlocks
+{
+    std::vector<std::size_t> events;
+    std::size_t outputEvent = SIZE_MAX;
+};
+
 // A module inside a chain layer (one of its parts) that can be checkpointed on its own
 // while the rest of the layer runs plainly, measured as a chain layer is, per pass.
 struct ChainPart
@@ -34,6 +44,7 @@ struct ChainPart
     std::int64_t forwardNs = 0;         // its forwards in one step, all passes
     std::int64_t recomputeNs = 0;       // what checkpointing it adds: measured ("checkpoint.costs"), else its forward time
     std::int64_t recomputeSpreadNs = 0; // how far recomputeNs may be off (its calibration rounds' farthest from their median)
+    KeptBlocks kept;
     std::vector<std::int64_t> backwardBeginsNs, backwardEndsNs; // per pass
     std::vector<std::int64_t> forwardEndsNs;                    // per pass
 };
@@ -104,7 +115,8 @@ struct ChainLayer
     // How far recomputeNs may be off: its calibration rounds' farthest from their median;
     // from forward times, their spread over the steps (at least the chain's, recomputeSpreadNs).
     std::int64_t recomputeSpreadNs = 0;
-    std::int64_t backwardNs = 0;                // b: its backwards in one step
+    std::int64_t backwardNs = 0; // b: its backwards in one step
+    KeptBlocks kept;
     std::vector<std::int64_t> backwardBeginsNs; // per pass, where a recompute runs
     // Its parts that can be checkpointed on their own (at most 64), in forward order, and
     // its backward cut at their boundaries, every pass.

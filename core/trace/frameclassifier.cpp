@@ -219,6 +219,11 @@ std::optional<std::string> operatorName(const Frame &frame)
     return "aten::" + std::string(rest.substr(0, end));
 }
 
+bool isFactoryOperator(std::string_view op)
+{
+    return op.starts_with("aten::empty") || op.starts_with("aten::new_empty");
+}
+
 std::optional<std::string> autogradNodeName(const Frame &frame)
 {
     std::string_view function = frame.function;

@@ -45,6 +45,9 @@ std::string portablePath(std::string_view path);
 
 // "aten::bmm" for an operator frame (at::_ops::bmm::call, or Kineto's cpu_op "aten::bmm").
 std::optional<std::string> operatorName(const Frame &frame);
+// A tensor factory that allocates on behalf of the operator calling it (aten::empty and its
+// kin, an overload after a dot): the block is that operator's, where one called it.
+bool isFactoryOperator(std::string_view op);
 // "BmmBackward0" for a frame running an autograd node (its apply, or Kineto's
 // "autograd::engine::evaluate_function: BmmBackward0").
 std::optional<std::string> autogradNodeName(const Frame &frame);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "operatorscopes.h"
 
+#include "core/trace/frameclassifier.h"
+
 #include <ATen/record_function.h>
 
 #include <cstdint>
@@ -35,12 +37,6 @@ struct Entered
     Kind kind = Kind::Other;
 };
 
-bool isFactory(std::string_view op)
-{
-    return op == "aten::empty" || op == "aten::empty_strided" || op == "aten::empty_like" || op == "aten::new_empty"
-           || op == "aten::new_empty_strided" || op == "aten::empty.memory_format";
-}
-
 // What a RecordFunction is, cached per thread. An operator is known by the address of
 // its name, which lives in its schema for as long as the operator is registered; a scope
 // that names no operator (the engine's own) holds its name itself and is not cached; an
@@ -66,7 +62,7 @@ Entered describe(const at::RecordFunction &fn)
     std::string text = raw;
     if (!op->overload_name.empty())
         text += "." + op->overload_name;
-    const Entered::Kind kind = isFactory(text) ? Entered::Kind::Factory : Entered::Kind::Operator;
+    const Entered::Kind kind = isFactoryOperator(text) ? Entered::Kind::Factory : Entered::Kind::Operator;
     return operators.emplace(raw, Entered{interned(std::move(text)), kind}).first->second;
 }
 

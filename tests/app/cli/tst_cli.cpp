@@ -804,6 +804,12 @@ private slots:
                                                                 QStringLiteral("--emit"),   QStringLiteral("python"),
                                                                 QStringLiteral("--json")}
                                                  << QStringLiteral("--json excludes --emit; see peaklens-cli plan --help.");
+        QTest::newRow("plan --activations with --emit")
+            << QStringList{QStringLiteral("plan"),         kSample,
+                           QStringLiteral("--budget"),     QStringLiteral("70%"),
+                           QStringLiteral("--emit"),       QStringLiteral("python"),
+                           QStringLiteral("--activations")}
+            << QStringLiteral("--emit excludes --activations; see peaklens-cli plan --help.");
         QTest::newRow("report to PDF") << QStringList{QStringLiteral("report"), kSample, QStringLiteral("-o"),
                                                       QStringLiteral("r.pdf")}
                                        << QStringLiteral("the app writes PDF: peaklens --export-report r.pdf FILE.");

@@ -138,6 +138,37 @@ class RealScriptTest(unittest.TestCase):
         sites = self.summary(os.path.join(out, trace[0]))["live_at_peak"]["by_site"]
         self.assertEqual([site["site"] for site in sites], ["(no stack)"])
 
+    def test_the_activation_list_shows_what_a_plan_keeps_and_what_its_rerun_kept(self):
+        plan = ["--checkpoint", "blocks.1,blocks.2.mlp", "--activations", "--json"]
+
+        def listed(trace):
+            result = run([CLI, "plan", trace, *plan])
+            self.assertEqual(result.returncode, 0, result.stderr)
+            return json.loads(result.stdout)
+
+        planned = listed(self.trace("small"))
+        rows = planned["activations"]
+        for row in rows:
+            if row["layer"] == "blocks.1" and not row["output"]:
+                self.assertEqual((row["policy"], row["unit"]), ("RECOMPUTE", "blocks.1"), row)
+            elif (row["module"] or "").startswith("blocks.2.mlp.") and not row["output"]:
+                self.assertEqual((row["policy"], row["unit"]), ("RECOMPUTE", "blocks.2.mlp"), row)
+            else:
+                self.assertEqual((row["policy"], row["unit"]), ("SAVE", None), row)
+        self.assertIn("aten::addmm", {row["operator"] for row in rows})
+        # What each layer keeps but its output is what the model says checkpointing it frees.
+        for layer in planned["chain"]["layers"]:
+            kept = sum(row["bytes"] for row in rows if row["layer"] == layer["name"] and not row["output"])
+            self.assertEqual(kept, layer["saving_bytes"], layer["name"])
+        # The rerun's own trace, listed the same way: the units checkpointed kept next to nothing.
+        rerun = listed(self.rerun(self.trace("small"), "--checkpoint", "blocks.1,blocks.2.mlp")["measured"]["trace"])
+
+        def recomputed(listing):
+            return sum(row["bytes"] for row in listing["activations"] if row["policy"] == "RECOMPUTE")
+
+        self.assertGreater(recomputed(planned), 1 << 20)
+        self.assertLess(recomputed(rerun), recomputed(planned) / 100)
+
     def test_reruns_measure_the_predicted_peak(self):
         # How far the measured peak may be from the predicted one, in percent.
         tolerance = 5.0

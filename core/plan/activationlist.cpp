@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "activationlist.h"
+
+#include "core/analysis/allocationsites.h"
+#include "core/trace/frameclassifier.h"
+
+#include <algorithm>
+
+namespace peaklens {
+
+namespace {
+
+// The unit holding chain layer k whole, and its label; null when none does.
+const CheckpointUnit *wholeUnitOf(const CheckpointSchedule &schedule, std::size_t k)
+{
+    for (const CheckpointUnit &unit : schedule) {
+        if (!unit.isPart() && unit.first <= k && k <= unit.last)
+            return &unit;
+    }
+    return nullptr;
+}
+
+std::string labelOf(const CostModel &model, const CheckpointUnit &unit)
+{
+    if (unit.isPart())
+        return model.layers[unit.first].parts[unit.part].path;
+    if (unit.first == unit.last)
+        return model.layers[unit.first].path;
+    return model.layers[unit.first].path + ".." + model.layers[unit.last].path;
+}
+
+} // namespace
+
+std::string_view keptPolicyName(KeptPolicy policy)
+{
+    switch (policy) {
+    case KeptPolicy::Save:
+        return "SAVE";
+    case KeptPolicy::Recompute:
+        return "RECOMPUTE";
+    }
+    return "SAVE";
+}
+
+std::string allocatingOperator(const StackTable &stacks, std::uint32_t stack)
+{
+    std::string factory;
+    for (const std::uint32_t frame : stacks.framesOf(stack)) {
+        auto op = operatorName(stacks.frames()[frame]);
+        if (!op)
+            continue;
+        if (!isFactoryOperator(*op))
+            return std::move(*op);
+        if (factory.empty())
+            factory = std::move(*op);
+    }
+    return factory;
+}
+
+std::vector<KeptActivation> keptActivations(const Trace &trace, const CostModel &model, const CheckpointSchedule &schedule)
+{
+    const AllocationSites sites(trace.stacks);
+    const MemoryEvents &events = trace.events;
+    std::vector<KeptActivation> list;
+    for (std::size_t k = 0; k < model.layers.size(); ++k) {
+        const ChainLayer &layer = model.layers[k];
+        const CheckpointUnit *whole = wholeUnitOf(schedule, k);
+        for (const std::size_t event : layer.kept.events) {
+            KeptActivation row;
+            row.layer = layer.path;
+            row.event = event;
+            row.bytes = events.deltaBytes(event);
+            const std::uint32_t stack = events.stack(event);
+            row.op = allocatingOperator(trace.stacks, stack);
+            const std::uint32_t module = events.layer(event);
+            row.module = module < trace.layers.size() ? trace.layers[module].path : std::string();
+            row.site = sites.label(sites.siteOf(stack));
+            row.output = event == layer.kept.outputEvent;
+            if (whole) {
+                // A unit keeps only its input: all it made is recomputed, but the output
+                // of its last layer, which the layer after it keeps.
+                if (!(row.output && k == whole->last)) {
+                    row.policy = KeptPolicy::Recompute;
+                    row.unit = labelOf(model, *whole);
+                }
+            } else {
+                for (const CheckpointUnit &unit : schedule) {
+                    if (!unit.isPart() || unit.first != k)
+                        continue;
+                    const KeptBlocks &part = layer.parts[unit.part].kept;
+                    if (event != part.outputEvent
+                        && std::find(part.events.begin(), part.events.end(), event) != part.events.end()) {
+                        row.policy = KeptPolicy::Recompute;
+                        row.unit = labelOf(model, unit);
+                    }
+                }
+            }
+            list.push_back(std::move(row));
+        }
+    }
+    return list;
+}
+
+} // namespace peaklens

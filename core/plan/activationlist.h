@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The blocks a plan leaves kept for backward, one by one (`plan --activations`): per chain
+// layer, each block its forward left live for its backward in the measured step, with the
+// operator that allocated it, the module it was made in, its allocation site, and what
+// the plan does with it. Run on a rerun's trace, the same list shows what the rerun
+// actually kept. Allocator traces know sizes, not dtypes or shapes.
+
+#include "core/trace/trace.h"
+#include "checkpointschedule.h"
+#include "costmodel.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace peaklens {
+
+enum class KeptPolicy : std::uint8_t {
+    Save,      // kept from the forward until the backward uses it
+    Recompute, // freed after the forward, made again by the backward's recompute
+};
+
+std::string_view keptPolicyName(KeptPolicy policy); // "SAVE", "RECOMPUTE"
+
+struct KeptActivation
+{
+    std::string layer;   // the chain layer whose forward made it
+    std::string unit;    // the plan's unit that recomputes it ("blocks.3", "blocks.0..blocks.3", "blocks.3.attn"); empty: none
+    std::size_t event;   // its allocating event in the trace
+    std::int64_t bytes;  // as allocated
+    std::string op;      // the operator that allocated it ("aten::addmm"); empty where the trace does not say
+    std::string module;  // the layer (module) running when it was allocated; empty: none
+    std::string site;    // its allocation site, as the live set names it
+    bool output = false; // the layer's output, which the next layer keeps for its own backward
+    KeptPolicy policy = KeptPolicy::Save;
+};
+
+// `model` built from `trace`; `schedule` a plan over its chain.
+std::vector<KeptActivation> keptActivations(const Trace &trace, const CostModel &model, const CheckpointSchedule &schedule);
+
+// The operator a stack's allocation came from: its innermost operator frame, passing over
+// a factory (aten::empty and its kin) that allocated for an operator calling it.
+std::string allocatingOperator(const StackTable &stacks, std::uint32_t stack);
+
+} // namespace peaklens
