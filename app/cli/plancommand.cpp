@@ -164,21 +164,15 @@ json activationsJson(const std::vector<KeptActivation> &list)
 
 std::string activationsText(const std::vector<KeptActivation> &list)
 {
-    std::int64_t total = 0, recomputed = 0;
+    const KeptTotals totals = keptTotals(list);
     TextTable table({"layer", "policy", "bytes", "operator", "made in", "allocated at"}, {false, false, true});
     for (const KeptActivation &row : list) {
-        total += row.bytes;
-        recomputed += row.policy == KeptPolicy::Recompute ? row.bytes : 0;
-        std::string policy(keptPolicyName(row.policy));
-        if (row.policy == KeptPolicy::Recompute)
-            policy += " (" + row.unit + ")";
-        else if (row.output)
-            policy += ", output";
-        table.addRow({visibleText(row.layer), policy, formatBytes(row.bytes), row.op.empty() ? "-" : visibleText(row.op),
-                      row.module.empty() ? "-" : visibleText(row.module), visibleText(row.site)});
+        table.addRow({visibleText(row.layer), visibleText(policyText(row)), formatBytes(row.bytes),
+                      row.op.empty() ? "-" : visibleText(row.op), row.module.empty() ? "-" : visibleText(row.module),
+                      visibleText(row.site)});
     }
-    return "\nKept for backward in the measured step: " + formatBytes(total) + " in " + std::to_string(list.size())
-           + " blocks, of which the plan recomputes " + formatBytes(recomputed) + "\n" + table.toString();
+    return "\nKept for backward in the measured step: " + formatBytes(totals.bytes) + " in " + std::to_string(list.size())
+           + " blocks, of which the plan recomputes " + formatBytes(totals.recomputedBytes) + "\n" + table.toString();
 }
 
 struct PlanOptions

@@ -18,6 +18,7 @@
 #include "widgets/diffpane.h"
 #include "widgets/emptystate.h"
 #include "widgets/flamegraphpane.h"
+#include "widgets/keptpane.h"
 #include "widgets/layerspane.h"
 #include "widgets/livesetpane.h"
 #include "widgets/rankspane.h"
@@ -173,6 +174,7 @@ void MainWindow::connectServices()
             [this](const std::vector<SeriesPoint> &curve, const QStringList &notes) {
                 m_panes.showNotes(notes);
                 m_panes.timeline->setPrediction(curve);
+                m_panes.kept->showKept(m_toggles->document(), m_toggles->schedule());
             });
     connect(m_layerEditor, &LayerEditor::edited, this, [this](const DocumentPtr &document, const QString &what) {
         m_session.document = document;

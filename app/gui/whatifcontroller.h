@@ -33,6 +33,8 @@ public:
     // What the what-if predicts and a rerun runs: the ticked layers one by one, or the
     // units of the strategy or plan last applied (segments tick all their layers).
     const CheckpointSchedule &schedule() const { return m_schedule; }
+    // The document the toggles are of.
+    const DocumentPtr &document() const { return m_document; }
     // Ticks the units a strategy plans; nothing without a model. Throws Error for units
     // the chain does not have.
     void setStrategy(const CheckpointStrategy &strategy);

@@ -7,6 +7,7 @@
 #include "widgets/diffpane.h"
 #include "widgets/emptystate.h"
 #include "widgets/flamegraphpane.h"
+#include "widgets/keptpane.h"
 #include "widgets/layerspane.h"
 #include "widgets/livesetpane.h"
 #include "widgets/rankspane.h"
@@ -51,6 +52,7 @@ WindowPanes::WindowPanes(QMainWindow *window, LayerModel *layerModel, QAction *o
     , flame(named(new FlameGraphPane(window), "flame"))
     , block(named(new BlockPane(window), "block"))
     , allocator(named(new AllocatorPane(window), "allocator"))
+    , kept(named(new KeptPane(window), "kept"))
     , runs(named(new RunsPane(window), "runs"))
     , ranks(named(new RanksPane(window), "ranks"))
     , diff(named(new DiffPane(window), "compare"))
@@ -65,6 +67,7 @@ WindowPanes::WindowPanes(QMainWindow *window, LayerModel *layerModel, QAction *o
     details->addTab(flame, QObject::tr("&Flame graph"));
     details->addTab(block, QObject::tr("&Block"));
     details->addTab(allocator, QObject::tr("&Allocator"));
+    details->addTab(kept, QObject::tr("&Kept for backward"));
     details->addTab(runs, QObject::tr("R&uns"));
     ranks->hide(); // never loose in the window
     diff->hide();

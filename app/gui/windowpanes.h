@@ -29,6 +29,7 @@ class BlockPane;
 class DiffPane;
 class EmptyState;
 class FlameGraphPane;
+class KeptPane;
 class LayerModel;
 class LayersPane;
 class LiveSetPane;
@@ -69,6 +70,7 @@ struct WindowPanes
     FlameGraphPane *flame;
     BlockPane *block;
     AllocatorPane *allocator;
+    KeptPane *kept;
     RunsPane *runs;
     RanksPane *ranks; // a tab only while several processes are open
     DiffPane *diff;   // a tab only while a comparison is shown

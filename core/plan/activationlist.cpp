@@ -42,6 +42,24 @@ std::string_view keptPolicyName(KeptPolicy policy)
     return "SAVE";
 }
 
+std::string policyText(const KeptActivation &row)
+{
+    std::string text(keptPolicyName(row.policy));
+    if (row.policy == KeptPolicy::Recompute)
+        return text + " (" + row.unit + ")";
+    return row.output ? text + ", output" : text;
+}
+
+KeptTotals keptTotals(const std::vector<KeptActivation> &list)
+{
+    KeptTotals totals;
+    for (const KeptActivation &row : list) {
+        totals.bytes += row.bytes;
+        totals.recomputedBytes += row.policy == KeptPolicy::Recompute ? row.bytes : 0;
+    }
+    return totals;
+}
+
 std::string allocatingOperator(const StackTable &stacks, std::uint32_t stack)
 {
     std::string factory;
@@ -59,7 +77,12 @@ std::string allocatingOperator(const StackTable &stacks, std::uint32_t stack)
 
 std::vector<KeptActivation> keptActivations(const Trace &trace, const CostModel &model, const CheckpointSchedule &schedule)
 {
-    const AllocationSites sites(trace.stacks);
+    return keptActivations(trace, model, schedule, AllocationSites(trace.stacks));
+}
+
+std::vector<KeptActivation> keptActivations(const Trace &trace, const CostModel &model, const CheckpointSchedule &schedule,
+                                            const AllocationSites &sites)
+{
     const MemoryEvents &events = trace.events;
     std::vector<KeptActivation> list;
     for (std::size_t k = 0; k < model.layers.size(); ++k) {

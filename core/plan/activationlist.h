@@ -6,8 +6,8 @@
 // the plan does with it. Run on a rerun's trace, the same list shows what the rerun
 // actually kept. Allocator traces know sizes, not dtypes or shapes.
 
-#include "core/trace/trace.h"
 #include "checkpointschedule.h"
+#include "core/trace/trace.h"
 #include "costmodel.h"
 
 #include <cstdint>
@@ -36,8 +36,22 @@ struct KeptActivation
     KeptPolicy policy = KeptPolicy::Save;
 };
 
-// `model` built from `trace`; `schedule` a plan over its chain.
+class AllocationSites;
+
+// `model` built from `trace`; `schedule` a plan over its chain; `sites` of trace.stacks.
+std::vector<KeptActivation> keptActivations(const Trace &trace, const CostModel &model, const CheckpointSchedule &schedule,
+                                            const AllocationSites &sites);
 std::vector<KeptActivation> keptActivations(const Trace &trace, const CostModel &model, const CheckpointSchedule &schedule);
+
+// "RECOMPUTE (blocks.3)", "SAVE, output", "SAVE": a row's policy as the list shows it.
+std::string policyText(const KeptActivation &row);
+
+// What a list keeps in all, and how much of it the plan recomputes.
+struct KeptTotals
+{
+    std::int64_t bytes = 0, recomputedBytes = 0;
+};
+KeptTotals keptTotals(const std::vector<KeptActivation> &list);
 
 // The operator a stack's allocation came from: its innermost operator frame, passing over
 // a factory (aten::empty and its kin) that allocated for an operator calling it.

@@ -5,6 +5,7 @@
 #include "documentloader.h"
 #include "layereditor.h"
 #include "mainwindow.h"
+#include "models/keptmodel.h"
 #include "models/layermodel.h"
 #include "models/livesetmodel.h"
 #include "models/runcomparisonmodel.h"
@@ -15,6 +16,7 @@
 #include "runstore.h"
 #include "widgets/allocatorpane.h"
 #include "widgets/emptystate.h"
+#include "widgets/keptpane.h"
 #include "widgets/livesetpane.h"
 #include "widgets/momenttext.h"
 #include "widgets/runspane.h"
@@ -56,6 +58,7 @@
 #include <tuple>
 
 #include <memory>
+#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -225,6 +228,30 @@ private slots:
         QVERIFY2(
             shown().contains(QStringLiteral("peak ") + QString::fromStdString(formatBytes(predict(model, ticked).peakBytes))),
             qPrintable(shown()));
+    }
+
+    // The blocks kept for backward follow the toggles: a layer ticked recomputes its own.
+    void theKeptTabFollowsTheToggles()
+    {
+        MainWindow window;
+        QVERIFY(load(window, kSample));
+        auto *pane = window.findChild<KeptPane *>(QStringLiteral("kept"));
+        QVERIFY(pane);
+        const auto policies = [&](const std::string &layer) {
+            std::set<QString> seen;
+            for (const KeptActivation &row : pane->model()->rows()) {
+                if (row.layer == layer)
+                    seen.insert(QString::fromLatin1(keptPolicyName(row.policy)) + QLatin1Char(' ') + test::qs(row.unit));
+            }
+            return seen;
+        };
+        QVERIFY(pane->model()->rowCount() > 0);
+        QCOMPARE(policies("blocks.1"), std::set<QString>{QStringLiteral("SAVE ")});
+        QVERIFY2(pane->title().endsWith(QStringLiteral("the toggles recompute 0 B of it.")), qPrintable(pane->title()));
+        window.setCheckpointStrategy(QStringLiteral("blocks.1"));
+        QCOMPARE(policies("blocks.1"), std::set<QString>{QStringLiteral("RECOMPUTE blocks.1")});
+        QCOMPARE(policies("blocks.2"), std::set<QString>{QStringLiteral("SAVE ")});
+        QVERIFY2(!pane->title().endsWith(QStringLiteral("the toggles recompute 0 B of it.")), qPrintable(pane->title()));
     }
 
     // The whole loop on the CPU: toggle, rerun with peaklens-replay, find the measured run.
