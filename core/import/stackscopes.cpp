@@ -265,7 +265,11 @@ std::vector<std::uint32_t> createLayers(TraceBuilder &builder, const std::vector
             sites.push_back(key.site);
         if (which > 0)
             part += "~" + std::to_string(which + 1);
-        paths[k] = (key.parent == kNone ? std::string() : paths[key.parent] + ".") + part + index;
+        std::string &path = paths[k];
+        if (key.parent != kNone)
+            path = paths[key.parent] + ".";
+        path += part;
+        path += index;
         layers[k] = builder.layer(paths[k]);
         const Frame &callee = frames[key.callee];
         builder.setLayerInfo(layers[k], callee.function + " in " + std::string(fileBaseName(callee.file)), 0);
