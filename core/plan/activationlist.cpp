@@ -10,15 +10,27 @@ namespace peaklens {
 
 namespace {
 
-// The unit holding chain layer k whole, and its label; null when none does.
-const CheckpointUnit *wholeUnitOf(const CheckpointSchedule &schedule, std::size_t k)
+// Per chain layer, the top-level unit holding it whole (null: none) and the units that
+// are parts of it: one pass over the schedule, whatever the chain's length.
+struct UnitsOfLayers
 {
-    for (const CheckpointUnit &unit : schedule) {
-        if (!unit.isPart() && unit.first <= k && k <= unit.last)
-            return &unit;
+    std::vector<const CheckpointUnit *> whole;
+    std::vector<std::vector<const CheckpointUnit *>> parts;
+
+    UnitsOfLayers(const CheckpointSchedule &schedule, std::size_t layers)
+        : whole(layers, nullptr)
+        , parts(layers)
+    {
+        for (const CheckpointUnit &unit : schedule) {
+            if (unit.isPart()) {
+                parts[unit.first].push_back(&unit);
+                continue;
+            }
+            for (std::size_t k = unit.first; k <= unit.last; ++k)
+                whole[k] = &unit;
+        }
     }
-    return nullptr;
-}
+};
 
 std::string labelOf(const CostModel &model, const CheckpointUnit &unit)
 {
@@ -84,10 +96,11 @@ std::vector<KeptActivation> keptActivations(const Trace &trace, const CostModel 
                                             const AllocationSites &sites)
 {
     const MemoryEvents &events = trace.events;
+    const UnitsOfLayers units(schedule, model.layers.size());
     std::vector<KeptActivation> list;
     for (std::size_t k = 0; k < model.layers.size(); ++k) {
         const ChainLayer &layer = model.layers[k];
-        const CheckpointUnit *whole = wholeUnitOf(schedule, k);
+        const CheckpointUnit *whole = units.whole[k];
         for (const std::size_t event : layer.kept.events) {
             KeptActivation row;
             row.layer = layer.path;
@@ -107,14 +120,12 @@ std::vector<KeptActivation> keptActivations(const Trace &trace, const CostModel 
                     row.unit = labelOf(model, *whole);
                 }
             } else {
-                for (const CheckpointUnit &unit : schedule) {
-                    if (!unit.isPart() || unit.first != k)
-                        continue;
-                    const KeptBlocks &part = layer.parts[unit.part].kept;
+                for (const CheckpointUnit *unit : units.parts[k]) {
+                    const KeptBlocks &part = layer.parts[unit->part].kept;
                     if (event != part.outputEvent
                         && std::find(part.events.begin(), part.events.end(), event) != part.events.end()) {
                         row.policy = KeptPolicy::Recompute;
-                        row.unit = labelOf(model, unit);
+                        row.unit = labelOf(model, *unit);
                     }
                 }
             }
