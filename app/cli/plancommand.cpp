@@ -52,7 +52,7 @@ json planJson(const CostModel &model, const Plan &plan)
               {"step_time_spread_ms", milliseconds(model.stepTimeSpreadNs + plan.prediction.addedTimeSpreadNs)},
               {"added_time_ms", milliseconds(plan.prediction.addedTimeNs)},
               {"added_time_spread_ms", milliseconds(plan.prediction.addedTimeSpreadNs)}}},
-            {"notes", planNotes(model, plan.prediction)},
+            {"notes", planNotes(model, plan.schedule, plan.prediction)},
             {"runner_up_added_ms", plan.runnerUpAddedNs ? json(milliseconds(*plan.runnerUpAddedNs)) : json(nullptr)},
             {"ranked_within_noise", plan.rankedWithinNoise(model)},
             {"baseline",
@@ -141,7 +141,7 @@ std::string planText(const CostModel &model, const Plan &plan, const std::string
     if (plan.marginBytes > 0)
         out += "Margin          the plan stays " + formatBytes(plan.marginBytes)
                + " below the budget: the trace ranged no backward for some layers, and their backward spans were estimated\n";
-    for (const std::string &note : planNotes(model, plan.prediction))
+    for (const std::string &note : planNotes(model, plan.schedule, plan.prediction))
         out += note + "\n";
     return out;
 }

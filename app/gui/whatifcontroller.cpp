@@ -113,7 +113,7 @@ void WhatIfController::predict(bool feasible)
     QStringList notes;
     if (!feasible)
         notes << tr("No set of checkpoints fits the budget: this is the lowest peak the chain can reach.");
-    for (const std::string &note : planNotes(model, prediction))
+    for (const std::string &note : planNotes(model, m_schedule, prediction))
         notes << QString::fromStdString(note);
     Q_EMIT predicted(m_schedule.empty() ? std::vector<SeriesPoint>{} : predictCurve(model, m_schedule), notes);
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "activationlist.h"
 
+#include "checkpointstrategy.h"
+
 #include "core/analysis/allocationsites.h"
-#include "core/trace/frameclassifier.h"
 
 #include <algorithm>
 
@@ -59,6 +60,8 @@ std::string policyText(const KeptActivation &row)
     std::string text(keptPolicyName(row.policy));
     if (row.policy == KeptPolicy::Recompute)
         return text + " (" + row.unit + ")";
+    if (!row.unit.empty())
+        return text + " (" + row.unit + "'s policy)";
     return row.output ? text + ", output" : text;
 }
 
@@ -70,21 +73,6 @@ KeptTotals keptTotals(const std::vector<KeptActivation> &list)
         totals.recomputedBytes += row.policy == KeptPolicy::Recompute ? row.bytes : 0;
     }
     return totals;
-}
-
-std::string allocatingOperator(const StackTable &stacks, std::uint32_t stack)
-{
-    std::string factory;
-    for (const std::uint32_t frame : stacks.framesOf(stack)) {
-        auto op = operatorName(stacks.frames()[frame]);
-        if (!op)
-            continue;
-        if (!isFactoryOperator(*op))
-            return std::move(*op);
-        if (factory.empty())
-            factory = std::move(*op);
-    }
-    return factory;
 }
 
 std::vector<KeptActivation> keptActivations(const Trace &trace, const CostModel &model, const CheckpointSchedule &schedule)
@@ -101,7 +89,7 @@ std::vector<KeptActivation> keptActivations(const Trace &trace, const CostModel 
     for (std::size_t k = 0; k < model.layers.size(); ++k) {
         const ChainLayer &layer = model.layers[k];
         const CheckpointUnit *whole = units.whole[k];
-        for (const std::size_t event : layer.kept.events) {
+        const auto rowOf = [&](std::size_t event) {
             KeptActivation row;
             row.layer = layer.path;
             row.event = event;
@@ -112,11 +100,17 @@ std::vector<KeptActivation> keptActivations(const Trace &trace, const CostModel 
             row.module = module < trace.layers.size() ? trace.layers[module].path : std::string();
             row.site = sites.label(sites.siteOf(stack));
             row.output = event == layer.kept.outputEvent;
+            return row;
+        };
+        for (const std::size_t event : layer.kept.events) {
+            KeptActivation row = rowOf(event);
             if (whole) {
                 // A unit keeps only its input: all it made is recomputed, but the output
-                // of its last layer, which the layer after it keeps.
+                // of its last layer, which the layer after it keeps, and the outputs of
+                // the operators its policy saves.
                 if (!(row.output && k == whole->last)) {
-                    row.policy = KeptPolicy::Recompute;
+                    const bool saved = std::binary_search(whole->saved.begin(), whole->saved.end(), operatorOverload(row.op));
+                    row.policy = saved ? KeptPolicy::Save : KeptPolicy::Recompute;
                     row.unit = labelOf(model, *whole);
                 }
             } else {
@@ -130,6 +124,21 @@ std::vector<KeptActivation> keptActivations(const Trace &trace, const CostModel 
                 }
             }
             list.push_back(std::move(row));
+        }
+        // What a policy keeps beyond them: its operators' outputs the measured step freed
+        // before the backward.
+        if (!whole || whole->saved.empty())
+            continue;
+        for (const OperatorOutputs &outputs : layer.operators.outputs) {
+            if (!std::binary_search(whole->saved.begin(), whole->saved.end(), outputs.op))
+                continue;
+            for (const std::size_t event : outputs.events) {
+                if (std::find(layer.kept.events.begin(), layer.kept.events.end(), event) != layer.kept.events.end())
+                    continue;
+                KeptActivation row = rowOf(event);
+                row.unit = labelOf(model, *whole);
+                list.push_back(std::move(row));
+            }
         }
     }
     return list;

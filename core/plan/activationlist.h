@@ -3,12 +3,14 @@
 // The blocks a plan leaves kept for backward, one by one (`plan --activations`): per chain
 // layer, each block its forward left live for its backward in the measured step, with the
 // operator that allocated it, the module it was made in, its allocation site, and what
-// the plan does with it. Run on a rerun's trace, the same list shows what the rerun
+// the plan does with it; and under a per-op policy, the outputs of the operators it saves
+// that the measured step had freed before the backward. Run on a rerun's trace, the same list shows what the rerun
 // actually kept. Allocator traces know sizes, not dtypes or shapes.
 
 #include "checkpointschedule.h"
 #include "core/trace/trace.h"
 #include "costmodel.h"
+#include "operatoroutputs.h"
 
 #include <cstdint>
 #include <string>
@@ -25,8 +27,10 @@ std::string_view keptPolicyName(KeptPolicy policy); // "SAVE", "RECOMPUTE"
 
 struct KeptActivation
 {
-    std::string layer;   // the chain layer whose forward made it
-    std::string unit;    // the plan's unit that recomputes it ("blocks.3", "blocks.0..blocks.3", "blocks.3.attn"); empty: none
+    std::string layer; // the chain layer whose forward made it
+    // The plan's unit that recomputes it ("blocks.3", "blocks.0..blocks.3", "blocks.3.attn"),
+    // or whose per-op policy saves it (policy Save); empty: none.
+    std::string unit;
     std::size_t event;   // its allocating event in the trace
     std::int64_t bytes;  // as allocated
     std::string op;      // the operator that allocated it ("aten::addmm"); empty where the trace does not say
@@ -43,7 +47,8 @@ std::vector<KeptActivation> keptActivations(const Trace &trace, const CostModel 
                                             const AllocationSites &sites);
 std::vector<KeptActivation> keptActivations(const Trace &trace, const CostModel &model, const CheckpointSchedule &schedule);
 
-// "RECOMPUTE (blocks.3)", "SAVE, output", "SAVE": a row's policy as the list shows it.
+// "RECOMPUTE (blocks.3)", "SAVE (blocks.3's policy)", "SAVE, output", "SAVE": a row's
+// policy as the list shows it.
 std::string policyText(const KeptActivation &row);
 
 // What a list keeps in all, and how much of it the plan recomputes.
@@ -52,9 +57,5 @@ struct KeptTotals
     std::int64_t bytes = 0, recomputedBytes = 0;
 };
 KeptTotals keptTotals(const std::vector<KeptActivation> &list);
-
-// The operator a stack's allocation came from: its innermost operator frame, passing over
-// a factory (aten::empty and its kin) that allocated for an operator calling it.
-std::string allocatingOperator(const StackTable &stacks, std::uint32_t stack);
 
 } // namespace peaklens

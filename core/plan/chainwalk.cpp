@@ -99,7 +99,7 @@ public:
 private:
     void addUnit(const UnitSpans &spans, std::size_t layer, std::size_t part, std::size_t pass);
     void cross(const Boundary &boundary, std::size_t event);
-    void forwardBegins(UnitPass &unit, std::size_t event);
+    void forwardBegins(UnitPass &unit, std::int64_t timeNs, std::size_t event);
     void forwardEnds(UnitPass &unit, std::int64_t timeNs, std::size_t event);
     void backwardBegins(UnitPass &unit, std::int64_t timeNs, std::size_t event);
     void backwardEnds(UnitPass &unit, std::int64_t timeNs);
@@ -235,9 +235,11 @@ void Walk::moveSearchFloor(const UnitPass &unit, std::int64_t timeNs, std::size_
     floor.event = event;
 }
 
-void Walk::forwardBegins(UnitPass &unit, std::size_t event)
+void Walk::forwardBegins(UnitPass &unit, std::int64_t timeNs, std::size_t event)
 {
     unit.firstEvent = event;
+    unit.measure.forwardBeginEvent = event;
+    unit.measure.forwardBeginNs = timeNs;
     if (unit.isPart())
         unit.inputEvent = inputOf(event);
     m_forwards.push_back(&unit);
@@ -255,6 +257,9 @@ void Walk::forwardEnds(UnitPass &unit, std::int64_t timeNs, std::size_t event)
     for (const auto &[addr, index] : unit.blocks)
         measure.retained += m_events.deltaBytes(index);
     unit.outputEvent = outputEvent(m_events, unit.blocks);
+    measure.forwardEndEvent = event;
+    measure.forwardEndNs = timeNs;
+    measure.forwardOutputEvent = unit.outputEvent;
     measure.output = unit.outputEvent == SIZE_MAX ? 0 : m_events.deltaBytes(unit.outputEvent);
     measure.kept = measure.retained;
     if (!unit.isPart()) {
@@ -279,7 +284,7 @@ void Walk::backwardBegins(UnitPass &unit, std::int64_t timeNs, std::size_t event
             measure.keptEvents.push_back(block.second);
         }
     }
-    measure.outputEvent = unit.outputEvent;
+    measure.outputEvent = measure.outputLive ? unit.outputEvent : SIZE_MAX;
     if (unit.inputEvent != SIZE_MAX && !stillLive({m_events.addr(unit.inputEvent), unit.inputEvent}))
         unit.inputKept = m_events.deltaBytes(unit.inputEvent);
     measure.saving = measure.alive - (measure.outputLive ? measure.output : 0) - unit.inputKept;
@@ -336,7 +341,7 @@ void Walk::cross(const Boundary &boundary, std::size_t event)
     UnitPass &unit = m_units[boundary.unit];
     switch (boundary.crossing) {
     case Crossing::ForwardBegin:
-        forwardBegins(unit, event);
+        forwardBegins(unit, boundary.timeNs, event);
         break;
     case Crossing::ForwardEnd:
         forwardEnds(unit, boundary.timeNs, event);

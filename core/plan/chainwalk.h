@@ -35,6 +35,9 @@ struct UnitMeasure
     // order (what its backward was given to keep), and its output's (SIZE_MAX: none).
     std::vector<std::size_t> keptEvents;
     std::size_t outputEvent = SIZE_MAX;
+    std::size_t forwardBeginEvent = 0, forwardEndEvent = 0; // its forward's events [begin, end)
+    std::int64_t forwardBeginNs = 0, forwardEndNs = 0;
+    std::size_t forwardOutputEvent = SIZE_MAX; // its output's, live then or not
 };
 
 struct ChainMeasures

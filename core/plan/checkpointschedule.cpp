@@ -50,7 +50,7 @@ std::vector<std::size_t> recomputeCounts(const CheckpointSchedule &schedule, std
 bool isPerLayer(const CheckpointSchedule &schedule)
 {
     return std::all_of(schedule.begin(), schedule.end(), [](const CheckpointUnit &unit) {
-        return unit.first == unit.last && unit.inner.empty() && !unit.isPart();
+        return unit.first == unit.last && unit.inner.empty() && !unit.isPart() && unit.saved.empty();
     });
 }
 

@@ -6,10 +6,13 @@
 // inner units), so a layer is recomputed once per unit that holds it: Rotor's multi-level
 // schedules. One layer per unit and no inner units is per-layer checkpointing. A unit
 // may also be one part of a layer (a module inside it, "blocks.3.attn"), checkpointed
-// while the rest of the layer runs plainly: selective checkpointing.
+// while the rest of the layer runs plainly; or one layer checkpointed with a per-op
+// policy, whose listed operators' outputs are kept through the forward instead of
+// recomputed: selective checkpointing.
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace peaklens {
@@ -23,6 +26,10 @@ struct CheckpointUnit
     // kWholeLayer: the layers first..last. Else the index of one part of layer first
     // (== last; no inner units): that module alone is checkpointed.
     std::size_t part = kWholeLayer;
+    // A per-op policy (one whole layer, top level only): the operators whose outputs its
+    // forward keeps, as PyTorch names their overloads ("aten.addmm.default"), sorted. Empty:
+    // everything it made is recomputed.
+    std::vector<std::string> saved;
     bool isPart() const { return part != kWholeLayer; }
     bool operator==(const CheckpointUnit &) const = default;
 };
@@ -37,7 +44,7 @@ CheckpointSchedule singleLayerUnits(const std::vector<bool> &toggles);
 std::vector<bool> toggledPositions(const CheckpointSchedule &schedule, std::size_t count);
 // Per position of `count`: how many units (of any level) hold it whole, the times it is recomputed.
 std::vector<std::size_t> recomputeCounts(const CheckpointSchedule &schedule, std::size_t count);
-// True when every unit is one whole layer without inner units.
+// True when every unit is one whole layer without inner units or a per-op policy.
 bool isPerLayer(const CheckpointSchedule &schedule);
 // Per position of `count`: a bit per part the schedule checkpoints (parts 0..63).
 std::vector<std::uint64_t> partMasks(const CheckpointSchedule &schedule, std::size_t count);

@@ -93,7 +93,7 @@ private:
 
     Item item(int depth)
     {
-        const std::size_t end = std::min(m_body.find_first_of(",()", m_pos), m_body.size());
+        const std::size_t end = std::min(m_body.find_first_of(",()[", m_pos), m_body.size());
         const std::string_view token = m_body.substr(m_pos, end - m_pos);
         m_pos = end;
         Item item;
@@ -101,8 +101,13 @@ private:
         item.first = name(token.substr(0, dots));
         if (dots != std::string_view::npos)
             item.last = name(token.substr(dots + 2));
-        while (m_pos < m_body.size() && (m_body[m_pos] == ' ' || m_body[m_pos] == '\t'))
-            ++m_pos;
+        skipBlanks();
+        if (m_pos < m_body.size() && m_body[m_pos] == '[') {
+            if (!item.last.empty())
+                fail("a per-op policy [save:...] applies to one layer, not to the segment " + item.first + ".." + item.last);
+            item.saved = policy(item.first);
+            skipBlanks();
+        }
         if (m_pos < m_body.size() && m_body[m_pos] == '(') {
             if (item.last.empty())
                 fail("only a segment FIRST..LAST has inner units (\"" + item.first + "(\")");
@@ -111,10 +116,45 @@ private:
             if (m_pos >= m_body.size() || m_body[m_pos] != ')')
                 fail("the \"(\" after " + item.first + ".." + item.last + " is not closed");
             ++m_pos;
-            while (m_pos < m_body.size() && (m_body[m_pos] == ' ' || m_body[m_pos] == '\t'))
-                ++m_pos;
+            skipBlanks();
         }
         return item;
+    }
+
+    void skipBlanks()
+    {
+        while (m_pos < m_body.size() && (m_body[m_pos] == ' ' || m_body[m_pos] == '\t'))
+            ++m_pos;
+    }
+
+    // "[save:OP+OP+...]" after `layer`, at m_pos: its operators as overload names, sorted.
+    std::vector<std::string> policy(const std::string &layer)
+    {
+        const std::size_t close = m_body.find(']', m_pos);
+        if (close == std::string_view::npos)
+            fail("the \"[\" after " + layer + " is not closed");
+        const std::string_view inside = trimmed(m_body.substr(m_pos + 1, close - m_pos - 1));
+        m_pos = close + 1;
+        constexpr std::string_view kSave = "save:";
+        if (!inside.starts_with(kSave))
+            fail("the policy of " + layer + " is [save:OP+OP...], naming the operators whose outputs it keeps");
+        std::vector<std::string> ops;
+        std::string_view rest = inside.substr(kSave.size());
+        for (;;) {
+            const std::size_t plus = rest.find('+');
+            const std::string_view written = trimmed(rest.substr(0, plus));
+            std::string op = operatorOverload(written);
+            if (op.empty())
+                fail("\"" + std::string(written) + "\" in the policy of " + layer
+                     + " is not an operator overload: write it as PyTorch names it, aten.mm.default or aten.mul.Tensor");
+            ops.push_back(std::move(op));
+            if (plus == std::string_view::npos)
+                break;
+            rest.remove_prefix(plus + 1);
+        }
+        std::sort(ops.begin(), ops.end());
+        ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
+        return ops;
     }
 
     std::string_view m_text, m_body;
@@ -128,6 +168,12 @@ std::string written(const std::vector<Item> &items)
         text += (text.empty() ? "" : ",") + item.first;
         if (!item.last.empty())
             text += ".." + item.last;
+        if (!item.saved.empty()) {
+            text += "[save:";
+            for (std::size_t i = 0; i < item.saved.size(); ++i)
+                text += (i ? "+" : "") + item.saved[i];
+            text += "]";
+        }
         if (!item.inner.empty())
             text += "(" + written(item.inner) + ")";
     }
@@ -152,6 +198,9 @@ public:
         for (const Item &item : items) {
             const std::string name = item.first + (item.last.empty() ? "" : ".." + item.last);
             const auto [first, part] = indexOf(item.first);
+            if (!item.saved.empty() && (part != kWholeLayer || parent))
+                throw Error("\"" + name + "\": a per-op policy applies to a layer of the chain checkpointed on its own, not to "
+                            + (parent ? "an inner unit." : "a module inside a layer."));
             if (part != kWholeLayer) {
                 if (!item.last.empty() || !item.inner.empty() || parent)
                     throw Error("\"" + name + "\": " + item.first + " is a module inside " + m_toggleable[first]
@@ -159,7 +208,7 @@ public:
                 resolved.push_back({first, first, {}, part});
                 continue;
             }
-            CheckpointUnit unit{first, item.last.empty() ? first : indexOf(item.last).first, {}};
+            CheckpointUnit unit{first, item.last.empty() ? first : indexOf(item.last).first, {}, kWholeLayer, item.saved};
             if (!item.last.empty() && indexOf(item.last).second != kWholeLayer)
                 throw Error("\"" + name + "\": " + item.last + " is a module inside a layer, so it cannot end a segment.");
             if (unit.last < unit.first)
@@ -404,14 +453,45 @@ CheckpointStrategy CheckpointStrategy::of(const CheckpointSchedule &schedule, co
                 items.push_back({parts.at(unit.first).at(unit.part), {}, {}});
                 continue;
             }
-            Item item{
-                paths.at(unit.first), unit.first == unit.last && unit.inner.empty() ? std::string() : paths.at(unit.last), {}};
+            Item item{paths.at(unit.first),
+                      unit.first == unit.last && unit.inner.empty() ? std::string() : paths.at(unit.last),
+                      {},
+                      unit.saved};
             item.inner = self(self, unit.inner);
             items.push_back(std::move(item));
         }
         return items;
     };
     return units(itemsOf(itemsOf, schedule));
+}
+
+std::string operatorOverload(std::string_view op)
+{
+    const auto isName = [](std::string_view name) {
+        return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        });
+    };
+    std::string_view space, name, overload;
+    if (const std::size_t colons = op.find("::"); colons != std::string_view::npos) {
+        space = op.substr(0, colons);
+        name = op.substr(colons + 2);
+        const std::size_t dot = name.find('.');
+        overload = dot == std::string_view::npos ? std::string_view("default") : name.substr(dot + 1);
+        name = name.substr(0, std::min(dot, name.size()));
+    } else {
+        const std::size_t first = op.find('.'), second = op.find('.', first == std::string_view::npos ? op.size() : first + 1);
+        if (second == std::string_view::npos)
+            return {};
+        space = op.substr(0, first);
+        name = op.substr(first + 1, second - first - 1);
+        overload = op.substr(second + 1);
+    }
+    if (!isName(space) || !isName(name) || !isName(overload))
+        return {};
+    std::string out;
+    out.append(space).append(".").append(name).append(".").append(overload);
+    return out;
 }
 
 } // namespace peaklens

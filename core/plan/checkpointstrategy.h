@@ -4,7 +4,9 @@
 // "all", "every:K", "segments:K", "sqrt"), or a list of units: a layer ("blocks.1"), a
 // segment run as one checkpoint ("blocks.0..blocks.3"), and a segment whose recompute
 // checkpoints parts of it again ("blocks.0..blocks.7(blocks.0..blocks.3)"), and a module
-// inside a layer, checkpointed on its own ("blocks.3.attn"). The planner,
+// inside a layer, checkpointed on its own ("blocks.3.attn"), and a layer checkpointed with
+// a per-op policy that keeps the outputs of the operators it lists
+// ("blocks.3[save:aten.addmm.default+aten.mm.default]"). The planner,
 // the replay engine, the app's what-if bar, the reports and the Python helper's
 // PEAKLENS_CHECKPOINT all read this grammar (docs/planning.md);
 // tests/data/checkpoint_strategies.json holds the cases the C++ and the Python side must
@@ -28,11 +30,13 @@ class CheckpointStrategy
 public:
     enum class Kind { None, All, Every, Segments, SquareRoot, Units };
 
-    // A listed unit: one layer (last empty) or the layers first..last, with inner units.
+    // A listed unit: one layer (last empty) or the layers first..last, with inner units;
+    // `saved`, a single layer's per-op policy (CheckpointUnit::saved).
     struct Item
     {
         std::string first, last;
         std::vector<Item> inner;
+        std::vector<std::string> saved;
         bool operator==(const Item &) const = default;
     };
 
@@ -76,5 +80,11 @@ private:
     std::size_t m_every = 1;
     std::vector<Item> m_items;
 };
+
+// An operator as a per-op policy names it, PyTorch's overload name "aten.addmm.default",
+// from that name itself or from the name a trace records ("aten::addmm" for the default
+// overload, "aten::mul.Tensor"). Empty for anything else, a name without its overload
+// ("aten.mm", which matches no operator in a PyTorch policy) included.
+std::string operatorOverload(std::string_view op);
 
 } // namespace peaklens

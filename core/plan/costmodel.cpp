@@ -108,7 +108,7 @@ void combinePasses(const ChainMeasures &measures, CostModel &model)
             layer.retainedBytes = std::max(layer.retainedBytes, p.retained);
             layer.outputBytes = std::max(layer.outputBytes, p.output);
             if (p.saving < layer.savingBytes)
-                layer.kept = {p.keptEvents, p.outputLive ? p.outputEvent : SIZE_MAX};
+                layer.kept = {p.keptEvents, p.outputEvent};
             layer.savingBytes = std::min(layer.savingBytes, p.saving);
             layer.regeneratedBytes = std::max(layer.regeneratedBytes, p.regenerated);
             layer.forwardRiseBytes = std::max(layer.forwardRiseBytes, p.forwardRise);
@@ -133,11 +133,25 @@ void combinePasses(const ChainMeasures &measures, CostModel &model)
             part.savingBytes = INT64_MAX;
             for (const UnitMeasure &p : measures.parts[k][c]) {
                 if (p.saving < part.savingBytes)
-                    part.kept = {p.keptEvents, p.outputLive ? p.outputEvent : SIZE_MAX};
+                    part.kept = {p.keptEvents, p.outputEvent};
                 part.savingBytes = std::min(part.savingBytes, p.saving);
                 part.heldInBackwardBytes = std::max(part.heldInBackwardBytes, p.mostHeld);
             }
         }
+    }
+}
+
+// Per chain layer, its operators' outputs in the pass its kept blocks come from (the first
+// with the least saving).
+void addOperatorOutputs(const Trace &trace, const LaneDevices &lanes, std::uint32_t device, const ChainMeasures &measures,
+                        CostModel &model)
+{
+    for (std::size_t k = 0; k < model.layers.size() && !measures.layers.empty(); ++k) {
+        const UnitMeasure *least = &measures.layers.front()[k];
+        for (const auto &pass : measures.layers)
+            least = pass[k].saving < least->saving ? &pass[k] : least;
+        model.layers[k].operators = operatorProfile(trace, lanes, device, least->forwardBeginEvent, least->forwardEndEvent,
+                                                    least->forwardBeginNs, least->forwardEndNs, least->forwardOutputEvent);
     }
 }
 
@@ -246,6 +260,7 @@ CostModel buildCostModel(const Trace &trace, const ChainSelection &selection, co
     model.stepTimeNs = stepEnd - model.stepBeginNs;
     const ChainMeasures measures = walkChain(trace, lanes, device, begin, end == INT64_MAX ? stepEnd + 1 : stepEnd, units, model);
     combinePasses(measures, model);
+    addOperatorOutputs(trace, lanes, device, measures, model);
     findSegmentPeaks(model);
     cutForwardAtParts(model);
     useStepTimes(trace, model);

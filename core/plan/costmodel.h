@@ -6,6 +6,7 @@
 // layers' activations are alive. docs/planning.md describes the model and its limits.
 
 #include "chainselection.h"
+#include "operatoroutputs.h"
 
 #include "core/trace/trace.h"
 
@@ -117,6 +118,10 @@ struct ChainLayer
     std::int64_t recomputeSpreadNs = 0;
     std::int64_t backwardNs = 0; // b: its backwards in one step
     KeptBlocks kept;
+    // Per operator, the outputs its forward's calls returned and their time (in the pass
+    // `kept` is from), its own output left out: what a per-op policy saving that operator
+    // keeps, and the share of the recompute it spares.
+    OperatorProfile operators;
     std::vector<std::int64_t> backwardBeginsNs; // per pass, where a recompute runs
     // Its parts that can be checkpointed on their own (at most 64), in forward order, and
     // its backward cut at their boundaries, every pass.

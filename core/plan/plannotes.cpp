@@ -3,6 +3,7 @@
 
 #include "core/trace/units.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace peaklens {
@@ -28,7 +29,42 @@ std::string timeOutlierNote(const CostModel &model)
            + " taken for a first call's set-up, not what a recompute costs, and predicted at the median.";
 }
 
-std::vector<std::string> planNotes(const CostModel &model, const Prediction &prediction)
+namespace {
+
+// "blocks.1's policy saves aten.mm.default, which its forward never runs: ..."
+void addPolicyNotes(const CostModel &model, const CheckpointSchedule &schedule, std::vector<std::string> &notes)
+{
+    for (const CheckpointUnit &unit : schedule) {
+        if (unit.saved.empty() || unit.last >= model.layers.size())
+            continue;
+        const ChainLayer &layer = model.layers[unit.last];
+        if (layer.operators.outputs.empty()) {
+            notes.push_back("The trace names no operator in " + layer.path + "'s forward, so its policy is predicted to keep "
+                            + "nothing; a recording through PyTorch's allocator (record --backend torch) names them.");
+            continue;
+        }
+        std::string missing, ran;
+        std::size_t count = 0;
+        for (const std::string &op : unit.saved) {
+            const bool runs = std::any_of(layer.operators.outputs.begin(), layer.operators.outputs.end(),
+                                          [&](const OperatorOutputs &outputs) { return outputs.op == op; });
+            if (!runs)
+                missing += (count++ ? ", " : "") + op;
+        }
+        if (count == 0)
+            continue;
+        for (const OperatorOutputs &outputs : layer.operators.outputs)
+            ran += (ran.empty() ? "" : ", ") + outputs.op;
+        notes.push_back(layer.path + "'s policy saves " + missing
+                        + (count == 1 ? ", which its forward never runs: it saves nothing of it"
+                                      : ", none of which its forward runs: it saves nothing of them")
+                        + ". Its forward runs " + ran + ".");
+    }
+}
+
+} // namespace
+
+std::vector<std::string> planNotes(const CostModel &model, const CheckpointSchedule &schedule, const Prediction &prediction)
 {
     std::vector<std::string> notes;
     if (prediction.peakInRecomputeOf)
@@ -45,6 +81,7 @@ std::vector<std::string> planNotes(const CostModel &model, const Prediction &pre
         notes.push_back(std::string("The added time is uncertain: the ")
                         + (model.recomputeMeasured ? "calibration rounds" : "steps") + " it is measured from disagree by up to ±"
                         + formatDuration(prediction.addedTimeSpreadNs) + "; rerun the plan to measure it.");
+    addPolicyNotes(model, schedule, notes);
     return notes;
 }
 

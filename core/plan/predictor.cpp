@@ -11,33 +11,43 @@ namespace {
 struct FlatUnit
 {
     std::size_t first, last;
-    std::size_t parent;             // index into the flat list; SIZE_MAX at the top level
-    std::int64_t childrenFreed = 0; // what its inner units free, once it is recomputed
+    std::size_t parent;              // index into the flat list; SIZE_MAX at the top level
+    std::int64_t childrenFreed = 0;  // what its inner units free, once it is recomputed
+    std::int64_t policyKept = 0;     // what its per-op policy keeps through the forward
+    std::int64_t policySparedNs = 0; // the recompute its policy spares: its saved operators' share of the forward
 };
 
-void flatten(const std::vector<CheckpointUnit> &units, std::size_t parent, std::size_t count, std::vector<FlatUnit> &out)
+void flatten(const CostModel &model, const std::vector<CheckpointUnit> &units, std::size_t parent, std::vector<FlatUnit> &out)
 {
     for (const CheckpointUnit &unit : units) {
-        if (unit.first > unit.last || unit.last >= count || unit.isPart())
+        if (unit.first > unit.last || unit.last >= model.layers.size() || unit.isPart())
             continue;
-        out.push_back({unit.first, unit.last, parent});
-        flatten(unit.inner, out.size() - 1, count, out);
+        FlatUnit flat{unit.first, unit.last, parent};
+        if (!unit.saved.empty()) {
+            const ChainLayer &layer = model.layers[unit.last];
+            flat.policyKept = savedBytes(layer.operators, unit.saved);
+            if (layer.operators.spanNs > 0)
+                flat.policySparedNs = static_cast<std::int64_t>(static_cast<long double>(layer.recomputeNs)
+                                                                * savedNs(layer.operators, unit.saved) / layer.operators.spanNs);
+        }
+        out.push_back(flat);
+        flatten(model, unit.inner, out.size() - 1, out);
     }
 }
 
 // What a unit frees while none of its layers is needed: all its layers keep, but the
-// last one's output, which the layer after it keeps either way.
-std::int64_t unitSaving(const CostModel &model, std::size_t first, std::size_t last)
+// last one's output, which the layer after it keeps either way, and what its policy keeps.
+std::int64_t unitSaving(const CostModel &model, const FlatUnit &unit)
 {
-    std::int64_t bytes = model.layers[last].savingBytes;
-    for (std::size_t k = first; k < last; ++k)
+    std::int64_t bytes = model.layers[unit.last].savingBytes - unit.policyKept;
+    for (std::size_t k = unit.first; k < unit.last; ++k)
         bytes += model.layers[k].keptBytes;
     return bytes;
 }
 
 // While a unit's layers run their forward without keeping anything, at segment p (layers
 // before p done): a layer frees what its backward would need, and once the next layer has
-// run, its output too, unless it is the unit's last. Adds, for p in [offset, offset +
+// run, its output too, unless it is the unit's last; but what its policy keeps. Adds, for p in [offset, offset +
 // size), to `at` (that p only) and `from` (that p onwards, as differences).
 void addForwardSavings(const CostModel &model, const FlatUnit &unit, std::size_t offset, std::vector<std::int64_t> &at,
                        std::vector<std::int64_t> &from)
@@ -49,7 +59,7 @@ void addForwardSavings(const CostModel &model, const FlatUnit &unit, std::size_t
     for (std::size_t k = unit.first; k <= unit.last; ++k) {
         const ChainLayer &layer = model.layers[k];
         if (k == unit.last) {
-            add(from, k + 1, layer.savingBytes);
+            add(from, k + 1, layer.savingBytes - unit.policyKept);
         } else {
             add(at, k + 1, layer.savingBytes);
             add(from, k + 2, layer.keptBytes);
@@ -109,7 +119,7 @@ Effect effectOf(const CostModel &model, const CheckpointSchedule &schedule)
 {
     const std::size_t n = model.layers.size();
     std::vector<FlatUnit> units;
-    flatten(schedule, SIZE_MAX, n, units);
+    flatten(model, schedule, SIZE_MAX, units);
     Effect effect;
     std::vector<std::int64_t> at(n + 1, 0), from(n + 1, 0), freed(n + 2, 0), held(n + 2, 0), gap(n + 2, 0);
     effect.endingAt.assign(n, 0);
@@ -131,7 +141,7 @@ Effect effectOf(const CostModel &model, const CheckpointSchedule &schedule)
         }
     }
     for (FlatUnit &unit : units) {
-        const std::int64_t saving = unitSaving(model, unit.first, unit.last);
+        const std::int64_t saving = unitSaving(model, unit);
         if (unit.parent == SIZE_MAX) {
             addForwardSavings(model, unit, 0, at, from);
             addOver(freed, unit.last + 1, n + 1, saving);
@@ -147,6 +157,7 @@ Effect effectOf(const CostModel &model, const CheckpointSchedule &schedule)
             effect.addedNs += model.layers[k].recomputeNs;
             effect.addedSpreadNs += model.layers[k].recomputeSpreadNs;
         }
+        effect.addedNs -= unit.policySparedNs;
     }
     effect.forwardFreed = summed(at, from);
     effect.backwardFreed = runningSum(freed);

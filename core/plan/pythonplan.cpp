@@ -81,21 +81,42 @@ constexpr std::string_view kStandaloneApply = R"py(
 def apply(model):
     """Checkpoints the planned modules of ``model`` in place and returns it."""
     for path, traced_bytes in MODULES.items():
-        _checkpoint_forward(_module(model, path, traced_bytes))
+        _checkpoint_forward(_module(model, path, traced_bytes), SAVED.get(path, ()))
     return model
 
 
-def _checkpoint_forward(module):
-    """Wraps ``module.forward`` in a non-reentrant checkpoint while gradients are on."""
+def _checkpoint_forward(module, saved):
+    """Wraps ``module.forward`` in a non-reentrant checkpoint while gradients are on; with
+    ``saved``, a selective one that keeps those operators' outputs."""
     original = module.forward
+    options = {"context_fn": _selective(saved)} if saved else {}
 
     @functools.wraps(original)
     def checkpointed(*args, **kwargs):
         if not torch.is_grad_enabled():
             return original(*args, **kwargs)
-        return torch.utils.checkpoint.checkpoint(original, *args, use_reentrant=False, **kwargs)
+        return torch.utils.checkpoint.checkpoint(original, *args, use_reentrant=False, **options, **kwargs)
 
     module.forward = checkpointed
+
+
+def _selective(saved):
+    """A checkpoint's context_fn: PyTorch's selective activation checkpointing, saving the
+    outputs of the operators named (aten.addmm.default) and recomputing the rest."""
+    from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
+
+    ops = set()
+    for name in saved:
+        space, op, overload = name.split(".")
+        try:
+            ops.add(getattr(getattr(getattr(torch.ops, space), op), overload))
+        except (AttributeError, RuntimeError):
+            raise ValueError(f"{name} is not an operator of PyTorch {torch.__version__}") from None
+
+    def policy(ctx, op, *args, **kwargs):
+        return CheckpointPolicy.MUST_SAVE if op in ops else CheckpointPolicy.PREFER_RECOMPUTE
+
+    return functools.partial(create_selective_checkpoint_contexts, policy)
 )py";
 
 constexpr std::string_view kHelperApply = R"py(
@@ -188,6 +209,20 @@ std::string pythonPlan(const Trace &trace, const CostModel &model, const Plan &p
                + (module.parameterBytes > 0 ? std::to_string(module.parameterBytes) : std::string("None")) + ",\n";
     if (!modules.empty())
         out += "}\n";
+    if (standalone) {
+        out += "\n# Per module checkpointed selectively: the operators whose outputs its forward keeps;\n"
+               "# the rest of it is recomputed.\n";
+        std::string saved;
+        for (const CheckpointUnit &unit : plan.schedule) {
+            if (unit.saved.empty())
+                continue;
+            saved += "    " + pythonString(model.layers[unit.first].path) + ": [";
+            for (std::size_t i = 0; i < unit.saved.size(); ++i)
+                saved += (i ? ", " : "") + pythonString(unit.saved[i]);
+            saved += "],\n";
+        }
+        out += saved.empty() ? "SAVED = {}\n" : "SAVED = {\n" + saved + "}\n";
+    }
     out += standalone ? kStandaloneApply : kHelperApply;
     out += kModuleCheck;
     return out;

@@ -133,11 +133,19 @@ CheckpointSchedule resolveCheckpoint(const std::vector<Stage> &stages, const std
         if (stage.chain)
             chain.push_back(stage.path);
     }
+    CheckpointSchedule schedule;
     try {
-        return CheckpointStrategy::parse(argument).schedule(chain, all, partPaths(stages));
+        schedule = CheckpointStrategy::parse(argument).schedule(chain, all, partPaths(stages));
     } catch (const Error &error) {
         throw Error(option + ": " + error.what());
     }
+    for (const CheckpointUnit &unit : schedule) {
+        if (!unit.saved.empty())
+            throw Error(option + ": " + stages[unit.first].path
+                        + " has a per-op policy, which the replay engine does not apply; a real script's rerun "
+                          "(PEAKLENS_CHECKPOINT, through the Python helper) does.");
+    }
+    return schedule;
 }
 
 namespace {

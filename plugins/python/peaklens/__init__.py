@@ -27,8 +27,11 @@ Checkpoint strategies, in the grammar of PeakLens's planner (docs/planning.md):
 - Units separated by commas: ``NAME`` (one module, ``blocks.3`` or a part of a block such
   as ``blocks.3.attn``, checkpointed while the rest of its block runs plainly),
   ``NAME..NAME`` (a segment: consecutive children of one ModuleList or Sequential run as
-  one checkpoint, when the code iterates that container) and ``NAME..NAME(UNIT,...)`` (a
-  segment whose recompute checkpoints its inner units again).
+  one checkpoint, when the code iterates that container), ``NAME..NAME(UNIT,...)`` (a
+  segment whose recompute checkpoints its inner units again) and
+  ``NAME[save:OP+OP...]`` (a block checkpointed selectively: the outputs of the listed
+  operators, ``aten.addmm.default``, are kept through the forward, the rest recomputed,
+  through PyTorch's ``create_selective_checkpoint_contexts``).
 
 Environment: ``PEAKLENS_CHECKPOINT`` (the strategy), ``PEAKLENS_MANIFEST`` (the
 manifest's file), and under ``record``: ``PEAKLENS_OUT`` with ``RANK``/``SLURM_PROCID``

@@ -270,7 +270,7 @@ class Instrumented:
         checkpoint; a segment gets a runner, which its container's iteration yields when
         the segment is outermost in that container, else its ``parent``'s runner calls."""
         if unit.first == unit.last:
-            self._checkpoint_forward(modules[unit.first])
+            self._checkpoint_forward(modules[unit.first], unit.save)
             return
         label = f"{unit.first}..{unit.last}"
         path, start, layers, paths = self._segment_layers(unit, modules)
@@ -302,16 +302,19 @@ class Instrumented:
         return (path, start, [container._modules[name] for name in names[start:end + 1]],
                 [f"{path}.{name}" if path else name for name in names[start:end + 1]])
 
-    def _checkpoint_forward(self, module):
-        """Wraps ``module.forward`` in a non-reentrant checkpoint when gradients are on."""
+    def _checkpoint_forward(self, module, save=()):
+        """Wraps ``module.forward`` in a non-reentrant checkpoint when gradients are on;
+        with ``save`` (operator overload names), a selective one that keeps those
+        operators' outputs and recomputes the rest."""
         own_forward = module.__dict__.get("forward")
         original = module.forward
+        options = {"context_fn": selective_context(save)} if save else {}
 
         @functools.wraps(original)
         def checkpointed(*args, **kwargs):
             if not torch.is_grad_enabled():
                 return original(*args, **kwargs)
-            return torch.utils.checkpoint.checkpoint(original, *args, use_reentrant=False, **kwargs)
+            return torch.utils.checkpoint.checkpoint(original, *args, use_reentrant=False, **options, **kwargs)
 
         module.forward = checkpointed
         self._forwards.append((module, own_forward))
@@ -356,6 +359,33 @@ class Instrumented:
         with open(temporary, "w") as out:
             json.dump(self.manifest(), out, indent=1)
         os.replace(temporary, path)
+
+
+def operator_overloads(names):
+    """The OpOverloads ``names`` (``aten.addmm.default``) stand for in this PyTorch. Raises
+    ValueError naming one it lacks."""
+    found = []
+    for name in names:
+        space, op, overload = name.split(".")
+        try:
+            found.append(getattr(getattr(getattr(torch.ops, space), op), overload))
+        except (AttributeError, RuntimeError):
+            raise ValueError(f"{name} is not an operator of PyTorch {torch.__version__}.") from None
+    return found
+
+
+def selective_context(save):
+    """A checkpoint's ``context_fn`` that keeps the outputs of the operators named in
+    ``save`` (overload names) through the forward and recomputes everything else:
+    PyTorch's selective activation checkpointing."""
+    from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
+
+    kept = frozenset(operator_overloads(save))
+
+    def policy(ctx, op, *args, **kwargs):
+        return CheckpointPolicy.MUST_SAVE if op in kept else CheckpointPolicy.PREFER_RECOMPUTE
+
+    return functools.partial(create_selective_checkpoint_contexts, policy)
 
 
 def _first_set(*names):

@@ -8,7 +8,8 @@ import math
 import re
 
 _NUMBERED = re.compile(r"^\d+$")
-_DELIMITER = re.compile(r"[,()]")
+_DELIMITER = re.compile(r"[,()\[]")
+_OP_NAME = re.compile(r"^[A-Za-z0-9_]+$")
 
 
 def checkpoint_chain(model):
@@ -33,9 +34,11 @@ def checkpoint_chain(model):
     return [prefix + name for name, _ in container.named_children()]
 
 
-class Unit(collections.namedtuple("Unit", "first last inner")):
+class Unit(collections.namedtuple("Unit", "first last inner save", defaults=((),))):
     """A checkpoint unit: the layers ``first..last`` (paths; equal for one layer) run as one
-    checkpoint whose recompute checkpoints its ``inner`` units (a tuple of Units) again."""
+    checkpoint whose recompute checkpoints its ``inner`` units (a tuple of Units) again.
+    ``save``: a single layer's per-op policy, the operators (PyTorch overload names,
+    ``aten.addmm.default``, sorted) whose outputs its forward keeps instead of recomputing."""
 
     __slots__ = ()
 
@@ -43,7 +46,7 @@ class Unit(collections.namedtuple("Unit", "first last inner")):
         return write_schedule([self])
 
 
-class _Item(collections.namedtuple("_Item", "first last inner")):
+class _Item(collections.namedtuple("_Item", "first last inner save", defaults=((),))):
     """A unit as written: ``last`` is None for a single ``NAME``."""
 
     __slots__ = ()
@@ -56,6 +59,25 @@ _DEEPEST_NESTING = 64  # a schedule deeper than the chain is long means nothing
 
 def _trimmed(text):
     return text.strip(" \t")
+
+
+def operator_overload(op):
+    """An operator as a per-op policy names it, PyTorch's overload name
+    ``aten.addmm.default``, from that name or from the name a trace records (``aten::addmm``
+    for the default overload, ``aten::mul.Tensor``); None for anything else, a name without
+    its overload (``aten.mm``, which matches nothing in a PyTorch policy) included."""
+    if "::" in op:
+        space, _, rest = op.partition("::")
+        name, dot, overload = rest.partition(".")
+        overload = overload if dot else "default"
+    else:
+        pieces = op.split(".", 2)
+        if len(pieces) != 3:
+            return None
+        space, name, overload = pieces
+    if not all(_OP_NAME.match(piece) for piece in (space, name, overload)):
+        return None
+    return f"{space}.{name}.{overload}"
 
 
 def _listed(paths):
@@ -107,8 +129,13 @@ class _ListParser:
         dots = token.find("..")
         first = self._name(token if dots < 0 else token[:dots])
         last = None if dots < 0 else self._name(token[dots + 2:])
-        inner = []
+        inner, save = [], ()
         self._skip_blanks()
+        if self.pos < len(self.body) and self.body[self.pos] == "[":
+            if last is not None:
+                self._fail(f"a per-op policy [save:...] applies to one layer, not to the segment {first}..{last}")
+            save = self._policy(first)
+            self._skip_blanks()
         if self.pos < len(self.body) and self.body[self.pos] == "(":
             if last is None:
                 self._fail(f'only a segment FIRST..LAST has inner units ("{first}(")')
@@ -118,7 +145,25 @@ class _ListParser:
                 self._fail(f'the "(" after {first}..{last} is not closed')
             self.pos += 1
             self._skip_blanks()
-        return _Item(first, last, inner)
+        return _Item(first, last, inner, save)
+
+    def _policy(self, layer):
+        """``[save:OP+OP+...]`` after ``layer``: its operators as overload names, sorted."""
+        close = self.body.find("]", self.pos)
+        if close < 0:
+            self._fail(f'the "[" after {layer} is not closed')
+        inside = _trimmed(self.body[self.pos + 1:close])
+        self.pos = close + 1
+        if not inside.startswith("save:"):
+            self._fail(f"the policy of {layer} is [save:OP+OP...], naming the operators whose outputs it keeps")
+        ops = []
+        for written in inside[len("save:"):].split("+"):
+            op = operator_overload(_trimmed(written))
+            if op is None:
+                self._fail(f'"{_trimmed(written)}" in the policy of {layer} is not an operator overload: '
+                           "write it as PyTorch names it, aten.mm.default or aten.mul.Tensor")
+            ops.append(op)
+        return tuple(sorted(set(ops)))
 
 
 def _parse(text):
@@ -195,6 +240,10 @@ class _Resolver:
         for item in items:
             name = item.first if item.last is None else item.first + ".." + item.last
             first, part = self.place(item.first)
+            if item.save and (part is not None or parent):
+                where = "an inner unit" if parent else "a module inside a layer"
+                raise ValueError(f'"{name}": a per-op policy applies to a layer of the chain checkpointed on its own, '
+                                 f"not to {where}.")
             if part is not None:
                 if item.last is not None or item.inner or parent:
                     raise ValueError(f'"{name}": {item.first} is a module inside {self.toggleable[first]}; '
@@ -213,7 +262,7 @@ class _Resolver:
                 raise ValueError(f'"{name}" is not an inner unit of {holder}: '
                                  "it must lie within it and end before it ends.")
             inner = tuple(self.units(item.inner, (first, last)))
-            placed.append((first, last, None, Unit(self.toggleable[first], self.toggleable[last], inner)))
+            placed.append((first, last, None, Unit(self.toggleable[first], self.toggleable[last], inner, item.save)))
         # By first layer; a whole unit before the parts of its first layer, which it holds.
         placed.sort(key=lambda entry: (entry[0], entry[2] is not None, entry[1], entry[2] or 0))
         unique = [entry for i, entry in enumerate(placed) if i == 0 or entry != placed[i - 1]]
@@ -285,7 +334,7 @@ def write_schedule(units):
     name, a segment as ``first..last`` with ``(inner,...)``; ``none`` for no units."""
     def written(unit):
         if unit.first == unit.last and not unit.inner:
-            return unit.first
+            return unit.first + ("[save:" + "+".join(unit.save) + "]" if unit.save else "")
         return unit.first + ".." + unit.last + ("(" + write_schedule(unit.inner) + ")" if unit.inner else "")
 
     return ",".join(written(unit) for unit in units) or "none"

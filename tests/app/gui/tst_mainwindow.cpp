@@ -619,7 +619,8 @@ private slots:
         window.setCheckpointStrategy(QStringLiteral("all"));
         const CostModel &model = *window.document()->model;
         QStringList expected;
-        for (const std::string &note : planNotes(model, predict(model, std::vector<bool>(model.layers.size(), true))))
+        const CheckpointSchedule all = singleLayerUnits(std::vector<bool>(model.layers.size(), true));
+        for (const std::string &note : planNotes(model, all, predict(model, all)))
             expected << QString::fromStdString(note);
         QCOMPARE(window.notes()->text(), expected.join(QLatin1Char(' ')));
         QVERIFY(window.notes()->text().contains(QStringLiteral("profile_memory:40.TransformerLM:47[0]'s forward took 186.3 ms")));

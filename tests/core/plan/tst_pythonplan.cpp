@@ -73,6 +73,9 @@ private slots:
             << QStringLiteral("every:3") << QStringLiteral("blocks.0,blocks.3")
             << QStringList{QStringLiteral("\"blocks.0\""), QStringLiteral("\"blocks.3\"")} << true;
         QTest::newRow("nothing") << QStringLiteral("none") << QStringLiteral("none") << QStringList{} << true;
+        QTest::newRow("a per-op policy") << QStringLiteral("blocks.1[save:aten::addmm],blocks.2")
+                                         << QStringLiteral("blocks.1[save:aten.addmm.default],blocks.2")
+                                         << QStringList{QStringLiteral("\"blocks.1\""), QStringLiteral("\"blocks.2\"")} << true;
         QTest::newRow("segments run through the helper")
             << QStringLiteral("segments:2") << QStringLiteral("blocks.0..blocks.1,blocks.2..blocks.3")
             << QStringList{QStringLiteral("\"blocks.0\""), QStringLiteral("\"blocks.1\""), QStringLiteral("\"blocks.2\""),
@@ -98,6 +101,10 @@ private slots:
         QCOMPARE(code.contains(QStringLiteral("torch.utils.checkpoint.checkpoint(original")), standalone);
         QCOMPARE(code.contains(QStringLiteral("peaklens.instrument(model, checkpoint=STRATEGY)")), !standalone);
         QVERIFY(code.contains(QStringLiteral("# Strategy ") + strategy + QLatin1Char('\n')));
+        // A standalone module names the operators each selective unit saves.
+        const bool selective = strategy.contains(QLatin1Char('['));
+        QCOMPARE(code.contains(QStringLiteral("\nSAVED = {\n    \"blocks.1\": [\"aten.addmm.default\"],\n}\n")), selective);
+        QCOMPARE(code.contains(QStringLiteral("\nSAVED = {}\n")), standalone && !selective);
     }
 
     // A layer's name comes from the file: whatever it holds stays inside its literal, and

@@ -737,6 +737,46 @@ class SelectiveTest(unittest.TestCase):
                 self.assertEqual(gpt_step(model)[1], [[1, 1, 1]] * 4)
                 os.environ.pop("PEAKLENS_CHECKPOINT")
 
+    def test_a_per_op_policy_keeps_its_operators_results_and_recomputes_the_rest(self):
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class Calls(TorchDispatchMode):
+            """Every operator the step dispatches, by overload."""
+
+            def __init__(self):
+                super().__init__()
+                self.calls = collections.Counter()
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                self.calls[str(func)] += 1
+                return func(*args, **(kwargs or {}))
+
+        def counted(checkpoint):
+            model = peaklens.instrument(Gpt(0.1), checkpoint=checkpoint, sink=Recorder())
+            with Calls() as calls:
+                gradients, runs = gpt_step(model)
+            model._peaklens.remove()
+            return model, gradients, runs, calls.calls
+
+        _, plain, _, plain_calls = counted("none")
+        model, gradients, runs, calls = counted("blocks.1 [save: aten::addmm]")
+        self.assertEqual(model._peaklens.schedule, "blocks.1[save:aten.addmm.default]")
+        self.assertEqual(model._peaklens.checkpointed, ["blocks.1"])
+        # The block's modules run again in its backward, but its matrix products do not:
+        # their outputs were kept. Dropout draws the same masks again.
+        self.assertEqual(runs, [[1, 1, 1], [2, 2, 2], [1, 1, 1], [1, 1, 1]])
+        self.assertEqual(calls["aten.addmm.default"], plain_calls["aten.addmm.default"])
+        self.assertGreater(calls["aten.native_layer_norm.default"], plain_calls["aten.native_layer_norm.default"])
+        whole_calls = counted("blocks.1")[3]
+        self.assertEqual(whole_calls["aten.addmm.default"] - plain_calls["aten.addmm.default"], 4)  # its four Linears
+        for a, b in zip(plain, gradients):
+            self.assertTrue(torch.equal(a, b), (a - b).abs().max())
+        with self.assertRaisesRegex(ValueError, re.escape("PEAKLENS_CHECKPOINT: aten.nosuch.default is not an operator "
+                                                          "of PyTorch " + torch.__version__)):
+            peaklens.instrument(model, checkpoint="blocks.1[save:aten.nosuch.default]", sink=Recorder())
+        self.assertFalse([name for name, module in model.named_modules() if "forward" in module.__dict__],
+                         "nothing was left applied")
+
     def test_without_gradients_parts_run_plainly(self):
         plain = Gpt().eval()
         model = peaklens.instrument(Gpt().eval(), checkpoint="blocks.1.attn,blocks.2.mlp", sink=Recorder())

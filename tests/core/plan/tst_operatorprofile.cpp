@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "testsupport.h"
+
+#include "core/plan/activationlist.h"
+#include "core/plan/checkpointstrategy.h"
+#include "core/plan/planner.h"
+#include "core/plan/plannotes.h"
+#include "core/trace/tracetext.h"
+
+#include <QFile>
+
+using namespace peaklens;
+
+namespace {
+
+// Three blocks, each running layer_norm, addmm (with 50 KiB of scratch space), gelu,
+// addmm and a residual add, 131 µs in all.
+std::shared_ptr<const Trace> operatorStep()
+{
+    QFile file(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/operator-step.pltxt"));
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("cannot read operator-step.pltxt");
+    return parseTraceText(file.readAll().toStdString());
+}
+
+CheckpointSchedule scheduleOf(const CostModel &model, const std::string &text)
+{
+    std::vector<std::string> chain;
+    for (const ChainLayer &layer : model.layers)
+        chain.push_back(layer.path);
+    return CheckpointStrategy::parse(text).schedule(chain, chain);
+}
+
+const OperatorOutputs *outputsOf(const ChainLayer &layer, const std::string &op)
+{
+    for (const OperatorOutputs &outputs : layer.operators.outputs) {
+        if (outputs.op == op)
+            return &outputs;
+    }
+    return nullptr;
+}
+
+constexpr std::int64_t KiB = 1024;
+
+} // namespace
+
+class tst_OperatorProfile : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void operatorsAreNamedAsPyTorchPoliciesNameThem_data()
+    {
+        QTest::addColumn<QString>("written");
+        QTest::addColumn<QString>("overload"); // empty: refused
+        QTest::newRow("recorded, default overload") << QStringLiteral("aten::addmm") << QStringLiteral("aten.addmm.default");
+        QTest::newRow("recorded, named overload") << QStringLiteral("aten::mul.Tensor") << QStringLiteral("aten.mul.Tensor");
+        QTest::newRow("PyTorch's own") << QStringLiteral("aten.mm.default") << QStringLiteral("aten.mm.default");
+        QTest::newRow("another namespace") << QStringLiteral("torchvision::nms") << QStringLiteral("torchvision.nms.default");
+        // PyTorch matches a policy's operators by overload: a packet matches nothing.
+        QTest::newRow("a packet") << QStringLiteral("aten.mm") << QString();
+        QTest::newRow("too many parts") << QStringLiteral("aten.mm.default.x") << QString();
+        QTest::newRow("no name") << QStringLiteral("aten::") << QString();
+        QTest::newRow("spaces") << QStringLiteral("aten.m m.default") << QString();
+        QTest::newRow("empty") << QString() << QString();
+    }
+    void operatorsAreNamedAsPyTorchPoliciesNameThem()
+    {
+        QFETCH(QString, written);
+        QFETCH(QString, overload);
+        QCOMPARE(test::qs(operatorOverload(written.toStdString())), overload);
+    }
+
+    // A block counts for its operator when another operator allocated while it lived or
+    // it outlived the forward; scratch space freed first and the layer's output do not.
+    // Each operator's time runs from its allocation to the next operator's.
+    void aForwardIsProfiledPerOperator()
+    {
+        const auto trace = operatorStep();
+        const CostModel model = buildCostModel(*trace);
+        QCOMPARE(model.layers.size(), std::size_t(3));
+        const ChainLayer &layer = model.layers[1];
+        QCOMPARE(layer.operators.spanNs, qint64(131'000));
+        QStringList ops;
+        for (const OperatorOutputs &outputs : layer.operators.outputs)
+            ops << test::qs(outputs.op);
+        QCOMPARE(ops, (QStringList{QStringLiteral("aten.add.Tensor"), QStringLiteral("aten.addmm.default"),
+                                   QStringLiteral("aten.gelu.default"), QStringLiteral("aten.native_layer_norm.default")}));
+        const OperatorOutputs *addmm = outputsOf(layer, "aten.addmm.default");
+        QCOMPARE(addmm->bytes, 500 * KiB); // both projections, not the scratch space
+        QCOMPARE(addmm->events.size(), std::size_t(2));
+        QCOMPARE(addmm->ns, qint64(71'000 + 20'000));
+        QCOMPARE(outputsOf(layer, "aten.gelu.default")->bytes, 400 * KiB);
+        QCOMPARE(outputsOf(layer, "aten.gelu.default")->ns, qint64(10'000));
+        QCOMPARE(outputsOf(layer, "aten.native_layer_norm.default")->ns, qint64(20'000));
+        QCOMPARE(outputsOf(layer, "aten.add.Tensor")->bytes, qint64(0)); // the layer's output
+        QCOMPARE(outputsOf(layer, "aten.add.Tensor")->ns, qint64(9'000));
+        QCOMPARE(savedBytes(layer.operators, {"aten.addmm.default", "aten.gelu.default"}), 900 * KiB);
+        QCOMPARE(savedNs(layer.operators, {"aten.addmm.default", "aten.gelu.default"}), qint64(101'000));
+        QCOMPARE(savedBytes(layer.operators, {"aten.mm.default"}), qint64(0));
+    }
+
+    // A policy keeps its operators' outputs through the forward, the one the measured step
+    // freed early included, and spares their share of the recompute.
+    void aPolicyKeepsItsOperatorsOutputsAndSparesTheirTime()
+    {
+        const auto trace = operatorStep();
+        const CostModel model = buildCostModel(*trace);
+        const Prediction whole = predict(model, scheduleOf(model, "blocks.1"));
+        const Prediction selective = predict(model, scheduleOf(model, "blocks.1[save:aten.addmm.default]"));
+        const Prediction plain = predict(model, CheckpointSchedule{});
+        QVERIFY(whole.peakBytes < plain.peakBytes);
+        QCOMPARE(selective.peakBytes - whole.peakBytes, 500 * KiB);
+        QCOMPARE(whole.addedTimeNs, model.layers[1].recomputeNs);
+        QCOMPARE(selective.addedTimeNs, model.layers[1].recomputeNs - model.layers[1].recomputeNs * 91 / 131);
+        // Saving every operator that leaves something keeps more than the plain step kept
+        // (the early-freed projection), so the checkpoint is worse than none.
+        const Prediction everything = predict(
+            model, scheduleOf(model, "blocks.1[save:aten.addmm.default+aten.gelu.default+aten.native_layer_norm.default]"));
+        QCOMPARE(everything.peakBytes - plain.peakBytes, 100 * KiB);
+        // An operator the forward never runs changes nothing, and the notes say so.
+        const CheckpointSchedule wrong = scheduleOf(model, "blocks.1[save:aten.mm.default]");
+        QCOMPARE(predict(model, wrong).peakBytes, whole.peakBytes);
+        const std::vector<std::string> notes = planNotes(model, wrong, predict(model, wrong));
+        QVERIFY(std::any_of(notes.begin(), notes.end(), [](const std::string &note) {
+            return note.starts_with(
+                       "blocks.1's policy saves aten.mm.default, which its forward never runs: it saves nothing of it.")
+                   && note.ends_with("Its forward runs aten.add.Tensor, aten.addmm.default, aten.gelu.default, "
+                                     "aten.native_layer_norm.default.");
+        }));
+    }
+
+    void theActivationListShowsWhatAPolicySaves()
+    {
+        const auto trace = operatorStep();
+        const CostModel model = buildCostModel(*trace);
+        QStringList rows;
+        for (const KeptActivation &row : keptActivations(*trace, model, scheduleOf(model, "blocks.1[save:aten.addmm.default]"))) {
+            if (row.layer == "blocks.1")
+                rows << test::qs(row.op + " " + std::to_string(row.bytes / KiB) + " " + policyText(row));
+        }
+        QCOMPARE(rows, (QStringList{QStringLiteral("aten::native_layer_norm 100 RECOMPUTE (blocks.1)"),
+                                    QStringLiteral("aten::addmm 400 SAVE (blocks.1's policy)"),
+                                    QStringLiteral("aten::gelu 400 RECOMPUTE (blocks.1)"),
+                                    QStringLiteral("aten::add.Tensor 100 SAVE, output"),
+                                    QStringLiteral("aten::addmm 100 SAVE (blocks.1's policy)")}));
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_OperatorProfile)
+#include "tst_operatorprofile.moc"
