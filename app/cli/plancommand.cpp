@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // peaklens-cli plan FILE (--budget B | --overhead X% | --strategy S | --checkpoint NAMES) [--layers REGEX]
-//                  [--activations] [--json | --emit python]
+//                  [--per-op] [--activations] [--json | --emit python]
 // peaklens-cli pareto FILE [--layers REGEX] [--json]
 // What to checkpoint, and what it would cost and save, predicted from the trace.
 
@@ -90,6 +90,11 @@ json chainJson(const CostModel &model)
                              {"recompute_ms", milliseconds(part.recomputeNs)}});
         }
         layers.back()["parts"] = std::move(parts);
+        json operators = json::array();
+        for (const OperatorOutputs &op : layer.operators.outputs)
+            operators.push_back(
+                {{"operator", op.op}, {"output_bytes", op.bytes}, {"calls", op.calls}, {"ms", milliseconds(op.ns)}});
+        layers.back()["operators"] = std::move(operators);
     }
     return {{"device", model.device.toString()},
             {"step", model.step ? json(*model.step) : json(nullptr)},
@@ -189,6 +194,7 @@ struct PlanOptions
     bool json = false;
     std::string emit;
     bool activations = false;
+    bool perOp = false;
 };
 
 ChainSelection selectionOf(const PlanOptions &options)
@@ -288,6 +294,10 @@ Command addPlanCommand(CLI::App &app)
                      ->type_name("LANGUAGE")
                      ->excludes(jsonFlag)
                      ->excludes(maxBatch);
+    auto *perOp = command->add_flag("--per-op", options->perOp,
+                                    "Also weigh checkpointing a layer with a per-op policy that keeps some of its "
+                                    "operators' outputs (blocks.3[save:aten.addmm.default])");
+    perOp->excludes(strategy)->excludes(checkpoint)->excludes(maxBatch);
     command
         ->add_flag("--activations", options->activations,
                    "List the blocks each chain layer keeps for backward, with what the plan does with each")
@@ -310,8 +320,9 @@ Command addPlanCommand(CLI::App &app)
                 const CostModel &model = *analysed->model;
                 Plan plan;
                 std::string goal;
+                PlannerOptions planner;
+                planner.perOpPolicies = options->perOp;
                 if (target) {
-                    PlannerOptions planner;
                     planner.keepMargin = target->isLimit();
                     const std::int64_t bytes = target->bytes(model);
                     plan = planForBudget(model, bytes, planner);
@@ -327,7 +338,7 @@ Command addPlanCommand(CLI::App &app)
                     }
                     if (!(percentValue >= 0))
                         throw Error("\"" + options->overhead + "\" is not an overhead; write it like 10%.");
-                    plan = planForOverhead(model, percentValue / 100.0);
+                    plan = planForOverhead(model, percentValue / 100.0, planner);
                     goal = "Lowest peak for at most " + options->overhead + (options->overhead.ends_with('%') ? "" : "%")
                            + " more step time";
                 } else if (*checkpoint) {

@@ -61,6 +61,20 @@ std::int64_t CostModel::forwardBeforePartsBytes(std::size_t p) const
     return p < forwardPeakBytes.size() ? forwardPeakBytes[p] : INT64_MIN;
 }
 
+std::int64_t ChainLayer::policyKeptBytes(const std::vector<std::string> &ops) const
+{
+    return savedBytes(operators, ops);
+}
+
+std::int64_t ChainLayer::policyNs(const std::vector<std::string> &ops) const
+{
+    const std::int64_t spared =
+        operators.spanNs > 0
+            ? static_cast<std::int64_t>(static_cast<long double>(recomputeNs) * savedNs(operators, ops) / operators.spanNs)
+            : 0;
+    return static_cast<std::int64_t>(operators.calls) * kSelectiveCallNs - spared;
+}
+
 namespace {
 
 // The model's chain layers and their parts, named, with their spans' times.

@@ -140,6 +140,11 @@ struct ChainLayer
     // The highest point of its forward after its first part's forward ended, with these
     // parts checkpointed, and its time; INT64_MIN without pieces.
     std::pair<std::int64_t, std::int64_t> forwardPeakWithParts(std::uint64_t parts) const;
+    // Checkpointed with a per-op policy saving `ops` (overload names, sorted): what the
+    // policy keeps through the forward, and what it changes in the recompute's time (its
+    // operators' share of the forward spared, the policy's dispatch added).
+    std::int64_t policyKeptBytes(const std::vector<std::string> &ops) const;
+    std::int64_t policyNs(const std::vector<std::string> &ops) const;
 };
 
 inline constexpr std::uint32_t kNoChainLayer = UINT32_MAX;

@@ -55,6 +55,7 @@ OperatorProfile operatorProfile(const Trace &trace, const LaneDevices &lanes, st
         outputs.bytes += events.deltaBytes(block.event);
         outputs.events.push_back(block.event);
     };
+    OperatorProfile profile;
     std::uint64_t turns = 0;
     const std::string *running = nullptr; // the operator of the latest allocation
     std::int64_t runningSinceNs = 0;
@@ -72,6 +73,9 @@ OperatorProfile operatorProfile(const Trace &trace, const LaneDevices &lanes, st
                 stopRunning(events.timeNs(i));
                 running = &op;
                 runningSinceNs = events.timeNs(i);
+                ++profile.calls;
+                if (!op.empty())
+                    ++byOp[op].calls;
             }
             live.insert_or_assign(events.addr(i), Open{i, &op, turns});
         } else if (const auto found = live.find(events.addr(i)); found != live.end()) {
@@ -83,7 +87,6 @@ OperatorProfile operatorProfile(const Trace &trace, const LaneDevices &lanes, st
     stopRunning(endNs);
     for (const auto &[addr, block] : live)
         count(block);
-    OperatorProfile profile;
     profile.spanNs = std::max<std::int64_t>(0, endNs - beginNs);
     profile.outputs.reserve(byOp.size());
     for (auto &[op, outputs] : byOp) {

@@ -32,22 +32,59 @@ struct LayerOption
     std::int64_t saving = 0, cost = 0, ownPeak = INT64_MIN;
     bool whole = false;
     std::uint64_t parts = 0;
+    std::vector<std::string> saved; // a whole layer's per-op policy
 };
 
 // Parts the planner combines per layer: the direct children that free something, the
-// ones that free most.
+// ones that free most; and the operators whose leading runs make its per-op policies.
 constexpr std::size_t kMostPlannedParts = 6;
+constexpr std::size_t kMostPolicyOperators = 8;
 
-std::vector<LayerOption> optionsOf(const ChainLayer &layer)
+// The layer checkpointed whole with per-op policies: its operators ranked by the recompute
+// their outputs spare per byte they keep (free ones first), each leading run one policy.
+void addPolicyOptions(const ChainLayer &layer, const LayerOption &whole, std::vector<LayerOption> &options)
+{
+    std::vector<const OperatorOutputs *> ranked;
+    for (const OperatorOutputs &outputs : layer.operators.outputs) {
+        if (outputs.ns > 0)
+            ranked.push_back(&outputs);
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [](const OperatorOutputs *a, const OperatorOutputs *b) {
+        return static_cast<long double>(a->ns) * static_cast<long double>(b->bytes)
+               > static_cast<long double>(b->ns) * static_cast<long double>(a->bytes);
+    });
+    ranked.resize(std::min(ranked.size(), kMostPolicyOperators));
+    std::vector<std::string> saved;
+    for (const OperatorOutputs *outputs : ranked) {
+        saved.insert(std::upper_bound(saved.begin(), saved.end(), outputs->op), outputs->op);
+        LayerOption option = whole;
+        option.saving -= layer.policyKeptBytes(saved);
+        option.cost += layer.policyNs(saved);
+        option.saved = saved;
+        if (option.saving > 0)
+            options.push_back(std::move(option));
+    }
+}
+
+std::vector<LayerOption> optionsOf(const ChainLayer &layer, bool perOpPolicies)
 {
     // Its forward after its first part's has ended (before what the layers before it
     // free), which only its parts' checkpoints lower.
     const std::int64_t forwardPeak = layer.forwardPeakWithParts(0).first;
-    std::vector<LayerOption> options{{0, 0, std::max(layer.backwardLevelPeakBytes, forwardPeak), false, 0}};
-    if (layer.savingBytes > 0)
+    std::vector<LayerOption> options{{0, 0, std::max(layer.backwardLevelPeakBytes, forwardPeak), false, 0, {}}};
+    if (layer.savingBytes > 0) {
         options.push_back(
-            {layer.savingBytes, layer.recomputeNs,
-             std::max({layer.recomputePeakBytes, layer.backwardPeakBytes, layer.backwardLevelPeakBytes, forwardPeak}), true, 0});
+            {layer.savingBytes,
+             layer.recomputeNs,
+             std::max({layer.recomputePeakBytes, layer.backwardPeakBytes, layer.backwardLevelPeakBytes, forwardPeak}),
+             true,
+             0,
+             {}});
+        if (perOpPolicies) {
+            const LayerOption whole = options.back();
+            addPolicyOptions(layer, whole, options);
+        }
+    }
     std::vector<std::size_t> children;
     for (std::size_t c = 0; c < layer.parts.size(); ++c) {
         const std::string &path = layer.parts[c].path;
@@ -221,7 +258,7 @@ std::optional<CheckpointSchedule> cheapestPerLayer(const CostModel &model, const
         const auto [from, o] = history[k - 1][s];
         const LayerOption &option = options[k - 1][o];
         if (option.whole)
-            schedule.push_back({k - 1, k - 1, {}});
+            schedule.push_back({k - 1, k - 1, {}, kWholeLayer, option.saved});
         for (std::size_t c = 0; c < 64; ++c) {
             if (option.parts >> (63 - c) & 1u)
                 schedule.push_back({k - 1, k - 1, {}, 63 - c});
@@ -289,8 +326,11 @@ public:
     {
         if (!model.layers.empty() && model.layers.size() <= ScheduleSearch::kMostLayers)
             refine();
-        for (const ChainLayer &layer : model.layers)
-            m_layerOptions.push_back(optionsOf(layer));
+        for (const ChainLayer &layer : model.layers) {
+            m_layerOptions.push_back(optionsOf(layer, options.perOpPolicies));
+            if (options.perOpPolicies)
+                m_plainOptions.push_back(optionsOf(layer, false));
+        }
     }
 
     // `runnerUp`, when given, gets the added time of the next cheapest plan the searches
@@ -300,6 +340,16 @@ public:
         std::optional<CheckpointSchedule> best;
         std::optional<std::int64_t> second;
         best = cheapestPerLayer(m_model, m_layerOptions, budget, m_options, &second);
+        // Past maxStates the states are thinned, and more choices per layer thin them more:
+        // the plan without policies stands where it comes out cheaper.
+        if (!m_plainOptions.empty()) {
+            auto plain = cheapestPerLayer(m_model, m_plainOptions, budget, m_options, nullptr);
+            if (plain && (!best || predict(m_model, *plain).addedTimeNs < predict(m_model, *best).addedTimeNs)) {
+                if (best)
+                    second = predict(m_model, *best).addedTimeNs;
+                best = std::move(plain);
+            }
+        }
         if (!m_levels.empty()) {
             std::optional<std::int64_t> other;
             auto schedule =
@@ -405,6 +455,7 @@ private:
     const PlannerOptions &m_options;
     std::vector<std::unique_ptr<Level>> m_levels;
     std::vector<std::vector<LayerOption>> m_layerOptions;
+    std::vector<std::vector<LayerOption>> m_plainOptions; // without per-op policies, when they are weighed
 };
 
 Plan makePlan(const CostModel &model, CheckpointSchedule schedule, bool feasible)

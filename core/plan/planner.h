@@ -46,6 +46,11 @@ struct PlannerOptions
     // schedule unsettled, eight times finer each time while within finestSlots.
     std::size_t memorySlots = 1024;
     std::size_t finestSlots = std::size_t(1) << 14;
+    // Also weigh, per chain layer, checkpointing it with a per-op policy (saving some of its
+    // operators' outputs): the operators ranked by recompute spared per byte kept, each
+    // leading run of them one choice. Their time comes from allocation times, which on a
+    // GPU mark launches rather than kernels, so it is asked for (plan --per-op).
+    bool perOpPolicies = false;
 };
 
 // The margin a plan for `budgetBytes` keeps below it, for what the model knows it cannot

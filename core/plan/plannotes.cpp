@@ -55,10 +55,15 @@ void addPolicyNotes(const CostModel &model, const CheckpointSchedule &schedule, 
             continue;
         for (const OperatorOutputs &outputs : layer.operators.outputs)
             ran += (ran.empty() ? "" : ", ") + outputs.op;
-        notes.push_back(layer.path + "'s policy saves " + missing
-                        + (count == 1 ? ", which its forward never runs: it saves nothing of it"
-                                      : ", none of which its forward runs: it saves nothing of them")
-                        + ". Its forward runs " + ran + ".");
+        std::string note = layer.path;
+        note.append("'s policy saves ")
+            .append(missing)
+            .append(count == 1 ? ", which its forward never runs: it saves nothing of it"
+                               : ", none of which its forward runs: it saves nothing of them")
+            .append(". Its forward runs ")
+            .append(ran)
+            .append(".");
+        notes.push_back(std::move(note));
     }
 }
 

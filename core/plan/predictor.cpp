@@ -11,10 +11,12 @@ namespace {
 struct FlatUnit
 {
     std::size_t first, last;
-    std::size_t parent;              // index into the flat list; SIZE_MAX at the top level
-    std::int64_t childrenFreed = 0;  // what its inner units free, once it is recomputed
-    std::int64_t policyKept = 0;     // what its per-op policy keeps through the forward
-    std::int64_t policySparedNs = 0; // the recompute its policy spares: its saved operators' share of the forward
+    std::size_t parent;             // index into the flat list; SIZE_MAX at the top level
+    std::int64_t childrenFreed = 0; // what its inner units free, once it is recomputed
+    std::int64_t policyKept = 0;    // what its per-op policy keeps through the forward
+    // What its policy changes in its recompute's time: its saved operators' share of the
+    // forward spared, the policy's dispatch over every operator call added.
+    std::int64_t policyNs = 0;
 };
 
 void flatten(const CostModel &model, const std::vector<CheckpointUnit> &units, std::size_t parent, std::vector<FlatUnit> &out)
@@ -24,11 +26,8 @@ void flatten(const CostModel &model, const std::vector<CheckpointUnit> &units, s
             continue;
         FlatUnit flat{unit.first, unit.last, parent};
         if (!unit.saved.empty()) {
-            const ChainLayer &layer = model.layers[unit.last];
-            flat.policyKept = savedBytes(layer.operators, unit.saved);
-            if (layer.operators.spanNs > 0)
-                flat.policySparedNs = static_cast<std::int64_t>(static_cast<long double>(layer.recomputeNs)
-                                                                * savedNs(layer.operators, unit.saved) / layer.operators.spanNs);
+            flat.policyKept = model.layers[unit.last].policyKeptBytes(unit.saved);
+            flat.policyNs = model.layers[unit.last].policyNs(unit.saved);
         }
         out.push_back(flat);
         flatten(model, unit.inner, out.size() - 1, out);
@@ -157,7 +156,7 @@ Effect effectOf(const CostModel &model, const CheckpointSchedule &schedule)
             effect.addedNs += model.layers[k].recomputeNs;
             effect.addedSpreadNs += model.layers[k].recomputeSpreadNs;
         }
-        effect.addedNs -= unit.policySparedNs;
+        effect.addedNs += unit.policyNs;
     }
     effect.forwardFreed = summed(at, from);
     effect.backwardFreed = runningSum(freed);

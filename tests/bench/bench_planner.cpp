@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Benchmark of the checkpoint planner and predictor on a random chain of N layers:
 //   bench_planner [N=500] [STATES=4096] [BRUTE_N=20]
-// prints the median time of planForBudget, the mean time of one predict() call, the
+// prints the median time of planForBudget (whole layers, then with per-op policies
+// weighed too, each layer profiled as ten operators), the mean time of one predict() call, the
 // time of an impossible-budget, an overhead and a pareto search, the time to build the
 // cost model from a recorded step of N layers, and the time brute force
 // takes over all 2^BRUTE_N subsets of a smaller chain.
@@ -40,6 +41,18 @@ CostModel randomChain(std::mt19937_64 &random, std::size_t n)
         layer.recomputePeakBytes = (8ll << 30) + static_cast<std::int64_t>(i) * (200 << 20) + bytes(random);
         layer.backwardPeakBytes = (8ll << 30) + static_cast<std::int64_t>(i) * (200 << 20) + bytes(random) / 2;
         layer.recomputeNs = time(random);
+        // Ten operators whose outputs hold up to 1.5 times the saving, in up to 1.5 times the
+        // forward (so that some leading runs pay and some do not), one allocating call in all.
+        layer.operators.spanNs = layer.recomputeNs;
+        layer.operators.calls = 1;
+        for (int o = 0; o < 10; ++o) {
+            OperatorOutputs op;
+            op.op = "aten.op" + std::to_string(o) + ".default";
+            op.bytes = layer.savingBytes / 10 * (random() % 3) / 2;
+            op.ns = layer.recomputeNs / 10 * (random() % 3) / 2;
+            op.calls = 1;
+            layer.operators.outputs.push_back(op);
+        }
         model.layers.push_back(layer);
     }
     return model;
@@ -119,6 +132,25 @@ int main(int argc, char **argv)
     std::size_t count = 0;
     for (bool on : plan.checkpoint)
         count += on;
+
+    // The same budget with per-op policies weighed as well: the median of 21, with how many
+    // layers took a policy and the added time against the whole-layer plan's.
+    PlannerOptions perOpOptions = options;
+    perOpOptions.perOpPolicies = true;
+    std::vector<double> perOpTimes;
+    Plan perOp;
+    for (int run = 0; run < 21; ++run) {
+        const auto start = std::chrono::steady_clock::now();
+        perOp = planForBudget(model, budget, perOpOptions);
+        perOpTimes.push_back(since(start));
+    }
+    std::sort(perOpTimes.begin(), perOpTimes.end());
+    const auto policies = std::count_if(perOp.schedule.begin(), perOp.schedule.end(),
+                                        [](const CheckpointUnit &unit) { return !unit.saved.empty(); });
+    std::printf("{\"n\": %zu, \"per_op_plan_ms_median\": %.3f, \"per_op_plan_ms_min\": %.3f, \"per_op_plan_ms_max\": %.3f, "
+                "\"layers_with_policy\": %td, \"per_op_added_ms\": %.3f, \"whole_layers_added_ms\": %.3f}\n",
+                n, perOpTimes[perOpTimes.size() / 2], perOpTimes.front(), perOpTimes.back(), policies,
+                static_cast<double>(perOp.prediction.addedTimeNs) / 1e6, static_cast<double>(plan.prediction.addedTimeNs) / 1e6);
 
     std::vector<std::vector<bool>> toggles(1000, std::vector<bool>(n));
     for (auto &set : toggles)
