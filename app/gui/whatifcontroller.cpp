@@ -76,6 +76,8 @@ void WhatIfController::applyBarStrategy()
         return;
     const CostModel &model = *m_document->model;
     std::optional<Plan> plan;
+    PlannerOptions options;
+    options.perOpPolicies = m_bar->perOpPolicies();
     switch (m_bar->strategy()) {
     case WhatIfBar::Strategy::Custom:
         break;
@@ -84,10 +86,10 @@ void WhatIfController::applyBarStrategy()
         break;
     case WhatIfBar::Strategy::Budget:
         if (m_bar->budgetBytes() > 0)
-            plan = planForBudget(model, static_cast<std::int64_t>(m_bar->budgetBytes()));
+            plan = planForBudget(model, static_cast<std::int64_t>(m_bar->budgetBytes()), options);
         break;
     case WhatIfBar::Strategy::Overhead:
-        plan = planForOverhead(model, m_bar->overheadFraction());
+        plan = planForOverhead(model, m_bar->overheadFraction(), options);
         break;
     }
     if (!plan)

@@ -97,6 +97,27 @@ OperatorProfile operatorProfile(const Trace &trace, const LaneDevices &lanes, st
     return profile;
 }
 
+std::vector<std::vector<std::string>> leadingPolicies(const OperatorProfile &profile, std::size_t most)
+{
+    std::vector<const OperatorOutputs *> ranked;
+    for (const OperatorOutputs &outputs : profile.outputs) {
+        if (outputs.ns > 0)
+            ranked.push_back(&outputs);
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [](const OperatorOutputs *a, const OperatorOutputs *b) {
+        return static_cast<long double>(a->ns) * static_cast<long double>(b->bytes)
+               > static_cast<long double>(b->ns) * static_cast<long double>(a->bytes);
+    });
+    ranked.resize(std::min(ranked.size(), most));
+    std::vector<std::vector<std::string>> policies;
+    std::vector<std::string> saved;
+    for (const OperatorOutputs *outputs : ranked) {
+        saved.insert(std::upper_bound(saved.begin(), saved.end(), outputs->op), outputs->op);
+        policies.push_back(saved);
+    }
+    return policies;
+}
+
 namespace {
 
 template<typename Figure>

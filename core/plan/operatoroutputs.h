@@ -61,6 +61,11 @@ inline constexpr std::int64_t kSelectiveCallNs = 120'000;
 OperatorProfile operatorProfile(const Trace &trace, const LaneDevices &lanes, std::uint32_t device, std::size_t begin,
                                 std::size_t end, std::int64_t beginNs, std::int64_t endNs, std::size_t output);
 
+// The per-op policies worth weighing for a forward: its operators ranked by the time their
+// calls took per byte their outputs keep (those keeping nothing first), and each leading run
+// of the first `most` of them (sorted, as a unit's saved operators are), shortest first.
+std::vector<std::vector<std::string>> leadingPolicies(const OperatorProfile &profile, std::size_t most = 8);
+
 // What saving `ops` (overload names, sorted) keeps of a profile, and the time of their calls.
 std::int64_t savedBytes(const OperatorProfile &profile, const std::vector<std::string> &ops);
 std::int64_t savedNs(const OperatorProfile &profile, const std::vector<std::string> &ops);

@@ -36,31 +36,17 @@ struct LayerOption
 };
 
 // Parts the planner combines per layer: the direct children that free something, the
-// ones that free most; and the operators whose leading runs make its per-op policies.
+// ones that free most.
 constexpr std::size_t kMostPlannedParts = 6;
-constexpr std::size_t kMostPolicyOperators = 8;
 
-// The layer checkpointed whole with per-op policies: its operators ranked by the recompute
-// their outputs spare per byte they keep (free ones first), each leading run one policy.
+// The layer checkpointed whole with each of its leading per-op policies.
 void addPolicyOptions(const ChainLayer &layer, const LayerOption &whole, std::vector<LayerOption> &options)
 {
-    std::vector<const OperatorOutputs *> ranked;
-    for (const OperatorOutputs &outputs : layer.operators.outputs) {
-        if (outputs.ns > 0)
-            ranked.push_back(&outputs);
-    }
-    std::stable_sort(ranked.begin(), ranked.end(), [](const OperatorOutputs *a, const OperatorOutputs *b) {
-        return static_cast<long double>(a->ns) * static_cast<long double>(b->bytes)
-               > static_cast<long double>(b->ns) * static_cast<long double>(a->bytes);
-    });
-    ranked.resize(std::min(ranked.size(), kMostPolicyOperators));
-    std::vector<std::string> saved;
-    for (const OperatorOutputs *outputs : ranked) {
-        saved.insert(std::upper_bound(saved.begin(), saved.end(), outputs->op), outputs->op);
+    for (std::vector<std::string> &saved : leadingPolicies(layer.operators)) {
         LayerOption option = whole;
         option.saving -= layer.policyKeptBytes(saved);
         option.cost += layer.policyNs(saved);
-        option.saved = saved;
+        option.saved = std::move(saved);
         if (option.saving > 0)
             options.push_back(std::move(option));
     }

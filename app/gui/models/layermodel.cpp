@@ -1,13 +1,62 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "layermodel.h"
 
+#include "core/plan/operatoroutputs.h"
 #include "core/trace/units.h"
+
+#include <algorithm>
 
 namespace peaklens::gui {
 
 namespace {
 const std::vector<std::uint32_t> kNoChildren;
+
+// "addmm" for aten.addmm.default, "mul.Tensor" for aten.mul.Tensor.
+QString shortOperator(const std::string &op)
+{
+    QString name = QString::fromStdString(op);
+    if (name.startsWith(QLatin1String("aten.")))
+        name.remove(0, 5);
+    if (name.endsWith(QLatin1String(".default")))
+        name.chop(8);
+    return name;
 }
+
+// A policy's operators, those whose outputs keep most first.
+QStringList policyOperators(const OperatorProfile &profile, const std::vector<std::string> &saved)
+{
+    std::vector<const OperatorOutputs *> kept;
+    for (const OperatorOutputs &outputs : profile.outputs) {
+        if (std::binary_search(saved.begin(), saved.end(), outputs.op))
+            kept.push_back(&outputs);
+    }
+    std::stable_sort(kept.begin(), kept.end(), [](const auto *a, const auto *b) { return a->bytes > b->bytes; });
+    QStringList names;
+    for (const OperatorOutputs *outputs : kept)
+        names << shortOperator(outputs->op);
+    return names;
+}
+
+// "Recompute all", "Save addmm, gelu" (the drop-down's entries).
+QString policyLabel(const OperatorProfile &profile, const std::vector<std::string> &saved)
+{
+    if (saved.empty())
+        return LayerModel::tr("Recompute all");
+    return LayerModel::tr("Save %1").arg(policyOperators(profile, saved).join(QLatin1String(", ")));
+}
+
+// "All", "Save addmm +1": what the column shows, narrow.
+QString policyShortLabel(const OperatorProfile &profile, const std::vector<std::string> &saved)
+{
+    if (saved.empty())
+        return LayerModel::tr("All");
+    const QStringList names = policyOperators(profile, saved);
+    if (names.isEmpty())
+        return LayerModel::tr("Save nothing");
+    return names.size() == 1 ? LayerModel::tr("Save %1").arg(names.front())
+                             : LayerModel::tr("Save %1 +%2").arg(names.front()).arg(names.size() - 1);
+}
+} // namespace
 
 void LayerModel::resetData(const DocumentPtr &document)
 {
@@ -18,6 +67,8 @@ void LayerModel::resetData(const DocumentPtr &document)
     m_partIndex.assign(m_chainIndex.size(), -1);
     m_checkpoint.clear();
     m_parts.clear();
+    m_policies.clear();
+    m_saved.clear();
     m_peakBytes = 0;
     if (document) {
         if (document->model) {
@@ -31,6 +82,9 @@ void LayerModel::resetData(const DocumentPtr &document)
             }
             m_checkpoint.assign(chain.size(), false);
             m_parts.assign(chain.size(), 0);
+            m_saved.assign(chain.size(), {});
+            for (const ChainLayer &layer : chain)
+                m_policies.push_back(leadingPolicies(layer.operators));
         }
         const auto &peak = document->summary.peak;
         if (peak.primary)
@@ -93,7 +147,7 @@ CheckpointSchedule LayerModel::schedule() const
     CheckpointSchedule schedule;
     for (std::size_t k = 0; k < m_checkpoint.size(); ++k) {
         if (m_checkpoint[k])
-            schedule.push_back({k, k, {}});
+            schedule.push_back({k, k, {}, kWholeLayer, m_saved[k]});
         for (std::size_t c = 0; c < 64; ++c) {
             if (m_parts[k] >> c & 1u)
                 schedule.push_back({k, k, {}, c});
@@ -106,10 +160,16 @@ void LayerModel::setSchedule(const CheckpointSchedule &schedule)
 {
     const std::vector<bool> whole = toggledPositions(schedule, m_checkpoint.size());
     const std::vector<std::uint64_t> parts = partMasks(schedule, m_checkpoint.size());
-    if (whole == m_checkpoint && parts == m_parts)
+    std::vector<std::vector<std::string>> saved(m_checkpoint.size());
+    for (const CheckpointUnit &unit : schedule) {
+        if (!unit.saved.empty() && unit.first < saved.size())
+            saved[unit.first] = unit.saved;
+    }
+    if (whole == m_checkpoint && parts == m_parts && saved == m_saved)
         return;
     m_checkpoint = whole;
     m_parts = parts;
+    m_saved = std::move(saved);
     showTicks();
 }
 
@@ -119,6 +179,8 @@ void LayerModel::showTicks()
     for (const ChainLayer &layer : m_document->model->layers) {
         QModelIndex box = indexOfLayer(layer.layer, CheckpointColumn);
         Q_EMIT dataChanged(box, box, {Qt::CheckStateRole});
+        const QModelIndex policy = indexOfLayer(layer.layer, PolicyColumn);
+        Q_EMIT dataChanged(policy, policy, {Qt::DisplayRole, Qt::EditRole});
         for (const ChainPart &part : layer.parts) {
             box = indexOfLayer(part.layer, CheckpointColumn);
             Q_EMIT dataChanged(box, box, {Qt::CheckStateRole});
@@ -130,6 +192,13 @@ bool LayerModel::isTicked(std::size_t row) const
 {
     const auto chain = static_cast<std::size_t>(m_chainIndex[row]);
     return m_partIndex[row] < 0 ? bool(m_checkpoint[chain]) : (m_parts[chain] >> m_partIndex[row] & 1u) || m_checkpoint[chain];
+}
+
+int LayerModel::policyChoice(std::size_t chain) const
+{
+    const auto &policies = m_policies[chain];
+    const auto found = std::find(policies.begin(), policies.end(), m_saved[chain]);
+    return m_saved[chain].empty() || found == policies.end() ? 0 : static_cast<int>(found - policies.begin()) + 1;
 }
 
 bool LayerModel::isHeldWhole(std::size_t row) const
@@ -189,6 +258,31 @@ QVariant LayerModel::data(const QModelIndex &index, int role) const
             .arg(milliseconds(index.column() == ForwardColumn ? *chainLayer->outlierForwardNs : *chainLayer->outlierBackwardNs),
                  0, 'f', 2)
             .arg(milliseconds(index.column() == ForwardColumn ? chainLayer->forwardNs : chainLayer->backwardNs), 0, 'f', 2);
+    if (index.column() == PolicyColumn && chainLayer) {
+        const auto k = static_cast<std::size_t>(chain);
+        switch (role) {
+        case Qt::DisplayRole:
+        case SortRole:
+            return m_checkpoint[k] ? policyShortLabel(chainLayer->operators, m_saved[k]) : QString();
+        case Qt::EditRole:
+            return policyChoice(k);
+        case PolicyChoicesRole: {
+            QStringList choices{policyLabel(chainLayer->operators, {})};
+            for (const auto &policy : m_policies[k])
+                choices << policyLabel(chainLayer->operators, policy);
+            return choices;
+        }
+        case Qt::ToolTipRole:
+            if (m_policies[k].empty())
+                return tr("The trace names no operator in %1's forward: its checkpoint recomputes all of it")
+                    .arg(QString::fromStdString(layer.path));
+            return tr("What checkpointing %1 recomputes: all of it, or all but the outputs of the operators a per-op "
+                      "policy saves (PyTorch's selective activation checkpointing). Now: %2")
+                .arg(QString::fromStdString(layer.path), policyLabel(chainLayer->operators, m_saved[k]));
+        default:
+            return {};
+        }
+    }
     if (role == Qt::ToolTipRole && index.column() == BackwardColumn && stats.backwardCalls == 0)
         return chain >= 0 && m_document->model->backwardEstimated
                    ? tr("The trace times no backward for this layer: estimated from when the blocks its forward "
@@ -273,6 +367,8 @@ QVariant LayerModel::headerData(int section, Qt::Orientation orientation, int ro
         return tr("Backward\nms");
     case CheckpointColumn:
         return tr("Checkpoint");
+    case PolicyColumn:
+        return tr("Policy");
     }
     return {};
 }
@@ -286,11 +382,16 @@ Qt::ItemFlags LayerModel::flags(const QModelIndex &index) const
         if (isHeldWhole(row))
             flags &= ~Qt::ItemIsEnabled;
     }
+    if (index.isValid() && index.column() == PolicyColumn && m_chainIndex[row] >= 0 && m_partIndex[row] < 0
+        && !m_policies[static_cast<std::size_t>(m_chainIndex[row])].empty())
+        flags |= Qt::ItemIsEditable;
     return flags;
 }
 
 bool LayerModel::setData(const QModelIndex &index, const QVariant &value, int role)
 {
+    if (checkIndex(index, CheckIndexOption::IndexIsValid) && role == Qt::EditRole && index.column() == PolicyColumn)
+        return choosePolicy(static_cast<std::size_t>(index.internalId()), value.toInt());
     if (!checkIndex(index, CheckIndexOption::IndexIsValid) || role != Qt::CheckStateRole || index.column() != CheckpointColumn)
         return false;
     const auto row = static_cast<std::size_t>(index.internalId());
@@ -306,6 +407,7 @@ bool LayerModel::setData(const QModelIndex &index, const QVariant &value, int ro
         // Whole: its parts are recomputed with it.
         m_checkpoint[k] = on;
         m_parts[k] = 0;
+        m_saved[k].clear();
     } else {
         // A module alone: none inside it or around it stays ticked.
         const std::vector<ChainPart> &parts = m_document->model->layers[k].parts;
@@ -316,6 +418,23 @@ bool LayerModel::setData(const QModelIndex &index, const QVariant &value, int ro
         }
         m_parts[k] = on ? m_parts[k] | std::uint64_t(1) << part : m_parts[k] & ~(std::uint64_t(1) << part);
     }
+    showTicks();
+    Q_EMIT toggled();
+    return true;
+}
+
+bool LayerModel::choosePolicy(std::size_t row, int choice)
+{
+    const int chain = m_chainIndex[row];
+    if (chain < 0 || m_partIndex[row] >= 0)
+        return false;
+    const auto k = static_cast<std::size_t>(chain);
+    if (choice < 0 || static_cast<std::size_t>(choice) > m_policies[k].size())
+        return false;
+    // A policy is a way to checkpoint the layer whole: choosing one ticks it.
+    m_checkpoint[k] = true;
+    m_parts[k] = 0;
+    m_saved[k] = choice == 0 ? std::vector<std::string>() : m_policies[k][static_cast<std::size_t>(choice) - 1];
     showTicks();
     Q_EMIT toggled();
     return true;

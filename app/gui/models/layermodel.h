@@ -3,7 +3,10 @@
 // The layers of a trace as the module tree (or a flat list of paths), one row each: name,
 // kind, activation bytes kept for the backward pass, share of the peak, forward and
 // backward time, and a checkbox to toggle checkpointing on the checkpointable chain: on
-// a chain layer (checkpointed whole) or on a module inside one (checkpointed alone).
+// a chain layer (checkpointed whole) or on a module inside one (checkpointed alone). A
+// chain layer's policy says what its checkpoint recomputes: everything, or all but the
+// outputs of the operators a per-op policy saves (chosen among its leading policies,
+// core/plan/operatoroutputs.h).
 
 #include "tracedocument.h"
 
@@ -24,6 +27,7 @@ public:
     // tree in the name column (QTreeView::setTreePosition).
     enum Columns {
         CheckpointColumn,
+        PolicyColumn,
         NameColumn,
         KindColumn,
         ActivationColumn,
@@ -32,7 +36,9 @@ public:
         BackwardColumn,
         NumColumns
     };
-    enum Roles { SortRole = Qt::UserRole, LayerRole };
+    // PolicyChoicesRole: a chain layer's policies as the policy column offers them (a
+    // QStringList, "Recompute all" first); the column's EditRole is the chosen one's index.
+    enum Roles { SortRole = Qt::UserRole, LayerRole, PolicyChoicesRole };
 
     using QAbstractItemModel::QAbstractItemModel;
 
@@ -77,6 +83,11 @@ private:
     std::vector<int> m_chainIndex, m_partIndex;
     std::vector<bool> m_checkpoint;
     std::vector<std::uint64_t> m_parts; // per chain layer: its ticked parts
+    // Per chain layer: its leading per-op policies, and the one chosen (empty: none).
+    std::vector<std::vector<std::vector<std::string>>> m_policies;
+    std::vector<std::vector<std::string>> m_saved;
+    int policyChoice(std::size_t chain) const;
+    bool choosePolicy(std::size_t row, int choice); // 0: recompute all, i: m_policies[chain][i - 1]
     bool isTicked(std::size_t row) const;
     bool isHeldWhole(std::size_t row) const; // a part of a layer ticked whole
     void showTicks();

@@ -3,13 +3,46 @@
 
 #include "models/layermodel.h"
 
+#include <algorithm>
+
+#include <QComboBox>
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QSortFilterProxyModel>
+#include <QStyledItemDelegate>
 #include <QTreeView>
 #include <QVBoxLayout>
 
 namespace peaklens::gui {
+
+namespace {
+
+// The policy column's editor: a drop-down of the layer's policies, applied as one is picked.
+class PolicyDelegate final : public QStyledItemDelegate
+{
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+    QWidget *createEditor(QWidget *parent, const QStyleOptionViewItem &, const QModelIndex &index) const override
+    {
+        auto *box = new QComboBox(parent);
+        box->addItems(index.data(LayerModel::PolicyChoicesRole).toStringList());
+        box->setCurrentIndex(index.data(Qt::EditRole).toInt());
+        connect(box, &QComboBox::activated, this, [this, box] {
+            auto *self = const_cast<PolicyDelegate *>(this);
+            Q_EMIT self->commitData(box);
+            Q_EMIT self->closeEditor(box);
+        });
+        return box;
+    }
+    void setEditorData(QWidget *, const QModelIndex &) const override { }
+    void setModelData(QWidget *editor, QAbstractItemModel *model, const QModelIndex &index) const override
+    {
+        model->setData(index, static_cast<QComboBox *>(editor)->currentIndex(), Qt::EditRole);
+    }
+};
+
+} // namespace
 
 LayersPane::LayersPane(LayerModel *layers, QWidget *parent)
     : QWidget(parent)
@@ -31,6 +64,9 @@ LayersPane::LayersPane(LayerModel *layers, QWidget *parent)
     m_view->sortByColumn(LayerModel::NameColumn, Qt::AscendingOrder);
     m_view->setTreePosition(LayerModel::NameColumn); // the checkbox column comes first
     m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+    m_view->setItemDelegateForColumn(LayerModel::PolicyColumn, new PolicyDelegate(m_view));
+    m_view->setEditTriggers(QAbstractItemView::SelectedClicked | QAbstractItemView::DoubleClicked
+                            | QAbstractItemView::EditKeyPressed);
     m_filter->setPlaceholderText(tr("Filter layers (Ctrl+F)"));
     m_filter->setClearButtonEnabled(true);
     auto *layout = new QVBoxLayout(this);
@@ -56,6 +92,9 @@ void LayersPane::fitColumns()
     m_view->expandAll();
     for (int column = 0; column < LayerModel::NumColumns; ++column)
         m_view->resizeColumnToContents(column);
+    // Policies are chosen after the table fills: room for a short one ("Save addmm +2").
+    m_view->setColumnWidth(LayerModel::PolicyColumn, std::max(m_view->columnWidth(LayerModel::PolicyColumn),
+                                                              m_view->fontMetrics().horizontalAdvance(tr("Save addmm +2")) + 24));
     // A long name takes at most two fifths of the pane: the figures stay in sight.
     m_view->setColumnWidth(LayerModel::NameColumn,
                            std::min(m_view->columnWidth(LayerModel::NameColumn), m_view->width() * 2 / 5));

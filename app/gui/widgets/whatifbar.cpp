@@ -4,6 +4,7 @@
 #include "core/plan/steptimecomparison.h"
 #include "core/trace/units.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -45,6 +46,7 @@ WhatIfBar::WhatIfBar(QWidget *parent)
     , m_strategy(new QComboBox(this))
     , m_budget(new QLineEdit(this))
     , m_overhead(new QSpinBox(this))
+    , m_perOp(new QCheckBox(tr("Per-op"), this))
     , m_baseline(new QLabel(this))
     , m_prediction(new QLabel(this))
 {
@@ -63,6 +65,9 @@ WhatIfBar::WhatIfBar(QWidget *parent)
     m_overhead->setValue(20);
     m_overhead->setSuffix(QStringLiteral(" %"));
     m_overhead->setToolTip(tr("Step time the planner may add"));
+    m_perOp->setObjectName(QStringLiteral("perOp"));
+    m_perOp->setToolTip(tr("Let the planner also checkpoint a layer with a per-op policy: the outputs of its "
+                           "costliest operators kept, the rest recomputed"));
     QFont bold = m_prediction->font();
     bold.setBold(true);
     m_prediction->setFont(bold);
@@ -80,6 +85,7 @@ WhatIfBar::WhatIfBar(QWidget *parent)
     layout->addWidget(m_strategy);
     layout->addWidget(m_budget);
     layout->addWidget(m_overhead);
+    layout->addWidget(m_perOp);
     m_rerunSlot = new QHBoxLayout;
     layout->addLayout(m_rerunSlot);
     layout->addSpacing(16);
@@ -90,6 +96,7 @@ WhatIfBar::WhatIfBar(QWidget *parent)
     auto update = [this] {
         m_budget->setVisible(strategy() == Strategy::Budget);
         m_overhead->setVisible(strategy() == Strategy::Overhead);
+        m_perOp->setVisible(strategy() == Strategy::Budget || strategy() == Strategy::Overhead);
     };
     update();
     connect(m_strategy, &QComboBox::currentIndexChanged, this, [this, update] {
@@ -105,6 +112,12 @@ WhatIfBar::WhatIfBar(QWidget *parent)
     connect(m_budget, &QLineEdit::textChanged, this,
             [this] { m_budget->setStyleSheet(budgetBytes() > 0 ? QString() : QStringLiteral("color: #b42318")); });
     connect(m_overhead, &QSpinBox::valueChanged, this, &WhatIfBar::strategyChanged);
+    connect(m_perOp, &QCheckBox::toggled, this, &WhatIfBar::strategyChanged);
+}
+
+bool WhatIfBar::perOpPolicies() const
+{
+    return m_perOp->isChecked();
 }
 
 void WhatIfBar::chooseBudget(const QString &budget)

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 class QAction;
+class QCheckBox;
 class QComboBox;
 class QHBoxLayout;
 class QLabel;
@@ -44,6 +45,8 @@ public:
     // The budget as typed: "6 GiB", "512MiB", "6.5 GB"; 0 while it is not a size.
     double budgetBytes() const;
     double overheadFraction() const;
+    // With a budget or an overhead: whether the planner also weighs per-op policies.
+    bool perOpPolicies() const;
     QString predictedPeakText() const;
     void focusStrategy();
     // Chooses "Cheapest within budget" with `budget` typed in, as a user would: plans.
@@ -58,6 +61,7 @@ private:
     QComboBox *m_strategy;
     QLineEdit *m_budget;
     QSpinBox *m_overhead;
+    QCheckBox *m_perOp;
     QLabel *m_baseline;
     QLabel *m_prediction;
     QHBoxLayout *m_rerunSlot = nullptr;

@@ -135,6 +135,46 @@ private slots:
         model.setSchedule(mixed);
         QCOMPARE(model.schedule(), mixed);
     }
+
+    // A chain layer's policy column offers its leading per-op policies; choosing one
+    // checkpoints the layer whole with it, unticking the layer drops it.
+    void aPolicyIsChosenPerChainLayer()
+    {
+        LayerModel model;
+        QAbstractItemModelTester tester(&model);
+        const DocumentPtr document = loadDocument(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/operator-step.pltxt"));
+        model.resetData(document);
+        const auto &chain = document->model->layers;
+        const QModelIndex policy = model.indexOfLayer(chain[1].layer, LayerModel::PolicyColumn);
+        const QModelIndex box = model.indexOfLayer(chain[1].layer, LayerModel::CheckpointColumn);
+        QVERIFY(model.flags(policy) & Qt::ItemIsEditable);
+        QCOMPARE(policy.data().toString(), QString());
+        // Ranked by time spared per byte kept: add (keeps nothing beyond the output), then
+        // layer_norm, addmm, gelu.
+        QCOMPARE(policy.data(LayerModel::PolicyChoicesRole).toStringList(),
+                 (QStringList{QStringLiteral("Recompute all"), QStringLiteral("Save add.Tensor"),
+                              QStringLiteral("Save native_layer_norm, add.Tensor"),
+                              QStringLiteral("Save addmm, native_layer_norm, add.Tensor"),
+                              QStringLiteral("Save addmm, gelu, native_layer_norm, add.Tensor")}));
+        QSignalSpy toggled(&model, &LayerModel::toggled);
+        QVERIFY(model.setData(policy, 3, Qt::EditRole));
+        QCOMPARE(toggled.count(), 1);
+        QCOMPARE(box.data(Qt::CheckStateRole).value<Qt::CheckState>(), Qt::Checked);
+        QCOMPARE(policy.data(Qt::EditRole).toInt(), 3);
+        QCOMPARE(policy.data().toString(), QStringLiteral("Save addmm +2"));
+        const std::vector<std::string> saved{"aten.add.Tensor", "aten.addmm.default", "aten.native_layer_norm.default"};
+        QCOMPARE(model.schedule(), (CheckpointSchedule{{1, 1, {}, kWholeLayer, saved}}));
+        QVERIFY(model.setData(box, Qt::Unchecked, Qt::CheckStateRole));
+        QVERIFY(model.setData(box, Qt::Checked, Qt::CheckStateRole));
+        QCOMPARE(policy.data().toString(), QStringLiteral("All"));
+        QCOMPARE(model.schedule(), (CheckpointSchedule{{1, 1, {}}}));
+        // A plan's policy shows as the choice it is; one outside the choices as what it saves.
+        model.setSchedule({{1, 1, {}, kWholeLayer, saved}, {2, 2, {}, kWholeLayer, {"aten.gelu.default"}}});
+        QCOMPARE(policy.data(Qt::EditRole).toInt(), 3);
+        QCOMPARE(model.indexOfLayer(chain[2].layer, LayerModel::PolicyColumn).data().toString(), QStringLiteral("Save gelu"));
+        QVERIFY(!model.setData(policy, 9, Qt::EditRole));
+        QVERIFY(!(model.flags(model.indexOfLayer(chain[1].layer, LayerModel::NameColumn)) & Qt::ItemIsEditable));
+    }
 };
 
 QTEST_MAIN(tst_LayerModel)

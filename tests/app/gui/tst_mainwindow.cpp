@@ -580,6 +580,24 @@ private slots:
         QCOMPARE(bar.budgetBytes(), bytes);
     }
 
+    // With "Per-op" ticked the budget's plan may checkpoint a layer with a per-op policy,
+    // which the layer table shows.
+    void theBudgetWeighsPerOpPoliciesWhenAsked()
+    {
+        MainWindow window;
+        QVERIFY(load(window, QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/operator-step.pltxt")));
+        auto *perOp = window.whatIfBar()->findChild<QCheckBox *>(QStringLiteral("perOp"));
+        QVERIFY(perOp);
+        window.whatIfBar()->chooseBudget(QStringLiteral("3004 KiB")); // 200 KiB below the measured peak
+        QCOMPARE(window.layerModel()->schedule(), (CheckpointSchedule{{0, 0, {}}}));
+        perOp->setChecked(true);
+        const std::vector<std::string> saved{"aten.add.Tensor", "aten.addmm.default", "aten.native_layer_norm.default"};
+        QCOMPARE(window.layerModel()->schedule(), (CheckpointSchedule{{0, 0, {}, kWholeLayer, saved}}));
+        const std::uint32_t first = window.document()->model->layers[0].layer;
+        QCOMPARE(window.layerModel()->indexOfLayer(first, LayerModel::PolicyColumn).data().toString(),
+                 QStringLiteral("Save addmm +2"));
+    }
+
     void aTraceWithoutSpecCannotRerun()
     {
         const DocumentPtr document = loadDocument(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/modelled-step.pltxt"));
