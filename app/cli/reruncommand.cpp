@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -181,10 +182,20 @@ std::string textOutput(const CostModel &model, const RerunRow &row)
                       + std::to_string(model.layers.size()) + " layers checkpointed\n" + table.toString();
     if (const auto &change = row.stepChange().measured)
         out += "Step time against the baseline measured beside it: " + changeText(*change) + "\n";
-    if (measured.gradients)
-        out += measured.gradients->agree ? "Gradients agree with the baseline's.\n"
-                                         : "Gradients differ from the baseline's (largest relative difference "
-                                               + std::to_string(measured.gradients->maxRelativeDifference) + ").\n";
+    if (measured.gradients) {
+        const ReplayGradientCheck &check = *measured.gradients;
+        if (check.agree && check.tolerance >= kBfloat16GradientTolerance) {
+            char text[160];
+            std::snprintf(text, sizeof text,
+                          "Gradients agree with the baseline's within the %.3g %% a plan keeping bfloat16 allows "
+                          "(largest relative difference %.3g %%).\n",
+                          100 * check.tolerance, 100 * check.maxRelativeDifference);
+            out += text;
+        } else
+            out += check.agree ? "Gradients agree with the baseline's.\n"
+                               : "Gradients differ from the baseline's (largest relative difference "
+                                     + std::to_string(check.maxRelativeDifference) + ").\n";
+    }
     if (!row.outcome.empty())
         out += "Out of memory: " + row.outcome + "\n";
     out += "Traces: " + measured.tracePath + (baselineMeasured.tracePath.empty() ? "" : ", " + baselineMeasured.tracePath) + "\n";
@@ -218,7 +229,8 @@ json jsonOutput(const std::string &path, const CostModel &model, const RerunRow 
                                                {"within_noise", change->withinNoise()}}
                                         : json(nullptr)},
             {"gradients", measured.gradients ? json{{"agree", measured.gradients->agree},
-                                                    {"max_relative_difference", measured.gradients->maxRelativeDifference}}
+                                                    {"max_relative_difference", measured.gradients->maxRelativeDifference},
+                                                    {"tolerance", measured.gradients->tolerance}}
                                              : json(nullptr)},
             {"out_of_memory", row.outcome.empty() ? json(nullptr) : json(row.outcome)}};
 }
@@ -275,7 +287,8 @@ Command addRerunCommand(CLI::App &app)
                 if (rerun.relaunch) {
                     measured.baseline = runRelaunch(rerun.launches[0], rerun.rank, "with the baseline's toggles");
                     static_cast<ReplaySteps &>(measured) = runRelaunch(rerun.launches[1], rerun.rank, "with " + strategy);
-                    measured.gradients = relaunchedGradients(measured.baseline->tracePath, measured.tracePath);
+                    measured.gradients =
+                        relaunchedGradients(measured.baseline->tracePath, measured.tracePath, gradientTolerance(plan.schedule));
                 } else {
                     measured = runReplay(rerun.launches[0], folder);
                 }

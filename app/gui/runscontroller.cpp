@@ -40,8 +40,8 @@ void takeMeasuredFrom(RunRecord &record, const std::vector<DocumentPtr> &documen
         record.row.measured.baseline =
             ReplaySteps{.peakAllocatedBytes = documents[1]->peakBytes, .stepTimesMs = documents[1]->stepTimesMs()};
         if (!record.row.measured.gradients && record.tracePaths.size() == 2)
-            record.row.measured.gradients =
-                relaunchedGradients(record.tracePaths[1].toStdString(), record.tracePaths[0].toStdString());
+            record.row.measured.gradients = relaunchedGradients(
+                record.tracePaths[1].toStdString(), record.tracePaths[0].toStdString(), gradientTolerance(record.row.schedule));
     }
 }
 

@@ -51,6 +51,8 @@ std::string_view keptPolicyName(KeptPolicy policy)
         return "SAVE";
     case KeptPolicy::Recompute:
         return "RECOMPUTE";
+    case KeptPolicy::Compress:
+        return "COMPRESS";
     }
     return "SAVE";
 }
@@ -60,6 +62,8 @@ std::string policyText(const KeptActivation &row)
     std::string text(keptPolicyName(row.policy));
     if (row.policy == KeptPolicy::Recompute)
         return text + " (" + row.unit + ")";
+    if (row.policy == KeptPolicy::Compress)
+        return text + " (bf16)";
     if (!row.unit.empty())
         return text + " (" + row.unit + "'s policy)";
     return row.output ? text + ", output" : text;
@@ -107,10 +111,11 @@ std::vector<KeptActivation> keptActivations(const Trace &trace, const CostModel 
             if (whole) {
                 // A unit keeps only its input: all it made is recomputed, but the output
                 // of its last layer, which the layer after it keeps, and the outputs of
-                // the operators its policy saves.
+                // the operators its policy saves. A layer keeping bfloat16 keeps it all,
+                // packed.
                 if (!(row.output && k == whole->last)) {
                     const bool saved = std::binary_search(whole->saved.begin(), whole->saved.end(), operatorOverload(row.op));
-                    row.policy = saved ? KeptPolicy::Save : KeptPolicy::Recompute;
+                    row.policy = whole->compressed ? KeptPolicy::Compress : saved ? KeptPolicy::Save : KeptPolicy::Recompute;
                     row.unit = labelOf(model, *whole);
                 }
             } else {

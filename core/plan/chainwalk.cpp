@@ -268,6 +268,8 @@ void Walk::forwardEnds(UnitPass &unit, std::int64_t timeNs, std::size_t event)
             before.measure.kept = 0;
             for (const Block &block : before.blocks)
                 before.measure.kept += stillLive(block) ? m_events.deltaBytes(block.second) : 0;
+            before.measure.outputKept =
+                before.outputEvent != SIZE_MAX && stillLive({m_events.addr(before.outputEvent), before.outputEvent});
         }
         m_forwardsDone += unit.pass == m_runningPass;
     }

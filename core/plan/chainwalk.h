@@ -25,6 +25,7 @@ struct UnitMeasure
     std::int64_t saving = 0;
     std::int64_t regenerated = 0; // A - alive: made again by a recompute
     std::int64_t kept = 0;        // of A, still live when the next chain layer's forward ends (chain layers only)
+    bool outputKept = false;      // o among them: the next chain layer kept its input for backward
     std::int64_t forwardRise = 0; // the most its forward's own blocks held at once
     std::int64_t levelAtBackward = 0;
     std::int64_t backwardBeginNs = 0;

@@ -10,7 +10,7 @@ namespace {
 void countUnits(const std::vector<CheckpointUnit> &units, std::vector<std::size_t> &counts)
 {
     for (const CheckpointUnit &unit : units) {
-        if (unit.isPart())
+        if (unit.isPart() || unit.compressed)
             continue;
         for (std::size_t k = unit.first; k <= unit.last && k < counts.size(); ++k)
             ++counts[k];
@@ -34,7 +34,7 @@ std::vector<bool> toggledPositions(const CheckpointSchedule &schedule, std::size
 {
     std::vector<bool> toggles(count, false);
     for (const CheckpointUnit &unit : schedule) {
-        for (std::size_t k = unit.first; k <= unit.last && k < count && !unit.isPart(); ++k)
+        for (std::size_t k = unit.first; k <= unit.last && k < count && !unit.isPart() && !unit.compressed; ++k)
             toggles[k] = true;
     }
     return toggles;
@@ -50,7 +50,7 @@ std::vector<std::size_t> recomputeCounts(const CheckpointSchedule &schedule, std
 bool isPerLayer(const CheckpointSchedule &schedule)
 {
     return std::all_of(schedule.begin(), schedule.end(), [](const CheckpointUnit &unit) {
-        return unit.first == unit.last && unit.inner.empty() && !unit.isPart() && unit.saved.empty();
+        return unit.first == unit.last && unit.inner.empty() && !unit.isPart() && unit.saved.empty() && !unit.compressed;
     });
 }
 

@@ -30,6 +30,9 @@ struct CheckpointUnit
     // forward keeps, as PyTorch names their overloads ("aten.addmm.default"), sorted. Empty:
     // everything it made is recomputed.
     std::vector<std::string> saved;
+    // Not a checkpoint (one whole layer, top level only): the layer runs plainly and keeps
+    // what its forward saves for backward in bfloat16, unpacked as its backward uses it.
+    bool compressed = false;
     bool isPart() const { return part != kWholeLayer; }
     bool operator==(const CheckpointUnit &) const = default;
 };
@@ -40,7 +43,8 @@ using CheckpointSchedule = std::vector<CheckpointUnit>;
 
 // One single-layer unit per toggled position.
 CheckpointSchedule singleLayerUnits(const std::vector<bool> &toggles);
-// Per position of `count`: whether a top-level unit holds it whole.
+// Per position of `count`: whether a top-level unit holds it whole (a checkpoint: not a
+// compressed layer).
 std::vector<bool> toggledPositions(const CheckpointSchedule &schedule, std::size_t count);
 // Per position of `count`: how many units (of any level) hold it whole, the times it is recomputed.
 std::vector<std::size_t> recomputeCounts(const CheckpointSchedule &schedule, std::size_t count);

@@ -104,8 +104,8 @@ private:
         skipBlanks();
         if (m_pos < m_body.size() && m_body[m_pos] == '[') {
             if (!item.last.empty())
-                fail("a per-op policy [save:...] applies to one layer, not to the segment " + item.first + ".." + item.last);
-            item.saved = policy(item.first);
+                fail("a policy [save:...] or [bf16] applies to one layer, not to the segment " + item.first + ".." + item.last);
+            policy(item);
             skipBlanks();
         }
         if (m_pos < m_body.size() && m_body[m_pos] == '(') {
@@ -127,17 +127,25 @@ private:
             ++m_pos;
     }
 
-    // "[save:OP+OP+...]" after `layer`, at m_pos: its operators as overload names, sorted.
-    std::vector<std::string> policy(const std::string &layer)
+    // "[save:OP+OP+...]" (its operators as overload names, sorted) or "[bf16]" after the
+    // item's layer, at m_pos.
+    void policy(Item &item)
     {
+        const std::string &layer = item.first;
         const std::size_t close = m_body.find(']', m_pos);
         if (close == std::string_view::npos)
             fail("the \"[\" after " + layer + " is not closed");
         const std::string_view inside = trimmed(m_body.substr(m_pos + 1, close - m_pos - 1));
         m_pos = close + 1;
+        if (inside == "bf16") {
+            item.compressed = true;
+            return;
+        }
         constexpr std::string_view kSave = "save:";
         if (!inside.starts_with(kSave))
-            fail("the policy of " + layer + " is [save:OP+OP...], naming the operators whose outputs it keeps");
+            fail("the policy of " + layer
+                 + " is [save:OP+OP...], naming the operators whose outputs it keeps, or [bf16], keeping what it saves "
+                   "for backward in bfloat16");
         std::vector<std::string> ops;
         std::string_view rest = inside.substr(kSave.size());
         for (;;) {
@@ -154,7 +162,7 @@ private:
         }
         std::sort(ops.begin(), ops.end());
         ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
-        return ops;
+        item.saved = std::move(ops);
     }
 
     std::string_view m_text, m_body;
@@ -168,6 +176,8 @@ std::string written(const std::vector<Item> &items)
         text += (text.empty() ? "" : ",") + item.first;
         if (!item.last.empty())
             text += ".." + item.last;
+        if (item.compressed)
+            text += "[bf16]";
         if (!item.saved.empty()) {
             text += "[save:";
             for (std::size_t i = 0; i < item.saved.size(); ++i)
@@ -198,8 +208,8 @@ public:
         for (const Item &item : items) {
             const std::string name = item.first + (item.last.empty() ? "" : ".." + item.last);
             const auto [first, part] = indexOf(item.first);
-            if (!item.saved.empty() && (part != kWholeLayer || parent))
-                throw Error("\"" + name + "\": a per-op policy applies to a layer of the chain checkpointed on its own, not to "
+            if ((!item.saved.empty() || item.compressed) && (part != kWholeLayer || parent))
+                throw Error("\"" + name + "\": a policy applies to a layer of the chain on its own, not to "
                             + (parent ? "an inner unit." : "a module inside a layer."));
             if (part != kWholeLayer) {
                 if (!item.last.empty() || !item.inner.empty() || parent)
@@ -208,7 +218,8 @@ public:
                 resolved.push_back({first, first, {}, part});
                 continue;
             }
-            CheckpointUnit unit{first, item.last.empty() ? first : indexOf(item.last).first, {}, kWholeLayer, item.saved};
+            CheckpointUnit unit{first,          item.last.empty() ? first : indexOf(item.last).first, {}, kWholeLayer, item.saved,
+                                item.compressed};
             if (!item.last.empty() && indexOf(item.last).second != kWholeLayer)
                 throw Error("\"" + name + "\": " + item.last + " is a module inside a layer, so it cannot end a segment.");
             if (unit.last < unit.first)
@@ -456,7 +467,8 @@ CheckpointStrategy CheckpointStrategy::of(const CheckpointSchedule &schedule, co
             Item item{paths.at(unit.first),
                       unit.first == unit.last && unit.inner.empty() ? std::string() : paths.at(unit.last),
                       {},
-                      unit.saved};
+                      unit.saved,
+                      unit.compressed};
             item.inner = self(self, unit.inner);
             items.push_back(std::move(item));
         }

@@ -115,6 +115,7 @@ void combinePasses(const ChainMeasures &measures, CostModel &model)
     for (std::size_t k = 0; k < model.layers.size(); ++k) {
         ChainLayer &layer = model.layers[k];
         layer.savingBytes = layer.keptBytes = INT64_MAX;
+        layer.outputKept = !measures.layers.empty();
         layer.levelBeforeRecomputeBytes = INT64_MIN;
         layer.recomputePeakBytes = layer.backwardPeakBytes = INT64_MIN;
         for (const auto &pass : measures.layers) {
@@ -128,6 +129,7 @@ void combinePasses(const ChainMeasures &measures, CostModel &model)
             layer.forwardRiseBytes = std::max(layer.forwardRiseBytes, p.forwardRise);
             layer.levelAtBackwardBytes = std::max(layer.levelAtBackwardBytes, p.levelAtBackward);
             layer.keptBytes = std::min(layer.keptBytes, p.kept);
+            layer.outputKept = layer.outputKept && p.outputKept;
             layer.levelBeforeRecomputeBytes = std::max(layer.levelBeforeRecomputeBytes, p.levelAtBackward - p.alive);
             // A recompute starts from the level without any of its blocks (the next layer
             // has released the output by then) and climbs by the forward's rise.

@@ -92,6 +92,7 @@ struct ChainLayer
     // B: the part of A still live when the next layer's forward ends: what a segment that
     // holds both frees of it (the output too, when the next layer keeps it for backward).
     std::int64_t keptBytes = 0;
+    bool outputKept = false; // its output among them in every pass: the next layer keeps its input for backward
     // L less A's blocks still live then: where the recompute of a segment ending here starts.
     std::int64_t levelBeforeRecomputeBytes = 0;
     // When it is checkpointed, before what other checkpoints free: the top of its
@@ -145,6 +146,10 @@ struct ChainLayer
     // operators' share of the forward spared, the policy's dispatch added).
     std::int64_t policyKeptBytes(const std::vector<std::string> &ops) const;
     std::int64_t policyNs(const std::vector<std::string> &ops) const;
+    // Run plainly keeping what it saves for backward in bfloat16: what that frees until its
+    // backward, half its saving (allocator traces know no dtypes: the blocks are taken for
+    // 32-bit floats).
+    std::int64_t compressedSavingBytes() const { return savingBytes / 2; }
 };
 
 inline constexpr std::uint32_t kNoChainLayer = UINT32_MAX;

@@ -22,7 +22,7 @@ struct FlatUnit
 void flatten(const CostModel &model, const std::vector<CheckpointUnit> &units, std::size_t parent, std::vector<FlatUnit> &out)
 {
     for (const CheckpointUnit &unit : units) {
-        if (unit.first > unit.last || unit.last >= model.layers.size() || unit.isPart())
+        if (unit.first > unit.last || unit.last >= model.layers.size() || unit.isPart() || unit.compressed)
             continue;
         FlatUnit flat{unit.first, unit.last, parent};
         if (!unit.saved.empty()) {
@@ -138,6 +138,20 @@ Effect effectOf(const CostModel &model, const CheckpointSchedule &schedule)
                 effect.addedSpreadNs += layer.parts[c].recomputeSpreadNs;
             }
         }
+    }
+    // A layer keeping bfloat16 frees half of what it keeps from the end of its forward on,
+    // until the backward reaches it (in its own backward, the measured level: each node
+    // unpacks its tensors as it runs); and half of its input, the layer before's output,
+    // where that was kept for backward (a block that begins with a normalization saves it).
+    for (const CheckpointUnit &unit : schedule) {
+        if (!unit.compressed || unit.first >= n)
+            continue;
+        const std::size_t k = unit.first;
+        const bool inputKept = k > 0 && model.layers[k - 1].outputKept;
+        const std::int64_t saving =
+            model.layers[k].compressedSavingBytes() + (inputKept ? model.layers[k - 1].outputBytes / 2 : 0);
+        from[k + 1] += saving;
+        addOver(freed, k + 1, n + 1, saving);
     }
     for (FlatUnit &unit : units) {
         const std::int64_t saving = unitSaving(model, unit);

@@ -81,7 +81,11 @@ constexpr std::string_view kStandaloneApply = R"py(
 def apply(model):
     """Checkpoints the planned modules of ``model`` in place and returns it."""
     for path, traced_bytes in MODULES.items():
-        _checkpoint_forward(_module(model, path, traced_bytes), SAVED.get(path, ()))
+        module = _module(model, path, traced_bytes)
+        if path in COMPRESSED:
+            _compress_forward(module, model)
+        else:
+            _checkpoint_forward(module, SAVED.get(path, ()))
     return model
 
 
@@ -117,6 +121,43 @@ def _selective(saved):
         return CheckpointPolicy.MUST_SAVE if op in ops else CheckpointPolicy.PREFER_RECOMPUTE
 
     return functools.partial(create_selective_checkpoint_contexts, policy)
+
+
+def _compress_forward(module, model):
+    """Runs ``module.forward``, while gradients are on, keeping the floating-point tensors
+    it saves for backward in bfloat16 (but the model's parameters and buffers), each packed
+    once, and giving them back in their own dtype when the backward uses them."""
+    original = module.forward
+
+    @functools.wraps(original)
+    def compressed(*args, **kwargs):
+        if not torch.is_grad_enabled():
+            return original(*args, **kwargs)
+        kept = {tensor.untyped_storage().data_ptr() for tensor in (*model.parameters(), *model.buffers())}
+        packed = {}
+
+        def pack(tensor):
+            if (not tensor.is_floating_point() or tensor.dtype in (torch.bfloat16, torch.float16)
+                    or tensor.untyped_storage().data_ptr() in kept):
+                return tensor
+            key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tuple(tensor.shape),
+                   tensor.stride(), tensor._version, tensor.dtype)
+            if key not in packed:
+                packed[key] = (tensor.dtype, tensor.detach().to(torch.bfloat16))
+            return packed[key]
+
+        def unpack(saved):
+            if isinstance(saved, tuple):
+                return saved[1].to(saved[0])
+            return saved
+
+        try:
+            with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+                return original(*args, **kwargs)
+        finally:
+            packed.clear()
+
+    module.forward = compressed
 )py";
 
 constexpr std::string_view kHelperApply = R"py(
@@ -222,6 +263,13 @@ std::string pythonPlan(const Trace &trace, const CostModel &model, const Plan &p
             saved += "],\n";
         }
         out += saved.empty() ? "SAVED = {}\n" : "SAVED = {\n" + saved + "}\n";
+        out += "\n# The modules run plainly that keep what they save for backward in bfloat16 (lossy).\n";
+        std::string compressed;
+        for (const CheckpointUnit &unit : plan.schedule) {
+            if (unit.compressed)
+                compressed += (compressed.empty() ? "" : ", ") + pythonString(model.layers[unit.first].path);
+        }
+        out += "COMPRESSED = [" + compressed + "]\n";
     }
     out += standalone ? kStandaloneApply : kHelperApply;
     out += kModuleCheck;

@@ -135,9 +135,6 @@ RerunPlan planRerun(const Trace &trace, const std::vector<std::string> &toggles,
 
 namespace {
 
-// Relative differences below this are float rounding of a recompute, not a wrong gradient.
-constexpr double kGradientTolerance = 1e-4;
-
 // name -> (norm, sum) from the file beside `trace`; empty when there is none or it is damaged.
 std::map<std::string, std::pair<double, double>> gradientsBeside(const std::string &trace)
 {
@@ -166,14 +163,21 @@ double relativeDifference(double a, double b)
 
 } // namespace
 
-std::optional<ReplayGradientCheck> relaunchedGradients(const std::string &baselineTrace, const std::string &runTrace)
+double gradientTolerance(const CheckpointSchedule &schedule)
+{
+    const bool lossy = std::any_of(schedule.begin(), schedule.end(), [](const CheckpointUnit &unit) { return unit.compressed; });
+    return lossy ? kBfloat16GradientTolerance : kGradientTolerance;
+}
+
+std::optional<ReplayGradientCheck> relaunchedGradients(const std::string &baselineTrace, const std::string &runTrace,
+                                                       double tolerance)
 {
     const auto baseline = gradientsBeside(baselineTrace);
     const auto run = gradientsBeside(runTrace);
     if (baseline.empty() || run.empty())
         return std::nullopt;
     ReplayGradientCheck check;
-    check.tolerance = kGradientTolerance;
+    check.tolerance = tolerance;
     for (const auto &[name, figures] : baseline) {
         const auto other = run.find(name);
         if (other == run.end()) {
@@ -188,7 +192,7 @@ std::optional<ReplayGradientCheck> relaunchedGradients(const std::string &baseli
             check.worstParameter = name;
         }
     }
-    check.agree = check.agree && run.size() == baseline.size() && check.maxRelativeDifference <= kGradientTolerance;
+    check.agree = check.agree && run.size() == baseline.size() && check.maxRelativeDifference <= tolerance;
     return check;
 }
 

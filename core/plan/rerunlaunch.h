@@ -11,6 +11,7 @@
 // first with the baseline's toggles, then with the new ones in PEAKLENS_CHECKPOINT, so
 // both are measured on this machine under the same load.
 
+#include "core/plan/checkpointschedule.h"
 #include "core/plan/replayresult.h"
 #include "core/trace/trace.h"
 
@@ -53,10 +54,18 @@ std::string togglesArgument(const std::vector<std::string> &units);
 RerunPlan planRerun(const Trace &trace, const std::vector<std::string> &toggles, const std::vector<std::string> &baseline,
                     const std::string &folder, int steps);
 
+// Relative gradient differences a rerun allows: float rounding of a recompute, or what a
+// plan that keeps saved activations in bfloat16 (a lossy one) may add.
+inline constexpr double kGradientTolerance = 1e-4;
+inline constexpr double kBfloat16GradientTolerance = 1e-2;
+// The tolerance for a rerun of `schedule`.
+double gradientTolerance(const CheckpointSchedule &schedule);
+
 // Of a relaunch's two traces: whether each parameter's first gradient (the helper notes its
 // norm and sum beside the trace under PEAKLENS_GRADIENTS=1) is the same in both, within
-// float rounding; nullopt when either run left none (a script without the helper).
-std::optional<ReplayGradientCheck> relaunchedGradients(const std::string &baselineTrace, const std::string &runTrace);
+// `tolerance`; nullopt when either run left none (a script without the helper).
+std::optional<ReplayGradientCheck> relaunchedGradients(const std::string &baselineTrace, const std::string &runTrace,
+                                                       double tolerance = kGradientTolerance);
 
 // Of a relaunch's out folder: the trace to compare, the one of `rank` when it left one,
 // else the first by name; nullopt when it holds none.

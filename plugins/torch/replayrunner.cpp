@@ -140,10 +140,10 @@ CheckpointSchedule resolveCheckpoint(const std::vector<Stage> &stages, const std
         throw Error(option + ": " + error.what());
     }
     for (const CheckpointUnit &unit : schedule) {
-        if (!unit.saved.empty())
-            throw Error(option + ": " + stages[unit.first].path
-                        + " has a per-op policy, which the replay engine does not apply; a real script's rerun "
-                          "(PEAKLENS_CHECKPOINT, through the Python helper) does.");
+        if (!unit.saved.empty() || unit.compressed)
+            throw Error(option + ": " + stages[unit.first].path + (unit.compressed ? " keeps bfloat16" : " has a per-op policy")
+                        + ", which the replay engine does not apply; a real script's rerun (PEAKLENS_CHECKPOINT, through "
+                          "the Python helper) does.");
     }
     return schedule;
 }

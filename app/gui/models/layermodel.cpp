@@ -69,6 +69,7 @@ void LayerModel::resetData(const DocumentPtr &document)
     m_parts.clear();
     m_policies.clear();
     m_saved.clear();
+    m_compressed.clear();
     m_peakBytes = 0;
     if (document) {
         if (document->model) {
@@ -83,6 +84,7 @@ void LayerModel::resetData(const DocumentPtr &document)
             m_checkpoint.assign(chain.size(), false);
             m_parts.assign(chain.size(), 0);
             m_saved.assign(chain.size(), {});
+            m_compressed.assign(chain.size(), false);
             for (const ChainLayer &layer : chain)
                 m_policies.push_back(leadingPolicies(layer.operators));
         }
@@ -148,6 +150,8 @@ CheckpointSchedule LayerModel::schedule() const
     for (std::size_t k = 0; k < m_checkpoint.size(); ++k) {
         if (m_checkpoint[k])
             schedule.push_back({k, k, {}, kWholeLayer, m_saved[k]});
+        else if (m_compressed[k])
+            schedule.push_back({k, k, {}, kWholeLayer, {}, true});
         for (std::size_t c = 0; c < 64; ++c) {
             if (m_parts[k] >> c & 1u)
                 schedule.push_back({k, k, {}, c});
@@ -161,15 +165,20 @@ void LayerModel::setSchedule(const CheckpointSchedule &schedule)
     const std::vector<bool> whole = toggledPositions(schedule, m_checkpoint.size());
     const std::vector<std::uint64_t> parts = partMasks(schedule, m_checkpoint.size());
     std::vector<std::vector<std::string>> saved(m_checkpoint.size());
+    std::vector<bool> compressed(m_checkpoint.size(), false);
     for (const CheckpointUnit &unit : schedule) {
-        if (!unit.saved.empty() && unit.first < saved.size())
+        if (unit.first >= saved.size())
+            continue;
+        if (!unit.saved.empty())
             saved[unit.first] = unit.saved;
+        compressed[unit.first] = compressed[unit.first] || unit.compressed;
     }
-    if (whole == m_checkpoint && parts == m_parts && saved == m_saved)
+    if (whole == m_checkpoint && parts == m_parts && saved == m_saved && compressed == m_compressed)
         return;
     m_checkpoint = whole;
     m_parts = parts;
     m_saved = std::move(saved);
+    m_compressed = std::move(compressed);
     showTicks();
 }
 
@@ -197,6 +206,8 @@ bool LayerModel::isTicked(std::size_t row) const
 int LayerModel::policyChoice(std::size_t chain) const
 {
     const auto &policies = m_policies[chain];
+    if (m_compressed[chain])
+        return static_cast<int>(policies.size()) + 1;
     const auto found = std::find(policies.begin(), policies.end(), m_saved[chain]);
     return m_saved[chain].empty() || found == policies.end() ? 0 : static_cast<int>(found - policies.begin()) + 1;
 }
@@ -263,6 +274,8 @@ QVariant LayerModel::data(const QModelIndex &index, int role) const
         switch (role) {
         case Qt::DisplayRole:
         case SortRole:
+            if (m_compressed[k])
+                return tr("bf16");
             return m_checkpoint[k] ? policyShortLabel(chainLayer->operators, m_saved[k]) : QString();
         case Qt::EditRole:
             return policyChoice(k);
@@ -270,15 +283,14 @@ QVariant LayerModel::data(const QModelIndex &index, int role) const
             QStringList choices{policyLabel(chainLayer->operators, {})};
             for (const auto &policy : m_policies[k])
                 choices << policyLabel(chainLayer->operators, policy);
+            choices << tr("No checkpoint: keep in bfloat16");
             return choices;
         }
         case Qt::ToolTipRole:
-            if (m_policies[k].empty())
-                return tr("The trace names no operator in %1's forward: its checkpoint recomputes all of it")
-                    .arg(QString::fromStdString(layer.path));
-            return tr("What checkpointing %1 recomputes: all of it, or all but the outputs of the operators a per-op "
-                      "policy saves (PyTorch's selective activation checkpointing). Now: %2")
-                .arg(QString::fromStdString(layer.path), policyLabel(chainLayer->operators, m_saved[k]));
+            return tr("What %1 does with what its forward keeps for backward: recompute all of it (a checkpoint), all "
+                      "but the outputs of the operators a per-op policy saves (PyTorch's selective activation "
+                      "checkpointing; none where the trace names no operator), or keep it in bfloat16 (lossy)")
+                .arg(QString::fromStdString(layer.path));
         default:
             return {};
         }
@@ -382,8 +394,7 @@ Qt::ItemFlags LayerModel::flags(const QModelIndex &index) const
         if (isHeldWhole(row))
             flags &= ~Qt::ItemIsEnabled;
     }
-    if (index.isValid() && index.column() == PolicyColumn && m_chainIndex[row] >= 0 && m_partIndex[row] < 0
-        && !m_policies[static_cast<std::size_t>(m_chainIndex[row])].empty())
+    if (index.isValid() && index.column() == PolicyColumn && m_chainIndex[row] >= 0 && m_partIndex[row] < 0)
         flags |= Qt::ItemIsEditable;
     return flags;
 }
@@ -408,6 +419,7 @@ bool LayerModel::setData(const QModelIndex &index, const QVariant &value, int ro
         m_checkpoint[k] = on;
         m_parts[k] = 0;
         m_saved[k].clear();
+        m_compressed[k] = false;
     } else {
         // A module alone: none inside it or around it stays ticked.
         const std::vector<ChainPart> &parts = m_document->model->layers[k].parts;
@@ -429,12 +441,15 @@ bool LayerModel::choosePolicy(std::size_t row, int choice)
     if (chain < 0 || m_partIndex[row] >= 0)
         return false;
     const auto k = static_cast<std::size_t>(chain);
-    if (choice < 0 || static_cast<std::size_t>(choice) > m_policies[k].size())
+    if (choice < 0 || static_cast<std::size_t>(choice) > m_policies[k].size() + 1)
         return false;
-    // A policy is a way to checkpoint the layer whole: choosing one ticks it.
-    m_checkpoint[k] = true;
+    // A per-op policy is a way to checkpoint the layer whole: choosing one ticks it. The
+    // last choice keeps bfloat16 instead, no checkpoint.
+    const bool compressed = static_cast<std::size_t>(choice) == m_policies[k].size() + 1;
+    m_checkpoint[k] = !compressed;
+    m_compressed[k] = compressed;
     m_parts[k] = 0;
-    m_saved[k] = choice == 0 ? std::vector<std::string>() : m_policies[k][static_cast<std::size_t>(choice) - 1];
+    m_saved[k] = choice == 0 || compressed ? std::vector<std::string>() : m_policies[k][static_cast<std::size_t>(choice) - 1];
     showTicks();
     Q_EMIT toggled();
     return true;

@@ -6,7 +6,7 @@
 // a chain layer (checkpointed whole) or on a module inside one (checkpointed alone). A
 // chain layer's policy says what its checkpoint recomputes: everything, or all but the
 // outputs of the operators a per-op policy saves (chosen among its leading policies,
-// core/plan/operatoroutputs.h).
+// core/plan/operatoroutputs.h); or that it is no checkpoint and keeps bfloat16.
 
 #include "tracedocument.h"
 
@@ -86,8 +86,10 @@ private:
     // Per chain layer: its leading per-op policies, and the one chosen (empty: none).
     std::vector<std::vector<std::vector<std::string>>> m_policies;
     std::vector<std::vector<std::string>> m_saved;
+    std::vector<bool> m_compressed; // per chain layer: kept in bfloat16 instead
     int policyChoice(std::size_t chain) const;
-    bool choosePolicy(std::size_t row, int choice); // 0: recompute all, i: m_policies[chain][i - 1]
+    // 0: recompute all, i: m_policies[chain][i - 1], the one after them: keep bfloat16.
+    bool choosePolicy(std::size_t row, int choice);
     bool isTicked(std::size_t row) const;
     bool isHeldWhole(std::size_t row) const; // a part of a layer ticked whole
     void showTicks();

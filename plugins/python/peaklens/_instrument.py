@@ -269,6 +269,9 @@ class Instrumented:
         """One unit and its inner units: a single layer's forward is wrapped in a
         checkpoint; a segment gets a runner, which its container's iteration yields when
         the segment is outermost in that container, else its ``parent``'s runner calls."""
+        if unit.compressed:
+            self._compress_forward(modules[unit.first])
+            return
         if unit.first == unit.last:
             self._checkpoint_forward(modules[unit.first], unit.save)
             return
@@ -317,6 +320,23 @@ class Instrumented:
             return torch.utils.checkpoint.checkpoint(original, *args, use_reentrant=False, **options, **kwargs)
 
         module.forward = checkpointed
+        self._forwards.append((module, own_forward))
+
+    def _compress_forward(self, module):
+        """Runs ``module.forward`` with what it saves for backward kept in bfloat16 while
+        gradients are on."""
+        own_forward = module.__dict__.get("forward")
+        original = module.forward
+        model = self.model
+
+        @functools.wraps(original)
+        def compressed(*args, **kwargs):
+            if not torch.is_grad_enabled():
+                return original(*args, **kwargs)
+            with bfloat16_saved_tensors(model):
+                return original(*args, **kwargs)
+
+        module.forward = compressed
         self._forwards.append((module, own_forward))
 
     def _guard(self, path, module, label, container):
@@ -386,6 +406,45 @@ def selective_context(save):
         return CheckpointPolicy.MUST_SAVE if op in kept else CheckpointPolicy.PREFER_RECOMPUTE
 
     return functools.partial(create_selective_checkpoint_contexts, policy)
+
+
+class Bfloat16Packing:
+    """What a layer kept in bfloat16 does with each tensor autograd saves: a floating-point
+    one is packed to bfloat16 and given back in its own dtype when the backward uses it; the
+    model's parameters and buffers (and views of them) stay as they are, as do integer and
+    half-precision tensors; a tensor saved by several operators is packed once."""
+
+    def __init__(self, model):
+        self.kept = {tensor.untyped_storage().data_ptr() for tensor in (*model.parameters(), *model.buffers())}
+        self.packed = {}  # a packed copy per tensor saved, by storage, view and version
+
+    def pack(self, tensor):
+        if (not tensor.is_floating_point() or tensor.dtype in (torch.bfloat16, torch.float16)
+                or tensor.untyped_storage().data_ptr() in self.kept):
+            return tensor
+        key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tuple(tensor.shape), tensor.stride(),
+               tensor._version, tensor.dtype)
+        if key not in self.packed:
+            self.packed[key] = (tensor.dtype, tensor.detach().to(torch.bfloat16))
+        return self.packed[key]
+
+    @staticmethod
+    def unpack(saved):
+        if isinstance(saved, tuple):
+            dtype, tensor = saved
+            return tensor.to(dtype)
+        return saved
+
+
+@contextlib.contextmanager
+def bfloat16_saved_tensors(model):
+    """Saved-tensor hooks for what runs inside: Bfloat16Packing of ``model``."""
+    packing = Bfloat16Packing(model)
+    try:
+        with torch.autograd.graph.saved_tensors_hooks(packing.pack, packing.unpack):
+            yield
+    finally:
+        packing.packed.clear()  # each copy is then freed with the last node that saved it
 
 
 def _first_set(*names):

@@ -34,11 +34,13 @@ def checkpoint_chain(model):
     return [prefix + name for name, _ in container.named_children()]
 
 
-class Unit(collections.namedtuple("Unit", "first last inner save", defaults=((),))):
+class Unit(collections.namedtuple("Unit", "first last inner save compressed", defaults=((), False))):
     """A checkpoint unit: the layers ``first..last`` (paths; equal for one layer) run as one
     checkpoint whose recompute checkpoints its ``inner`` units (a tuple of Units) again.
     ``save``: a single layer's per-op policy, the operators (PyTorch overload names,
-    ``aten.addmm.default``, sorted) whose outputs its forward keeps instead of recomputing."""
+    ``aten.addmm.default``, sorted) whose outputs its forward keeps instead of recomputing.
+    ``compressed``: not a checkpoint; a single layer run plainly that keeps what it saves
+    for backward in bfloat16."""
 
     __slots__ = ()
 
@@ -46,7 +48,7 @@ class Unit(collections.namedtuple("Unit", "first last inner save", defaults=((),
         return write_schedule([self])
 
 
-class _Item(collections.namedtuple("_Item", "first last inner save", defaults=((),))):
+class _Item(collections.namedtuple("_Item", "first last inner save compressed", defaults=((), False))):
     """A unit as written: ``last`` is None for a single ``NAME``."""
 
     __slots__ = ()
@@ -133,7 +135,7 @@ class _ListParser:
         self._skip_blanks()
         if self.pos < len(self.body) and self.body[self.pos] == "[":
             if last is not None:
-                self._fail(f"a per-op policy [save:...] applies to one layer, not to the segment {first}..{last}")
+                self._fail(f"a policy [save:...] or [bf16] applies to one layer, not to the segment {first}..{last}")
             save = self._policy(first)
             self._skip_blanks()
         if self.pos < len(self.body) and self.body[self.pos] == "(":
@@ -145,17 +147,23 @@ class _ListParser:
                 self._fail(f'the "(" after {first}..{last} is not closed')
             self.pos += 1
             self._skip_blanks()
+        if save == "bf16":
+            return _Item(first, last, inner, (), True)
         return _Item(first, last, inner, save)
 
     def _policy(self, layer):
-        """``[save:OP+OP+...]`` after ``layer``: its operators as overload names, sorted."""
+        """``[save:OP+OP+...]`` after ``layer`` (its operators as overload names, sorted), or
+        ``"bf16"`` for ``[bf16]``."""
         close = self.body.find("]", self.pos)
         if close < 0:
             self._fail(f'the "[" after {layer} is not closed')
         inside = _trimmed(self.body[self.pos + 1:close])
         self.pos = close + 1
+        if inside == "bf16":
+            return "bf16"
         if not inside.startswith("save:"):
-            self._fail(f"the policy of {layer} is [save:OP+OP...], naming the operators whose outputs it keeps")
+            self._fail(f"the policy of {layer} is [save:OP+OP...], naming the operators whose outputs it keeps, "
+                       "or [bf16], keeping what it saves for backward in bfloat16")
         ops = []
         for written in inside[len("save:"):].split("+"):
             op = operator_overload(_trimmed(written))
@@ -240,10 +248,9 @@ class _Resolver:
         for item in items:
             name = item.first if item.last is None else item.first + ".." + item.last
             first, part = self.place(item.first)
-            if item.save and (part is not None or parent):
+            if (item.save or item.compressed) and (part is not None or parent):
                 where = "an inner unit" if parent else "a module inside a layer"
-                raise ValueError(f'"{name}": a per-op policy applies to a layer of the chain checkpointed on its own, '
-                                 f"not to {where}.")
+                raise ValueError(f'"{name}": a policy applies to a layer of the chain on its own, not to {where}.')
             if part is not None:
                 if item.last is not None or item.inner or parent:
                     raise ValueError(f'"{name}": {item.first} is a module inside {self.toggleable[first]}; '
@@ -262,7 +269,8 @@ class _Resolver:
                 raise ValueError(f'"{name}" is not an inner unit of {holder}: '
                                  "it must lie within it and end before it ends.")
             inner = tuple(self.units(item.inner, (first, last)))
-            placed.append((first, last, None, Unit(self.toggleable[first], self.toggleable[last], inner, item.save)))
+            placed.append((first, last, None,
+                           Unit(self.toggleable[first], self.toggleable[last], inner, item.save, item.compressed)))
         # By first layer; a whole unit before the parts of its first layer, which it holds.
         placed.sort(key=lambda entry: (entry[0], entry[2] is not None, entry[1], entry[2] or 0))
         unique = [entry for i, entry in enumerate(placed) if i == 0 or entry != placed[i - 1]]
@@ -334,21 +342,24 @@ def write_schedule(units):
     name, a segment as ``first..last`` with ``(inner,...)``; ``none`` for no units."""
     def written(unit):
         if unit.first == unit.last and not unit.inner:
-            return unit.first + ("[save:" + "+".join(unit.save) + "]" if unit.save else "")
+            policy = "[bf16]" if unit.compressed else "[save:" + "+".join(unit.save) + "]" if unit.save else ""
+            return unit.first + policy
         return unit.first + ".." + unit.last + ("(" + write_schedule(unit.inner) + ")" if unit.inner else "")
 
     return ",".join(written(unit) for unit in units) or "none"
 
 
 def held_layers(units, toggleable):
-    """The layers the (top-level) ``units`` hold, in ``toggleable`` order; a sub-layer of a
-    segment's layer is part of it and not named on its own, and a part's unit holds just
-    that module."""
+    """The layers the (top-level) ``units`` checkpoint, in ``toggleable`` order; a sub-layer
+    of a segment's layer is part of it and not named on its own, a part's unit holds just
+    that module, and a layer kept in bfloat16 is not checkpointed."""
     positions = {}
     for index, path in enumerate(toggleable):
         positions.setdefault(path, index)
     held = []
     for unit in units:
+        if unit.compressed:
+            continue  # run plainly: not a checkpoint
         layer = None
         for path in toggleable[positions[unit.first]:positions[unit.last] + 1]:
             if layer is None or not _is_inside(path, layer):

@@ -5,6 +5,7 @@
 #include "core/plan/checkpointstrategy.h"
 #include "core/plan/planner.h"
 #include "core/plan/plannotes.h"
+#include "core/plan/rerunlaunch.h"
 #include "core/trace/tracetext.h"
 
 #include <QFile>
@@ -151,6 +152,36 @@ private slots:
         QCOMPARE(perOp.prediction.addedTimeNs, qint64(131'000'000 - 120'000'000 + 5 * kSelectiveCallNs));
         QCOMPARE(perOp.prediction.peakBytes, plain - 300 * KiB);
         QVERIFY(perOp.prediction.addedTimeNs < layers.prediction.addedTimeNs);
+    }
+
+    // A layer keeping bfloat16 is no checkpoint: it frees half of what it keeps, and half
+    // of its input where it kept that (the layer before's output), adding no recompute.
+    void aLayerKeepingBfloat16FreesHalfWhatItKeeps()
+    {
+        const auto trace = operatorStep();
+        const CostModel model = buildCostModel(*trace);
+        const Prediction plain = predict(model, CheckpointSchedule{});
+        QVERIFY(model.layers[0].outputKept);
+        const CheckpointSchedule second = scheduleOf(model, "blocks.1[bf16]");
+        QCOMPARE(second.front().compressed, true);
+        QCOMPARE(toggledPositions(second, 3), (std::vector<bool>{false, false, false}));
+        QCOMPARE(recomputeCounts(second, 3), (std::vector<std::size_t>{0, 0, 0}));
+        const Prediction compressed = predict(model, second);
+        QCOMPARE(plain.peakBytes - compressed.peakBytes, (900 + 100) * KiB / 2);
+        QCOMPARE(compressed.addedTimeNs, qint64(0));
+        // The first layer's input comes from outside the chain: only its own half.
+        QCOMPARE(plain.peakBytes - predict(model, scheduleOf(model, "blocks.0[bf16]")).peakBytes, 900 * KiB / 2);
+        QStringList rows;
+        for (const KeptActivation &row : keptActivations(*trace, model, second)) {
+            if (row.layer == "blocks.1")
+                rows << test::qs(std::to_string(row.bytes / KiB) + " " + policyText(row) + " " + row.unit);
+        }
+        QCOMPARE(rows,
+                 (QStringList{QStringLiteral("100 COMPRESS (bf16) blocks.1"), QStringLiteral("400 COMPRESS (bf16) blocks.1"),
+                              QStringLiteral("400 COMPRESS (bf16) blocks.1"), QStringLiteral("100 SAVE, output ")}));
+        // Its rerun's gradients may differ as bfloat16 rounds.
+        QCOMPARE(gradientTolerance(second), kBfloat16GradientTolerance);
+        QCOMPARE(gradientTolerance(scheduleOf(model, "blocks.1")), kGradientTolerance);
     }
 
     void theActivationListShowsWhatAPolicySaves()

@@ -73,6 +73,9 @@ private slots:
             << QStringLiteral("every:3") << QStringLiteral("blocks.0,blocks.3")
             << QStringList{QStringLiteral("\"blocks.0\""), QStringLiteral("\"blocks.3\"")} << true;
         QTest::newRow("nothing") << QStringLiteral("none") << QStringLiteral("none") << QStringList{} << true;
+        QTest::newRow("a layer kept in bfloat16")
+            << QStringLiteral("blocks.1[bf16],blocks.2") << QStringLiteral("blocks.1[bf16],blocks.2")
+            << QStringList{QStringLiteral("\"blocks.1\""), QStringLiteral("\"blocks.2\"")} << true;
         QTest::newRow("a per-op policy") << QStringLiteral("blocks.1[save:aten::addmm],blocks.2")
                                          << QStringLiteral("blocks.1[save:aten.addmm.default],blocks.2")
                                          << QStringList{QStringLiteral("\"blocks.1\""), QStringLiteral("\"blocks.2\"")} << true;
@@ -102,7 +105,10 @@ private slots:
         QCOMPARE(code.contains(QStringLiteral("peaklens.instrument(model, checkpoint=STRATEGY)")), !standalone);
         QVERIFY(code.contains(QStringLiteral("# Strategy ") + strategy + QLatin1Char('\n')));
         // A standalone module names the operators each selective unit saves.
-        const bool selective = strategy.contains(QLatin1Char('['));
+        const bool selective = strategy.contains(QStringLiteral("[save:"));
+        const bool compressed = strategy.contains(QStringLiteral("[bf16]"));
+        QCOMPARE(code.contains(QStringLiteral("\nCOMPRESSED = [\"blocks.1\"]\n")), compressed);
+        QCOMPARE(code.contains(QStringLiteral("\nCOMPRESSED = []\n")), standalone && !compressed);
         QCOMPARE(code.contains(QStringLiteral("\nSAVED = {\n    \"blocks.1\": [\"aten.addmm.default\"],\n}\n")), selective);
         QCOMPARE(code.contains(QStringLiteral("\nSAVED = {}\n")), standalone && !selective);
     }

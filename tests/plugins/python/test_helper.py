@@ -777,6 +777,51 @@ class SelectiveTest(unittest.TestCase):
         self.assertFalse([name for name, module in model.named_modules() if "forward" in module.__dict__],
                          "nothing was left applied")
 
+    def test_a_layer_kept_in_bfloat16_runs_once_with_close_gradients(self):
+        plain = gpt_step(peaklens.instrument(Gpt(), checkpoint="none", sink=Recorder()))[0]
+        model = peaklens.instrument(Gpt(), checkpoint="blocks.1[bf16], blocks.2", sink=Recorder())
+        self.assertEqual(model._peaklens.schedule, "blocks.1[bf16],blocks.2")
+        self.assertEqual(model._peaklens.checkpointed, ["blocks.2"])  # a layer kept in bfloat16 is no checkpoint
+        gradients, runs = gpt_step(model)
+        # It runs once (no recompute); its gradients are bfloat16-close to the plain step's.
+        self.assertEqual(runs, [[1, 1, 1], [1, 1, 1], [2, 2, 2], [1, 1, 1]])
+        for a, b in zip(plain, gradients):
+            self.assertLessEqual(((a - b).abs().max() / a.abs().max().clamp_min(1e-12)).item(), 2e-2)
+        self.assertFalse(all(torch.equal(a, b) for a, b in zip(plain, gradients)), "bfloat16 rounds something")
+        # Without gradients it runs plainly.
+        with torch.no_grad():
+            ids = torch.randint(0, 11, (2, 8))
+            self.assertTrue(torch.equal(Gpt()(ids), model(ids)))
+        model._peaklens.remove()
+        self.assertFalse([name for name, module in model.named_modules() if "forward" in module.__dict__])
+
+    def test_bfloat16_packing_packs_activations_once_and_leaves_parameters(self):
+        from peaklens._instrument import Bfloat16Packing, bfloat16_saved_tensors
+
+        linear = torch.nn.Linear(8, 8)
+        packing = Bfloat16Packing(linear)
+        x = torch.randn(4, 8)
+        packed = packing.pack(x)
+        self.assertEqual((packed[0], packed[1].dtype), (torch.float32, torch.bfloat16))
+        self.assertIs(packing.pack(x), packed)  # saved twice, packed once
+        self.assertIsNot(packing.pack(x[1:]), packed)  # another view
+        x.add_(1)
+        self.assertIsNot(packing.pack(x), packed)  # a new version
+        for kept in (linear.weight, linear.weight.t(), linear.bias, torch.arange(4), x.half()):
+            self.assertIs(packing.pack(kept), kept)
+        unpacked = packing.unpack(packed)
+        self.assertEqual(unpacked.dtype, torch.float32)
+        self.assertTrue(torch.allclose(unpacked, x - 1, rtol=1e-2))
+        # Under the hooks a backward gets its tensors back in their own dtype, close to the plain ones.
+        inputs = torch.randn(4, 8, requires_grad=True)
+        with bfloat16_saved_tensors(linear):
+            y = torch.relu(linear(inputs)) * torch.relu(linear(inputs))
+        self.assertEqual(y.grad_fn._saved_self.dtype, torch.float32)
+        y.sum().backward()
+        plain = inputs.detach().clone().requires_grad_(True)
+        (torch.relu(linear(plain)) * torch.relu(linear(plain))).sum().backward()
+        self.assertTrue(torch.allclose(inputs.grad, plain.grad, rtol=2e-2, atol=1e-2))
+
     def test_without_gradients_parts_run_plainly(self):
         plain = Gpt().eval()
         model = peaklens.instrument(Gpt().eval(), checkpoint="blocks.1.attn,blocks.2.mlp", sink=Recorder())
