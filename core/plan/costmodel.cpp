@@ -157,10 +157,10 @@ void combinePasses(const ChainMeasures &measures, CostModel &model)
     }
 }
 
-// Per chain layer, its operators' outputs in the pass its kept blocks come from (the first
+// Per chain layer, its operators' outputs and times in the pass its kept blocks come from (the first
 // with the least saving).
-void addOperatorOutputs(const Trace &trace, const LaneDevices &lanes, std::uint32_t device, const ChainMeasures &measures,
-                        CostModel &model)
+void addOperatorProfiles(const Trace &trace, const LaneDevices &lanes, std::uint32_t device, const ChainMeasures &measures,
+                         CostModel &model)
 {
     for (std::size_t k = 0; k < model.layers.size() && !measures.layers.empty(); ++k) {
         const UnitMeasure *least = &measures.layers.front()[k];
@@ -276,7 +276,7 @@ CostModel buildCostModel(const Trace &trace, const ChainSelection &selection, co
     model.stepTimeNs = stepEnd - model.stepBeginNs;
     const ChainMeasures measures = walkChain(trace, lanes, device, begin, end == INT64_MAX ? stepEnd + 1 : stepEnd, units, model);
     combinePasses(measures, model);
-    addOperatorOutputs(trace, lanes, device, measures, model);
+    addOperatorProfiles(trace, lanes, device, measures, model);
     findSegmentPeaks(model);
     cutForwardAtParts(model);
     useStepTimes(trace, model);

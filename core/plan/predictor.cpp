@@ -46,8 +46,9 @@ std::int64_t unitSaving(const CostModel &model, const FlatUnit &unit)
 
 // While a unit's layers run their forward without keeping anything, at segment p (layers
 // before p done): a layer frees what its backward would need, and once the next layer has
-// run, its output too, unless it is the unit's last; but what its policy keeps. Adds, for p in [offset, offset +
-// size), to `at` (that p only) and `from` (that p onwards, as differences).
+// run, its output too, unless it is the unit's last; but what its policy keeps. Adds, for
+// p in [offset, offset + size), to `at` (that p only) and `from` (that p onwards, as
+// differences).
 void addForwardSavings(const CostModel &model, const FlatUnit &unit, std::size_t offset, std::vector<std::int64_t> &at,
                        std::vector<std::int64_t> &from)
 {
