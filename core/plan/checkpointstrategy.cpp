@@ -488,7 +488,13 @@ std::string operatorOverload(std::string_view op)
     if (const std::size_t colons = op.find("::"); colons != std::string_view::npos) {
         space = op.substr(0, colons);
         name = op.substr(colons + 2);
-        const std::size_t dot = name.find('.');
+        std::size_t dot = name.find('.');
+        // A snapshot's dispatcher frame (at::_ops::mul_Tensor) joins the overload on with
+        // an underscore: operator names are lower case, overload names begin upper case.
+        for (std::size_t i = 1; dot == std::string_view::npos && i + 1 < name.size(); ++i) {
+            if (name[i] == '_' && name[i + 1] >= 'A' && name[i + 1] <= 'Z')
+                dot = i;
+        }
         overload = dot == std::string_view::npos ? std::string_view("default") : name.substr(dot + 1);
         name = name.substr(0, std::min(dot, name.size()));
     } else {

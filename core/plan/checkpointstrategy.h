@@ -85,7 +85,8 @@ private:
 
 // An operator as a per-op policy names it, PyTorch's overload name "aten.addmm.default",
 // from that name itself or from the name a trace records ("aten::addmm" for the default
-// overload, "aten::mul.Tensor"). Empty for anything else, a name without its overload
+// overload, "aten::mul.Tensor", and "aten::mul_Tensor" as a snapshot's dispatcher frames
+// write it). Empty for anything else, a name without its overload
 // ("aten.mm", which matches no operator in a PyTorch policy) included.
 std::string operatorOverload(std::string_view op);
 

@@ -10,6 +10,7 @@ import re
 _NUMBERED = re.compile(r"^\d+$")
 _DELIMITER = re.compile(r"[,()\[]")
 _OP_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+_DISPATCHER_OVERLOAD = re.compile(r"^(.+?)_([A-Z][A-Za-z0-9_]*)$")  # mul_Tensor, add__Tensor
 
 
 def checkpoint_chain(model):
@@ -66,12 +67,17 @@ def _trimmed(text):
 def operator_overload(op):
     """An operator as a per-op policy names it, PyTorch's overload name
     ``aten.addmm.default``, from that name or from the name a trace records (``aten::addmm``
-    for the default overload, ``aten::mul.Tensor``); None for anything else, a name without
-    its overload (``aten.mm``, which matches nothing in a PyTorch policy) included."""
+    for the default overload, ``aten::mul.Tensor``, and ``aten::mul_Tensor`` as a snapshot's
+    dispatcher frames write it: operator names are lower case, overload names begin upper
+    case); None for anything else, a name without its overload (``aten.mm``, which matches
+    nothing in a PyTorch policy) included."""
     if "::" in op:
         space, _, rest = op.partition("::")
         name, dot, overload = rest.partition(".")
-        overload = overload if dot else "default"
+        joined = None if dot else _DISPATCHER_OVERLOAD.match(name)
+        if joined:
+            name, overload = joined.groups()
+        overload = overload if dot or joined else "default"
     else:
         pieces = op.split(".", 2)
         if len(pieces) != 3:

@@ -57,6 +57,14 @@ private slots:
         QTest::newRow("recorded, default overload") << QStringLiteral("aten::addmm") << QStringLiteral("aten.addmm.default");
         QTest::newRow("recorded, named overload") << QStringLiteral("aten::mul.Tensor") << QStringLiteral("aten.mul.Tensor");
         QTest::newRow("PyTorch's own") << QStringLiteral("aten.mm.default") << QStringLiteral("aten.mm.default");
+        // A snapshot's C++ frames: at::_ops::mul_Tensor::call, at::_ops::add__Tensor (in place).
+        QTest::newRow("dispatcher, named overload") << QStringLiteral("aten::mul_Tensor") << QStringLiteral("aten.mul.Tensor");
+        QTest::newRow("dispatcher, in place") << QStringLiteral("aten::add__Tensor") << QStringLiteral("aten.add_.Tensor");
+        QTest::newRow("dispatcher, two-part overload")
+            << QStringLiteral("aten::div_Tensor_mode") << QStringLiteral("aten.div.Tensor_mode");
+        QTest::newRow("underscores of the name")
+            << QStringLiteral("aten::native_layer_norm") << QStringLiteral("aten.native_layer_norm.default");
+        QTest::newRow("a leading underscore") << QStringLiteral("aten::_softmax") << QStringLiteral("aten._softmax.default");
         QTest::newRow("another namespace") << QStringLiteral("torchvision::nms") << QStringLiteral("torchvision.nms.default");
         // PyTorch matches a policy's operators by overload: a packet matches nothing.
         QTest::newRow("a packet") << QStringLiteral("aten.mm") << QString();
