@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // peaklens-cli plan FILE (--budget B | --overhead X% | --strategy S | --checkpoint NAMES) [--layers REGEX]
 //                  [--per-op] [--activations] [--json | --emit python]
-// peaklens-cli pareto FILE [--layers REGEX] [--json]
+// peaklens-cli pareto FILE [--layers REGEX] [--per-op] [--json]
 // What to checkpoint, and what it would cost and save, predicted from the trace.
 
 #include "command.h"
@@ -374,11 +374,14 @@ Command addParetoCommand(CLI::App &app)
     auto options = std::make_shared<PlanOptions>();
     command->add_option("FILE", options->path, "Trace file")->required();
     command->add_option("--layers", options->layers, "Regular expression choosing the chain's layers")->type_name("REGEX");
+    command->add_flag("--per-op", options->perOp, "Also weigh per-op policies, as plan --per-op does");
     command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
     return {command, [options] {
                 const AnalysedTracePtr analysed = openPlannable(*options);
                 const CostModel &model = *analysed->model;
-                const std::vector<Plan> plans = paretoSweep(model);
+                PlannerOptions planner;
+                planner.perOpPolicies = options->perOp;
+                const std::vector<Plan> plans = paretoSweep(model, 24, planner);
                 if (options->json) {
                     json list = json::array();
                     for (const Plan &plan : plans)
@@ -393,13 +396,16 @@ Command addParetoCommand(CLI::App &app)
                     std::size_t count = 0;
                     for (bool on : plan.checkpoint)
                         count += on;
+                    const auto policies = std::count_if(plan.schedule.begin(), plan.schedule.end(),
+                                                        [](const CheckpointUnit &unit) { return !unit.saved.empty(); });
                     const bool near =
                         i > 0
                         && std::abs(plan.prediction.addedTimeNs - plans[i - 1].prediction.addedTimeNs) < model.stepTimeSpreadNs;
                     close = close || near;
                     table.addRow({formatBytes(plan.prediction.peakBytes), formatDuration(plan.prediction.stepTimeNs),
                                   (near ? "≈ +" : "+") + formatDuration(plan.prediction.addedTimeNs),
-                                  std::to_string(count) + " of " + std::to_string(model.layers.size())});
+                                  std::to_string(count) + " of " + std::to_string(model.layers.size())
+                                      + (policies ? ", " + std::to_string(policies) + " per-op" : std::string())});
                 }
                 std::string out = "Peak against step time, " + std::to_string(model.layers.size()) + " checkpointable layers ("
                                   + model.layers.front().path + " ... " + model.layers.back().path + ")\n" + table.toString();

@@ -341,6 +341,28 @@ private slots:
         QVERIFY(peakOf(plans.first()) < peakOf(plans.last()));
     }
 
+    // With --per-op the sweep's plans may keep some operators' outputs; without, none does.
+    void paretoWeighsPerOpPoliciesWhenAsked()
+    {
+        const QString trace = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/operator-step.pltxt");
+        const auto policies = [](const Run &run) {
+            int count = 0;
+            for (const QJsonValue plan : QJsonDocument::fromJson(run.out).object()[QStringLiteral("plans")].toArray()) {
+                for (const QJsonValue unit : plan.toObject()[QStringLiteral("checkpoint")].toArray())
+                    count += unit.toString().contains(QStringLiteral("[save:"));
+            }
+            return count;
+        };
+        const Run plain = runCli({QStringLiteral("pareto"), trace, QStringLiteral("--json")});
+        const Run perOp = runCli({QStringLiteral("pareto"), trace, QStringLiteral("--per-op"), QStringLiteral("--json")});
+        QCOMPARE(plain.exitCode, 0);
+        QCOMPARE(perOp.exitCode, 0);
+        QCOMPARE(policies(plain), 0);
+        QVERIFY(policies(perOp) > 0);
+        const Run text = runCli({QStringLiteral("pareto"), trace, QStringLiteral("--per-op")});
+        QVERIFY2(text.out.contains("per-op"), text.out.constData());
+    }
+
     void usageErrorsExitTwo()
     {
         QCOMPARE(runCli({}).exitCode, 2);
