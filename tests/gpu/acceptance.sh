@@ -21,7 +21,8 @@
 #   6. records gpt_train.py through PyTorch's own allocator (`record --backend torch`, the
 #      caching allocator left as it is): activation bytes per block, its peak against
 #      torch.cuda.max_memory_allocated, the cost in step time, and `peaklens-cli rerun`
-#      with every:2 (predicted against measured peak).
+#      with every:2, then with every block under a per-op policy and kept in bfloat16
+#      (predicted against measured peak).
 # Every figure and file goes to one folder; the end is one table (step | figure |
 # measured | reference | goal | verdict), also OUT/summary.tsv and OUT/summary.json. A
 # step that fails is a FAILED row with its reason; the others still run. Exit status 1
@@ -710,6 +711,20 @@ step6() {
   fig compare --step 6 --figure "peaklens-cli rerun every:2, torch backend: peak" --unit bytes --within 5 \
     --measured "$(get "$dir/rerun.json" measured.peak_bytes)" \
     --reference "$(get "$dir/rerun.json" predicted.peak_bytes)" --reference-note "predicted"
+  # Every block with a per-op policy (its matrix products' outputs kept), then kept in
+  # bfloat16 (docs/planning.md): predicted against measured peak on the GPU.
+  "$cli" plan "$(cat "$dir/trace.path")" --checkpoint all --json >"$dir/all.json" || fail "peaklens-cli plan --checkpoint all failed"
+  local blocks policy kind
+  blocks=$(get "$dir/all.json" checkpoint --join ,)
+  for policy in save:aten.addmm.default bf16; do
+    kind=${policy%%:*}
+    (cd "$dir" && "$cli" rerun "$(cat "$dir/trace.path")" --checkpoint "$(echo "$blocks" | sed "s/\([^,]*\)/\1[$policy]/g")" \
+      --out "$dir/rerun-$kind" --json) >"$dir/rerun-$kind.json" 2>"$dir/rerun-$kind.log" \
+      || fail "peaklens-cli rerun with [$policy] failed: $(tail -1 "$dir/rerun-$kind.log")"
+    fig compare --step 6 --figure "peaklens-cli rerun, every block [$policy], torch backend: peak" --unit bytes --within 3 \
+      --measured "$(get "$dir/rerun-$kind.json" measured.peak_bytes)" \
+      --reference "$(get "$dir/rerun-$kind.json" predicted.peak_bytes)" --reference-note "predicted"
+  done
 }
 
 # ---- the run ------------------------------------------------------------------------------------------------
