@@ -125,26 +125,28 @@ def _selective(saved):
 
 def _compress_forward(module, model):
     """Runs ``module.forward``, while gradients are on, keeping the floating-point tensors
-    it saves for backward in bfloat16 (but the model's parameters and buffers), each packed
-    once, and giving them back in their own dtype when the backward uses them."""
+    it saves for backward in bfloat16 (but the model's parameters and buffers), each tensor
+    packed once, and giving them back in their own dtype when the backward uses them."""
     original = module.forward
 
     @functools.wraps(original)
     def compressed(*args, **kwargs):
         if not torch.is_grad_enabled():
             return original(*args, **kwargs)
+        from torch.utils.weak import WeakIdKeyDictionary
+
         kept = {tensor.untyped_storage().data_ptr() for tensor in (*model.parameters(), *model.buffers())}
-        packed = {}
+        packed = WeakIdKeyDictionary()  # per tensor saved, while it lives: its version and copy
 
         def pack(tensor):
             if (not tensor.is_floating_point() or tensor.dtype in (torch.bfloat16, torch.float16)
                     or tensor.untyped_storage().data_ptr() in kept):
                 return tensor
-            key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tuple(tensor.shape),
-                   tensor.stride(), tensor._version, tensor.dtype)
-            if key not in packed:
-                packed[key] = (tensor.dtype, tensor.detach().to(torch.bfloat16))
-            return packed[key]
+            known = packed.get(tensor)
+            if known is None or known[0] != tensor._version:
+                known = (tensor._version, (tensor.dtype, tensor.detach().to(torch.bfloat16)))
+                packed[tensor] = known
+            return known[1]
 
         def unpack(saved):
             if isinstance(saved, tuple):

@@ -415,18 +415,22 @@ class Bfloat16Packing:
     half-precision tensors; a tensor saved by several operators is packed once."""
 
     def __init__(self, model):
+        from torch.utils.weak import WeakIdKeyDictionary
+
         self.kept = {tensor.untyped_storage().data_ptr() for tensor in (*model.parameters(), *model.buffers())}
-        self.packed = {}  # a packed copy per tensor saved, by storage, view and version
+        # Per tensor saved (by identity, while it lives: its memory may go to another one),
+        # its version and packed copy.
+        self.packed = WeakIdKeyDictionary()
 
     def pack(self, tensor):
         if (not tensor.is_floating_point() or tensor.dtype in (torch.bfloat16, torch.float16)
                 or tensor.untyped_storage().data_ptr() in self.kept):
             return tensor
-        key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tuple(tensor.shape), tensor.stride(),
-               tensor._version, tensor.dtype)
-        if key not in self.packed:
-            self.packed[key] = (tensor.dtype, tensor.detach().to(torch.bfloat16))
-        return self.packed[key]
+        known = self.packed.get(tensor)
+        if known is None or known[0] != tensor._version:
+            known = (tensor._version, (tensor.dtype, tensor.detach().to(torch.bfloat16)))
+            self.packed[tensor] = known
+        return known[1]
 
     @staticmethod
     def unpack(saved):

@@ -785,9 +785,11 @@ class SelectiveTest(unittest.TestCase):
         gradients, runs = gpt_step(model)
         # It runs once (no recompute); its gradients are bfloat16-close to the plain step's.
         self.assertEqual(runs, [[1, 1, 1], [1, 1, 1], [2, 2, 2], [1, 1, 1]])
-        for a, b in zip(plain, gradients):
-            self.assertLessEqual(((a - b).abs().max() / a.abs().max().clamp_min(1e-12)).item(), 2e-2)
-        self.assertFalse(all(torch.equal(a, b) for a, b in zip(plain, gradients)), "bfloat16 rounds something")
+        # Over all the parameters, as a rerun compares them: a small gradient alone can move
+        # by more than its own size where bfloat16 rounds the tensors it comes from.
+        difference = torch.cat([(a - b).flatten() for a, b in zip(plain, gradients)]).norm()
+        self.assertLessEqual((difference / torch.cat([a.flatten() for a in plain]).norm()).item(), 2e-2)
+        self.assertGreater(difference.item(), 0, "bfloat16 rounds something")
         # Without gradients it runs plainly.
         with torch.no_grad():
             ids = torch.randint(0, 11, (2, 8))
@@ -807,6 +809,14 @@ class SelectiveTest(unittest.TestCase):
         self.assertIsNot(packing.pack(x[1:]), packed)  # another view
         x.add_(1)
         self.assertIsNot(packing.pack(x), packed)  # a new version
+        # A tensor freed gives its memory to the next of its size: that one is packed anew.
+        first = torch.randn(1024, 64)
+        address, before = first.untyped_storage().data_ptr(), packing.pack(first)
+        del first
+        second = torch.randn(1024, 64)
+        if second.untyped_storage().data_ptr() == address:
+            self.assertFalse(torch.equal(packing.pack(second)[1], before[1]))
+        self.assertTrue(torch.equal(packing.pack(second)[1], second.to(torch.bfloat16)))
         for kept in (linear.weight, linear.weight.t(), linear.bias, torch.arange(4), x.half()):
             self.assertIs(packing.pack(kept), kept)
         unpacked = packing.unpack(packed)
