@@ -363,6 +363,33 @@ private slots:
         QVERIFY2(text.out.contains("per-op"), text.out.constData());
     }
 
+    // plan --per-op plans a policy where it is cheaper, and --json lists each layer's
+    // operators as the policy names them, the layer's own output left out.
+    void planPerOpAndTheOperatorsItWeighs()
+    {
+        const QString trace = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/operator-step.pltxt");
+        const Run run = runCli({QStringLiteral("plan"), trace, QStringLiteral("--budget"), QStringLiteral("3004KiB"),
+                                QStringLiteral("--per-op"), QStringLiteral("--json")});
+        QCOMPARE(run.exitCode, 0);
+        const QJsonObject json = QJsonDocument::fromJson(run.out).object();
+        QCOMPARE(json[QStringLiteral("checkpoint")].toArray().first().toString(),
+                 QStringLiteral("blocks.0[save:aten.add.Tensor+aten.addmm.default+aten.native_layer_norm.default]"));
+        QJsonObject addmm;
+        const QJsonArray layers = json[QStringLiteral("chain")].toObject()[QStringLiteral("layers")].toArray();
+        for (const QJsonValue op : layers[1].toObject()[QStringLiteral("operators")].toArray()) {
+            if (op.toObject()[QStringLiteral("operator")].toString() == QStringLiteral("aten.addmm.default"))
+                addmm = op.toObject();
+        }
+        QCOMPARE(addmm[QStringLiteral("output_bytes")].toInteger(), qint64(500 * 1024));
+        QCOMPARE(addmm[QStringLiteral("calls")].toInt(), 2);
+        QCOMPARE(addmm[QStringLiteral("ms")].toDouble(), 91.0);
+        // A rule leaves nothing to weigh.
+        QCOMPARE(runCli({QStringLiteral("plan"), trace, QStringLiteral("--strategy"), QStringLiteral("all"),
+                         QStringLiteral("--per-op")})
+                     .exitCode,
+                 2);
+    }
+
     void usageErrorsExitTwo()
     {
         QCOMPARE(runCli({}).exitCode, 2);
