@@ -195,6 +195,7 @@ struct PlanOptions
     std::string emit;
     bool activations = false;
     bool perOp = false;
+    double hostBandwidth = kHostBandwidthBytesPerSecond / 1e9; // GB/s
 };
 
 ChainSelection selectionOf(const PlanOptions &options)
@@ -303,6 +304,12 @@ Command addPlanCommand(CLI::App &app)
                    "List the blocks each chain layer keeps for backward, with what the plan does with each")
         ->excludes(maxBatch)
         ->excludes(emit);
+    command
+        ->add_option("--host-bandwidth", options->hostBandwidth,
+                     "GB/s between host and device memory, one way, for layers offloaded (blocks.3[offload]); default "
+                         + std::to_string(static_cast<int>(kHostBandwidthBytesPerSecond / 1e9)))
+        ->check(CLI::Range(0.001, 1e6))
+        ->type_name("GBPS");
     return {command, [options, budget, activationBudget, maxBatch, overhead, strategy, checkpoint]() -> CommandOutput {
                 if (*maxBatch && !*budget && !*activationBudget)
                     throw Error("--max-batch needs a budget: --budget 80GiB, --budget 90% or --activation-budget 0.5.");
@@ -317,7 +324,8 @@ Command addPlanCommand(CLI::App &app)
                 if (*maxBatch)
                     return maxBatchOutput(*options, *target);
                 const AnalysedTracePtr analysed = openPlannable(*options);
-                const CostModel &model = *analysed->model;
+                CostModel model = *analysed->model;
+                model.hostBandwidthBytesPerSecond = options->hostBandwidth * 1e9;
                 Plan plan;
                 std::string goal;
                 PlannerOptions planner;

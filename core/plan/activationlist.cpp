@@ -53,6 +53,8 @@ std::string_view keptPolicyName(KeptPolicy policy)
         return "RECOMPUTE";
     case KeptPolicy::Compress:
         return "COMPRESS";
+    case KeptPolicy::Offload:
+        return "OFFLOAD";
     }
     return "SAVE";
 }
@@ -64,6 +66,8 @@ std::string policyText(const KeptActivation &row)
         return text + " (" + row.unit + ")";
     if (row.policy == KeptPolicy::Compress)
         return text + " (bf16)";
+    if (row.policy == KeptPolicy::Offload)
+        return text + " (host)";
     if (!row.unit.empty())
         return text + " (" + row.unit + "'s policy)";
     return row.output ? text + ", output" : text;
@@ -111,11 +115,14 @@ std::vector<KeptActivation> keptActivations(const Trace &trace, const CostModel 
             if (whole) {
                 // A unit keeps only its input: all it made is recomputed, but the output
                 // of its last layer, which the layer after it keeps, and the outputs of
-                // the operators its policy saves. A layer keeping bfloat16 keeps it all,
-                // packed.
+                // the operators its policy saves. A layer run plainly keeps it all, in
+                // bfloat16 or in host memory.
                 if (!(row.output && k == whole->last)) {
                     const bool saved = std::binary_search(whole->saved.begin(), whole->saved.end(), operatorOverload(row.op));
-                    row.policy = whole->compressed ? KeptPolicy::Compress : saved ? KeptPolicy::Save : KeptPolicy::Recompute;
+                    row.policy = whole->kept == KeptForm::Bfloat16 ? KeptPolicy::Compress
+                                 : whole->kept == KeptForm::Host   ? KeptPolicy::Offload
+                                 : saved                           ? KeptPolicy::Save
+                                                                   : KeptPolicy::Recompute;
                     row.unit = labelOf(model, *whole);
                 }
             } else {

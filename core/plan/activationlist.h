@@ -22,15 +22,17 @@ enum class KeptPolicy : std::uint8_t {
     Save,      // kept from the forward until the backward uses it
     Recompute, // freed after the forward, made again by the backward's recompute
     Compress,  // kept in bfloat16 from the forward until the backward unpacks it
+    Offload,   // kept in host memory from the forward until the backward brings it back
 };
 
-std::string_view keptPolicyName(KeptPolicy policy); // "SAVE", "RECOMPUTE", "COMPRESS"
+std::string_view keptPolicyName(KeptPolicy policy); // "SAVE", "RECOMPUTE", "COMPRESS", "OFFLOAD"
 
 struct KeptActivation
 {
     std::string layer; // the chain layer whose forward made it
     // The plan's unit that recomputes it ("blocks.3", "blocks.0..blocks.3", "blocks.3.attn"),
-    // whose per-op policy saves it (policy Save) or that keeps it in bfloat16; empty: none.
+    // whose per-op policy saves it (policy Save) or that keeps it in bfloat16 or host
+    // memory; empty: none.
     std::string unit;
     std::size_t event;   // its allocating event in the trace
     std::int64_t bytes;  // as allocated
@@ -48,8 +50,8 @@ std::vector<KeptActivation> keptActivations(const Trace &trace, const CostModel 
                                             const AllocationSites &sites);
 std::vector<KeptActivation> keptActivations(const Trace &trace, const CostModel &model, const CheckpointSchedule &schedule);
 
-// "RECOMPUTE (blocks.3)", "SAVE (blocks.3's policy)", "COMPRESS (bf16)", "SAVE, output",
-// "SAVE": a row's policy as the list shows it.
+// "RECOMPUTE (blocks.3)", "SAVE (blocks.3's policy)", "COMPRESS (bf16)", "OFFLOAD (host)",
+// "SAVE, output", "SAVE": a row's policy as the list shows it.
 std::string policyText(const KeptActivation &row);
 
 // What a list keeps in all, and how much of it the plan recomputes.

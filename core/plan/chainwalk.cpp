@@ -48,8 +48,9 @@ struct UnitPass
 {
     std::size_t layer = 0, part = kWholeLayer, pass = 0;
     std::size_t firstEvent = 0;
-    std::vector<Block> blocks; // allocated in its forward (those still live, once it ended)
-    std::int64_t own = 0;      // its forward's own blocks live now
+    std::size_t firstPoint = 0; // its forward's first point on the curve
+    std::vector<Block> blocks;  // allocated in its forward (those still live, once it ended)
+    std::int64_t own = 0;       // its forward's own blocks live now
     std::size_t outputEvent = SIZE_MAX, gradientEvent = SIZE_MAX, inputEvent = SIZE_MAX;
     bool gradientLive = false;
     // Checkpointed, what its backward holds beyond the measured one now: the regenerated
@@ -111,6 +112,9 @@ private:
     void moveSearchFloor(const UnitPass &unit, std::int64_t timeNs, std::size_t event);
     void openPiece(std::int64_t timeNs);
     const UnitPass &partInBackward(std::size_t part) const;
+    void noteMoved(const UnitPass &unit);
+    void releaseMoved();
+    void noteMovedInForward(const UnitPass &unit, std::size_t endEvent);
 
     const MemoryEvents &m_events;
     const LaneDevices &m_lanes;
@@ -140,6 +144,12 @@ private:
     // The chain layer whose backward is cut into pieces now, with its parts' state.
     UnitPass *m_cutBackward = nullptr;
     std::uint64_t m_pending = 0, m_within = 0;
+    // In the running chain layer's backward: the allocating events of what its forward left
+    // for it (sorted), the bytes of them still live and released since the curve point
+    // m_movedFrom (CurvePoint::movedLiveBytes, movedNextBytes).
+    std::vector<std::size_t> m_moved;
+    std::int64_t m_movedLive = 0, m_movedNext = 0;
+    std::size_t m_movedFrom = 0;
 };
 
 Walk::Walk(const Trace &trace, const LaneDevices &lanes, std::uint32_t device, const ChainUnits &units, CostModel &model)
@@ -238,6 +248,7 @@ void Walk::moveSearchFloor(const UnitPass &unit, std::int64_t timeNs, std::size_
 void Walk::forwardBegins(UnitPass &unit, std::int64_t timeNs, std::size_t event)
 {
     unit.firstEvent = event;
+    unit.firstPoint = m_model.curve.size();
     unit.measure.forwardBeginEvent = event;
     unit.measure.forwardBeginNs = timeNs;
     if (unit.isPart())
@@ -272,6 +283,7 @@ void Walk::forwardEnds(UnitPass &unit, std::int64_t timeNs, std::size_t event)
                 before.outputEvent != SIZE_MAX && stillLive({m_events.addr(before.outputEvent), before.outputEvent});
         }
         m_forwardsDone += unit.pass == m_runningPass;
+        noteMovedInForward(unit, event);
     }
     moveSearchFloor(unit, timeNs, event);
 }
@@ -304,6 +316,7 @@ void Walk::backwardBegins(UnitPass &unit, std::int64_t timeNs, std::size_t event
     unit.blocks.shrink_to_fit();
     m_backwards.push_back(&unit);
     if (!unit.isPart()) {
+        noteMoved(unit);
         m_layerBackward = &unit;
         m_backwardsDone += unit.pass == m_runningPass;
         m_cutBackward = m_model.layers[unit.layer].parts.empty() ? nullptr : &unit;
@@ -328,8 +341,12 @@ void Walk::backwardEnds(UnitPass &unit, std::int64_t timeNs)
 {
     std::erase(m_backwards, &unit);
     if (!unit.isPart()) {
-        if (m_layerBackward == &unit)
+        if (m_layerBackward == &unit) {
+            releaseMoved();
+            m_moved.clear();
+            m_movedLive = 0;
             m_layerBackward = nullptr;
+        }
         if (m_cutBackward == &unit)
             m_cutBackward = nullptr;
     } else if (m_cutBackward && m_cutBackward->layer == unit.layer && m_cutBackward->pass == unit.pass) {
@@ -357,6 +374,67 @@ void Walk::cross(const Boundary &boundary, std::size_t event)
     }
 }
 
+// What a chain layer's backward beginning now was left by its forward: its blocks alive
+// (measure.keptEvents) but its output, and its input, the layer before's output, if live.
+void Walk::noteMoved(const UnitPass &unit)
+{
+    releaseMoved();
+    m_moved.clear();
+    for (const std::size_t event : unit.measure.keptEvents) {
+        if (event != unit.measure.outputEvent)
+            m_moved.push_back(event);
+    }
+    if (unit.layer > 0) {
+        const UnitPass &before = m_units[m_layerUnits[unit.pass][unit.layer - 1]];
+        if (before.outputEvent != SIZE_MAX && stillLive({m_events.addr(before.outputEvent), before.outputEvent}))
+            m_moved.push_back(before.outputEvent);
+    }
+    std::sort(m_moved.begin(), m_moved.end());
+    m_movedLive = 0;
+    for (const std::size_t event : m_moved)
+        m_movedLive += m_events.deltaBytes(event);
+    m_movedFrom = m_model.curve.size();
+}
+
+// A chain layer's forward, ended at `endEvent`, run plainly keeping elsewhere what it leaves
+// for its backward (its blocks still live but its output): at each of its points, what of
+// that it has made, and what of it the operator running uses (the newest such block, and
+// where that is being made now, the one before it, which the operator reads).
+void Walk::noteMovedInForward(const UnitPass &unit, std::size_t endEvent)
+{
+    std::vector<std::size_t> moved;
+    for (const Block &block : unit.blocks) {
+        if (block.second != unit.outputEvent)
+            moved.push_back(block.second);
+    }
+    std::int64_t made = 0, newest = 0, before = 0;
+    std::size_t p = unit.firstPoint;
+    for (std::size_t j = unit.firstEvent; j < endEvent && p < m_model.curve.size(); ++j) {
+        if (!onDevice(j))
+            continue;
+        const bool kept = m_events.deltaBytes(j) > 0 && std::binary_search(moved.begin(), moved.end(), j);
+        if (kept) {
+            made += m_events.deltaBytes(j);
+            before = newest;
+            newest = m_events.deltaBytes(j);
+        }
+        while (p + 1 < m_model.curve.size() && m_model.curve[p].timeNs < m_events.timeNs(j))
+            ++p;
+        m_model.curve[p].movedLiveBytes = made;
+        m_model.curve[p].movedNextBytes = newest + (kept ? before : 0);
+    }
+}
+
+// The points since the last release of what a layer's forward left used what this one
+// frees: an autograd node releases what it saved once it has run.
+void Walk::releaseMoved()
+{
+    for (std::size_t p = m_movedFrom; p < m_model.curve.size() && m_movedNext > 0; ++p)
+        m_model.curve[p].movedNextBytes = m_movedNext;
+    m_movedNext = 0;
+    m_movedFrom = m_model.curve.size();
+}
+
 const UnitPass &Walk::partInBackward(std::size_t part) const
 {
     return m_units[m_partUnits[m_cutBackward->layer][part][m_cutBackward->pass]];
@@ -379,6 +457,8 @@ void Walk::take(std::size_t i)
     const std::int64_t t = m_events.timeNs(i);
     const std::int64_t delta = m_events.deltaBytes(i);
     if (delta > 0) {
+        if (m_movedNext > 0)
+            releaseMoved();
         m_live.insert_or_assign(m_events.addr(i), i);
         for (UnitPass *unit : m_forwards) {
             unit->blocks.emplace_back(m_events.addr(i), i);
@@ -395,6 +475,10 @@ void Walk::take(std::size_t i)
                 (found->second == unit->outputEvent ? unit->measure.outputLive : unit->gradientLive) = false;
                 unit->updateHeld();
             }
+        }
+        if (m_layerBackward && std::binary_search(m_moved.begin(), m_moved.end(), found->second)) {
+            m_movedLive += delta;
+            m_movedNext -= delta;
         }
         m_live.erase(found);
     }
@@ -417,8 +501,9 @@ void Walk::take(std::size_t i)
     const auto segment =
         static_cast<std::uint32_t>(m_runningPass == SIZE_MAX ? 0 : m_forwardsDone - std::min(m_forwardsDone, m_backwardsDone));
     const auto backwardOf = m_layerBackward ? static_cast<std::uint32_t>(m_layerBackward->layer) : kNoChainLayer;
-    const CurvePoint point{
+    CurvePoint point{
         t, m_bytes, segment, m_backwardsDone > 0, m_events.phase(i), backwardOf, m_layerBackward ? m_layerBackward->held : 0};
+    point.movedLiveBytes = m_layerBackward ? m_movedLive : 0;
     if (m_model.curve.back().timeNs == t)
         m_model.curve.back() = point;
     else

@@ -10,7 +10,7 @@ namespace {
 void countUnits(const std::vector<CheckpointUnit> &units, std::vector<std::size_t> &counts)
 {
     for (const CheckpointUnit &unit : units) {
-        if (unit.isPart() || unit.compressed)
+        if (unit.isPart() || unit.runsPlainly())
             continue;
         for (std::size_t k = unit.first; k <= unit.last && k < counts.size(); ++k)
             ++counts[k];
@@ -19,6 +19,28 @@ void countUnits(const std::vector<CheckpointUnit> &units, std::vector<std::size_
 }
 
 } // namespace
+
+std::string_view keptFormName(KeptForm form)
+{
+    switch (form) {
+    case KeptForm::AsMade:
+        return "";
+    case KeptForm::Bfloat16:
+        return "bf16";
+    case KeptForm::Host:
+        return "offload";
+    }
+    return "";
+}
+
+std::optional<KeptForm> keptFormNamed(std::string_view name)
+{
+    for (const KeptForm form : {KeptForm::Bfloat16, KeptForm::Host}) {
+        if (name == keptFormName(form))
+            return form;
+    }
+    return std::nullopt;
+}
 
 CheckpointSchedule singleLayerUnits(const std::vector<bool> &toggles)
 {
@@ -34,7 +56,7 @@ std::vector<bool> toggledPositions(const CheckpointSchedule &schedule, std::size
 {
     std::vector<bool> toggles(count, false);
     for (const CheckpointUnit &unit : schedule) {
-        for (std::size_t k = unit.first; k <= unit.last && k < count && !unit.isPart() && !unit.compressed; ++k)
+        for (std::size_t k = unit.first; k <= unit.last && k < count && !unit.isPart() && !unit.runsPlainly(); ++k)
             toggles[k] = true;
     }
     return toggles;
@@ -50,7 +72,7 @@ std::vector<std::size_t> recomputeCounts(const CheckpointSchedule &schedule, std
 bool isPerLayer(const CheckpointSchedule &schedule)
 {
     return std::all_of(schedule.begin(), schedule.end(), [](const CheckpointUnit &unit) {
-        return unit.first == unit.last && unit.inner.empty() && !unit.isPart() && unit.saved.empty() && !unit.compressed;
+        return unit.first == unit.last && unit.inner.empty() && !unit.isPart() && unit.saved.empty() && !unit.runsPlainly();
     });
 }
 

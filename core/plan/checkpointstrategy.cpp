@@ -104,7 +104,8 @@ private:
         skipBlanks();
         if (m_pos < m_body.size() && m_body[m_pos] == '[') {
             if (!item.last.empty())
-                fail("a policy [save:...] or [bf16] applies to one layer, not to the segment " + item.first + ".." + item.last);
+                fail("a policy [save:...], [bf16] or [offload] applies to one layer, not to the segment " + item.first + ".."
+                     + item.last);
             policy(item);
             skipBlanks();
         }
@@ -127,8 +128,8 @@ private:
             ++m_pos;
     }
 
-    // "[save:OP+OP+...]" (its operators as overload names, sorted) or "[bf16]" after the
-    // item's layer, at m_pos.
+    // "[save:OP+OP+...]" (its operators as overload names, sorted), "[bf16]" or "[offload]"
+    // after the item's layer, at m_pos.
     void policy(Item &item)
     {
         const std::string &layer = item.first;
@@ -137,15 +138,15 @@ private:
             fail("the \"[\" after " + layer + " is not closed");
         const std::string_view inside = trimmed(m_body.substr(m_pos + 1, close - m_pos - 1));
         m_pos = close + 1;
-        if (inside == "bf16") {
-            item.compressed = true;
+        if (const auto form = keptFormNamed(inside)) {
+            item.kept = *form;
             return;
         }
         constexpr std::string_view kSave = "save:";
         if (!inside.starts_with(kSave))
             fail("the policy of " + layer
-                 + " is [save:OP+OP...], naming the operators whose outputs it keeps, or [bf16], keeping what it saves "
-                   "for backward in bfloat16");
+                 + " is [save:OP+OP...], naming the operators whose outputs it keeps, [bf16], keeping what it saves "
+                   "for backward in bfloat16, or [offload], keeping it in host memory");
         std::vector<std::string> ops;
         std::string_view rest = inside.substr(kSave.size());
         for (;;) {
@@ -176,8 +177,8 @@ std::string written(const std::vector<Item> &items)
         text += (text.empty() ? "" : ",") + item.first;
         if (!item.last.empty())
             text += ".." + item.last;
-        if (item.compressed)
-            text += "[bf16]";
+        if (item.kept != KeptForm::AsMade)
+            text += "[" + std::string(keptFormName(item.kept)) + "]";
         if (!item.saved.empty()) {
             text += "[save:";
             for (std::size_t i = 0; i < item.saved.size(); ++i)
@@ -208,7 +209,7 @@ public:
         for (const Item &item : items) {
             const std::string name = item.first + (item.last.empty() ? "" : ".." + item.last);
             const auto [first, part] = indexOf(item.first);
-            if ((!item.saved.empty() || item.compressed) && (part != kWholeLayer || parent))
+            if ((!item.saved.empty() || item.kept != KeptForm::AsMade) && (part != kWholeLayer || parent))
                 throw Error("\"" + name + "\": a policy applies to a layer of the chain on its own, not to "
                             + (parent ? "an inner unit." : "a module inside a layer."));
             if (part != kWholeLayer) {
@@ -218,8 +219,8 @@ public:
                 resolved.push_back({first, first, {}, part});
                 continue;
             }
-            CheckpointUnit unit{first,          item.last.empty() ? first : indexOf(item.last).first, {}, kWholeLayer, item.saved,
-                                item.compressed};
+            CheckpointUnit unit{first,    item.last.empty() ? first : indexOf(item.last).first, {}, kWholeLayer, item.saved,
+                                item.kept};
             if (!item.last.empty() && indexOf(item.last).second != kWholeLayer)
                 throw Error("\"" + name + "\": " + item.last + " is a module inside a layer, so it cannot end a segment.");
             if (unit.last < unit.first)
@@ -468,7 +469,7 @@ CheckpointStrategy CheckpointStrategy::of(const CheckpointSchedule &schedule, co
                       unit.first == unit.last && unit.inner.empty() ? std::string() : paths.at(unit.last),
                       {},
                       unit.saved,
-                      unit.compressed};
+                      unit.kept};
             item.inner = self(self, unit.inner);
             items.push_back(std::move(item));
         }

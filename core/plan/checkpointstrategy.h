@@ -7,7 +7,8 @@
 // inside a layer, checkpointed on its own ("blocks.3.attn"), and a layer checkpointed with
 // a per-op policy that keeps the outputs of the operators it lists
 // ("blocks.3[save:aten.addmm.default+aten.mm.default]"), and a layer run plainly that
-// keeps what it saves for backward in bfloat16 ("blocks.3[bf16]"). The planner,
+// keeps what it saves for backward in bfloat16 ("blocks.3[bf16]") or in host memory
+// ("blocks.3[offload]"). The planner,
 // the replay engine, the app's what-if bar, the reports and the Python helper's
 // PEAKLENS_CHECKPOINT all read this grammar (docs/planning.md);
 // tests/data/checkpoint_strategies.json holds the cases the C++ and the Python side must
@@ -32,13 +33,13 @@ public:
     enum class Kind { None, All, Every, Segments, SquareRoot, Units };
 
     // A listed unit: one layer (last empty) or the layers first..last, with inner units;
-    // `saved` and `compressed`, a single layer's policy (CheckpointUnit's).
+    // `saved` and `kept`, a single layer's policy (CheckpointUnit's).
     struct Item
     {
         std::string first, last;
         std::vector<Item> inner;
         std::vector<std::string> saved;
-        bool compressed = false;
+        KeptForm kept = KeptForm::AsMade;
         bool operator==(const Item &) const = default;
     };
 

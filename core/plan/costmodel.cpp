@@ -180,6 +180,8 @@ void findSegmentPeaks(CostModel &model)
     model.gapPeakBytes.assign(n + 1, INT64_MIN);
     model.forwardPeakPoint.assign(n + 1, 0);
     model.gapPeakPoint.assign(n + 1, 0);
+    model.offloadedForwardPeakBytes = model.forwardPeakBytes;
+    model.offloadedForwardPeakPoint = model.forwardPeakPoint;
     for (std::size_t p = 0; p < model.curve.size(); ++p) {
         const CurvePoint &point = model.curve[p];
         if (point.backwardOf != kNoChainLayer) {
@@ -188,11 +190,19 @@ void findSegmentPeaks(CostModel &model)
                 layer.backwardLevelPeakBytes = point.bytes;
                 layer.backwardLevelPeakTimeNs = point.timeNs;
             }
+            if (point.bytesOffloaded() > layer.offloadedBackwardPeakBytes) {
+                layer.offloadedBackwardPeakBytes = point.bytesOffloaded();
+                layer.offloadedBackwardPeakTimeNs = point.timeNs;
+            }
         } else {
             auto &peaks = point.backwardSide ? model.gapPeakBytes : model.forwardPeakBytes;
             if (point.bytes > peaks[point.segment]) {
                 peaks[point.segment] = point.bytes;
                 (point.backwardSide ? model.gapPeakPoint : model.forwardPeakPoint)[point.segment] = p;
+            }
+            if (!point.backwardSide && point.bytesOffloaded() > model.offloadedForwardPeakBytes[point.segment]) {
+                model.offloadedForwardPeakBytes[point.segment] = point.bytesOffloaded();
+                model.offloadedForwardPeakPoint[point.segment] = p;
             }
         }
         model.measuredPeakBytes = std::max(model.measuredPeakBytes, point.bytes);

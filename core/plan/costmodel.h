@@ -6,6 +6,7 @@
 // layers' activations are alive. docs/planning.md describes the model and its limits.
 
 #include "chainselection.h"
+#include "checkpointschedule.h"
 #include "operatoroutputs.h"
 
 #include "core/trace/trace.h"
@@ -106,6 +107,9 @@ struct ChainLayer
     // checkpoint ends at this layer).
     std::int64_t backwardLevelPeakBytes = INT64_MIN;
     std::int64_t backwardLevelPeakTimeNs = 0;
+    // The same, run plainly keeping what it saves for backward in host memory
+    // (CurvePoint::bytesOffloaded).
+    std::int64_t offloadedBackwardPeakBytes = INT64_MIN, offloadedBackwardPeakTimeNs = 0;
     std::int64_t forwardNs = 0; // f: its forwards in one step, all passes
     // What was measured where a layer's forward (backward) stood far above the chain's
     // others, as a fresh process's first call does (a warm-up): forwardNs (backwardNs)
@@ -146,11 +150,11 @@ struct ChainLayer
     // operators' share of the forward spared, the policy's dispatch added).
     std::int64_t policyKeptBytes(const std::vector<std::string> &ops) const;
     std::int64_t policyNs(const std::vector<std::string> &ops) const;
-    // Run plainly keeping what it saves for backward in bfloat16: what that frees until its
-    // backward, half its saving (allocator traces know no dtypes: the blocks are taken for
-    // 32-bit floats).
-    std::int64_t compressedSavingBytes() const { return savingBytes / 2; }
 };
+
+// Host memory's bandwidth to and from the device, for activations kept in host memory, when
+// the plan is given none: what pinned copies reach over PCIe 4.0 x16.
+inline constexpr double kHostBandwidthBytesPerSecond = 25e9;
 
 inline constexpr std::uint32_t kNoChainLayer = UINT32_MAX;
 
@@ -164,6 +168,17 @@ struct CurvePoint
     std::uint32_t backwardOf = kNoChainLayer; // the chain layer whose backward runs
     std::int64_t heldBytes = 0;               // in a chain layer's backward: what its checkpoint would hold beyond this
     std::uint64_t partsEnded = 0;             // in a chain layer's forward: those of its parts whose forward has ended
+    // In a chain layer's backward: of what its forward left for it (its blocks still live
+    // as its backward began, but its output, and its input where still live), what is still
+    // live, and what the next release of them frees (what the node running now uses). In a
+    // chain layer's forward: of what it leaves for its backward, what it has made, and what
+    // the operator running uses.
+    std::int64_t movedLiveBytes = 0, movedNextBytes = 0;
+    // The level with that layer run plainly, keeping what it leaves in host memory: only
+    // what the operator or node running uses is on the device. (Kept in bfloat16, a
+    // layer's own forward and backward are taken as measured: the packed copies of views
+    // and of tensors several nodes unpack are not in the trace.)
+    std::int64_t bytesOffloaded() const { return bytes - movedLiveBytes + movedNextBytes; }
 };
 
 struct CostModel
@@ -186,6 +201,10 @@ struct CostModel
     // backward, which ChainLayer::backwardLevelPeakBytes covers). INT64_MIN: no point.
     std::vector<std::int64_t> forwardPeakBytes, gapPeakBytes;
     std::vector<std::size_t> forwardPeakPoint, gapPeakPoint; // index into curve
+    // The same forward peaks with the layer whose forward runs (layer p) run plainly,
+    // keeping what it leaves in host memory (CurvePoint::bytesOffloaded).
+    std::vector<std::int64_t> offloadedForwardPeakBytes;
+    std::vector<std::size_t> offloadedForwardPeakPoint;
     // The highest measured point with layers 0..p-1 alive on the forward side, without
     // layer p's forward after its first part's forward ended (its forwardPieces, which
     // depend on its parts).
@@ -195,6 +214,9 @@ struct CostModel
     // helper): their backward spans were estimated from when the blocks their forward
     // left for the backward were freed.
     bool backwardEstimated = false;
+    // Of copies between host and device memory (an offload's out in the forward and back in
+    // the backward), one way.
+    double hostBandwidthBytesPerSecond = kHostBandwidthBytesPerSecond;
 };
 
 // Throws Error with a sentence when the trace has no usable chain.

@@ -22,7 +22,7 @@ struct FlatUnit
 void flatten(const CostModel &model, const std::vector<CheckpointUnit> &units, std::size_t parent, std::vector<FlatUnit> &out)
 {
     for (const CheckpointUnit &unit : units) {
-        if (unit.first > unit.last || unit.last >= model.layers.size() || unit.isPart() || unit.compressed)
+        if (unit.first > unit.last || unit.last >= model.layers.size() || unit.isPart() || unit.runsPlainly())
             continue;
         FlatUnit flat{unit.first, unit.last, parent};
         if (!unit.saved.empty()) {
@@ -110,6 +110,7 @@ struct Effect
     std::vector<std::int64_t> forwardFreed, backwardFreed, heldInBackward, heldInGap;
     std::vector<std::uint32_t> endingAt;
     std::vector<std::uint64_t> parts; // per chain layer not checkpointed whole: its parts checkpointed
+    std::vector<KeptForm> kept;       // per chain layer: where it keeps what it saves for backward
     std::vector<Spike> spikes;
     std::int64_t addedNs = 0;
     std::int64_t addedSpreadNs = 0; // the spreads of the recomputes addedNs counts, added up
@@ -123,6 +124,7 @@ Effect effectOf(const CostModel &model, const CheckpointSchedule &schedule)
     Effect effect;
     std::vector<std::int64_t> at(n + 1, 0), from(n + 1, 0), freed(n + 2, 0), held(n + 2, 0), gap(n + 2, 0);
     effect.endingAt.assign(n, 0);
+    effect.kept.assign(n, KeptForm::AsMade);
     // A part frees what it keeps from the end of its layer's forward on, until the
     // backward reaches that layer (whose backward, cut at the parts, predict() reads).
     effect.parts = partMasks(schedule, n);
@@ -140,19 +142,26 @@ Effect effectOf(const CostModel &model, const CheckpointSchedule &schedule)
             }
         }
     }
-    // A layer keeping bfloat16 frees half of what it keeps from the end of its forward on,
-    // until the backward reaches it (in its own backward, the measured level: each node
-    // unpacks its tensors as it runs); and half of its input, the layer before's output,
-    // where that was kept for backward (a block that begins with a normalization saves it).
+    // A layer run plainly, keeping what it saves elsewhere, frees it from the end of its
+    // forward on until the backward reaches it (offloaded, its own forward and backward
+    // hold only what the operator or node running uses: CurvePoint::bytesOffloaded, which
+    // predict() reads): its saving and its input, the layer
+    // before's output, where that was kept for backward (a block that begins with a
+    // normalization saves it). In bfloat16 half of it stays (allocator traces know no
+    // dtypes: the blocks are taken for 32-bit floats); in host memory, none, and it crosses
+    // to the host in the forward and back in the backward.
     for (const CheckpointUnit &unit : schedule) {
-        if (!unit.compressed || unit.first >= n)
+        if (!unit.runsPlainly() || unit.first >= n)
             continue;
         const std::size_t k = unit.first;
+        effect.kept[k] = unit.kept;
         const bool inputKept = k > 0 && model.layers[k - 1].outputKept;
-        const std::int64_t saving =
-            model.layers[k].compressedSavingBytes() + (inputKept ? model.layers[k - 1].outputBytes / 2 : 0);
+        const std::int64_t moved = model.layers[k].savingBytes + (inputKept ? model.layers[k - 1].outputBytes : 0);
+        const std::int64_t saving = unit.kept == KeptForm::Bfloat16 ? moved / 2 : moved;
         from[k + 1] += saving;
         addOver(freed, k + 1, n + 1, saving);
+        if (unit.kept == KeptForm::Host)
+            effect.addedNs += static_cast<std::int64_t>(2e9 * static_cast<double>(moved) / model.hostBandwidthBytesPerSecond);
     }
     for (FlatUnit &unit : units) {
         const std::int64_t saving = unitSaving(model, unit);
@@ -279,8 +288,10 @@ Prediction predict(const CostModel &model, const CheckpointSchedule &schedule)
                 tracker.consider(layer.forwardBeforePartsBytes - effect.forwardFreed[p], layer.forwardBeforePartsTimeNs,
                                  Phase::Forward);
         } else if (model.forwardPeakBytes[p] != INT64_MIN) {
-            const CurvePoint &point = model.curve[model.forwardPeakPoint[p]];
-            tracker.consider(model.forwardPeakBytes[p] - effect.forwardFreed[p], point.timeNs, point.phase);
+            const bool offloaded = p < effect.kept.size() && effect.kept[p] == KeptForm::Host;
+            const std::size_t at = offloaded ? model.offloadedForwardPeakPoint[p] : model.forwardPeakPoint[p];
+            const std::int64_t bytes = offloaded ? model.offloadedForwardPeakBytes[p] : model.forwardPeakBytes[p];
+            tracker.consider(bytes - effect.forwardFreed[p], model.curve[at].timeNs, model.curve[at].phase);
         }
         if (p < model.gapPeakBytes.size() && model.gapPeakBytes[p] != INT64_MIN) {
             const CurvePoint &point = model.curve[model.gapPeakPoint[p]];
@@ -289,7 +300,9 @@ Prediction predict(const CostModel &model, const CheckpointSchedule &schedule)
     }
     for (std::size_t k = 0; k < model.layers.size(); ++k) {
         const ChainLayer &layer = model.layers[k];
-        const auto [level, timeNs] = backwardLevel(layer, effect.endingAt[k], effect.parts[k]);
+        const auto [level, timeNs] = effect.kept[k] == KeptForm::Host
+                                         ? std::pair(layer.offloadedBackwardPeakBytes, layer.offloadedBackwardPeakTimeNs)
+                                         : backwardLevel(layer, effect.endingAt[k], effect.parts[k]);
         if (level == INT64_MIN)
             continue;
         const bool recomputes = effect.endingAt[k] > 0 || effect.parts[k] != 0;
@@ -340,16 +353,19 @@ std::vector<SeriesPoint> predictCurve(const CostModel &model, const CheckpointSc
             curve.push_back({spike->first, spike->second});
         std::int64_t bytes = point.bytes;
         if (!point.backwardSide)
-            bytes -= effect.forwardFreed[point.segment]
-                     + (point.segment < model.layers.size()
-                            ? model.layers[point.segment].partSavingBytes(point.partsEnded & effect.parts[point.segment])
-                            : 0);
+            bytes = (point.segment < effect.kept.size() && effect.kept[point.segment] == KeptForm::Host ? point.bytesOffloaded()
+                                                                                                        : point.bytes)
+                    - effect.forwardFreed[point.segment]
+                    + (point.segment < model.layers.size()
+                           ? model.layers[point.segment].partSavingBytes(point.partsEnded & effect.parts[point.segment])
+                           : 0);
         else if (point.backwardOf == kNoChainLayer)
             bytes += effect.heldInGap[point.segment] - effect.backwardFreed[point.segment];
         else
-            bytes += effect.heldInBackward[point.backwardOf] + effect.endingAt[point.backwardOf] * point.heldBytes
-                     - effect.backwardFreed[point.segment]
-                     + partsInBackward(model.layers[point.backwardOf], effect.parts[point.backwardOf], point.timeNs);
+            bytes = (effect.kept[point.backwardOf] == KeptForm::Host ? point.bytesOffloaded() : point.bytes)
+                    + effect.heldInBackward[point.backwardOf] + effect.endingAt[point.backwardOf] * point.heldBytes
+                    - effect.backwardFreed[point.segment]
+                    + partsInBackward(model.layers[point.backwardOf], effect.parts[point.backwardOf], point.timeNs);
         curve.push_back({point.timeNs, bytes});
     }
     return curve;

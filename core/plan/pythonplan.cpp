@@ -82,8 +82,8 @@ def apply(model):
     """Checkpoints the planned modules of ``model`` in place and returns it."""
     for path, traced_bytes in MODULES.items():
         module = _module(model, path, traced_bytes)
-        if path in COMPRESSED:
-            _compress_forward(module, model)
+        if path in KEPT:
+            _keep_forward(module, model, KEPT[path])
         else:
             _checkpoint_forward(module, SAVED.get(path, ()))
     return model
@@ -123,14 +123,33 @@ def _selective(saved):
     return functools.partial(create_selective_checkpoint_contexts, policy)
 
 
-def _compress_forward(module, model):
-    """Runs ``module.forward``, while gradients are on, keeping the floating-point tensors
-    it saves for backward in bfloat16 (but the model's parameters and buffers), each tensor
-    packed once, and giving them back in their own dtype when the backward uses them."""
+def _keep_forward(module, model, form):
+    """Runs ``module.forward``, while gradients are on, keeping the tensors it saves for
+    backward (but the model's parameters and buffers) in ``form``, each tensor packed once:
+    "bf16", its floating-point ones in bfloat16, given back in their own dtype when the
+    backward uses them; "offload", copies in host memory (pinned, from a GPU), brought back
+    to their device when the backward uses them."""
     original = module.forward
 
+    def copy(tensor):
+        if form == "bf16":
+            return tensor.dtype, tensor.to(torch.bfloat16)
+        if tensor.device.type == "cpu":  # host memory already: a copy outside PyTorch's allocator
+            host = torch.frombuffer(bytearray(tensor.numel() * tensor.element_size()), dtype=tensor.dtype)
+            return tensor.device, host.view(tensor.shape).copy_(tensor)
+        host = torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
+        return tensor.device, host.copy_(tensor, non_blocking=True)
+
+    def unpack(saved):
+        if not isinstance(saved, tuple):
+            return saved
+        how, tensor = saved
+        if isinstance(how, torch.dtype):
+            return tensor.to(how)
+        return tensor.clone() if how.type == "cpu" else tensor.to(how, non_blocking=True)
+
     @functools.wraps(original)
-    def compressed(*args, **kwargs):
+    def kept_forward(*args, **kwargs):
         if not torch.is_grad_enabled():
             return original(*args, **kwargs)
         from torch.utils.weak import WeakIdKeyDictionary
@@ -139,19 +158,15 @@ def _compress_forward(module, model):
         packed = WeakIdKeyDictionary()  # per tensor saved, while it lives: its version and copy
 
         def pack(tensor):
-            if (not tensor.is_floating_point() or tensor.dtype in (torch.bfloat16, torch.float16)
-                    or tensor.untyped_storage().data_ptr() in kept):
+            if (tensor.untyped_storage().data_ptr() in kept or tensor.numel() == 0
+                    or form == "bf16" and (not tensor.is_floating_point()
+                                           or tensor.dtype in (torch.bfloat16, torch.float16))):
                 return tensor
             known = packed.get(tensor)
             if known is None or known[0] != tensor._version:
-                known = (tensor._version, (tensor.dtype, tensor.detach().to(torch.bfloat16)))
+                known = (tensor._version, copy(tensor.detach()))
                 packed[tensor] = known
             return known[1]
-
-        def unpack(saved):
-            if isinstance(saved, tuple):
-                return saved[1].to(saved[0])
-            return saved
 
         try:
             with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
@@ -159,7 +174,7 @@ def _compress_forward(module, model):
         finally:
             packed.clear()
 
-    module.forward = compressed
+    module.forward = kept_forward
 )py";
 
 constexpr std::string_view kHelperApply = R"py(
@@ -265,13 +280,15 @@ std::string pythonPlan(const Trace &trace, const CostModel &model, const Plan &p
             saved += "],\n";
         }
         out += saved.empty() ? "SAVED = {}\n" : "SAVED = {\n" + saved + "}\n";
-        out += "\n# The modules run plainly that keep what they save for backward in bfloat16 (lossy).\n";
-        std::string compressed;
+        out += "\n# The modules run plainly that keep what they save for backward elsewhere: in bfloat16\n"
+               "# (lossy), or in host memory (offload).\n";
+        std::string kept;
         for (const CheckpointUnit &unit : plan.schedule) {
-            if (unit.compressed)
-                compressed += (compressed.empty() ? "" : ", ") + pythonString(model.layers[unit.first].path);
+            if (unit.runsPlainly())
+                kept +=
+                    "    " + pythonString(model.layers[unit.first].path) + ": " + pythonString(keptFormName(unit.kept)) + ",\n";
         }
-        out += "COMPRESSED = [" + compressed + "]\n";
+        out += kept.empty() ? "KEPT = {}\n" : "KEPT = {\n" + kept + "}\n";
     }
     out += standalone ? kStandaloneApply : kHelperApply;
     out += kModuleCheck;

@@ -165,7 +165,8 @@ double relativeDifference(double a, double b)
 
 double gradientTolerance(const CheckpointSchedule &schedule)
 {
-    const bool lossy = std::any_of(schedule.begin(), schedule.end(), [](const CheckpointUnit &unit) { return unit.compressed; });
+    const bool lossy =
+        std::any_of(schedule.begin(), schedule.end(), [](const CheckpointUnit &unit) { return unit.kept == KeptForm::Bfloat16; });
     return lossy ? kBfloat16GradientTolerance : kGradientTolerance;
 }
 

@@ -140,8 +140,11 @@ CheckpointSchedule resolveCheckpoint(const std::vector<Stage> &stages, const std
         throw Error(option + ": " + error.what());
     }
     for (const CheckpointUnit &unit : schedule) {
-        if (!unit.saved.empty() || unit.compressed)
-            throw Error(option + ": " + stages[unit.first].path + (unit.compressed ? " keeps bfloat16" : " has a per-op policy")
+        if (!unit.saved.empty() || unit.runsPlainly())
+            throw Error(option + ": " + stages[unit.first].path
+                        + (unit.kept == KeptForm::Bfloat16 ? " keeps bfloat16"
+                           : unit.kept == KeptForm::Host   ? " is offloaded"
+                                                           : " has a per-op policy")
                         + ", which the replay engine does not apply; a real script's rerun (PEAKLENS_CHECKPOINT, through "
                           "the Python helper) does.");
     }

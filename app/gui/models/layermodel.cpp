@@ -69,7 +69,7 @@ void LayerModel::resetData(const DocumentPtr &document)
     m_parts.clear();
     m_policies.clear();
     m_saved.clear();
-    m_compressed.clear();
+    m_kept.clear();
     m_peakBytes = 0;
     if (document) {
         if (document->model) {
@@ -84,7 +84,7 @@ void LayerModel::resetData(const DocumentPtr &document)
             m_checkpoint.assign(chain.size(), false);
             m_parts.assign(chain.size(), 0);
             m_saved.assign(chain.size(), {});
-            m_compressed.assign(chain.size(), false);
+            m_kept.assign(chain.size(), KeptForm::AsMade);
             for (const ChainLayer &layer : chain)
                 m_policies.push_back(leadingPolicies(layer.operators));
         }
@@ -150,8 +150,8 @@ CheckpointSchedule LayerModel::schedule() const
     for (std::size_t k = 0; k < m_checkpoint.size(); ++k) {
         if (m_checkpoint[k])
             schedule.push_back({k, k, {}, kWholeLayer, m_saved[k]});
-        else if (m_compressed[k])
-            schedule.push_back({k, k, {}, kWholeLayer, {}, true});
+        else if (m_kept[k] != KeptForm::AsMade)
+            schedule.push_back({k, k, {}, kWholeLayer, {}, m_kept[k]});
         for (std::size_t c = 0; c < 64; ++c) {
             if (m_parts[k] >> c & 1u)
                 schedule.push_back({k, k, {}, c});
@@ -165,20 +165,21 @@ void LayerModel::setSchedule(const CheckpointSchedule &schedule)
     const std::vector<bool> whole = toggledPositions(schedule, m_checkpoint.size());
     const std::vector<std::uint64_t> parts = partMasks(schedule, m_checkpoint.size());
     std::vector<std::vector<std::string>> saved(m_checkpoint.size());
-    std::vector<bool> compressed(m_checkpoint.size(), false);
+    std::vector<KeptForm> kept(m_checkpoint.size(), KeptForm::AsMade);
     for (const CheckpointUnit &unit : schedule) {
         if (unit.first >= saved.size())
             continue;
         if (!unit.saved.empty())
             saved[unit.first] = unit.saved;
-        compressed[unit.first] = compressed[unit.first] || unit.compressed;
+        if (unit.runsPlainly())
+            kept[unit.first] = unit.kept;
     }
-    if (whole == m_checkpoint && parts == m_parts && saved == m_saved && compressed == m_compressed)
+    if (whole == m_checkpoint && parts == m_parts && saved == m_saved && kept == m_kept)
         return;
     m_checkpoint = whole;
     m_parts = parts;
     m_saved = std::move(saved);
-    m_compressed = std::move(compressed);
+    m_kept = std::move(kept);
     showTicks();
 }
 
@@ -206,8 +207,8 @@ bool LayerModel::isTicked(std::size_t row) const
 int LayerModel::policyChoice(std::size_t chain) const
 {
     const auto &policies = m_policies[chain];
-    if (m_compressed[chain])
-        return static_cast<int>(policies.size()) + 1;
+    if (m_kept[chain] != KeptForm::AsMade)
+        return static_cast<int>(policies.size()) + (m_kept[chain] == KeptForm::Bfloat16 ? 1 : 2);
     const auto found = std::find(policies.begin(), policies.end(), m_saved[chain]);
     return m_saved[chain].empty() || found == policies.end() ? 0 : static_cast<int>(found - policies.begin()) + 1;
 }
@@ -274,8 +275,8 @@ QVariant LayerModel::data(const QModelIndex &index, int role) const
         switch (role) {
         case Qt::DisplayRole:
         case SortRole:
-            if (m_compressed[k])
-                return tr("bf16");
+            if (m_kept[k] != KeptForm::AsMade)
+                return QString::fromLatin1(keptFormName(m_kept[k]));
             return m_checkpoint[k] ? policyShortLabel(chainLayer->operators, m_saved[k]) : QString();
         case Qt::EditRole:
             return policyChoice(k);
@@ -283,13 +284,14 @@ QVariant LayerModel::data(const QModelIndex &index, int role) const
             QStringList choices{policyLabel(chainLayer->operators, {})};
             for (const auto &policy : m_policies[k])
                 choices << policyLabel(chainLayer->operators, policy);
-            choices << tr("No checkpoint: keep in bfloat16");
+            choices << tr("No checkpoint: keep in bfloat16") << tr("No checkpoint: offload to host memory");
             return choices;
         }
         case Qt::ToolTipRole:
             return tr("What %1 does with what its forward keeps for backward: recompute all of it (a checkpoint), all "
                       "but the outputs of the operators a per-op policy saves (PyTorch's selective activation "
-                      "checkpointing; none where the trace names no operator), or keep it in bfloat16 (lossy)")
+                      "checkpointing; none where the trace names no operator), or keep it in bfloat16 (lossy) or in host memory "
+                      "(offload: copied out in the forward and back in the backward)")
                 .arg(QString::fromStdString(layer.path));
         default:
             return {};
@@ -419,7 +421,7 @@ bool LayerModel::setData(const QModelIndex &index, const QVariant &value, int ro
         m_checkpoint[k] = on;
         m_parts[k] = 0;
         m_saved[k].clear();
-        m_compressed[k] = false;
+        m_kept[k] = KeptForm::AsMade;
     } else {
         // A module alone: none inside it or around it stays ticked.
         const std::vector<ChainPart> &parts = m_document->model->layers[k].parts;
@@ -441,15 +443,16 @@ bool LayerModel::choosePolicy(std::size_t row, int choice)
     if (chain < 0 || m_partIndex[row] >= 0)
         return false;
     const auto k = static_cast<std::size_t>(chain);
-    if (choice < 0 || static_cast<std::size_t>(choice) > m_policies[k].size() + 1)
+    const std::size_t policies = m_policies[k].size();
+    if (choice < 0 || static_cast<std::size_t>(choice) > policies + 2)
         return false;
     // A per-op policy is a way to checkpoint the layer whole: choosing one ticks it. The
-    // last choice keeps bfloat16 instead, no checkpoint.
-    const bool compressed = static_cast<std::size_t>(choice) == m_policies[k].size() + 1;
-    m_checkpoint[k] = !compressed;
-    m_compressed[k] = compressed;
+    // last two choices keep bfloat16 or offload instead, no checkpoint.
+    const auto at = static_cast<std::size_t>(choice);
+    m_kept[k] = at == policies + 1 ? KeptForm::Bfloat16 : at == policies + 2 ? KeptForm::Host : KeptForm::AsMade;
+    m_checkpoint[k] = m_kept[k] == KeptForm::AsMade;
     m_parts[k] = 0;
-    m_saved[k] = choice == 0 || compressed ? std::vector<std::string>() : m_policies[k][static_cast<std::size_t>(choice) - 1];
+    m_saved[k] = at == 0 || at > policies ? std::vector<std::string>() : m_policies[k][at - 1];
     showTicks();
     Q_EMIT toggled();
     return true;

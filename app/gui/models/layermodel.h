@@ -86,9 +86,9 @@ private:
     // Per chain layer: its leading per-op policies, and the one chosen (empty: none).
     std::vector<std::vector<std::vector<std::string>>> m_policies;
     std::vector<std::vector<std::string>> m_saved;
-    std::vector<bool> m_compressed; // per chain layer: kept in bfloat16 instead
+    std::vector<KeptForm> m_kept; // per chain layer: run plainly, keeping in bfloat16 or host memory
     int policyChoice(std::size_t chain) const;
-    // 0: recompute all, i: m_policies[chain][i - 1], the one after them: keep bfloat16.
+    // 0: recompute all, i: m_policies[chain][i - 1], the two after them: keep bfloat16, offload.
     bool choosePolicy(std::size_t row, int choice);
     bool isTicked(std::size_t row) const;
     bool isHeldWhole(std::size_t row) const; // a part of a layer ticked whole

@@ -31,8 +31,9 @@ Checkpoint strategies, in the grammar of PeakLens's planner (docs/planning.md):
   segment whose recompute checkpoints its inner units again) and
   ``NAME[save:OP+OP...]`` (a block checkpointed selectively: the outputs of the listed
   operators, ``aten.addmm.default``, are kept through the forward, the rest recomputed,
-  through PyTorch's ``create_selective_checkpoint_contexts``) and ``NAME[bf16]`` (a block
-  run plainly that keeps what it saves for backward in bfloat16).
+  through PyTorch's ``create_selective_checkpoint_contexts``), ``NAME[bf16]`` and
+  ``NAME[offload]`` (a block run plainly that keeps what it saves for backward in bfloat16
+  or in host memory).
 
 Environment: ``PEAKLENS_CHECKPOINT`` (the strategy), ``PEAKLENS_MANIFEST`` (the
 manifest's file), and under ``record``: ``PEAKLENS_OUT`` with ``RANK``/``SLURM_PROCID``

@@ -269,8 +269,8 @@ class Instrumented:
         """One unit and its inner units: a single layer's forward is wrapped in a
         checkpoint; a segment gets a runner, which its container's iteration yields when
         the segment is outermost in that container, else its ``parent``'s runner calls."""
-        if unit.compressed:
-            self._compress_forward(modules[unit.first])
+        if unit.kept:
+            self._keep_forward(modules[unit.first], unit.kept)
             return
         if unit.first == unit.last:
             self._checkpoint_forward(modules[unit.first], unit.save)
@@ -322,21 +322,21 @@ class Instrumented:
         module.forward = checkpointed
         self._forwards.append((module, own_forward))
 
-    def _compress_forward(self, module):
-        """Runs ``module.forward`` with what it saves for backward kept in bfloat16 while
-        gradients are on."""
+    def _keep_forward(self, module, form):
+        """Runs ``module.forward`` with what it saves for backward kept in ``form``
+        (``"bf16"``, ``"offload"``: SavedTensorPacking) while gradients are on."""
         own_forward = module.__dict__.get("forward")
         original = module.forward
         model = self.model
 
         @functools.wraps(original)
-        def compressed(*args, **kwargs):
+        def kept(*args, **kwargs):
             if not torch.is_grad_enabled():
                 return original(*args, **kwargs)
-            with bfloat16_saved_tensors(model):
+            with packed_saved_tensors(model, form):
                 return original(*args, **kwargs)
 
-        module.forward = compressed
+        module.forward = kept
         self._forwards.append((module, own_forward))
 
     def _guard(self, path, module, label, container):
@@ -408,42 +408,72 @@ def selective_context(save):
     return functools.partial(create_selective_checkpoint_contexts, policy)
 
 
-class Bfloat16Packing:
-    """What a layer kept in bfloat16 does with each tensor autograd saves: a floating-point
-    one is packed to bfloat16 and given back in its own dtype when the backward uses it; the
-    model's parameters and buffers (and views of them) stay as they are, as do integer and
-    half-precision tensors; a tensor saved by several operators is packed once."""
+class SavedTensorPacking:
+    """What a layer run plainly does with each tensor autograd saves for its backward, by
+    ``form``:
 
-    def __init__(self, model):
+    - ``"bf16"``: a floating-point one is packed to bfloat16 and given back in its own dtype
+      when the backward uses it (integer and half-precision tensors stay as they are);
+    - ``"offload"``: it is copied to host memory and brought back to its device when the
+      backward uses it. From a GPU the copy is pinned and asynchronous, as
+      ``torch.autograd.graph.save_on_cpu(pin_memory=True)`` makes it. From the CPU it goes to
+      memory outside PyTorch's allocator, as host memory lies outside a GPU's: what the
+      device keeps drops as it would, and the copy back is a new tensor, as on a GPU.
+
+    The model's parameters and buffers (and views of them) stay where they are; a tensor
+    saved by several operators is packed once."""
+
+    def __init__(self, model, form):
         from torch.utils.weak import WeakIdKeyDictionary
 
+        if form not in ("bf16", "offload"):
+            raise ValueError(f"no saved-tensor form {form!r}")
+        self.form = form
         self.kept = {tensor.untyped_storage().data_ptr() for tensor in (*model.parameters(), *model.buffers())}
         # Per tensor saved (by identity, while it lives: its memory may go to another one),
         # its version and packed copy.
         self.packed = WeakIdKeyDictionary()
 
     def pack(self, tensor):
-        if (not tensor.is_floating_point() or tensor.dtype in (torch.bfloat16, torch.float16)
-                or tensor.untyped_storage().data_ptr() in self.kept):
+        if tensor.untyped_storage().data_ptr() in self.kept or tensor.numel() == 0:
+            return tensor
+        if self.form == "bf16" and (not tensor.is_floating_point() or tensor.dtype in (torch.bfloat16, torch.float16)):
             return tensor
         known = self.packed.get(tensor)
         if known is None or known[0] != tensor._version:
-            known = (tensor._version, (tensor.dtype, tensor.detach().to(torch.bfloat16)))
+            known = (tensor._version, self._copy(tensor.detach()))
             self.packed[tensor] = known
         return known[1]
 
+    def _copy(self, tensor):
+        """(what ``unpack`` makes it again, the copy kept)."""
+        if self.form == "bf16":
+            return tensor.dtype, tensor.to(torch.bfloat16)
+        if tensor.device.type == "cpu":
+            buffer = bytearray(tensor.numel() * tensor.element_size())
+            host = torch.frombuffer(buffer, dtype=tensor.dtype).view(tensor.shape)
+            host.copy_(tensor)
+            return tensor.device, host
+        host = torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
+        host.copy_(tensor, non_blocking=True)
+        return tensor.device, host
+
     @staticmethod
     def unpack(saved):
-        if isinstance(saved, tuple):
-            dtype, tensor = saved
-            return tensor.to(dtype)
-        return saved
+        if not isinstance(saved, tuple):
+            return saved
+        how, tensor = saved
+        if isinstance(how, torch.dtype):
+            return tensor.to(how)
+        if how.type == "cpu":
+            return tensor.clone()
+        return tensor.to(how, non_blocking=True)
 
 
 @contextlib.contextmanager
-def bfloat16_saved_tensors(model):
-    """Saved-tensor hooks for what runs inside: Bfloat16Packing of ``model``."""
-    packing = Bfloat16Packing(model)
+def packed_saved_tensors(model, form):
+    """Saved-tensor hooks for what runs inside: SavedTensorPacking of ``model`` in ``form``."""
+    packing = SavedTensorPacking(model, form)
     try:
         with torch.autograd.graph.saved_tensors_hooks(packing.pack, packing.unpack):
             yield

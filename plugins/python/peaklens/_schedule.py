@@ -11,6 +11,8 @@ _NUMBERED = re.compile(r"^\d+$")
 _DELIMITER = re.compile(r"[,()\[]")
 _OP_NAME = re.compile(r"^[A-Za-z0-9_]+$")
 _DISPATCHER_OVERLOAD = re.compile(r"^(.+?)_([A-Z][A-Za-z0-9_]*)$")  # mul_Tensor, add__Tensor
+# Where a layer run plainly keeps what it saves for backward, as its policy names it.
+KEPT_FORMS = ("bf16", "offload")
 
 
 def checkpoint_chain(model):
@@ -35,13 +37,13 @@ def checkpoint_chain(model):
     return [prefix + name for name, _ in container.named_children()]
 
 
-class Unit(collections.namedtuple("Unit", "first last inner save compressed", defaults=((), False))):
+class Unit(collections.namedtuple("Unit", "first last inner save kept", defaults=((), ""))):
     """A checkpoint unit: the layers ``first..last`` (paths; equal for one layer) run as one
     checkpoint whose recompute checkpoints its ``inner`` units (a tuple of Units) again.
     ``save``: a single layer's per-op policy, the operators (PyTorch overload names,
     ``aten.addmm.default``, sorted) whose outputs its forward keeps instead of recomputing.
-    ``compressed``: not a checkpoint; a single layer run plainly that keeps what it saves
-    for backward in bfloat16."""
+    ``kept``: ``"bf16"`` or ``"offload"``: not a checkpoint; a single layer run plainly that
+    keeps what it saves for backward in bfloat16 or in host memory."""
 
     __slots__ = ()
 
@@ -49,7 +51,7 @@ class Unit(collections.namedtuple("Unit", "first last inner save compressed", de
         return write_schedule([self])
 
 
-class _Item(collections.namedtuple("_Item", "first last inner save compressed", defaults=((), False))):
+class _Item(collections.namedtuple("_Item", "first last inner save kept", defaults=((), ""))):
     """A unit as written: ``last`` is None for a single ``NAME``."""
 
     __slots__ = ()
@@ -141,7 +143,7 @@ class _ListParser:
         self._skip_blanks()
         if self.pos < len(self.body) and self.body[self.pos] == "[":
             if last is not None:
-                self._fail(f"a policy [save:...] or [bf16] applies to one layer, not to the segment {first}..{last}")
+                self._fail(f"a policy [save:...], [bf16] or [offload] applies to one layer, not to the segment {first}..{last}")
             save = self._policy(first)
             self._skip_blanks()
         if self.pos < len(self.body) and self.body[self.pos] == "(":
@@ -153,23 +155,23 @@ class _ListParser:
                 self._fail(f'the "(" after {first}..{last} is not closed')
             self.pos += 1
             self._skip_blanks()
-        if save == "bf16":
-            return _Item(first, last, inner, (), True)
+        if save in KEPT_FORMS:
+            return _Item(first, last, inner, (), save)
         return _Item(first, last, inner, save)
 
     def _policy(self, layer):
         """``[save:OP+OP+...]`` after ``layer`` (its operators as overload names, sorted), or
-        ``"bf16"`` for ``[bf16]``."""
+        the form named by ``[bf16]`` or ``[offload]``."""
         close = self.body.find("]", self.pos)
         if close < 0:
             self._fail(f'the "[" after {layer} is not closed')
         inside = _trimmed(self.body[self.pos + 1:close])
         self.pos = close + 1
-        if inside == "bf16":
-            return "bf16"
+        if inside in KEPT_FORMS:
+            return inside
         if not inside.startswith("save:"):
             self._fail(f"the policy of {layer} is [save:OP+OP...], naming the operators whose outputs it keeps, "
-                       "or [bf16], keeping what it saves for backward in bfloat16")
+                       "[bf16], keeping what it saves for backward in bfloat16, or [offload], keeping it in host memory")
         ops = []
         for written in inside[len("save:"):].split("+"):
             op = operator_overload(_trimmed(written))
@@ -254,7 +256,7 @@ class _Resolver:
         for item in items:
             name = item.first if item.last is None else item.first + ".." + item.last
             first, part = self.place(item.first)
-            if (item.save or item.compressed) and (part is not None or parent):
+            if (item.save or item.kept) and (part is not None or parent):
                 where = "an inner unit" if parent else "a module inside a layer"
                 raise ValueError(f'"{name}": a policy applies to a layer of the chain on its own, not to {where}.')
             if part is not None:
@@ -276,7 +278,7 @@ class _Resolver:
                                  "it must lie within it and end before it ends.")
             inner = tuple(self.units(item.inner, (first, last)))
             placed.append((first, last, None,
-                           Unit(self.toggleable[first], self.toggleable[last], inner, item.save, item.compressed)))
+                           Unit(self.toggleable[first], self.toggleable[last], inner, item.save, item.kept)))
         # By first layer; a whole unit before the parts of its first layer, which it holds.
         placed.sort(key=lambda entry: (entry[0], entry[2] is not None, entry[1], entry[2] or 0))
         unique = [entry for i, entry in enumerate(placed) if i == 0 or entry != placed[i - 1]]
@@ -348,7 +350,7 @@ def write_schedule(units):
     name, a segment as ``first..last`` with ``(inner,...)``; ``none`` for no units."""
     def written(unit):
         if unit.first == unit.last and not unit.inner:
-            policy = "[bf16]" if unit.compressed else "[save:" + "+".join(unit.save) + "]" if unit.save else ""
+            policy = f"[{unit.kept}]" if unit.kept else "[save:" + "+".join(unit.save) + "]" if unit.save else ""
             return unit.first + policy
         return unit.first + ".." + unit.last + ("(" + write_schedule(unit.inner) + ")" if unit.inner else "")
 
@@ -358,13 +360,13 @@ def write_schedule(units):
 def held_layers(units, toggleable):
     """The layers the (top-level) ``units`` checkpoint, in ``toggleable`` order; a sub-layer
     of a segment's layer is part of it and not named on its own, a part's unit holds just
-    that module, and a layer kept in bfloat16 is not checkpointed."""
+    that module, and a layer kept in bfloat16 or host memory is not checkpointed."""
     positions = {}
     for index, path in enumerate(toggleable):
         positions.setdefault(path, index)
     held = []
     for unit in units:
-        if unit.compressed:
+        if unit.kept:
             continue  # run plainly: not a checkpoint
         layer = None
         for path in toggleable[positions[unit.first]:positions[unit.last] + 1]:

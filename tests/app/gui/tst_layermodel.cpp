@@ -156,7 +156,8 @@ private slots:
                               QStringLiteral("Save native_layer_norm, add.Tensor"),
                               QStringLiteral("Save addmm, native_layer_norm, add.Tensor"),
                               QStringLiteral("Save addmm, gelu, native_layer_norm, add.Tensor"),
-                              QStringLiteral("No checkpoint: keep in bfloat16")}));
+                              QStringLiteral("No checkpoint: keep in bfloat16"),
+                              QStringLiteral("No checkpoint: offload to host memory")}));
         QSignalSpy toggled(&model, &LayerModel::toggled);
         QVERIFY(model.setData(policy, 3, Qt::EditRole));
         QCOMPARE(toggled.count(), 1);
@@ -174,11 +175,18 @@ private slots:
         QCOMPARE(policy.data(Qt::EditRole).toInt(), 3);
         QCOMPARE(model.indexOfLayer(chain[2].layer, LayerModel::PolicyColumn).data().toString(), QStringLiteral("Save gelu"));
         QVERIFY(!model.setData(policy, 9, Qt::EditRole));
-        // The last choice keeps bfloat16: no checkpoint, unticked.
+        // The last two choices keep bfloat16 or offload: no checkpoint, unticked.
         QVERIFY(model.setData(policy, 5, Qt::EditRole));
         QCOMPARE(box.data(Qt::CheckStateRole).value<Qt::CheckState>(), Qt::Unchecked);
         QCOMPARE(policy.data().toString(), QStringLiteral("bf16"));
-        QCOMPARE(model.schedule().front(), (CheckpointUnit{1, 1, {}, kWholeLayer, {}, true}));
+        QCOMPARE(model.schedule().front(), (CheckpointUnit{1, 1, {}, kWholeLayer, {}, KeptForm::Bfloat16}));
+        QVERIFY(model.setData(policy, 6, Qt::EditRole));
+        QCOMPARE(box.data(Qt::CheckStateRole).value<Qt::CheckState>(), Qt::Unchecked);
+        QCOMPARE(policy.data().toString(), QStringLiteral("offload"));
+        QCOMPARE(policy.data(Qt::EditRole).toInt(), 6);
+        QCOMPARE(model.schedule().front(), (CheckpointUnit{1, 1, {}, kWholeLayer, {}, KeptForm::Host}));
+        model.setSchedule({{1, 1, {}, kWholeLayer, {}, KeptForm::Bfloat16}});
+        QCOMPARE(policy.data(Qt::EditRole).toInt(), 5);
         QVERIFY(model.setData(box, Qt::Checked, Qt::CheckStateRole));
         QCOMPARE(policy.data().toString(), QStringLiteral("All"));
         QVERIFY(!(model.flags(model.indexOfLayer(chain[1].layer, LayerModel::NameColumn)) & Qt::ItemIsEditable));

@@ -171,7 +171,7 @@ private slots:
         const Prediction plain = predict(model, CheckpointSchedule{});
         QVERIFY(model.layers[0].outputKept);
         const CheckpointSchedule second = scheduleOf(model, "blocks.1[bf16]");
-        QCOMPARE(second.front().compressed, true);
+        QCOMPARE(second.front().kept, KeptForm::Bfloat16);
         QCOMPARE(toggledPositions(second, 3), (std::vector<bool>{false, false, false}));
         QCOMPARE(recomputeCounts(second, 3), (std::vector<std::size_t>{0, 0, 0}));
         const Prediction compressed = predict(model, second);
@@ -190,6 +190,52 @@ private slots:
         // Its rerun's gradients may differ as bfloat16 rounds.
         QCOMPARE(gradientTolerance(second), kBfloat16GradientTolerance);
         QCOMPARE(gradientTolerance(scheduleOf(model, "blocks.1")), kGradientTolerance);
+    }
+
+    // An offloaded layer is no checkpoint: it frees all it keeps and its input where it kept
+    // that, adding no recompute but the copies out and back at the host's bandwidth.
+    void anOffloadedLayerFreesWhatItKeepsAndCopiesIt()
+    {
+        const auto trace = operatorStep();
+        CostModel model = buildCostModel(*trace);
+        const Prediction plain = predict(model, CheckpointSchedule{});
+        const CheckpointSchedule second = scheduleOf(model, "blocks.1[offload]");
+        QCOMPARE(second.front().kept, KeptForm::Host);
+        QCOMPARE(toggledPositions(second, 3), (std::vector<bool>{false, false, false}));
+        QCOMPARE(recomputeCounts(second, 3), (std::vector<std::size_t>{0, 0, 0}));
+        const Prediction offloaded = predict(model, second);
+        // The plain peak, blocks.2's backward allocating its gradient (3204 KiB), loses all
+        // 1000 KiB. In blocks.1's own backward (2300 KiB measured as it allocates its
+        // gradient) only what the node running then releases is back: its 900 KiB, not its
+        // input, which blocks.0's backward releases.
+        QCOMPARE(plain.peakBytes, 3204 * KiB);
+        QCOMPARE(offloaded.peakBytes, (3204 - 1000) * KiB);
+        QCOMPARE(model.layers[1].backwardLevelPeakBytes, 2300 * KiB);
+        QCOMPARE(model.layers[1].offloadedBackwardPeakBytes, (2300 - 1000 + 900) * KiB);
+        // In its own forward, only what the operator running uses: at its measured top, as
+        // it makes its output, ln1 and fc1 are away, and g1, the newest it keeps, is taken
+        // to be still in use.
+        const CurvePoint &forwardTop = model.curve[model.forwardPeakPoint[1]];
+        QCOMPARE(forwardTop.bytes - forwardTop.bytesOffloaded(), 500 * KiB);
+        std::int64_t atPlainPeak = 0;
+        for (const SeriesPoint &point : predictCurve(model, second)) {
+            if (point.timeNs <= plain.peakTimeNs)
+                atPlainPeak = point.bytes;
+        }
+        QCOMPARE(atPlainPeak, (3204 - 1000) * KiB);
+        // 1000 KiB out and back at 25 GB/s.
+        QCOMPARE(offloaded.addedTimeNs, qint64(2 * 1000 * KiB / 25));
+        model.hostBandwidthBytesPerSecond = 1e9;
+        QCOMPARE(predict(model, second).addedTimeNs, qint64(2 * 1000 * KiB));
+        QStringList rows;
+        for (const KeptActivation &row : keptActivations(*trace, model, second)) {
+            if (row.layer == "blocks.1" && !row.output)
+                rows << test::qs(std::to_string(row.bytes / KiB) + " " + policyText(row) + " " + row.unit);
+        }
+        QCOMPARE(rows, (QStringList{QStringLiteral("100 OFFLOAD (host) blocks.1"), QStringLiteral("400 OFFLOAD (host) blocks.1"),
+                                    QStringLiteral("400 OFFLOAD (host) blocks.1")}));
+        // A lossless copy: gradients are held to float rounding.
+        QCOMPARE(gradientTolerance(second), kGradientTolerance);
     }
 
     void theActivationListShowsWhatAPolicySaves()

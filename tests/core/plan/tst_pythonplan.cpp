@@ -76,6 +76,8 @@ private slots:
         QTest::newRow("a layer kept in bfloat16")
             << QStringLiteral("blocks.1[bf16],blocks.2") << QStringLiteral("blocks.1[bf16],blocks.2")
             << QStringList{QStringLiteral("\"blocks.1\""), QStringLiteral("\"blocks.2\"")} << true;
+        QTest::newRow("a layer offloaded") << QStringLiteral("blocks.1 [offload]") << QStringLiteral("blocks.1[offload]")
+                                           << QStringList{QStringLiteral("\"blocks.1\"")} << true;
         QTest::newRow("a per-op policy") << QStringLiteral("blocks.1[save:aten::addmm],blocks.2")
                                          << QStringLiteral("blocks.1[save:aten.addmm.default],blocks.2")
                                          << QStringList{QStringLiteral("\"blocks.1\""), QStringLiteral("\"blocks.2\"")} << true;
@@ -106,9 +108,12 @@ private slots:
         QVERIFY(code.contains(QStringLiteral("# Strategy ") + strategy + QLatin1Char('\n')));
         // A standalone module names the operators each selective unit saves.
         const bool selective = strategy.contains(QStringLiteral("[save:"));
-        const bool compressed = strategy.contains(QStringLiteral("[bf16]"));
-        QCOMPARE(code.contains(QStringLiteral("\nCOMPRESSED = [\"blocks.1\"]\n")), compressed);
-        QCOMPARE(code.contains(QStringLiteral("\nCOMPRESSED = []\n")), standalone && !compressed);
+        const QString form = strategy.contains(QStringLiteral("[bf16]"))     ? QStringLiteral("bf16")
+                             : strategy.contains(QStringLiteral("offload]")) ? QStringLiteral("offload")
+                                                                             : QString();
+        QCOMPARE(code.contains(QStringLiteral("\nKEPT = {\n    \"blocks.1\": \"") + form + QStringLiteral("\",\n}\n")),
+                 !form.isEmpty());
+        QCOMPARE(code.contains(QStringLiteral("\nKEPT = {}\n")), standalone && form.isEmpty());
         QCOMPARE(code.contains(QStringLiteral("\nSAVED = {\n    \"blocks.1\": [\"aten.addmm.default\"],\n}\n")), selective);
         QCOMPARE(code.contains(QStringLiteral("\nSAVED = {}\n")), standalone && !selective);
     }

@@ -798,10 +798,10 @@ class SelectiveTest(unittest.TestCase):
         self.assertFalse([name for name, module in model.named_modules() if "forward" in module.__dict__])
 
     def test_bfloat16_packing_packs_activations_once_and_leaves_parameters(self):
-        from peaklens._instrument import Bfloat16Packing, bfloat16_saved_tensors
+        from peaklens._instrument import SavedTensorPacking, packed_saved_tensors
 
         linear = torch.nn.Linear(8, 8)
-        packing = Bfloat16Packing(linear)
+        packing = SavedTensorPacking(linear, "bf16")
         x = torch.randn(4, 8)
         packed = packing.pack(x)
         self.assertEqual((packed[0], packed[1].dtype), (torch.float32, torch.bfloat16))
@@ -824,13 +824,57 @@ class SelectiveTest(unittest.TestCase):
         self.assertTrue(torch.allclose(unpacked, x - 1, rtol=1e-2))
         # Under the hooks a backward gets its tensors back in their own dtype, close to the plain ones.
         inputs = torch.randn(4, 8, requires_grad=True)
-        with bfloat16_saved_tensors(linear):
+        with packed_saved_tensors(linear, "bf16"):
             y = torch.relu(linear(inputs)) * torch.relu(linear(inputs))
         self.assertEqual(y.grad_fn._saved_self.dtype, torch.float32)
         y.sum().backward()
         plain = inputs.detach().clone().requires_grad_(True)
         (torch.relu(linear(plain)) * torch.relu(linear(plain))).sum().backward()
         self.assertTrue(torch.allclose(inputs.grad, plain.grad, rtol=2e-2, atol=1e-2))
+
+    def test_offload_packing_copies_activations_out_of_their_memory_and_back(self):
+        from peaklens._instrument import SavedTensorPacking, packed_saved_tensors
+
+        linear = torch.nn.Linear(8, 8)
+        packing = SavedTensorPacking(linear, "offload")
+        x = torch.randn(4, 8).t()  # not contiguous
+        device, host = packed = packing.pack(x)
+        self.assertEqual(device, x.device)
+        self.assertTrue(torch.equal(host, x))
+        self.assertNotEqual(host.untyped_storage().data_ptr(), x.untyped_storage().data_ptr())
+        self.assertIs(packing.pack(x), packed)  # saved twice, copied once
+        for kept in (linear.weight, linear.weight.t(), linear.bias, torch.empty(0)):
+            self.assertIs(packing.pack(kept), kept)
+        # Integer tensors go to host memory too (bfloat16 leaves them).
+        self.assertTrue(torch.equal(packing.pack(torch.arange(4))[1], torch.arange(4)))
+        back = packing.unpack(packed)
+        self.assertTrue(torch.equal(back, x))
+        self.assertNotEqual(back.untyped_storage().data_ptr(), host.untyped_storage().data_ptr())
+        # The copy lives outside PyTorch's allocator: a CPU "device" keeps nothing of it.
+        self.assertEqual(host.untyped_storage().nbytes(), x.numel() * x.element_size())
+        with self.assertRaisesRegex(ValueError, "no saved-tensor form 'fp3'"):
+            SavedTensorPacking(linear, "fp3")
+        # Under the hooks the backward's gradients are the plain ones, to the bit.
+        inputs = torch.randn(4, 8, requires_grad=True)
+        with packed_saved_tensors(linear, "offload"):
+            y = torch.relu(linear(inputs)) * torch.relu(linear(inputs))
+        self.assertEqual(y.grad_fn._saved_self.device, x.device)
+        y.sum().backward()
+        plain = inputs.detach().clone().requires_grad_(True)
+        (torch.relu(linear(plain)) * torch.relu(linear(plain))).sum().backward()
+        self.assertTrue(torch.equal(inputs.grad, plain.grad))
+
+    def test_a_layer_offloaded_runs_once_with_the_same_gradients(self):
+        plain = gpt_step(peaklens.instrument(Gpt(), checkpoint="none", sink=Recorder()))[0]
+        model = peaklens.instrument(Gpt(), checkpoint="blocks.1[offload], blocks.2", sink=Recorder())
+        self.assertEqual(model._peaklens.schedule, "blocks.1[offload],blocks.2")
+        self.assertEqual(model._peaklens.checkpointed, ["blocks.2"])  # an offloaded layer is no checkpoint
+        gradients, runs = gpt_step(model)
+        self.assertEqual(runs, [[1, 1, 1], [1, 1, 1], [2, 2, 2], [1, 1, 1]])
+        for a, b in zip(plain, gradients):
+            self.assertTrue(torch.equal(a, b), (a - b).abs().max())
+        model._peaklens.remove()
+        self.assertFalse([name for name, module in model.named_modules() if "forward" in module.__dict__])
 
     def test_without_gradients_parts_run_plainly(self):
         plain = Gpt().eval()
