@@ -712,11 +712,13 @@ step6() {
     --measured "$(get "$dir/rerun.json" measured.peak_bytes)" \
     --reference "$(get "$dir/rerun.json" predicted.peak_bytes)" --reference-note "predicted"
   # Every block with a per-op policy (its matrix products' outputs kept), then kept in
-  # bfloat16 (docs/planning.md): predicted against measured peak on the GPU.
+  # bfloat16, then offloaded to pinned host memory (docs/planning.md): predicted against
+  # measured peak on the GPU, and for offload the step time, its copies timed at the
+  # default host bandwidth.
   "$cli" plan "$(cat "$dir/trace.path")" --checkpoint all --json >"$dir/all.json" || fail "peaklens-cli plan --checkpoint all failed"
   local blocks policy kind
   blocks=$(get "$dir/all.json" checkpoint --join ,)
-  for policy in save:aten.addmm.default bf16; do
+  for policy in save:aten.addmm.default bf16 offload; do
     kind=${policy%%:*}
     (cd "$dir" && "$cli" rerun "$(cat "$dir/trace.path")" --checkpoint "$(echo "$blocks" | sed "s/\([^,]*\)/\1[$policy]/g")" \
       --out "$dir/rerun-$kind" --json) >"$dir/rerun-$kind.json" 2>"$dir/rerun-$kind.log" \
@@ -725,6 +727,9 @@ step6() {
       --measured "$(get "$dir/rerun-$kind.json" measured.peak_bytes)" \
       --reference "$(get "$dir/rerun-$kind.json" predicted.peak_bytes)" --reference-note "predicted"
   done
+  fig compare --step 6 --figure "peaklens-cli rerun, every block [offload], torch backend: step time" --unit ms --within 10 \
+    --measured "$(get "$dir/rerun-offload.json" measured.step_time_ms)" \
+    --reference "$(get "$dir/rerun-offload.json" predicted.step_time_ms)" --reference-note "predicted"
 }
 
 # ---- the run ------------------------------------------------------------------------------------------------
