@@ -10,7 +10,8 @@ smallest script to record, plan and rerun with PeakLens (see examples/README.md)
 The model keeps its repeated blocks in a ModuleList and the forward iterates it, so every
 checkpoint strategy of the planner applies, segments included. Under torchrun (or srun
 with the usual MASTER_ADDR/MASTER_PORT) each process trains its replica with
-DistributedDataParallel, on the GPU of its local rank.
+DistributedDataParallel, on the GPU of its local rank; with --fsdp, its shard of the
+model with FSDP2 (fully_shard per block, then the whole model), on the CPU too.
 """
 
 import argparse
@@ -113,6 +114,8 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--layers", type=int, default=4, help="transformer blocks (default 4)")
     parser.add_argument("--width", type=int, default=128)
+    parser.add_argument("--fsdp", action="store_true",
+                        help="under torchrun: shard parameters, gradients and optimizer state with FSDP2")
     arguments = parser.parse_args(argv)
 
     rank = launcher_rank("RANK", "SLURM_PROCID", 0)
@@ -131,7 +134,16 @@ def main(argv=None):
     model = SmallGpt(layers=arguments.layers, width=arguments.width).to(device)
     # Before any wrapper: the ranges and the manifest then name the model's own modules.
     model = peaklens.instrument(model)
-    trained = nn.parallel.DistributedDataParallel(model) if distributed else model
+    if distributed and arguments.fsdp:
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.fsdp import fully_shard
+
+        mesh = init_device_mesh(device.type, (world_size,))
+        for block in model.blocks:
+            fully_shard(block, mesh=mesh)
+        trained = fully_shard(model, mesh=mesh)
+    else:
+        trained = nn.parallel.DistributedDataParallel(model) if distributed else model
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     schedule = model._peaklens.schedule
     print(f"rank {rank}: training on {device}, {sum(p.numel() for p in model.parameters())} parameters, "

@@ -210,15 +210,26 @@ void RecordingSession::writeMemory(const MemoryRecord &record, std::optional<std
     const std::int64_t t = relative(record.timeNs);
     // A release may come without its size; the allocation had it.
     const std::uint64_t block = record.address ^ (std::uint64_t(record.device) << 56);
+    const std::uint32_t laneId = lane(record.deviceType, record.device, record.stream);
     std::int64_t bytes = record.bytes;
     if (record.allocation) {
-        m_liveBytes[block] = bytes;
+        const auto [live, fresh] = m_liveBytes.try_emplace(block, bytes);
+        if (!fresh) {
+            // The address is handed out again while a block there still lives: that block
+            // was freed where the backend does not hear (a collective's thread frees what
+            // the training thread made), so it ends now rather than counting forever.
+            if (!m_options.segmentsOnly) {
+                m_writer.writeEvent(MemoryEvent{t, -live->second, record.address, laneId, kNoLayer, StackTable::kEmptyStack,
+                                                Category::Unknown, Phase::Other});
+                ++m_writtenEvents;
+            }
+            live->second = bytes;
+        }
     } else if (auto live = m_liveBytes.find(block); live != m_liveBytes.end()) {
         bytes = bytes > 0 ? bytes : live->second;
         m_liveBytes.erase(live);
     }
     const std::int64_t delta = record.allocation ? bytes : -bytes;
-    const std::uint32_t laneId = lane(record.deviceType, record.device, record.stream);
     if (record.deviceType == DeviceType::Cuda)
         noteMemoryDevice(record.device);
     if (m_options.segmentsOnly) {

@@ -317,6 +317,28 @@ private slots:
         QCOMPARE(trace->stacks.frames().size(), std::size_t(3));
     }
 
+    // A free the backend never heard (made on a thread it does not listen to) shows when the
+    // address is handed out again: the old block ends there, so the level does not keep it
+    // forever and the peak is what was live.
+    void anAddressHandedOutAgainEndsTheBlockThere()
+    {
+        Recording r;
+        r.session.add(MemoryRecord{true, 0x10, 3 * kMiB, kOrigin + 5, 0, 0, 1, false});
+        r.session.add(MemoryRecord{true, 0x10, 2 * kMiB, kOrigin + 7, 0, 0, 2, false});
+        r.session.add(MemoryRecord{false, 0x10, 0, kOrigin + 9, 0, 0, 3, false});
+        r.session.endBatch();
+        const auto trace = r.finish();
+        QCOMPARE(trace->events.size(), std::size_t(4));
+        QCOMPARE(trace->events.deltaBytes(1), -3 * kMiB);
+        QCOMPARE(trace->events.timeNs(1), trace->events.timeNs(2));
+        QCOMPARE(trace->events.deltaBytes(2), 2 * kMiB);
+        QCOMPARE(trace->events.deltaBytes(3), -2 * kMiB);
+        std::int64_t level = 0;
+        for (std::size_t i = 0; i < trace->events.size(); ++i)
+            level += trace->events.deltaBytes(i);
+        QCOMPARE(level, std::int64_t(0));
+    }
+
     void segmentsOfTheCachingAllocatorAreReserved()
     {
         Recording r(true);
