@@ -123,11 +123,15 @@ std::string planText(const CostModel &model, const Plan &plan, const std::string
                              : std::to_string(paths.size()) + " of " + std::to_string(model.layers.size()) + " layers: " + list)
             + "\n";
     else {
-        const auto parts = static_cast<std::size_t>(
-            std::count_if(plan.schedule.begin(), plan.schedule.end(), [](const CheckpointUnit &unit) { return unit.isPart(); }));
+        const auto count = [&](auto which) {
+            return static_cast<std::size_t>(std::count_if(plan.schedule.begin(), plan.schedule.end(), which));
+        };
+        const std::size_t parts = count([](const CheckpointUnit &unit) { return unit.isPart(); });
+        const std::size_t plain = count([](const CheckpointUnit &unit) { return unit.runsPlainly(); });
         out += "Checkpoint      " + std::to_string(paths.size()) + " of " + std::to_string(model.layers.size()) + " layers"
                + (parts ? " and " + std::to_string(parts) + (parts == 1 ? " module" : " modules") + " inside layers" : "")
-               + " in " + std::to_string(plan.schedule.size()) + " units: " + strategyOf(model, plan).toString() + "\n";
+               + (plain ? ", " + std::to_string(plain) + (plain == 1 ? " layer" : " layers") + " kept elsewhere" : "") + " in "
+               + std::to_string(plan.schedule.size()) + " units: " + strategyOf(model, plan).toString() + "\n";
     }
     out += "Peak            " + formatBytes(plan.prediction.peakBytes) + " predicted, " + formatBytes(plain.peakBytes) + " "
            + baseline + " ("
@@ -195,6 +199,7 @@ struct PlanOptions
     std::string emit;
     bool activations = false;
     bool perOp = false;
+    bool offload = false;
     double hostBandwidth = kHostBandwidthBytesPerSecond / 1e9; // GB/s
 };
 
@@ -300,6 +305,13 @@ Command addPlanCommand(CLI::App &app)
                                     "operators' outputs (blocks.3[save:aten.addmm.default])");
     perOp->excludes(strategy)->excludes(checkpoint)->excludes(maxBatch);
     command
+        ->add_flag("--offload", options->offload,
+                   "Also weigh offloading what a layer keeps for backward to host memory (blocks.3[offload]): no "
+                   "recompute, its copies timed at --host-bandwidth")
+        ->excludes(strategy)
+        ->excludes(checkpoint)
+        ->excludes(maxBatch);
+    command
         ->add_flag("--activations", options->activations,
                    "List the blocks each chain layer keeps for backward, with what the plan does with each")
         ->excludes(maxBatch)
@@ -330,6 +342,7 @@ Command addPlanCommand(CLI::App &app)
                 std::string goal;
                 PlannerOptions planner;
                 planner.perOpPolicies = options->perOp;
+                planner.offload = options->offload;
                 if (target) {
                     planner.keepMargin = target->isLimit();
                     const std::int64_t bytes = target->bytes(model);
@@ -383,12 +396,18 @@ Command addParetoCommand(CLI::App &app)
     command->add_option("FILE", options->path, "Trace file")->required();
     command->add_option("--layers", options->layers, "Regular expression choosing the chain's layers")->type_name("REGEX");
     command->add_flag("--per-op", options->perOp, "Also weigh per-op policies, as plan --per-op does");
+    command->add_flag("--offload", options->offload, "Also weigh offloading layers, as plan --offload does");
+    command->add_option("--host-bandwidth", options->hostBandwidth, "GB/s between host and device memory, as plan takes it")
+        ->check(CLI::Range(0.001, 1e6))
+        ->type_name("GBPS");
     command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
     return {command, [options] {
                 const AnalysedTracePtr analysed = openPlannable(*options);
-                const CostModel &model = *analysed->model;
+                CostModel model = *analysed->model;
+                model.hostBandwidthBytesPerSecond = options->hostBandwidth * 1e9;
                 PlannerOptions planner;
                 planner.perOpPolicies = options->perOp;
+                planner.offload = options->offload;
                 const std::vector<Plan> plans = paretoSweep(model, 24, planner);
                 if (options->json) {
                     json list = json::array();
@@ -406,6 +425,8 @@ Command addParetoCommand(CLI::App &app)
                         count += on;
                     const auto policies = std::count_if(plan.schedule.begin(), plan.schedule.end(),
                                                         [](const CheckpointUnit &unit) { return !unit.saved.empty(); });
+                    const auto offloaded = std::count_if(plan.schedule.begin(), plan.schedule.end(),
+                                                         [](const CheckpointUnit &unit) { return unit.kept == KeptForm::Host; });
                     const bool near =
                         i > 0
                         && std::abs(plan.prediction.addedTimeNs - plans[i - 1].prediction.addedTimeNs) < model.stepTimeSpreadNs;
@@ -413,7 +434,8 @@ Command addParetoCommand(CLI::App &app)
                     table.addRow({formatBytes(plan.prediction.peakBytes), formatDuration(plan.prediction.stepTimeNs),
                                   (near ? "≈ +" : "+") + formatDuration(plan.prediction.addedTimeNs),
                                   std::to_string(count) + " of " + std::to_string(model.layers.size())
-                                      + (policies ? ", " + std::to_string(policies) + " per-op" : std::string())});
+                                      + (policies ? ", " + std::to_string(policies) + " per-op" : std::string())
+                                      + (offloaded ? ", " + std::to_string(offloaded) + " offloaded" : std::string())});
                 }
                 std::string out = "Peak against step time, " + std::to_string(model.layers.size()) + " checkpointable layers ("
                                   + model.layers.front().path + " ... " + model.layers.back().path + ")\n" + table.toString();

@@ -78,6 +78,7 @@ void WhatIfController::applyBarStrategy()
     std::optional<Plan> plan;
     PlannerOptions options;
     options.perOpPolicies = m_bar->perOpPolicies();
+    options.offload = m_bar->offload();
     switch (m_bar->strategy()) {
     case WhatIfBar::Strategy::Custom:
         break;

@@ -32,7 +32,8 @@ struct LayerOption
     std::int64_t saving = 0, cost = 0, ownPeak = INT64_MIN;
     bool whole = false;
     std::uint64_t parts = 0;
-    std::vector<std::string> saved; // a whole layer's per-op policy
+    std::vector<std::string> saved;   // a whole layer's per-op policy
+    KeptForm kept = KeptForm::AsMade; // Host: offloaded, no checkpoint
 };
 
 // Parts the planner combines per layer: the direct children that free something, the
@@ -52,8 +53,25 @@ void addPolicyOptions(const ChainLayer &layer, const LayerOption &whole, std::ve
     }
 }
 
-std::vector<LayerOption> optionsOf(const ChainLayer &layer, bool perOpPolicies)
+// The layer offloaded to host memory: what predict() frees for it (its saving and its
+// input where it kept that) and the copies' time.
+LayerOption offloadOption(const CostModel &model, std::size_t k, std::int64_t forwardPeak)
 {
+    const ChainLayer &layer = model.layers[k];
+    const std::int64_t moved =
+        layer.savingBytes + (k > 0 && model.layers[k - 1].outputKept ? model.layers[k - 1].outputBytes : 0);
+    LayerOption option;
+    option.saving = moved;
+    option.cost = static_cast<std::int64_t>(2e9 * static_cast<double>(moved) / model.hostBandwidthBytesPerSecond);
+    option.ownPeak = std::max(layer.offloadedBackwardPeakBytes, forwardPeak);
+    option.kept = KeptForm::Host;
+    return option;
+}
+
+std::vector<LayerOption> optionsOf(const CostModel &model, std::size_t k, const PlannerOptions &planner)
+{
+    const ChainLayer &layer = model.layers[k];
+    const bool perOpPolicies = planner.perOpPolicies;
     // Its forward after its first part's has ended (before what the layers before it
     // free), which only its parts' checkpoints lower.
     const std::int64_t forwardPeak = layer.forwardPeakWithParts(0).first;
@@ -70,6 +88,8 @@ std::vector<LayerOption> optionsOf(const ChainLayer &layer, bool perOpPolicies)
             const LayerOption whole = options.back();
             addPolicyOptions(layer, whole, options);
         }
+        if (planner.offload)
+            options.push_back(offloadOption(model, k, forwardPeak));
     }
     std::vector<std::size_t> children;
     for (std::size_t c = 0; c < layer.parts.size(); ++c) {
@@ -245,6 +265,8 @@ std::optional<CheckpointSchedule> cheapestPerLayer(const CostModel &model, const
         const LayerOption &option = options[k - 1][o];
         if (option.whole)
             schedule.push_back({k - 1, k - 1, {}, kWholeLayer, option.saved});
+        else if (option.kept != KeptForm::AsMade)
+            schedule.push_back({k - 1, k - 1, {}, kWholeLayer, {}, option.kept});
         for (std::size_t c = 0; c < 64; ++c) {
             if (option.parts >> (63 - c) & 1u)
                 schedule.push_back({k - 1, k - 1, {}, 63 - c});
@@ -312,10 +334,10 @@ public:
     {
         if (!model.layers.empty() && model.layers.size() <= ScheduleSearch::kMostLayers)
             refine();
-        for (const ChainLayer &layer : model.layers) {
-            m_layerOptions.push_back(optionsOf(layer, options.perOpPolicies));
-            if (options.perOpPolicies)
-                m_plainOptions.push_back(optionsOf(layer, false));
+        for (std::size_t k = 0; k < model.layers.size(); ++k) {
+            m_layerOptions.push_back(optionsOf(model, k, options));
+            if (options.perOpPolicies || options.offload)
+                m_plainOptions.push_back(optionsOf(model, k, PlannerOptions{}));
         }
     }
 
@@ -327,7 +349,7 @@ public:
         std::optional<std::int64_t> second;
         best = cheapestPerLayer(m_model, m_layerOptions, budget, m_options, &second);
         // Past maxStates the states are thinned, and more choices per layer thin them more:
-        // the plan without policies stands where it comes out cheaper.
+        // the plan without policies or offload stands where it comes out cheaper.
         if (!m_plainOptions.empty()) {
             auto plain = cheapestPerLayer(m_model, m_plainOptions, budget, m_options, nullptr);
             if (plain && (!best || predict(m_model, *plain).addedTimeNs < predict(m_model, *best).addedTimeNs)) {
@@ -441,7 +463,7 @@ private:
     const PlannerOptions &m_options;
     std::vector<std::unique_ptr<Level>> m_levels;
     std::vector<std::vector<LayerOption>> m_layerOptions;
-    std::vector<std::vector<LayerOption>> m_plainOptions; // without per-op policies, when they are weighed
+    std::vector<std::vector<LayerOption>> m_plainOptions; // without per-op policies and offload, when they are weighed
 };
 
 Plan makePlan(const CostModel &model, CheckpointSchedule schedule, bool feasible)

@@ -51,6 +51,9 @@ struct PlannerOptions
     // leading run of them one choice. Their time comes from allocation times, which on a
     // GPU mark launches rather than kernels, so it is asked for (plan --per-op).
     bool perOpPolicies = false;
+    // Also weigh, per chain layer, offloading what it keeps for backward to host memory (no
+    // recompute; its copies' time at the model's host bandwidth, plan --offload).
+    bool offload = false;
 };
 
 // The margin a plan for `budgetBytes` keeps below it, for what the model knows it cannot

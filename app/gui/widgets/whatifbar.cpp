@@ -47,6 +47,7 @@ WhatIfBar::WhatIfBar(QWidget *parent)
     , m_budget(new QLineEdit(this))
     , m_overhead(new QSpinBox(this))
     , m_perOp(new QCheckBox(tr("Per-op"), this))
+    , m_offload(new QCheckBox(tr("Offload"), this))
     , m_baseline(new QLabel(this))
     , m_prediction(new QLabel(this))
 {
@@ -68,6 +69,9 @@ WhatIfBar::WhatIfBar(QWidget *parent)
     m_perOp->setObjectName(QStringLiteral("perOp"));
     m_perOp->setToolTip(tr("Let the planner also checkpoint a layer with a per-op policy: the outputs of its "
                            "costliest operators kept, the rest recomputed"));
+    m_offload->setObjectName(QStringLiteral("offload"));
+    m_offload->setToolTip(tr("Let the planner also offload what a layer keeps for backward to host memory: no "
+                             "recompute, the copies out and back timed at 25 GB/s"));
     QFont bold = m_prediction->font();
     bold.setBold(true);
     m_prediction->setFont(bold);
@@ -86,6 +90,7 @@ WhatIfBar::WhatIfBar(QWidget *parent)
     layout->addWidget(m_budget);
     layout->addWidget(m_overhead);
     layout->addWidget(m_perOp);
+    layout->addWidget(m_offload);
     m_rerunSlot = new QHBoxLayout;
     layout->addLayout(m_rerunSlot);
     layout->addSpacing(16);
@@ -96,7 +101,9 @@ WhatIfBar::WhatIfBar(QWidget *parent)
     auto update = [this] {
         m_budget->setVisible(strategy() == Strategy::Budget);
         m_overhead->setVisible(strategy() == Strategy::Overhead);
-        m_perOp->setVisible(strategy() == Strategy::Budget || strategy() == Strategy::Overhead);
+        const bool planning = strategy() == Strategy::Budget || strategy() == Strategy::Overhead;
+        m_perOp->setVisible(planning);
+        m_offload->setVisible(planning);
     };
     update();
     connect(m_strategy, &QComboBox::currentIndexChanged, this, [this, update] {
@@ -113,11 +120,17 @@ WhatIfBar::WhatIfBar(QWidget *parent)
             [this] { m_budget->setStyleSheet(budgetBytes() > 0 ? QString() : QStringLiteral("color: #b42318")); });
     connect(m_overhead, &QSpinBox::valueChanged, this, &WhatIfBar::strategyChanged);
     connect(m_perOp, &QCheckBox::toggled, this, &WhatIfBar::strategyChanged);
+    connect(m_offload, &QCheckBox::toggled, this, &WhatIfBar::strategyChanged);
 }
 
 bool WhatIfBar::perOpPolicies() const
 {
     return m_perOp->isChecked();
+}
+
+bool WhatIfBar::offload() const
+{
+    return m_offload->isChecked();
 }
 
 void WhatIfBar::chooseBudget(const QString &budget)

@@ -45,8 +45,10 @@ public:
     // The budget as typed: "6 GiB", "512MiB", "6.5 GB"; 0 while it is not a size.
     double budgetBytes() const;
     double overheadFraction() const;
-    // With a budget or an overhead: whether the planner also weighs per-op policies.
+    // With a budget or an overhead: whether the planner also weighs per-op policies, and
+    // offloading layers to host memory.
     bool perOpPolicies() const;
+    bool offload() const;
     QString predictedPeakText() const;
     void focusStrategy();
     // Chooses "Cheapest within budget" with `budget` typed in, as a user would: plans.
@@ -62,6 +64,7 @@ private:
     QLineEdit *m_budget;
     QSpinBox *m_overhead;
     QCheckBox *m_perOp;
+    QCheckBox *m_offload;
     QLabel *m_baseline;
     QLabel *m_prediction;
     QHBoxLayout *m_rerunSlot = nullptr;

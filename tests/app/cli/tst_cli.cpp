@@ -390,6 +390,36 @@ private slots:
                  2);
     }
 
+    // plan --offload may offload a layer, at the copies' time --host-bandwidth sets;
+    // pareto --offload counts the layers offloaded.
+    void planOffloadWeighsHostMemory()
+    {
+        const QString trace = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/operator-step.pltxt");
+        const auto planned = [&](const QStringList &more) {
+            const Run run = runCli(QStringList{QStringLiteral("plan"), trace, QStringLiteral("--budget"),
+                                               QStringLiteral("3004KiB"), QStringLiteral("--json")}
+                                   + more);
+            return QJsonDocument::fromJson(run.out).object();
+        };
+        const QJsonObject offloaded = planned({QStringLiteral("--offload")});
+        QCOMPARE(offloaded[QStringLiteral("checkpoint")].toArray().first().toString(), QStringLiteral("blocks.0[offload]"));
+        // 900 KiB out and back at 25 GB/s, then at 1 GB/s.
+        QCOMPARE(offloaded[QStringLiteral("predicted")].toObject()[QStringLiteral("added_time_ms")].toDouble(), 0.073728);
+        const QJsonObject slow = planned({QStringLiteral("--offload"), QStringLiteral("--host-bandwidth"), QStringLiteral("1")});
+        QCOMPARE(slow[QStringLiteral("predicted")].toObject()[QStringLiteral("added_time_ms")].toDouble(), 1.8432);
+        const Run pareto = runCli({QStringLiteral("pareto"), trace, QStringLiteral("--offload")});
+        QCOMPARE(pareto.exitCode, 0);
+        QVERIFY2(pareto.out.contains("offloaded"), pareto.out.constData());
+        QCOMPARE(runCli({QStringLiteral("plan"), trace, QStringLiteral("--checkpoint"), QStringLiteral("blocks.0"),
+                         QStringLiteral("--offload")})
+                     .exitCode,
+                 2);
+        QCOMPARE(runCli({QStringLiteral("plan"), trace, QStringLiteral("--budget"), QStringLiteral("3004KiB"),
+                         QStringLiteral("--host-bandwidth"), QStringLiteral("0")})
+                     .exitCode,
+                 2);
+    }
+
     void usageErrorsExitTwo()
     {
         QCOMPARE(runCli({}).exitCode, 2);

@@ -236,6 +236,17 @@ private slots:
                                     QStringLiteral("400 OFFLOAD (host) blocks.1")}));
         // A lossless copy: gradients are held to float rounding.
         QCOMPARE(gradientTolerance(second), kGradientTolerance);
+        // The planner weighs it when asked: at 25 GB/s it beats every recompute; at 1 MB/s
+        // (2 s) it loses to them.
+        model.hostBandwidthBytesPerSecond = kHostBandwidthBytesPerSecond;
+        PlannerOptions options;
+        options.offload = true;
+        const Plan plan = planForBudget(model, plain.peakBytes - 200 * KiB, options);
+        QCOMPARE(strategyOf(model, plan).toString(), std::string("blocks.0[offload]"));
+        QCOMPARE(plan.prediction.addedTimeNs, qint64(2 * 900 * KiB / 25));
+        model.hostBandwidthBytesPerSecond = 1e6;
+        QCOMPARE(strategyOf(model, planForBudget(model, plain.peakBytes - 200 * KiB, options)).toString(),
+                 std::string("blocks.0"));
     }
 
     void theActivationListShowsWhatAPolicySaves()
