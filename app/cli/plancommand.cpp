@@ -181,7 +181,7 @@ std::string activationsText(const std::vector<KeptActivation> &list)
                       visibleText(row.site)});
     }
     return "\nKept for backward in the measured step: " + formatBytes(totals.bytes) + " in " + std::to_string(list.size())
-           + " blocks, of which the plan recomputes " + formatBytes(totals.recomputedBytes) + "\n" + table.toString();
+           + " blocks; " + keptTotalsText(totals) + "\n" + table.toString();
 }
 
 struct PlanOptions

@@ -4,6 +4,7 @@
 #include "checkpointstrategy.h"
 
 #include "core/analysis/allocationsites.h"
+#include "core/trace/units.h"
 
 #include <algorithm>
 
@@ -79,8 +80,23 @@ KeptTotals keptTotals(const std::vector<KeptActivation> &list)
     for (const KeptActivation &row : list) {
         totals.bytes += row.bytes;
         totals.recomputedBytes += row.policy == KeptPolicy::Recompute ? row.bytes : 0;
+        totals.compressedBytes += row.policy == KeptPolicy::Compress ? row.bytes : 0;
+        totals.offloadedBytes += row.policy == KeptPolicy::Offload ? row.bytes : 0;
     }
     return totals;
+}
+
+std::string keptTotalsText(const KeptTotals &totals)
+{
+    std::vector<std::string> parts{"recomputes " + formatBytes(totals.recomputedBytes) + " of it"};
+    if (totals.compressedBytes > 0)
+        parts.push_back("packs " + formatBytes(totals.compressedBytes) + " to bfloat16");
+    if (totals.offloadedBytes > 0)
+        parts.push_back("offloads " + formatBytes(totals.offloadedBytes));
+    std::string text = "the plan " + parts.front();
+    for (std::size_t i = 1; i < parts.size(); ++i)
+        text += (i + 1 == parts.size() ? " and " : ", ") + parts[i];
+    return text;
 }
 
 std::vector<KeptActivation> keptActivations(const Trace &trace, const CostModel &model, const CheckpointSchedule &schedule)

@@ -54,11 +54,15 @@ std::vector<KeptActivation> keptActivations(const Trace &trace, const CostModel 
 // "SAVE, output", "SAVE": a row's policy as the list shows it.
 std::string policyText(const KeptActivation &row);
 
-// What a list keeps in all, and how much of it the plan recomputes.
+// What a list keeps in all, and how much of it the plan recomputes, keeps in bfloat16 and
+// offloads.
 struct KeptTotals
 {
-    std::int64_t bytes = 0, recomputedBytes = 0;
+    std::int64_t bytes = 0, recomputedBytes = 0, compressedBytes = 0, offloadedBytes = 0;
 };
 KeptTotals keptTotals(const std::vector<KeptActivation> &list);
+// "the plan recomputes 31.02 MiB of it, packs 33.02 MiB to bfloat16 and offloads 33.02 MiB"
+// (the last two where there are such blocks).
+std::string keptTotalsText(const KeptTotals &totals);
 
 } // namespace peaklens

@@ -46,10 +46,10 @@ void KeptPane::showKept(const DocumentPtr &document, const CheckpointSchedule &s
     m_model->resetData(keptActivations(*document->trace, *document->model, schedule, *document->sites));
     const KeptTotals totals = keptTotals(m_model->rows());
     const auto bytes = [](std::int64_t value) { return QString::fromStdString(formatBytes(value)); };
-    m_title->setText(tr("Kept for backward in the measured step: %1 in %2 blocks; the toggles recompute %3 of it.")
+    m_title->setText(tr("Kept for backward in the measured step: %1 in %2 blocks; %3.")
                          .arg(bytes(totals.bytes))
                          .arg(m_model->rows().size())
-                         .arg(bytes(totals.recomputedBytes)));
+                         .arg(QString::fromStdString(keptTotalsText(totals))));
 }
 
 QString KeptPane::title() const

@@ -247,11 +247,11 @@ private slots:
         };
         QVERIFY(pane->model()->rowCount() > 0);
         QCOMPARE(policies("blocks.1"), std::set<QString>{QStringLiteral("SAVE ")});
-        QVERIFY2(pane->title().endsWith(QStringLiteral("the toggles recompute 0 B of it.")), qPrintable(pane->title()));
+        QVERIFY2(pane->title().endsWith(QStringLiteral("the plan recomputes 0 B of it.")), qPrintable(pane->title()));
         window.setCheckpointStrategy(QStringLiteral("blocks.1"));
         QCOMPARE(policies("blocks.1"), std::set<QString>{QStringLiteral("RECOMPUTE blocks.1")});
         QCOMPARE(policies("blocks.2"), std::set<QString>{QStringLiteral("SAVE ")});
-        QVERIFY2(!pane->title().endsWith(QStringLiteral("the toggles recompute 0 B of it.")), qPrintable(pane->title()));
+        QVERIFY2(!pane->title().endsWith(QStringLiteral("the plan recomputes 0 B of it.")), qPrintable(pane->title()));
     }
 
     // The whole loop on the CPU: toggle, rerun with peaklens-replay, find the measured run.

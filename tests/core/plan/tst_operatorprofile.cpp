@@ -234,6 +234,11 @@ private slots:
         }
         QCOMPARE(rows, (QStringList{QStringLiteral("100 OFFLOAD (host) blocks.1"), QStringLiteral("400 OFFLOAD (host) blocks.1"),
                                     QStringLiteral("400 OFFLOAD (host) blocks.1")}));
+        QCOMPARE(keptTotalsText(
+                     keptTotals(keptActivations(*trace, model, scheduleOf(model, "blocks.0,blocks.1[offload],blocks.2[bf16]")))),
+                 std::string("the plan recomputes 900.0 KiB of it, packs 900.0 KiB to bfloat16 and offloads 900.0 KiB"));
+        QCOMPARE(keptTotalsText(keptTotals(keptActivations(*trace, model, second))),
+                 std::string("the plan recomputes 0 B of it and offloads 900.0 KiB"));
         // A lossless copy: gradients are held to float rounding.
         QCOMPARE(gradientTolerance(second), kGradientTolerance);
         // The planner weighs it when asked: at 25 GB/s it beats every recompute; at 1 MB/s
