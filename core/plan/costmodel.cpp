@@ -20,6 +20,16 @@ std::int64_t ChainLayer::partSavingBytes(std::uint64_t chosen) const
     return bytes;
 }
 
+std::int64_t CostModel::keptElsewhereBytes(std::size_t k) const
+{
+    return layers[k].savingBytes + (k > 0 && layers[k - 1].outputKept ? layers[k - 1].outputBytes : 0);
+}
+
+std::int64_t CostModel::hostRoundTripNs(std::int64_t bytes) const
+{
+    return static_cast<std::int64_t>(2e9 * static_cast<double>(bytes) / hostBandwidthBytesPerSecond);
+}
+
 std::pair<std::int64_t, std::int64_t> ChainLayer::backwardPeakWithParts(std::uint64_t chosen) const
 {
     if (chosen == 0 || backwardPieces.empty())

@@ -217,6 +217,11 @@ struct CostModel
     // Of copies between host and device memory (an offload's out in the forward and back in
     // the backward), one way.
     double hostBandwidthBytesPerSecond = kHostBandwidthBytesPerSecond;
+    // Chain layer k run plainly, keeping what it saves for backward elsewhere: what that
+    // moves (its saving, and its input where the measured step kept that for its backward),
+    // and the time to copy it to host memory and back.
+    std::int64_t keptElsewhereBytes(std::size_t k) const;
+    std::int64_t hostRoundTripNs(std::int64_t bytes) const;
 };
 
 // Throws Error with a sentence when the trace has no usable chain.

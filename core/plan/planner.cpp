@@ -57,13 +57,10 @@ void addPolicyOptions(const ChainLayer &layer, const LayerOption &whole, std::ve
 // input where it kept that) and the copies' time.
 LayerOption offloadOption(const CostModel &model, std::size_t k, std::int64_t forwardPeak)
 {
-    const ChainLayer &layer = model.layers[k];
-    const std::int64_t moved =
-        layer.savingBytes + (k > 0 && model.layers[k - 1].outputKept ? model.layers[k - 1].outputBytes : 0);
     LayerOption option;
-    option.saving = moved;
-    option.cost = static_cast<std::int64_t>(2e9 * static_cast<double>(moved) / model.hostBandwidthBytesPerSecond);
-    option.ownPeak = std::max(layer.offloadedBackwardPeakBytes, forwardPeak);
+    option.saving = model.keptElsewhereBytes(k);
+    option.cost = model.hostRoundTripNs(option.saving);
+    option.ownPeak = std::max(model.layers[k].offloadedBackwardPeakBytes, forwardPeak);
     option.kept = KeptForm::Host;
     return option;
 }

@@ -143,25 +143,24 @@ Effect effectOf(const CostModel &model, const CheckpointSchedule &schedule)
         }
     }
     // A layer run plainly, keeping what it saves elsewhere, frees it from the end of its
-    // forward on until the backward reaches it (offloaded, its own forward and backward
-    // hold only what the operator or node running uses: CurvePoint::bytesOffloaded, which
-    // predict() reads): its saving and its input, the layer
+    // forward on until the backward reaches it: its saving and its input, the layer
     // before's output, where that was kept for backward (a block that begins with a
     // normalization saves it). In bfloat16 half of it stays (allocator traces know no
-    // dtypes: the blocks are taken for 32-bit floats); in host memory, none, and it crosses
-    // to the host in the forward and back in the backward.
+    // dtypes: the blocks are taken for 32-bit floats); in host memory none, it crosses to
+    // the host in the forward and back in the backward, and its own forward and backward
+    // hold only what the operator or node running uses (CurvePoint::bytesOffloaded, which
+    // predict() reads).
     for (const CheckpointUnit &unit : schedule) {
         if (!unit.runsPlainly() || unit.first >= n)
             continue;
         const std::size_t k = unit.first;
         effect.kept[k] = unit.kept;
-        const bool inputKept = k > 0 && model.layers[k - 1].outputKept;
-        const std::int64_t moved = model.layers[k].savingBytes + (inputKept ? model.layers[k - 1].outputBytes : 0);
+        const std::int64_t moved = model.keptElsewhereBytes(k);
         const std::int64_t saving = unit.kept == KeptForm::Bfloat16 ? moved / 2 : moved;
         from[k + 1] += saving;
         addOver(freed, k + 1, n + 1, saving);
         if (unit.kept == KeptForm::Host)
-            effect.addedNs += static_cast<std::int64_t>(2e9 * static_cast<double>(moved) / model.hostBandwidthBytesPerSecond);
+            effect.addedNs += model.hostRoundTripNs(moved);
     }
     for (FlatUnit &unit : units) {
         const std::int64_t saving = unitSaving(model, unit);
@@ -288,7 +287,9 @@ Prediction predict(const CostModel &model, const CheckpointSchedule &schedule)
                 tracker.consider(layer.forwardBeforePartsBytes - effect.forwardFreed[p], layer.forwardBeforePartsTimeNs,
                                  Phase::Forward);
         } else if (model.forwardPeakBytes[p] != INT64_MIN) {
-            const bool offloaded = p < effect.kept.size() && effect.kept[p] == KeptForm::Host;
+            // A model without the walk's offloaded peaks (built by hand) keeps the measured one.
+            const bool offloaded =
+                p < effect.kept.size() && effect.kept[p] == KeptForm::Host && p < model.offloadedForwardPeakBytes.size();
             const std::size_t at = offloaded ? model.offloadedForwardPeakPoint[p] : model.forwardPeakPoint[p];
             const std::int64_t bytes = offloaded ? model.offloadedForwardPeakBytes[p] : model.forwardPeakBytes[p];
             tracker.consider(bytes - effect.forwardFreed[p], model.curve[at].timeNs, model.curve[at].phase);
@@ -300,9 +301,9 @@ Prediction predict(const CostModel &model, const CheckpointSchedule &schedule)
     }
     for (std::size_t k = 0; k < model.layers.size(); ++k) {
         const ChainLayer &layer = model.layers[k];
-        const auto [level, timeNs] = effect.kept[k] == KeptForm::Host
-                                         ? std::pair(layer.offloadedBackwardPeakBytes, layer.offloadedBackwardPeakTimeNs)
-                                         : backwardLevel(layer, effect.endingAt[k], effect.parts[k]);
+        const bool offloaded = effect.kept[k] == KeptForm::Host && layer.offloadedBackwardPeakBytes != INT64_MIN;
+        const auto [level, timeNs] = offloaded ? std::pair(layer.offloadedBackwardPeakBytes, layer.offloadedBackwardPeakTimeNs)
+                                               : backwardLevel(layer, effect.endingAt[k], effect.parts[k]);
         if (level == INT64_MIN)
             continue;
         const bool recomputes = effect.endingAt[k] > 0 || effect.parts[k] != 0;

@@ -32,6 +32,8 @@ CostModel randomChain(std::mt19937_64 &random, std::size_t n)
         model.curve.push_back({static_cast<std::int64_t>(i), 0, static_cast<std::uint32_t>(i), false, Phase::Forward});
         model.forwardPeakBytes.push_back((8ll << 30) + static_cast<std::int64_t>(i) * (200 << 20) + bytes(random));
         model.forwardPeakPoint.push_back(i);
+        model.offloadedForwardPeakBytes.push_back(model.forwardPeakBytes.back() - bytes(random) / 4);
+        model.offloadedForwardPeakPoint.push_back(i);
         model.gapPeakBytes.push_back(INT64_MIN);
         model.gapPeakPoint.push_back(0);
     }
@@ -40,6 +42,7 @@ CostModel randomChain(std::mt19937_64 &random, std::size_t n)
         layer.savingBytes = bytes(random);
         layer.recomputePeakBytes = (8ll << 30) + static_cast<std::int64_t>(i) * (200 << 20) + bytes(random);
         layer.backwardPeakBytes = (8ll << 30) + static_cast<std::int64_t>(i) * (200 << 20) + bytes(random) / 2;
+        layer.offloadedBackwardPeakBytes = layer.backwardPeakBytes - bytes(random) / 4;
         layer.recomputeNs = time(random);
         // Ten operators whose outputs hold up to 1.5 times the saving, in up to 1.5 times the
         // forward (so that some leading runs pay and some do not), one allocating call in all.
@@ -133,24 +136,30 @@ int main(int argc, char **argv)
     for (bool on : plan.checkpoint)
         count += on;
 
-    // The same budget with per-op policies weighed as well: the median of 21, with how many
-    // layers took a policy and the added time against the whole-layer plan's.
+    // The same budget with per-op policies, then offload, weighed as well: the median of 21,
+    // with how many layers took one and the added time against the whole-layer plan's.
+    const auto weighed = [&](const char *name, PlannerOptions more, auto took) {
+        std::vector<double> weighedTimes;
+        Plan weighedPlan;
+        for (int run = 0; run < 21; ++run) {
+            const auto start = std::chrono::steady_clock::now();
+            weighedPlan = planForBudget(model, budget, more);
+            weighedTimes.push_back(since(start));
+        }
+        std::sort(weighedTimes.begin(), weighedTimes.end());
+        const auto layers = std::count_if(weighedPlan.schedule.begin(), weighedPlan.schedule.end(), took);
+        std::printf("{\"n\": %zu, \"%s_plan_ms_median\": %.3f, \"%s_plan_ms_min\": %.3f, \"%s_plan_ms_max\": %.3f, "
+                    "\"%s_layers\": %td, \"%s_added_ms\": %.3f, \"whole_layers_added_ms\": %.3f}\n",
+                    n, name, weighedTimes[weighedTimes.size() / 2], name, weighedTimes.front(), name, weighedTimes.back(), name,
+                    layers, name, static_cast<double>(weighedPlan.prediction.addedTimeNs) / 1e6,
+                    static_cast<double>(plan.prediction.addedTimeNs) / 1e6);
+    };
     PlannerOptions perOpOptions = options;
     perOpOptions.perOpPolicies = true;
-    std::vector<double> perOpTimes;
-    Plan perOp;
-    for (int run = 0; run < 21; ++run) {
-        const auto start = std::chrono::steady_clock::now();
-        perOp = planForBudget(model, budget, perOpOptions);
-        perOpTimes.push_back(since(start));
-    }
-    std::sort(perOpTimes.begin(), perOpTimes.end());
-    const auto policies = std::count_if(perOp.schedule.begin(), perOp.schedule.end(),
-                                        [](const CheckpointUnit &unit) { return !unit.saved.empty(); });
-    std::printf("{\"n\": %zu, \"per_op_plan_ms_median\": %.3f, \"per_op_plan_ms_min\": %.3f, \"per_op_plan_ms_max\": %.3f, "
-                "\"layers_with_policy\": %td, \"per_op_added_ms\": %.3f, \"whole_layers_added_ms\": %.3f}\n",
-                n, perOpTimes[perOpTimes.size() / 2], perOpTimes.front(), perOpTimes.back(), policies,
-                static_cast<double>(perOp.prediction.addedTimeNs) / 1e6, static_cast<double>(plan.prediction.addedTimeNs) / 1e6);
+    weighed("per_op", perOpOptions, [](const CheckpointUnit &unit) { return !unit.saved.empty(); });
+    PlannerOptions offloadOptions = options;
+    offloadOptions.offload = true;
+    weighed("offload", offloadOptions, [](const CheckpointUnit &unit) { return unit.kept == KeptForm::Host; });
 
     std::vector<std::vector<bool>> toggles(1000, std::vector<bool>(n));
     for (auto &set : toggles)

@@ -212,6 +212,13 @@ private slots:
         QCOMPARE(offloaded.peakBytes, (3204 - 1000) * KiB);
         QCOMPARE(model.layers[1].backwardLevelPeakBytes, 2300 * KiB);
         QCOMPARE(model.layers[1].offloadedBackwardPeakBytes, (2300 - 1000 + 900) * KiB);
+        // A model without the walk's offloaded levels (built by hand) takes the measured ones.
+        CostModel bare = model;
+        bare.offloadedForwardPeakBytes.clear();
+        bare.offloadedForwardPeakPoint.clear();
+        for (ChainLayer &layer : bare.layers)
+            layer.offloadedBackwardPeakBytes = INT64_MIN;
+        QCOMPARE(predict(bare, second).peakBytes, 2300 * KiB);
         // In its own forward, only what the operator running uses: at its measured top, as
         // it makes its output, ln1 and fc1 are away, and g1, the newest it keeps, is taken
         // to be still in use.
