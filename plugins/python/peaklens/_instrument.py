@@ -7,6 +7,7 @@ import json
 import os
 import threading
 import warnings
+import weakref
 
 import torch
 import torch.utils.checkpoint
@@ -113,6 +114,23 @@ class Instrumented:
                 self._hook(path, module)
         # A new forward of the whole model: whatever backward is still open has ended.
         self._handles.append(model.register_forward_pre_hook(lambda mod, inputs: self._close_backward()))
+        self._optimizing = False
+        import torch.optim.optimizer as optim
+
+        if hasattr(optim, "register_optimizer_step_pre_hook"):
+            # Global hooks: through a weak reference, so that they do not keep this alive.
+            this = weakref.ref(self)
+
+            def begins(optimizer, args, kwargs):
+                if this() is not None:
+                    this()._optimizer_begins(optimizer)
+
+            def ends(optimizer, args, kwargs):
+                if this() is not None:
+                    this()._optimizer_ends()
+
+            self._handles.append(optim.register_optimizer_step_pre_hook(begins))
+            self._handles.append(optim.register_optimizer_step_post_hook(ends))
         self._gradients = {}
         if os.environ.get("PEAKLENS_GRADIENTS") == "1" and default_manifest_path():
             self._watch_first_gradients()
@@ -125,6 +143,22 @@ class Instrumented:
         if not hasattr(self._local, "open_backward"):
             self._local.open_backward = []
         return self._local.open_backward
+
+    def _optimizer_begins(self, optimizer):
+        """An ``opt`` range around the step of an optimizer of this model's parameters, so that
+        the state it makes reads as optimizer state."""
+        if self._optimizing or threading.current_thread() is not threading.main_thread():
+            return
+        own = {id(parameter) for parameter in self.model.parameters()}
+        if any(id(parameter) in own for group in optimizer.param_groups for parameter in group["params"]):
+            self._close_backward()
+            self.sink.push("opt")
+            self._optimizing = True
+
+    def _optimizer_ends(self):
+        if self._optimizing and threading.current_thread() is threading.main_thread():
+            self._optimizing = False
+            self.sink.pop()
 
     def _close_backward(self, path=None):
         """Closes the open backward ranges down to `path` (all of them when None). A module
@@ -215,6 +249,9 @@ class Instrumented:
             yield number
         finally:
             self._close_backward()
+            if self._optimizing:  # its step raised before the post-hook
+                self._optimizing = False
+                self.sink.pop()
             self.sink.pop()
             if self._gradients and not getattr(self, "_gradients_written", False):
                 self._gradients_written = True
@@ -528,7 +565,7 @@ def instrument(model, checkpoint=None, manifest_path=None, sink=None):
 
     - Ranges: every submodule's forward becomes a ``fwd:<path>`` range and its backward a
       ``bwd:<path>`` range, ``<path>`` as ``model.named_modules()`` names it
-      (``blocks.3.attn``). They go to the torch recorder under ``record --backend torch``
+      (``blocks.3.attn``); the step of an optimizer over its parameters, an ``opt`` range. They go to the torch recorder under ``record --backend torch``
       and to NVTX when CUDA is available (where the CUPTI collector records them); the
       recording gives each allocation the innermost range open on its thread.
     - Toggles: the checkpoint strategy ``checkpoint`` (default: ``$PEAKLENS_CHECKPOINT``;

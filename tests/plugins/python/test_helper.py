@@ -408,6 +408,33 @@ class SegmentTest(unittest.TestCase):
                         self.assertEqual(ranges["bwd:blocks.%d" % i], 1)
                         self.assertEqual(ranges["fwd:blocks.%d.fc1" % i], 1)
 
+    def test_the_step_of_an_optimizer_of_the_model_is_an_opt_range(self):
+        recorder = Recorder()
+        model = peaklens.instrument(fresh_tower(), checkpoint="none", sink=recorder)
+        own = torch.optim.SGD(model.parameters(), lr=0.1)
+        other = torch.optim.SGD([torch.nn.Parameter(torch.zeros(2))], lr=0.1)
+        other.param_groups[0]["params"][0].grad = torch.ones(2)
+        with peaklens.step():
+            model(torch.randn(5, 8)).pow(2).mean().backward()
+            own.step()
+            other.step()  # not this model's: no range
+        (step,) = recorder.root[1]
+        self.assertEqual([name for name, _ in step[1] if name == "opt"], ["opt"])
+        self.assertEqual(ranges_per_step(recorder)[0]["opt"], 1)
+        self.assertEqual(len(recorder.stack), 1, "every range was closed")
+        # A step that raises leaves no range open once its training step ends.
+        class Broken(torch.optim.SGD):
+            def step(self, closure=None):
+                raise ZeroDivisionError
+
+        with self.assertRaises(ZeroDivisionError), peaklens.step():
+            Broken(model.parameters(), lr=0.1).step()
+        self.assertEqual(ranges_per_step(recorder)[-1]["opt"], 1, "the broken step was ranged")
+        self.assertEqual(len(recorder.stack), 1, "every range was closed")
+        model._peaklens.remove()
+        own.step()
+        self.assertEqual(ranges_per_step(recorder)[-1]["opt"], 1, "no range after remove()")
+
     def test_enumerating_the_blocks_keeps_their_indices(self):
         """The iteration yields one item per child, a pass-through at a segment's later
         positions, so ``scale[i]`` reaches the i-th block outside segments; inside one, every

@@ -120,6 +120,11 @@ class RealScriptTest(unittest.TestCase):
                 self.assertEqual(layers[inner]["kind"], inner_kind)
                 self.assertEqual([step["number"] for step in summary["steps"]], [0, 1, 2])
                 self.assertEqual(summary["peak"]["device"], "cpu")
+        # The helper ranges the optimizer's step: AdamW's state, two moments per parameter,
+        # reads as optimizer state.
+        live = self.summary(self.trace("small"))["live_at_peak"]["by_category"]
+        categories = {row["category"]: row["bytes"] for row in live}
+        self.assertAlmostEqual(categories["optimizer_state"] / categories["parameter"], 2, delta=0.05)
 
     def test_blocks_name_the_operators_that_made_them(self):
         live = self.summary(self.trace("small"))["live_at_peak"]
