@@ -242,7 +242,7 @@ public:
             const CheckpointUnit &unit = resolved[i];
             if (whole && resolved[*whole].last >= unit.first) {
                 if (unit.isPart())
-                    throw Error(label(unit) + " lies inside " + label(resolved[*whole]) + ", which is checkpointed whole.");
+                    throw Error(label(unit) + " lies inside " + label(resolved[*whole]) + ", which a unit already holds whole.");
                 throw Error("The units " + label(resolved[*whole]) + " and " + label(unit) + " overlap.");
             }
             if (!unit.isPart()) {

@@ -286,7 +286,7 @@ class _Resolver:
         for i, (first, last, part, unit) in enumerate(unique):
             if whole is not None and whole[1] >= first:
                 if part is not None:
-                    raise ValueError(f"{unit.first} lies inside {self.label(*whole[:2])}, which is checkpointed whole.")
+                    raise ValueError(f"{unit.first} lies inside {self.label(*whole[:2])}, which a unit already holds whole.")
                 raise ValueError(f"The units {self.label(*whole[:2])} and {self.label(first, last)} overlap.")
             if part is None:
                 whole = first, last

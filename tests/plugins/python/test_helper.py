@@ -187,8 +187,8 @@ class HelperTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, re.escape("blocks.1.fc1 is a module inside blocks.1; it is "
                                                           "checkpointed on its own, not as part of a segment")):
             checkpoint_schedule("blocks.0..blocks.2(blocks.1.fc1)", chain, toggleable)
-        with self.assertRaisesRegex(ValueError, re.escape("blocks.0.fc2 lies inside blocks.0..blocks.1, which is "
-                                                          "checkpointed whole")):
+        with self.assertRaisesRegex(ValueError, re.escape("blocks.0.fc2 lies inside blocks.0..blocks.1, which a unit "
+                                                          "already holds whole")):
             checkpoint_schedule("blocks.0..blocks.1,blocks.0.fc2", chain, toggleable)
         with self.assertRaisesRegex(ValueError, "overlap"):
             checkpoint_schedule("blocks.0..blocks.1,blocks.1..blocks.2", chain, toggleable)
@@ -930,7 +930,7 @@ class SelectiveTest(unittest.TestCase):
             with self.subTest(text=text):
                 os.environ["PEAKLENS_CHECKPOINT"] = text
                 with self.assertRaisesRegex(ValueError, re.escape(f"PEAKLENS_CHECKPOINT: {part} lies inside {whole}, "
-                                                                  "which is checkpointed whole.")):
+                                                                  "which a unit already holds whole.")):
                     peaklens.instrument(model, sink=Recorder())
         self.assertFalse([name for name, module in model.named_modules() if "forward" in module.__dict__],
                          "nothing was left applied")
