@@ -301,6 +301,35 @@ class RealScriptTest(unittest.TestCase):
                 self.assertIn("the plan was made for another model", other.stderr)
                 self.assertIn("ValueError: blocks.", other.stderr)
 
+    def test_cpu_blocks_freed_or_made_on_threads_torch_did_not_start_are_recorded(self):
+        # A collective's worker thread (gloo's) frees and makes CPU blocks as this thread does.
+        script = os.path.join(self.scratch.name, "threads.py")
+        with open(script, "w") as out:
+            out.write("import threading, torch\n"
+                      "held = [torch.empty(3 << 20, dtype=torch.uint8)]\n"
+                      "freer = threading.Thread(target=held.clear)\n"
+                      "freer.start(); freer.join()\n"
+                      "kept = []\n"
+                      "maker = threading.Thread(target=lambda: kept.append(torch.empty(5 << 20, dtype=torch.uint8)))\n"
+                      "maker.start(); maker.join()\n")
+        out = os.path.join(self.scratch.name, "threads")
+        result = run([CLI, "record", "--backend", "torch", "--out", out, "--", PYTHON, script], env=self.environment)
+        self.assertEqual(result.returncode, 0, result.stderr[-2000:])
+        trace = [os.path.join(out, entry) for entry in os.listdir(out) if entry.endswith(".peaklens")]
+        self.assertEqual(len(trace), 1, result.stderr[-2000:])
+        events = os.path.join(self.scratch.name, "threads.csv")
+        result = run([CLI, "report", trace[0], "-o", events, "--table", "events"])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(events) as rows:
+            rows = [line.split(",") for line in rows.read().splitlines()[1:]]
+        by_size = {}
+        for row in rows:
+            by_size.setdefault(abs(int(row[2])), []).append((int(row[2]) > 0, row[3]))
+        freed = by_size.get(3 << 20, [])
+        self.assertEqual([made for made, _ in freed], [True, False], freed)
+        self.assertEqual(freed[0][1], freed[1][1])  # the same block
+        self.assertIn(True, [made for made, _ in by_size.get(5 << 20, [])])
+
     def test_torchrun_ranks_each_leave_a_trace_the_app_opens_as_a_folder(self):
         torchrun = os.path.join(os.path.dirname(PYTHON), "torchrun")
         if not os.access(torchrun, os.X_OK):
