@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // peaklens-cli plan FILE (--budget B | --overhead X% | --strategy S | --checkpoint NAMES) [--layers REGEX]
-//                  [--per-op] [--activations] [--json | --emit python]
-// peaklens-cli pareto FILE [--layers REGEX] [--per-op] [--json]
+//                  [--per-op] [--offload] [--shard-degree N [--zero-stage S]] [--activations]
+//                  [--json | --emit python]
+// peaklens-cli pareto FILE [--layers REGEX] [--per-op] [--offload] [--shard-degree N] [--json]
 // What to checkpoint, and what it would cost and save, predicted from the trace.
 
 #include "command.h"
 #include "commandtrace.h"
 #include "textoutput.h"
 
+#include "core/document/analysedtrace.h"
 #include "core/error.h"
 #include "core/plan/activationlist.h"
 #include "core/plan/batchscaling.h"
@@ -15,6 +17,7 @@
 #include "core/plan/planner.h"
 #include "core/plan/plannotes.h"
 #include "core/plan/pythonplan.h"
+#include "core/plan/sharding.h"
 #include "core/report/jsondump.h"
 #include "core/trace/units.h"
 #include "core/trace/visibletext.h"
@@ -201,6 +204,9 @@ struct PlanOptions
     bool perOp = false;
     bool offload = false;
     double hostBandwidth = kHostBandwidthBytesPerSecond / 1e9; // GB/s
+    int shardDegree = 1;
+    int zeroStage = 3;
+    std::string collectives; // gloo or nccl; default: the trace's device's
 };
 
 ChainSelection selectionOf(const PlanOptions &options)
@@ -211,14 +217,76 @@ ChainSelection selectionOf(const PlanOptions &options)
     return selection;
 }
 
-// The trace opened as the app opens it. One whose layers cannot be planned (no chain) is a
-// problem with that file: name it.
+// The trace opened as the app opens it; with --shard-degree, as one rank of the sharded
+// run would hold it. One whose layers cannot be planned (no chain) is a problem with that
+// file: name it.
 AnalysedTracePtr openPlannable(const PlanOptions &options)
 {
     AnalysedTracePtr analysed = openForCommand(options.path, selectionOf(options));
+    if (options.shardDegree > 1) {
+        Sharding sharding{options.shardDegree, options.zeroStage,
+                          options.collectives.empty() ? gathersWithCopy(*analysed->trace) : options.collectives == "gloo"};
+        try {
+            analysed = analyseTrace(options.path,
+                                    std::make_shared<const Trace>(withSharding(*analysed->trace, selectionOf(options), sharding)),
+                                    selectionOf(options));
+        } catch (const Error &error) {
+            throw FileError(options.path, std::string("cannot be sharded: ") + error.what());
+        }
+    }
     if (!analysed->model)
         throw FileError(options.path, "cannot be planned: " + analysed->modelProblem);
     return analysed;
+}
+
+// What a sharded plan is for, as its first line says and its JSON's "sharding" holds.
+std::string shardingText(const PlanOptions &options)
+{
+    if (options.shardDegree <= 1)
+        return {};
+    const char *divided[] = {"", "optimizer state", "gradients and optimizer state", "parameters, gradients and optimizer state"};
+    return "Per rank of " + std::to_string(options.shardDegree) + ", ZeRO stage " + std::to_string(options.zeroStage) + ": "
+           + divided[options.zeroStage] + " divided"
+           + (options.zeroStage == 3 ? ", each chain layer gathered whole while it runs" : "")
+           + "; times are the unsharded run's, without the collectives'\n";
+}
+
+// What a plan's peak is compared with: the traced step's, or one rank's of it sharded.
+std::string baselineOf(const PlanOptions &options)
+{
+    return options.shardDegree > 1 ? "per rank without checkpoints" : "measured";
+}
+
+json shardingJson(const PlanOptions &options, const Trace &trace)
+{
+    if (options.shardDegree <= 1)
+        return nullptr;
+    return {{"degree", options.shardDegree},
+            {"zero_stage", options.zeroStage},
+            {"collectives", !options.collectives.empty() ? options.collectives
+                            : gathersWithCopy(trace)     ? "gloo"
+                                                         : "nccl"}};
+}
+
+// --shard-degree and its companions, on plan and pareto alike.
+void addShardingOptions(CLI::App *command, PlanOptions &options)
+{
+    auto *degree = command
+                       ->add_option("--shard-degree", options.shardDegree,
+                                    "Plan for one rank of N that shard the model (FSDP, ZeRO), from an unsharded run's trace")
+                       ->check(CLI::Range(1, 1 << 20))
+                       ->type_name("N");
+    command
+        ->add_option("--zero-stage", options.zeroStage,
+                     "What the ranks divide: 1 optimizer state, 2 also gradients, 3 also parameters (FSDP; default)")
+        ->check(CLI::Range(1, 3))
+        ->needs(degree);
+    command
+        ->add_option("--collectives", options.collectives,
+                     "The process group's backend: gloo copies each all-gather once more (default: gloo for a CPU trace, "
+                     "nccl for a GPU's)")
+        ->check(CLI::IsMember({"gloo", "nccl"}))
+        ->needs(degree);
 }
 
 // plan --max-batch: the largest batch whose cheapest plan fits the budget.
@@ -240,20 +308,21 @@ std::string maxBatchOutput(const PlanOptions &options, const Budget &budget)
                                {"factor", fit.factor},
                                {"budget_bytes", bytes}};
         result["chain"] = chainJson(scaled);
+        result["sharding"] = shardingJson(options, trace);
         return dumpJson(result) + "\n";
     }
     char factor[32];
     std::snprintf(factor, sizeof factor, "%.2f", fit.factor);
-    std::string out;
+    std::string out = shardingText(options);
     if (!fit.fits)
-        out = "Not even " + std::string(traced ? "a batch of 1" : "a hundredth of the traced batch") + " fits in "
-              + budget.describe(bytes) + ".\n";
+        out += "Not even " + std::string(traced ? "a batch of 1" : "a hundredth of the traced batch") + " fits in "
+               + budget.describe(bytes) + ".\n";
     else if (fit.batch)
-        out = "Largest batch   " + std::to_string(*fit.batch) + " (traced: " + std::to_string(*traced) + ", x" + factor
-              + ") within " + budget.describe(bytes) + "\n";
+        out += "Largest batch   " + std::to_string(*fit.batch) + " (traced: " + std::to_string(*traced) + ", x" + factor
+               + ") within " + budget.describe(bytes) + "\n";
     else
-        out = "Largest batch   x" + std::string(factor) + " the traced one within " + budget.describe(bytes)
-              + " (pass --batch N for samples)\n";
+        out += "Largest batch   x" + std::string(factor) + " the traced one within " + budget.describe(bytes)
+               + " (pass --batch N for samples)\n";
     return out
            + planText(scaled, fit.plan, "Its cheapest checkpoints, with activations scaled to that batch:", "without checkpoints")
            + "Times are the traced batch's; a larger batch's step and recomputes take longer.\n";
@@ -322,6 +391,7 @@ Command addPlanCommand(CLI::App &app)
                          + std::to_string(static_cast<int>(kHostBandwidthBytesPerSecond / 1e9)))
         ->check(CLI::Range(0.001, 1e6))
         ->type_name("GBPS");
+    addShardingOptions(command, *options);
     return {command, [options, budget, activationBudget, maxBatch, overhead, strategy, checkpoint]() -> CommandOutput {
                 if (*maxBatch && !*budget && !*activationBudget)
                     throw Error("--max-batch needs a budget: --budget 80GiB, --budget 90% or --activation-budget 0.5.");
@@ -371,9 +441,11 @@ Command addPlanCommand(CLI::App &app)
                 }
                 if (!options->emit.empty())
                     return pythonPlan(*analysed->trace, model, plan,
-                                      "Trace: " + options->path + "\n" + planText(model, plan, goal));
+                                      "Trace: " + options->path + "\n" + shardingText(*options)
+                                          + planText(model, plan, goal, baselineOf(*options)));
                 if (options->json) {
                     json result = planJson(model, plan);
+                    result["sharding"] = shardingJson(*options, *analysed->trace);
                     // The layer of the allocation that reached the peak, as `summary` names it.
                     const std::vector<Layer> &layers = analysed->trace->layers;
                     const std::uint32_t peakLayer = analysed->summary.peakLayer;
@@ -383,9 +455,10 @@ Command addPlanCommand(CLI::App &app)
                         result["activations"] = activationsJson(keptActivations(*analysed->trace, model, plan.schedule));
                     return dumpJson(result) + "\n";
                 }
+                const std::string text = shardingText(*options) + planText(model, plan, goal, baselineOf(*options));
                 if (options->activations)
-                    return planText(model, plan, goal) + activationsText(keptActivations(*analysed->trace, model, plan.schedule));
-                return planText(model, plan, goal);
+                    return text + activationsText(keptActivations(*analysed->trace, model, plan.schedule));
+                return text;
             }};
 }
 
@@ -400,6 +473,7 @@ Command addParetoCommand(CLI::App &app)
     command->add_option("--host-bandwidth", options->hostBandwidth, "GB/s between host and device memory, as plan takes it")
         ->check(CLI::Range(0.001, 1e6))
         ->type_name("GBPS");
+    addShardingOptions(command, *options);
     command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
     return {command, [options] {
                 const AnalysedTracePtr analysed = openPlannable(*options);
@@ -413,7 +487,9 @@ Command addParetoCommand(CLI::App &app)
                     json list = json::array();
                     for (const Plan &plan : plans)
                         list.push_back(planJson(model, plan));
-                    return dumpJson(json{{"chain", chainJson(model)}, {"plans", list}}) + "\n";
+                    json result{{"chain", chainJson(model)}, {"sharding", shardingJson(*options, *analysed->trace)}};
+                    result["plans"] = std::move(list);
+                    return dumpJson(result) + "\n";
                 }
                 TextTable table({"peak", "step time", "added", "checkpointed"}, {true, true, true, true});
                 // Neighbours closer in time than the steps' spread are marked: their order is noise.
@@ -437,8 +513,9 @@ Command addParetoCommand(CLI::App &app)
                                       + (policies ? ", " + std::to_string(policies) + " per-op" : std::string())
                                       + (offloaded ? ", " + std::to_string(offloaded) + " offloaded" : std::string())});
                 }
-                std::string out = "Peak against step time, " + std::to_string(model.layers.size()) + " checkpointable layers ("
-                                  + model.layers.front().path + " ... " + model.layers.back().path + ")\n" + table.toString();
+                std::string out = shardingText(*options) + "Peak against step time, " + std::to_string(model.layers.size())
+                                  + " checkpointable layers (" + model.layers.front().path + " ... " + model.layers.back().path
+                                  + ")\n" + table.toString();
                 if (close)
                     out += "≈: within the steps' spread (±" + formatDuration(model.stepTimeSpreadNs)
                            + ") of the plan above; their order in time is noise.\n";

@@ -241,6 +241,34 @@ private slots:
         QVERIFY2(text.out.contains("Largest batch   x"), text.out.constData());
     }
 
+    // One rank of two sharding the traced run: its baseline is the rank's peak, below the
+    // run's own, and the plan says what it is for.
+    void planShardedRank()
+    {
+        const QString unsharded = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/fsdp/unsharded.peaklens");
+        const QStringList plan{QStringLiteral("plan"), unsharded, QStringLiteral("--strategy"), QStringLiteral("none"),
+                               QStringLiteral("--json")};
+        const Run whole = runCli(plan);
+        const Run rank = runCli(plan + QStringList{QStringLiteral("--shard-degree"), QStringLiteral("2")});
+        QCOMPARE(whole.exitCode, 0);
+        QCOMPARE(rank.exitCode, 0);
+        const QJsonObject a = QJsonDocument::fromJson(whole.out).object(), b = QJsonDocument::fromJson(rank.out).object();
+        QVERIFY(a[QStringLiteral("sharding")].isNull());
+        QCOMPARE(b[QStringLiteral("sharding")].toObject(),
+                 QJsonObject({{QStringLiteral("degree"), 2},
+                              {QStringLiteral("zero_stage"), 3},
+                              {QStringLiteral("collectives"), QStringLiteral("gloo")}}));
+        const auto peak = [](const QJsonObject &o) {
+            return o[QStringLiteral("baseline")].toObject()[QStringLiteral("peak_bytes")].toDouble();
+        };
+        QVERIFY(peak(b) < peak(a));
+        const Run text = runCli({QStringLiteral("plan"), unsharded, QStringLiteral("--budget"), QStringLiteral("80MiB"),
+                                 QStringLiteral("--shard-degree"), QStringLiteral("2")});
+        QCOMPARE(text.exitCode, 0);
+        QVERIFY2(text.out.startsWith("Per rank of 2, ZeRO stage 3"), text.out.constData());
+        QVERIFY2(text.out.contains("per rank without checkpoints"), text.out.constData());
+    }
+
     // A hand-picked set predicts what the same set chosen by a strategy predicts.
     void planChosenLayers()
     {
@@ -273,6 +301,17 @@ private slots:
             << QStringLiteral("share from 0");
         QTest::addRow("max batch without budget") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--max-batch")}
                                                   << QStringLiteral("--max-batch needs a budget");
+        QTest::addRow("ZeRO stage alone") << QStringList{
+            QStringLiteral("plan"), kSample, QStringLiteral("--strategy"), QStringLiteral("none"), QStringLiteral("--zero-stage"),
+            QStringLiteral("2")} << QStringLiteral("--zero-stage requires --shard-degree");
+        QTest::addRow("sharded without parameter bytes")
+            << QStringList{QStringLiteral("plan"),
+                           QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/kineto.pt.trace.json"),
+                           QStringLiteral("--strategy"),
+                           QStringLiteral("none"),
+                           QStringLiteral("--shard-degree"),
+                           QStringLiteral("2")}
+            << QStringLiteral("cannot be sharded: The trace does not say how many parameter bytes");
         QTest::addRow("bad strategy") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--strategy"),
                                                      QStringLiteral("every:x")}
                                       << QStringLiteral("is not a strategy");
