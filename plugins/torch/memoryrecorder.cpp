@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memoryrecorder.h"
 
+#include "reportingcpuallocator.h"
 #include "torchcompat.h"
 
 #include "core/trace/units.h"
 
-#include <c10/core/Allocator.h>
-#include <c10/core/CPUAllocator.h>
-#include <c10/core/impl/alloc_cpu.h>
 #include <c10/util/Exception.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
 
@@ -19,34 +17,6 @@
 namespace peaklens::replay {
 
 namespace {
-
-void deleteCounted(void *pointer)
-{
-    MemoryRecorder::instance().onFree(pointer);
-    c10::free_cpu(pointer);
-}
-
-class CountingCpuAllocator final : public c10::Allocator
-{
-public:
-    c10::DataPtr allocate(std::size_t bytes) PEAKLENS_ALLOCATE_CONST override
-    {
-        MemoryRecorder &recorder = MemoryRecorder::instance();
-        if (!recorder.admitCpu(static_cast<std::int64_t>(bytes)))
-            TORCH_CHECK_WITH(OutOfMemoryError, false, "CPU out of memory: tried to allocate ", formatBytes(bytes),
-                             " beyond the replay's memory limit.");
-        void *pointer = c10::alloc_cpu(bytes);
-        recorder.onAllocation(pointer, static_cast<std::int64_t>(bytes), false);
-        return {pointer, pointer, &deleteCounted, c10::Device(c10::DeviceType::CPU)};
-    }
-    c10::DeleterFnPtr raw_deleter() const override { return &deleteCounted; }
-#if PEAKLENS_ALLOCATOR_HAS_COPY_DATA
-    void copy_data(void *destination, const void *source, std::size_t count) const override
-    {
-        default_copy_data(destination, source, count);
-    }
-#endif
-};
 
 using compat::ReportedTotal;
 
@@ -93,14 +63,15 @@ MemoryRecorder::MemoryRecorder()
 
 void MemoryRecorder::installCpuAllocator()
 {
-    // Lives for the whole process: blocks it handed out may be freed at exit.
-    static CountingCpuAllocator *allocator = [] {
+    static const bool installed = [] {
         retainFreedCpuMemory();
-        auto *counting = new CountingCpuAllocator;
-        c10::SetCPUAllocator(counting, /*priority=*/100);
-        return counting;
+        return ReportingCpuAllocator::install(
+            {[](std::int64_t bytes) { return instance().admitCpu(bytes); },
+             [](void *pointer, std::int64_t bytes) { instance().onAllocation(pointer, bytes, false); },
+             [](void *pointer, std::int64_t) { instance().onFree(pointer); }},
+            /*priority=*/100);
     }();
-    (void)allocator;
+    (void)installed;
 }
 
 void MemoryRecorder::setCpuLimit(std::optional<std::int64_t> limitBytes)

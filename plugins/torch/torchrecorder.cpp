@@ -15,13 +15,13 @@
 // nothing.
 
 #include "operatorscopes.h"
+#include "reportingcpuallocator.h"
 #include "torchcompat.h"
 
 #include "core/record/drivermemory.h"
 #include "core/record/processrecording.h"
 
 #include <c10/core/Allocator.h>
-#include <c10/core/CPUAllocator.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <torch/csrc/profiler/orchestration/observer.h>
 
@@ -34,7 +34,6 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 
 namespace peaklens::torchrecord {
 
@@ -137,88 +136,6 @@ private:
     std::array<std::atomic<std::int64_t>, 64> m_reserved{}; // by device ordinal
 };
 
-// Set while the reporting CPU allocator (below) runs c10's: c10's own report of that
-// block, made to the thread's hook, is then not the recording's.
-thread_local bool tInsideCpuAllocator = false;
-
-struct InsideCpuAllocator
-{
-    InsideCpuAllocator() { tInsideCpuAllocator = true; }
-    ~InsideCpuAllocator() { tInsideCpuAllocator = false; }
-    InsideCpuAllocator(const InsideCpuAllocator &) = delete;
-    InsideCpuAllocator &operator=(const InsideCpuAllocator &) = delete;
-};
-
-// c10's CPU allocator reports a block to the profiler state of the thread that allocates
-// or frees it, and threads c10 did not start with that state have none: a block a
-// collective's worker thread (gloo's) frees would stay live in the trace, one it
-// allocates would be missing. Set as the process's CPU allocator, this one hands out
-// c10's blocks and reports each from whatever thread allocates or frees it.
-class ReportingCpuAllocator final : public c10::Allocator
-{
-public:
-    // c10's default allocator, whose blocks are plain pointers freed by its raw deleter.
-    static bool canWrap(c10::Allocator *inner) { return inner && inner->raw_deleter(); }
-
-    explicit ReportingCpuAllocator(c10::Allocator *inner)
-        : m_inner(inner)
-        , m_innerDelete(inner->raw_deleter())
-    {
-        s_instance = this;
-    }
-
-    c10::DataPtr allocate(size_t bytes) override
-    {
-        c10::DataPtr block;
-        {
-            InsideCpuAllocator inside;
-            block = m_inner->allocate(bytes);
-        }
-        void *data = block.get();
-        if (!data || !m_inner->is_simple_data_ptr(block))
-            return block;
-        (void)block.release_context(); // freed by deleteBlock from now on
-        {
-            std::lock_guard<std::mutex> lock(m_mutex);
-            m_sizes[data] = bytes;
-        }
-        Recorder::instance().block(data, static_cast<std::int64_t>(bytes), 0, c10::Device(c10::DeviceType::CPU));
-        return {data, data, &deleteBlock, c10::Device(c10::DeviceType::CPU)};
-    }
-
-    c10::DeleterFnPtr raw_deleter() const override { return &deleteBlock; }
-
-    void copy_data(void *destination, const void *source, std::size_t count) const override
-    {
-        default_copy_data(destination, source, count);
-    }
-
-private:
-    static void deleteBlock(void *data)
-    {
-        ReportingCpuAllocator &self = *s_instance;
-        std::size_t bytes = 0;
-        {
-            std::lock_guard<std::mutex> lock(self.m_mutex);
-            if (auto found = self.m_sizes.find(data); found != self.m_sizes.end()) {
-                bytes = found->second;
-                self.m_sizes.erase(found);
-            }
-        }
-        // Reported before the address can be handed out again.
-        if (bytes > 0)
-            Recorder::instance().block(data, -static_cast<std::int64_t>(bytes), 0, c10::Device(c10::DeviceType::CPU));
-        InsideCpuAllocator inside;
-        self.m_innerDelete(data);
-    }
-
-    static inline ReportingCpuAllocator *s_instance = nullptr;
-    c10::Allocator *m_inner;
-    c10::DeleterFnPtr m_innerDelete;
-    std::mutex m_mutex;
-    std::unordered_map<void *, std::size_t> m_sizes;
-};
-
 // The hook c10's allocators report to while it is the thread's profiler state. PyTorch
 // takes whatever holds that state for a profiler's (torch::profiler::impl::profilerEnabled()
 // reads its config), so it is one: a profiler that is disabled, except for memory.
@@ -237,7 +154,7 @@ public:
     void reportMemoryUsage(void *pointer, int64_t bytes, replay::compat::ReportedTotal /*allocated*/,
                            replay::compat::ReportedTotal reserved, c10::Device device) override
     {
-        if (device.is_cpu() && tInsideCpuAllocator)
+        if (device.is_cpu() && replay::ReportingCpuAllocator::insideWrapped())
             return; // the reporting CPU allocator's block: it reports it itself
         Recorder::instance().block(pointer, bytes, static_cast<std::size_t>(reserved), device);
     }
@@ -256,10 +173,15 @@ extern "C" __attribute__((visibility("default"))) int peaklens_torch_start()
     if (started.exchange(true))
         return 1;
     Recorder::instance().start();
-    // Never destroyed: blocks it handed out may be freed while the process exits.
-    if (c10::Allocator *cpu = c10::GetCPUAllocator();
-        cpu == c10::GetDefaultCPUAllocator() && peaklens::torchrecord::ReportingCpuAllocator::canWrap(cpu))
-        c10::SetCPUAllocator(new peaklens::torchrecord::ReportingCpuAllocator(cpu), 1);
+    peaklens::replay::ReportingCpuAllocator::install(
+        {nullptr,
+         [](void *pointer, std::int64_t bytes) {
+             Recorder::instance().block(pointer, bytes, 0, c10::Device(c10::DeviceType::CPU));
+         },
+         [](void *pointer, std::int64_t bytes) {
+             Recorder::instance().block(pointer, -bytes, 0, c10::Device(c10::DeviceType::CPU));
+         }},
+        1);
     if (const char *ops = std::getenv("PEAKLENS_TORCH_OPS"); !ops || std::string_view(ops) != "0")
         peaklens::torchrecord::OperatorScopes::start();
     c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE,
