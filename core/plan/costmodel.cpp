@@ -20,9 +20,19 @@ std::int64_t ChainLayer::partSavingBytes(std::uint64_t chosen) const
     return bytes;
 }
 
-std::int64_t CostModel::keptElsewhereBytes(std::size_t k) const
+std::int64_t CostModel::keptElsewhereSaving(std::size_t k, KeptForm form, bool beforeAsMeasured) const
 {
-    return layers[k].savingBytes + (k > 0 && layers[k - 1].outputKept ? layers[k - 1].outputBytes : 0);
+    const ChainLayer &layer = layers[k];
+    // Its input, the layer before's output, where it keeps that for backward: moved with
+    // it, unless the layer before keeps the original on the device for its own backward.
+    const std::int64_t input = k > 0 && layers[k - 1].outputKept ? layers[k - 1].outputBytes : 0;
+    const bool inputHeld = input > 0 && beforeAsMeasured && layers[k - 1].outputSavedByItself;
+    if (form == KeptForm::Host)
+        return layer.savingBytes + (inputHeld ? 0 : input);
+    // In bfloat16, half of each stays; a tensor the original of which stays too (its input
+    // held before it, its own output, which the next layer keeps) gains a half-size copy.
+    const std::int64_t output = layer.outputSavedByItself && layer.outputKept ? layer.outputBytes : 0;
+    return (layer.savingBytes + (inputHeld ? -input : input) - output) / 2;
 }
 
 std::int64_t CostModel::hostRoundTripNs(std::int64_t bytes) const
@@ -140,6 +150,7 @@ void combinePasses(const ChainMeasures &measures, CostModel &model)
             layer.levelAtBackwardBytes = std::max(layer.levelAtBackwardBytes, p.levelAtBackward);
             layer.keptBytes = std::min(layer.keptBytes, p.kept);
             layer.outputKept = layer.outputKept && p.outputKept;
+            layer.outputSavedByItself = layer.outputSavedByItself || p.outputEvent != SIZE_MAX;
             layer.levelBeforeRecomputeBytes = std::max(layer.levelBeforeRecomputeBytes, p.levelAtBackward - p.alive);
             // A recompute starts from the level without any of its blocks (the next layer
             // has released the output by then) and climbs by the forward's rise.

@@ -94,6 +94,9 @@ struct ChainLayer
     // holds both frees of it (the output too, when the next layer keeps it for backward).
     std::int64_t keptBytes = 0;
     bool outputKept = false; // its output among them in every pass: the next layer keeps its input for backward
+    // Its output still live as its own backward began, in some pass: it keeps it for its
+    // backward itself (a block ending in a ReLU saves the ReLU's result).
+    bool outputSavedByItself = false;
     // L less A's blocks still live then: where the recompute of a segment ending here starts.
     std::int64_t levelBeforeRecomputeBytes = 0;
     // When it is checkpointed, before what other checkpoints free: the top of its
@@ -217,10 +220,14 @@ struct CostModel
     // Of copies between host and device memory (an offload's out in the forward and back in
     // the backward), one way.
     double hostBandwidthBytesPerSecond = kHostBandwidthBytesPerSecond;
-    // Chain layer k run plainly, keeping what it saves for backward elsewhere: what that
-    // moves (its saving, and its input where the measured step kept that for its backward),
-    // and the time to copy it to host memory and back.
-    std::int64_t keptElsewhereBytes(std::size_t k) const;
+    // Chain layer k run plainly, keeping what it saves for backward elsewhere in `form`:
+    // what that frees on the device from the end of its forward until the backward reaches
+    // it (predictor.cpp says what). `beforeAsMeasured`: the layer before runs as measured
+    // (no unit holds it), and so keeps its own output for its backward where it did.
+    std::int64_t keptElsewhereSaving(std::size_t k, KeptForm form, bool beforeAsMeasured) const;
+    // Offloaded beside layers run as measured: what it frees on the device, the planner's
+    // saving for it.
+    std::int64_t keptElsewhereBytes(std::size_t k) const { return keptElsewhereSaving(k, KeptForm::Host, true); }
     std::int64_t hostRoundTripNs(std::int64_t bytes) const;
 };
 

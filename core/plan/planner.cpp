@@ -54,12 +54,12 @@ void addPolicyOptions(const ChainLayer &layer, const LayerOption &whole, std::ve
 }
 
 // The layer offloaded to host memory: what predict() frees for it (its saving and its
-// input where it kept that) and the copies' time.
+// input where only it kept that) and the copies' time (of its input too).
 LayerOption offloadOption(const CostModel &model, std::size_t k, std::int64_t forwardPeak)
 {
     LayerOption option;
     option.saving = model.keptElsewhereBytes(k);
-    option.cost = model.hostRoundTripNs(option.saving);
+    option.cost = model.hostRoundTripNs(model.keptElsewhereSaving(k, KeptForm::Host, false));
     option.ownPeak = std::max(model.layers[k].offloadedBackwardPeakBytes, forwardPeak);
     option.kept = KeptForm::Host;
     return option;

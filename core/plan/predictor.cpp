@@ -145,22 +145,30 @@ Effect effectOf(const CostModel &model, const CheckpointSchedule &schedule)
     // A layer run plainly, keeping what it saves elsewhere, frees it from the end of its
     // forward on until the backward reaches it: its saving and its input, the layer
     // before's output, where that was kept for backward (a block that begins with a
-    // normalization saves it). In bfloat16 half of it stays (allocator traces know no
-    // dtypes: the blocks are taken for 32-bit floats); in host memory none, it crosses to
-    // the host in the forward and back in the backward, and its own forward and backward
-    // hold only what the operator or node running uses (CurvePoint::bytesOffloaded, which
-    // predict() reads).
+    // normalization saves it), unless the layer before, run as measured, keeps that on the
+    // device for its own backward too (a block ending in a ReLU saves the ReLU's result).
+    // In bfloat16 half of it stays (allocator traces know no dtypes: the blocks are taken
+    // for 32-bit floats), and a tensor whose original stays gains a half-size copy; in
+    // host memory none, it crosses to the host in the forward and back in the backward,
+    // and its own forward and backward hold only what the operator or node running uses
+    // (CurvePoint::bytesOffloaded, which predict() reads).
+    std::vector<bool> asMeasured(n, true);
+    for (const CheckpointUnit &unit : schedule) {
+        for (std::size_t k = unit.first; k <= unit.last && k < n; ++k)
+            asMeasured[k] = false;
+    }
     for (const CheckpointUnit &unit : schedule) {
         if (!unit.runsPlainly() || unit.first >= n)
             continue;
         const std::size_t k = unit.first;
         effect.kept[k] = unit.kept;
-        const std::int64_t moved = model.keptElsewhereBytes(k);
-        const std::int64_t saving = unit.kept == KeptForm::Bfloat16 ? moved / 2 : moved;
+        const bool beforeAsMeasured = k == 0 || asMeasured[k - 1];
+        const std::int64_t saving = model.keptElsewhereSaving(k, unit.kept, beforeAsMeasured);
         from[k + 1] += saving;
         addOver(freed, k + 1, n + 1, saving);
+        // What it copies out and back: its input too, where another keeps the original.
         if (unit.kept == KeptForm::Host)
-            effect.addedNs += model.hostRoundTripNs(moved);
+            effect.addedNs += model.hostRoundTripNs(model.keptElsewhereSaving(k, KeptForm::Host, false));
     }
     for (FlatUnit &unit : units) {
         const std::int64_t saving = unitSaving(model, unit);
