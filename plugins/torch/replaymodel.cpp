@@ -31,6 +31,14 @@ std::vector<torch::Tensor> ReplayModel::parameters() const
     return all;
 }
 
+std::vector<torch::Tensor> ReplayModel::state() const
+{
+    std::vector<torch::Tensor> all = parameters();
+    for (const Stage &stage : m_stages)
+        all.insert(all.end(), stage.buffers.begin(), stage.buffers.end());
+    return all;
+}
+
 namespace {
 
 // ---- GPT-style decoder -------------------------------------------------------------
@@ -229,7 +237,7 @@ public:
         module->to(device);
         module->train();
         m_modules.push_back(module.ptr());
-        Stage stage{path, kind, chain, {}, module->parameters(), {}, {}};
+        Stage stage{path, kind, chain, {}, module->parameters(), {}, {}, module->buffers()};
         if constexpr (requires { module->parts(path); }) {
             stage.parts = module->parts(path);
             stage.compose = [](const torch::Tensor &x, const Stage::PartRunner &run) { return Holder::Impl::compose(x, run); };
@@ -357,6 +365,8 @@ public:
                 parameter.requires_grad_(true);
                 stage.parameters.push_back(parameter);
             }
+            for (const torch::Tensor &buffer : module->buffers())
+                stage.buffers.push_back(buffer);
             m_stages.push_back(std::move(stage));
         }
         markChain();

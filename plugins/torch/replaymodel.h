@@ -31,6 +31,7 @@ struct Stage
     // each part run plainly. Empty for a stage without parts.
     std::vector<Stage> parts;
     std::function<torch::Tensor(const torch::Tensor &, const PartRunner &)> compose;
+    std::vector<torch::Tensor> buffers; // its modules' buffers (an attention mask)
     std::int64_t parameterBytes() const;
 };
 
@@ -47,6 +48,8 @@ public:
 
     const std::vector<Stage> &stages() const { return m_stages; }
     std::vector<torch::Tensor> parameters() const;
+    // Its parameters and buffers: what a unit kept elsewhere leaves where it is.
+    std::vector<torch::Tensor> state() const;
     // The container of the chain stages ("blocks") and its module type, for the layer tree.
     virtual std::pair<std::string, std::string> chainContainer() const = 0;
 

@@ -62,6 +62,7 @@ struct StepMeasure
 struct BaselineResult
 {
     std::vector<std::string> checkpoint;
+    CheckpointSchedule schedule; // the units checkpoint lists
     std::vector<StepMeasure> steps;                 // warm-up ones too
     std::optional<std::int64_t> peakAllocatedBytes; // highest over measured steps
     std::optional<double> stepTimeMs;               // median over measured steps
@@ -75,6 +76,7 @@ struct RunResult
     std::string deviceName;
     std::string dtype; // "fp32", "bf16"
     std::vector<std::string> checkpoint;
+    CheckpointSchedule schedule; // the units checkpoint lists
     std::vector<StepMeasure> steps;
     std::optional<std::int64_t> peakAllocatedBytes; // highest over measured steps
     std::optional<double> stepTimeMs;               // median over measured steps

@@ -3,6 +3,7 @@
 
 #include "autocastscope.h"
 #include "memoryrecorder.h"
+#include "savedtensorpacking.h"
 
 #include "core/trace/tracebuilder.h"
 
@@ -216,17 +217,24 @@ torch::Tensor StepRunner::forward(const Batch &batch, RangeRecorder &record)
     const auto &stages = m_model.stages();
     auto unit = m_wholeUnits.begin();
     for (std::size_t i = 0; i < stages.size(); ++i) {
-        if (unit != m_wholeUnits.end() && unit->first == i) {
+        if (unit != m_wholeUnits.end() && unit->first == i && !unit->runsPlainly()) {
             x = runCheckpointed(stages, *unit, x, m_marks);
             i = unit->last;
             ++unit;
         } else {
+            // A unit kept elsewhere runs its stages plainly, packing what they save.
+            std::optional<SavedTensorPacking> packing;
+            const bool kept = unit != m_wholeUnits.end() && unit->first <= i;
+            if (kept)
+                packing.emplace(unit->kept, m_model.state());
             record.open(m_ids.stages[i], Phase::Forward);
             x = stages[i].parts.empty() ? stages[i].forward(x)
                                         : stages[i].compose(x, [&](std::size_t part, const torch::Tensor &in) {
                                               return runPart(i, part, in, record);
                                           });
             record.closeOpen();
+            if (kept && unit->last == i)
+                ++unit;
         }
         if (x.requires_grad()) {
             // The gradient of a stage's output arriving is where that stage's backward begins.
