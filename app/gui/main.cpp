@@ -157,7 +157,7 @@ int run(int argc, char **argv)
                                                    "render the dialog once it ends)."),
                                     QStringLiteral("COMMAND"));
     const QCommandLineOption tab(QStringLiteral("tab"),
-                                 QStringLiteral("Bring a detail pane forward: live, flame, block, allocator, kept or runs."),
+                                 QStringLiteral("Bring a detail pane forward: live, flame, block, allocator, kept, runs or pareto (the trade-offs)."),
                                  QStringLiteral("NAME"));
     const QCommandLineOption at(QStringLiteral("at"),
                                 QStringLiteral("Pick a time, in ms from the trace's start, as a click on the timeline does; "

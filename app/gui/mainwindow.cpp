@@ -21,6 +21,7 @@
 #include "widgets/keptpane.h"
 #include "widgets/layerspane.h"
 #include "widgets/livesetpane.h"
+#include "widgets/paretopane.h"
 #include "widgets/rankspane.h"
 #include "widgets/runspane.h"
 #include "widgets/timelineview.h"
@@ -175,7 +176,9 @@ void MainWindow::connectServices()
                 m_panes.showNotes(notes);
                 m_panes.timeline->setPrediction(curve);
                 m_panes.kept->showKept(m_toggles->document(), m_toggles->schedule());
+                m_panes.pareto->showCurrent(m_toggles->schedule());
             });
+    connect(m_panes.pareto, &ParetoPane::planChosen, m_toggles, &WhatIfController::setSchedule);
     connect(m_layerEditor, &LayerEditor::edited, this, [this](const DocumentPtr &document, const QString &what) {
         m_session.document = document;
         showDocument(document);
@@ -363,6 +366,7 @@ void MainWindow::showDocument(const DocumentPtr &document, bool grown)
         m_panes.timeline->growDocument(document);
     else
         m_panes.timeline->setDocument(document);
+    m_panes.pareto->showDocument(document); // a grown one's plans are found again, the older search dropped
     m_toggles->setDocument(document, grown);
     setGroupByLayer(hasLayers && m_actions.byLayer->isChecked());
     m_actions.byLayer->setEnabled(hasLayers);

@@ -70,6 +70,15 @@ void WhatIfController::setStrategy(const CheckpointStrategy &strategy)
     predict();
 }
 
+void WhatIfController::setSchedule(const CheckpointSchedule &schedule)
+{
+    if (!m_document || !m_document->model)
+        return;
+    showSchedule(schedule);
+    m_bar->markCustom();
+    predict();
+}
+
 void WhatIfController::applyBarStrategy()
 {
     if (!m_document || !m_document->model)

@@ -38,6 +38,8 @@ public:
     // Ticks the units a strategy plans; nothing without a model. Throws Error for units
     // the chain does not have.
     void setStrategy(const CheckpointStrategy &strategy);
+    // Ticks a plan's units (one the trade-offs view offers) and predicts them.
+    void setSchedule(const CheckpointSchedule &schedule);
 
 Q_SIGNALS:
     // The prediction of the toggles: its curve over the step (empty without toggles or

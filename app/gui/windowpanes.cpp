@@ -10,6 +10,7 @@
 #include "widgets/keptpane.h"
 #include "widgets/layerspane.h"
 #include "widgets/livesetpane.h"
+#include "widgets/paretopane.h"
 #include "widgets/rankspane.h"
 #include "widgets/runspane.h"
 #include "widgets/timelineview.h"
@@ -54,6 +55,7 @@ WindowPanes::WindowPanes(QMainWindow *window, LayerModel *layerModel, QAction *o
     , allocator(named(new AllocatorPane(window), "allocator"))
     , kept(named(new KeptPane(window), "kept"))
     , runs(named(new RunsPane(window), "runs"))
+    , pareto(named(new ParetoPane(window), "pareto"))
     , ranks(named(new RanksPane(window), "ranks"))
     , diff(named(new DiffPane(window), "compare"))
     , whatIfToolBar(named(window->addToolBar(QObject::tr("What-if")), "whatIf"))
@@ -69,6 +71,7 @@ WindowPanes::WindowPanes(QMainWindow *window, LayerModel *layerModel, QAction *o
     details->addTab(allocator, QObject::tr("&Allocator"));
     details->addTab(kept, QObject::tr("&Kept for backward"));
     details->addTab(runs, QObject::tr("R&uns"));
+    details->addTab(pareto, QObject::tr("&Trade-offs"));
     ranks->hide(); // never loose in the window
     diff->hide();
 

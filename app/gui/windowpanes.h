@@ -35,6 +35,7 @@ class LayersPane;
 class LiveSetPane;
 class RanksPane;
 class RunsPane;
+class ParetoPane;
 class TimelineView;
 class WhatIfBar;
 
@@ -72,8 +73,9 @@ struct WindowPanes
     AllocatorPane *allocator;
     KeptPane *kept;
     RunsPane *runs;
-    RanksPane *ranks; // a tab only while several processes are open
-    DiffPane *diff;   // a tab only while a comparison is shown
+    ParetoPane *pareto; // peak against step time over budgets
+    RanksPane *ranks;   // a tab only while several processes are open
+    DiffPane *diff;     // a tab only while a comparison is shown
     QToolBar *whatIfToolBar;
     WhatIfBar *whatIf;
     QComboBox *processSelector;

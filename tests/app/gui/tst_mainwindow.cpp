@@ -19,6 +19,7 @@
 #include "widgets/keptpane.h"
 #include "widgets/livesetpane.h"
 #include "widgets/momenttext.h"
+#include "widgets/paretopane.h"
 #include "widgets/runspane.h"
 #include "widgets/timelineview.h"
 #include "widgets/whatifbar.h"
@@ -252,6 +253,46 @@ private slots:
         QCOMPARE(policies("blocks.1"), std::set<QString>{QStringLiteral("RECOMPUTE blocks.1")});
         QCOMPARE(policies("blocks.2"), std::set<QString>{QStringLiteral("SAVE ")});
         QVERIFY2(!pane->title().endsWith(QStringLiteral("the plan recomputes 0 B of it.")), qPrintable(pane->title()));
+    }
+
+    // The trade-offs tab holds `pareto`'s plans, checkpoints alone and with every policy,
+    // the first of each the step as measured; choosing one ticks its units, as the
+    // what-if then predicts the plan's figures.
+    void theTradeOffsTabAppliesAPlan()
+    {
+        MainWindow window;
+        auto *pane = window.findChild<ParetoPane *>(QStringLiteral("pareto"));
+        QVERIFY(pane);
+        QSignalSpy shown(pane, &ParetoPane::plansShown);
+        QVERIFY(load(window, QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/operator-step.pltxt")));
+        QVERIFY(!shown.isEmpty() || shown.wait(30000));
+        const CostModel &model = *window.document()->model;
+        PlannerOptions every;
+        every.perOpPolicies = every.offload = true;
+        const auto whole = paretoSweep(model, 24), all = paretoSweep(model, 24, every);
+        QCOMPARE(pane->rows().size(), whole.size() + all.size());
+        const std::int64_t measured = predict(model, CheckpointSchedule{}).peakBytes;
+        QCOMPARE(pane->rows().front().plan.prediction.peakBytes, measured);
+        QVERIFY(!pane->rows().front().everyPolicy && pane->rows().back().everyPolicy);
+        // With offloading weighed, the plans reach lower than checkpoints alone do here.
+        const auto lowest = [&](bool everyPolicy) {
+            std::int64_t low = INT64_MAX;
+            for (const ParetoPane::Row &row : pane->rows()) {
+                if (row.everyPolicy == everyPolicy)
+                    low = std::min(low, row.plan.prediction.peakBytes);
+            }
+            return low;
+        };
+        QVERIFY2(lowest(true) < lowest(false), qPrintable(QStringLiteral("%1 %2").arg(lowest(true)).arg(lowest(false))));
+        const auto chosen = std::find_if(pane->rows().begin(), pane->rows().end(), [](const ParetoPane::Row &row) {
+            return row.everyPolicy && !row.plan.schedule.empty();
+        });
+        QVERIFY(chosen != pane->rows().end());
+        pane->choose(static_cast<int>(chosen - pane->rows().begin()));
+        QCOMPARE(window.layerModel()->schedule(), chosen->plan.schedule);
+        QVERIFY2(window.whatIfBar()->predictedPeakText().contains(
+                     QString::fromStdString(formatBytes(chosen->plan.prediction.peakBytes))),
+                 qPrintable(window.whatIfBar()->predictedPeakText()));
     }
 
     // The whole loop on the CPU: toggle, rerun with peaklens-replay, find the measured run.
