@@ -13,7 +13,8 @@
 #      them: predicted against measured peak and step time;
 #   3. peaklens-replay --device cuda for gpt/mlp/cnn with none/all/every:2/the planner's
 #      toggles: measured against predicted, and against torch.utils.checkpoint
-#      (tests/gpu/checkpoint_reference.py);
+#      (tests/gpu/checkpoint_reference.py); the GPT with a block kept in bfloat16 and one
+#      offloaded to host memory (peak and step time against predicted);
 #   4. a memory snapshot, a Kineto trace and a memory timeline of the same GPT
 #      (tests/gpu/record_fixtures.py) imported by `peaklens-cli summary --json`, their
 #      peaks against torch.cuda.max_memory_allocated();
@@ -580,6 +581,22 @@ step3_model() {
       --run "$dir/run-$i.json" --predicted "$dir/predicted-$i.json"
     i=$((i + 1))
   done
+  # A block run plainly keeping what it saves in bfloat16, or in host memory: its copies
+  # out and back are timed on a GPU only, against the model's host bandwidth.
+  if [ "$name" = gpt ]; then
+    local kept j=0
+    for kept in 'blocks.1[bf16]' 'blocks.1[offload]'; do
+      "$cli" plan "$dir/base.peaklens" --checkpoint "$kept" --json >"$dir/kept-predicted-$j.json"
+      "$replay" --model "$dir/spec.json" --device "$replay_device" --checkpoint "$kept" --baseline none \
+        "${replay_steps[@]}" --json --progress none >"$dir/kept-run-$j.json"
+      fig compare --step 3 --figure "replay $name $kept: peak" --unit bytes --within 3 \
+        --measured "$(get "$dir/kept-run-$j.json" peak_allocated_bytes)" \
+        --reference "$(get "$dir/kept-predicted-$j.json" predicted.peak_bytes)" --reference-note "predicted"
+      fig replaytime --step 3 --figure "replay $name $kept: step time" --within 10 \
+        --run "$dir/kept-run-$j.json" --predicted "$dir/kept-predicted-$j.json"
+      j=$((j + 1))
+    done
+  fi
   printf '%s\n' "${strategies[@]}" >"$dir/strategies.txt"
   "$cli" summary "$dir/base.peaklens" --json >"$dir/base.summary.json"
   if [ $dry -eq 1 ]; then
