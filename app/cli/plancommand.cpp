@@ -19,12 +19,14 @@
 #include "core/plan/pythonplan.h"
 #include "core/plan/sharding.h"
 #include "core/report/jsondump.h"
+#include "core/trace/metadata.h"
 #include "core/trace/units.h"
 #include "core/trace/visibletext.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 
 namespace peaklens::cli {
@@ -239,16 +241,14 @@ AnalysedTracePtr openPlannable(const PlanOptions &options)
     return analysed;
 }
 
-// What a sharded plan is for, as its first line says and its JSON's "sharding" holds.
-std::string shardingText(const PlanOptions &options)
+// What a sharded plan is for, as its first line says: the rank's trace's own description.
+std::string shardingText(const Trace &trace)
 {
-    if (options.shardDegree <= 1)
+    std::string text = trace.metaValue(metakey::Sharding);
+    if (text.empty())
         return {};
-    const char *divided[] = {"", "optimizer state", "gradients and optimizer state", "parameters, gradients and optimizer state"};
-    return "Per rank of " + std::to_string(options.shardDegree) + ", ZeRO stage " + std::to_string(options.zeroStage) + ": "
-           + divided[options.zeroStage] + " divided"
-           + (options.zeroStage == 3 ? ", each chain layer gathered whole while it runs" : "")
-           + "; times are the unsharded run's, without the collectives'\n";
+    text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
+    return text + "; times are the unsharded run's, without the collectives'\n";
 }
 
 // What a plan's peak is compared with: the traced step's, or one rank's of it sharded.
@@ -313,7 +313,7 @@ std::string maxBatchOutput(const PlanOptions &options, const Budget &budget)
     }
     char factor[32];
     std::snprintf(factor, sizeof factor, "%.2f", fit.factor);
-    std::string out = shardingText(options);
+    std::string out = shardingText(trace);
     if (!fit.fits)
         out += "Not even " + std::string(traced ? "a batch of 1" : "a hundredth of the traced batch") + " fits in "
                + budget.describe(bytes) + ".\n";
@@ -441,7 +441,7 @@ Command addPlanCommand(CLI::App &app)
                 }
                 if (!options->emit.empty())
                     return pythonPlan(*analysed->trace, model, plan,
-                                      "Trace: " + options->path + "\n" + shardingText(*options)
+                                      "Trace: " + options->path + "\n" + shardingText(*analysed->trace)
                                           + planText(model, plan, goal, baselineOf(*options)));
                 if (options->json) {
                     json result = planJson(model, plan);
@@ -455,7 +455,7 @@ Command addPlanCommand(CLI::App &app)
                         result["activations"] = activationsJson(keptActivations(*analysed->trace, model, plan.schedule));
                     return dumpJson(result) + "\n";
                 }
-                const std::string text = shardingText(*options) + planText(model, plan, goal, baselineOf(*options));
+                const std::string text = shardingText(*analysed->trace) + planText(model, plan, goal, baselineOf(*options));
                 if (options->activations)
                     return text + activationsText(keptActivations(*analysed->trace, model, plan.schedule));
                 return text;
@@ -513,9 +513,9 @@ Command addParetoCommand(CLI::App &app)
                                       + (policies ? ", " + std::to_string(policies) + " per-op" : std::string())
                                       + (offloaded ? ", " + std::to_string(offloaded) + " offloaded" : std::string())});
                 }
-                std::string out = shardingText(*options) + "Peak against step time, " + std::to_string(model.layers.size())
-                                  + " checkpointable layers (" + model.layers.front().path + " ... " + model.layers.back().path
-                                  + ")\n" + table.toString();
+                std::string out = shardingText(*analysed->trace) + "Peak against step time, "
+                                  + std::to_string(model.layers.size()) + " checkpointable layers (" + model.layers.front().path
+                                  + " ... " + model.layers.back().path + ")\n" + table.toString();
                 if (close)
                     out += "≈: within the steps' spread (±" + formatDuration(model.stepTimeSpreadNs)
                            + ") of the plan above; their order in time is noise.\n";

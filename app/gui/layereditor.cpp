@@ -90,6 +90,16 @@ void LayerEditor::mergeIntoParent(const DocumentPtr &document, std::uint32_t lay
     });
 }
 
+void LayerEditor::shard(const DocumentPtr &document, const Sharding &sharding)
+{
+    const QString what = tr("Planning for %1").arg(QString::fromStdString(shardingDescription(sharding)));
+    start(what, [document, sharding] {
+        return analyseDocument(document->filePath(),
+                               std::make_shared<const Trace>(withSharding(*document->trace, document->chain, sharding)),
+                               document->chain);
+    });
+}
+
 QMenu *LayerEditor::menuFor(const DocumentPtr &document, std::uint32_t layer, QWidget *parent)
 {
     const Trace &trace = *document->trace;

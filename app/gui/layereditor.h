@@ -2,11 +2,14 @@
 #pragma once
 // What a user can change about the layers of an opened trace: which layers form the
 // checkpointing chain (the repeated blocks, where the trace names none), a layer's name,
-// and merging a layer into its parent. Each change analyses the trace again off the UI
-// thread and hands over a new document.
+// merging a layer into its parent, and which rank of a sharded run the trace stands for
+// (core/plan/sharding.h). Each change analyses the trace again off the UI thread and
+// hands over a new document.
 
 #include "jobs.h"
 #include "tracedocument.h"
+
+#include "core/plan/sharding.h"
 
 #include <QObject>
 
@@ -26,6 +29,8 @@ public:
     void useChain(const DocumentPtr &document, std::vector<std::uint32_t> layers);
     void rename(const DocumentPtr &document, std::uint32_t layer, const QString &name);
     void mergeIntoParent(const DocumentPtr &document, std::uint32_t layer);
+    // The trace as one rank of a run sharding it holds it: planned and predicted per rank.
+    void shard(const DocumentPtr &document, const Sharding &sharding);
     bool isBusy() const { return m_jobs.isRunning(); }
 
     // The layer's context menu: the chains it offers, Rename…, Merge into its parent.

@@ -156,9 +156,10 @@ int run(int argc, char **argv)
                                     QStringLiteral("Open File > Record… with this command and start it (with --screenshot: "
                                                    "render the dialog once it ends)."),
                                     QStringLiteral("COMMAND"));
-    const QCommandLineOption tab(QStringLiteral("tab"),
-                                 QStringLiteral("Bring a detail pane forward: live, flame, block, allocator, kept, runs or pareto (the trade-offs)."),
-                                 QStringLiteral("NAME"));
+    const QCommandLineOption tab(
+        QStringLiteral("tab"),
+        QStringLiteral("Bring a detail pane forward: live, flame, block, allocator, kept, runs or pareto (the trade-offs)."),
+        QStringLiteral("NAME"));
     const QCommandLineOption at(QStringLiteral("at"),
                                 QStringLiteral("Pick a time, in ms from the trace's start, as a click on the timeline does; "
                                                "MS@MIB also pins the block drawn that high."),

@@ -39,6 +39,7 @@
 #include <QComboBox>
 #include <QDragEnterEvent>
 #include <QFileInfo>
+#include <QInputDialog>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPushButton>
@@ -519,6 +520,33 @@ void MainWindow::dropEvent(QDropEvent *event)
             paths << url.toLocalFile();
     }
     openFiles(paths);
+}
+
+void MainWindow::planShardedRank(int degree, int stage)
+{
+    const DocumentPtr &current = document();
+    if (!current || !current->model)
+        return;
+    m_layerEditor->shard(current, Sharding{degree, stage, gathersWithCopy(*current->trace)});
+}
+
+void MainWindow::askForShardedRank()
+{
+    if (!document() || !document()->model) {
+        statusBar()->showMessage(tr("Open a trace with a checkpointable chain first."), 8000);
+        return;
+    }
+    bool ok = false;
+    const int degree = QInputDialog::getInt(this, tr("Plan for one rank of a sharded run"),
+                                            tr("Ranks sharding the traced run (FSDP, ZeRO):"), 8, 2, 1 << 20, 1, &ok);
+    if (!ok)
+        return;
+    const QStringList stages{tr("3: parameters, gradients and optimizer state (FSDP, ZeRO-3)"),
+                             tr("2: gradients and optimizer state (ZeRO-2)"), tr("1: optimizer state (ZeRO-1)")};
+    const QString stage = QInputDialog::getItem(this, tr("Plan for one rank of a sharded run"), tr("What the ranks divide:"),
+                                                stages, 0, false, &ok);
+    if (ok)
+        planShardedRank(degree, 3 - static_cast<int>(stages.indexOf(stage)));
 }
 
 void MainWindow::updateRerunAction()

@@ -69,6 +69,11 @@ public:
     void showDetail(const QString &name) { m_panes.showDetail(name); }
     // Reruns the step with the current toggles (peaklens-replay as a child process).
     void rerun();
+    // Run > Plan for One Rank of a Sharded Run…: the open trace as one rank of `degree`
+    // sharding it at ZeRO stage `stage` holds it (documentEdited follows); without
+    // arguments, asks for them.
+    void planShardedRank(int degree, int stage);
+    void askForShardedRank();
     // Stops whatever is running for the window: a load, a rerun.
     void cancel();
 

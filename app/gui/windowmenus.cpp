@@ -93,6 +93,8 @@ WindowActions addMenus(MainWindow &window)
     actions.rerun = add(run, QObject::tr("&Rerun"), QKeySequence(Qt::CTRL | Qt::Key_R), [w] { w->rerun(); });
     add(run, QObject::tr("&Cancel"), QKeySequence(Qt::Key_Escape), [w] { w->cancel(); });
     run->addSeparator();
+    add(run, QObject::tr("Plan for One Rank of a &Sharded Run…"), {}, [w] { w->askForShardedRank(); });
+    run->addSeparator();
     run->addAction(window.live()->stopAction());
     return actions;
 }

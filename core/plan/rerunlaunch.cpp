@@ -91,6 +91,8 @@ std::vector<std::string> recordArguments(const Trace &trace, const std::string &
 
 std::optional<std::string> rerunUnavailable(const Trace &trace)
 {
+    if (const std::string sharding = trace.metaValue(metakey::Sharding); !sharding.empty())
+        return "it is " + sharding + ", predicted rather than recorded; rerun the file as it was opened";
     if (trace.metaValue(metakey::ReplaySpec).empty() && commandOf(trace).empty())
         return "it has neither a replay spec nor a recorded command, so there is nothing to rerun";
     return std::nullopt;

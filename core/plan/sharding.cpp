@@ -4,6 +4,7 @@
 #include "core/analysis/lanedevices.h"
 #include "core/analysis/peakfinder.h"
 #include "core/error.h"
+#include "core/trace/metadata.h"
 
 #include <algorithm>
 #include <map>
@@ -308,6 +309,16 @@ private:
 
 } // namespace
 
+std::string shardingDescription(const Sharding &sharding)
+{
+    static const char *const divided[] = {"", "optimizer state", "gradients and optimizer state",
+                                          "parameters, gradients and optimizer state"};
+    return "one rank of " + std::to_string(sharding.degree) + " sharding the traced run (ZeRO stage "
+           + std::to_string(sharding.zeroStage) + ": " + divided[std::clamp(sharding.zeroStage, 0, 3)] + " divided"
+           + (sharding.zeroStage == 3 ? ", each chain layer gathered whole while it runs" : "")
+           + (sharding.gatherCopies ? ", through gloo" : "") + ")";
+}
+
 bool gathersWithCopy(const Trace &trace)
 {
     const PeakReport peaks = findPeaks(trace);
@@ -320,6 +331,8 @@ Trace withSharding(const Trace &trace, const ChainSelection &selection, const Sh
         throw Error("A shard degree is a number of ranks, 1 or more.");
     if (sharding.zeroStage < 1 || sharding.zeroStage > 3)
         throw Error("A ZeRO stage is 1, 2 or 3.");
+    if (!trace.metaValue(metakey::Sharding).empty())
+        throw Error("The trace is already " + trace.metaValue(metakey::Sharding) + ".");
     const PeakReport peaks = findPeaks(trace);
     if (!peaks.primary)
         throw Error("The trace allocates no memory, so there is nothing to shard.");
@@ -344,6 +357,7 @@ Trace withSharding(const Trace &trace, const ChainSelection &selection, const Sh
         ++addedLane;
 
     Trace rank = trace;
+    rank.meta[std::string(metakey::Sharding)] = shardingDescription(sharding);
     rank.events.clear();
     rank.events.reserve(trace.events.size() + added.size());
     RankEvents events(rank, trace.lanes.size(), sharding.degree);

@@ -9,6 +9,7 @@
 #include "core/trace/trace.h"
 
 #include <cstdint>
+#include <string>
 
 namespace peaklens {
 
@@ -22,6 +23,10 @@ struct Sharding
     // NCCL gathers in place).
     bool gatherCopies = false;
 };
+
+// "one rank of 8 sharding the traced run (ZeRO stage 3: …)": what the rewritten trace's
+// metakey::Sharding says.
+std::string shardingDescription(const Sharding &sharding);
 
 // Whether the trace's device gathers through gloo (the CPU) rather than NCCL.
 bool gathersWithCopy(const Trace &trace);
@@ -38,8 +43,9 @@ bool gathersWithCopy(const Trace &trace);
 //   backward's gathering is issued as the unit after it in the chain begins its own
 //   backward (prefetched); a gathered unit is copied out of the collective's buffer
 //   into its parameters as it begins to run, the buffer freed then.
-// Throws Error with a sentence when the trace cannot say what a unit holds (stage 3
-// without the parameter bytes of each chain layer) or has no chain.
+// The rank's trace says so (metakey::Sharding). Throws Error with a sentence when the
+// trace cannot say what a unit holds (stage 3 without the parameter bytes of each chain
+// layer), has no chain, or is a rank's already.
 Trace withSharding(const Trace &trace, const ChainSelection &selection, const Sharding &sharding);
 
 } // namespace peaklens

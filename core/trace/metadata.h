@@ -19,6 +19,8 @@ inline constexpr std::string_view ReplaySpec = "replay.spec";       // JSON mode
 inline constexpr std::string_view ReplayOptions = "replay.options"; // JSON: steps, warmup, device, dtype, micro_batches
 inline constexpr std::string_view ReplayResult = "replay.result";   // JSON: what peaklens-replay --json printed
 inline constexpr std::string_view Checkpoint = "checkpoint";        // comma-separated layer paths toggled on
+// A trace rewritten as one rank of a sharded run holds it (plan --shard-degree): a sentence.
+inline constexpr std::string_view Sharding = "plan.sharding";
 // Comma-separated layer paths of the chain the writer checkpoints (peaklens-replay's), in
 // order: the planner's chain when no other is asked for.
 inline constexpr std::string_view Chain = "chain";

@@ -265,7 +265,7 @@ private slots:
         const Run text = runCli({QStringLiteral("plan"), unsharded, QStringLiteral("--budget"), QStringLiteral("80MiB"),
                                  QStringLiteral("--shard-degree"), QStringLiteral("2")});
         QCOMPARE(text.exitCode, 0);
-        QVERIFY2(text.out.startsWith("Per rank of 2, ZeRO stage 3"), text.out.constData());
+        QVERIFY2(text.out.startsWith("One rank of 2 sharding the traced run (ZeRO stage 3"), text.out.constData());
         QVERIFY2(text.out.contains("per rank without checkpoints"), text.out.constData());
     }
 

@@ -27,9 +27,11 @@
 #include "core/analysis/allocatorstate.h"
 #include "core/format/schema.h"
 #include "core/format/tracewriter.h"
+#include "core/import/traceloader.h"
 #include "core/plan/planner.h"
 #include "core/plan/plannotes.h"
 #include "core/plan/predictor.h"
+#include "core/plan/sharding.h"
 #include "core/report/palette.h"
 #include "core/trace/metadata.h"
 #include "core/trace/tracebuilder.h"
@@ -293,6 +295,34 @@ private slots:
         QVERIFY2(window.whatIfBar()->predictedPeakText().contains(
                      QString::fromStdString(formatBytes(chosen->plan.prediction.peakBytes))),
                  qPrintable(window.whatIfBar()->predictedPeakText()));
+    }
+
+    // Run > Plan for One Rank of a Sharded Run: the open trace becomes one rank of two
+    // sharding it, whose baseline is the peak `plan --shard-degree 2` predicts; a rank
+    // predicted rather than recorded cannot be rerun.
+    void aShardedRankIsPlannedAndNotRerun()
+    {
+        MainWindow window;
+        const QString unsharded = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/fsdp/unsharded.peaklens");
+        QVERIFY(load(window, unsharded));
+        const std::int64_t whole = predict(*window.document()->model, CheckpointSchedule{}).peakBytes;
+        QSignalSpy edited(&window, &MainWindow::documentEdited);
+        window.planShardedRank(2, 3);
+        QVERIFY(edited.wait(30000));
+        const TraceDocument &rank = *window.document();
+        const Trace expected = withSharding(*loadTrace(test::ss(unsharded)), {}, Sharding{2, 3, true});
+        QCOMPARE(predict(*rank.model, CheckpointSchedule{}).peakBytes,
+                 predict(buildCostModel(expected), CheckpointSchedule{}).peakBytes);
+        QVERIFY(predict(*rank.model, CheckpointSchedule{}).peakBytes < whole);
+        QVERIFY(test::qs(rank.trace->metaValue(metakey::Sharding)).startsWith(QStringLiteral("one rank of 2")));
+        QAction *rerun = nullptr;
+        for (QAction *action : window.findChildren<QAction *>()) {
+            if (action->text() == QStringLiteral("&Rerun"))
+                rerun = action;
+        }
+        QVERIFY(rerun);
+        QVERIFY(!rerun->isEnabled());
+        QVERIFY2(rerun->toolTip().contains(QStringLiteral("predicted rather than recorded")), qPrintable(rerun->toolTip()));
     }
 
     // The whole loop on the CPU: toggle, rerun with peaklens-replay, find the measured run.

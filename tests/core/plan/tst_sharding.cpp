@@ -6,6 +6,7 @@
 #include "core/format/tracereader.h"
 #include "core/plan/planner.h"
 #include "core/plan/sharding.h"
+#include "core/trace/metadata.h"
 
 #include <array>
 #include <map>
@@ -157,6 +158,15 @@ private slots:
         QVERIFY(added > 0);
         for (const auto &[key, bytes] : live)
             QVERIFY2(key.second < (std::uint64_t(1) << 62), "a gathered unit or a reduce-scatter input is never freed");
+    }
+
+    // The rank's trace says what it is, and is not sharded again.
+    void aRankSaysWhatItIsAndIsNotShardedAgain()
+    {
+        const Trace rank = withSharding(*fsdpTrace("unsharded"), {}, Sharding{4, 2, false});
+        QCOMPARE(test::qs(rank.metaValue(metakey::Sharding)),
+                 QStringLiteral("one rank of 4 sharding the traced run (ZeRO stage 2: gradients and optimizer state divided)"));
+        QVERIFY_THROWS_EXCEPTION(Error, withSharding(rank, {}, Sharding{2, 3, true}));
     }
 
     // A gathered unit is its layer's parameters: without them in the trace, stage 3 says
