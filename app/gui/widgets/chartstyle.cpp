@@ -35,6 +35,19 @@ std::pair<double, QString> byteUnit(std::int64_t bytes)
     return {1.0, QStringLiteral("bytes")};
 }
 
+void placeLegendBelow(QCustomPlot *plot)
+{
+    plot->legend->setVisible(true);
+    plot->legend->setFont(plot->font());
+    plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    plot->legend->setWrap(12);
+    auto *legendRow = new QCPLayoutGrid;
+    plot->plotLayout()->addElement(1, 0, legendRow);
+    legendRow->setMargins(QMargins(0, 0, 0, 4));
+    legendRow->addElement(0, 0, plot->legend);
+    plot->plotLayout()->setRowStretchFactor(1, 0.001);
+}
+
 void styleBand(QCPGraph *lowest, QCPGraph *highest, const QPalette &palette, const QString &name)
 {
     for (QCPGraph *graph : {lowest, highest}) {

@@ -32,6 +32,9 @@ std::pair<double, QString> byteUnit(std::int64_t bytes);
 // the text colour, filled grey, named `name` in the legend by its upper edge alone.
 void styleBand(QCPGraph *lowest, QCPGraph *highest, const QPalette &palette, const QString &name);
 
+// The plot's legend in rows under it, where it never hides data, 12 entries a row.
+void placeLegendBelow(QCustomPlot *plot);
+
 // "…model:253.11" for "nsys_profile:142.model:253.11": the whole trailing components of a
 // layer's path that fit in a legend.
 QString legendLayerName(const QString &path);

@@ -71,15 +71,7 @@ ParetoPane::ParetoPane(QWidget *parent)
     m_plot->xAxis->setLabel(tr("step time (ms)"));
     m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new NiceTicker));
     m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new NiceTicker));
-    m_plot->legend->setVisible(true);
-    m_plot->legend->setFont(font());
-    // The legend runs in one row under the plot, where it hides no plan.
-    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    auto *legendRow = new QCPLayoutGrid;
-    m_plot->plotLayout()->addElement(1, 0, legendRow);
-    legendRow->setMargins(QMargins(0, 0, 0, 4));
-    legendRow->addElement(0, 0, m_plot->legend);
-    m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
+    placeLegendBelow(m_plot);
     m_plot->setInteractions(QCP::iSelectPlottables);
     m_whole = styledGraph(m_plot, tr("Checkpoints (layers, modules)"), paletteColor(palette::seriesColor(0)),
                           QCPScatterStyle::ssCircle, Qt::SolidLine);

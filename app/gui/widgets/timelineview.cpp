@@ -41,16 +41,7 @@ TimelineView::TimelineView(QWidget *parent)
     xAxis->setLabel(tr("time (ms)"));
     xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new NiceTicker));
     yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new NiceTicker));
-    // The legend runs in one row under the plot, where it never hides data.
-    legend->setVisible(true);
-    legend->setFont(font());
-    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    legend->setWrap(12);
-    auto *legendRow = new QCPLayoutGrid;
-    plotLayout()->addElement(1, 0, legendRow);
-    legendRow->setMargins(QMargins(0, 0, 0, 4));
-    legendRow->addElement(0, 0, legend);
-    plotLayout()->setRowStretchFactor(1, 0.001);
+    placeLegendBelow(this);
     m_kernelLanes = std::make_unique<KernelLanesPlot>(this, axisRect(), 1);
     setSelectionRectMode(QCP::srmNone);
     // Thousands of columns of translucent fills: antialiasing them costs more than it shows.
