@@ -129,13 +129,31 @@ void ParetoPane::showDocument(const DocumentPtr &document)
         return;
     }
     m_title->setText(tr("Finding the cheapest plan for each budget…"));
+    m_plansFor.reset();
+    if (isVisible())
+        findPlans();
+}
+
+void ParetoPane::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (m_document && m_document->model && m_plansFor != m_document)
+        findPlans();
+}
+
+void ParetoPane::findPlans()
+{
+    const DocumentPtr document = m_document;
+    m_plansFor = document;
     m_jobs.start(
-        [document](const Progress &) {
+        [document](const Progress &progress) {
             std::vector<Row> rows;
             PlannerOptions every;
             every.perOpPolicies = true;
             every.offload = true;
             for (const auto &[everyPolicy, options] : {std::pair(false, PlannerOptions{}), std::pair(true, every)}) {
+                if (progress.isCancelled())
+                    break;
                 for (Plan &plan : paretoSweep(*document->model, 24, options))
                     rows.push_back({everyPolicy, std::move(plan)});
             }

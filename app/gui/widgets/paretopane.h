@@ -2,8 +2,9 @@
 #pragma once
 // Peak against step time over memory budgets, as `peaklens-cli pareto` gives it: the
 // cheapest plan for each budget with checkpoints alone (layers, modules inside them), and
-// with per-op policies and offloading weighed too, the current toggles marked among them. The plans are found off the UI thread;
-// choosing one (its point or its row) applies it.
+// with per-op policies and offloading weighed too, the current toggles marked among them.
+// The plans are found off the UI thread while the pane is shown; choosing one (its point
+// or its row) applies it.
 
 #include "jobs.h"
 #include "tracedocument.h"
@@ -28,7 +29,8 @@ class ParetoPane final : public QWidget
 public:
     explicit ParetoPane(QWidget *parent = nullptr);
 
-    // The document's plans, found anew; none without a model.
+    // The document's plans, found anew while the pane is shown (or once it is); none
+    // without a model.
     void showDocument(const DocumentPtr &document);
     // Marks the prediction of the current toggles.
     void showCurrent(const CheckpointSchedule &schedule);
@@ -48,7 +50,11 @@ Q_SIGNALS:
     // The plans of the document shown last are in (for tests and screenshots).
     void plansShown();
 
+protected:
+    void showEvent(QShowEvent *event) override;
+
 private:
+    void findPlans();
     void showRows(std::vector<Row> rows);
     // The current toggles' point, without replotting.
     void placeCurrent();
@@ -59,6 +65,7 @@ private:
     QLabel *m_title;
     Jobs m_jobs;
     DocumentPtr m_document;
+    DocumentPtr m_plansFor; // the document whose plans are found or being found
     CheckpointSchedule m_currentSchedule;
     std::vector<Row> m_rows;
     double m_bytesPerUnit = 1;

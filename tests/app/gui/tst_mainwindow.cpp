@@ -267,6 +267,9 @@ private slots:
         QVERIFY(pane);
         QSignalSpy shown(pane, &ParetoPane::plansShown);
         QVERIFY(load(window, QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/operator-step.pltxt")));
+        QVERIFY(pane->rows().empty()); // found only once the tab is shown
+        window.show();
+        window.showDetail(QStringLiteral("pareto"));
         QVERIFY(!shown.isEmpty() || shown.wait(30000));
         const CostModel &model = *window.document()->model;
         PlannerOptions every;
