@@ -219,15 +219,22 @@ ChainSelection selectionOf(const PlanOptions &options)
     return selection;
 }
 
+// The process group's backend: as --collectives says, else gloo for a CPU trace, NCCL for a GPU's.
+std::string collectivesOf(const PlanOptions &options, const CostModel &model)
+{
+    return !options.collectives.empty() ? options.collectives : gathersWithCopy(model.device) ? "gloo" : "nccl";
+}
+
 // The trace opened as the app opens it; with --shard-degree, as one rank of the sharded
 // run would hold it. One whose layers cannot be planned (no chain) is a problem with that
 // file: name it.
 AnalysedTracePtr openPlannable(const PlanOptions &options)
 {
     AnalysedTracePtr analysed = openForCommand(options.path, selectionOf(options));
+    if (!analysed->model)
+        throw FileError(options.path, "cannot be planned: " + analysed->modelProblem);
     if (options.shardDegree > 1) {
-        Sharding sharding{options.shardDegree, options.zeroStage,
-                          options.collectives.empty() ? gathersWithCopy(*analysed->trace) : options.collectives == "gloo"};
+        Sharding sharding{options.shardDegree, options.zeroStage, collectivesOf(options, *analysed->model) == "gloo"};
         try {
             analysed = analyseTrace(options.path,
                                     std::make_shared<const Trace>(withSharding(*analysed->trace, selectionOf(options), sharding)),
@@ -235,9 +242,9 @@ AnalysedTracePtr openPlannable(const PlanOptions &options)
         } catch (const Error &error) {
             throw FileError(options.path, std::string("cannot be sharded: ") + error.what());
         }
+        if (!analysed->model)
+            throw FileError(options.path, "cannot be planned as one rank: " + analysed->modelProblem);
     }
-    if (!analysed->model)
-        throw FileError(options.path, "cannot be planned: " + analysed->modelProblem);
     return analysed;
 }
 
@@ -257,15 +264,11 @@ std::string baselineOf(const PlanOptions &options)
     return options.shardDegree > 1 ? "per rank without checkpoints" : "measured";
 }
 
-json shardingJson(const PlanOptions &options, const Trace &trace)
+json shardingJson(const PlanOptions &options, const CostModel &model)
 {
     if (options.shardDegree <= 1)
         return nullptr;
-    return {{"degree", options.shardDegree},
-            {"zero_stage", options.zeroStage},
-            {"collectives", !options.collectives.empty() ? options.collectives
-                            : gathersWithCopy(trace)     ? "gloo"
-                                                         : "nccl"}};
+    return {{"degree", options.shardDegree}, {"zero_stage", options.zeroStage}, {"collectives", collectivesOf(options, model)}};
 }
 
 // --shard-degree and its companions, on plan and pareto alike.
@@ -308,7 +311,7 @@ std::string maxBatchOutput(const PlanOptions &options, const Budget &budget)
                                {"factor", fit.factor},
                                {"budget_bytes", bytes}};
         result["chain"] = chainJson(scaled);
-        result["sharding"] = shardingJson(options, trace);
+        result["sharding"] = shardingJson(options, model);
         return dumpJson(result) + "\n";
     }
     char factor[32];
@@ -445,7 +448,7 @@ Command addPlanCommand(CLI::App &app)
                                           + planText(model, plan, goal, baselineOf(*options)));
                 if (options->json) {
                     json result = planJson(model, plan);
-                    result["sharding"] = shardingJson(*options, *analysed->trace);
+                    result["sharding"] = shardingJson(*options, model);
                     // The layer of the allocation that reached the peak, as `summary` names it.
                     const std::vector<Layer> &layers = analysed->trace->layers;
                     const std::uint32_t peakLayer = analysed->summary.peakLayer;
@@ -487,7 +490,7 @@ Command addParetoCommand(CLI::App &app)
                     json list = json::array();
                     for (const Plan &plan : plans)
                         list.push_back(planJson(model, plan));
-                    json result{{"chain", chainJson(model)}, {"sharding", shardingJson(*options, *analysed->trace)}};
+                    json result{{"chain", chainJson(model)}, {"sharding", shardingJson(*options, model)}};
                     result["plans"] = std::move(list);
                     return dumpJson(result) + "\n";
                 }

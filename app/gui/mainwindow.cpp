@@ -527,7 +527,7 @@ void MainWindow::planShardedRank(int degree, int stage)
     const DocumentPtr &current = document();
     if (!current || !current->model)
         return;
-    m_layerEditor->shard(current, Sharding{degree, stage, gathersWithCopy(*current->trace)});
+    m_layerEditor->shard(current, Sharding{degree, stage, gathersWithCopy(current->model->device)});
 }
 
 void MainWindow::askForShardedRank()

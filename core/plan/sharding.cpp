@@ -319,12 +319,6 @@ std::string shardingDescription(const Sharding &sharding)
            + (sharding.gatherCopies ? ", through gloo" : "") + ")";
 }
 
-bool gathersWithCopy(const Trace &trace)
-{
-    const PeakReport peaks = findPeaks(trace);
-    return peaks.primary && peaks.devices[*peaks.primary].device.type == DeviceType::Cpu;
-}
-
 Trace withSharding(const Trace &trace, const ChainSelection &selection, const Sharding &sharding)
 {
     if (sharding.degree < 1)

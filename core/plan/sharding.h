@@ -28,8 +28,11 @@ struct Sharding
 // metakey::Sharding says.
 std::string shardingDescription(const Sharding &sharding);
 
-// Whether the trace's device gathers through gloo (the CPU) rather than NCCL.
-bool gathersWithCopy(const Trace &trace);
+// Whether a run on `device` gathers through gloo (the CPU) rather than NCCL.
+inline bool gathersWithCopy(const Device &device)
+{
+    return device.type == DeviceType::Cpu;
+}
 
 // The trace as one rank holds it:
 // - optimizer state (stage 1 on), gradients (2 on) and parameters (3) take 1/degree of

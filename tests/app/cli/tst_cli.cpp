@@ -262,6 +262,14 @@ private slots:
             return o[QStringLiteral("baseline")].toObject()[QStringLiteral("peak_bytes")].toDouble();
         };
         QVERIFY(peak(b) < peak(a));
+        // NCCL gathers in place: no copy of a gathered unit beside its buffer, never more.
+        const Run nccl = runCli(plan
+                                + QStringList{QStringLiteral("--shard-degree"), QStringLiteral("2"),
+                                              QStringLiteral("--collectives"), QStringLiteral("nccl")});
+        QCOMPARE(nccl.exitCode, 0);
+        const QJsonObject c = QJsonDocument::fromJson(nccl.out).object();
+        QCOMPARE(c[QStringLiteral("sharding")].toObject()[QStringLiteral("collectives")].toString(), QStringLiteral("nccl"));
+        QVERIFY(peak(c) <= peak(b));
         const Run text = runCli({QStringLiteral("plan"), unsharded, QStringLiteral("--budget"), QStringLiteral("80MiB"),
                                  QStringLiteral("--shard-degree"), QStringLiteral("2")});
         QCOMPARE(text.exitCode, 0);
