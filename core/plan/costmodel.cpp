@@ -7,6 +7,7 @@
 #include "core/analysis/lanedevices.h"
 #include "core/analysis/peakfinder.h"
 #include "core/error.h"
+#include "core/trace/metadata.h"
 
 #include <algorithm>
 
@@ -92,7 +93,7 @@ std::int64_t ChainLayer::policyNs(const std::vector<std::string> &ops) const
         operators.spanNs > 0
             ? static_cast<std::int64_t>(static_cast<long double>(recomputeNs) * savedNs(operators, ops) / operators.spanNs)
             : 0;
-    return static_cast<std::int64_t>(operators.calls) * kSelectiveCallNs - spared;
+    return static_cast<std::int64_t>(operators.calls) * operators.selectiveCallNs - spared;
 }
 
 namespace {
@@ -189,6 +190,8 @@ void addOperatorProfiles(const Trace &trace, const LaneDevices &lanes, std::uint
             least = pass[k].saving < least->saving ? &pass[k] : least;
         model.layers[k].operators = operatorProfile(trace, lanes, device, least->forwardBeginEvent, least->forwardEndEvent,
                                                     least->forwardBeginNs, least->forwardEndNs, least->forwardOutputEvent);
+        if (!trace.metaValue(metakey::ReplaySpec).empty())
+            model.layers[k].operators.selectiveCallNs = kReplaySelectiveCallNs;
     }
 }
 

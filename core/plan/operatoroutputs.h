@@ -32,21 +32,26 @@ struct OperatorOutputs
     bool operator==(const OperatorOutputs &) const = default;
 };
 
-// One layer's forward in one pass, per operator, sorted by operator; spanNs its length.
-struct OperatorProfile
-{
-    std::vector<OperatorOutputs> outputs;
-    std::int64_t spanNs = 0;
-    std::uint32_t calls = 0; // operator calls that allocated, all operators
-    bool operator==(const OperatorProfile &) const = default;
-};
-
 // What a selective checkpoint adds per operator call that allocates in its forward:
 // PyTorch's policy runs as a Python dispatch mode over every operator of the forward and
 // of the recompute. Measured on the CPU of a 2-core development machine: 2.4 ms more than a
 // plain checkpoint for a GPT block whose forward makes 50 operator calls, 20 of them
 // allocating (docs/planning.md).
 inline constexpr std::int64_t kSelectiveCallNs = 120'000;
+// The same for peaklens-replay's policy, a C++ dispatch fallback: 2.1 ms more per step for
+// four such blocks (the median of 20 interleaved steps; quartiles 0.2 and 4.2 ms).
+inline constexpr std::int64_t kReplaySelectiveCallNs = 26'000;
+
+// One layer's forward in one pass, per operator, sorted by operator; spanNs its length.
+struct OperatorProfile
+{
+    std::vector<OperatorOutputs> outputs;
+    std::int64_t spanNs = 0;
+    std::uint32_t calls = 0; // operator calls that allocated, all operators
+    // What a policy's dispatch adds per such call: the trace's writer's (the replay's or PyTorch's).
+    std::int64_t selectiveCallNs = kSelectiveCallNs;
+    bool operator==(const OperatorProfile &) const = default;
+};
 
 // The forward whose events on `device` are [begin, end) and which ran from beginNs to
 // endNs; the block allocated by event `output` (the layer's own output, which the next

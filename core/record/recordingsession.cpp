@@ -2,6 +2,7 @@
 #include "core/record/recordingsession.h"
 
 #include "core/import/annotationranges.h"
+#include "core/trace/frameclassifier.h"
 #include "core/trace/metadata.h"
 
 #include <algorithm>
@@ -242,8 +243,7 @@ void RecordingSession::writeMemory(const MemoryRecord &record, std::optional<std
     ++m_writtenEvents;
 }
 
-// The operator as the innermost frame (as Kineto names its cpu_op events), below the
-// autograd node running it (as Kineto names the engine's evaluate_function).
+// The operator's frames (frameclassifier.h's operatorFrames).
 std::uint32_t RecordingSession::operatorStack(std::string_view node, std::string_view op)
 {
     if (op.empty())
@@ -252,9 +252,8 @@ std::uint32_t RecordingSession::operatorStack(std::string_view node, std::string
     if (const auto known = m_operatorStacks.find(key); known != m_operatorStacks.end())
         return known->second;
     std::uint32_t stack = StackTable::kEmptyStack;
-    if (!node.empty())
-        stack = writtenStack(stack, Frame{"autograd::engine::evaluate_function: " + std::string(node), {}, 0});
-    stack = writtenStack(stack, Frame{std::string(op), {}, 0});
+    for (const Frame &frame : operatorFrames(node, op))
+        stack = writtenStack(stack, frame);
     m_operatorStacks.emplace(key, stack);
     return stack;
 }

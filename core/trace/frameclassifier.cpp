@@ -224,12 +224,26 @@ bool isFactoryOperator(std::string_view op)
     return op.starts_with("aten::empty") || op.starts_with("aten::new_empty");
 }
 
+namespace {
+constexpr std::string_view kinetoNodePrefix = "autograd::engine::evaluate_function: ";
+}
+
+std::vector<Frame> operatorFrames(std::string_view node, std::string_view op)
+{
+    std::vector<Frame> frames;
+    if (op.empty())
+        return frames;
+    if (!node.empty())
+        frames.push_back(Frame{std::string(kinetoNodePrefix) + std::string(node), {}, 0});
+    frames.push_back(Frame{std::string(op), {}, 0});
+    return frames;
+}
+
 std::optional<std::string> autogradNodeName(const Frame &frame)
 {
     std::string_view function = frame.function;
-    constexpr std::string_view kinetoPrefix = "autograd::engine::evaluate_function: ";
-    if (function.starts_with(kinetoPrefix))
-        return std::string(function.substr(kinetoPrefix.size()));
+    if (function.starts_with(kinetoNodePrefix))
+        return std::string(function.substr(kinetoNodePrefix.size()));
     if (!function.starts_with("torch::autograd::"))
         return std::nullopt;
     const auto apply = function.find("::apply(");

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace peaklens {
 
@@ -48,6 +49,11 @@ std::optional<std::string> operatorName(const Frame &frame);
 // A tensor factory that allocates on behalf of the operator calling it (aten::empty and its
 // kin, an overload after a dot): the block is that operator's, where one called it.
 bool isFactoryOperator(std::string_view op);
+// The frames a recorder writes for a block an operator allocated, outermost first: the
+// autograd node running it (as Kineto names the engine's evaluate_function) where there is
+// one, then the operator ("aten::addmm", as Kineto names its cpu_op events). None without
+// an operator. operatorName and autogradNodeName read them back.
+std::vector<Frame> operatorFrames(std::string_view node, std::string_view op);
 // "BmmBackward0" for a frame running an autograd node (its apply, or Kineto's
 // "autograd::engine::evaluate_function: BmmBackward0").
 std::optional<std::string> autogradNodeName(const Frame &frame);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memoryrecorder.h"
 
+#include "operatorscopes.h"
 #include "reportingcpuallocator.h"
 #include "torchcompat.h"
 
@@ -87,6 +88,7 @@ std::unique_ptr<c10::DebugInfoGuard> MemoryRecorder::listenToCuda()
 
 void MemoryRecorder::restart(bool cuda)
 {
+    torchrecord::OperatorScopes::start();
     std::lock_guard<std::mutex> lock(m_mutex);
     m_origin = std::chrono::steady_clock::now();
     m_cudaRun = cuda;
@@ -109,7 +111,8 @@ void MemoryRecorder::rebase()
     events.reserve(order.size());
     for (const auto &[event, address] : order) {
         LiveBlock &block = m_live[address];
-        events.push_back({0, block.bytes, address, m_events[event].scope});
+        const RecordedEvent &made = m_events[event];
+        events.push_back({0, block.bytes, address, made.scope, made.op, made.node});
         block.event = events.size() - 1;
     }
     m_events = std::move(events);
@@ -203,12 +206,13 @@ void MemoryRecorder::onAllocation(const void *pointer, std::int64_t bytes, bool 
 {
     if (!pointer || bytes <= 0)
         return;
+    const torchrecord::RunningOperator running = torchrecord::OperatorScopes::current();
     std::lock_guard<std::mutex> lock(m_mutex);
     if (cuda != m_cudaRun)
         return;
     const auto address = reinterpret_cast<std::uint64_t>(pointer);
     m_live[address] = {bytes, m_events.size()};
-    m_events.push_back({nowNs(), bytes, address, m_scope});
+    m_events.push_back({nowNs(), bytes, address, m_scope, running.op, running.node});
     m_current += bytes;
     m_peak = std::max(m_peak, m_current);
 }

@@ -43,6 +43,9 @@ struct RecordedEvent
     std::int64_t deltaBytes = 0;
     std::uint64_t addr = 0;
     Scope scope;
+    // An allocation's operator and the autograd node running it (operatorscopes.h); the
+    // text lives as long as the process.
+    std::string_view op, node;
 };
 
 struct OutOfMemoryRecord

@@ -3,6 +3,7 @@
 
 #include "core/trace/frameclassifier.h"
 
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/record_function.h>
 
 #include <cstdint>
@@ -29,9 +30,10 @@ struct Entered
 {
     enum class Kind : std::uint8_t {
         Operator,
-        Factory, // an operator that allocates for its caller
-        Node,    // an autograd node
-        Other,   // a scope of PyTorch's own that names no operator (the engine's evaluate_function)
+        Composite, // an operator made of others above autograd, which no dispatch mode sees
+        Factory,   // an operator that allocates for its caller
+        Node,      // an autograd node
+        Other,     // a scope of PyTorch's own that names no operator (the engine's evaluate_function)
     };
     const std::string *name = nullptr;
     Kind kind = Kind::Other;
@@ -62,7 +64,11 @@ Entered describe(const at::RecordFunction &fn)
     std::string text = raw;
     if (!op->overload_name.empty())
         text += "." + op->overload_name;
-    const Entered::Kind kind = isFactoryOperator(text) ? Entered::Kind::Factory : Entered::Kind::Operator;
+    const auto handle = c10::Dispatcher::singleton().findOp(*op);
+    const Entered::Kind kind = isFactoryOperator(text) ? Entered::Kind::Factory
+                               : handle && handle->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd)
+                                   ? Entered::Kind::Composite
+                                   : Entered::Kind::Operator;
     return operators.emplace(raw, Entered{interned(std::move(text)), kind}).first->second;
 }
 
@@ -93,20 +99,30 @@ void OperatorScopes::start()
     });
 }
 
+// The operator named is the one a dispatch mode under autograd sees make the block (what a
+// per-op policy, PyTorch's or the replay's, can keep): the outermost operator that is not a
+// composite, in the innermost autograd node. An operator called by another such runs inside
+// its kernel, below the mode (aten::mkldnn_convolution in aten::convolution). A factory
+// passes to the innermost operator around it; a block made under composites alone goes to
+// the innermost of them.
 RunningOperator OperatorScopes::current()
 {
     RunningOperator running;
-    const Entered *factory = nullptr;
-    for (auto it = entered.rbegin(); it != entered.rend() && (running.node.empty() || running.op.empty()); ++it) {
-        if (it->kind == Entered::Kind::Node && running.node.empty())
+    const Entered *outermost = nullptr, *innermost = nullptr, *factory = nullptr;
+    for (auto it = entered.rbegin(); it != entered.rend(); ++it) {
+        if (it->kind == Entered::Kind::Node) {
             running.node = *it->name;
-        else if (it->kind == Entered::Kind::Operator && running.op.empty())
-            running.op = *it->name;
-        else if (it->kind == Entered::Kind::Factory && !factory)
+            break;
+        }
+        if (it->kind == Entered::Kind::Operator)
+            outermost = &*it;
+        if ((it->kind == Entered::Kind::Operator || it->kind == Entered::Kind::Composite) && !innermost)
+            innermost = &*it;
+        if (it->kind == Entered::Kind::Factory && !factory)
             factory = &*it;
     }
-    if (running.op.empty() && factory)
-        running.op = *factory->name;
+    if (const Entered *op = outermost ? outermost : innermost ? innermost : factory)
+        running.op = *op->name;
     return running;
 }
 

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Which operator each thread is running, for the torch recorder: RecordFunction callbacks
-// keep, per thread, the ATen operators and autograd nodes entered and not yet left, so a
-// block c10 reports is put down to the operator that asked for it ("aten::addmm", an
-// overload after a dot: "aten::div.Tensor") and the autograd node running it
-// ("MmBackward0"). A factory (aten::empty and its kin) allocates on behalf of the operator
-// that called it: that operator is named, the factory only when it was called by itself.
+// Which operator each thread is running, for the torch recorder and the replay's:
+// RecordFunction callbacks keep, per thread, the ATen operators and autograd nodes entered
+// and not yet left, so a block is put down to the operator whose output it is as a per-op
+// policy sees it ("aten::addmm", an overload after a dot: "aten::div.Tensor"; the
+// outermost operator under autograd, not the kernels it calls) and to the autograd node
+// running it ("MmBackward0"). A factory (aten::empty and its kin) allocates on behalf of
+// the operator that called it: that operator is named, the factory only when it was
+// called by itself.
 
 #include <string_view>
 

@@ -11,6 +11,7 @@
 #include "core/format/tracewriter.h"
 #include "core/plan/checkpointstrategy.h"
 #include "core/plan/rerunlaunch.h"
+#include "core/trace/frameclassifier.h"
 #include "core/trace/metadata.h"
 #include "core/trace/tracebuilder.h"
 
@@ -139,12 +140,6 @@ CheckpointSchedule resolveCheckpoint(const std::vector<Stage> &stages, const std
         schedule = CheckpointStrategy::parse(argument).schedule(chain, all, partPaths(stages));
     } catch (const Error &error) {
         throw Error(option + ": " + error.what());
-    }
-    for (const CheckpointUnit &unit : schedule) {
-        if (!unit.saved.empty())
-            throw Error(option + ": " + stages[unit.first].path
-                        + " has a per-op policy, which the replay engine does not apply; a real script's rerun "
-                          "(PEAKLENS_CHECKPOINT, through the Python helper) does.");
     }
     return schedule;
 }
@@ -635,8 +630,8 @@ private:
         for (; m_recordedEvents < end; ++m_recordedEvents) {
             const auto event = m_hidden.keep(m_recordedEvents, events[m_recordedEvents - first]);
             if (event) {
-                m_builder.addEvent({event->timeNs, event->deltaBytes, event->addr, m_lane, event->scope.layer, 0,
-                                    event->scope.category, event->scope.phase});
+                m_builder.addEvent({event->timeNs, event->deltaBytes, event->addr, m_lane, event->scope.layer,
+                                    operatorStack(event->node, event->op), event->scope.category, event->scope.phase});
             }
         }
         for (ReservedEvent reserved : m_recorder.reservedEvents(m_recordedReserved)) {
@@ -651,6 +646,17 @@ private:
             m_out->writeNew(m_builder.current());
             m_out->commit();
         }
+    }
+
+    // The operator's frames (frameclassifier.h) as a stack of the trace.
+    std::uint32_t operatorStack(std::string_view node, std::string_view op)
+    {
+        if (op.empty())
+            return StackTable::kEmptyStack;
+        const auto key = std::pair(node.data(), op.data());
+        if (const auto known = m_operatorStacks.find(key); known != m_operatorStacks.end())
+            return known->second;
+        return m_operatorStacks.emplace(key, m_builder.stacks().internStack(operatorFrames(node, op))).first->second;
     }
 
     const ModelSpec &m_spec;
@@ -668,6 +674,7 @@ private:
     CheckpointSchedule m_baselineSchedule;
     std::vector<EventSpan> m_baselineEvents; // of its measured steps, left out of the trace
     HiddenSteps m_hidden;
+    std::map<std::pair<const char *, const char *>, std::uint32_t> m_operatorStacks;
     std::vector<Range> m_ranges;
     bool m_measuring = false;                                                       // warm-up is over
     std::size_t m_recordedEvents = 0, m_recordedReserved = 0, m_recordedRanges = 0; // in the trace

@@ -581,11 +581,12 @@ step3_model() {
       --run "$dir/run-$i.json" --predicted "$dir/predicted-$i.json"
     i=$((i + 1))
   done
-  # A block run plainly keeping what it saves in bfloat16, or in host memory: its copies
-  # out and back are timed on a GPU only, against the model's host bandwidth.
+  # A block run plainly keeping what it saves in bfloat16, or in host memory (its copies
+  # out and back are timed on a GPU only, against the model's host bandwidth), and a block
+  # checkpointed with a per-op policy that keeps its softmax.
   if [ "$name" = gpt ]; then
     local kept j=0
-    for kept in 'blocks.1[bf16]' 'blocks.1[offload]'; do
+    for kept in 'blocks.1[bf16]' 'blocks.1[offload]' 'blocks.1[save:aten._softmax.default]'; do
       "$cli" plan "$dir/base.peaklens" --checkpoint "$kept" --json >"$dir/kept-predicted-$j.json"
       "$replay" --model "$dir/spec.json" --device "$replay_device" --checkpoint "$kept" --baseline none \
         "${replay_steps[@]}" --json --progress none >"$dir/kept-run-$j.json"

@@ -270,11 +270,11 @@ private Q_SLOTS:
                 QStringLiteral("predicted %1, measured %2").arg(all.prediction.peakBytes).arg(*measured.peakAllocatedBytes)));
     }
 
-    // A unit run plainly keeping what it saves in bfloat16 or in host memory: the replay
-    // measures the peak the planner predicted from the plain run's trace, and the
-    // gradients stay the plain step's (to float rounding offloaded, within bfloat16's 1 %
-    // kept in bfloat16).
-    void keptElsewhereIsPredictedAndMeasured_data()
+    // A unit run plainly keeping what it saves in bfloat16 or in host memory, or checkpointed
+    // with a per-op policy: the replay measures the peak the planner predicted from the
+    // plain run's trace, and the gradients stay the plain step's (to the bit with a per-op
+    // policy, to float rounding offloaded, within bfloat16's 1 % kept in bfloat16).
+    void policiesArePredictedAndMeasured_data()
     {
         QTest::addColumn<QString>("model");
         QTest::addColumn<QString>("checkpoint");
@@ -291,8 +291,19 @@ private Q_SLOTS:
         // gradients lose more than 1 % to bfloat16.
         QTest::addRow("cnn, a block in bfloat16") << QStringLiteral("cnn") << QStringLiteral("blocks.1[bf16]") << 5e-2;
         QTest::addRow("cnn, a block offloaded") << QStringLiteral("cnn") << QStringLiteral("blocks.1[offload]") << 1e-5;
+        QTest::addRow("gpt, a block saving its softmax")
+            << QStringLiteral("gpt") << QStringLiteral("blocks.1[save:aten._softmax.default]") << 0.0;
+        // A linear layer adds its bias to its matrix product in place: the recompute does
+        // not add it to the kept product again.
+        QTest::addRow("gpt, a block saving its matrix products")
+            << QStringLiteral("gpt") << QStringLiteral("blocks.1[save:aten.mm.default]") << 0.0;
+        QTest::addRow("gpt, per-op beside a whole block and an offload")
+            << QStringLiteral("gpt")
+            << QStringLiteral("blocks.0[save:aten.gelu.default+aten.mm.default],blocks.1,blocks.2[offload]") << 1e-5;
+        QTest::addRow("cnn, a block saving its convolutions")
+            << QStringLiteral("cnn") << QStringLiteral("blocks.1[save:aten.convolution.default]") << 0.0;
     }
-    void keptElsewhereIsPredictedAndMeasured()
+    void policiesArePredictedAndMeasured()
     {
         QFETCH(QString, model);
         QFETCH(QString, checkpoint);
