@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "checkpointstrategy.h"
 
+#include "core/trace/frameclassifier.h"
+
 #include "core/error.h"
 
 #include <algorithm>
@@ -476,6 +478,16 @@ CheckpointStrategy CheckpointStrategy::of(const CheckpointSchedule &schedule, co
         return items;
     };
     return units(itemsOf(itemsOf, schedule));
+}
+
+bool keptByPolicies(std::string_view op)
+{
+    const std::size_t first = op.find('.'), second = op.find('.', first == std::string_view::npos ? op.size() : first + 1);
+    if (second == std::string_view::npos)
+        return false;
+    const std::string_view name = op.substr(first + 1, second - first - 1);
+    const bool inPlace = name.ends_with('_') && !name.ends_with("__");
+    return !inPlace && !isFactoryOperator(std::string(op.substr(0, first)) + "::" + std::string(name));
 }
 
 std::string operatorOverload(std::string_view op)

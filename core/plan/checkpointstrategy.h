@@ -90,5 +90,10 @@ private:
 // write it). Empty for anything else, a name without its overload
 // ("aten.mm", which matches no operator in a PyTorch policy) included.
 std::string operatorOverload(std::string_view op);
+// Whether a per-op policy keeps an operator's outputs (`op` as operatorOverload writes it):
+// not an in-place one ("aten.div_.Scalar": what it returns is its argument, another's
+// output), nor a factory ("aten.empty_like.default": the operators after it fill its block
+// in place, which a kept block would not repeat in the recompute).
+bool keptByPolicies(std::string_view op);
 
 } // namespace peaklens

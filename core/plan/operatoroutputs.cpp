@@ -36,8 +36,11 @@ OperatorProfile operatorProfile(const Trace &trace, const LaneDevices &lanes, st
     std::unordered_map<std::uint32_t, std::string> opOfStack;
     const auto opOf = [&](std::uint32_t stack) -> const std::string & {
         auto found = opOfStack.find(stack);
-        if (found == opOfStack.end())
-            found = opOfStack.emplace(stack, operatorOverload(allocatingOperator(trace.stacks, stack))).first;
+        if (found == opOfStack.end()) {
+            std::string op = operatorOverload(allocatingOperator(trace.stacks, stack));
+            // A block no policy keeps belongs to no operator here, nor does its time.
+            found = opOfStack.emplace(stack, keptByPolicies(op) ? std::move(op) : std::string()).first;
+        }
         return found->second;
     };
     struct Open

@@ -62,7 +62,8 @@ struct OperatorProfile
 // by another (the span's end for the last): an operator allocates its outputs as it
 // begins, and one that allocates nothing (a view, an in-place update) counts with the one
 // before it. On a GPU the allocations mark launches, not kernels, so these times are the
-// host's. Blocks without an operator frame belong to no operator.
+// host's. Blocks without an operator frame, or of an operator no policy keeps
+// (keptByPolicies), belong to no operator.
 OperatorProfile operatorProfile(const Trace &trace, const LaneDevices &lanes, std::uint32_t device, std::size_t begin,
                                 std::size_t end, std::int64_t beginNs, std::int64_t endNs, std::size_t output);
 

@@ -145,12 +145,12 @@ void selectiveFallback(const c10::OperatorHandle &op, c10::DispatchKeySet keys, 
         }
     }
     // An operator writing into an argument (in place, or out=) makes no output of its own
-    // to keep: its tensors' makers are kept or not.
+    // to keep, and a factory's block is filled in place after it (keptByPolicies).
     const bool writes = std::any_of(schema.arguments().begin(), schema.arguments().end(), [](const c10::Argument &argument) {
         return argument.alias_info() && argument.alias_info()->isWrite();
     });
     const std::string &name = policyName(op);
-    const bool saved = !writes && !name.empty() && std::binary_search(cache->saved->begin(), cache->saved->end(), name);
+    const bool saved = !writes && keptByPolicies(name) && std::binary_search(cache->saved->begin(), cache->saved->end(), name);
     if (!saved) {
         op.redispatchBoxed(below, stack);
         return;

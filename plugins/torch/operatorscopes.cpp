@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "operatorscopes.h"
 
-#include "core/trace/frameclassifier.h"
-
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/record_function.h>
 
@@ -31,7 +29,6 @@ struct Entered
     enum class Kind : std::uint8_t {
         Operator,
         Composite, // an operator made of others above autograd, which no dispatch mode sees
-        Factory,   // an operator that allocates for its caller
         Node,      // an autograd node
         Other,     // a scope of PyTorch's own that names no operator (the engine's evaluate_function)
     };
@@ -65,10 +62,8 @@ Entered describe(const at::RecordFunction &fn)
     if (!op->overload_name.empty())
         text += "." + op->overload_name;
     const auto handle = c10::Dispatcher::singleton().findOp(*op);
-    const Entered::Kind kind = isFactoryOperator(text) ? Entered::Kind::Factory
-                               : handle && handle->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd)
-                                   ? Entered::Kind::Composite
-                                   : Entered::Kind::Operator;
+    const bool composite = handle && handle->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd);
+    const Entered::Kind kind = composite ? Entered::Kind::Composite : Entered::Kind::Operator;
     return operators.emplace(raw, Entered{interned(std::move(text)), kind}).first->second;
 }
 
@@ -102,13 +97,14 @@ void OperatorScopes::start()
 // The operator named is the one a dispatch mode under autograd sees make the block (what a
 // per-op policy, PyTorch's or the replay's, can keep): the outermost operator that is not a
 // composite, in the innermost autograd node. An operator called by another such runs inside
-// its kernel, below the mode (aten::mkldnn_convolution in aten::convolution). A factory
-// passes to the innermost operator around it; a block made under composites alone goes to
-// the innermost of them.
+// its kernel, below the mode (aten::mkldnn_convolution in aten::convolution), and so does a
+// factory called by one; a factory a composite calls is what the mode sees (the mask of
+// aten::dropout is aten::empty_like's). A block made under composites alone goes to the
+// innermost of them.
 RunningOperator OperatorScopes::current()
 {
     RunningOperator running;
-    const Entered *outermost = nullptr, *innermost = nullptr, *factory = nullptr;
+    const Entered *outermost = nullptr, *composite = nullptr;
     for (auto it = entered.rbegin(); it != entered.rend(); ++it) {
         if (it->kind == Entered::Kind::Node) {
             running.node = *it->name;
@@ -116,12 +112,10 @@ RunningOperator OperatorScopes::current()
         }
         if (it->kind == Entered::Kind::Operator)
             outermost = &*it;
-        if ((it->kind == Entered::Kind::Operator || it->kind == Entered::Kind::Composite) && !innermost)
-            innermost = &*it;
-        if (it->kind == Entered::Kind::Factory && !factory)
-            factory = &*it;
+        else if (it->kind == Entered::Kind::Composite && !composite)
+            composite = &*it;
     }
-    if (const Entered *op = outermost ? outermost : innermost ? innermost : factory)
+    if (const Entered *op = outermost ? outermost : composite)
         running.op = *op->name;
     return running;
 }

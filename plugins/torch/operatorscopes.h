@@ -5,9 +5,8 @@
 // and not yet left, so a block is put down to the operator whose output it is as a per-op
 // policy sees it ("aten::addmm", an overload after a dot: "aten::div.Tensor"; the
 // outermost operator under autograd, not the kernels it calls) and to the autograd node
-// running it ("MmBackward0"). A factory (aten::empty and its kin) allocates on behalf of
-// the operator that called it: that operator is named, the factory only when it was
-// called by itself.
+// running it ("MmBackward0"). A factory (aten::empty and its kin) called inside such an
+// operator allocates on its behalf: that operator is named.
 
 #include <string_view>
 

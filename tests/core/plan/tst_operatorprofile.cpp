@@ -80,6 +80,30 @@ private slots:
         QCOMPARE(test::qs(operatorOverload(written.toStdString())), overload);
     }
 
+    // What no policy keeps: an in-place operator's output is its argument, and a factory's
+    // block is filled in place by the operators after it.
+    void policiesKeepNeitherInPlaceOperatorsNorFactories_data()
+    {
+        QTest::addColumn<QString>("op");
+        QTest::addColumn<bool>("kept");
+        QTest::newRow("a matrix product") << QStringLiteral("aten.mm.default") << true;
+        QTest::newRow("a leading underscore") << QStringLiteral("aten._softmax.default") << true;
+        QTest::newRow("a named overload") << QStringLiteral("aten.mul.Tensor") << true;
+        QTest::newRow("a dunder operator") << QStringLiteral("aten.__and__.Tensor") << true;
+        QTest::newRow("in place") << QStringLiteral("aten.div_.Scalar") << false;
+        QTest::newRow("in place, default overload") << QStringLiteral("aten.bernoulli_.float") << false;
+        QTest::newRow("a factory") << QStringLiteral("aten.empty_like.default") << false;
+        QTest::newRow("a factory of a tensor") << QStringLiteral("aten.new_empty.default") << false;
+        QTest::newRow("not an overload") << QStringLiteral("aten.mm") << false;
+        QTest::newRow("empty") << QString() << false;
+    }
+    void policiesKeepNeitherInPlaceOperatorsNorFactories()
+    {
+        QFETCH(QString, op);
+        QFETCH(bool, kept);
+        QCOMPARE(keptByPolicies(op.toStdString()), kept);
+    }
+
     // A block counts for its operator when another operator allocated while it lived or
     // it outlived the forward; scratch space freed first and the layer's output do not.
     // Each operator's time runs from its allocation to the next operator's.

@@ -300,6 +300,9 @@ private Q_SLOTS:
         QTest::addRow("gpt, per-op beside a whole block and an offload")
             << QStringLiteral("gpt")
             << QStringLiteral("blocks.0[save:aten.gelu.default+aten.mm.default],blocks.1,blocks.2[offload]") << 1e-5;
+        // Dropout's mask is aten.empty_like's block, filled in place: no policy keeps it.
+        QTest::addRow("gpt, a policy naming a factory keeps nothing")
+            << QStringLiteral("gpt") << QStringLiteral("blocks.1[save:aten.empty_like.default]") << 0.0;
         QTest::addRow("cnn, a block saving its convolutions")
             << QStringLiteral("cnn") << QStringLiteral("blocks.1[save:aten.convolution.default]") << 0.0;
     }
