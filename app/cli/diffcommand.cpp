@@ -104,7 +104,8 @@ std::string curvesLine(const AlignedStep &curves)
            + ", +" + formatDuration(b.timeNs - begin) + ".\n";
 }
 
-std::string textDiff(const std::string &pathA, const std::string &pathB, const TraceDiff &diff, std::size_t top)
+std::string textDiff(const std::string &pathA, const std::string &pathB, const TraceDiff &diff, std::size_t top,
+                     const std::optional<StackGrouping> &grouping)
 {
     std::string out = headline(pathA, pathB, diff);
     if (diff.samePeaks()) {
@@ -113,6 +114,8 @@ std::string textDiff(const std::string &pathA, const std::string &pathB, const T
         out += rowsSection("Live at the peak by layer, largest change first", "layer", diff.byLayer, top);
         out += rowsSection("By allocation site", "allocated at", diff.bySite, top);
         out += rowsSection("By category", "category", diff.byCategory, top);
+        if (grouping)
+            out += rowsSection(("By " + grouping->title()).c_str(), "group", diff.byGroup, top);
     }
     if (diff.curves)
         out += curvesLine(*diff.curves);
@@ -162,7 +165,8 @@ json pointsJson(const std::vector<SeriesPoint> &points)
     return list;
 }
 
-std::string jsonDiff(const std::string &pathA, const std::string &pathB, const TraceDiff &diff, std::optional<std::size_t> top)
+std::string jsonDiff(const std::string &pathA, const std::string &pathB, const TraceDiff &diff, std::optional<std::size_t> top,
+                     const std::optional<StackGrouping> &grouping)
 {
     const auto difference = [](const std::optional<std::int64_t> &a, const std::optional<std::int64_t> &b) {
         return a && b ? json(*b - *a) : json(nullptr);
@@ -182,6 +186,8 @@ std::string jsonDiff(const std::string &pathA, const std::string &pathB, const T
                    {"by_site", rowsJson("site", diff.bySite, top, true)},
                    {"by_category", rowsJson("category", diff.byCategory, top, false)},
                    {"aligned_step", curves}};
+    if (grouping)
+        result["by_group"] = {{"grouping", grouping->text()}, {"groups", rowsJson("group", diff.byGroup, top, false)}};
     return dumpJson(result) + "\n";
 }
 
@@ -196,6 +202,7 @@ Command addDiffCommand(CLI::App &app)
         bool json = false;
         std::size_t top = 10;
         bool topGiven = false;
+        std::string group;
     };
     auto options = std::make_shared<Options>();
     command->add_option("A", options->pathA, "The trace to compare against (before)")->required();
@@ -204,16 +211,21 @@ Command addDiffCommand(CLI::App &app)
     command->add_option("--top", options->top, "How many rows each table lists (JSON: all unless given)")
         ->check(wholeNumber(1))
         ->each([options](const std::string &) { options->topGiven = true; });
+    command->add_option("--group", options->group,
+                        "Also compare what is live at the peaks grouped by source file (file) or by the innermost "
+                        "frame a regular expression matches (regex:PATTERN)");
     return {command, [options] {
+                const std::optional<StackGrouping> grouping =
+                    options->group.empty() ? std::nullopt : std::optional(parseStackGrouping(options->group));
                 // Both read side by side; A's error, if any, is the one reported.
                 auto b = std::async(std::launch::async, [options] { return openForCommand(options->pathB); });
                 const AnalysedTracePtr a = openForCommand(options->pathA);
                 const AnalysedTracePtr analysedB = b.get();
-                const TraceDiff diff = diffTraces(*a->trace, a->summary, *analysedB->trace, analysedB->summary);
+                const TraceDiff diff = diffTraces(*a->trace, a->summary, *analysedB->trace, analysedB->summary, grouping);
                 if (options->json)
                     return jsonDiff(options->pathA, options->pathB, diff,
-                                    options->topGiven ? std::optional(options->top) : std::nullopt);
-                return textDiff(options->pathA, options->pathB, diff, options->top);
+                                    options->topGiven ? std::optional(options->top) : std::nullopt, grouping);
+                return textDiff(options->pathA, options->pathB, diff, options->top, grouping);
             }};
 }
 

@@ -8,6 +8,7 @@
 
 #include "core/analysis/allocationsites.h"
 #include "core/analysis/allocatorstate.h"
+#include "core/analysis/blockgroups.h"
 #include "core/analysis/crossrank.h"
 #include "core/analysis/layerranking.h"
 #include "core/analysis/tracesummary.h"
@@ -91,7 +92,8 @@ std::string fullStacks(const Trace &trace, const LiveSet &live, const Allocation
     return out;
 }
 
-std::string liveSection(const Trace &trace, const LiveSet &live, std::size_t top, bool withFullStacks)
+std::string liveSection(const Trace &trace, const LiveSet &live, std::size_t top, bool withFullStacks,
+                        const std::optional<StackGrouping> &grouping)
 {
     std::string out = "\nLive at the peak: " + formatBytes(live.bytes) + " in "
                       + formatCount(static_cast<std::int64_t>(live.allocations.size())) + " blocks\n";
@@ -127,6 +129,18 @@ std::string liveSection(const Trace &trace, const LiveSet &live, std::size_t top
             });
         if (withFullStacks)
             out += fullStacks(trace, live, sites, top);
+    }
+    if (grouping) {
+        out += "\n";
+        TextTable table({grouping->title(), "bytes", "share", "blocks"}, {false, true, true, true});
+        const std::vector<GroupRow> rows = groupStacks(AllocationSites(trace.stacks), live.byStack, *grouping);
+        for (std::size_t i = 0; i < std::min(top, rows.size()); ++i)
+            table.addRow({visibleText(rows[i].key), formatBytes(rows[i].bytes),
+                          percent(static_cast<double>(rows[i].bytes), static_cast<double>(live.bytes)),
+                          formatCount(rows[i].blocks)});
+        out += table.toString();
+        if (rows.size() > top)
+            out += "  ... and " + std::to_string(rows.size() - top) + " more\n";
     }
     return out;
 }
@@ -168,7 +182,7 @@ std::string stepSection(const TraceSummary &summary, std::size_t top)
 }
 
 std::string textSummary(const std::string &path, const Trace &trace, const TraceSummary &summary, std::size_t top,
-                        bool withFullStacks)
+                        bool withFullStacks, const std::optional<StackGrouping> &grouping)
 {
     std::string out = visibleText(path) + "\n";
     if (auto description = trace.metaValue(metakey::Description); !description.empty())
@@ -188,7 +202,7 @@ std::string textSummary(const std::string &path, const Trace &trace, const Trace
     }
     out += peakSection(trace, summary);
     if (summary.peak.liveAtPeak)
-        out += liveSection(trace, *summary.peak.liveAtPeak, top, withFullStacks);
+        out += liveSection(trace, *summary.peak.liveAtPeak, top, withFullStacks, grouping);
     out += layerSection(trace, summary, top);
     out += stepSection(summary, top);
     return out;
@@ -312,6 +326,7 @@ Command addSummaryCommand(CLI::App &app)
         std::size_t top = 10;
         bool topGiven = false;
         bool fullStacks = false;
+        std::string group;
     };
     auto options = std::make_shared<Options>();
     command->add_option("FILE", options->paths, "Trace file (any format PeakLens reads: docs/formats.md); several: one per rank")
@@ -322,10 +337,18 @@ Command addSummaryCommand(CLI::App &app)
         ->each([options](const std::string &) { options->topGiven = true; });
     command->add_flag("--full-stacks", options->fullStacks,
                       "Also print every frame of the largest call stacks at the peak, allocator and interpreter included");
+    command->add_option("--group", options->group,
+                        "Also group what is live at the peak by the source file of each block's allocation site "
+                        "(file), or by the innermost frame a regular expression matches (regex:PATTERN; its first "
+                        "capture group names the group where it has one)");
     return {command, [options] {
+                const std::optional<StackGrouping> grouping =
+                    options->group.empty() ? std::nullopt : std::optional(parseStackGrouping(options->group));
                 if (options->paths.size() > 1) {
                     if (options->fullStacks)
                         throw Error("--full-stacks shows the stacks of one trace; give one file.");
+                    if (grouping)
+                        throw Error("--group groups the blocks of one trace; give one file.");
                     const CrossRankTable table = crossRankTable(overviewRanks(options->paths));
                     return options->json ? jsonRanks(table) : textRanks(table);
                 }
@@ -334,9 +357,9 @@ Command addSummaryCommand(CLI::App &app)
                 const FileSummary file = summarizeFile(path);
                 if (options->json)
                     return summaryToJson(*file.trace, file.summary,
-                                         options->topGiven ? std::optional(options->top) : std::nullopt)
+                                         options->topGiven ? std::optional(options->top) : std::nullopt, grouping)
                            + "\n";
-                return textSummary(path, *file.trace, file.summary, options->top, options->fullStacks);
+                return textSummary(path, *file.trace, file.summary, options->top, options->fullStacks, grouping);
             }};
 }
 

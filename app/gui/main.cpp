@@ -13,6 +13,7 @@
 #include "reportexport.h"
 #include "widgets/allocatorpane.h"
 #include "widgets/flamegraphpane.h"
+#include "widgets/livesetpane.h"
 #include "widgets/timelineview.h"
 #include "widgets/whatifbar.h"
 
@@ -168,13 +169,18 @@ int run(int argc, char **argv)
                                   QStringLiteral("Show only this stretch of the timeline, in ms from the trace's start."),
                                   QStringLiteral("FROM..TO"));
     const QCommandLineOption find(QStringLiteral("search"), QStringLiteral("Search the flame graph."), QStringLiteral("TEXT"));
+    const QCommandLineOption group(QStringLiteral("group"),
+                                   QStringLiteral("Group what is live by source file (file) or by the innermost frame a "
+                                                  "regular expression matches (regex:PATTERN), as peaklens-cli summary "
+                                                  "--group does."),
+                                   QStringLiteral("GROUPING"));
     const QCommandLineOption compare(QStringLiteral("compare"),
                                      QStringLiteral("Compare the trace with another, as File > Compare with… does."),
                                      QStringLiteral("FILE"));
     const QCommandLineOption force(QStringLiteral("force"),
                                    QStringLiteral("Replace the file --screenshot or --export-report names if it exists."));
     parser.addOptions({screenshot, groupByLayer, strategy, budget, rerun, select, exportReport, record, empty, size, tab, at,
-                       zoom, find, compare, force});
+                       zoom, find, group, compare, force});
     parser.addPositionalArgument(QStringLiteral("FILE"),
                                  QStringLiteral("Traces to open, several (or their folder) for the ranks of one run "
                                                 "(default: the bundled sample)"));
@@ -193,6 +199,15 @@ int run(int argc, char **argv)
         parser.showHelp(0);
     if (parser.isSet(version))
         parser.showVersion();
+    std::optional<peaklens::StackGrouping> liveGrouping;
+    if (parser.isSet(group)) {
+        try {
+            liveGrouping = peaklens::parseStackGrouping(parser.value(group).toStdString());
+        } catch (const peaklens::Error &error) {
+            std::fprintf(stderr, "peaklens: %s\n", error.what());
+            return 2;
+        }
+    }
     if (headless && !parser.isSet(exportReport) && !parser.isSet(screenshot)) {
         std::fprintf(stderr, "peaklens: there is no display to open a window on (DISPLAY is not set); "
                              "use --export-report or --screenshot, or peaklens-cli.\n");
@@ -290,6 +305,8 @@ int run(int argc, char **argv)
         }
         if (parser.isSet(find))
             window.flameGraphPane()->search(parser.value(find));
+        if (liveGrouping)
+            window.findChild<peaklens::gui::LiveSetPane *>()->setGrouping(*liveGrouping);
         if (parser.isSet(tab))
             window.showDetail(parser.value(tab));
         if (parser.isSet(budget))

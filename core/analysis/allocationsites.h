@@ -58,6 +58,7 @@ public:
     std::vector<std::string> callers(std::uint32_t stack, std::size_t most) const;
 
     FrameKind kindOfFrame(std::uint32_t frame) const { return m_frameKinds.at(frame); }
+    const StackTable &stacks() const { return m_stacks; }
 
 private:
     std::uint32_t intern(const AllocationSite &site);

@@ -128,17 +128,18 @@ PeakFigures peakFigures(const Trace &trace, const TraceSummary &summary)
 
 bool TraceDiff::samePeaks() const
 {
-    return byLayer.empty() && bySite.empty() && byCategory.empty() && a.peakBytes == b.peakBytes
+    return byLayer.empty() && bySite.empty() && byCategory.empty() && byGroup.empty() && a.peakBytes == b.peakBytes
            && a.reservedBytes == b.reservedBytes && a.liveBlocks == b.liveBlocks;
 }
 
-TraceDiff diffTraces(const Trace &a, const TraceSummary &summaryA, const Trace &b, const TraceSummary &summaryB)
+TraceDiff diffTraces(const Trace &a, const TraceSummary &summaryA, const Trace &b, const TraceSummary &summaryB,
+                     const std::optional<StackGrouping> &grouping)
 {
     TraceDiff diff;
     diff.a = peakFigures(a, summaryA);
     diff.b = peakFigures(b, summaryB);
 
-    Rows layers, sites, categories;
+    Rows layers, sites, categories, groups;
     const auto addTrace = [&](const Trace &trace, const TraceSummary &summary, bool isA) {
         if (!summary.peak.liveAtPeak)
             return;
@@ -154,12 +155,20 @@ TraceDiff diffTraces(const Trace &a, const TraceSummary &summaryA, const Trace &
         const AllocationSites allocationSites(trace.stacks);
         const Naming site = [&](std::uint32_t key) { return allocationSites.label(key); };
         addGroups(sites, live.bySite, isA, site, site, [&](std::uint32_t key) { return allocationSites.location(key); });
+        if (grouping) {
+            for (const GroupRow &group : groupStacks(allocationSites, live.byStack, *grouping)) {
+                DiffRow &row = groups.try_emplace(group.key, DiffRow{group.key, {}, 0, 0, 0, 0}).first->second;
+                (isA ? row.bytesA : row.bytesB) += group.bytes;
+                (isA ? row.blocksA : row.blocksB) += group.blocks;
+            }
+        }
     };
     addTrace(a, summaryA, true);
     addTrace(b, summaryB, false);
     diff.byLayer = changedRows(std::move(layers));
     diff.bySite = changedRows(std::move(sites));
     diff.byCategory = changedRows(std::move(categories));
+    diff.byGroup = changedRows(std::move(groups));
     diff.curves = alignedCurves(a, diff.a, b, diff.b);
     return diff;
 }

@@ -5,6 +5,7 @@
 // layer, allocation site and category, matched by name so that traces whose layer and
 // stack tables differ still compare.
 
+#include "core/analysis/blockgroups.h"
 #include "core/analysis/seriespoint.h"
 #include "core/analysis/tracesummary.h"
 
@@ -55,8 +56,9 @@ struct AlignedStep
 struct TraceDiff
 {
     PeakFigures a, b;
-    // Only rows whose bytes or blocks differ; the largest change (either way) first.
-    std::vector<DiffRow> byLayer, bySite, byCategory;
+    // Only rows whose bytes or blocks differ; the largest change (either way) first. byGroup
+    // by the grouping asked for, when one was (blockgroups.h).
+    std::vector<DiffRow> byLayer, bySite, byCategory, byGroup;
     std::optional<AlignedStep> curves; // when A's peak lies in a step that B has too
 
     std::int64_t peakDeltaBytes() const { return b.peakBytes - a.peakBytes; }
@@ -64,6 +66,7 @@ struct TraceDiff
     bool samePeaks() const;
 };
 
-TraceDiff diffTraces(const Trace &a, const TraceSummary &summaryA, const Trace &b, const TraceSummary &summaryB);
+TraceDiff diffTraces(const Trace &a, const TraceSummary &summaryA, const Trace &b, const TraceSummary &summaryB,
+                     const std::optional<StackGrouping> &grouping = std::nullopt);
 
 } // namespace peaklens

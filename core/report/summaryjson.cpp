@@ -45,7 +45,8 @@ void group(JsonWriter &out, const LiveGroup &g)
     out.member("bytes", g.bytes).member("blocks", g.blocks);
 }
 
-void liveSet(JsonWriter &out, const Trace &trace, const LiveSet &set, std::optional<std::size_t> top)
+void liveSet(JsonWriter &out, const Trace &trace, const LiveSet &set, std::optional<std::size_t> top,
+             const std::optional<StackGrouping> &grouping)
 {
     const AllocationSites sites(trace.stacks);
     out.beginObject().member("time_ns", set.timeNs).member("bytes", set.bytes).member("blocks", set.allocations.size());
@@ -89,7 +90,19 @@ void liveSet(JsonWriter &out, const Trace &trace, const LiveSet &set, std::optio
         group(out, g);
         out.endObject();
     }
-    out.endArray().endObject();
+    out.endArray();
+    if (grouping) {
+        const std::vector<GroupRow> rows = groupStacks(sites, set.byStack, *grouping);
+        out.key("by_group").beginObject().member("grouping", grouping->text()).key("groups").beginArray();
+        for (std::size_t i = 0; i < limit(rows.size(), top); ++i)
+            out.beginObject()
+                .member("group", rows[i].key)
+                .member("bytes", rows[i].bytes)
+                .member("blocks", rows[i].blocks)
+                .endObject();
+        out.endArray().endObject();
+    }
+    out.endObject();
 }
 
 void peakOf(JsonWriter &out, const Trace &trace, const TraceSummary &summary, const DevicePeak &p)
@@ -131,7 +144,8 @@ void layers(JsonWriter &out, const Trace &trace, const TraceSummary &summary, st
 
 } // namespace
 
-std::string summaryToJson(const Trace &trace, const TraceSummary &summary, std::optional<std::size_t> top)
+std::string summaryToJson(const Trace &trace, const TraceSummary &summary, std::optional<std::size_t> top,
+                          const std::optional<StackGrouping> &grouping)
 {
     JsonWriter out;
     out.beginObject().key("meta").beginObject();
@@ -159,7 +173,7 @@ std::string summaryToJson(const Trace &trace, const TraceSummary &summary, std::
     }
     out.endArray().key("live_at_peak");
     if (summary.peak.primary)
-        liveSet(out, trace, *summary.peak.liveAtPeak, top);
+        liveSet(out, trace, *summary.peak.liveAtPeak, top, grouping);
     else
         out.null();
     out.key("layers");

@@ -2,6 +2,7 @@
 #pragma once
 // The JSON object of `peaklens-cli summary --json`, documented in docs/cli.md.
 
+#include "core/analysis/blockgroups.h"
 #include "core/analysis/tracesummary.h"
 
 #include <optional>
@@ -10,6 +11,8 @@
 namespace peaklens {
 
 // top limits the layers (largest activation first) and the live groups; nullopt keeps all.
-std::string summaryToJson(const Trace &trace, const TraceSummary &summary, std::optional<std::size_t> top);
+// With a grouping, the live set at the peak also has its groups (by_group).
+std::string summaryToJson(const Trace &trace, const TraceSummary &summary, std::optional<std::size_t> top,
+                          const std::optional<StackGrouping> &grouping = std::nullopt);
 
 } // namespace peaklens

@@ -1,59 +1,75 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "livesetmodel.h"
 
+#include "core/error.h"
 #include "core/report/palette.h"
 #include "core/trace/units.h"
 
 namespace peaklens::gui {
 
-void LiveSetModel::resetData(const DocumentPtr &document, const LiveSet &live, Grouping grouping)
+void LiveSetModel::resetData(const DocumentPtr &document, const LiveSet &live, Grouping grouping, const QString &pattern)
 {
+    std::vector<Row> rows;
+    QString problem;
+    try {
+        if (document)
+            rows = rowsOf(document, live, grouping, pattern);
+    } catch (const Error &error) {
+        problem = QString::fromStdString(error.what());
+    }
     beginResetModel();
-    m_document = document;
     m_live = live;
     m_grouping = grouping;
+    m_rows = std::move(rows);
+    m_problem = problem;
     endResetModel();
 }
 
-const std::vector<LiveGroup> &LiveSetModel::groups() const
+std::vector<LiveSetModel::Row> LiveSetModel::rowsOf(const DocumentPtr &document, const LiveSet &live, Grouping grouping,
+                                                    const QString &pattern) const
 {
-    switch (m_grouping) {
+    const Trace &trace = *document->trace;
+    const AllocationSites &sites = *document->sites;
+    std::vector<Row> rows;
+    const auto fromGroups = [&](const std::vector<LiveGroup> &groups, auto name) {
+        for (const LiveGroup &group : groups)
+            rows.push_back(Row{name(group.key), group.bytes, group.blocks, std::nullopt, {}});
+    };
+    switch (grouping) {
     case Grouping::Layer:
-        return m_live.byLayer;
+        fromGroups(live.byLayer, [&](std::uint32_t key) {
+            return key < trace.layers.size() ? QString::fromStdString(trace.layers[key].path) : tr("(no layer)");
+        });
+        break;
     case Grouping::Category:
-        return m_live.byCategory;
+        fromGroups(live.byCategory,
+                   [](std::uint32_t key) { return QString::fromUtf8(palette::categoryLabel(static_cast<Category>(key))); });
+        break;
     case Grouping::Site:
-        return m_live.bySite;
+        for (const LiveGroup &group : live.bySite) {
+            QString toolTip = QString::fromStdString(sites.location(group.key));
+            for (const std::string &caller : sites.callers(group.largestStack, 4))
+                toolTip += QStringLiteral("\ncalled from ") + QString::fromStdString(caller);
+            rows.push_back(Row{QString::fromStdString(sites.label(group.key)), group.bytes, group.blocks,
+                               group.key != AllocationSites::kNoSite ? std::optional(group.largestStack) : std::nullopt,
+                               toolTip});
+        }
+        break;
+    case Grouping::File:
+    case Grouping::Pattern: {
+        const StackGrouping by =
+            grouping == Grouping::File ? parseStackGrouping("file") : parseStackGrouping("regex:" + pattern.toStdString());
+        for (const GroupRow &group : groupStacks(sites, live.byStack, by))
+            rows.push_back(Row{QString::fromStdString(group.key), group.bytes, group.blocks, std::nullopt, {}});
+        break;
     }
-    return m_live.byLayer;
-}
-
-QString LiveSetModel::groupName(const LiveGroup &group) const
-{
-    const Trace &trace = *m_document->trace;
-    switch (m_grouping) {
-    case Grouping::Layer:
-        return group.key < trace.layers.size() ? QString::fromStdString(trace.layers[group.key].path) : tr("(no layer)");
-    case Grouping::Category:
-        return QString::fromUtf8(palette::categoryLabel(static_cast<Category>(group.key)));
-    case Grouping::Site:
-        return QString::fromStdString(m_document->sites->label(group.key));
     }
-    return {};
-}
-
-QString LiveSetModel::siteToolTip(const LiveGroup &group) const
-{
-    const AllocationSites &sites = *m_document->sites;
-    QString text = QString::fromStdString(sites.location(group.key));
-    for (const std::string &caller : sites.callers(group.largestStack, 4))
-        text += QStringLiteral("\ncalled from ") + QString::fromStdString(caller);
-    return text;
+    return rows;
 }
 
 int LiveSetModel::rowCount(const QModelIndex &parent) const
 {
-    return parent.isValid() || !m_document ? 0 : static_cast<int>(groups().size());
+    return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
 }
 
 int LiveSetModel::columnCount(const QModelIndex &parent) const
@@ -65,36 +81,36 @@ QVariant LiveSetModel::data(const QModelIndex &index, int role) const
 {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
-    const LiveGroup &group = groups()[static_cast<std::size_t>(index.row())];
-    const double share = m_live.bytes > 0 ? 100.0 * static_cast<double>(group.bytes) / static_cast<double>(m_live.bytes) : 0.0;
+    const Row &row = m_rows[static_cast<std::size_t>(index.row())];
+    const double share = m_live.bytes > 0 ? 100.0 * static_cast<double>(row.bytes) / static_cast<double>(m_live.bytes) : 0.0;
     switch (role) {
     case Qt::DisplayRole:
         switch (index.column()) {
         case NameColumn:
-            return groupName(group);
+            return row.name;
         case BytesColumn:
-            return QString::fromStdString(formatBytes(group.bytes));
+            return QString::fromStdString(formatBytes(row.bytes));
         case ShareColumn:
             return QString(QString::number(share, 'f', 1) + QLatin1Char('%'));
         case BlocksColumn:
-            return QString::number(group.blocks);
+            return QString::number(row.blocks);
         }
         return {};
     case SortRole:
         switch (index.column()) {
         case NameColumn:
-            return groupName(group);
+            return row.name;
         case BlocksColumn:
-            return static_cast<qlonglong>(group.blocks);
+            return static_cast<qlonglong>(row.blocks);
         default:
-            return static_cast<qlonglong>(group.bytes);
+            return static_cast<qlonglong>(row.bytes);
         }
     case Qt::TextAlignmentRole:
         return index.column() == NameColumn ? QVariant() : QVariant(Qt::AlignRight | Qt::AlignVCenter);
     case Qt::ToolTipRole:
-        return m_grouping == Grouping::Site && index.column() == NameColumn ? siteToolTip(group) : QVariant();
+        return index.column() == NameColumn && !row.toolTip.isEmpty() ? QVariant(row.toolTip) : QVariant();
     case StackRole:
-        return m_grouping == Grouping::Site && group.key != AllocationSites::kNoSite ? QVariant(group.largestStack) : QVariant();
+        return row.stack ? QVariant(*row.stack) : QVariant();
     }
     return {};
 }
@@ -105,9 +121,19 @@ QVariant LiveSetModel::headerData(int section, Qt::Orientation orientation, int 
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {
     case NameColumn:
-        return m_grouping == Grouping::Layer      ? tr("Layer")
-               : m_grouping == Grouping::Category ? tr("Category")
-                                                  : tr("Allocation site");
+        switch (m_grouping) {
+        case Grouping::Layer:
+            return tr("Layer");
+        case Grouping::Category:
+            return tr("Category");
+        case Grouping::Site:
+            return tr("Allocation site");
+        case Grouping::File:
+            return tr("Source file");
+        case Grouping::Pattern:
+            return tr("Matching frame");
+        }
+        return {};
     case BytesColumn:
         return tr("Live");
     case ShareColumn:

@@ -11,6 +11,7 @@
 #include <QComboBox>
 #include <QFontDatabase>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QSignalBlocker>
 #include <QSortFilterProxyModel>
@@ -23,6 +24,7 @@ LiveSetPane::LiveSetPane(QWidget *parent)
     , m_model(new LiveSetModel(this))
     , m_proxy(new QSortFilterProxyModel(this))
     , m_grouping(new QComboBox(this))
+    , m_pattern(new QLineEdit(this))
     , m_title(new QLabel(this))
     , m_stack(new QPlainTextEdit(this))
     , m_allFrames(new QCheckBox(tr("All frames"), this))
@@ -33,7 +35,15 @@ LiveSetPane::LiveSetPane(QWidget *parent)
     m_view->horizontalHeader()->setSectionResizeMode(LiveSetModel::NameColumn, QHeaderView::Stretch);
     m_view->sortByColumn(LiveSetModel::BytesColumn, Qt::DescendingOrder);
     m_grouping->setObjectName(QStringLiteral("liveGrouping"));
-    m_grouping->addItems({tr("by layer"), tr("by category"), tr("by allocation site")});
+    m_grouping->addItems(
+        {tr("by layer"), tr("by category"), tr("by allocation site"), tr("by source file"), tr("by frames matching")});
+    m_pattern->setObjectName(QStringLiteral("livePattern"));
+    m_pattern->setPlaceholderText(tr("regular expression"));
+    m_pattern->setToolTip(tr("Groups each block by the innermost frame of its stack, \"function (path:line)\", that "
+                             "this expression matches: by its first capture group where it has one. "
+                             "/(\\w+)\\.py: groups by file name."));
+    m_pattern->setClearButtonEnabled(true);
+    m_pattern->hide();
     m_title->setWordWrap(true);
     m_stack->setObjectName(QStringLiteral("stackFrames"));
     m_stack->setReadOnly(true);
@@ -49,6 +59,7 @@ LiveSetPane::LiveSetPane(QWidget *parent)
     auto *header = new QHBoxLayout;
     header->addWidget(m_title, 1);
     header->addWidget(m_grouping);
+    header->addWidget(m_pattern);
     layout->addLayout(header);
     layout->addWidget(m_view);
     auto *stackHeader = new QHBoxLayout;
@@ -57,7 +68,14 @@ LiveSetPane::LiveSetPane(QWidget *parent)
     layout->addLayout(stackHeader);
     layout->addWidget(m_stack);
 
-    connect(m_grouping, &QComboBox::currentIndexChanged, this, [this] { showLiveSet(m_document, m_timeNs); });
+    connect(m_grouping, &QComboBox::currentIndexChanged, this, [this] {
+        const bool byPattern = m_grouping->currentIndex() == int(LiveSetModel::Grouping::Pattern);
+        m_pattern->setVisible(byPattern);
+        if (byPattern && m_pattern->text().isEmpty())
+            m_pattern->setFocus();
+        showLiveSet(m_document, m_timeNs);
+    });
+    connect(m_pattern, &QLineEdit::editingFinished, this, [this] { showLiveSet(m_document, m_timeNs); });
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &LiveSetPane::showStack);
     connect(m_allFrames, &QCheckBox::toggled, this, [this] { showStack(m_view->currentIndex()); });
 }
@@ -66,6 +84,18 @@ void LiveSetPane::setDefaultGrouping(bool hasLayers)
 {
     const QSignalBlocker blocker(m_grouping);
     m_grouping->setCurrentIndex(int(hasLayers ? LiveSetModel::Grouping::Layer : LiveSetModel::Grouping::Category));
+}
+
+void LiveSetPane::setGrouping(const StackGrouping &grouping)
+{
+    {
+        const QSignalBlocker blocker(m_grouping);
+        const bool file = grouping.kind == StackGrouping::Kind::File;
+        m_grouping->setCurrentIndex(int(file ? LiveSetModel::Grouping::File : LiveSetModel::Grouping::Pattern));
+        m_pattern->setText(file ? QString() : QString::fromStdString(grouping.pattern));
+        m_pattern->setVisible(!file);
+    }
+    showLiveSet(m_document, m_timeNs);
 }
 
 void LiveSetPane::showLiveSet(const DocumentPtr &document, std::optional<std::int64_t> timeNs)
@@ -93,7 +123,13 @@ void LiveSetPane::showLiveSet(const DocumentPtr &document, std::optional<std::in
     } else {
         m_title->setText(tr("The trace allocates nothing."));
     }
-    m_model->resetData(document, live, static_cast<LiveSetModel::Grouping>(m_grouping->currentIndex()));
+    const auto grouping = static_cast<LiveSetModel::Grouping>(m_grouping->currentIndex());
+    const bool waitsForPattern = grouping == LiveSetModel::Grouping::Pattern && m_pattern->text().isEmpty();
+    m_model->resetData(document, live, grouping, m_pattern->text());
+    if (waitsForPattern)
+        m_title->setText(m_title->text() + tr(" <i>Type a regular expression to group by the frames it matches.</i>"));
+    else if (!m_model->problem().isEmpty())
+        m_title->setText(m_title->text() + QStringLiteral(" <i>%1</i>").arg(m_model->problem().toHtmlEscaped()));
     m_view->resizeColumnsToContents();
     m_view->horizontalHeader()->setSectionResizeMode(LiveSetModel::NameColumn, QHeaderView::Stretch);
     m_stack->clear();

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// What is live at the peak or a clicked time: the live set grouped by layer, category or
-// allocation site, and under it the selected site's call stack, its user code first and
-// every frame (allocator, dispatcher, interpreter) one click away.
+// What is live at the peak or a clicked time: the live set grouped by layer, category,
+// allocation site, source file or the frames a pattern matches, and under it the selected
+// site's call stack, its user code first and every frame (allocator, dispatcher,
+// interpreter) one click away.
 
 #include "tracedocument.h"
+
+#include "core/analysis/blockgroups.h"
 
 #include <QWidget>
 
@@ -13,6 +16,7 @@
 class QCheckBox;
 class QComboBox;
 class QLabel;
+class QLineEdit;
 class QPlainTextEdit;
 class QSortFilterProxyModel;
 class QTableView;
@@ -33,6 +37,8 @@ public:
     LiveSetModel *model() const { return m_model; }
     // By layer for a trace that names layers, else by category.
     void setDefaultGrouping(bool hasLayers);
+    // By source file or by the frames a pattern matches, as peaklens-cli summary --group.
+    void setGrouping(const StackGrouping &grouping);
 
 private:
     void showStack(const QModelIndex &current);
@@ -43,6 +49,7 @@ private:
     QSortFilterProxyModel *m_proxy;
     QTableView *m_view;
     QComboBox *m_grouping;
+    QLineEdit *m_pattern; // shown while grouping by a pattern
     QLabel *m_title;
     QPlainTextEdit *m_stack;
     QCheckBox *m_allFrames;

@@ -2,6 +2,7 @@
 #include "testsupport.h"
 #include "tracefiledamage.h"
 
+#include "core/analysis/blockgroups.h"
 #include "core/analysis/peakfinder.h"
 #include "core/analysis/stepstats.h"
 #include "core/analysis/tracesummary.h"
@@ -309,6 +310,12 @@ private slots:
             << QStringLiteral("share from 0");
         QTest::addRow("max batch without budget") << QStringList{QStringLiteral("plan"), kSample, QStringLiteral("--max-batch")}
                                                   << QStringLiteral("--max-batch needs a budget");
+        QTest::addRow("unknown grouping") << QStringList{QStringLiteral("summary"), kSample, QStringLiteral("--group"),
+                                                         QStringLiteral("colour")}
+                                          << QStringLiteral("give file, or regex:PATTERN");
+        QTest::addRow("grouping with a bad pattern")
+            << QStringList{QStringLiteral("diff"), kSample, kSample, QStringLiteral("--group"), QStringLiteral("regex:[a")}
+            << QStringLiteral("not a regular expression");
         QTest::addRow("ZeRO stage alone") << QStringList{
             QStringLiteral("plan"), kSample, QStringLiteral("--strategy"), QStringLiteral("none"), QStringLiteral("--zero-stage"),
             QStringLiteral("2")} << QStringLiteral("--zero-stage requires --shard-degree");
@@ -504,6 +511,63 @@ private slots:
         const QJsonArray steps = json[QStringLiteral("steps")].toArray();
         QCOMPARE(steps.size(), qsizetype(trace->steps.size()));
         QCOMPARE(steps[1].toObject()[QStringLiteral("peak_allocated_bytes")].toInteger(), summary.steps[1].peakAllocatedBytes);
+    }
+
+    // --group on a real snapshot: the groups share out exactly what is live at the peak, as
+    // the library groups it, and a diff by the same grouping lists the groups that changed.
+    void summaryAndDiffGroupByFileOrPattern_data()
+    {
+        QTest::addColumn<QString>("grouping");
+        QTest::addRow("by source file") << QStringLiteral("file");
+        QTest::addRow("by a pattern's capture group") << QStringLiteral("regex:/(\\w+)\\.py:");
+    }
+    void summaryAndDiffGroupByFileOrPattern()
+    {
+        QFETCH(QString, grouping);
+        const QString a = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_first_step.pickle.gz");
+        const QString b = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_three_steps.pickle.gz");
+        const Run run = runCli({QStringLiteral("summary"), a, QStringLiteral("--group"), grouping, QStringLiteral("--json")});
+        QCOMPARE(run.exitCode, 0);
+        const QJsonObject live = QJsonDocument::fromJson(run.out).object()[QStringLiteral("live_at_peak")].toObject();
+        const QJsonObject byGroup = live[QStringLiteral("by_group")].toObject();
+        QCOMPARE(byGroup[QStringLiteral("grouping")].toString(), grouping);
+        const auto trace = loadTrace(test::ss(a));
+        const TraceSummary summary = summarize(*trace);
+        const std::vector<GroupRow> rows =
+            groupStacks(AllocationSites(trace->stacks), summary.peak.liveAtPeak->byStack, parseStackGrouping(grouping.toStdString()));
+        const QJsonArray groups = byGroup[QStringLiteral("groups")].toArray();
+        QCOMPARE(groups.size(), qsizetype(rows.size()));
+        QVERIFY(rows.size() > 1);
+        qint64 bytes = 0, blocks = 0;
+        for (qsizetype i = 0; i < groups.size(); ++i) {
+            const QJsonObject group = groups[i].toObject();
+            QCOMPARE(group[QStringLiteral("group")].toString(), test::qs(rows[i].key));
+            QCOMPARE(group[QStringLiteral("bytes")].toInteger(), rows[i].bytes);
+            bytes += group[QStringLiteral("bytes")].toInteger();
+            blocks += group[QStringLiteral("blocks")].toInteger();
+        }
+        QCOMPARE(bytes, live[QStringLiteral("bytes")].toInteger());
+        QCOMPARE(blocks, live[QStringLiteral("blocks")].toInteger());
+        const Run text = runCli({QStringLiteral("summary"), a, QStringLiteral("--group"), grouping});
+        QVERIFY2(text.out.contains(QByteArray::fromStdString(parseStackGrouping(grouping.toStdString()).title())),
+                 text.out.constData());
+
+        const Run diff = runCli({QStringLiteral("diff"), a, b, QStringLiteral("--group"), grouping, QStringLiteral("--json")});
+        QCOMPARE(diff.exitCode, 0);
+        const QJsonArray changed =
+            QJsonDocument::fromJson(diff.out).object()[QStringLiteral("by_group")].toObject()[QStringLiteral("groups")].toArray();
+        QVERIFY(!changed.isEmpty());
+        for (const QJsonValue &value : changed) {
+            const QJsonObject row = value.toObject();
+            QCOMPARE(row[QStringLiteral("delta_bytes")].toInteger(),
+                     row[QStringLiteral("bytes_b")].toInteger() - row[QStringLiteral("bytes_a")].toInteger());
+        }
+        const Run self = runCli({QStringLiteral("diff"), a, a, QStringLiteral("--group"), grouping, QStringLiteral("--json")});
+        QVERIFY(QJsonDocument::fromJson(self.out)
+                    .object()[QStringLiteral("by_group")]
+                    .toObject()[QStringLiteral("groups")]
+                    .toArray()
+                    .isEmpty());
     }
 
     void reservedIsNullWhenUnknown()

@@ -25,6 +25,7 @@
 #include "widgets/whatifbar.h"
 
 #include "core/analysis/allocatorstate.h"
+#include "core/analysis/blockgroups.h"
 #include "core/format/schema.h"
 #include "core/format/tracewriter.h"
 #include "core/import/traceloader.h"
@@ -560,6 +561,51 @@ private slots:
         QCOMPARE(window.runsPane()->comparison()->rowCount(), 0);
         QVERIFY(std::none_of(window.layerModel()->checkpoint().begin(), window.layerModel()->checkpoint().end(),
                              [](bool on) { return on; }));
+    }
+
+    // The live set groups by source file and by the frames a pattern matches, as
+    // summary --group does; a pattern that is no regular expression says so and lists nothing.
+    void theLiveSetGroupsByFileAndPattern()
+    {
+        MainWindow window;
+        const QString path = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_first_step.pickle.gz");
+        QVERIFY(load(window, path));
+        auto *pane = window.findChild<LiveSetPane *>();
+        auto *grouping = pane->findChild<QComboBox *>(QStringLiteral("liveGrouping"));
+        auto *pattern = pane->findChild<QLineEdit *>(QStringLiteral("livePattern"));
+        const DocumentPtr document = window.document();
+        const LiveSet &live = *document->summary.peak.liveAtPeak;
+        const auto names = [&] {
+            QStringList out;
+            for (int row = 0; row < pane->model()->rowCount(); ++row)
+                out << pane->model()->index(row, LiveSetModel::NameColumn).data().toString() + QLatin1Char(' ')
+                           + pane->model()->index(row, LiveSetModel::BlocksColumn).data().toString();
+            return out;
+        };
+        const auto expected = [&](const char *grouping) {
+            QStringList out;
+            for (const GroupRow &row : groupStacks(*document->sites, live.byStack, parseStackGrouping(grouping)))
+                out << QString::fromStdString(row.key) + QLatin1Char(' ') + QString::number(row.blocks);
+            return out;
+        };
+
+        grouping->setCurrentIndex(int(LiveSetModel::Grouping::File));
+        QVERIFY(pattern->isHidden());
+        QCOMPARE(names(), expected("file"));
+        QVERIFY(names().size() > 1);
+
+        grouping->setCurrentIndex(int(LiveSetModel::Grouping::Pattern));
+        QVERIFY(!pattern->isHidden());
+        QCOMPARE(pane->model()->rowCount(), 0);
+        pattern->setText(QStringLiteral("/(\\w+)\\.py:"));
+        emit pattern->editingFinished();
+        QCOMPARE(names(), expected("regex:/(\\w+)\\.py:"));
+        QVERIFY(pane->model()->problem().isEmpty());
+
+        pattern->setText(QStringLiteral("(model"));
+        emit pattern->editingFinished();
+        QCOMPARE(pane->model()->rowCount(), 0);
+        QVERIFY(pane->model()->problem().contains(QStringLiteral("not a regular expression")));
     }
 
     // A category keeps its colour whichever trace is open and however large it is there;

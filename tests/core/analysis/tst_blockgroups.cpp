@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "testsupport.h"
+
+#include "core/analysis/blockgroups.h"
+#include "core/analysis/tracediff.h"
+#include "core/error.h"
+#include "core/import/traceloader.h"
+
+using namespace peaklens;
+using peaklens::test::qs;
+using peaklens::test::traceFrom;
+
+namespace {
+
+// Live at the end: two blocks of the user's model.py, one PyTorch's functional.py made for
+// the user's train.py (its allocation site's file, as the site is the user's own code), one
+// an operator alone made, one without a stack.
+constexpr const char *kBlocks =
+    "alloc a 100 activation stack=train@/home/me/train.py:20;forward@/home/me/model.py:10\n"
+    "alloc b 300 activation stack=train@/home/me/train.py:20;forward@/home/me/model.py:12\n"
+    "alloc c 50 activation "
+    "stack=train@/home/me/train.py:20;softmax@/usr/lib/python3/site-packages/torch/nn/functional.py:2140\n"
+    "alloc d 20 temporary stack=aten::mm@:0\n"
+    "alloc e 7 parameter\n";
+
+QString rowsText(const std::vector<GroupRow> &rows)
+{
+    QStringList out;
+    for (const GroupRow &row : rows)
+        out << QStringLiteral("%1 %2/%3").arg(qs(row.key)).arg(row.bytes).arg(row.blocks);
+    return out.join(QStringLiteral(", "));
+}
+
+std::vector<GroupRow> groupsAtPeak(const Trace &trace, const StackGrouping &grouping)
+{
+    const TraceSummary summary = summarize(trace);
+    return groupStacks(AllocationSites(trace.stacks), summary.peak.liveAtPeak->byStack, grouping);
+}
+
+} // namespace
+
+class tst_BlockGroups : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void blocksAreGroupedByWhatTheirStacksSay_data()
+    {
+        QTest::addColumn<QString>("grouping");
+        QTest::addColumn<QString>("rows");
+        QTest::addRow("by source file") << QStringLiteral(
+            "file") << QStringLiteral("/home/me/model.py 400/2, /home/me/train.py 50/1, (no source file) 27/2");
+        QTest::addRow("by the innermost frame a pattern matches")
+            << QStringLiteral("regex:model\\.py:1[02]")
+            << QStringLiteral("model.py:12 300/1, model.py:10 100/1, (no frame matches) 77/3");
+        QTest::addRow("by a capture group") << QStringLiteral("regex:/(\\w+)\\.py")
+                                            << QStringLiteral("model 400/2, functional 50/1, (no frame matches) 27/2");
+        QTest::addRow("an outer frame matches when an inner one does not")
+            << QStringLiteral("regex:(train)\\.py") << QStringLiteral("train 450/3, (no frame matches) 27/2");
+        QTest::addRow("an operator's frame")
+            << QStringLiteral("regex:aten::(\\w+)") << QStringLiteral("(no frame matches) 457/4, mm 20/1");
+    }
+    void blocksAreGroupedByWhatTheirStacksSay()
+    {
+        QFETCH(QString, grouping);
+        QFETCH(QString, rows);
+        const auto trace = traceFrom(QString::fromLatin1(kBlocks));
+        const StackGrouping parsed = parseStackGrouping(grouping.toStdString());
+        QCOMPARE(qs(parsed.text()), grouping);
+        QCOMPARE(rowsText(groupsAtPeak(*trace, parsed)), rows);
+    }
+
+    void badGroupingsAreRefused_data()
+    {
+        QTest::addColumn<QString>("grouping");
+        QTest::addColumn<QString>("message");
+        QTest::addRow("unknown") << QStringLiteral("stage") << QStringLiteral("give file, or regex:PATTERN");
+        QTest::addRow("no pattern") << QStringLiteral("regex:") << QStringLiteral("needs a pattern");
+        QTest::addRow("not a pattern") << QStringLiteral("regex:(model") << QStringLiteral("not a regular expression");
+    }
+    void badGroupingsAreRefused()
+    {
+        QFETCH(QString, grouping);
+        QFETCH(QString, message);
+        try {
+            (void)parseStackGrouping(grouping.toStdString());
+            QFAIL("accepted");
+        } catch (const Error &error) {
+            QVERIFY2(qs(error.what()).contains(message), error.what());
+        }
+    }
+
+    // A diff by a grouping lists what is new in B, gone from A, and what grew or shrank.
+    void aDiffComparesGroupsBothWays()
+    {
+        const auto a = traceFrom(QString::fromLatin1(kBlocks));
+        const auto b = traceFrom(QStringLiteral("alloc a 100 activation stack=forward@/home/me/model.py:10\n"
+                                                "alloc b 900 activation stack=forward@/home/me/model.py:12\n"
+                                                "alloc f 64 activation stack=forward@/home/me/attention.py:3\n"
+                                                "alloc e 7 parameter\n"));
+        const TraceDiff diff = diffTraces(*a, summarize(*a), *b, summarize(*b), parseStackGrouping("file"));
+        QStringList rows;
+        for (const DiffRow &row : diff.byGroup)
+            rows << QStringLiteral("%1 %2>%3").arg(qs(row.key)).arg(row.bytesA).arg(row.bytesB);
+        QCOMPARE(rows, (QStringList{QStringLiteral("/home/me/model.py 400>1000"), QStringLiteral("/home/me/attention.py 0>64"),
+                                    QStringLiteral("/home/me/train.py 50>0"), QStringLiteral("(no source file) 27>7")}));
+        QVERIFY(diffTraces(*a, summarize(*a), *a, summarize(*a), parseStackGrouping("file")).byGroup.empty());
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_BlockGroups)
+#include "tst_blockgroups.moc"
