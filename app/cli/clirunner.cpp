@@ -20,8 +20,9 @@ int parseAndRun(int argc, char **argv, std::ostream &out, std::ostream &err)
     app.set_version_flag("--version", std::string("peaklens-cli ") + PEAKLENS_VERSION);
     app.require_subcommand(1);
     const Command commands[] = {
-        addInfoCommand(app),   addSummaryCommand(app), addDiffCommand(app),   addConvertCommand(app), addPlanCommand(app),
-        addParetoCommand(app), addReportCommand(app),  addRecordCommand(app), addRerunCommand(app),   addWatchCommand(app),
+        addInfoCommand(app),  addSummaryCommand(app), addDiffCommand(app),   addConvertCommand(app),
+        addPlanCommand(app),  addParetoCommand(app),  addReportCommand(app), addRecordCommand(app),
+        addRerunCommand(app), addWatchCommand(app),   addQueryCommand(app),
     };
     // Hidden from --help (group ""): the completion scripts the build installs, written from
     // this very definition so that they cannot drift from it. Success ends the parse with

@@ -71,5 +71,6 @@ Command addReportCommand(CLI::App &app);
 Command addRecordCommand(CLI::App &app);
 Command addWatchCommand(CLI::App &app);
 Command addRerunCommand(CLI::App &app);
+Command addQueryCommand(CLI::App &app);
 
 } // namespace peaklens::cli

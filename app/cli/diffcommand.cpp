@@ -3,6 +3,8 @@
 // reserved peaks and step times side by side, and what is live at each peak by layer,
 // allocation site and category, the largest changes first.
 
+#include "diffcommand.h"
+
 #include "command.h"
 #include "commandtrace.h"
 #include "textoutput.h"
@@ -165,8 +167,10 @@ json pointsJson(const std::vector<SeriesPoint> &points)
     return list;
 }
 
-std::string jsonDiff(const std::string &pathA, const std::string &pathB, const TraceDiff &diff, std::optional<std::size_t> top,
-                     const std::optional<StackGrouping> &grouping)
+} // namespace
+
+nlohmann::ordered_json diffToJson(const std::string &pathA, const std::string &pathB, const TraceDiff &diff,
+                                  std::optional<std::size_t> top, const std::optional<StackGrouping> &grouping)
 {
     const auto difference = [](const std::optional<std::int64_t> &a, const std::optional<std::int64_t> &b) {
         return a && b ? json(*b - *a) : json(nullptr);
@@ -188,10 +192,8 @@ std::string jsonDiff(const std::string &pathA, const std::string &pathB, const T
                    {"aligned_step", curves}};
     if (grouping)
         result["by_group"] = {{"grouping", grouping->text()}, {"groups", rowsJson("group", diff.byGroup, top, false)}};
-    return dumpJson(result) + "\n";
+    return result;
 }
-
-} // namespace
 
 Command addDiffCommand(CLI::App &app)
 {
@@ -223,8 +225,9 @@ Command addDiffCommand(CLI::App &app)
                 const AnalysedTracePtr analysedB = b.get();
                 const TraceDiff diff = diffTraces(*a->trace, a->summary, *analysedB->trace, analysedB->summary, grouping);
                 if (options->json)
-                    return jsonDiff(options->pathA, options->pathB, diff,
-                                    options->topGiven ? std::optional(options->top) : std::nullopt, grouping);
+                    return dumpJson(diffToJson(options->pathA, options->pathB, diff,
+                                               options->topGiven ? std::optional(options->top) : std::nullopt, grouping))
+                           + "\n";
                 return textDiff(options->pathA, options->pathB, diff, options->top, grouping);
             }};
 }

@@ -144,6 +144,24 @@ void layers(JsonWriter &out, const Trace &trace, const TraceSummary &summary, st
 
 } // namespace
 
+std::string peakToJson(const Trace &trace, const TraceSummary &summary)
+{
+    JsonWriter out;
+    if (summary.peak.primary)
+        peakOf(out, trace, summary, summary.peak.devices[*summary.peak.primary]);
+    else
+        out.null();
+    return out.take();
+}
+
+std::string liveSetToJson(const Trace &trace, const LiveSet &live, std::optional<std::size_t> top,
+                          const std::optional<StackGrouping> &grouping)
+{
+    JsonWriter out;
+    liveSet(out, trace, live, top, grouping);
+    return out.take();
+}
+
 std::string summaryToJson(const Trace &trace, const TraceSummary &summary, std::optional<std::size_t> top,
                           const std::optional<StackGrouping> &grouping)
 {

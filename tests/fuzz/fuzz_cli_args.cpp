@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fuzzes peaklens-cli in-process: the input is its argument list, split at NUL bytes,
 // run in a private folder that holds a few traces. Inputs naming `record` or `rerun` are skipped (they
-// launch programs), and so are paths with a '/', so that nothing outside the folder is
+// launch programs), and so are those naming `query` (without questions it waits on standard
+// input; tst_cli runs it) and paths with a '/', so that nothing outside the folder is
 // read or written. An argument "\x01" COUNT TEXT stands for TEXT repeated, so that long
 // arguments (deep regular expressions, huge numbers) are a few bytes away.
 #include "outputcheck.h"
@@ -47,7 +48,7 @@ bool mayRun(std::string_view argument)
     std::string lower(argument);
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
     return argument.find('/') == std::string_view::npos && lower.find("record") == std::string::npos
-           && lower.find("rerun") == std::string::npos;
+           && lower.find("rerun") == std::string::npos && lower.find("query") == std::string::npos;
 }
 
 // "\x01" COUNT TEXT: TEXT (COUNT + 1) * 256 times, at most kMaxArgumentBytes.

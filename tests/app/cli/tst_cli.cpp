@@ -533,8 +533,8 @@ private slots:
         QCOMPARE(byGroup[QStringLiteral("grouping")].toString(), grouping);
         const auto trace = loadTrace(test::ss(a));
         const TraceSummary summary = summarize(*trace);
-        const std::vector<GroupRow> rows =
-            groupStacks(AllocationSites(trace->stacks), summary.peak.liveAtPeak->byStack, parseStackGrouping(grouping.toStdString()));
+        const std::vector<GroupRow> rows = groupStacks(AllocationSites(trace->stacks), summary.peak.liveAtPeak->byStack,
+                                                       parseStackGrouping(grouping.toStdString()));
         const QJsonArray groups = byGroup[QStringLiteral("groups")].toArray();
         QCOMPARE(groups.size(), qsizetype(rows.size()));
         QVERIFY(rows.size() > 1);
@@ -568,6 +568,63 @@ private slots:
                     .toObject()[QStringLiteral("groups")]
                     .toArray()
                     .isEmpty());
+    }
+
+    // query answers with summary's and diff's own figures, a line per question in order;
+    // a bad question gets an error line, the others their answers, and the exit code is 2.
+    void queryAnswersAsSummaryAndDiffDo()
+    {
+        const QString a = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_first_step.pickle.gz");
+        const QString b = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_three_steps.pickle.gz");
+        const Run run =
+            runCli({QStringLiteral("query"), a, QStringLiteral(R"({"id": 1, "ask": "peak"})"),
+                    QStringLiteral(R"({"id": 2, "ask": "live", "top": 3, "group": "file"})"),
+                    QStringLiteral(R"({"id": "d", "ask": "diff", "against": "%1", "top": 2, "group": "file"})").arg(b)});
+        QCOMPARE(run.exitCode, 0);
+        const QList<QByteArray> lines = run.out.trimmed().split('\n');
+        QCOMPARE(lines.size(), qsizetype(3));
+        const auto object = [](const QByteArray &text) { return QJsonDocument::fromJson(text).object(); };
+        const QJsonObject summary =
+            object(runCli({QStringLiteral("summary"), a, QStringLiteral("--json"), QStringLiteral("--top"), QStringLiteral("3"),
+                           QStringLiteral("--group"), QStringLiteral("file")})
+                       .out);
+        QCOMPARE(object(lines[0])[QStringLiteral("id")].toInt(), 1);
+        QCOMPARE(object(lines[0])[QStringLiteral("answer")].toObject(), summary[QStringLiteral("peak")].toObject());
+        QCOMPARE(object(lines[1])[QStringLiteral("answer")].toObject(), summary[QStringLiteral("live_at_peak")].toObject());
+        const QJsonObject diff = object(runCli({QStringLiteral("diff"), a, b, QStringLiteral("--json"), QStringLiteral("--top"),
+                                                QStringLiteral("2"), QStringLiteral("--group"), QStringLiteral("file")})
+                                            .out);
+        QCOMPARE(object(lines[2])[QStringLiteral("id")].toString(), QStringLiteral("d"));
+        QCOMPARE(object(lines[2])[QStringLiteral("answer")].toObject(), diff);
+
+        const Run bad = runCli({QStringLiteral("query"), a, QStringLiteral("not json"), QStringLiteral(R"({"ask": "frob"})"),
+                                QStringLiteral(R"({"ask": "live", "top": 0})"), QStringLiteral(R"({"ask": "peak"})")});
+        QCOMPARE(bad.exitCode, 2);
+        const QList<QByteArray> answers = bad.out.trimmed().split('\n');
+        QCOMPARE(answers.size(), qsizetype(4));
+        for (int i = 0; i < 3; ++i)
+            QVERIFY2(object(answers[i]).contains(QStringLiteral("error")), answers[i].constData());
+        QCOMPARE(object(answers[3])[QStringLiteral("answer")].toObject(), summary[QStringLiteral("peak")].toObject());
+    }
+
+    // The example script drives query over its standard input, a question at a time.
+    void queryDrivenFromAScript()
+    {
+        const QString trace = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_first_step.pickle.gz");
+        QProcess script;
+        script.start(QStringLiteral("python3"),
+                     {QStringLiteral(PEAKLENS_SOURCE_DIR "/examples/query_trace.py"), QStringLiteral("--cli"),
+                      QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-cli"), QStringLiteral("--top"), QStringLiteral("3"), trace});
+        QVERIFY(script.waitForFinished(120000));
+        QCOMPARE(script.exitCode(), 0);
+        const QByteArray out = script.readAllStandardOutput();
+        const auto loaded = loadTrace(test::ss(trace));
+        const TraceSummary summary = summarize(*loaded);
+        const DevicePeak &peak = summary.peak.devices.at(*summary.peak.primary);
+        const QByteArray expected = QByteArray("peak ") + QByteArray::number(peak.allocatedBytes) + QByteArray(" bytes");
+        QVERIFY2(out.startsWith(expected), out.constData());
+        QCOMPARE(out.count("\n  "), qsizetype(3)); // the three largest source files
+        QCOMPARE(out.count("of the way to the peak"), qsizetype(3));
     }
 
     void reservedIsNullWhenUnknown()
