@@ -34,6 +34,9 @@ StackGrouping parseStackGrouping(std::string_view text)
         StackGrouping grouping{StackGrouping::Kind::Regex, std::string(text.substr(kRegexPrefix.size()))};
         if (grouping.pattern.empty())
             throw Error("--group regex: needs a pattern after the colon, e.g. regex:model\\.py");
+        if (grouping.pattern.size() > kMaxGroupPatternLength)
+            throw Error("--group regex: the pattern is " + std::to_string(grouping.pattern.size())
+                        + " characters long; PeakLens takes at most " + std::to_string(kMaxGroupPatternLength) + ".");
         try {
             (void)std::regex(grouping.pattern);
         } catch (const std::regex_error &error) {
@@ -60,7 +63,8 @@ std::vector<GroupRow> groupStacks(const AllocationSites &sites, const std::vecto
             return stacks.frames()[site.frame].file;
         }
         for (const std::uint32_t frame : stacks.framesOf(stack)) {
-            const std::string text = frameLabel(stacks.frames()[frame], true);
+            std::string text = frameLabel(stacks.frames()[frame], true);
+            text.resize(std::min(text.size(), kMaxMatchedFrameBytes));
             std::smatch match;
             if (std::regex_search(text, match, *pattern))
                 return match.size() > 1 && match[1].matched ? match[1].str() : match[0].str();

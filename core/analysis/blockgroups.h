@@ -34,6 +34,12 @@ struct StackGrouping
 // --group's text; throws peaklens::Error saying what it accepts, or what is wrong with the pattern.
 StackGrouping parseStackGrouping(std::string_view text);
 
+// std::regex compiles and matches recursively, a stack frame per term and per character
+// matched: a pattern is bounded as the layer pattern is (chainselection.h), and a frame is
+// matched on its first 1,024 bytes, far more than a function and its path take.
+inline constexpr std::size_t kMaxGroupPatternLength = 512;
+inline constexpr std::size_t kMaxMatchedFrameBytes = 1024;
+
 inline constexpr std::string_view kNoSourceFile = "(no source file)";
 inline constexpr std::string_view kNoFrameMatches = "(no frame matches)";
 

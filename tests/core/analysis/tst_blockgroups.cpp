@@ -77,6 +77,8 @@ private slots:
         QTest::addRow("unknown") << QStringLiteral("stage") << QStringLiteral("give file, or regex:PATTERN");
         QTest::addRow("no pattern") << QStringLiteral("regex:") << QStringLiteral("needs a pattern");
         QTest::addRow("not a pattern") << QStringLiteral("regex:(model") << QStringLiteral("not a regular expression");
+        QTest::addRow("a pattern too long") << QStringLiteral("regex:") + QString(513, QLatin1Char('a'))
+                                            << QStringLiteral("at most 512");
     }
     void badGroupingsAreRefused()
     {
@@ -88,6 +90,17 @@ private slots:
         } catch (const Error &error) {
             QVERIFY2(qs(error.what()).contains(message), error.what());
         }
+    }
+
+    // A frame far longer than any real one is matched on its first bytes, so that a pattern
+    // whose matching recurses per character cannot run out of stack on it.
+    void aHugeFrameIsMatchedOnItsFirstBytes()
+    {
+        const QString name = QString(1 << 20, QLatin1Char('a'));
+        const auto trace = traceFrom(QStringLiteral("alloc a 100 activation stack=%1@/home/me/model.py:10\n").arg(name));
+        const auto rows = groupsAtPeak(*trace, parseStackGrouping("regex:^((a|b)*)"));
+        QCOMPARE(rows.size(), std::size_t(1));
+        QCOMPARE(rows.front().key.size(), kMaxMatchedFrameBytes);
     }
 
     // A diff by a grouping lists what is new in B, gone from A, and what grew or shrank.
