@@ -11,6 +11,7 @@
 #include "core/analysis/blockgroups.h"
 #include "core/analysis/crossrank.h"
 #include "core/analysis/layerranking.h"
+#include "core/analysis/poolfigures.h"
 #include "core/analysis/tracesummary.h"
 #include "core/document/filesummary.h"
 #include "core/import/traceloader.h"
@@ -145,6 +146,22 @@ std::string liveSection(const Trace &trace, const LiveSet &live, std::size_t top
     return out;
 }
 
+// Per memory pool of the peak's device, where the trace names a pool besides the default one.
+std::string poolSection(const Trace &trace, const TraceSummary &summary)
+{
+    if (!summary.peak.primary || !hasPrivatePools(trace) || trace.events.size() != summary.eventCount)
+        return {};
+    const DevicePeak &peak = summary.peak.devices[*summary.peak.primary];
+    TextTable table({"pool", "reserved", "allocated", "free in segments", "highest reserved", "at the peak"},
+                    {false, true, true, true, true, true});
+    for (const PoolFigures &pool : poolFigures(trace, peak.device, peak.eventIndex))
+        table.addRow({pool.pool.toString(), formatBytes(pool.reservedBytes), formatBytes(pool.allocatedBytes),
+                      formatBytes(pool.freeInSegmentsBytes()), formatBytes(pool.highestReservedBytes),
+                      formatBytes(pool.allocatedAtPeakBytes)});
+    return "\nMemory pools on " + peak.device.toString()
+           + " at the trace's end (reserved and allocated), and allocated at the peak\n" + table.toString();
+}
+
 std::string layerSection(const Trace &trace, const TraceSummary &summary, std::size_t top)
 {
     const auto ranked = rankLayersByActivation(trace, summary.layers);
@@ -201,6 +218,7 @@ std::string textSummary(const std::string &path, const Trace &trace, const Trace
                + plural(trace.layers.size(), "layer") + "\n\n";
     }
     out += peakSection(trace, summary);
+    out += poolSection(trace, summary);
     if (summary.peak.liveAtPeak)
         out += liveSection(trace, *summary.peak.liveAtPeak, top, withFullStacks, grouping);
     out += layerSection(trace, summary, top);

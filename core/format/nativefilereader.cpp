@@ -43,10 +43,10 @@ std::string normalizedSql(std::string_view sql)
 using TableMap = std::map<std::string, std::string, std::less<>>;
 
 // Table name -> its CREATE statement, as PeakLens writes it in that format version.
-TableMap tablesIn(std::string_view events, std::string_view more = {})
+TableMap tablesIn(std::string_view events, std::string_view more = {}, bool withCommonTables = true)
 {
     TableMap map;
-    for (std::string_view rest : {schema::kCreateTables, events, more}) {
+    for (std::string_view rest : {withCommonTables ? schema::kCreateTables : std::string_view(), events, more}) {
         for (std::size_t end; (end = rest.find(';')) != std::string_view::npos; rest.remove_prefix(end + 1)) {
             const std::string statement = normalizedSql(rest.substr(0, end));
             const std::size_t nameBegin = std::string_view("CREATE TABLE ").size();
@@ -58,10 +58,17 @@ TableMap tablesIn(std::string_view events, std::string_view more = {})
 
 const TableMap &expectedTables(std::int64_t version)
 {
-    static const TableMap format1 = tablesIn(schema::kCreateEventsV1);
-    static const TableMap format2 = tablesIn(schema::kCreateEvents);
-    static const TableMap format3 = tablesIn(schema::kCreateEvents, schema::kCreateFigures);
-    return version == 1 ? format1 : version == 2 ? format2 : format3;
+    // Before format 4, lanes had no memory pool.
+    const auto beforePools = [](TableMap map) {
+        const TableMap lanes = tablesIn(schema::kCreateLanesBeforePools, {}, false);
+        map.insert_or_assign("lanes", lanes.at("lanes"));
+        return map;
+    };
+    static const TableMap format1 = beforePools(tablesIn(schema::kCreateEventsV1));
+    static const TableMap format2 = beforePools(tablesIn(schema::kCreateEvents));
+    static const TableMap format3 = beforePools(tablesIn(schema::kCreateEvents, schema::kCreateFigures));
+    static const TableMap format4 = tablesIn(schema::kCreateEvents, schema::kCreateFigures);
+    return version == 1 ? format1 : version == 2 ? format2 : version == 3 ? format3 : format4;
 }
 
 // Reads one file; every problem becomes an ImportError naming it.
@@ -396,8 +403,10 @@ void NativeFileReader::readMeta()
 
 void NativeFileReader::readLanes()
 {
-    auto rows = m_db->prepare("SELECT id, device_type, device, stream FROM lanes WHERE id >= " + std::to_string(m_laneIds.size())
-                              + " ORDER BY id");
+    // Before format 4, lanes had no pool: every lane is in the default one.
+    const std::string pools = m_version >= 4 ? ", pool_graph, pool_user" : ", 0, 0";
+    auto rows = m_db->prepare("SELECT id, device_type, device, stream" + pools
+                              + " FROM lanes WHERE id >= " + std::to_string(m_laneIds.size()) + " ORDER BY id");
     for (; rows.step(); rowRead()) {
         const auto type = rows.integer(1);
         const auto index = rows.integer(2);
@@ -406,7 +415,7 @@ void NativeFileReader::readLanes()
         if (index < 0 || index > INT16_MAX)
             damaged("lane " + std::to_string(rows.integer(0)) + " has the device index " + std::to_string(index));
         const Lane lane{Device{static_cast<DeviceType>(type), static_cast<std::int16_t>(index)},
-                        static_cast<std::uint64_t>(rows.integer(3))};
+                        static_cast<std::uint64_t>(rows.integer(3)), MemoryPool{rows.integer(4), rows.integer(5)}};
         mapId(m_laneIds, rows.integer(0), m_builder.lane(lane), "lane");
     }
 }

@@ -12,7 +12,7 @@
 
 namespace peaklens::schema {
 
-inline constexpr int kFormatVersion = 3;                   // PRAGMA user_version
+inline constexpr int kFormatVersion = 4;                   // PRAGMA user_version
 inline constexpr int kOldestFormatVersion = 1;             // the oldest this build still reads
 inline constexpr std::int32_t kApplicationId = 0x504B4C53; // PRAGMA application_id, "PKLS"
 inline constexpr std::size_t kEventsPerChunk = 65536;
@@ -22,7 +22,7 @@ inline constexpr std::uint32_t kFileNoLayer = 0xFFFFFFFFu; // "no layer" in the 
 inline constexpr std::string_view kCreateTables = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
 CREATE TABLE lanes(id INTEGER PRIMARY KEY, device_type INTEGER NOT NULL, device INTEGER NOT NULL,
-                   stream INTEGER NOT NULL);
+                   stream INTEGER NOT NULL, pool_graph INTEGER NOT NULL, pool_user INTEGER NOT NULL);
 CREATE TABLE layers(id INTEGER PRIMARY KEY, parent INTEGER, path TEXT NOT NULL, kind TEXT NOT NULL,
                     parameter_bytes INTEGER NOT NULL);
 CREATE TABLE ranges(layer INTEGER, phase INTEGER NOT NULL, step INTEGER, t_begin_ns INTEGER NOT NULL,
@@ -36,6 +36,12 @@ CREATE TABLE kernel_names(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
 CREATE TABLE kernels(name INTEGER NOT NULL, lane INTEGER NOT NULL, t_begin_ns INTEGER NOT NULL,
                      t_end_ns INTEGER NOT NULL);
 CREATE TABLE markers(t_ns INTEGER NOT NULL, lane INTEGER NOT NULL, kind TEXT NOT NULL, bytes INTEGER NOT NULL);
+)sql";
+
+// The lanes table of formats 1 to 3, before lanes had memory pools.
+inline constexpr std::string_view kCreateLanesBeforePools = R"sql(
+CREATE TABLE lanes(id INTEGER PRIMARY KEY, device_type INTEGER NOT NULL, device INTEGER NOT NULL,
+                   stream INTEGER NOT NULL);
 )sql";
 
 // The events table of format 2: each chunk's columns coded by eventchunk::encode.

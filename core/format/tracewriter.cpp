@@ -125,11 +125,13 @@ void TraceWriter::writeLane(std::uint32_t id, const Lane &lane)
 {
     m_chunk->totals.setLaneDevice(id, lane.device);
     try {
-        m_db->prepare("INSERT INTO lanes VALUES(?, ?, ?, ?)")
+        m_db->prepare("INSERT INTO lanes VALUES(?, ?, ?, ?, ?, ?)")
             .bind(1, id)
             .bind(2, static_cast<std::int64_t>(lane.device.type))
             .bind(3, lane.device.index)
             .bind(4, static_cast<std::int64_t>(lane.stream))
+            .bind(5, lane.pool.graph)
+            .bind(6, lane.pool.user)
             .run();
     } catch (const Error &error) {
         fail(error);

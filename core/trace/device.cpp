@@ -38,4 +38,15 @@ std::optional<Device> Device::parse(std::string_view text)
     return device;
 }
 
+std::string MemoryPool::toString() const
+{
+    if (isDefault())
+        return "default";
+    if (user == 0)
+        return "graph pool " + std::to_string(graph);
+    if (graph == 0)
+        return "MemPool " + std::to_string(user);
+    return "pool (" + std::to_string(graph) + ", " + std::to_string(user) + ")";
+}
+
 } // namespace peaklens

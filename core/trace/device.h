@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// A memory device, and a lane: one stream of one device. Events refer to lanes by index.
+// A memory device, and a lane: one stream of one device, in one memory pool of its
+// allocator. Events refer to lanes by index.
 
 #include <compare>
 #include <cstdint>
@@ -23,10 +24,24 @@ struct Device
     static std::optional<Device> parse(std::string_view text);
 };
 
+// A memory pool of the CUDA caching allocator, as a snapshot's segment_pool_id names it:
+// (0, 0) its default pool, (N, 0) a CUDA graph's private pool, (0, N) a torch.cuda.MemPool.
+struct MemoryPool
+{
+    std::int64_t graph = 0;
+    std::int64_t user = 0;
+
+    auto operator<=>(const MemoryPool &) const = default; // NOLINT(modernize-use-nullptr): as above
+    bool isDefault() const { return graph == 0 && user == 0; }
+    // "default", "graph pool 1", "MemPool 2", "pool (3, 4)".
+    std::string toString() const;
+};
+
 struct Lane
 {
     Device device;
     std::uint64_t stream = 0;
+    MemoryPool pool;
 
     auto operator<=>(const Lane &) const = default; // NOLINT(modernize-use-nullptr): as above
 };

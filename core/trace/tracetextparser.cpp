@@ -191,7 +191,7 @@ void TraceTextParser::parseStatement(std::vector<std::string_view> words)
         if (verb == "layer")
             declareLayer(words);
         else if (verb == "lane") {
-            expectWords(words, 1, 1, "lane [device=cuda:0] [stream=N]");
+            expectWords(words, 1, 1, "lane [device=cuda:0] [stream=N] [pool=G,U]");
             optionLane();
         } else if (verb == "begin")
             begin(words, timeNs);
@@ -283,6 +283,18 @@ std::uint32_t TraceTextParser::optionLane()
         if (ec != std::errc() || end != stream->data() + stream->size())
             fail("\"" + std::string(*stream) + "\" is not a stream number");
         m_options.erase("stream");
+    }
+    if (auto pool = option("pool")) {
+        // "G,U": a snapshot's segment_pool_id (graph, user).
+        const auto comma = pool->find(',');
+        const auto number = [&](std::string_view text, std::int64_t &value) {
+            auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+            return ec == std::errc() && end == text.data() + text.size() && value >= 0;
+        };
+        if (comma == std::string_view::npos || !number(pool->substr(0, comma), lane.pool.graph)
+            || !number(pool->substr(comma + 1), lane.pool.user))
+            fail("\"" + std::string(*pool) + "\" is not a memory pool (write G,U as segment_pool_id names it: 1,0)");
+        m_options.erase("pool");
     }
     return m_builder.lane(lane);
 }
@@ -473,7 +485,7 @@ void TraceTextParser::free(const std::vector<std::string_view> &words, std::int6
             fail("\"" + std::string(words[3]) + "\" is not a category");
         block.category = *category;
     }
-    if (!known || option("device") || option("stream"))
+    if (!known || option("device") || option("stream") || option("pool"))
         block.lane = optionLane();
     MemoryEvent event;
     event.timeNs = timeNs;
@@ -511,7 +523,7 @@ void TraceTextParser::reserve(const std::vector<std::string_view> &words, std::i
             m_liveSegments.erase(live);
         if (words.size() == 3)
             segment.bytes = sizeArgument(words[2]);
-        if (!known || option("device") || option("stream"))
+        if (!known || option("device") || option("stream") || option("pool"))
             segment.lane = optionLane();
         event.deltaBytes = -segment.bytes;
         event.lane = segment.lane;

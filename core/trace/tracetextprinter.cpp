@@ -52,6 +52,8 @@ std::string laneOptions(const Trace &trace, std::uint32_t lane, bool always = fa
         text += " device=" + l.device.toString();
     if (always || l.stream != 0)
         text += " stream=" + std::to_string(l.stream);
+    if (!l.pool.isDefault()) // where a lane is spelled out, an unnamed pool is the default one
+        text += " pool=" + std::to_string(l.pool.graph) + "," + std::to_string(l.pool.user);
     return text;
 }
 
@@ -93,7 +95,7 @@ std::string printTraceText(const Trace &trace)
 {
     std::string out;
     for (const auto &[key, value] : trace.meta)
-        out += "meta " + key + " " + value + "\n";
+        out.append("meta ").append(key).append(" ").append(value).append("\n");
     for (std::uint32_t lane = 0; lane < trace.lanes.size(); ++lane)
         out += "lane" + laneOptions(trace, lane) + "\n";
     for (const Layer &layer : trace.layers) {
@@ -114,7 +116,7 @@ std::string printTraceText(const Trace &trace)
     for (const Range &range : trace.ranges) {
         const std::string scope = scopeText(trace, range.phase, range.layer);
         const std::string thread = range.thread != 0 ? " thread=" + std::to_string(range.thread) : std::string();
-        lines.push_back({range.beginNs, 1, order++, "begin " + scope + thread});
+        lines.push_back({range.beginNs, 1, order++, std::string("begin ").append(scope).append(thread)});
         lines.push_back({range.endNs, range.endNs == range.beginNs ? 3 : 0, -order, "end " + scope});
     }
     std::map<std::uint64_t, LiveBlock> live;

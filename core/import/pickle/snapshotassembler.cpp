@@ -167,7 +167,13 @@ void SnapshotAssembler::readSegments(const Document &document, std::span<const V
         state.reservedAtDump += document.findInteger(segment, "total_size");
         const auto stream = static_cast<std::uint64_t>(document.findInteger(segment, "stream"));
         auto blockAddress = static_cast<std::uint64_t>(document.findInteger(segment, "address"));
-        state.segmentsAtDump.push_back(Segment{blockAddress, document.findInteger(segment, "total_size"), stream});
+        MemoryPool pool;
+        if (const Value *id = document.find(segment, "segment_pool_id"); id && id->isSequence()) {
+            const std::span<const Value> parts = document.items(*id);
+            if (parts.size() == 2 && parts[0].isInteger() && parts[1].isInteger())
+                pool = MemoryPool{static_cast<std::int64_t>(parts[0].bits()), static_cast<std::int64_t>(parts[1].bits())};
+        }
+        state.segmentsAtDump.push_back(Segment{blockAddress, document.findInteger(segment, "total_size"), stream, pool});
         // Frames are read wherever they are listed, used or not: another part of the pickle
         // may share them after this one is released.
         m_stacks.read(document, document.find(segment, "frames"));
@@ -426,8 +432,24 @@ std::shared_ptr<const Trace> SnapshotAssembler::finish(bool hasTraces)
     return m_builder.finish();
 }
 
+std::uint32_t SnapshotAssembler::inPoolAt(const DeviceState &state, std::uint32_t lane, std::uint64_t addr)
+{
+    // segmentsAtDump is sorted by address (emitDevices).
+    const auto &segments = state.segmentsAtDump;
+    auto after = std::upper_bound(segments.begin(), segments.end(), addr,
+                                  [](std::uint64_t a, const Segment &segment) { return a < segment.addr; });
+    if (after == segments.begin())
+        return lane;
+    const Segment &segment = *std::prev(after);
+    if (segment.pool.isDefault() || addr - segment.addr >= static_cast<std::uint64_t>(segment.bytes))
+        return lane;
+    Lane pooled = m_builder.current().lanes.at(lane);
+    pooled.pool = segment.pool;
+    return m_builder.lane(pooled);
+}
+
 // Hands each device's events to the builder, blocks and segments that pre-exist the
-// trace first, at its start.
+// trace first, at its start, each on the lane of its stream and its segment's pool.
 void SnapshotAssembler::emitDevices()
 {
     // Room for them all at once: the columns are not copied as they grow.
@@ -436,6 +458,8 @@ void SnapshotAssembler::emitDevices()
         count += state.events.size() + state.preexisting.size() + state.activeAtDump.size();
     m_builder.reserveEvents(count);
     for (auto &[deviceIndex, state] : m_devices) {
+        std::sort(state.segmentsAtDump.begin(), state.segmentsAtDump.end(),
+                  [](const Segment &a, const Segment &b) { return a.addr < b.addr; });
         const std::int64_t start = state.firstTimeNs == INT64_MAX ? 0 : state.firstTimeNs;
         for (const auto &[addr, block] : state.activeAtDump) {
             if (state.live.contains(addr))
@@ -454,6 +478,7 @@ void SnapshotAssembler::emitDevices()
             event.timeNs = start;
             if (event.stack == StackTable::kEmptyStack)
                 event.stack = beforeTrace;
+            event.lane = inPoolAt(state, event.lane, event.addr);
             m_builder.addEvent(event);
         }
         if (static_cast<std::size_t>(deviceIndex) < m_rangesByDevice.size())
@@ -464,10 +489,14 @@ void SnapshotAssembler::emitDevices()
             forwardBeforeBackward(m_builder, state.events, std::vector<bool>(state.events.size(), true));
         m_phasedByStacks += scopes.phased;
         m_layeredByStacks += scopes.layered;
-        for (const MemoryEvent &event : state.events)
+        for (MemoryEvent event : state.events) {
+            event.lane = inPoolAt(state, event.lane, event.addr);
             m_builder.addEvent(event);
-        for (const ReservedEvent &event : state.reserved)
+        }
+        for (ReservedEvent event : state.reserved) {
+            event.lane = inPoolAt(state, event.lane, event.addr);
             m_builder.addReserved(event);
+        }
         state = DeviceState{};
     }
 }
@@ -510,8 +539,8 @@ void SnapshotAssembler::addInitialSegments(const DeviceState &state, std::int16_
     for (const Piece &piece : pieces) {
         if (piece.bytes > unplaced || piece.bytes > TraceBuilder::kMaxEventBytes)
             continue;
-        m_builder.addReserved(
-            ReservedEvent{start, piece.bytes, piece.addr, piece.lane ? *piece.lane : lane(deviceIndex, piece.stream)});
+        const std::uint32_t pieceLane = piece.lane ? *piece.lane : lane(deviceIndex, piece.stream);
+        m_builder.addReserved(ReservedEvent{start, piece.bytes, piece.addr, inPoolAt(state, pieceLane, piece.addr)});
         unplaced -= piece.bytes;
     }
     if (unplaced > 0)

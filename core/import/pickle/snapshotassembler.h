@@ -69,6 +69,7 @@ private:
         std::uint64_t addr = 0; // 0 in snapshots too old to say
         std::int64_t bytes = 0;
         std::uint64_t stream = 0;
+        MemoryPool pool; // segment_pool_id; the default pool in snapshots too old to say
     };
 
     // Everything known about one device, gathered before events go to the builder so that
@@ -123,6 +124,9 @@ private:
 
     std::int16_t deviceIndex(const Document &document, const Value &dict) const;
     std::uint32_t lane(std::int16_t device, std::uint64_t stream);
+    // `lane` in the pool of the dump-time segment holding `addr`: a block or segment of the
+    // trace is in its segment's pool. Segments gone by the dump name no pool: the default one.
+    std::uint32_t inPoolAt(const DeviceState &state, std::uint32_t lane, std::uint64_t addr);
     // The trace's stack for a "frames" value.
     std::uint32_t stackOf(std::uint32_t frames);
     DeviceState &traceOf(std::size_t device);

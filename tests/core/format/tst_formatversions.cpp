@@ -106,6 +106,7 @@ private slots:
         QTest::addRow("format 1") << QStringLiteral("training-step.v1.peaklens") << 1;
         QTest::addRow("format 2") << QStringLiteral("training-step.v2.peaklens") << 2;
         QTest::addRow("format 3") << QStringLiteral("training-step.v3.peaklens") << 3;
+        QTest::addRow("format 4") << QStringLiteral("training-step.v4.peaklens") << 4;
     }
     void fixturesAreTheirVersions()
     {
@@ -122,8 +123,10 @@ private slots:
         const auto v1 = loadTrace(ss(kFixtures + QStringLiteral("training-step.v1.peaklens")));
         const auto v2 = loadTrace(ss(kFixtures + QStringLiteral("training-step.v2.peaklens")));
         const auto v3 = loadTrace(ss(kFixtures + QStringLiteral("training-step.v3.peaklens")));
+        const auto v4 = loadTrace(ss(kFixtures + QStringLiteral("training-step.v4.peaklens")));
         QVERIFY(*v1 == *v2);
         QVERIFY(*v2 == *v3);
+        QVERIFY(*v3 == *v4);
     }
 
     // `convert` is TraceWriter::writeTrace of what was read: format 1 in, the newest out.

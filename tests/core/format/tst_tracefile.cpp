@@ -57,6 +57,8 @@ private slots:
         QTest::addColumn<QString>("text");
         QTest::addRow("every feature") << QString::fromUtf8(kRichTrace);
         QTest::addRow("empty trace") << QString();
+        QTest::addRow("memory pools") << QStringLiteral(
+            "reserve g 2MiB pool=1,0\nalloc a 1MiB pool=1,0\nalloc b 64 stream=5 pool=0,1\nfree a\n");
         QFile sample(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/modelled-step.pltxt"));
         QVERIFY(sample.open(QIODevice::ReadOnly));
         QTest::addRow("bundled sample") << QString::fromUtf8(sample.readAll());

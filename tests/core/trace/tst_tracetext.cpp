@@ -48,6 +48,14 @@ private slots:
                               "alloc 0x7f0000100000 64 input @other device=cpu "
                               "stack=main@train%20loop.py:3;load@data.py:10\n"
                               "unreserve 0x7f0000000000 2097152 device=cuda:0 stream=0\n");
+        QTest::addRow("memory pools: a CUDA graph's and a MemPool's lanes beside the default one")
+            << QStringLiteral("reserve g 2MiB pool=1,0\nalloc a 1MiB pool=1,0\nalloc b 64 stream=5 pool=0,1\n"
+                              "alloc c 64\nfree a\n")
+            << QStringLiteral("meta source.format trace-text\nlane pool=1,0\nlane stream=5 pool=0,1\nlane\n"
+                              "reserve 0x7f0000000000 2097152 pool=1,0\n"
+                              "alloc 0x7f0000100000 1048576 unknown @other pool=1,0\n"
+                              "alloc 0x7f0000200000 64 unknown @other stream=5 pool=0,1\n"
+                              "alloc 0x7f0000300000 64 unknown @other\nfree 0x7f0000100000 @other\n");
         QTest::addRow("metadata keeps its spaces")
             << QStringLiteral("meta description  A small   test \n")
             << QStringLiteral("meta description A small   test\nmeta source.format trace-text\n");
@@ -122,6 +130,8 @@ private slots:
             << (QStringLiteral("alloc a 1 @fwd:x") + QString(5000, QLatin1Char('.')) + QLatin1Char('\n')) << 1
             << QStringLiteral("nests deeper than 1024");
         QTest::addRow("bad frame") << QStringLiteral("alloc a 1 stack=main\n") << 1 << QStringLiteral("not a frame");
+        QTest::addRow("bad pool") << QStringLiteral("alloc a 1 pool=1\n") << 1 << QStringLiteral("not a memory pool");
+        QTest::addRow("negative pool") << QStringLiteral("alloc a 1 pool=-1,0\n") << 1 << QStringLiteral("not a memory pool");
     }
     void rejectsWhatItDoesNotUnderstand()
     {
