@@ -38,9 +38,10 @@ struct OperatorOutputs
 // plain checkpoint for a GPT block whose forward makes 50 operator calls, 20 of them
 // allocating (docs/planning.md).
 inline constexpr std::int64_t kSelectiveCallNs = 120'000;
-// The same for peaklens-replay's policy, a C++ dispatch fallback: 2.1 ms more per step for
-// four such blocks (the median of 20 interleaved steps; quartiles 0.2 and 4.2 ms).
-inline constexpr std::int64_t kReplaySelectiveCallNs = 26'000;
+// The same for peaklens-replay's policy, a C++ dispatch fallback: none the measurement
+// resolves (four such blocks, 20 interleaved steps: a median of -0.4 ms a step, quartiles
+// -2.5 and +2.2 ms).
+inline constexpr std::int64_t kReplaySelectiveCallNs = 0;
 
 // One layer's forward in one pass, per operator, sorted by operator; spanNs its length.
 struct OperatorProfile

@@ -123,6 +123,9 @@ const c10::StorageImpl *updatedStorage(const c10::FunctionSchema &schema, const 
 void selectiveFallback(const c10::OperatorHandle &op, c10::DispatchKeySet keys, torch::jit::Stack *stack)
 {
     const c10::DispatchKeySet below = keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kSelectiveKey);
+    // The operators a kernel calls run below the mode, as under PyTorch's: it sees only the
+    // outermost operator under autograd.
+    const c10::impl::ExcludeDispatchKeyGuard outermostOnly(kSelectiveKey);
     OperatorCache *cache = activeCache;
     if (!cache) {
         op.redispatchBoxed(below, stack);

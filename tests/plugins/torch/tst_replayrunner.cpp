@@ -8,6 +8,7 @@
 #include "core/plan/planner.h"
 #include "core/trace/metadata.h"
 #include "plugins/torch/calibrationrounds.h"
+#include "plugins/torch/checkpointfunction.h"
 #include "plugins/torch/replayrunner.h"
 
 #include <QFile>
@@ -452,6 +453,43 @@ private Q_SLOTS:
         QCOMPARE(back.oom->step, result.oom->step);
         QCOMPARE(back.oom->requestedBytes, result.oom->requestedBytes);
         QCOMPARE(qs(back.outOfMemory()), qs(result.oom->message));
+    }
+
+    // A policy keeping a random operator's output: the recompute returns it without drawing
+    // again, and leaves the generator where the forward's call left it, so a random operator
+    // after it that is recomputed draws what it drew in the forward; the gradients are the
+    // plain step's to the bit. Without the generator restored, randn_like would draw anew.
+    void aKeptRandomOperatorLeavesTheGeneratorAsItsCallDid()
+    {
+        const torch::Tensor w = torch::full({64}, 0.5, torch::requires_grad());
+        Stage stage{"blocks.0",
+                    "Block",
+                    true,
+                    [w](const torch::Tensor &x) {
+                        const torch::Tensor kept = torch::rand_like(x); // drawn first, then randn_like
+                        const torch::Tensor recomputed = torch::randn_like(x);
+                        return x * kept * w + recomputed * w;
+                    },
+                    {w},
+                    {},
+                    {},
+                    {}};
+        const std::vector<Stage> stages{stage};
+        const torch::Tensor input = torch::linspace(-1, 1, 64).requires_grad_();
+        const auto gradients = [&](const CheckpointUnit *unit) {
+            w.mutable_grad() = torch::Tensor();
+            const torch::Tensor x = input.detach().clone().requires_grad_();
+            torch::manual_seed(7);
+            const StageMarks marks{[](std::size_t) {}, [] {}, [](std::size_t) {}};
+            const torch::Tensor y = unit ? runCheckpointed(stages, *unit, x, marks) : stages[0].forward(x);
+            y.sum().backward();
+            return std::pair(x.grad().clone(), w.grad().clone());
+        };
+        const auto plain = gradients(nullptr);
+        CheckpointUnit unit{0, 0, {}, kWholeLayer, {"aten.rand_like.default"}, KeptForm::AsMade};
+        const auto kept = gradients(&unit);
+        QVERIFY(torch::equal(kept.first, plain.first));
+        QVERIFY(torch::equal(kept.second, plain.second));
     }
 
     void resolveCheckpoint_data()
