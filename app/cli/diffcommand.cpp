@@ -107,7 +107,7 @@ std::string curvesLine(const AlignedStep &curves)
 }
 
 std::string textDiff(const std::string &pathA, const std::string &pathB, const TraceDiff &diff, std::size_t top,
-                     const std::optional<StackGrouping> &grouping)
+                     const std::optional<BlockGrouping> &grouping)
 {
     std::string out = headline(pathA, pathB, diff);
     if (diff.samePeaks()) {
@@ -170,7 +170,7 @@ json pointsJson(const std::vector<SeriesPoint> &points)
 } // namespace
 
 nlohmann::ordered_json diffToJson(const std::string &pathA, const std::string &pathB, const TraceDiff &diff,
-                                  std::optional<std::size_t> top, const std::optional<StackGrouping> &grouping)
+                                  std::optional<std::size_t> top, const std::optional<BlockGrouping> &grouping)
 {
     const auto difference = [](const std::optional<std::int64_t> &a, const std::optional<std::int64_t> &b) {
         return a && b ? json(*b - *a) : json(nullptr);
@@ -214,11 +214,12 @@ Command addDiffCommand(CLI::App &app)
         ->check(wholeNumber(1))
         ->each([options](const std::string &) { options->topGiven = true; });
     command->add_option("--group", options->group,
-                        "Also compare what is live at the peaks grouped by source file (file) or by the innermost "
-                        "frame a regular expression matches (regex:PATTERN)");
+                        "Also compare what is live at the peaks grouped by source file (file), by the innermost "
+                        "frame a regular expression matches (regex:PATTERN), by compile-context, user-metadata, "
+                        "stage, pool or stream, as summary --group does");
     return {command, [options] {
-                const std::optional<StackGrouping> grouping =
-                    options->group.empty() ? std::nullopt : std::optional(parseStackGrouping(options->group));
+                const std::optional<BlockGrouping> grouping =
+                    options->group.empty() ? std::nullopt : std::optional(parseBlockGrouping(options->group));
                 // Both read side by side; A's error, if any, is the one reported.
                 auto b = std::async(std::launch::async, [options] { return openForCommand(options->pathB); });
                 const AnalysedTracePtr a = openForCommand(options->pathA);

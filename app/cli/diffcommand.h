@@ -12,6 +12,6 @@
 namespace peaklens::cli {
 
 nlohmann::ordered_json diffToJson(const std::string &pathA, const std::string &pathB, const TraceDiff &diff,
-                                  std::optional<std::size_t> top, const std::optional<StackGrouping> &grouping);
+                                  std::optional<std::size_t> top, const std::optional<BlockGrouping> &grouping);
 
 } // namespace peaklens::cli

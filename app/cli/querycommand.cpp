@@ -45,10 +45,10 @@ std::optional<std::string> textField(const json &question, const char *key)
     return found->get<std::string>();
 }
 
-std::optional<StackGrouping> groupingOf(const json &question)
+std::optional<BlockGrouping> groupingOf(const json &question)
 {
     const auto text = textField(question, "group");
-    return text ? std::optional(parseStackGrouping(*text)) : std::nullopt;
+    return text ? std::optional(parseBlockGrouping(*text)) : std::nullopt;
 }
 
 // The answer to one question, as summary --json and diff --json give its figures.
@@ -60,7 +60,7 @@ json answer(const AnalysedTrace &analysed, const json &question)
     const auto ask = textField(question, "ask");
     const auto top = wholeField(question, "top", 1);
     const std::optional<std::size_t> limit = top ? std::optional(static_cast<std::size_t>(*top)) : std::nullopt;
-    const std::optional<StackGrouping> grouping = groupingOf(question);
+    const std::optional<BlockGrouping> grouping = groupingOf(question);
     if (ask == "peak")
         return json::parse(peakToJson(trace, analysed.summary));
     if (ask == "summary")

@@ -12,6 +12,8 @@
 #include "core/analysis/crossrank.h"
 #include "core/analysis/layerranking.h"
 #include "core/analysis/poolfigures.h"
+#include "core/analysis/stagestats.h"
+#include "core/analysis/timelineseries.h"
 #include "core/analysis/tracesummary.h"
 #include "core/document/filesummary.h"
 #include "core/import/traceloader.h"
@@ -94,7 +96,7 @@ std::string fullStacks(const Trace &trace, const LiveSet &live, const Allocation
 }
 
 std::string liveSection(const Trace &trace, const LiveSet &live, std::size_t top, bool withFullStacks,
-                        const std::optional<StackGrouping> &grouping)
+                        const std::optional<BlockGrouping> &grouping)
 {
     std::string out = "\nLive at the peak: " + formatBytes(live.bytes) + " in "
                       + formatCount(static_cast<std::int64_t>(live.allocations.size())) + " blocks\n";
@@ -134,7 +136,7 @@ std::string liveSection(const Trace &trace, const LiveSet &live, std::size_t top
     if (grouping) {
         out += "\n";
         TextTable table({grouping->title(), "bytes", "share", "blocks"}, {false, true, true, true});
-        const std::vector<GroupRow> rows = groupStacks(AllocationSites(trace.stacks), live.byStack, *grouping);
+        const std::vector<GroupRow> rows = groupBlocks(trace, AllocationSites(trace.stacks), live, *grouping);
         for (std::size_t i = 0; i < std::min(top, rows.size()); ++i)
             table.addRow({visibleText(rows[i].key), formatBytes(rows[i].bytes),
                           percent(static_cast<double>(rows[i].bytes), static_cast<double>(live.bytes)),
@@ -155,11 +157,31 @@ std::string poolSection(const Trace &trace, const TraceSummary &summary)
     TextTable table({"pool", "reserved", "allocated", "free in segments", "highest reserved", "at the peak"},
                     {false, true, true, true, true, true});
     for (const PoolFigures &pool : poolFigures(trace, peak.device, peak.eventIndex))
-        table.addRow({pool.pool.toString(), formatBytes(pool.reservedBytes), formatBytes(pool.allocatedBytes),
+        table.addRow({poolLabel(pool.pool), formatBytes(pool.reservedBytes), formatBytes(pool.allocatedBytes),
                       formatBytes(pool.freeInSegmentsBytes()), formatBytes(pool.highestReservedBytes),
                       formatBytes(pool.allocatedAtPeakBytes)});
     return "\nMemory pools on " + peak.device.toString()
            + " at the trace's end (reserved and allocated), and allocated at the peak\n" + table.toString();
+}
+
+// The stages (profiler annotations) by the most memory the peak's device held in them.
+std::string stageSection(const Trace &trace, const TraceSummary &summary, std::size_t top)
+{
+    if (!summary.peak.primary || trace.stageNames.empty() || trace.events.size() != summary.eventCount)
+        return {};
+    const DevicePeak &peak = summary.peak.devices[*summary.peak.primary];
+    const std::vector<StageStats> stages = stageStats(trace, peak.device, peak.timeNs);
+    if (stages.empty())
+        return {};
+    TextTable table({"stage", "spans", "time", "highest allocated", "at the peak"}, {false, true, true, true, false});
+    for (std::size_t i = 0; i < std::min(top, stages.size()); ++i)
+        table.addRow({visibleText(stages[i].name), formatCount(stages[i].spans), formatDuration(stages[i].totalNs),
+                      formatBytes(stages[i].highestBytes), stages[i].holdsPeak ? "open" : ""});
+    std::string out =
+        "\nStages on " + peak.device.toString() + " (profiler annotations), by the most allocated in them\n" + table.toString();
+    if (stages.size() > top)
+        out += "  ... and " + std::to_string(stages.size() - top) + " more\n";
+    return out;
 }
 
 std::string layerSection(const Trace &trace, const TraceSummary &summary, std::size_t top)
@@ -199,7 +221,7 @@ std::string stepSection(const TraceSummary &summary, std::size_t top)
 }
 
 std::string textSummary(const std::string &path, const Trace &trace, const TraceSummary &summary, std::size_t top,
-                        bool withFullStacks, const std::optional<StackGrouping> &grouping)
+                        bool withFullStacks, const std::optional<BlockGrouping> &grouping)
 {
     std::string out = visibleText(path) + "\n";
     if (auto description = trace.metaValue(metakey::Description); !description.empty())
@@ -219,6 +241,7 @@ std::string textSummary(const std::string &path, const Trace &trace, const Trace
     }
     out += peakSection(trace, summary);
     out += poolSection(trace, summary);
+    out += stageSection(trace, summary, top);
     if (summary.peak.liveAtPeak)
         out += liveSection(trace, *summary.peak.liveAtPeak, top, withFullStacks, grouping);
     out += layerSection(trace, summary, top);
@@ -357,11 +380,13 @@ Command addSummaryCommand(CLI::App &app)
                       "Also print every frame of the largest call stacks at the peak, allocator and interpreter included");
     command->add_option("--group", options->group,
                         "Also group what is live at the peak by the source file of each block's allocation site "
-                        "(file), or by the innermost frame a regular expression matches (regex:PATTERN; its first "
-                        "capture group names the group where it has one)");
+                        "(file), by the innermost frame a regular expression matches (regex:PATTERN; its first "
+                        "capture group names the group where it has one), by the torch.compile graph or user metadata "
+                        "of a snapshot's entries (compile-context, user-metadata), by the stage (profiler annotation) "
+                        "a block was allocated in (stage), or by memory pool or stream (pool, stream)");
     return {command, [options] {
-                const std::optional<StackGrouping> grouping =
-                    options->group.empty() ? std::nullopt : std::optional(parseStackGrouping(options->group));
+                const std::optional<BlockGrouping> grouping =
+                    options->group.empty() ? std::nullopt : std::optional(parseBlockGrouping(options->group));
                 if (options->paths.size() > 1) {
                     if (options->fullStacks)
                         throw Error("--full-stacks shows the stacks of one trace; give one file.");

@@ -136,6 +136,9 @@ int run(int argc, char **argv)
     const QCommandLineOption screenshot(QStringLiteral("screenshot"), QStringLiteral("Render the window to OUT.png and exit."),
                                         QStringLiteral("OUT.png"));
     const QCommandLineOption groupByLayer(QStringLiteral("by-layer"), QStringLiteral("Stack the timeline by layer."));
+    const QCommandLineOption stackBy(QStringLiteral("stack-by"),
+                                     QStringLiteral("Stack the timeline by category, layer, pool or stream."),
+                                     QStringLiteral("GROUPING"));
     const QCommandLineOption strategy(QStringLiteral("checkpoint"),
                                       QStringLiteral("Toggle the layers a strategy chooses: none, all, every:K, sqrt. "
                                                      "With --rerun, may be given several times: one rerun each."),
@@ -179,8 +182,8 @@ int run(int argc, char **argv)
                                      QStringLiteral("FILE"));
     const QCommandLineOption force(QStringLiteral("force"),
                                    QStringLiteral("Replace the file --screenshot or --export-report names if it exists."));
-    parser.addOptions({screenshot, groupByLayer, strategy, budget, rerun, select, exportReport, record, empty, size, tab, at,
-                       zoom, find, group, compare, force});
+    parser.addOptions({screenshot, groupByLayer, stackBy, strategy, budget, rerun, select, exportReport, record, empty, size, tab,
+                       at, zoom, find, group, compare, force});
     parser.addPositionalArgument(QStringLiteral("FILE"),
                                  QStringLiteral("Traces to open, several (or their folder) for the ranks of one run "
                                                 "(default: the bundled sample)"));
@@ -199,10 +202,10 @@ int run(int argc, char **argv)
         parser.showHelp(0);
     if (parser.isSet(version))
         parser.showVersion();
-    std::optional<peaklens::StackGrouping> liveGrouping;
+    std::optional<peaklens::BlockGrouping> liveGrouping;
     if (parser.isSet(group)) {
         try {
-            liveGrouping = peaklens::parseStackGrouping(parser.value(group).toStdString());
+            liveGrouping = peaklens::parseBlockGrouping(parser.value(group).toStdString());
         } catch (const peaklens::Error &error) {
             std::fprintf(stderr, "peaklens: %s\n", error.what());
             return 2;
@@ -278,7 +281,16 @@ int run(int argc, char **argv)
         std::fprintf(stderr, "peaklens: --zoom \"%s\" is not FROM..TO in ms, such as 40..55.\n", qPrintable(parser.value(zoom)));
         return 2;
     }
-    window.setGroupByLayer(parser.isSet(groupByLayer));
+    const QStringList stackings = {QStringLiteral("category"), QStringLiteral("layer"), QStringLiteral("pool"),
+                                   QStringLiteral("stream")};
+    const QString stacking = parser.isSet(stackBy)        ? parser.value(stackBy)
+                             : parser.isSet(groupByLayer) ? stackings[1]
+                                                          : stackings[0];
+    if (!stackings.contains(stacking)) {
+        std::fprintf(stderr, "peaklens: --stack-by \"%s\": give category, layer, pool or stream.\n", qPrintable(stacking));
+        return 2;
+    }
+    window.setGrouping(static_cast<peaklens::GroupBy>(stackings.indexOf(stacking)));
     // Each strategy in turn, each rerun when asked; the last one stays ticked.
     QStringList strategies = parser.values(strategy);
     const auto nextStrategy = [&] {

@@ -369,8 +369,9 @@ void MainWindow::showDocument(const DocumentPtr &document, bool grown)
         m_panes.timeline->setDocument(document);
     m_panes.pareto->showDocument(document); // a grown one's plans are found again, the older search dropped
     m_toggles->setDocument(document, grown);
-    setGroupByLayer(hasLayers && m_actions.byLayer->isChecked());
-    m_actions.byLayer->setEnabled(hasLayers);
+    for (const auto &[action, groupBy] : m_actions.stackBy)
+        action->setEnabled(document->hasGrouping(groupBy));
+    setGrouping(grouping());
     m_panes.layers->fitColumns();
     m_panes.live->setDefaultGrouping(hasLayers);
     m_runs->showDocument(document);
@@ -391,11 +392,22 @@ void MainWindow::showDocument(const DocumentPtr &document, bool grown)
     statusBar()->showMessage(statusText(*document));
 }
 
-void MainWindow::setGroupByLayer(bool byLayer)
+void MainWindow::setGrouping(GroupBy groupBy)
 {
-    m_actions.byLayer->setChecked(byLayer);
-    m_actions.byCategory->setChecked(!byLayer);
-    m_panes.timeline->setGrouping(byLayer ? GroupBy::Layer : GroupBy::Category);
+    if (document() && !document()->hasGrouping(groupBy))
+        groupBy = GroupBy::Category;
+    for (const auto &[action, by] : m_actions.stackBy)
+        action->setChecked(by == groupBy);
+    m_panes.timeline->setGrouping(groupBy);
+}
+
+GroupBy MainWindow::grouping() const
+{
+    for (const auto &[action, groupBy] : m_actions.stackBy) {
+        if (action->isChecked())
+            return groupBy;
+    }
+    return GroupBy::Category;
 }
 
 void MainWindow::compareWith(const QString &path)

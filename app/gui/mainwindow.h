@@ -52,8 +52,10 @@ public:
     // File > Record…: the dialog that runs a command under the collector.
     RecordDialog *recordDialog();
     const DocumentPtr &document() const { return m_session.document; }
-    // Shows the timeline stacked by layer instead of by category.
-    void setGroupByLayer(bool byLayer);
+    // Stacks the timeline by category, layer, memory pool or stream; by category where the
+    // document has no such bands (no layers, one pool, one stream).
+    void setGrouping(GroupBy groupBy);
+    GroupBy grouping() const;
     // Toggles the layers a planner strategy chooses: none, all, every:K, sqrt.
     void setCheckpointStrategy(const QString &strategy);
     // Writes a report of the trace and its reruns (PDF, HTML, CSV or JSON by extension)

@@ -71,10 +71,45 @@ void addDrawing(TraceDocument &document)
     document.sites = std::make_shared<const AllocationSites>(trace.stacks);
     document.allocatedBlocks = SeriesBlocks::build(document.byCategory.allocated);
     document.reservedBlocks = SeriesBlocks::build(document.byCategory.reserved);
+    for (const GroupBy groupBy : {GroupBy::Pool, GroupBy::Stream}) {
+        if (groupsLanes(trace, document.device, groupBy))
+            (groupBy == GroupBy::Pool ? document.byPool : document.byStream) =
+                regroupTimeline(trace, document.byCategory, groupBy);
+    }
     document.blocks = blocks.get();
 }
 
 } // namespace
+
+bool TraceDocument::hasGrouping(GroupBy groupBy) const
+{
+    switch (groupBy) {
+    case GroupBy::Category:
+        return true;
+    case GroupBy::Layer:
+        return !trace->layers.empty();
+    case GroupBy::Pool:
+        return !byPool.groups.empty();
+    case GroupBy::Stream:
+        return !byStream.groups.empty();
+    }
+    return false;
+}
+
+const TimelineSeries &TraceDocument::timeline(GroupBy groupBy) const
+{
+    switch (groupBy) {
+    case GroupBy::Layer:
+        return byLayer;
+    case GroupBy::Pool:
+        return hasGrouping(groupBy) ? byPool : byCategory;
+    case GroupBy::Stream:
+        return hasGrouping(groupBy) ? byStream : byCategory;
+    case GroupBy::Category:
+        break;
+    }
+    return byCategory;
+}
 
 DocumentPtr completeDocument(const QString &path, AnalysedTrace analysed, TimelineSeries byLayer)
 {

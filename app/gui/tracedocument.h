@@ -23,12 +23,20 @@ struct TraceDocument : AnalysedTrace
     // A band per repeated block (blockDepth), or per innermost layer; its allocated and
     // reserved series are byCategory's, shared (regroupTimeline).
     TimelineSeries byLayer;
+    // A band per memory pool and per stream, each with its reserved bytes, where the device
+    // has more than one (groupsLanes); otherwise without groups.
+    TimelineSeries byPool;
+    TimelineSeries byStream;
     SeriesBlocks allocatedBlocks; // of the allocated series (the same in both groupings)
     SeriesBlocks reservedBlocks;
     // The blocks of the timeline's device, for the block under the cursor, and the kernels
     // of that device by stream.
     std::shared_ptr<const BlockIndex> blocks;
     std::shared_ptr<const KernelLanes> kernels;
+
+    // The timeline in that grouping; byCategory's for a pool or stream grouping it lacks.
+    const TimelineSeries &timeline(GroupBy groupBy) const;
+    bool hasGrouping(GroupBy groupBy) const;
 
     // The file's name as the app shows and reopens it.
     QString filePath() const;

@@ -72,12 +72,20 @@ WindowActions addMenus(MainWindow &window)
     add(file, QObject::tr("&Quit"), QKeySequence::Quit, &QApplication::closeAllWindows);
 
     QMenu *view = window.menuBar()->addMenu(QObject::tr("&View"));
-    actions.byCategory =
-        add(view, QObject::tr("Stack by &category"), QKeySequence(Qt::CTRL | Qt::Key_1), [w] { w->setGroupByLayer(false); });
-    actions.byLayer =
-        add(view, QObject::tr("Stack by &layer"), QKeySequence(Qt::CTRL | Qt::Key_2), [w] { w->setGroupByLayer(true); });
-    for (QAction *action : {actions.byCategory, actions.byLayer})
+    const std::array<std::pair<QString, GroupBy>, 4> stackBy = {{{QObject::tr("Stack by &category"), GroupBy::Category},
+                                                                 {QObject::tr("Stack by &layer"), GroupBy::Layer},
+                                                                 {QObject::tr("Stack by memory &pool"), GroupBy::Pool},
+                                                                 {QObject::tr("Stack by &stream"), GroupBy::Stream}}};
+    for (std::size_t i = 0; i < stackBy.size(); ++i) {
+        const GroupBy groupBy = stackBy[i].second;
+        QAction *action =
+            add(view, stackBy[i].first, QKeySequence(Qt::CTRL | (Qt::Key_1 + int(i))), [w, groupBy] { w->setGrouping(groupBy); });
         action->setCheckable(true);
+        actions.stackBy[i] = {action, groupBy};
+    }
+    actions.stackBy[2].first->setToolTip(
+        QObject::tr("A band per memory pool (CUDA graph pools, torch.cuda.MemPool), with each pool's reserved memory"));
+    actions.stackBy[3].first->setToolTip(QObject::tr("A band per CUDA stream, with the memory its segments reserve"));
     view->addSeparator();
     add(view, QObject::tr("&Reset zoom"), QKeySequence(Qt::CTRL | Qt::Key_0), [w] { w->timeline()->resetZoom(); });
     add(view, QObject::tr("Show the &peak"), QKeySequence(Qt::CTRL | Qt::Key_P), [w] { w->pickTime(std::nullopt); });

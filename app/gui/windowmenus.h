@@ -3,6 +3,11 @@
 // The main window's menu bar, File, View and Run: each item does what the window's public
 // interface offers (open, compare, export, stack by layer, rerun, …), nothing more.
 
+#include "core/analysis/timelineseries.h"
+
+#include <array>
+#include <utility>
+
 class QAction;
 
 namespace peaklens::gui {
@@ -16,8 +21,8 @@ struct WindowActions
     QAction *open;
     QAction *record;
     QAction *rerun;
-    QAction *byCategory;
-    QAction *byLayer;
+    // View > Stack by category, layer, memory pool, stream: checkable, one checked.
+    std::array<std::pair<QAction *, GroupBy>, 4> stackBy;
     RecentFiles *recent;
 };
 

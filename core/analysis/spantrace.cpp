@@ -87,6 +87,7 @@ std::shared_ptr<Trace> spanTrace(const Trace &tables, MemoryEvents events, std::
     result->lanes = tables.lanes;
     result->layers = tables.layers;
     result->kernelNames = tables.kernelNames;
+    result->stageNames = tables.stageNames;
     result->stacks = tables.stacks;
     result->events = std::move(events);
     result->reserved = reservedInWindow(tables.reserved, beginNs, endNs);

@@ -4,6 +4,7 @@
 #include "lanedevices.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <unordered_map>
 
@@ -21,6 +22,47 @@ void appendPoint(std::vector<SeriesPoint> &points, std::int64_t timeNs, std::int
 }
 
 } // namespace
+
+std::uint32_t groupKeyOfLane(const Trace &trace, std::uint32_t lane, GroupBy groupBy)
+{
+    if (groupBy != GroupBy::Pool && groupBy != GroupBy::Stream)
+        return lane;
+    const Lane &of = trace.lanes[lane];
+    for (std::uint32_t l = 0; l < lane; ++l) {
+        const Lane &other = trace.lanes[l];
+        if (other.device == of.device && (groupBy == GroupBy::Pool ? other.pool == of.pool : other.stream == of.stream))
+            return l;
+    }
+    return lane;
+}
+
+std::string poolLabel(const MemoryPool &pool)
+{
+    return pool.isDefault() ? "default pool" : pool.toString();
+}
+
+std::string streamLabel(std::uint64_t stream)
+{
+    if (stream < 0x10000)
+        return "stream " + std::to_string(stream);
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "%#llx", static_cast<unsigned long long>(stream));
+    return std::string("stream ") + hex;
+}
+
+bool groupsLanes(const Trace &trace, Device device, GroupBy groupBy)
+{
+    std::optional<std::uint32_t> first;
+    for (std::uint32_t l = 0; l < trace.lanes.size(); ++l) {
+        if (trace.lanes[l].device != device)
+            continue;
+        const std::uint32_t key = groupKeyOfLane(trace, l, groupBy);
+        if (first && key != *first)
+            return true;
+        first = first.value_or(key);
+    }
+    return false;
+}
 
 std::uint32_t layerAtDepth(const Trace &trace, std::uint32_t layer, int depth)
 {
@@ -48,7 +90,7 @@ void TimelineGrouping::add(std::uint64_t addr, std::int64_t deltaBytes, std::int
     group.newest = SeriesPoint{timeNs, group.bytes};
 }
 
-std::vector<GroupSeries> TimelineGrouping::series(const Trace &trace, GroupBy groupBy)
+std::vector<GroupSeries> TimelineGrouping::series(const Trace &trace, GroupBy groupBy, const Labels &labels)
 {
     std::vector<std::pair<std::int64_t, std::uint32_t>> order;
     for (auto &[key, group] : m_groups) {
@@ -63,8 +105,10 @@ std::vector<GroupSeries> TimelineGrouping::series(const Trace &trace, GroupBy gr
         group.key = key;
         if (groupBy == GroupBy::Category)
             group.label = std::string(categoryName(static_cast<Category>(key)));
-        else
+        else if (groupBy == GroupBy::Layer)
             group.label = key == kNoLayer ? std::string("(no layer)") : trace.layers[key].path;
+        else
+            group.label = labels ? labels(key) : std::to_string(key);
         group.points = m_groups[key].points;
         series.push_back(std::move(group));
     }
@@ -120,6 +164,14 @@ TimelineSeries regroupTimeline(const Trace &trace, const TimelineSeries &timelin
     for (std::uint32_t l = 0; l < groupOfLayer.size(); ++l)
         groupOfLayer[l] = layerAtDepth(trace, l, layerDepth);
 
+    const bool byLane = groupBy == GroupBy::Pool || groupBy == GroupBy::Stream;
+    std::vector<std::uint32_t> groupOfLane(trace.lanes.size());
+    for (std::uint32_t l = 0; l < groupOfLane.size(); ++l)
+        groupOfLane[l] = groupKeyOfLane(trace, l, groupBy);
+    const auto label = [&](std::uint32_t key) {
+        return groupBy == GroupBy::Pool ? poolLabel(trace.lanes[key].pool) : streamLabel(trace.lanes[key].stream);
+    };
+
     TimelineGrouping grouping;
     const MemoryEvents &events = trace.events;
     for (std::size_t i = 0; i < events.size(); ++i) {
@@ -128,9 +180,31 @@ TimelineSeries regroupTimeline(const Trace &trace, const TimelineSeries &timelin
         std::uint32_t key = static_cast<std::uint32_t>(events.category(i));
         if (groupBy == GroupBy::Layer)
             key = events.layer(i) == kNoLayer ? kNoLayer : groupOfLayer[events.layer(i)];
+        else if (byLane)
+            key = groupOfLane[events.lane(i)];
         grouping.add(events.addr(i), events.deltaBytes(i), events.timeNs(i), key);
     }
-    series.groups = grouping.series(trace, groupBy);
+    series.groups = grouping.series(trace, groupBy, label);
+    if (!byLane)
+        return series;
+
+    // A segment is reserved and released on its own lane: its pool's and stream's.
+    std::map<std::uint32_t, std::vector<SeriesPoint>> reserved;
+    std::map<std::uint32_t, std::int64_t> reservedBytes;
+    for (const ReservedEvent &event : trace.reserved) {
+        if (lanes.deviceOfLane[event.lane] != *deviceIndex)
+            continue;
+        const std::uint32_t key = groupOfLane[event.lane];
+        appendPoint(reserved[key], event.timeNs, reservedBytes[key] += event.deltaBytes);
+    }
+    for (const GroupSeries &group : series.groups) {
+        if (auto it = reserved.find(group.key); it != reserved.end()) {
+            series.reservedGroups.push_back({group.key, group.label, std::move(it->second)});
+            reserved.erase(it);
+        }
+    }
+    for (auto &[key, points] : reserved)
+        series.reservedGroups.push_back({key, label(key), std::move(points)});
     return series;
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Allocated (and reserved) bytes over time on one device, in total and split into groups
-// by category or by layer, as step functions: each point holds from its time until the next.
+// by category, layer, memory pool or stream, as step functions: each point holds from its
+// time until the next.
 // The totals are shared between the groupings of one trace; the groups, together as many
 // points as the totals, are packed.
 
@@ -22,12 +23,22 @@ namespace peaklens {
 
 struct GroupSeries
 {
-    std::uint32_t key = 0; // category code, or layer index (kNoLayer for events outside any layer)
+    // The category's code; the layer's index (kNoLayer for events outside any layer); for a
+    // pool or a stream, the index of the device's first lane in it (groupKeyOfLane).
+    std::uint32_t key = 0;
     std::string label;
     PackedSeries points; // only where this group changes; valueAt(points, t) reads it
 };
 
-enum class GroupBy { Category, Layer };
+enum class GroupBy { Category, Layer, Pool, Stream };
+
+// The reserved bytes of one pool or stream over time: what its segments hold.
+struct ReservedGroup
+{
+    std::uint32_t key = 0; // as GroupSeries::key
+    std::string label;
+    std::vector<SeriesPoint> points;
+};
 
 struct TimelineSeries
 {
@@ -35,6 +46,9 @@ struct TimelineSeries
     SharedPoints allocated;          // one point per event time
     SharedPoints reserved;           // empty when the trace has no segments
     std::vector<GroupSeries> groups; // largest peak first
+    // Grouped by pool or stream: each group's reserved bytes, in the order of `groups` (a
+    // pool that reserved but never allocated last); empty in the other groupings.
+    std::vector<ReservedGroup> reservedGroups;
     GroupBy groupBy = GroupBy::Category;
     int layerDepth = 0; // see buildTimeline
 };
@@ -45,9 +59,11 @@ class TimelineGrouping
 {
 public:
     void add(std::uint64_t addr, std::int64_t deltaBytes, std::int64_t timeNs, std::uint32_t key);
+    // The labels a grouping gives its keys, beside those of categories and layers.
+    using Labels = std::function<std::string(std::uint32_t key)>;
     // The groups so far, largest peak first; their points are shared, and never changed
     // once handed on: a later event at the time of a group's newest point adds a point.
-    std::vector<GroupSeries> series(const Trace &trace, GroupBy groupBy);
+    std::vector<GroupSeries> series(const Trace &trace, GroupBy groupBy, const Labels &labels = {});
 
 private:
     struct Group
@@ -68,6 +84,16 @@ TimelineSeries buildTimeline(const Trace &trace, Device device, GroupBy groupBy,
 // The same timeline grouped another way: the device and the allocated and reserved series
 // are `timeline`'s, shared rather than built again; only the groups are new.
 TimelineSeries regroupTimeline(const Trace &trace, const TimelineSeries &timeline, GroupBy groupBy, int layerDepth = 0);
+
+// The key of a lane's group when grouped by pool or by stream: the index of the first lane
+// of the same device in the same pool (or on the same stream). Other groupings: the lane.
+std::uint32_t groupKeyOfLane(const Trace &trace, std::uint32_t lane, GroupBy groupBy);
+// "default pool", "graph pool 1", "MemPool 2"; "stream 0", "stream 0x7f3a…" (as hex when large).
+std::string poolLabel(const MemoryPool &pool);
+std::string streamLabel(std::uint64_t stream);
+// Whether the device's lanes are in more than one pool, or on more than one stream: a
+// grouping by pool or by stream tells something.
+bool groupsLanes(const Trace &trace, Device device, GroupBy groupBy);
 
 // The ancestor of `layer` `depth` levels below the root (the layer itself when it is not
 // that deep, or for depth 0): the band a timeline grouped at that depth puts it in.

@@ -133,7 +133,7 @@ bool TraceDiff::samePeaks() const
 }
 
 TraceDiff diffTraces(const Trace &a, const TraceSummary &summaryA, const Trace &b, const TraceSummary &summaryB,
-                     const std::optional<StackGrouping> &grouping)
+                     const std::optional<BlockGrouping> &grouping)
 {
     TraceDiff diff;
     diff.a = peakFigures(a, summaryA);
@@ -156,7 +156,7 @@ TraceDiff diffTraces(const Trace &a, const TraceSummary &summaryA, const Trace &
         const Naming site = [&](std::uint32_t key) { return allocationSites.label(key); };
         addGroups(sites, live.bySite, isA, site, site, [&](std::uint32_t key) { return allocationSites.location(key); });
         if (grouping) {
-            for (const GroupRow &group : groupStacks(allocationSites, live.byStack, *grouping)) {
+            for (const GroupRow &group : groupBlocks(trace, allocationSites, live, *grouping)) {
                 DiffRow &row = groups.try_emplace(group.key, DiffRow{group.key, {}, 0, 0, 0, 0}).first->second;
                 (isA ? row.bytesA : row.bytesB) += group.bytes;
                 (isA ? row.blocksA : row.blocksB) += group.blocks;

@@ -67,6 +67,6 @@ struct TraceDiff
 };
 
 TraceDiff diffTraces(const Trace &a, const TraceSummary &summaryA, const Trace &b, const TraceSummary &summaryB,
-                     const std::optional<StackGrouping> &grouping = std::nullopt);
+                     const std::optional<BlockGrouping> &grouping = std::nullopt);
 
 } // namespace peaklens

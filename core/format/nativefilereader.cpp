@@ -58,28 +58,33 @@ TableMap tablesIn(std::string_view events, std::string_view more = {}, bool with
 
 const TableMap &expectedTables(std::int64_t version)
 {
-    // Before format 4, lanes had no memory pool.
-    const auto beforePools = [](TableMap map) {
-        const TableMap lanes = tablesIn(schema::kCreateLanesBeforePools, {}, false);
-        map.insert_or_assign("lanes", lanes.at("lanes"));
+    // Before format 5, ranges had no stage; before format 4, lanes had no memory pool.
+    const auto beforeStages = [](TableMap map) {
+        map.insert_or_assign("ranges", tablesIn(schema::kCreateRangesBeforeStages, {}, false).at("ranges"));
+        map.erase("stage_names");
         return map;
+    };
+    const auto beforePools = [&](TableMap map) {
+        map.insert_or_assign("lanes", tablesIn(schema::kCreateLanesBeforePools, {}, false).at("lanes"));
+        return beforeStages(std::move(map));
     };
     static const TableMap format1 = beforePools(tablesIn(schema::kCreateEventsV1));
     static const TableMap format2 = beforePools(tablesIn(schema::kCreateEvents));
     static const TableMap format3 = beforePools(tablesIn(schema::kCreateEvents, schema::kCreateFigures));
-    static const TableMap format4 = tablesIn(schema::kCreateEvents, schema::kCreateFigures);
-    return version == 1 ? format1 : version == 2 ? format2 : version == 3 ? format3 : format4;
+    static const TableMap format4 = beforeStages(tablesIn(schema::kCreateEvents, schema::kCreateFigures));
+    static const TableMap format5 = tablesIn(schema::kCreateEvents, schema::kCreateFigures);
+    return version == 1 ? format1 : version == 2 ? format2 : version == 3 ? format3 : version == 4 ? format4 : format5;
 }
 
 // Reads one file; every problem becomes an ImportError naming it.
 
 } // namespace
 
-const std::array<void (NativeFileReader::*)(), 10> NativeFileReader::kTableReaders{
-    &NativeFileReader::readMeta,   &NativeFileReader::readLanes,       &NativeFileReader::readLayers,
-    &NativeFileReader::readStacks, &NativeFileReader::readKernelNames, &NativeFileReader::readReserved,
-    &NativeFileReader::readRanges, &NativeFileReader::readSteps,       &NativeFileReader::readKernels,
-    &NativeFileReader::readMarkers};
+const std::array<void (NativeFileReader::*)(), 11> NativeFileReader::kTableReaders{
+    &NativeFileReader::readMeta,     &NativeFileReader::readLanes,       &NativeFileReader::readLayers,
+    &NativeFileReader::readStacks,   &NativeFileReader::readKernelNames, &NativeFileReader::readStageNames,
+    &NativeFileReader::readReserved, &NativeFileReader::readRanges,      &NativeFileReader::readSteps,
+    &NativeFileReader::readKernels,  &NativeFileReader::readMarkers};
 
 // Runs `work`, turning every problem but a cancel into an ImportError naming the file.
 template<typename Work>
@@ -268,11 +273,14 @@ void NativeFileReader::open()
 
 void NativeFileReader::countRows()
 {
-    static constexpr std::array<std::string_view, 11> tables = {
-        "meta", "lanes", "layers", "frames", "stacks", "kernel_names", "reserved", "ranges", "steps", "kernels", "markers"};
+    static constexpr std::array<std::string_view, 12> tables = {"meta",   "lanes",        "layers",      "frames",
+                                                                "stacks", "kernel_names", "stage_names", "reserved",
+                                                                "ranges", "steps",        "kernels",     "markers"};
     double rows = 0;
-    for (const std::string_view table : tables)
-        rows += static_cast<double>(m_db->queryInteger("SELECT count(*) FROM " + std::string(table)));
+    for (const std::string_view table : tables) {
+        if (table != "stage_names" || m_version >= 5)
+            rows += static_cast<double>(m_db->queryInteger("SELECT count(*) FROM " + std::string(table)));
+    }
     // total(): a sum that cannot overflow, whatever a damaged file claims.
     auto events = m_db->prepare("SELECT total(max(count, 0)) FROM events");
     if (events.step())
@@ -467,6 +475,16 @@ void NativeFileReader::readKernelNames()
         mapId(m_kernelNameIds, rows.integer(0), m_builder.kernelName(rows.text(1)), "kernel name");
 }
 
+void NativeFileReader::readStageNames()
+{
+    if (m_version < 5)
+        return;
+    auto rows =
+        m_db->prepare("SELECT id, name FROM stage_names WHERE id >= " + std::to_string(m_stageNameIds.size()) + " ORDER BY id");
+    for (; rows.step(); rowRead())
+        mapId(m_stageNameIds, rows.integer(0), m_builder.stageName(rows.text(1)), "stage name");
+}
+
 void NativeFileReader::readEvents()
 {
     EventsReader events(*m_db, static_cast<int>(m_version), m_after.chunk);
@@ -502,12 +520,14 @@ Range NativeFileReader::rangeOf(SqliteStatement &rows) const
     range.beginNs = rows.integer(3);
     range.endNs = rows.integer(4);
     range.thread = static_cast<std::uint32_t>(rows.integer(5));
+    range.stage = rows.isNull(7) ? kNoStage : lookup(m_stageNameIds, rows.integer(7), "stage name");
     return range;
 }
 
 void NativeFileReader::readRanges()
 {
-    static constexpr std::string_view select = "SELECT layer, phase, step, t_begin_ns, t_end_ns, thread, rowid FROM ranges ";
+    const std::string select = std::string("SELECT layer, phase, step, t_begin_ns, t_end_ns, thread, rowid, ")
+                               + (m_version >= 5 ? "stage" : "NULL") + " FROM ranges ";
     // A long recording has millions: where the file is read in place, the later half is
     // read on another core through a connection of its own.
     static constexpr std::int64_t kWorthSplitting = 1 << 18;
@@ -517,11 +537,11 @@ void NativeFileReader::readRanges()
     if (!m_image.data() && !m_copy && !m_follow) {
         if (const std::int64_t last = m_db->queryInteger("SELECT ifnull(max(rowid), 0) FROM ranges"); last >= kWorthSplitting) {
             split = last / 2;
-            later = std::async(std::launch::async, [this, split, timed] {
+            later = std::async(std::launch::async, [this, split, timed, select] {
                 const auto db = SqliteDatabase::openImmutable(m_path);
                 db->restrictToReading();
                 db->interruptWhen([this] { return m_progress.isCancelled(); });
-                auto rows = db->prepare(std::string(select) + "WHERE rowid > " + std::to_string(split) + timed);
+                auto rows = db->prepare(select + "WHERE rowid > " + std::to_string(split) + timed);
                 std::vector<Range> ranges;
                 while (rows.step())
                     ranges.push_back(rangeOf(rows));
@@ -529,7 +549,7 @@ void NativeFileReader::readRanges()
             });
         }
     }
-    auto rows = m_db->prepare(std::string(select) + "WHERE rowid <= " + std::to_string(split) + " AND rowid > "
+    auto rows = m_db->prepare(select + "WHERE rowid <= " + std::to_string(split) + " AND rowid > "
                               + std::to_string(m_after.ranges) + timed);
     for (; rows.step(); rowRead()) {
         m_builder.addRange(rangeOf(rows));

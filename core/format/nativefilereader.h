@@ -97,7 +97,7 @@ private:
     [[noreturn]] void damaged(std::string problem) const;
 
     // The file's tables but the memory events, in the order they are read.
-    static const std::array<void (NativeFileReader::*)(), 10> kTableReaders;
+    static const std::array<void (NativeFileReader::*)(), 11> kTableReaders;
 
     void checkHeader();
 
@@ -120,6 +120,7 @@ private:
     void readStacks();
 
     void readKernelNames();
+    void readStageNames();
 
     void readEvents();
 
@@ -165,6 +166,7 @@ private:
     std::vector<std::uint32_t> m_layerIds;
     std::vector<std::uint32_t> m_stackIds;
     std::vector<std::uint32_t> m_kernelNameIds;
+    std::vector<std::uint32_t> m_stageNameIds;
     std::vector<std::uint32_t> m_frameIds;
     // What has been read of each table: the last rowid (the last chunk for events). A
     // follower reads on from here; a plain read starts and ends with one pass.

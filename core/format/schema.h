@@ -4,15 +4,16 @@
 // Memory events are stored column-wise in chunks, one row per chunk. Format 2 codes each
 // chunk's columns compactly (eventchunk.h) and keeps running totals beside them; format 1
 // stored fixed-width little-endian arrays. Format 3 is format 2 with a table for the
-// figures a summary shows, stored once the file is complete. PeakLens writes format 3 and
-// reads all three.
+// figures a summary shows, stored once the file is complete. Format 4 puts each lane in a
+// memory pool; format 5 names stages (ranges with a name). PeakLens writes format 5 and
+// reads all five.
 
 #include <cstdint>
 #include <string_view>
 
 namespace peaklens::schema {
 
-inline constexpr int kFormatVersion = 4;                   // PRAGMA user_version
+inline constexpr int kFormatVersion = 5;                   // PRAGMA user_version
 inline constexpr int kOldestFormatVersion = 1;             // the oldest this build still reads
 inline constexpr std::int32_t kApplicationId = 0x504B4C53; // PRAGMA application_id, "PKLS"
 inline constexpr std::size_t kEventsPerChunk = 65536;
@@ -26,7 +27,8 @@ CREATE TABLE lanes(id INTEGER PRIMARY KEY, device_type INTEGER NOT NULL, device 
 CREATE TABLE layers(id INTEGER PRIMARY KEY, parent INTEGER, path TEXT NOT NULL, kind TEXT NOT NULL,
                     parameter_bytes INTEGER NOT NULL);
 CREATE TABLE ranges(layer INTEGER, phase INTEGER NOT NULL, step INTEGER, t_begin_ns INTEGER NOT NULL,
-                    t_end_ns INTEGER NOT NULL, thread INTEGER NOT NULL);
+                    t_end_ns INTEGER NOT NULL, thread INTEGER NOT NULL, stage INTEGER);
+CREATE TABLE stage_names(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
 CREATE TABLE steps(number INTEGER NOT NULL, t_begin_ns INTEGER NOT NULL, t_end_ns INTEGER NOT NULL);
 CREATE TABLE frames(id INTEGER PRIMARY KEY, function TEXT NOT NULL, file TEXT NOT NULL, line INTEGER NOT NULL);
 CREATE TABLE stacks(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL, frame INTEGER NOT NULL);
@@ -42,6 +44,12 @@ CREATE TABLE markers(t_ns INTEGER NOT NULL, lane INTEGER NOT NULL, kind TEXT NOT
 inline constexpr std::string_view kCreateLanesBeforePools = R"sql(
 CREATE TABLE lanes(id INTEGER PRIMARY KEY, device_type INTEGER NOT NULL, device INTEGER NOT NULL,
                    stream INTEGER NOT NULL);
+)sql";
+
+// The ranges table of formats 1 to 4, before stages (which have no stage_names table).
+inline constexpr std::string_view kCreateRangesBeforeStages = R"sql(
+CREATE TABLE ranges(layer INTEGER, phase INTEGER NOT NULL, step INTEGER, t_begin_ns INTEGER NOT NULL,
+                    t_end_ns INTEGER NOT NULL, thread INTEGER NOT NULL);
 )sql";
 
 // The events table of format 2: each chunk's columns coded by eventchunk::encode.

@@ -111,12 +111,14 @@ void TraceFollower::merge(Trace added, Update &update)
     Trace &trace = *m_trace;
     const Trace &tables = m_reader->builder().current();
     if (trace.meta != tables.meta || trace.lanes != tables.lanes || trace.layers != tables.layers
-        || trace.kernelNames.size() != tables.kernelNames.size() || trace.stacks.nodes().size() != tables.stacks.nodes().size()
+        || trace.kernelNames.size() != tables.kernelNames.size() || trace.stageNames.size() != tables.stageNames.size()
+        || trace.stacks.nodes().size() != tables.stacks.nodes().size()
         || trace.stacks.frames().size() != tables.stacks.frames().size()) {
         trace.meta = tables.meta;
         trace.lanes = tables.lanes;
         trace.layers = tables.layers;
         trace.kernelNames = tables.kernelNames;
+        trace.stageNames = tables.stageNames;
         trace.stacks = tables.stacks;
         update.tablesChanged = true;
     }

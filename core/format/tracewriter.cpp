@@ -64,7 +64,7 @@ TraceWriter::TraceWriter(const std::string &path, Mode mode)
         m_insertEvents =
             std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO events VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         m_insertReserved = std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO reserved VALUES(?, ?, ?, ?)");
-        m_insertRange = std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO ranges VALUES(?, ?, ?, ?, ?, ?)");
+        m_insertRange = std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO ranges VALUES(?, ?, ?, ?, ?, ?, ?)");
         m_insertKernel = std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO kernels VALUES(?, ?, ?, ?)");
         m_db->exec("COMMIT; BEGIN");
     } catch (const Error &error) {
@@ -185,6 +185,15 @@ void TraceWriter::writeKernelName(std::uint32_t id, std::string_view name)
     }
 }
 
+void TraceWriter::writeStageName(std::uint32_t id, std::string_view name)
+{
+    try {
+        m_db->prepare("INSERT INTO stage_names VALUES(?, ?)").bind(1, id).bind(2, name).run();
+    } catch (const Error &error) {
+        fail(error);
+    }
+}
+
 void TraceWriter::writeEvent(const MemoryEvent &event)
 {
     Chunk &chunk = *m_chunk;
@@ -257,6 +266,10 @@ void TraceWriter::writeRange(const Range &range)
             m_insertRange->bindNull(3);
         else
             m_insertRange->bind(3, range.step);
+        if (range.stage == kNoStage)
+            m_insertRange->bindNull(7);
+        else
+            m_insertRange->bind(7, range.stage);
         m_insertRange->bind(4, range.beginNs).bind(5, range.endNs).bind(6, range.thread).run();
     } catch (const Error &error) {
         fail(error);
@@ -411,6 +424,8 @@ void TraceWriter::writeNew(const Trace &growing)
     writeFrom(m_written.stacks, stacks.nodes().size(), [&](std::size_t i) { writeStack(std::uint32_t(i), stacks.nodes()[i]); });
     writeFrom(m_written.kernelNames, growing.kernelNames.size(),
               [&](std::size_t i) { writeKernelName(std::uint32_t(i), growing.kernelNames[i]); });
+    writeFrom(m_written.stageNames, growing.stageNames.size(),
+              [&](std::size_t i) { writeStageName(std::uint32_t(i), growing.stageNames[i]); });
     writeFrom(m_written.events, growing.events.size(), [&](std::size_t i) { writeEvent(growing.events.at(i)); });
     writeFrom(m_written.reserved, growing.reserved.size(), [&](std::size_t i) { writeReserved(growing.reserved[i]); });
     writeFrom(m_written.ranges, growing.ranges.size(), [&](std::size_t i) { writeRange(growing.ranges[i]); });

@@ -38,6 +38,7 @@ public:
     void writeFrame(std::uint32_t id, const Frame &frame);
     void writeStack(std::uint32_t id, const StackNode &node);
     void writeKernelName(std::uint32_t id, std::string_view name);
+    void writeStageName(std::uint32_t id, std::string_view name);
     void writeEvent(const MemoryEvent &event);
     void writeReserved(const ReservedEvent &event);
     void writeRange(const Range &range);
@@ -79,7 +80,7 @@ private:
     // What writeNew has written so far: rows per table, and the metadata.
     struct Written
     {
-        std::size_t lanes = 0, layers = 0, frames = 0, stacks = 1, kernelNames = 0;
+        std::size_t lanes = 0, layers = 0, frames = 0, stacks = 1, kernelNames = 0, stageNames = 0;
         std::size_t events = 0, reserved = 0, ranges = 0, steps = 0, kernels = 0, markers = 0;
         std::map<std::string, std::string, std::less<>> meta;
     };

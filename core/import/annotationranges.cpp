@@ -80,18 +80,24 @@ std::vector<std::vector<Range>> addAnnotations(TraceBuilder &builder, std::vecto
         if (p.start.name.empty() || p.start.group < 0)
             continue;
         const AnnotationScope scope = parseAnnotation(p.start.name);
-        if (scope.step || scope.phase == Phase::Other)
+        if (scope.step)
             continue;
         Range range;
         range.layer = scope.path.empty() ? kNoLayer : builder.layer(scope.path);
         range.phase = scope.phase;
         range.beginNs = p.start.timeNs;
         range.endNs = p.endNs;
+        // PeakLens's own scopes ("fwd:PATH", "opt") are layers' and phases'; any other name a stage.
+        if (scope.path.empty() && p.start.name != phasePrefix(scope.phase))
+            range.stage = builder.stageName(p.start.name);
         auto step = std::upper_bound(steps.begin(), steps.end(), range.beginNs,
                                      [](std::int64_t t, const Step &s) { return t < s.beginNs; });
         if (step != steps.begin() && std::prev(step)->contains(range.beginNs))
             range.step = std::prev(step)->number;
         builder.addRange(range);
+        // A stage without a phase says nothing of the memory in it: not a scope to assign.
+        if (scope.phase == Phase::Other)
+            continue;
         if (byDevice.size() <= static_cast<std::size_t>(p.start.group))
             byDevice.resize(static_cast<std::size_t>(p.start.group) + 1);
         byDevice[static_cast<std::size_t>(p.start.group)].push_back(range);

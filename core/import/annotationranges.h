@@ -5,9 +5,10 @@
 //
 //   ProfilerStep#N, step:N         a training step
 //   fwd:PATH, bwd:PATH, opt[:PATH] a layer's forward or backward, the optimizer
-//   Optimizer.step#..., Optimizer.zero_grad#...  the optimizer (PyTorch's own names)
-//   anything else                  a profiler annotation ("nccl:all_reduce"): no layer
-//                                  and no phase, so it is left out
+//   Optimizer.step#..., Optimizer.zero_grad#...  the optimizer (PyTorch's own names), and
+//                                  a stage of that name
+//   anything else                  a stage ("nccl:all_reduce", "enumerate(DataLoader)#..."):
+//                                  a named span of no layer and no phase
 
 #include "core/trace/tracebuilder.h"
 
@@ -36,8 +37,9 @@ struct Annotation
     std::int32_t group = 0; // events are matched to annotations of their group: device or thread
 };
 
-// Adds the steps and ranges the annotations describe; returns the ranges per group
-// (index = group), sorted by begin. Unpaired annotations are dropped.
+// Adds the steps, ranges and stages the annotations describe; returns the ranges of a
+// layer or a phase per group (index = group), sorted by begin. Unpaired annotations are
+// dropped.
 std::vector<std::vector<Range>> addAnnotations(TraceBuilder &builder, std::vector<Annotation> annotations);
 
 // Gives events (sorted by time) without a layer and phase those of the innermost range

@@ -338,8 +338,9 @@ private:
                        || equalsLiteral(cat, "Operator")) { // "Operator": PyTorch 1.8
                 if (name.starts_with(kBackwardPrefix) || isAutogradNodeName(name))
                     addSpan(threadOf(pid, tid), beginNs, endNs, "bwd");
-                else if (const AnnotationScope scope = parseAnnotation(name); scope.step || scope.phase != Phase::Other)
-                    addSpan(threadOf(pid, tid), beginNs, endNs, std::string(name));
+                else if (const AnnotationScope scope = parseAnnotation(name);
+                         scope.step || scope.phase != Phase::Other || equalsLiteral(cat, "user_annotation"))
+                    addSpan(threadOf(pid, tid), beginNs, endNs, std::string(name)); // a user's annotation: a stage
                 if (cat != "user_annotation") // an operator: the innermost frames of a stack
                     m_stacks.add(threadOf(pid, tid), beginNs, endNs,
                                  m_builder.stacks().internFrame(Frame{std::string(name), "", 0}));

@@ -46,7 +46,7 @@ void group(JsonWriter &out, const LiveGroup &g)
 }
 
 void liveSet(JsonWriter &out, const Trace &trace, const LiveSet &set, std::optional<std::size_t> top,
-             const std::optional<StackGrouping> &grouping)
+             const std::optional<BlockGrouping> &grouping)
 {
     const AllocationSites sites(trace.stacks);
     out.beginObject().member("time_ns", set.timeNs).member("bytes", set.bytes).member("blocks", set.allocations.size());
@@ -92,7 +92,7 @@ void liveSet(JsonWriter &out, const Trace &trace, const LiveSet &set, std::optio
     }
     out.endArray();
     if (grouping) {
-        const std::vector<GroupRow> rows = groupStacks(sites, set.byStack, *grouping);
+        const std::vector<GroupRow> rows = groupBlocks(trace, sites, set, *grouping);
         out.key("by_group").beginObject().member("grouping", grouping->text()).key("groups").beginArray();
         for (std::size_t i = 0; i < limit(rows.size(), top); ++i)
             out.beginObject()
@@ -155,7 +155,7 @@ std::string peakToJson(const Trace &trace, const TraceSummary &summary)
 }
 
 std::string liveSetToJson(const Trace &trace, const LiveSet &live, std::optional<std::size_t> top,
-                          const std::optional<StackGrouping> &grouping)
+                          const std::optional<BlockGrouping> &grouping)
 {
     JsonWriter out;
     liveSet(out, trace, live, top, grouping);
@@ -163,7 +163,7 @@ std::string liveSetToJson(const Trace &trace, const LiveSet &live, std::optional
 }
 
 std::string summaryToJson(const Trace &trace, const TraceSummary &summary, std::optional<std::size_t> top,
-                          const std::optional<StackGrouping> &grouping)
+                          const std::optional<BlockGrouping> &grouping)
 {
     JsonWriter out;
     out.beginObject().key("meta").beginObject();

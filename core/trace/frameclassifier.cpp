@@ -101,6 +101,8 @@ std::string_view withoutReturnType(std::string_view function)
 
 FrameKind classifyNative(std::string_view function, std::string_view file)
 {
+    if (file == kCompileContextFile || file == kUserMetadataFile)
+        return FrameKind::System;
     function = withoutReturnType(function);
     if (function == kBeforeTrace || function == kTotalsOnly)
         return FrameKind::System;

@@ -18,6 +18,13 @@ namespace peaklens {
 inline constexpr std::string_view kBeforeTrace = "(allocated before the trace began)";
 inline constexpr std::string_view kTotalsOnly = "(in the trace's totals, in none of its events)";
 
+// What a snapshot's trace entry says beside its frames, kept as the innermost frame of its
+// stack: Frame{value, one of these as the file, 0}. compile_context names the torch.compile
+// graph that allocated ("0/0"); user_metadata is what torch.cuda.memory._set_memory_metadata
+// set on the allocating thread.
+inline constexpr std::string_view kCompileContextFile = "(compile context)";
+inline constexpr std::string_view kUserMetadataFile = "(user metadata)";
+
 struct Frame
 {
     std::string function;

@@ -29,6 +29,7 @@ struct Trace
     std::vector<ReservedEvent> reserved; // sorted by time
     std::vector<Layer> layers;           // a parent comes before its children
     std::vector<Range> ranges;           // sorted by begin time
+    std::vector<std::string> stageNames; // of the ranges that are stages
     std::vector<Step> steps;             // sorted by begin time
     std::vector<Kernel> kernels;         // sorted by begin time
     std::vector<std::string> kernelNames;

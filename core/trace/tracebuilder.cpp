@@ -98,6 +98,16 @@ std::uint32_t TraceBuilder::kernelName(std::string_view name)
     return it->second;
 }
 
+std::uint32_t TraceBuilder::stageName(std::string_view name)
+{
+    auto [it, inserted] = m_stageNameIds.try_emplace(std::string(name), static_cast<std::uint32_t>(m_trace->stageNames.size()));
+    if (inserted) {
+        LoadBudget::charge(2 * (name.size() + kEntryBytes), "stage names");
+        m_trace->stageNames.push_back(visibleText(name));
+    }
+    return it->second;
+}
+
 void TraceBuilder::checkLane(std::uint32_t lane) const
 {
     if (lane >= m_trace->lanes.size())
@@ -163,6 +173,8 @@ void TraceBuilder::addRange(const Range &range)
 {
     if (range.layer != kNoLayer && range.layer >= m_trace->layers.size())
         throw Error("A range refers to layer " + std::to_string(range.layer) + ", which the trace does not define.");
+    if (range.stage != kNoStage && range.stage >= m_trace->stageNames.size())
+        throw Error("A range refers to a stage name the trace does not define.");
     if (range.endNs < range.beginNs)
         throw Error("A range ends before it begins.");
     growTo(m_chargedOther, ++m_otherCount, sizeof(Range), "ranges");
@@ -275,6 +287,7 @@ std::shared_ptr<const Trace> TraceBuilder::finish()
     m_layerIds.clear();
     m_laneIds.clear();
     m_kernelNameIds.clear();
+    m_stageNameIds.clear();
     m_chargedEvents = m_chargedOther = m_otherCount = 0;
     return result;
 }

@@ -37,6 +37,7 @@ public:
 
     StackTable &stacks() { return m_trace->stacks; }
     std::uint32_t kernelName(std::string_view name);
+    std::uint32_t stageName(std::string_view name);
 
     void reserveEvents(std::size_t count);
     // Throws peaklens::Error when an index is out of range.
@@ -55,7 +56,7 @@ public:
     const Trace &current() const { return *m_trace; }
     // For a reader following a file as it is written: moves out the events, reserved
     // events, ranges, steps, kernels and markers added since the last call, as added
-    // (unsorted); metadata, lanes, layers, stacks and kernel names stay for later rows.
+    // (unsorted); metadata, lanes, layers, stacks, kernel and stage names stay for later rows.
     Trace takeAdded();
     // Sorts events, ranges, steps and kernels by time; the builder is empty afterwards.
     std::shared_ptr<const Trace> finish();
@@ -75,6 +76,7 @@ private:
     std::map<std::string, std::uint32_t, std::less<>> m_layerIds;
     std::map<Lane, std::uint32_t> m_laneIds;
     std::map<std::string, std::uint32_t, std::less<>> m_kernelNameIds;
+    std::map<std::string, std::uint32_t, std::less<>> m_stageNameIds;
     std::size_t m_chargedEvents = 0, m_chargedOther = 0, m_otherCount = 0;
 };
 

@@ -70,6 +70,7 @@ struct Scope
 struct OpenRange
 {
     std::string scopeText;
+    std::string stage;
     std::uint32_t thread = 0;
     std::size_t rangeIndex = 0;
     int line = 0;
@@ -94,6 +95,8 @@ private:
     // Removes "key=value" words and "@scope" words from the list into m_options.
     void takeOptions(std::vector<std::string_view> &words);
     std::optional<std::string_view> option(std::string_view key) const;
+    // The stage=NAME option of a begin or an end, decoded and taken; empty without one.
+    std::string takeStage();
     std::uint32_t optionLane();
     Scope parseScope(std::string_view text);
     Scope eventScope();
@@ -260,6 +263,18 @@ void TraceTextParser::takeOptions(std::vector<std::string_view> &words)
     words = std::move(rest);
 }
 
+std::string TraceTextParser::takeStage()
+{
+    const auto text = option("stage");
+    if (!text)
+        return {};
+    std::string stage = percentDecoded(*text);
+    m_options.erase("stage");
+    if (stage.empty())
+        fail("\"stage=\" needs a name");
+    return stage;
+}
+
 std::optional<std::string_view> TraceTextParser::option(std::string_view key) const
 {
     auto it = m_options.find(key);
@@ -412,9 +427,11 @@ void TraceTextParser::begin(const std::vector<std::string_view> &words, std::int
             fail("\"" + std::string(*text) + "\" is not a thread number");
         m_options.erase("thread");
     }
+    const std::string stage = takeStage();
     const std::int64_t step = m_openSteps.empty() ? kNoStep : m_openSteps.rbegin()->first;
-    m_openRanges.push_back({std::string(words[1]), thread, m_builder.current().ranges.size(), m_line});
-    m_builder.addRange(Range{scope.layer, scope.phase, step, timeNs, timeNs, thread});
+    m_openRanges.push_back({std::string(words[1]), stage, thread, m_builder.current().ranges.size(), m_line});
+    m_builder.addRange(
+        Range{scope.layer, scope.phase, step, timeNs, timeNs, thread, stage.empty() ? kNoStage : m_builder.stageName(stage)});
 }
 
 void TraceTextParser::end(const std::vector<std::string_view> &words, std::int64_t timeNs)
@@ -429,9 +446,10 @@ void TraceTextParser::end(const std::vector<std::string_view> &words, std::int64
         m_openSteps.erase(it);
         return;
     }
-    expectWords(words, 2, 2, "end step N | end SCOPE");
+    expectWords(words, 2, 2, "end step N | end SCOPE [stage=NAME]");
+    const std::string stage = takeStage();
     for (auto it = m_openRanges.rbegin(); it != m_openRanges.rend(); ++it) {
-        if (it->scopeText != words[1])
+        if (it->scopeText != words[1] || it->stage != stage)
             continue;
         m_builder.endRange(it->rangeIndex, timeNs);
         m_openRanges.erase(std::next(it).base());

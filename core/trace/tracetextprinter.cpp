@@ -116,8 +116,10 @@ std::string printTraceText(const Trace &trace)
     for (const Range &range : trace.ranges) {
         const std::string scope = scopeText(trace, range.phase, range.layer);
         const std::string thread = range.thread != 0 ? " thread=" + std::to_string(range.thread) : std::string();
-        lines.push_back({range.beginNs, 1, order++, std::string("begin ").append(scope).append(thread)});
-        lines.push_back({range.endNs, range.endNs == range.beginNs ? 3 : 0, -order, "end " + scope});
+        const std::string stage =
+            range.stage != kNoStage ? " stage=" + percentEncoded(trace.stageNames[range.stage]) : std::string();
+        lines.push_back({range.beginNs, 1, order++, std::string("begin ").append(scope).append(thread).append(stage)});
+        lines.push_back({range.endNs, range.endNs == range.beginNs ? 3 : 0, -order, "end " + scope + stage});
     }
     std::map<std::uint64_t, LiveBlock> live;
     for (std::size_t i = 0; i < trace.events.size(); ++i) {

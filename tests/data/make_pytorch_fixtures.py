@@ -131,6 +131,38 @@ def make_snapshot(high_addresses):
     }
 
 
+def make_context_snapshot():
+    """What a snapshot holds beside frames: each entry's compile_context (the torch.compile
+    graph, "N/A" when recorded without it) and user_metadata (torch.cuda.memory.
+    _set_memory_metadata), and external_annotations PeakLens does not know (stages)."""
+    t = 1_700_000_000_000_000
+    step = [frame("train_step", "train.py", 40)]
+    trace, annotations = [], []
+
+    def entry(addr, size, compile_context, user_metadata, action="alloc"):
+        nonlocal t
+        t += 10
+        trace.append({"action": action, "addr": addr, "size": size, "stream": 0, "time_us": t, "frames": step,
+                      "compile_context": compile_context, "user_metadata": user_metadata})
+
+    def annotate(name, stage):
+        annotations.append({"device": 0, "name": name, "stage": stage, "time_us": t + 1})
+
+    annotate("data_loading", "START")
+    entry(0x1000, 1 * MiB, "N/A", "")
+    annotate("data_loading", "END")
+    annotate("compiled_forward", "START")
+    entry(0x200000, 4 * MiB, "0/0", "phase=fwd")
+    entry(0x800000, 2 * MiB, "0/0", "phase=fwd")
+    annotate("compiled_forward", "END")
+    annotate("compiled_backward", "START")
+    entry(0x800000, 2 * MiB, "0/0", "phase=fwd", "free_completed")
+    entry(0xC00000, 3 * MiB, "1/0", "phase=bwd")
+    annotate("compiled_backward", "END")
+    entry(0x1000, 1 * MiB, "N/A", "", "free_completed")
+    return {"segments": [], "device_traces": [trace], "external_annotations": annotations}
+
+
 def replay_snapshot(snapshot):
     """Expected (peak bytes, peak time ns) over devices, by the semantics in the docstring."""
     best = (0, 0)
@@ -379,6 +411,8 @@ def main():
     bare, history = legacy_forms(snap)
     expected.update(write("snapshot_legacy_list_p2.pickle", bare, dump_state_peak(bare), "pickle2"))
     expected.update(write("snapshot_legacy_history_p4.pickle", history, dump_state_peak(history["segments"]), "pickle4"))
+    context = make_context_snapshot()
+    expected.update(write("snapshot_compile_context_p4.pickle", context, replay_snapshot(context), "pickle4"))
     kineto = make_kineto(True)
     expected.update(write("kineto.pt.trace.json", kineto, replay_kineto(kineto), "json"))
     expected.update(write("kineto.pt.trace.json.gz", kineto, replay_kineto(kineto), "json"))

@@ -5,6 +5,8 @@
 #include "core/report/palette.h"
 #include "core/trace/units.h"
 
+#include <array>
+
 namespace peaklens::gui {
 
 void LiveSetModel::resetData(const DocumentPtr &document, const LiveSet &live, Grouping grouping, const QString &pattern)
@@ -55,16 +57,34 @@ std::vector<LiveSetModel::Row> LiveSetModel::rowsOf(const DocumentPtr &document,
                                toolTip});
         }
         break;
-    case Grouping::File:
-    case Grouping::Pattern: {
-        const StackGrouping by =
-            grouping == Grouping::File ? parseStackGrouping("file") : parseStackGrouping("regex:" + pattern.toStdString());
-        for (const GroupRow &group : groupStacks(sites, live.byStack, by))
+    default: {
+        const BlockGrouping by{*blockKind(grouping), grouping == Grouping::Pattern ? pattern.toStdString() : std::string()};
+        if (by.kind == BlockGrouping::Kind::Regex)
+            (void)parseBlockGrouping(by.text()); // a bad pattern throws, for resetData to say why
+        for (const GroupRow &group : groupBlocks(trace, sites, live, by))
             rows.push_back(Row{QString::fromStdString(group.key), group.bytes, group.blocks, std::nullopt, {}});
         break;
     }
     }
     return rows;
+}
+
+std::optional<BlockGrouping::Kind> LiveSetModel::blockKind(Grouping grouping)
+{
+    using Kind = BlockGrouping::Kind;
+    static constexpr std::array<Kind, 7> kinds = {Kind::File,         Kind::Regex, Kind::Stage, Kind::CompileContext,
+                                                  Kind::UserMetadata, Kind::Pool,  Kind::Stream};
+    const int index = int(grouping) - int(Grouping::File);
+    return index >= 0 && index < int(kinds.size()) ? std::optional(kinds[std::size_t(index)]) : std::nullopt;
+}
+
+LiveSetModel::Grouping LiveSetModel::groupingOf(BlockGrouping::Kind kind)
+{
+    for (int g = int(Grouping::File); g <= int(Grouping::Stream); ++g) {
+        if (blockKind(Grouping(g)) == kind)
+            return Grouping(g);
+    }
+    return Grouping::File;
 }
 
 int LiveSetModel::rowCount(const QModelIndex &parent) const
@@ -132,6 +152,16 @@ QVariant LiveSetModel::headerData(int section, Qt::Orientation orientation, int 
             return tr("Source file");
         case Grouping::Pattern:
             return tr("Matching frame");
+        case Grouping::Stage:
+            return tr("Stage");
+        case Grouping::CompileContext:
+            return tr("Compile context");
+        case Grouping::UserMetadata:
+            return tr("User metadata");
+        case Grouping::Pool:
+            return tr("Memory pool");
+        case Grouping::Stream:
+            return tr("Stream");
         }
         return {};
     case BytesColumn:

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What is live at one moment (the peak, or any clicked time), grouped by layer, category,
-// allocation site (named by the user's code), source file or the frames a pattern matches,
-// largest first.
+// allocation site (named by the user's code), or any grouping of blockgroups.h (source file,
+// the frames a pattern matches, stage, compile context, user metadata, memory pool,
+// stream), largest first.
 
 #include "tracedocument.h"
 
@@ -23,7 +24,10 @@ public:
     enum Columns { NameColumn, BytesColumn, ShareColumn, BlocksColumn, NumColumns };
     enum Roles { SortRole = Qt::UserRole, StackRole }; // StackRole: the stack id of the group's largest block (sites only)
     // The order of the live set pane's choices.
-    enum class Grouping { Layer, Category, Site, File, Pattern };
+    enum class Grouping { Layer, Category, Site, File, Pattern, Stage, CompileContext, UserMetadata, Pool, Stream };
+    // The grouping of blockgroups.h a choice stands for, from File on.
+    static std::optional<BlockGrouping::Kind> blockKind(Grouping grouping);
+    static Grouping groupingOf(BlockGrouping::Kind kind);
 
     using QAbstractTableModel::QAbstractTableModel;
 

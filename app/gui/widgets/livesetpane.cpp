@@ -35,8 +35,9 @@ LiveSetPane::LiveSetPane(QWidget *parent)
     m_view->horizontalHeader()->setSectionResizeMode(LiveSetModel::NameColumn, QHeaderView::Stretch);
     m_view->sortByColumn(LiveSetModel::BytesColumn, Qt::DescendingOrder);
     m_grouping->setObjectName(QStringLiteral("liveGrouping"));
-    m_grouping->addItems(
-        {tr("by layer"), tr("by category"), tr("by allocation site"), tr("by source file"), tr("by frames matching")});
+    m_grouping->addItems({tr("by layer"), tr("by category"), tr("by allocation site"), tr("by source file"),
+                          tr("by frames matching"), tr("by stage"), tr("by compile context"), tr("by user metadata"),
+                          tr("by memory pool"), tr("by stream")});
     m_pattern->setObjectName(QStringLiteral("livePattern"));
     m_pattern->setPlaceholderText(tr("regular expression"));
     m_pattern->setToolTip(tr("Groups each block by the innermost frame of its stack, \"function (path:line)\", that "
@@ -86,14 +87,14 @@ void LiveSetPane::setDefaultGrouping(bool hasLayers)
     m_grouping->setCurrentIndex(int(hasLayers ? LiveSetModel::Grouping::Layer : LiveSetModel::Grouping::Category));
 }
 
-void LiveSetPane::setGrouping(const StackGrouping &grouping)
+void LiveSetPane::setGrouping(const BlockGrouping &grouping)
 {
     {
         const QSignalBlocker blocker(m_grouping);
-        const bool file = grouping.kind == StackGrouping::Kind::File;
-        m_grouping->setCurrentIndex(int(file ? LiveSetModel::Grouping::File : LiveSetModel::Grouping::Pattern));
-        m_pattern->setText(file ? QString() : QString::fromStdString(grouping.pattern));
-        m_pattern->setVisible(!file);
+        const bool byPattern = grouping.kind == BlockGrouping::Kind::Regex;
+        m_grouping->setCurrentIndex(int(LiveSetModel::groupingOf(grouping.kind)));
+        m_pattern->setText(byPattern ? QString::fromStdString(grouping.pattern) : QString());
+        m_pattern->setVisible(byPattern);
     }
     showLiveSet(m_document, m_timeNs);
 }

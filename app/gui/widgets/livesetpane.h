@@ -38,7 +38,7 @@ public:
     // By layer for a trace that names layers, else by category.
     void setDefaultGrouping(bool hasLayers);
     // By source file or by the frames a pattern matches, as peaklens-cli summary --group.
-    void setGrouping(const StackGrouping &grouping);
+    void setGrouping(const BlockGrouping &grouping);
 
 private:
     void showStack(const QModelIndex &current);

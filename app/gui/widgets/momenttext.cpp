@@ -8,6 +8,8 @@
 
 #include <QObject>
 
+#include <algorithm>
+
 namespace peaklens::gui {
 
 QString momentText(const TraceDocument &document, const TimelineSeries &series, std::int64_t originNs, std::int64_t timeNs)
@@ -27,6 +29,17 @@ QString momentText(const TraceDocument &document, const TimelineSeries &series, 
                        .arg(QString::fromStdString(formatBytes(valueAt(series.allocated, timeNs))));
     if (!series.reserved.empty())
         text += QObject::tr("\nreserved %1").arg(QString::fromStdString(formatBytes(valueAt(series.reserved, timeNs))));
+    // By pool or stream: each one's blocks and segments, and what its segments hold free.
+    for (const ReservedGroup &group : series.reservedGroups) {
+        const auto band =
+            std::find_if(series.groups.begin(), series.groups.end(), [&](const GroupSeries &g) { return g.key == group.key; });
+        const std::int64_t allocated = band != series.groups.end() ? valueAt(band->points, timeNs) : 0;
+        const std::int64_t reserved = valueAt(group.points, timeNs);
+        text += QObject::tr("\n%1: %2 allocated of %3 reserved, %4 free in its segments")
+                    .arg(QString::fromStdString(group.label), QString::fromStdString(formatBytes(allocated)),
+                         QString::fromStdString(formatBytes(reserved)),
+                         QString::fromStdString(formatBytes(std::max<std::int64_t>(reserved - allocated, 0))));
+    }
     if (low > 0) {
         const std::size_t event = low - 1;
         const std::uint32_t layer = times.layer(event);

@@ -22,6 +22,7 @@ namespace peaklens::gui {
 namespace {
 
 constexpr std::size_t kMaxStackedGroups = 10;
+constexpr double kStageStripHeight = 0.035; // of the plot's height, along its top
 
 QColor phaseColor(Phase phase)
 {
@@ -76,7 +77,7 @@ TimelineView::TimelineView(QWidget *parent)
 
 const TimelineSeries &TimelineView::series() const
 {
-    return m_grouping == GroupBy::Category ? m_document->byCategory : m_document->byLayer;
+    return m_document->timeline(m_grouping);
 }
 
 double TimelineView::toX(std::int64_t ns) const
@@ -336,11 +337,12 @@ void TimelineView::resetZoom()
 void TimelineView::rebuildGraphs()
 {
     // A long layer path widens the legend past the window: its last components say enough.
-    legend->setWrap(m_grouping == GroupBy::Category ? 12 : 6);
+    legend->setWrap(m_grouping == GroupBy::Layer ? 6 : 12);
     clearGraphs();
     m_kernelLanes->graphsCleared();
     m_stack.clear();
     m_stackGroups.clear();
+    m_reservedGroups.clear();
     m_envelope = m_reserved = m_predicted = m_measured = m_layerGraph = m_largestFree = nullptr;
     if (!m_document) {
         m_kernelLanes->setDocument(nullptr, 0);
@@ -383,7 +385,8 @@ void TimelineView::rebuildGraphs()
         QString name = other ? tr("other")
                        : m_grouping == GroupBy::Category
                            ? QString::fromUtf8(palette::categoryLabel(static_cast<Category>(timeline.groups[i].key)))
-                           : legendLayerName(QString::fromStdString(timeline.groups[i].label));
+                       : m_grouping == GroupBy::Layer ? legendLayerName(QString::fromStdString(timeline.groups[i].label))
+                                                      : QString::fromStdString(timeline.groups[i].label);
         graph->setName(name);
         m_stack.push_back(graph);
         m_stackGroups.push_back(other ? kRestOfGroups : i);
@@ -398,6 +401,19 @@ void TimelineView::rebuildGraphs()
         m_reserved->setPen(QPen(palette().text().color(), 1, Qt::DashDotLine));
         m_reserved->setLineStyle(QCPGraph::lsStepLeft);
         m_reserved->setName(tr("reserved"));
+    }
+    // Each pool's (or stream's) reserved memory in its band's colour: what lies between the
+    // line and the band is reserved by that pool and held by none of its blocks.
+    for (const ReservedGroup &group : timeline.reservedGroups) {
+        const auto band = std::find_if(timeline.groups.begin(), timeline.groups.end(),
+                                       [&](const GroupSeries &g) { return g.key == group.key; });
+        const std::size_t index = band != timeline.groups.end() ? std::size_t(band - timeline.groups.begin())
+                                                                : timeline.groups.size() + m_reservedGroups.size();
+        QCPGraph *graph = addGraph();
+        graph->setPen(QPen(paletteColor(palette::seriesColor(index)).darker(130), 1.5, Qt::DashLine));
+        graph->setLineStyle(QCPGraph::lsStepLeft);
+        graph->setName(tr("reserved: %1").arg(QString::fromStdString(group.label)));
+        m_reservedGroups.push_back(graph);
     }
     m_predicted = addGraph();
     m_predicted->setPen(QPen(paletteColor(palette::kPredicted), 2, Qt::DashLine));
@@ -436,6 +452,9 @@ void TimelineView::rebuildItems()
         return;
     const Trace &trace = *m_document->trace;
     m_phaseSpans = phaseSpans(trace);
+    m_stages.clear();
+    std::copy_if(trace.ranges.begin(), trace.ranges.end(), std::back_inserter(m_stages),
+                 [](const Range &range) { return range.stage != kNoStage; });
 
     const auto &peaks = m_document->summary.peak;
     if (peaks.primary) {
@@ -506,6 +525,36 @@ void TimelineView::updateVisibleItems(std::int64_t beginNs, std::int64_t endNs)
         rect->setBrush(color);
         m_visibleItems.push_back(rect);
     };
+
+    // Stages as a strip along the top, named where there is room.
+    std::size_t shownStages = 0;
+    for (const Range &stage : m_stages) {
+        if (stage.beginNs >= endNs || shownStages >= kMaxShownSpans)
+            break;
+        if (stage.endNs <= beginNs)
+            continue;
+        ++shownStages;
+        auto *rect = new QCPItemRect(this);
+        rect->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        rect->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        rect->topLeft->setCoords(toX(std::max(stage.beginNs, beginNs)), 0);
+        rect->bottomRight->setCoords(toX(std::min(stage.endNs, endNs)), kStageStripHeight);
+        const QColor color = paletteColor(palette::seriesColor(stage.stage));
+        rect->setPen(QPen(color.darker(140), 0));
+        rect->setBrush(QColor(color.red(), color.green(), color.blue(), 150));
+        m_visibleItems.push_back(rect);
+        const QString name = QString::fromStdString(trace.stageNames[stage.stage]);
+        const double width = rect->bottomRight->pixelPosition().x() - rect->topLeft->pixelPosition().x();
+        if (width >= QFontMetricsF(font()).horizontalAdvance(name) + 8) {
+            auto *label = new QCPItemText(this);
+            label->position->setParentAnchor(rect->left);
+            label->position->setCoords(4, 0);
+            label->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+            label->setText(name);
+            label->setColor(palette().text().color());
+            m_visibleItems.push_back(label);
+        }
+    }
 
     const auto firstStep = std::lower_bound(trace.steps.begin(), trace.steps.end(), beginNs,
                                             [](const Step &step, std::int64_t t) { return step.endNs < t; });
@@ -592,6 +641,12 @@ void TimelineView::refreshColumns()
             reservedValues << static_cast<double>(column.maxBytes) / m_unitBytes;
         m_reserved->setData(keys, reservedValues, true);
     }
+    for (std::size_t g = 0; g < m_reservedGroups.size(); ++g) {
+        QVector<double> values;
+        for (const ColumnRange &column : reduceToColumns(timeline.reservedGroups[g].points, begin, end, columns))
+            values << static_cast<double>(column.maxBytes) / m_unitBytes;
+        m_reservedGroups[g]->setData(keys, values, true);
+    }
     replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -630,6 +685,22 @@ QString TimelineView::hoverText(const QPoint &position) const
 {
     if (m_kernelLanes->rect()->rect().contains(position) && m_kernelLanes->isShown())
         return m_kernelLanes->hoverText(position);
+    if (m_document && position.y() < axisRect()->top() + axisRect()->height() * kStageStripHeight) {
+        // The innermost stage under the cursor: the last to begin of those that hold it.
+        const std::int64_t t = toNs(xAxis->pixelToCoord(position.x()));
+        const Range *innermost = nullptr;
+        for (const Range &stage : m_stages) {
+            if (stage.beginNs > t)
+                break;
+            if (stage.endNs > t)
+                innermost = &stage;
+        }
+        if (innermost)
+            return tr("stage %1\n%2 ms, from %3 ms")
+                .arg(QString::fromStdString(m_document->trace->stageNames[innermost->stage]))
+                .arg(static_cast<double>(innermost->durationNs()) / 1e6, 0, 'f', 3)
+                .arg(static_cast<double>(innermost->beginNs - m_originNs) / 1e6, 0, 'f', 3);
+    }
     if (const auto block = blockAt(position))
         return blockText(*m_document, *block, m_originNs, 6);
     return momentText(*m_document, series(), m_originNs, toNs(xAxis->pixelToCoord(position.x())));

@@ -123,6 +123,7 @@ private:
     std::vector<std::size_t> m_stackGroups; // index into series().groups; SIZE_MAX: "other"
     QCPGraph *m_envelope = nullptr;
     QCPGraph *m_reserved = nullptr;
+    std::vector<QCPGraph *> m_reservedGroups; // a pool's or stream's reserved, as series().reservedGroups
     QCPGraph *m_predicted = nullptr;
     QCPGraph *m_measured = nullptr;
     QCPGraph *m_layerGraph = nullptr; // memory of the selected layer
@@ -138,6 +139,7 @@ private:
     std::vector<QCPAbstractItem *> m_pinnedItems;
     std::unique_ptr<KernelLanesPlot> m_kernelLanes;
     std::vector<PhaseSpan> m_phaseSpans; // by begin time
+    std::vector<Range> m_stages;         // the trace's stages (range.h), by begin time
     std::vector<QCPAbstractItem *> m_visibleItems;
     QPoint m_pressPosition;
     bool m_updating = false;

@@ -277,7 +277,13 @@ void SnapshotAssembler::readEntry(const Document &document, std::size_t device, 
         auto [block, inserted] = state.live.tryEmplace(addr);
         if (!inserted) // its free was lost: end the old block here
             state.events.push_back(freeEvent(timeNs, addr, block, deviceIndex));
-        block = Block{size, stackOf(frames), categoryOf(fields.category), stream};
+        // What the entry says beside its frames joins them: a grouping by either reads it there.
+        std::uint32_t withContext = frames;
+        if (fields.compileContext && fields.compileContext->isString())
+            withContext = m_stacks.withContext(withContext, kCompileContextFile, fields.compileContext->string());
+        if (fields.userMetadata && fields.userMetadata->isString())
+            withContext = m_stacks.withContext(withContext, kUserMetadataFile, fields.userMetadata->string());
+        block = Block{size, stackOf(withContext), categoryOf(fields.category), stream};
         state.events.push_back(
             MemoryEvent{timeNs, size, addr, lane(deviceIndex, stream), kNoLayer, block.stack, block.category, Phase::Other});
     } else if (action == Action::Free) {
@@ -334,10 +340,15 @@ SnapshotAssembler::EntryFields SnapshotAssembler::fieldsOf(std::span<const Value
 
 SnapshotAssembler::Field SnapshotAssembler::fieldOf(std::string_view key)
 {
-    static constexpr std::pair<std::string_view, Field> kFields[] = {
-        {"action", &EntryFields::action},    {"addr", &EntryFields::addr},    {"size", &EntryFields::size},
-        {"stream", &EntryFields::stream},    {"time_us", &EntryFields::time}, {"frames", &EntryFields::frames},
-        {"category", &EntryFields::category}};
+    static constexpr std::pair<std::string_view, Field> kFields[] = {{"action", &EntryFields::action},
+                                                                     {"addr", &EntryFields::addr},
+                                                                     {"size", &EntryFields::size},
+                                                                     {"stream", &EntryFields::stream},
+                                                                     {"time_us", &EntryFields::time},
+                                                                     {"frames", &EntryFields::frames},
+                                                                     {"category", &EntryFields::category},
+                                                                     {"compile_context", &EntryFields::compileContext},
+                                                                     {"user_metadata", &EntryFields::userMetadata}};
     for (const auto &[name, field] : kFields) {
         if (key == name)
             return field;

@@ -94,7 +94,7 @@ private:
     struct EntryFields
     {
         const Value *action = nullptr, *addr = nullptr, *size = nullptr, *stream = nullptr, *time = nullptr, *frames = nullptr,
-                    *category = nullptr;
+                    *category = nullptr, *compileContext = nullptr, *userMetadata = nullptr;
     };
     using Field = const Value *EntryFields::*;
     enum class Action { Other, Alloc, Free, SegmentAlloc, SegmentFree, OutOfMemory, Snapshot };

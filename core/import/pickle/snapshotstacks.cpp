@@ -144,6 +144,16 @@ std::uint32_t SnapshotStacks::localStack(std::uint32_t parent, std::uint32_t fra
     return node;
 }
 
+std::uint32_t SnapshotStacks::withContext(std::uint32_t stack, std::string_view file, std::string_view value)
+{
+    if (value.empty() || value == "N/A")
+        return stack;
+    auto text = m_contexts.find(value);
+    if (text == m_contexts.end())
+        text = m_contexts.emplace(value).first;
+    return localStack(stack, localFrame(LocalFrame{*text, file, 0}));
+}
+
 std::uint32_t SnapshotStacks::internFrame(std::uint32_t frame)
 {
     std::uint32_t &interned = m_internedFrames[frame];

@@ -10,6 +10,7 @@
 #include "value.h"
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -29,6 +30,9 @@ public:
     // kNoFrames when it is missing or not a list. Lists and frame dicts are read once each,
     // known again by their container or stand-in. Throws ImportError for a released one.
     std::uint32_t read(const Document &document, const Value *frames);
+    // The stack with the frame Frame{value, file, 0} inside its innermost (stacktable.h's
+    // kCompileContextFile, kUserMetadataFile); the stack itself for an empty value or "N/A".
+    std::uint32_t withContext(std::uint32_t stack, std::string_view file, std::string_view value);
     // That stack in the trace's table, interned on first use.
     std::uint32_t intern(std::uint32_t stack);
     // True when the stack was recorded by the allocator's free (context="all"), not by its
@@ -74,13 +78,14 @@ private:
     std::vector<LocalFrame> m_frames;
     std::vector<std::uint8_t> m_python; // per frame: a Python frame
     std::unordered_map<LocalFrame, std::uint32_t, LocalFrameHash> m_frameIds;
-    std::vector<StackNode> m_nodes;              // node 0: no frames
-    AddressMap<std::uint32_t> m_nodeIds;         // (parent << 32 | frame) -> node
-    std::vector<std::uint32_t> m_internedNodes;  // per node: its stack in the trace, or kUnknown
-    std::vector<std::uint32_t> m_internedFrames; // per frame: its frame in the trace, or kUnknown
-    std::vector<std::uint32_t> m_byContainer;    // per container id: what it was read as
-    std::vector<std::uint32_t> m_chain;          // scratch for intern()
-    std::vector<std::uint32_t> m_listFrames;     // scratch for read()
+    std::vector<StackNode> m_nodes;                // node 0: no frames
+    AddressMap<std::uint32_t> m_nodeIds;           // (parent << 32 | frame) -> node
+    std::vector<std::uint32_t> m_internedNodes;    // per node: its stack in the trace, or kUnknown
+    std::vector<std::uint32_t> m_internedFrames;   // per frame: its frame in the trace, or kUnknown
+    std::vector<std::uint32_t> m_byContainer;      // per container id: what it was read as
+    std::vector<std::uint32_t> m_chain;            // scratch for intern()
+    std::set<std::string, std::less<>> m_contexts; // the values withContext was given, owned
+    std::vector<std::uint32_t> m_listFrames;       // scratch for read()
 };
 
 } // namespace peaklens::pickle

@@ -312,7 +312,7 @@ private slots:
                                                   << QStringLiteral("--max-batch needs a budget");
         QTest::addRow("unknown grouping") << QStringList{QStringLiteral("summary"), kSample, QStringLiteral("--group"),
                                                          QStringLiteral("colour")}
-                                          << QStringLiteral("give file, or regex:PATTERN");
+                                          << QStringLiteral("give file, regex:PATTERN, compile-context");
         QTest::addRow("grouping with a bad pattern")
             << QStringList{QStringLiteral("diff"), kSample, kSample, QStringLiteral("--group"), QStringLiteral("regex:[a")}
             << QStringLiteral("not a regular expression");
@@ -518,14 +518,26 @@ private slots:
     void summaryAndDiffGroupByFileOrPattern_data()
     {
         QTest::addColumn<QString>("grouping");
-        QTest::addRow("by source file") << QStringLiteral("file");
-        QTest::addRow("by a pattern's capture group") << QStringLiteral("regex:/(\\w+)\\.py:");
+        QTest::addColumn<QString>("fileA");
+        QTest::addColumn<QString>("fileB");
+        const QString first = QStringLiteral("snapshot_cs336_first_step.pickle.gz");
+        const QString three = QStringLiteral("snapshot_cs336_three_steps.pickle.gz");
+        // A CUDA graph's pool, a MemPool and side streams, beside a run in the default pool alone.
+        const QString pools = QStringLiteral("snapshot_h200_pools_streams_graph.pickle.gz");
+        const QString plain = QStringLiteral("snapshot_h200_gpt_train.pickle.gz");
+        QTest::addRow("by source file") << QStringLiteral("file") << first << three;
+        QTest::addRow("by a pattern's capture group") << QStringLiteral("regex:/(\\w+)\\.py:") << first << three;
+        QTest::addRow("by stage") << QStringLiteral("stage") << pools << plain;
+        QTest::addRow("by memory pool") << QStringLiteral("pool") << pools << plain;
+        QTest::addRow("by stream") << QStringLiteral("stream") << pools << plain;
     }
     void summaryAndDiffGroupByFileOrPattern()
     {
         QFETCH(QString, grouping);
-        const QString a = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_first_step.pickle.gz");
-        const QString b = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_cs336_three_steps.pickle.gz");
+        QFETCH(QString, fileA);
+        QFETCH(QString, fileB);
+        const QString a = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/") + fileA;
+        const QString b = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/") + fileB;
         const Run run = runCli({QStringLiteral("summary"), a, QStringLiteral("--group"), grouping, QStringLiteral("--json")});
         QCOMPARE(run.exitCode, 0);
         const QJsonObject live = QJsonDocument::fromJson(run.out).object()[QStringLiteral("live_at_peak")].toObject();
@@ -533,8 +545,8 @@ private slots:
         QCOMPARE(byGroup[QStringLiteral("grouping")].toString(), grouping);
         const auto trace = loadTrace(test::ss(a));
         const TraceSummary summary = summarize(*trace);
-        const std::vector<GroupRow> rows = groupStacks(AllocationSites(trace->stacks), summary.peak.liveAtPeak->byStack,
-                                                       parseStackGrouping(grouping.toStdString()));
+        const std::vector<GroupRow> rows = groupBlocks(*trace, AllocationSites(trace->stacks), *summary.peak.liveAtPeak,
+                                                       parseBlockGrouping(grouping.toStdString()));
         const QJsonArray groups = byGroup[QStringLiteral("groups")].toArray();
         QCOMPARE(groups.size(), qsizetype(rows.size()));
         QVERIFY(rows.size() > 1);
@@ -549,7 +561,7 @@ private slots:
         QCOMPARE(bytes, live[QStringLiteral("bytes")].toInteger());
         QCOMPARE(blocks, live[QStringLiteral("blocks")].toInteger());
         const Run text = runCli({QStringLiteral("summary"), a, QStringLiteral("--group"), grouping});
-        QVERIFY2(text.out.contains(QByteArray::fromStdString(parseStackGrouping(grouping.toStdString()).title())),
+        QVERIFY2(text.out.contains(QByteArray::fromStdString(parseBlockGrouping(grouping.toStdString()).title())),
                  text.out.constData());
 
         const Run diff = runCli({QStringLiteral("diff"), a, b, QStringLiteral("--group"), grouping, QStringLiteral("--json")});

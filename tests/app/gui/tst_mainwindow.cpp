@@ -584,7 +584,7 @@ private slots:
         };
         const auto expected = [&](const char *grouping) {
             QStringList out;
-            for (const GroupRow &row : groupStacks(*document->sites, live.byStack, parseStackGrouping(grouping)))
+            for (const GroupRow &row : groupBlocks(*document->trace, *document->sites, live, parseBlockGrouping(grouping)))
                 out << QString::fromStdString(row.key) + QLatin1Char(' ') + QString::number(row.blocks);
             return out;
         };
@@ -606,6 +606,57 @@ private slots:
         emit pattern->editingFinished();
         QCOMPARE(pane->model()->rowCount(), 0);
         QVERIFY(pane->model()->problem().contains(QStringLiteral("not a regular expression")));
+    }
+
+    // A real recording with a CUDA graph's pool, a MemPool and side streams: the timeline
+    // stacks a band per pool (and per stream), each with its pool's reserved line ending at
+    // what the file's segments reserve; the live set groups by pool, stream and stage as
+    // summary --group does. A trace with one pool and one stream offers neither.
+    void poolsAndStreamsAreBandsOfTheirOwn()
+    {
+        MainWindow window;
+        window.show();
+        QVERIFY(load(window, QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_h200_pools_streams_graph.pickle.gz")));
+        const DocumentPtr document = window.document();
+        QVERIFY(document->hasGrouping(GroupBy::Pool));
+        QVERIFY(document->hasGrouping(GroupBy::Stream));
+        window.setGrouping(GroupBy::Pool);
+        QCOMPARE(window.grouping(), GroupBy::Pool);
+        QCOMPARE(window.timeline()->grouping(), GroupBy::Pool);
+        for (const char *pool : {"default pool", "graph pool 1", "MemPool 1"}) {
+            QVERIFY2(graphNamed(window.timeline(), QString::fromLatin1(pool)), pool);
+            QVERIFY2(graphNamed(window.timeline(), QStringLiteral("reserved: ") + QString::fromLatin1(pool)), pool);
+        }
+        // The pools' lines end at what the file's segments reserve: 35,651,584 bytes in the graph
+        // pool, 4,194,304 in the MemPool.
+        const auto lastValue = [&](const QString &name) {
+            QCPGraph *graph = graphNamed(window.timeline(), name);
+            return graph->data()->isEmpty() ? 0.0 : (graph->data()->constEnd() - 1)->value;
+        };
+        QCOMPARE(lastValue(QStringLiteral("reserved: graph pool 1")) / lastValue(QStringLiteral("reserved: MemPool 1")),
+                 35651584.0 / 4194304.0);
+        window.setGrouping(GroupBy::Stream);
+        QVERIFY(graphNamed(window.timeline(), QStringLiteral("stream 0")));
+
+        auto *pane = window.findChild<LiveSetPane *>();
+        auto *grouping = pane->findChild<QComboBox *>(QStringLiteral("liveGrouping"));
+        const LiveSet &live = *document->summary.peak.liveAtPeak;
+        for (const auto &[choice, text] :
+             {std::pair(LiveSetModel::Grouping::Pool, "pool"), std::pair(LiveSetModel::Grouping::Stream, "stream"),
+              std::pair(LiveSetModel::Grouping::Stage, "stage")}) {
+            grouping->setCurrentIndex(int(choice));
+            QStringList names, expected;
+            for (int row = 0; row < pane->model()->rowCount(); ++row)
+                names << pane->model()->index(row, LiveSetModel::NameColumn).data().toString();
+            for (const GroupRow &row : groupBlocks(*document->trace, *document->sites, live, parseBlockGrouping(text)))
+                expected << QString::fromStdString(row.key);
+            QCOMPARE(names, expected);
+            QVERIFY2(names.size() > 1, text);
+        }
+
+        QVERIFY(load(window, kSample));
+        QVERIFY(!window.document()->hasGrouping(GroupBy::Pool));
+        QCOMPARE(window.grouping(), GroupBy::Category); // what it had is not there: by category
     }
 
     // A category keeps its colour whichever trace is open and however large it is there;
@@ -641,8 +692,8 @@ private slots:
 
         // Switching the stacking with a layer selected keeps every legend entry named.
         window.selectLayer(QString::fromStdString(window.document()->trace->layers.front().path));
-        window.setGroupByLayer(true);
-        window.setGroupByLayer(false);
+        window.setGrouping(GroupBy::Layer);
+        window.setGrouping(GroupBy::Category);
         for (int i = 0; i < window.timeline()->graphCount(); ++i) {
             QCPGraph *graph = window.timeline()->graph(i);
             if (graph->visible())
@@ -1214,7 +1265,7 @@ private slots:
             window.showDetail(QString::fromLatin1(pane));
             QTest::qWait(20);
         }
-        window.setGroupByLayer(true);
+        window.setGrouping(GroupBy::Layer);
         QTest::qWait(20);
         QVERIFY(!window.grab().isNull());
         const QString out = directory.filePath(QStringLiteral("report.html"));

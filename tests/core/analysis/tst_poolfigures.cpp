@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "testsupport.h"
 
+#include "core/analysis/levelofdetail.h"
 #include "core/analysis/poolfigures.h"
+#include "core/analysis/timelineseries.h"
 #include "core/analysis/tracesummary.h"
 #include "core/import/traceloader.h"
 
@@ -62,6 +64,44 @@ private slots:
         for (const Lane &lane : trace->lanes)
             seen.insert(lane.stream);
         QCOMPARE(int(seen.size()), streams);
+
+        // The timeline's bands by pool end where the segments do: each pool's reserved line
+        // and band at the trace's end are its figures.
+        QVERIFY(!trace->events.empty());
+        const std::int64_t end = trace->events.timeNs(trace->events.size() - 1);
+        const TimelineSeries byPool = buildTimeline(*trace, peak.device, GroupBy::Pool);
+        QVERIFY(groupsLanes(*trace, peak.device, GroupBy::Pool));
+        QStringList drawn;
+        for (const ReservedGroup &reserved : byPool.reservedGroups) {
+            const auto band = std::find_if(byPool.groups.begin(), byPool.groups.end(),
+                                           [&](const GroupSeries &g) { return g.key == reserved.key; });
+            QVERIFY(band != byPool.groups.end());
+            QCOMPARE(reserved.label, band->label);
+            QCOMPARE(reserved.label, poolLabel(trace->lanes[reserved.key].pool));
+            drawn << QStringLiteral("%1 %2 %3")
+                         .arg(qs(trace->lanes[reserved.key].pool.toString()))
+                         .arg(valueAt(reserved.points, INT64_MAX))
+                         .arg(valueAt(band->points, end));
+        }
+        drawn.sort();
+        QStringList sorted = pools;
+        sorted.sort();
+        QCOMPARE(drawn, sorted);
+
+        // By stream, the bands and reserved lines add up to the device's totals at every step.
+        const TimelineSeries byStream = regroupTimeline(*trace, byPool, GroupBy::Stream);
+        for (const SeriesPoint &point : byPool.allocated) {
+            std::int64_t bands = 0;
+            for (const GroupSeries &group : byStream.groups)
+                bands += valueAt(group.points, point.timeNs);
+            QCOMPARE(bands, point.bytes);
+        }
+        for (const SeriesPoint &point : byPool.reserved) {
+            std::int64_t lines = 0;
+            for (const ReservedGroup &group : byStream.reservedGroups)
+                lines += valueAt(group.points, point.timeNs);
+            QCOMPARE(lines, point.bytes);
+        }
     }
 
     // A trace without pools has the default one alone; one that names them keeps each

@@ -54,6 +54,8 @@ int main(int argc, char **argv)
             writer.writeStack(i, trace->stacks.nodes()[i]);
         for (std::uint32_t i = 0; i < trace->kernelNames.size(); ++i)
             writer.writeKernelName(i, trace->kernelNames[i]);
+        for (std::uint32_t i = 0; i < trace->stageNames.size(); ++i)
+            writer.writeStageName(i, trace->stageNames[i]);
 
         // Everything but the events in the order a recorder learns of it: when it ends.
         struct Later

@@ -107,6 +107,7 @@ private slots:
         QTest::addRow("format 2") << QStringLiteral("training-step.v2.peaklens") << 2;
         QTest::addRow("format 3") << QStringLiteral("training-step.v3.peaklens") << 3;
         QTest::addRow("format 4") << QStringLiteral("training-step.v4.peaklens") << 4;
+        QTest::addRow("format 5") << QStringLiteral("training-step.v5.peaklens") << 5;
     }
     void fixturesAreTheirVersions()
     {
@@ -124,9 +125,11 @@ private slots:
         const auto v2 = loadTrace(ss(kFixtures + QStringLiteral("training-step.v2.peaklens")));
         const auto v3 = loadTrace(ss(kFixtures + QStringLiteral("training-step.v3.peaklens")));
         const auto v4 = loadTrace(ss(kFixtures + QStringLiteral("training-step.v4.peaklens")));
+        const auto v5 = loadTrace(ss(kFixtures + QStringLiteral("training-step.v5.peaklens")));
         QVERIFY(*v1 == *v2);
         QVERIFY(*v2 == *v3);
         QVERIFY(*v3 == *v4);
+        QVERIFY(*v4 == *v5);
     }
 
     // `convert` is TraceWriter::writeTrace of what was read: format 1 in, the newest out.

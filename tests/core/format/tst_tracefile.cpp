@@ -59,6 +59,9 @@ private slots:
         QTest::addRow("empty trace") << QString();
         QTest::addRow("memory pools") << QStringLiteral(
             "reserve g 2MiB pool=1,0\nalloc a 1MiB pool=1,0\nalloc b 64 stream=5 pool=0,1\nfree a\n");
+        QTest::addRow("stages, one of them the optimizer's")
+            << QStringLiteral("begin other stage=nccl:all%20reduce\nalloc a 64\nbegin opt stage=Optimizer.step%23AdamW.step\n"
+                              "end other stage=nccl:all%20reduce\nalloc b 32\nend opt stage=Optimizer.step%23AdamW.step\n");
         QFile sample(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/modelled-step.pltxt"));
         QVERIFY(sample.open(QIODevice::ReadOnly));
         QTest::addRow("bundled sample") << QString::fromUtf8(sample.readAll());

@@ -149,6 +149,18 @@ private slots:
         QCOMPARE(int(trace.events.phase(1)), int(Phase::Optimizer)); // inside zero_grad
         QCOMPARE(int(trace.events.phase(2)), int(Phase::Forward));
         QCOMPARE(trace.events.layer(2), std::uint32_t(0));
+        // Each annotation is a stage of its name; the optimizer's is its phase's range as well.
+        QStringList stages;
+        for (const Range &range : trace.ranges) {
+            if (range.stage != kNoStage)
+                stages << QStringLiteral("%1 %2..%3 %4")
+                              .arg(qs(trace.stageNames[range.stage]))
+                              .arg(range.beginNs)
+                              .arg(range.endNs)
+                              .arg(QString::fromUtf8(phaseName(range.phase)));
+        }
+        QCOMPARE(stages, QStringList({QStringLiteral("nccl:all_reduce 5000..15000 other"),
+                                      QStringLiteral("Optimizer.zero_grad#SGD.zero_grad 25000..35000 optimizer")}));
     }
 };
 

@@ -56,6 +56,12 @@ private slots:
                               "alloc 0x7f0000100000 1048576 unknown @other pool=1,0\n"
                               "alloc 0x7f0000200000 64 unknown @other stream=5 pool=0,1\n"
                               "alloc 0x7f0000300000 64 unknown @other\nfree 0x7f0000100000 @other\n");
+        QTest::addRow("stages: named spans, overlapping, one of them the optimizer's")
+            << QStringLiteral("begin other stage=nccl:all%20reduce\nalloc a 64\nbegin opt stage=Optimizer.step%23AdamW.step\n"
+                              "end other stage=nccl:all%20reduce\nend opt stage=Optimizer.step%23AdamW.step\n")
+            << QStringLiteral("meta source.format trace-text\nlane\nbegin other stage=nccl:all%20reduce\n"
+                              "alloc 0x7f0000000000 64 unknown @other\nbegin opt stage=Optimizer.step%23AdamW.step\n"
+                              "end other stage=nccl:all%20reduce\nend opt stage=Optimizer.step%23AdamW.step\n");
         QTest::addRow("metadata keeps its spaces")
             << QStringLiteral("meta description  A small   test \n")
             << QStringLiteral("meta description A small   test\nmeta source.format trace-text\n");
