@@ -126,6 +126,7 @@ struct DocumentLoader::Request
 {
     quint64 ticket = 0;
     Purpose purpose = Purpose::Open;
+    std::optional<std::int64_t> fromNs;
     std::atomic<bool> cancel{false};
     std::atomic<int> shownPermille{-1}; // the last progress posted, so the event loop is not flooded
 };
@@ -142,12 +143,13 @@ DocumentLoader::~DocumentLoader()
     // The readers check the flag often: the jobs, destroyed first, end at once.
 }
 
-quint64 DocumentLoader::load(const QStringList &paths, Purpose purpose)
+quint64 DocumentLoader::load(const QStringList &paths, Purpose purpose, std::optional<std::int64_t> fromNs)
 {
     cancel(purpose);
     auto request = std::make_shared<Request>();
     request->ticket = m_nextTicket++;
     request->purpose = purpose;
+    request->fromNs = fromNs;
     m_requests.push_back(request);
 
     Request *shared = request.get(); // lives until its result has been handed over
@@ -175,16 +177,26 @@ quint64 DocumentLoader::load(const QStringList &paths, Purpose purpose)
                 const auto readDocument = [&](const QString &path, double from, double to) {
                     return loadDocument(path, whole.part(from, to));
                 };
-                if (shared->purpose == Purpose::Open && paths.size() == 1) {
-                    // A big file's levels from its chunk rows, shown while its events are read.
-                    if (auto overview = readFileOverview(localPath(paths.front()), kOverviewFromEvents)) {
+                // A big file's levels from its chunk rows, shown while its events are read.
+                const auto showOverview = [&](const std::string &native) {
+                    if (auto overview = readFileOverview(native, kOverviewFromEvents)) {
                         auto shown = std::make_shared<const FileOverview>(std::move(*overview));
                         QMetaObject::invokeMethod(
                             this, [this, ticket = shared->ticket, shown] { Q_EMIT overviewRead(ticket, shown); },
                             Qt::QueuedConnection);
                     }
-                }
-                if (shared->purpose == Purpose::Open && paths.size() > 1) {
+                };
+                if (shared->purpose == Purpose::Open && paths.size() == 1) {
+                    const std::string path = localPath(paths.front());
+                    showOverview(path);
+                    // A window of it (the peak's, or from the time asked for), from its
+                    // native copy for a huge file of another format: the copy's overview.
+                    OpenedTrace opened = openTraceWindow(path, whole.part(0, 0.9), shared->fromNs);
+                    if (!opened.windowOf.empty() && opened.windowOf != path)
+                        showOverview(opened.windowOf);
+                    outcome.documents.push_back(analyseDocument(paths.front(), std::move(opened.trace), {}, whole));
+                    outcome.processes.push_back(entryOf(*outcome.documents.front()));
+                } else if (shared->purpose == Purpose::Open && paths.size() > 1) {
                     outcome.processes = readOverviews(paths, whole.part(0, 0.7));
                     outcome.documents.push_back(readDocument(outcome.processes.front().path, 0.7, 1.0));
                 } else {

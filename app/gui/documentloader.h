@@ -10,6 +10,7 @@
 
 #include "core/analysis/crossrank.h"
 #include "core/document/fileoverview.h"
+#include "core/document/filesummary.h"
 #include "core/trace/loadbudget.h"
 
 #include <QObject>
@@ -17,6 +18,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace peaklens::gui {
@@ -48,9 +50,12 @@ public:
     // Starts reading `paths` (ranks of one run are sorted by rank; a folder stands for the
     // *.peaklens files in it); loaded or failed follows
     // with the returned ticket. A request of the same purpose still running is cancelled.
-    quint64 load(const QStringList &paths, Purpose purpose);
+    // `fromNs`, for one file opened that opens as a window (too big for a document): the
+    // window from that time on the file's clock, instead of the one around its peak.
+    quint64 load(const QStringList &paths, Purpose purpose, std::optional<std::int64_t> fromNs = std::nullopt);
     // A native file opened alone that opens as a window (more events than a document
-    // holds, LoadBudget::kDocumentEvents) gets its overview first: the whole run.
+    // holds, LoadBudget::kDocumentEvents) gets its overview first: the whole run; a file of
+    // another format that big, once its native copy is written (filesummary.h).
     static constexpr std::uint64_t kOverviewFromEvents = LoadBudget::kDocumentEvents + 1;
     void cancel(Purpose purpose);
     bool isLoading(Purpose purpose) const;

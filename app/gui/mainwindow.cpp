@@ -232,6 +232,24 @@ void MainWindow::openFile(const QString &path)
     openFiles({path});
 }
 
+void MainWindow::loadWindowFrom(std::int64_t fromNs)
+{
+    if (!isWindow())
+        return;
+    const QString path = document()->filePath();
+    m_tickets.open = m_loader->load({path}, DocumentLoader::Purpose::Open, fromNs);
+    m_tickets.openRequest = {path};
+    m_overview.reset();
+    setBusy(tr("Reading %1 from %2 ms in full detail…")
+                .arg(path)
+                .arg(static_cast<double>(fromNs - m_panes.timeline->originNs()) / 1e6, 0, 'f', 3));
+}
+
+bool MainWindow::isWindow() const
+{
+    return document() && !document()->trace->metaValue(metakey::Window).empty();
+}
+
 void MainWindow::openFiles(const QStringList &paths)
 {
     if (paths.isEmpty())
@@ -319,9 +337,11 @@ QString MainWindow::overviewName(const FileOverview &overview)
 
 void MainWindow::onOverviewRead(quint64 ticket, const std::shared_ptr<const FileOverview> &overview)
 {
-    if (ticket != m_tickets.open || document())
-        return; // an open trace stays until the new one is read
+    if (ticket != m_tickets.open)
+        return;
     m_overview = overview;
+    if (document())
+        return; // an open trace stays until the new one is read, the overview behind it
     const QString device = QString::fromStdString(overview->device.toString());
     m_panes.showTracePage(true);
     m_panes.whatIfToolBar->setVisible(false); // nothing to plan yet
@@ -371,6 +391,7 @@ void MainWindow::showDocument(const DocumentPtr &document, bool grown)
     m_toggles->setDocument(document, grown);
     for (const auto &[action, groupBy] : m_actions.stackBy)
         action->setEnabled(document->hasGrouping(groupBy));
+    m_actions.loadWindow->setEnabled(!document->trace->metaValue(metakey::Window).empty());
     setGrouping(grouping());
     m_panes.layers->fitColumns();
     m_panes.live->setDefaultGrouping(hasLayers);

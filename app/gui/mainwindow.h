@@ -48,6 +48,10 @@ public:
     // Compares the open trace with another at their peaks (File > Compare with…): the
     // Compare pane and B's curve over the timeline; comparisonShown follows.
     void compareWith(const QString &path);
+    // A document that is a window of a file too big to hold (more events than a document
+    // may): read the window that begins at `fromNs` (on the trace's clock) in its place.
+    void loadWindowFrom(std::int64_t fromNs);
+    bool isWindow() const;
     void closeComparison();
     // File > Record…: the dialog that runs a command under the collector.
     RecordDialog *recordDialog();

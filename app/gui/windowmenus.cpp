@@ -86,6 +86,11 @@ WindowActions addMenus(MainWindow &window)
     actions.stackBy[2].first->setToolTip(
         QObject::tr("A band per memory pool (CUDA graph pools, torch.cuda.MemPool), with each pool's reserved memory"));
     actions.stackBy[3].first->setToolTip(QObject::tr("A band per CUDA stream, with the memory its segments reserve"));
+    actions.loadWindow = add(view, QObject::tr("Read the Visible Time in &Full Detail"), QKeySequence(Qt::CTRL | Qt::Key_L),
+                             [w] { w->loadWindowFrom(w->timeline()->visibleBeginNs()); });
+    actions.loadWindow->setToolTip(QObject::tr("A file too big to hold at once shows a window of its events over the whole "
+                                               "run's levels: read the window that begins where the view does"));
+    actions.loadWindow->setEnabled(false);
     view->addSeparator();
     add(view, QObject::tr("&Reset zoom"), QKeySequence(Qt::CTRL | Qt::Key_0), [w] { w->timeline()->resetZoom(); });
     add(view, QObject::tr("Show the &peak"), QKeySequence(Qt::CTRL | Qt::Key_P), [w] { w->pickTime(std::nullopt); });

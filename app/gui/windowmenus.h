@@ -23,6 +23,7 @@ struct WindowActions
     QAction *rerun;
     // View > Stack by category, layer, memory pool, stream: checkable, one checked.
     std::array<std::pair<QAction *, GroupBy>, 4> stackBy;
+    QAction *loadWindow; // enabled while the document is a window of a bigger file
     RecentFiles *recent;
 };
 

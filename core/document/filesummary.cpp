@@ -4,7 +4,10 @@
 #include "core/analysis/lanedevices.h"
 #include "core/analysis/liveblocks.h"
 #include "core/analysis/spantrace.h"
+#include "core/format/outputfile.h"
+#include "core/format/schema.h"
 #include "core/format/tracereader.h"
+#include "core/format/tracewriter.h"
 #include "core/import/traceloader.h"
 #include "core/trace/lifetimecategories.h"
 #include "core/trace/loadbudget.h"
@@ -13,6 +16,8 @@
 #include "core/trace/units.h"
 #include "summaryfigures.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 
@@ -164,17 +169,20 @@ struct WindowRead
 struct SmallEnough
 { };
 
-// Keeps the events from the chunk holding event `wantedFirst` on, up to `maxEvents` and
-// the rest of that chunk, after the blocks live before them: the events before are
-// applied to a table of live blocks as they stream by.
+// Keeps the events from the chunk holding event `wantedFirst` (or, given `fromNs`, the
+// first event at or after that time) on, up to `maxEvents` and the rest of that chunk,
+// after the blocks live before them: the events before are applied to a table of live
+// blocks as they stream by.
 class WindowReader
 {
 public:
-    WindowReader(std::string path, std::size_t wantedFirst, std::size_t maxEvents, const std::vector<std::uint8_t> *categories)
+    WindowReader(std::string path, std::size_t wantedFirst, std::size_t maxEvents, const std::vector<std::uint8_t> *categories,
+                 std::optional<std::int64_t> fromNs = std::nullopt)
         : m_path(std::move(path))
         , m_wantedFirst(wantedFirst)
         , m_maxEvents(maxEvents)
         , m_categories(categories)
+        , m_fromNs(fromNs)
     {
     }
 
@@ -187,7 +195,8 @@ public:
         overlay(m_categories, events, first);
         if (first == 0)
             m_fileFirstNs = events.timeNs(0);
-        if (!m_first && first + events.size() <= m_wantedFirst) {
+        const bool before = m_fromNs ? events.timeNs(events.size() - 1) < *m_fromNs : first + events.size() <= m_wantedFirst;
+        if (!m_first && before) {
             if (!m_lanes)
                 m_lanes.emplace(trace);
             for (std::size_t i = 0; i < events.size(); ++i)
@@ -226,8 +235,9 @@ public:
         const auto count = [](std::size_t n) { return formatCount(static_cast<std::int64_t>(n)); };
         const std::string shown =
             count(fileEvents) + " memory events, too many to hold at once: showing the " + count(window.readEvents)
-            + " around the peak (events " + count(window.firstEvent) + " to " + count(window.firstEvent + window.readEvents - 1)
-            + ", +" + formatDuration(beginNs - m_fileFirstNs) + " to +" + formatDuration(endNs - m_fileFirstNs) + "), the "
+            + (m_fromNs ? std::string(" from the time asked for") : std::string(" around the peak")) + " (events "
+            + count(window.firstEvent) + " to " + count(window.firstEvent + window.readEvents - 1) + ", +"
+            + formatDuration(beginNs - m_fileFirstNs) + " to +" + formatDuration(endNs - m_fileFirstNs) + "), the "
             + count(m_carried) + " blocks live before them allocated at their start. peaklens-cli summary reads the whole file.";
         std::string &warnings = result->meta[std::string(metakey::ImportWarnings)];
         warnings += (warnings.empty() ? "" : "\n") + shown;
@@ -241,6 +251,7 @@ private:
     std::size_t m_wantedFirst;
     std::size_t m_maxEvents;
     const std::vector<std::uint8_t> *m_categories;
+    std::optional<std::int64_t> m_fromNs;
     TimeOrder m_order;
     std::optional<LaneDevices> m_lanes;
     LiveBlocks m_live;
@@ -270,9 +281,10 @@ bool holdsPeak(const PeakWindow &window, const TotalsPeak &peak)
     return allocated == peak.bytes;
 }
 
-// One pass up to the end of the window around the totals' peak.
+// One pass up to the end of the window around the totals' peak, or from `fromNs`.
 std::optional<PeakWindow> windowOnce(const std::string &path, std::size_t maxEvents, std::size_t wholeUpTo,
-                                     const std::vector<std::uint8_t> *categories, const Progress &progress)
+                                     const std::vector<std::uint8_t> *categories, const Progress &progress,
+                                     std::optional<std::int64_t> fromNs)
 {
     std::optional<WindowReader> reader;
     std::optional<TotalsPeak> peak;
@@ -291,7 +303,15 @@ std::optional<PeakWindow> windowOnce(const std::string &path, std::size_t maxEve
                 // Centred on the peak where the file allows.
                 const std::size_t at = peak ? static_cast<std::size_t>(peak->eventIndex) : 0;
                 const std::size_t wanted = std::min(at - std::min(at, maxEvents / 2), fileEvents - maxEvents);
-                reader.emplace(path, wanted, maxEvents, categories);
+                // A time past the last chunk's start is its start: the window is never empty.
+                std::optional<std::int64_t> from = fromNs;
+                if (from && !start.levels.empty()) {
+                    std::int64_t lastStart = INT64_MIN;
+                    for (const ChunkLevel &level : start.levels)
+                        lastStart = std::max(lastStart, level.firstNs);
+                    from = std::min(*from, lastStart);
+                }
+                reader.emplace(path, wanted, maxEvents, categories, from);
                 return true;
             },
             [&](const Trace &trace, MemoryEvents &events, std::size_t first) {
@@ -309,7 +329,7 @@ std::optional<PeakWindow> windowOnce(const std::string &path, std::size_t maxEve
     }
     // Totals that name no peak are damaged (so many events, none allocating): read whole;
     // so is a window that is the whole file.
-    if (!window || !peak || !holdsPeak(*window, *peak) || window->readEvents >= fileEvents)
+    if (!window || !peak || window->readEvents >= fileEvents || (!fromNs && !holdsPeak(*window, *peak)))
         return std::nullopt;
     return window;
 }
@@ -348,7 +368,7 @@ FileSummary summarizeFile(const std::string &path, const Progress &progress, Sto
 }
 
 std::optional<PeakWindow> readPeakWindow(const std::string &path, std::size_t maxEvents, std::size_t wholeUpTo,
-                                         const Progress &progress)
+                                         const Progress &progress, std::optional<std::int64_t> fromNs)
 {
     std::error_code ec;
     if (maxEvents == 0 || !std::filesystem::is_regular_file(path, ec) || detectFormat(path) != TraceFormat::Native)
@@ -360,7 +380,7 @@ std::optional<PeakWindow> readPeakWindow(const std::string &path, std::size_t ma
         LoadBudget::Scope budget(path, std::filesystem::file_size(path, ec));
         std::optional<std::vector<std::uint8_t>> categories;
         return withCategories(path, categories, progress, [&](const std::vector<std::uint8_t> *worked) {
-            return windowOnce(path, maxEvents, wholeUpTo, worked, progress);
+            return windowOnce(path, maxEvents, wholeUpTo, worked, progress, fromNs);
         });
     } catch (const NotInTimeOrder &) {
     } catch (const SmallEnough &) {
@@ -368,11 +388,85 @@ std::optional<PeakWindow> readPeakWindow(const std::string &path, std::size_t ma
     return std::nullopt;
 }
 
+std::string nativeCopyPath(const std::string &input)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path folder;
+    if (const char *own = std::getenv("PEAKLENS_CACHE_DIR"); own && *own)
+        folder = own;
+    else if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+        folder = fs::path(xdg) / "peaklens";
+    else if (const char *home = std::getenv("HOME"); home && *home)
+        folder = fs::path(home) / ".cache" / "peaklens";
+    else
+        return {};
+    const fs::path absolute = fs::absolute(input, ec);
+    const auto size = fs::file_size(input, ec);
+    const auto modified = fs::last_write_time(input, ec).time_since_epoch().count();
+    if (ec)
+        return {};
+    const std::size_t key = std::hash<std::string>{}(absolute.string() + '\n' + std::to_string(size) + '\n'
+                                                     + std::to_string(modified) + '\n' + std::to_string(schema::kFormatVersion));
+    char hex[20];
+    std::snprintf(hex, sizeof hex, "%016zx", key);
+    return (folder / "copies" / (absolute.filename().string() + "." + hex + ".peaklens")).string();
+}
+
+namespace {
+
+// The native copy of a big non-native trace, written now; empty where the cache cannot
+// be written (the trace is then used whole).
+std::string writeNativeCopy(const std::string &input, const Trace &trace)
+{
+    const std::string copy = nativeCopyPath(input);
+    if (copy.empty())
+        return {};
+    try {
+        std::error_code ec;
+        std::filesystem::create_directories(std::filesystem::path(copy).parent_path(), ec);
+        OutputFile output(copy, OutputFile::Existing::Replace, {input});
+        TraceWriter::writeTrace(trace, output);
+        return copy;
+    } catch (const Error &) {
+        return {};
+    }
+}
+
+} // namespace
+
+OpenedTrace openTraceWindow(const std::string &path, const Progress &progress, std::optional<std::int64_t> fromNs)
+{
+    constexpr std::size_t kEvents = LoadBudget::kDocumentEvents;
+    if (auto window = readPeakWindow(path, kEvents, kEvents, progress, fromNs))
+        return {std::move(window->trace), path};
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec) || detectFormat(path) == TraceFormat::Native)
+        return {loadTrace(path, progress), {}};
+    // A huge trace of another format: read once, kept as a native copy, opened from it.
+    const std::string known = nativeCopyPath(path);
+    if (!known.empty() && std::filesystem::is_regular_file(known, ec)) {
+        try {
+            if (auto window = readPeakWindow(known, kEvents, kEvents, progress, fromNs))
+                return {std::move(window->trace), known};
+        } catch (const Error &) { // a damaged copy: made again below
+        }
+    }
+    TracePtr whole = loadTrace(path, progress.part(0, 0.7));
+    if (whole->events.size() <= kEvents)
+        return {std::move(whole), {}};
+    const std::string copy = writeNativeCopy(path, *whole);
+    if (copy.empty())
+        return {std::move(whole), {}};
+    whole.reset();
+    if (auto window = readPeakWindow(copy, kEvents, kEvents, progress.part(0.7, 1.0), fromNs))
+        return {std::move(window->trace), copy};
+    return {loadTrace(path, progress), {}};
+}
+
 TracePtr openTrace(const std::string &path, const Progress &progress)
 {
-    if (auto window = readPeakWindow(path, LoadBudget::kDocumentEvents, LoadBudget::kDocumentEvents, progress))
-        return std::move(window->trace);
-    return loadTrace(path, progress);
+    return openTraceWindow(path, progress).trace;
 }
 
 AnalysedTracePtr openAnalysed(const std::string &path, const ChainSelection &chain, const Progress &progress)

@@ -50,15 +50,34 @@ struct PeakWindow
 
 // Null when the file has no more than `wholeUpTo` (or `maxEvents`) events, cannot be read a chunk at a time, or its
 // totals do not match its events: it is then for loadTrace to read whole. Throws
-// ImportError as loadTrace does.
+// ImportError as loadTrace does. With `fromNs`, the window is not the peak's: it begins
+// with the chunk that reaches that time (the last chunk for a time past the end).
 std::optional<PeakWindow> readPeakWindow(const std::string &path, std::size_t maxEvents, std::size_t wholeUpTo,
-                                         const Progress &progress = {});
+                                         const Progress &progress = {}, std::optional<std::int64_t> fromNs = std::nullopt);
 
 // A trace as the app, the CLI's plan, diff and report and every other analysis open it:
 // a native file of more than LoadBudget::kDocumentEvents events (more than a document may
-// hold in memory) as the window of that many around its peak, any other file whole.
-// Throws ImportError as loadTrace does.
+// hold in memory) as the window of that many around its peak, and a file of another
+// format with that many events (a huge snapshot) the same way, from its native copy
+// (nativeCopyPath); any other file whole. Throws ImportError as loadTrace does.
 TracePtr openTrace(const std::string &path, const Progress &progress = {});
+
+// openTrace's trace, and the native file it is a window of (the file itself or its
+// native copy; empty when the trace is whole). With `fromNs`, a window from that time
+// (on the file's clock) instead of the peak's, for a file that opens as a window.
+struct OpenedTrace
+{
+    TracePtr trace;
+    std::string windowOf;
+};
+OpenedTrace openTraceWindow(const std::string &path, const Progress &progress = {},
+                            std::optional<std::int64_t> fromNs = std::nullopt);
+
+// Where the native copy of a non-native trace file lives: in the user's cache
+// ($PEAKLENS_CACHE_DIR, else $XDG_CACHE_HOME/peaklens, else ~/.cache/peaklens, under
+// copies/), named after the input's name and a hash of its absolute path, size and
+// modification time, so a changed input gets a new copy. Empty when no cache folder is known.
+std::string nativeCopyPath(const std::string &input);
 // The same, analysed (analyseTrace) on `chain`.
 AnalysedTracePtr openAnalysed(const std::string &path, const ChainSelection &chain = {}, const Progress &progress = {});
 

@@ -8,7 +8,10 @@
 //   bench_tracefile read FILE          time TraceReader::read + summarize (the file whole, as the app
 //                                      opens one of up to LoadBudget::kDocumentEvents events)
 //   bench_tracefile open FILE          time openAnalysed (what the app does: a bigger file as the
-//                                      window around its peak)
+//                                      window around its peak; one of another format from its native
+//                                      copy, written on the first open)
+//   bench_tracefile open-at FILE SHARE time the window that begins SHARE (0 to 1) into the run, read
+//                                      and analysed, as View > Read the Visible Time in Full Detail does
 //   bench_tracefile summary FILE       time summarizeFile (what `summary` does: the stored figures, else
 //                                      streamed when it can)
 //   bench_tracefile summary-events FILE  the same from the events, the stored figures passed over
@@ -16,8 +19,10 @@
 //   bench_tracefile cancel FILE        how long a read takes to end once cancelled, at several points
 
 #include "core/analysis/tracesummary.h"
+#include "core/document/fileoverview.h"
 #include "core/document/filesummary.h"
 #include "core/document/summaryfigures.h"
+#include "core/error.h"
 #include "core/format/schema.h"
 #include "core/format/sqlitedatabase.h"
 #include "core/format/tracereader.h"
@@ -194,15 +199,27 @@ int read(const std::string &path)
 
 // What the app and the CLI's plan do (openAnalysed): a file small enough whole, a bigger
 // one as the window around its peak; events per second of the file's events.
-int open(const std::string &path)
+int open(const std::string &path, std::optional<double> share = std::nullopt)
 {
-    const auto fileEvents = TraceReader::eventCount(path).value_or(0);
+    // Where a share of the run lies: from the levels of the native file it is a window of.
+    std::optional<std::int64_t> fromNs;
+    if (share) {
+        const OpenedTrace opened = openTraceWindow(path);
+        const auto overview = opened.windowOf.empty() ? std::nullopt : readFileOverview(opened.windowOf);
+        if (!overview)
+            throw Error(path + " does not open as a window");
+        const std::int64_t first = overview->high.front().timeNs, last = overview->high.back().timeNs;
+        fromNs = first + static_cast<std::int64_t>(*share * static_cast<double>(last - first));
+    }
     const auto start = std::chrono::steady_clock::now();
-    const auto analysed = openAnalysed(path);
+    OpenedTrace opened = openTraceWindow(path, {}, fromNs);
+    const auto analysed = analyseTrace(path, std::move(opened.trace));
     const double seconds = secondsSince(start);
-    std::printf("{\"phase\": \"open\", \"events\": %llu, \"held\": %zu, \"seconds\": %.3f, \"events_per_second\": %.0f, "
+    const auto fileEvents =
+        TraceReader::eventCount(opened.windowOf.empty() ? path : opened.windowOf).value_or(analysed->trace->events.size());
+    std::printf("{\"phase\": \"%s\", \"events\": %llu, \"held\": %zu, \"seconds\": %.3f, \"events_per_second\": %.0f, "
                 "\"peak_bytes\": %lld}\n",
-                static_cast<unsigned long long>(fileEvents), analysed->trace->events.size(), seconds,
+                share ? "open-at" : "open", static_cast<unsigned long long>(fileEvents), analysed->trace->events.size(), seconds,
                 static_cast<double>(fileEvents) / seconds,
                 static_cast<long long>(analysed->summary.peak.devices.at(*analysed->summary.peak.primary).allocatedBytes));
     return 0;
@@ -288,6 +305,8 @@ int main(int argc, char **argv)
             return read(argv[2]);
         if (mode == "open" && argc == 3)
             return open(argv[2]);
+        if (mode == "open-at" && argc == 4)
+            return open(argv[2], std::strtod(argv[3], nullptr));
         if (mode == "summary" && argc == 3)
             return summary(argv[2], StoredFigures::Use);
         if (mode == "summary-events" && argc == 3)
@@ -300,10 +319,9 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "bench_tracefile: %s\n", error.what());
         return 2;
     }
-    std::fprintf(
-        stderr,
-        "usage: bench_tracefile write N FILE | write-v1 N FILE | read FILE | open FILE | summary FILE | summary-events FILE | "
-        "rows FILE "
-        "ROWS.db | cancel FILE\n");
+    std::fprintf(stderr, "usage: bench_tracefile write N FILE | write-v1 N FILE | read FILE | open FILE | open-at FILE SHARE | "
+                         "summary FILE | summary-events FILE | "
+                         "rows FILE "
+                         "ROWS.db | cancel FILE\n");
     return 2;
 }

@@ -64,6 +64,8 @@ public:
     std::optional<std::size_t> blockAt(const QPoint &position) const;
     std::optional<std::size_t> blockAt(std::int64_t timeNs, std::int64_t heightBytes) const;
     std::int64_t originNs() const { return m_originNs; }
+    // The time at the left edge of the plot, on the trace's clock.
+    std::int64_t visibleBeginNs() const { return toNs(xAxis->range().lower); }
     // Shows [beginNs, endNs) with a margin.
     void zoomTo(std::int64_t beginNs, std::int64_t endNs);
     bool showsKernelLanes() const;

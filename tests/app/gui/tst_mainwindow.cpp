@@ -26,6 +26,7 @@
 
 #include "core/analysis/allocatorstate.h"
 #include "core/analysis/blockgroups.h"
+#include "core/document/filesummary.h"
 #include "core/format/schema.h"
 #include "core/format/tracewriter.h"
 #include "core/import/traceloader.h"
@@ -1072,13 +1073,13 @@ private slots:
     {
         QTemporaryDir directory;
         const QString big = directory.filePath(QStringLiteral("big.peaklens"));
+        std::int64_t t = 0;
         {
             TraceBuilder builder;
             const std::uint32_t lane = builder.lane(Lane{Device{DeviceType::Cuda, 0}, 0});
             const std::size_t pairs = 3 * schema::kEventsPerChunk / 2; // more than the window's two chunks
             QVERIFY(2 * pairs >= DocumentLoader::kOverviewFromEvents);
             builder.reserveEvents(2 * pairs);
-            std::int64_t t = 0;
             for (std::size_t i = 0; i < pairs; ++i) {
                 const std::int64_t bytes = 512 * static_cast<std::int64_t>(1 + i % 64);
                 const std::uint64_t addr = 0x1000000 + (i % 4096) * 0x10000;
@@ -1104,10 +1105,50 @@ private slots:
         QVERIFY(window.document()->trace->events.size() < 3 * schema::kEventsPerChunk);
         QVERIFY(window.timeline()->showsOverview());
 
+        // Another stretch in full detail: the window from a later time (the end's, here), the
+        // whole run still drawn behind it.
+        QVERIFY(window.isWindow());
+        QVERIFY(window.document()->trace->events.timeNs(window.document()->trace->events.size() - 1) < t);
+        QSignalSpy reread(&window, &MainWindow::documentLoaded);
+        window.loadWindowFrom(t * 9 / 10);
+        QVERIFY(QTest::qWaitFor([&] { return reread.count() > 0; }, 60000));
+        const Trace &later = *window.document()->trace;
+        QCOMPARE(later.events.timeNs(later.events.size() - 1), t);
+        QVERIFY(window.isWindow());
+        QVERIFY(window.timeline()->showsOverview());
+
         QSignalSpy again(&window, &MainWindow::overviewShown);
         QVERIFY(load(window, kSample));
         QCOMPARE(again.count(), 0);
         QVERIFY(!window.timeline()->showsOverview());
+    }
+
+    // A file of another format as big (a huge snapshot, here trace text) opens the same
+    // way, from its native copy in the cache: the window around its peak, the whole run
+    // behind it.
+    void aHugeFileOfAnotherFormatOpensAsAWindow()
+    {
+        QTemporaryDir dir;
+        qputenv("PEAKLENS_CACHE_DIR", dir.filePath(QStringLiteral("cache")).toUtf8());
+        const QString huge = dir.filePath(QStringLiteral("huge.pltxt"));
+        {
+            QFile file(huge);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            const std::size_t pairs = (LoadBudget::kDocumentEvents + 3 * schema::kEventsPerChunk) / 2;
+            for (std::size_t i = 0; i < pairs; ++i) {
+                file.write(QStringLiteral("alloc b%1 %2\n").arg(i).arg(64 + (i * 7919) % 100000).toLatin1());
+                if (i >= 3)
+                    file.write(QStringLiteral("free b%1\n").arg(i - 3).toLatin1());
+            }
+        }
+        MainWindow window;
+        QSignalSpy overview(&window, &MainWindow::overviewShown);
+        QVERIFY(load(window, huge));
+        QVERIFY(window.isWindow());
+        QCOMPARE(window.document()->filePath(), huge);
+        QVERIFY(window.timeline()->showsOverview());
+        QVERIFY(QFileInfo::exists(QString::fromStdString(nativeCopyPath(test::ss(huge)))));
+        qunsetenv("PEAKLENS_CACHE_DIR");
     }
 
     void aBadFileKeepsTheWindowUsable()

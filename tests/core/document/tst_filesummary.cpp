@@ -13,10 +13,14 @@
 #include "core/format/tracewriter.h"
 #include "core/import/traceloader.h"
 #include "core/report/summaryjson.h"
+#include "core/trace/loadbudget.h"
 #include "core/trace/metadata.h"
 #include "testsupport.h"
 #include "twodevicetrace.h"
 
+#include <QDateTime>
+#include <QFile>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -320,6 +324,91 @@ private slots:
             QVERIFY2(qs(error.what()).contains(QStringLiteral("events chunk 1 is stored with the unknown codec 9")),
                      error.what());
         }
+    }
+
+    // A window may begin at a time instead of at the peak: with the chunk that reaches it,
+    // after the blocks live before it, its events the file's; a time past the end gives
+    // the last chunk.
+    void windowFromATime_data()
+    {
+        QTest::addColumn<double>("at"); // where the time lies, as a share of the file's events
+        QTest::addRow("the start") << 0.0;
+        QTest::addRow("the middle") << 0.5;
+        QTest::addRow("past the end") << 2.0;
+    }
+    void windowFromATime()
+    {
+        QFETCH(double, at);
+        QTemporaryDir dir;
+        const QString path = madeFile(QString(), QStringLiteral("two devices"), dir);
+        const auto whole = loadTrace(ss(path));
+        const std::size_t events = whole->events.size();
+        const std::int64_t fromNs = at <= 1.0 ? whole->events.timeNs(static_cast<std::size_t>(at * double(events - 1)))
+                                              : whole->events.timeNs(events - 1) + 1000;
+        const auto window = readPeakWindow(ss(path), schema::kEventsPerChunk, 0, {}, fromNs);
+        QVERIFY(window);
+        // The first event at or after the time (the last event past the end), and its chunk.
+        std::size_t reached = 0;
+        while (reached + 1 < events && whole->events.timeNs(reached) < fromNs)
+            ++reached;
+        QCOMPARE(window->firstEvent, reached / schema::kEventsPerChunk * schema::kEventsPerChunk);
+        const LaneDevices lanes(*whole);
+        LiveBlocks live;
+        for (std::size_t i = 0; i < window->firstEvent; ++i)
+            live.apply(whole->events, i, i, lanes.deviceOfLane[whole->events.lane(i)]);
+        QCOMPARE(window->carriedBlocks, live.size());
+        for (std::size_t i = 0; i < window->readEvents; ++i)
+            QCOMPARE(window->trace->events.at(window->carriedBlocks + i), whole->events.at(window->firstEvent + i));
+        QVERIFY(qs(window->trace->metaValue(metakey::Window)).contains(QStringLiteral("from the time asked for")));
+    }
+
+    // A file of another format with more events than a document holds opens the same way,
+    // from a native copy in the user's cache: written once, reused while the file stays the
+    // same, the input untouched; its window holds the file's peak.
+    void hugeNonNativeFileOpensFromANativeCopy()
+    {
+        QTemporaryDir dir;
+        qputenv("PEAKLENS_CACHE_DIR", dir.filePath(QStringLiteral("cache")).toUtf8());
+        const QString input = dir.filePath(QStringLiteral("huge.pltxt"));
+        {
+            QFile file(input);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            // Beyond a document, by more than the chunks a window around the peak reads.
+            const std::size_t pairs = (LoadBudget::kDocumentEvents + 3 * schema::kEventsPerChunk) / 2;
+            for (std::size_t i = 0; i < pairs; ++i) {
+                file.write(QStringLiteral("alloc b%1 %2\n").arg(i).arg(64 + (i * 7919) % 100000).toLatin1());
+                if (i >= 3)
+                    file.write(QStringLiteral("free b%1\n").arg(i - 3).toLatin1());
+            }
+        }
+        const QByteArray before = [&] {
+            QFile file(input);
+            return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+        }();
+        const auto whole = loadTrace(ss(input));
+        QVERIFY(whole->events.size() > LoadBudget::kDocumentEvents);
+        const PeakReport filePeaks = findPeaks(*whole);
+
+        const OpenedTrace opened = openTraceWindow(ss(input));
+        QCOMPARE(qs(opened.windowOf), qs(nativeCopyPath(ss(input))));
+        QVERIFY(QFileInfo(QString::fromStdString(opened.windowOf)).absolutePath().startsWith(dir.path()));
+        QVERIFY(opened.trace->events.size() < whole->events.size());
+        const PeakReport windowPeaks = findPeaks(*opened.trace);
+        QCOMPARE(windowPeaks.devices[*windowPeaks.primary].allocatedBytes, filePeaks.devices[*filePeaks.primary].allocatedBytes);
+        QCOMPARE(windowPeaks.devices[*windowPeaks.primary].timeNs, filePeaks.devices[*filePeaks.primary].timeNs);
+        QCOMPARE(readFileOverview(opened.windowOf)->peakBytes, filePeaks.devices[*filePeaks.primary].allocatedBytes);
+
+        // Opened again, from the copy already there; from a time, the window begins there.
+        const QDateTime written = QFileInfo(QString::fromStdString(opened.windowOf)).lastModified();
+        const std::int64_t middle = whole->events.timeNs(whole->events.size() / 2);
+        const OpenedTrace later = openTraceWindow(ss(input), {}, middle);
+        QCOMPARE(later.windowOf, opened.windowOf);
+        QCOMPARE(QFileInfo(QString::fromStdString(later.windowOf)).lastModified(), written);
+        QVERIFY(later.trace->events.timeNs(later.trace->events.size() - 1) >= middle);
+        QFile file(input);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QCOMPARE(file.readAll(), before);
+        qunsetenv("PEAKLENS_CACHE_DIR");
     }
 };
 
