@@ -78,11 +78,11 @@ std::string rowsSection(const char *title, const char *column, const std::vector
     std::string out = std::string("\n") + title + "\n";
     if (rows.empty())
         return out + "  no change\n";
-    TextTable table({column, "A", "B", "change", "blocks A", "blocks B"}, {false, true, true, true, true, true});
+    TextTable table({column, "A", "B", "change", "", "blocks A", "blocks B"}, {false, true, true, true, false, true, true});
     for (std::size_t i = 0; i < std::min(top, rows.size()); ++i) {
         const DiffRow &row = rows[i];
         table.addRow({visibleText(row.key), formatBytes(row.bytesA), formatBytes(row.bytesB), signedBytes(row.deltaBytes()),
-                      formatCount(row.blocksA), formatCount(row.blocksB)});
+                      std::string(row.change()), formatCount(row.blocksA), formatCount(row.blocksB)});
     }
     out += table.toString();
     if (rows.size() > top)
@@ -152,6 +152,7 @@ json rowsJson(const char *keyName, const std::vector<DiffRow> &rows, std::option
         entry["bytes_a"] = row.bytesA;
         entry["bytes_b"] = row.bytesB;
         entry["delta_bytes"] = row.deltaBytes();
+        entry["change"] = row.change();
         entry["blocks_a"] = row.blocksA;
         entry["blocks_b"] = row.blocksB;
         list.push_back(std::move(entry));

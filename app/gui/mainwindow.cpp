@@ -104,6 +104,12 @@ void MainWindow::connectPanes()
     connect(m_panes.processSelector, &QComboBox::activated, this, &MainWindow::showProcess);
     connect(m_panes.ranks, &RanksPane::rankChosen, this, &MainWindow::showProcess);
     connect(m_panes.diff, &DiffPane::closeRequested, this, &MainWindow::closeComparison);
+    connect(m_panes.diff, &DiffPane::groupingChosen, this, [this] {
+        if (document() && m_compared)
+            m_panes.diff->showGroupRows(diffTraces(*document()->trace, document()->summary, *m_compared->trace,
+                                                   m_compared->summary, m_panes.diff->grouping())
+                                            .byGroup);
+    });
     connect(m_panes.cancel, &QPushButton::clicked, this, &MainWindow::cancel);
     connect(m_panes.allocator, &AllocatorPane::largestFreeReady, this,
             [this](const DocumentPtr &from, const std::vector<SeriesPoint> &curve) {
@@ -444,9 +450,12 @@ void MainWindow::showComparison(const DocumentPtr &other)
     setIdle();
     if (!document())
         return;
-    const TraceDiff diff = diffTraces(*document()->trace, document()->summary, *other->trace, other->summary);
+    m_compared = other;
+    const TraceDiff diff =
+        diffTraces(*document()->trace, document()->summary, *other->trace, other->summary, m_panes.diff->grouping());
     const QString nameB = QFileInfo(other->filePath()).fileName();
     m_panes.diff->showDiff(diff, QFileInfo(document()->filePath()).fileName(), nameB);
+    m_panes.diff->showGroupRows(diff.byGroup);
     m_panes.setTabShown(m_panes.diff, tr("Co&mpare"), true);
     m_panes.details->setCurrentWidget(m_panes.diff);
     m_panes.timeline->setComparison(diff.curves ? diff.curves->b : std::vector<SeriesPoint>{}, tr("B: %1").arg(nameB));
@@ -457,6 +466,7 @@ void MainWindow::showComparison(const DocumentPtr &other)
 
 void MainWindow::closeComparison()
 {
+    m_compared.reset();
     m_panes.setTabShown(m_panes.diff, {}, false);
     m_panes.timeline->setComparison({}, {});
 }

@@ -165,6 +165,7 @@ private:
     Tickets m_tickets;
     // The overview of the file being opened, drawn behind its document when that is a window.
     std::shared_ptr<const FileOverview> m_overview;
+    DocumentPtr m_compared; // the trace the open one is compared with, while it is
     DocumentLoader *m_loader;
     LayerModel *m_layers;
     LiveController *m_live;

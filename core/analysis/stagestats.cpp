@@ -24,6 +24,21 @@ std::vector<StageStats> stageStats(const Trace &trace, Device device, std::optio
         times.push_back(trace.events.timeNs(i));
         totals.push_back(total);
     }
+    // The highest of each block of totals, so a long span reads blocks, not every event.
+    constexpr std::size_t kBlock = 256;
+    std::vector<std::int64_t> blockHighest((totals.size() + kBlock - 1) / kBlock, INT64_MIN);
+    for (std::size_t i = 0; i < totals.size(); ++i)
+        blockHighest[i / kBlock] = std::max(blockHighest[i / kBlock], totals[i]);
+    const auto highestIn = [&](std::size_t begin, std::size_t end) { // [begin, end) of totals
+        std::int64_t highest = 0;
+        while (begin < end && begin % kBlock != 0)
+            highest = std::max(highest, totals[begin++]);
+        for (; begin + kBlock <= end; begin += kBlock)
+            highest = std::max(highest, blockHighest[begin / kBlock]);
+        for (; begin < end; ++begin)
+            highest = std::max(highest, totals[begin]);
+        return highest;
+    };
     for (const Range &range : trace.ranges) {
         if (range.stage == kNoStage)
             continue;
@@ -35,8 +50,8 @@ std::vector<StageStats> stageStats(const Trace &trace, Device device, std::optio
         const auto last = std::lower_bound(first, times.end(), range.endNs);
         if (first != times.begin())
             --first;
-        for (auto it = first; it != last; ++it)
-            stage.highestBytes = std::max(stage.highestBytes, totals[std::size_t(it - times.begin())]);
+        stage.highestBytes =
+            std::max(stage.highestBytes, highestIn(std::size_t(first - times.begin()), std::size_t(last - times.begin())));
         if (peakTimeNs && range.beginNs <= *peakTimeNs && *peakTimeNs < range.endNs)
             stage.holdsPeak = true;
     }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace peaklens {
@@ -42,6 +43,12 @@ struct DiffRow
     std::int64_t blocksA = 0, blocksB = 0;
 
     std::int64_t deltaBytes() const { return bytesB - bytesA; }
+    // "new" (in B alone), "gone" (in A alone), "grew", "shrank", or "moved" (the same bytes
+    // in other blocks).
+    std::string_view change() const
+    {
+        return blocksA == 0 ? "new" : blocksB == 0 ? "gone" : bytesB > bytesA ? "grew" : bytesB < bytesA ? "shrank" : "moved";
+    }
 };
 
 // B's allocated bytes over the step that holds A's peak, laid onto A's clock phase by

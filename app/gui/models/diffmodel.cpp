@@ -40,6 +40,8 @@ QVariant DiffModel::data(const QModelIndex &index, int role) const
             return qint64(row.bytesB);
         case DeltaColumn:
             return qint64(row.deltaBytes());
+        case ChangeColumn:
+            return QString::fromUtf8(row.change().data(), qsizetype(row.change().size()));
         case BlocksAColumn:
             return qint64(row.blocksA);
         case BlocksBColumn:
@@ -51,8 +53,8 @@ QVariant DiffModel::data(const QModelIndex &index, int role) const
     if (role == Qt::ForegroundRole && index.column() == DeltaColumn && row.deltaBytes() != 0)
         return row.deltaBytes() > 0 ? QColor(0xb4, 0x23, 0x18) : QColor(0x1a, 0x7f, 0x37);
     if (role == Qt::TextAlignmentRole)
-        return index.column() == KeyColumn ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
-                                           : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+        return index.column() == KeyColumn || index.column() == ChangeColumn ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
+                                                                             : QVariant(Qt::AlignRight | Qt::AlignVCenter);
     if (role != Qt::DisplayRole)
         return {};
     switch (index.column()) {
@@ -65,6 +67,10 @@ QVariant DiffModel::data(const QModelIndex &index, int role) const
     case DeltaColumn:
         return QString((row.deltaBytes() > 0 ? QStringLiteral("+") : QString())
                        + QString::fromStdString(formatBytes(row.deltaBytes())));
+    case ChangeColumn: // "new in B", "gone from A", "grew", "shrank", "moved"
+        return row.change() == "new"    ? tr("new in B")
+               : row.change() == "gone" ? tr("gone from A")
+                                        : QString::fromUtf8(row.change().data(), qsizetype(row.change().size()));
     case BlocksAColumn:
         return qint64(row.blocksA);
     case BlocksBColumn:
@@ -86,6 +92,8 @@ QVariant DiffModel::headerData(int section, Qt::Orientation orientation, int rol
         return tr("B");
     case DeltaColumn:
         return tr("Change");
+    case ChangeColumn:
+        return QString();
     case BlocksAColumn:
         return tr("Blocks A");
     case BlocksBColumn:

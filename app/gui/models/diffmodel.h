@@ -14,7 +14,7 @@ class DiffModel final : public QAbstractTableModel
     Q_OBJECT
 
 public:
-    enum Columns { KeyColumn, BytesAColumn, BytesBColumn, DeltaColumn, BlocksAColumn, BlocksBColumn, NumColumns };
+    enum Columns { KeyColumn, BytesAColumn, BytesBColumn, DeltaColumn, ChangeColumn, BlocksAColumn, BlocksBColumn, NumColumns };
     enum Roles { SortRole = Qt::UserRole };
 
     using QAbstractTableModel::QAbstractTableModel;

@@ -6,6 +6,7 @@
 
 #include "core/trace/units.h"
 
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
@@ -27,7 +28,10 @@ QString signedBytes(std::int64_t value)
     return (value > 0 ? QStringLiteral("+") : QString()) + bytes(value);
 }
 
-const QString kTitles[] = {DiffPane::tr("By layer"), DiffPane::tr("By allocation site"), DiffPane::tr("By category")};
+const QString kTitles[] = {DiffPane::tr("By layer"), DiffPane::tr("By allocation site"), DiffPane::tr("By category"),
+                           DiffPane::tr("By grouping")};
+// The last tab's choices, as --group names them.
+const char *const kGroupings[] = {"file", "stage", "compile-context", "user-metadata", "pool", "stream"};
 
 QString percent(std::int64_t from, std::int64_t to)
 {
@@ -44,20 +48,34 @@ DiffPane::DiffPane(QWidget *parent)
     : QWidget(parent)
     , m_headline(new QLabel(this))
     , m_tables(new QTabWidget(this))
+    , m_grouping(new QComboBox(this))
 {
     m_headline->setObjectName(QStringLiteral("diffHeadline"));
     m_headline->setWordWrap(true);
     m_headline->setTextInteractionFlags(Qt::TextSelectableByMouse);
     auto *close = new QPushButton(tr("Close comparison"), this);
-    for (int t = 0; t < 3; ++t) {
+    for (int t = 0; t < 4; ++t) {
         m_models[t] = new DiffModel(this);
         auto *proxy = new QSortFilterProxyModel(this);
         proxy->setSourceModel(m_models[t]);
         proxy->setSortRole(DiffModel::SortRole);
         QTableView *view = makeTable(proxy, this);
         view->horizontalHeader()->setSectionResizeMode(DiffModel::KeyColumn, QHeaderView::Stretch);
-        m_tables->addTab(view, kTitles[t]);
+        if (t < 3) {
+            m_tables->addTab(view, kTitles[t]);
+            continue;
+        }
+        auto *page = new QWidget(this);
+        auto *pageLayout = new QVBoxLayout(page);
+        pageLayout->setContentsMargins(0, 0, 0, 0);
+        for (const char *grouping : kGroupings)
+            m_grouping->addItem(QString::fromStdString(parseBlockGrouping(grouping).title()), QString::fromLatin1(grouping));
+        m_grouping->setObjectName(QStringLiteral("diffGrouping"));
+        pageLayout->addWidget(m_grouping, 0, Qt::AlignLeft);
+        pageLayout->addWidget(view, 1);
+        m_tables->addTab(page, kTitles[t]);
     }
+    connect(m_grouping, &QComboBox::currentIndexChanged, this, &DiffPane::groupingChosen);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     auto *header = new QHBoxLayout;
@@ -91,13 +109,31 @@ void DiffPane::showDiff(const TraceDiff &diff, const QString &nameA, const QStri
     m_models[0]->resetData(diff.byLayer, tr("Layer"));
     m_models[1]->resetData(diff.bySite, tr("Allocation site"));
     m_models[2]->resetData(diff.byCategory, tr("Category"));
-    for (int t = 0; t < 3; ++t) {
-        auto *view = static_cast<QTableView *>(m_tables->widget(t));
-        view->sortByColumn(-1, Qt::AscendingOrder); // the largest change either way first, as given
-        view->resizeColumnsToContents();
-        view->horizontalHeader()->setSectionResizeMode(DiffModel::KeyColumn, QHeaderView::Stretch);
-        m_tables->setTabText(t, kTitles[t] + QStringLiteral(" (%1)").arg(m_models[t]->rowCount()));
-    }
+    for (int t = 0; t < 3; ++t)
+        fitTable(t);
+}
+
+void DiffPane::showGroupRows(const std::vector<DiffRow> &rows)
+{
+    QString title = m_grouping->currentText();
+    if (!title.isEmpty())
+        title[0] = title[0].toUpper();
+    m_models[3]->resetData(rows, title);
+    fitTable(3);
+}
+
+BlockGrouping DiffPane::grouping() const
+{
+    return parseBlockGrouping(m_grouping->currentData().toString().toStdString());
+}
+
+void DiffPane::fitTable(int tab)
+{
+    auto *view = tab < 3 ? static_cast<QTableView *>(m_tables->widget(tab)) : m_tables->widget(tab)->findChild<QTableView *>();
+    view->sortByColumn(-1, Qt::AscendingOrder); // the largest change either way first, as given
+    view->resizeColumnsToContents();
+    view->horizontalHeader()->setSectionResizeMode(DiffModel::KeyColumn, QHeaderView::Stretch);
+    m_tables->setTabText(tab, kTitles[tab] + QStringLiteral(" (%1)").arg(m_models[tab]->rowCount()));
 }
 
 QString DiffPane::headline() const

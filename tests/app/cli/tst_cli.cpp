@@ -573,6 +573,13 @@ private slots:
             const QJsonObject row = value.toObject();
             QCOMPARE(row[QStringLiteral("delta_bytes")].toInteger(),
                      row[QStringLiteral("bytes_b")].toInteger() - row[QStringLiteral("bytes_a")].toInteger());
+            const qint64 delta = row[QStringLiteral("delta_bytes")].toInteger();
+            QCOMPARE(row[QStringLiteral("change")].toString(),
+                     row[QStringLiteral("blocks_a")].toInteger() == 0   ? QStringLiteral("new")
+                     : row[QStringLiteral("blocks_b")].toInteger() == 0 ? QStringLiteral("gone")
+                     : delta > 0                                        ? QStringLiteral("grew")
+                     : delta < 0                                        ? QStringLiteral("shrank")
+                                                                        : QStringLiteral("moved"));
         }
         const Run self = runCli({QStringLiteral("diff"), a, a, QStringLiteral("--group"), grouping, QStringLiteral("--json")});
         QVERIFY(QJsonDocument::fromJson(self.out)
@@ -890,7 +897,8 @@ private slots:
         const auto heading = std::find_if(lines.begin(), lines.end(),
                                           [](const QByteArray &line) { return line.startsWith("Live at the peak by layer"); });
         QVERIFY2(heading != lines.end() && heading + 2 < lines.end(), text.out.constData());
-        QVERIFY2((heading + 2)->simplified().startsWith("blocks.1 1.000 MiB 4.000 MiB +3.000 MiB 1 1"), text.out.constData());
+        QVERIFY2((heading + 2)->simplified().startsWith("blocks.1 1.000 MiB 4.000 MiB +3.000 MiB grew 1 1"),
+                 text.out.constData());
         QVERIFY(text.out.contains("+3.000 MiB (+100.0 %)"));
 
         const Run json =

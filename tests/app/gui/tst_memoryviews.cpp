@@ -18,6 +18,7 @@
 
 #include "core/trace/units.h"
 
+#include <QComboBox>
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTemporaryDir>
@@ -191,6 +192,29 @@ private Q_SLOTS:
         QVERIFY(window.diffPane()->byLayer()->rowCount() > 0);
         QVERIFY(window.diffPane()->byCategory()->rowCount() > 0);
         QVERIFY(!window.diffPane()->headline().contains(QLatin1String("Nothing differs")));
+    }
+
+    // The last tab compares by a grouping the user picks, as diff --group does: a real run
+    // in a CUDA graph's pool, a MemPool and side streams, against one in the default pool.
+    void comparingByAGroupingListsNewAndGone()
+    {
+        MainWindow window;
+        const QString pools = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_h200_pools_streams_graph.pickle.gz");
+        const QString plain = QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_h200_gpt_train.pickle.gz");
+        QVERIFY(open(window, {pools}));
+        QSignalSpy shown(&window, &MainWindow::comparisonShown);
+        window.compareWith(plain);
+        QVERIFY(shown.wait(60000));
+        auto *grouping = window.diffPane()->findChild<QComboBox *>(QStringLiteral("diffGrouping"));
+        grouping->setCurrentIndex(grouping->findData(QStringLiteral("pool")));
+        const DiffModel *rows = window.diffPane()->byGroup();
+        QStringList shownRows;
+        for (int row = 0; row < rows->rowCount(); ++row)
+            shownRows << rows->index(row, DiffModel::KeyColumn).data().toString() + QLatin1Char(' ')
+                             + rows->index(row, DiffModel::ChangeColumn).data().toString();
+        shownRows.sort();
+        QCOMPARE(shownRows, QStringList({QStringLiteral("MemPool 1 gone from A"), QStringLiteral("default pool grew"),
+                                         QStringLiteral("graph pool 1 gone from A")}));
     }
 
     // Three ranks, the third with twice the activations: the overview lists them in rank
