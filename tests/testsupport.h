@@ -116,4 +116,19 @@ inline bool startLiveWriter(QProcess &writer, const QStringList &arguments)
     return QFile::exists(arguments.value(1));
 }
 
+// Writes trace text of `pairs` allocations of varied sizes, each block freed three
+// allocations later: a file of another format than the native one, as long as asked.
+inline bool writeAllocationsText(const QString &path, std::size_t pairs)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        return false;
+    for (std::size_t i = 0; i < pairs; ++i) {
+        file.write(QStringLiteral("alloc b%1 %2\n").arg(i).arg(64 + (i * 7919) % 100000).toLatin1());
+        if (i >= 3)
+            file.write(QStringLiteral("free b%1\n").arg(i - 3).toLatin1());
+    }
+    return file.error() == QFile::NoError;
+}
+
 } // namespace peaklens::test

@@ -88,24 +88,30 @@ void TraceBuilder::setLayerInfo(std::uint32_t layer, std::string_view kind, std:
     target.parameterBytes = parameterBytes;
 }
 
-std::uint32_t TraceBuilder::kernelName(std::string_view name)
+namespace {
+
+// The index of `name` in `names`, added (as visibleText shows it) when new.
+std::uint32_t internName(std::map<std::string, std::uint32_t, std::less<>> &ids, std::vector<std::string> &names,
+                         std::string_view name, std::size_t entryBytes, const char *what)
 {
-    auto [it, inserted] = m_kernelNameIds.try_emplace(std::string(name), static_cast<std::uint32_t>(m_trace->kernelNames.size()));
+    auto [it, inserted] = ids.try_emplace(std::string(name), static_cast<std::uint32_t>(names.size()));
     if (inserted) {
-        LoadBudget::charge(2 * (name.size() + kEntryBytes), "kernel names");
-        m_trace->kernelNames.push_back(visibleText(name));
+        LoadBudget::charge(2 * (name.size() + entryBytes), what);
+        names.push_back(visibleText(name));
     }
     return it->second;
 }
 
+} // namespace
+
+std::uint32_t TraceBuilder::kernelName(std::string_view name)
+{
+    return internName(m_kernelNameIds, m_trace->kernelNames, name, kEntryBytes, "kernel names");
+}
+
 std::uint32_t TraceBuilder::stageName(std::string_view name)
 {
-    auto [it, inserted] = m_stageNameIds.try_emplace(std::string(name), static_cast<std::uint32_t>(m_trace->stageNames.size()));
-    if (inserted) {
-        LoadBudget::charge(2 * (name.size() + kEntryBytes), "stage names");
-        m_trace->stageNames.push_back(visibleText(name));
-    }
-    return it->second;
+    return internName(m_stageNameIds, m_trace->stageNames, name, kEntryBytes, "stage names");
 }
 
 void TraceBuilder::checkLane(std::uint32_t lane) const

@@ -1131,16 +1131,7 @@ private slots:
         QTemporaryDir dir;
         qputenv("PEAKLENS_CACHE_DIR", dir.filePath(QStringLiteral("cache")).toUtf8());
         const QString huge = dir.filePath(QStringLiteral("huge.pltxt"));
-        {
-            QFile file(huge);
-            QVERIFY(file.open(QIODevice::WriteOnly));
-            const std::size_t pairs = (LoadBudget::kDocumentEvents + 3 * schema::kEventsPerChunk) / 2;
-            for (std::size_t i = 0; i < pairs; ++i) {
-                file.write(QStringLiteral("alloc b%1 %2\n").arg(i).arg(64 + (i * 7919) % 100000).toLatin1());
-                if (i >= 3)
-                    file.write(QStringLiteral("free b%1\n").arg(i - 3).toLatin1());
-            }
-        }
+        QVERIFY(test::writeAllocationsText(huge, (LoadBudget::kDocumentEvents + 3 * schema::kEventsPerChunk) / 2));
         MainWindow window;
         QSignalSpy overview(&window, &MainWindow::overviewShown);
         QVERIFY(load(window, huge));

@@ -370,17 +370,8 @@ private slots:
         QTemporaryDir dir;
         qputenv("PEAKLENS_CACHE_DIR", dir.filePath(QStringLiteral("cache")).toUtf8());
         const QString input = dir.filePath(QStringLiteral("huge.pltxt"));
-        {
-            QFile file(input);
-            QVERIFY(file.open(QIODevice::WriteOnly));
-            // Beyond a document, by more than the chunks a window around the peak reads.
-            const std::size_t pairs = (LoadBudget::kDocumentEvents + 3 * schema::kEventsPerChunk) / 2;
-            for (std::size_t i = 0; i < pairs; ++i) {
-                file.write(QStringLiteral("alloc b%1 %2\n").arg(i).arg(64 + (i * 7919) % 100000).toLatin1());
-                if (i >= 3)
-                    file.write(QStringLiteral("free b%1\n").arg(i - 3).toLatin1());
-            }
-        }
+        // Beyond a document, by more than the chunks a window around the peak reads.
+        QVERIFY(test::writeAllocationsText(input, (LoadBudget::kDocumentEvents + 3 * schema::kEventsPerChunk) / 2));
         const QByteArray before = [&] {
             QFile file(input);
             return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
