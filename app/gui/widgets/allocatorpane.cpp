@@ -3,6 +3,8 @@
 
 #include "momenttext.h"
 
+#include "core/analysis/poolfigures.h"
+#include "core/analysis/timelineseries.h"
 #include "core/report/palette.h"
 #include "core/trace/units.h"
 
@@ -12,6 +14,9 @@
 #include <QScrollArea>
 #include <QToolTip>
 #include <QVBoxLayout>
+
+#include <array>
+#include <map>
 
 namespace peaklens::gui {
 
@@ -98,10 +103,12 @@ protected:
             const AllocatorSegment &segment = m_state->segments[row];
             const double scale = static_cast<double>(width() - 8) / static_cast<double>(std::max<std::int64_t>(widest(), 1));
             const auto addr = segment.addr + static_cast<std::uint64_t>(std::max(0.0, (help->pos().x() - 4) / scale));
-            text = QObject::tr("segment at 0x%1: %2, %3 allocated, %4 free, largest free run %5")
+            const Lane &lane = m_document->trace->lanes[segment.lane];
+            text = QObject::tr("segment at 0x%1 (%6, %7): %2, %3 allocated, %4 free, largest free run %5")
                        .arg(segment.addr, 0, 16)
                        .arg(bytes(segment.bytes), bytes(segment.allocatedBytes), bytes(segment.freeBytes),
-                            bytes(segment.largestFreeBytes));
+                            bytes(segment.largestFreeBytes), QString::fromStdString(poolLabel(lane.pool)),
+                            QString::fromStdString(streamLabel(lane.stream)));
             for (const AllocatorBlock &block : segment.blocks) {
                 if (addr >= block.addr && addr < block.addr + static_cast<std::uint64_t>(block.bytes)) {
                     const MemoryEvents &events = m_document->trace->events;
@@ -231,6 +238,20 @@ void AllocatorPane::present(const Result &result)
                 tr(" %1 reserved lies in segments whose place the trace does not say.").arg(bytes(state.unplacedReservedBytes));
         if (state.outsideBytes > 0)
             text += tr(" %1 in blocks outside the known segments (bottom row).").arg(bytes(state.outsideBytes));
+        // Per memory pool, where there is more than one: what each reserves, and holds free.
+        if (hasPrivatePools(*m_document->trace)) {
+            std::map<MemoryPool, std::array<std::int64_t, 3>> pools; // reserved, allocated, free
+            for (const AllocatorSegment &segment : state.segments) {
+                auto &figures = pools[m_document->trace->lanes[segment.lane].pool];
+                figures[0] += segment.bytes;
+                figures[1] += segment.allocatedBytes;
+                figures[2] += segment.freeBytes;
+            }
+            for (const auto &[pool, figures] : pools)
+                text +=
+                    tr("<br>%1: %2 reserved, %3 allocated, %4 free in its segments")
+                        .arg(QString::fromStdString(poolLabel(pool)), bytes(figures[0]), bytes(figures[1]), bytes(figures[2]));
+        }
         break;
     }
     if (!state.blocksKnown)

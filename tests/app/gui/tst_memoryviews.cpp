@@ -171,6 +171,22 @@ private Q_SLOTS:
                  qPrintable(window.allocatorPane()->text()));
     }
 
+    // A recording with a CUDA graph's pool and a MemPool: the segments at the peak per pool,
+    // as the file's segments hold them (a 34 MiB segment for the graph, 4 MiB for the MemPool).
+    void allocatorPaneSumsEachPool()
+    {
+        MainWindow window;
+        QSignalSpy shown(window.allocatorPane(), &AllocatorPane::shown);
+        QVERIFY(
+            open(window, {QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/snapshot_h200_pools_streams_graph.pickle.gz")}));
+        QVERIFY(shown.wait(30000) || shown.count() > 0);
+        const QString text = window.allocatorPane()->text();
+        QVERIFY2(text.contains(QLatin1String("graph pool 1: 34.00 MiB reserved, 33.00 MiB allocated, 1.000 MiB free")),
+                 qPrintable(text));
+        QVERIFY2(text.contains(QLatin1String("MemPool 1: 4.000 MiB reserved, 3.000 MiB allocated, 1.000 MiB free")),
+                 qPrintable(text));
+    }
+
     void comparingATraceWithItselfFindsNothing()
     {
         MainWindow window;
