@@ -57,6 +57,34 @@ private slots:
                  QStringLiteral("load 2x 35ns 0, step 1x 20ns 0"));
     }
 
+    // Real recordings: each stage's spans and time are the file's own annotations (Python:
+    // a Kineto trace's "user_annotation" events, a snapshot's external_annotations paired
+    // START to END), ProfilerStep ones being steps.
+    void realRecordingsStagesAreTheirAnnotations_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QStringList>("stages"); // "NAME SPANS MICROSECONDS", by name
+        QTest::addRow("a V100 rank's Kineto trace") << QStringLiteral("kineto_v100_rank1.pt.trace.json.gz")
+                                                    << QStringList{QStringLiteral("Optimizer.step#SGD.step 5 62473"),
+                                                                   QStringLiteral("Optimizer.zero_grad#SGD.zero_grad 5 57638"),
+                                                                   QStringLiteral("nccl:all_reduce 2020 121318")};
+        QTest::addRow("an H200 snapshot") << QStringLiteral("snapshot_h200_pools_streams_graph.pickle.gz")
+                                          << QStringList{QStringLiteral("Optimizer.step#AdamW.step 2 47776"),
+                                                         QStringLiteral("Optimizer.zero_grad#AdamW.zero_grad 2 115")};
+    }
+    void realRecordingsStagesAreTheirAnnotations()
+    {
+        QFETCH(QString, file);
+        QFETCH(QStringList, stages);
+        const auto trace = loadTrace(test::ss(QStringLiteral(PEAKLENS_SOURCE_DIR "/tests/data/real/") + file));
+        const PeakReport peaks = findPeaks(*trace);
+        QStringList got;
+        for (const StageStats &stage : stageStats(*trace, peaks.devices[*peaks.primary].device, std::nullopt))
+            got << QStringLiteral("%1 %2 %3").arg(qs(stage.name)).arg(stage.spans).arg(stage.totalNs / 1000);
+        got.sort();
+        QCOMPARE(got, stages);
+    }
+
     // The highest within a span, read a block of events at a time, is the highest of its
     // events one by one, for spans of every length and place.
     void theHighestIsEveryEventsHighest()
