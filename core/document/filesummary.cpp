@@ -419,7 +419,7 @@ namespace {
 // be written (the trace is then used whole).
 std::string writeNativeCopy(const std::string &input, const Trace &trace)
 {
-    const std::string copy = nativeCopyPath(input);
+    std::string copy = nativeCopyPath(input);
     if (copy.empty())
         return {};
     try {

@@ -119,7 +119,8 @@ std::string printTraceText(const Trace &trace)
         const std::string stage =
             range.stage != kNoStage ? " stage=" + percentEncoded(trace.stageNames[range.stage]) : std::string();
         lines.push_back({range.beginNs, 1, order++, std::string("begin ").append(scope).append(thread).append(stage)});
-        lines.push_back({range.endNs, range.endNs == range.beginNs ? 3 : 0, -order, "end " + scope + stage});
+        lines.push_back(
+            {range.endNs, range.endNs == range.beginNs ? 3 : 0, -order, std::string("end ").append(scope).append(stage)});
     }
     std::map<std::uint64_t, LiveBlock> live;
     for (std::size_t i = 0; i < trace.events.size(); ++i) {
