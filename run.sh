@@ -26,6 +26,9 @@ packages=(
   dpkg-dev help2man desktop-file-utils shared-mime-info xdg-utils libfile-mimeinfo-perl zsh
   # benchmarks (RSS measurements) and the fuzz preset (clang with libFuzzer)
   time clang libclang-rt-14-dev
+  # remote hosts (ssh://HOST/PATH) through the OpenSSH client; its server stands in for a
+  # GPU host in the tests, started by them on a loopback port
+  openssh-client openssh-server
 )
 
 missing=()

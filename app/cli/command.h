@@ -72,5 +72,6 @@ Command addRecordCommand(CLI::App &app);
 Command addWatchCommand(CLI::App &app);
 Command addRerunCommand(CLI::App &app);
 Command addQueryCommand(CLI::App &app);
+Command addSendCommand(CLI::App &app);
 
 } // namespace peaklens::cli

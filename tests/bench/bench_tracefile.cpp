@@ -215,8 +215,8 @@ int open(const std::string &path, std::optional<double> share = std::nullopt)
     OpenedTrace opened = openTraceWindow(path, {}, fromNs);
     const auto analysed = analyseTrace(path, std::move(opened.trace));
     const double seconds = secondsSince(start);
-    const auto fileEvents =
-        TraceReader::eventCount(opened.windowOf.empty() ? path : opened.windowOf).value_or(analysed->trace->events.size());
+    const std::uint64_t fileEvents =
+        opened.windowOf.empty() ? analysed->trace->events.size() : TraceReader::eventCount(opened.windowOf).value_or(0);
     std::printf("{\"phase\": \"%s\", \"events\": %llu, \"held\": %zu, \"seconds\": %.3f, \"events_per_second\": %.0f, "
                 "\"peak_bytes\": %lld}\n",
                 share ? "open-at" : "open", static_cast<unsigned long long>(fileEvents), analysed->trace->events.size(), seconds,

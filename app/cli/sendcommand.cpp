@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// peaklens-cli send FILE: a trace file written to stdout for a PeakLens on another machine,
+// which runs it through ssh to open ssh://HOST/FILE (core/format/remotefile.h): one line
+// with this version first, then the file's bytes as they are.
+#include "command.h"
+
+#include "core/error.h"
+#include "core/format/readablefile.h"
+#include "core/format/remotefile.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace peaklens::cli {
+
+namespace {
+
+void writeAll(const char *data, std::size_t size)
+{
+    while (size > 0) {
+        const ssize_t wrote = ::write(STDOUT_FILENO, data, size);
+        if (wrote < 0 && errno == EINTR)
+            continue;
+        if (wrote <= 0)
+            throw Error(std::string("cannot write to its output: ") + std::strerror(errno) + ".");
+        data += wrote;
+        size -= static_cast<std::size_t>(wrote);
+    }
+}
+
+CommandOutput send(const std::string &path)
+{
+    requireReadableFile(path);
+    const int file = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (file < 0)
+        throw ImportError(path, std::string("cannot be read: ") + std::strerror(errno) + ".");
+    const std::string header = std::string(kSendHeader) + PEAKLENS_VERSION + "\n";
+    std::vector<char> buffer(std::size_t(4) << 20);
+    try {
+        writeAll(header.data(), header.size());
+        for (;;) {
+            const ssize_t got = ::read(file, buffer.data(), buffer.size());
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got < 0)
+                throw ImportError(path, std::string("could not be read to its end: ") + std::strerror(errno) + ".");
+            if (got == 0)
+                break;
+            writeAll(buffer.data(), static_cast<std::size_t>(got));
+        }
+    } catch (...) {
+        ::close(file);
+        throw;
+    }
+    ::close(file);
+    return {std::string()};
+}
+
+} // namespace
+
+Command addSendCommand(CLI::App &app)
+{
+    auto *command = app.add_subcommand(
+        "send", "Write a trace file to stdout for PeakLens on another machine, which opens it as ssh://HOST/FILE");
+    auto path = std::make_shared<std::string>();
+    command->add_option("FILE", *path, "The trace file, of any format PeakLens reads")->required();
+    return {command, [path] { return send(*path); }};
+}
+
+} // namespace peaklens::cli

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// A trace on another machine, named ssh://HOST/PATH: HOST is anything the system's OpenSSH
+// client takes (user@host, an alias from ~/.ssh/config, a host behind a ProxyJump), PATH
+// the file's path there ("ssh://gpu1/~/runs/a.peaklens" is relative to the home folder).
+// PeakLens runs `peaklens-cli send PATH` there through `ssh` — the user's keys, agent and
+// ControlMaster, no daemon and no port of its own — and reads what it sends as a stream.
+//
+// `send` writes one line first, kSendHeader and its version, then the file's bytes, so a
+// different version there is found before anything is read. PEAKLENS_SSH names the client
+// and its options (default "ssh"), PEAKLENS_REMOTE_CLI the command on the host (default
+// "peaklens-cli"); both are split on spaces.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <sys/types.h>
+#include <vector>
+
+namespace peaklens {
+
+inline constexpr std::string_view kRemoteScheme = "ssh://";
+inline constexpr std::string_view kSendHeader = "PEAKLENS-SEND 1 ";
+
+struct RemotePath
+{
+    std::string host;
+    std::string path;
+};
+
+// Null for anything that does not start with ssh://; throws ImportError naming `text`
+// when it does but names no host or no path.
+std::optional<RemotePath> parseRemotePath(const std::string &text);
+
+// `ssh` running `peaklens-cli send` for one remote file: its stdout to read, and once that
+// ends, what its exit says. Killed (and waited for) when dropped before it ended.
+class RemoteSend
+{
+public:
+    // Throws ImportError naming `name` when ssh cannot be started.
+    RemoteSend(const std::string &name, const RemotePath &remote);
+    ~RemoteSend();
+    RemoteSend(const RemoteSend &) = delete;
+    RemoteSend &operator=(const RemoteSend &) = delete;
+
+    int stdoutFd() const { return m_stdout; }
+    // Waits for ssh to end; null when it ended well, else one sentence saying why not
+    // (the host unreachable, the key refused, no peaklens-cli there, the remote error),
+    // `received` bytes having arrived.
+    std::optional<std::string> finish(std::size_t received);
+    // Checks and strips the header from the first bytes sent; throws ImportError naming
+    // `name` for another version (or no header: something else answered).
+    static void takeHeader(const std::string &name, const std::string &host, std::vector<char> &bytes);
+
+    // The command line run, for messages and tests: the ssh client's words, then the host
+    // and the remote command.
+    static std::vector<std::string> commandLine(const RemotePath &remote);
+
+private:
+    std::string m_host;
+    pid_t m_pid = -1;
+    int m_stdout = -1;
+    int m_stderr = -1; // an unlinked temporary file: ssh's complaints, read once it ends
+};
+
+} // namespace peaklens
