@@ -108,6 +108,7 @@ RemoteSend::RemoteSend(const std::string &name, const RemotePath &remote)
         posix_spawn_file_actions_adddup2(&actions, m_stderr, STDERR_FILENO);
     const std::vector<std::string> line = commandLine(remote);
     std::vector<char *> argv;
+    argv.reserve(line.size() + 1);
     for (const std::string &word : line)
         argv.push_back(const_cast<char *>(word.c_str()));
     argv.push_back(nullptr);
