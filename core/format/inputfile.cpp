@@ -140,11 +140,13 @@ void InputFile::readUpTo(std::uint64_t total)
             throw ImportError(m_path, "stopped delivering data for " + std::to_string(m_waitSeconds) + " seconds after "
                                           + std::to_string(m_streamed.size()) + " bytes.");
         }
-        const std::size_t before = m_streamed.size();
-        const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, total - before));
-        m_streamed.resize(before + want);
-        const ssize_t got = ::read(m_fd, m_streamed.data() + before, want);
-        m_streamed.resize(before + (got > 0 ? static_cast<std::size_t>(got) : 0));
+        // Read into a buffer of its own and appended: growing the content by a chunk for each
+        // read would zero a chunk each time, while a pipe hands over 64 KiB at a read.
+        static thread_local std::vector<char> buffer(kChunk);
+        const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, total - m_streamed.size()));
+        const ssize_t got = ::read(m_fd, buffer.data(), want);
+        if (got > 0)
+            m_streamed.insert(m_streamed.end(), buffer.data(), buffer.data() + got);
         if (got < 0 && (errno == EAGAIN || errno == EINTR))
             continue;
         if (got < 0)
