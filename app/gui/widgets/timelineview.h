@@ -124,6 +124,7 @@ private:
     std::vector<QCPGraph *> m_stack;        // one per shown group, bottom first
     std::vector<std::size_t> m_stackGroups; // index into series().groups; SIZE_MAX: "other"
     QCPGraph *m_envelope = nullptr;
+    static constexpr double kStageStripHeight = 0.035; // of the plot's height, along its top
     QCPGraph *m_reserved = nullptr;
     std::vector<QCPGraph *> m_reservedGroups; // a pool's or stream's reserved, as series().reservedGroups
     QCPGraph *m_predicted = nullptr;
