@@ -174,7 +174,8 @@ std::optional<std::string> RemoteSend::finish(std::size_t received)
     if (code == 127) // the remote shell found no such command
         return m_host + " has no peaklens-cli on its PATH" + quoted
                + ": install PeakLens there (docs/recording.md, \"On a GPU server\"), or set PEAKLENS_REMOTE_CLI to its path.";
-    if (mentions(said, {"send"}) && mentions(said, {"not expected", "unknown", "Extras"}))
+    // A peaklens-cli from before `send` takes it for no subcommand at all.
+    if (code == 2 && received == 0 && mentions(said, {"A subcommand is required", "not expected"}))
         return "the peaklens-cli on " + m_host
                + " is older than this PeakLens (" PEAKLENS_VERSION "): it cannot send files; install PeakLens " PEAKLENS_VERSION
                  " there.";

@@ -102,6 +102,9 @@ private slots:
         QTest::addRow("another version there")
             << sample << QString() << QStringLiteral("sh %1").arg(m_scripts.filePath(QStringLiteral("older.sh")))
             << QStringLiteral("peaklens-test has PeakLens 0.0.1, this is");
+        QTest::addRow("a peaklens-cli from before send there")
+            << sample << QString() << QStringLiteral("sh %1").arg(m_scripts.filePath(QStringLiteral("before-send.sh")))
+            << QStringLiteral("the peaklens-cli on peaklens-test is older than this PeakLens");
         QTest::addRow("the connection drops mid-file")
             << sample << QString() << QStringLiteral("sh %1").arg(m_scripts.filePath(QStringLiteral("drop.sh")))
             << QStringLiteral("the connection to peaklens-test broke after");
@@ -110,6 +113,9 @@ private slots:
         // Stand-ins for a PeakLens of another version, and for a connection that breaks: the
         // second sends part of the file, then ends the SSH session under it.
         writeScript(QStringLiteral("older.sh"), "echo 'PEAKLENS-SEND 1 0.0.1'\ncat \"$2\"\n");
+        // This build's own peaklens-cli asked for a subcommand it does not have, as one
+        // from before `send` is asked for `send`.
+        writeScript(QStringLiteral("before-send.sh"), "exec " PEAKLENS_BIN_DIR "/peaklens-cli no-such-command \"$2\"\n");
         writeScript(QStringLiteral("drop.sh"),
                     "echo \"PEAKLENS-SEND 1 " PEAKLENS_VERSION "\"\nhead -c 40000 \"$2\"\nsleep 0.3\nkill -9 $PPID\n");
     }

@@ -637,8 +637,33 @@ private slots:
         };
         QCOMPARE(lastValue(QStringLiteral("reserved: graph pool 1")) / lastValue(QStringLiteral("reserved: MemPool 1")),
                  35651584.0 / 4194304.0);
+        // Hovering says each pool's figures at that time: at the end, the file's segments'.
+        const std::int64_t end = document->trace->events.timeNs(document->trace->events.size() - 1);
+        const QString moment = momentText(*document, document->timeline(GroupBy::Pool), document->originNs(), end);
+        QVERIFY2(moment.contains(QStringLiteral("graph pool 1: 33.00 MiB allocated of 34.00 MiB reserved, 1.000 MiB free in "
+                                                "its segments")),
+                 qPrintable(moment));
+        QVERIFY2(moment.contains(QStringLiteral("MemPool 1: 3.000 MiB allocated of 4.000 MiB reserved")), qPrintable(moment));
         window.setGrouping(GroupBy::Stream);
         QVERIFY(graphNamed(window.timeline(), QStringLiteral("stream 0")));
+
+        // The file's annotations are stages along the top, named where there is room.
+        const auto stageNamed = [&](const QString &name) {
+            for (int i = 0; i < window.timeline()->itemCount(); ++i) {
+                if (auto *text = qobject_cast<QCPItemText *>(window.timeline()->item(i)); text && text->text() == name)
+                    return true;
+            }
+            return false;
+        };
+        const Range *optimizer = nullptr;
+        for (const Range &range : document->trace->ranges) {
+            if (range.stage != kNoStage && document->trace->stageNames[range.stage] == "Optimizer.step#AdamW.step")
+                optimizer = &range;
+        }
+        QVERIFY(optimizer);
+        window.timeline()->zoomTo(optimizer->beginNs, optimizer->endNs);
+        window.timeline()->refreshColumns();
+        QVERIFY(stageNamed(QStringLiteral("Optimizer.step#AdamW.step")));
 
         auto *pane = window.findChild<LiveSetPane *>();
         auto *grouping = pane->findChild<QComboBox *>(QStringLiteral("liveGrouping"));
@@ -1358,6 +1383,10 @@ private slots:
             << QStringList{QStringLiteral("--size"), QStringLiteral("100000x100000"), QStringLiteral("--screenshot"),
                            QStringLiteral("new.png"), QStringLiteral("input.pltxt")}
             << QStringLiteral("is larger than PeakLens paints");
+        QTest::newRow("a stacking there is none of")
+            << QStringList{QStringLiteral("--stack-by"), QStringLiteral("colour"), QStringLiteral("--screenshot"),
+                           QStringLiteral("new.png"), QStringLiteral("input.pltxt")}
+            << QStringLiteral("give category, layer, pool or stream");
         QTest::newRow("report onto an existing report")
             << QStringList{QStringLiteral("--export-report"), QStringLiteral("existing.html"), QStringLiteral("input.pltxt")}
             << QStringLiteral("existing.html: already exists; pass --force to replace it.");
