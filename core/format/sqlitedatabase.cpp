@@ -67,6 +67,13 @@ SqliteStatement &SqliteStatement::bind(int index, std::span<const std::byte> blo
     return *this;
 }
 
+SqliteStatement &SqliteStatement::bindReal(int index, double value)
+{
+    if (int code = sqlite3_bind_double(m_statement, index, value); code != SQLITE_OK)
+        throwSqlite(m_db, code);
+    return *this;
+}
+
 SqliteStatement &SqliteStatement::bindNull(int index)
 {
     if (int code = sqlite3_bind_null(m_statement, index); code != SQLITE_OK)

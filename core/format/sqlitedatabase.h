@@ -25,6 +25,7 @@ public:
     SqliteStatement &bind(int index, std::int64_t value);
     SqliteStatement &bind(int index, std::string_view text);
     SqliteStatement &bind(int index, std::span<const std::byte> blob);
+    SqliteStatement &bindReal(int index, double value);
     SqliteStatement &bindNull(int index);
 
     // True while there is a row; throws on errors.
@@ -34,6 +35,9 @@ public:
     void reset();
 
     bool isNull(int column) const { return sqlite3_column_type(m_statement, column) == SQLITE_NULL; }
+    // SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB or SQLITE_NULL.
+    int type(int column) const { return sqlite3_column_type(m_statement, column); }
+    int columns() const { return sqlite3_column_count(m_statement); }
     std::int64_t integer(int column) const { return sqlite3_column_int64(m_statement, column); }
     double real(int column) const { return sqlite3_column_double(m_statement, column); }
     std::string text(int column) const;

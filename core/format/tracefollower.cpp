@@ -4,6 +4,7 @@
 #include "core/trace/lifetimecategories.h"
 #include "core/trace/metadata.h"
 #include "nativefilereader.h"
+#include "sqlitedatabase.h"
 #include "tracewriter.h"
 
 #include <signal.h>
@@ -172,8 +173,13 @@ void TraceFollower::checkSameFile()
         return; // not there yet: the reader says so
     }
     Identity now{static_cast<std::uint64_t>(status.st_dev), static_cast<std::uint64_t>(status.st_ino),
-                 static_cast<std::uint64_t>(status.st_size), m_trace->metaValue(metakey::WriterProcess)};
-    if (m_identity) {
+                 static_cast<std::uint64_t>(status.st_size), m_trace->metaValue(metakey::WriterProcess),
+                 m_trace->metaValue(metakey::WriterSource)};
+    if (m_identity && (now.device != m_identity->device || now.inode != m_identity->inode) && finishedCopyOf(*m_identity)) {
+        // The copy of a file written elsewhere, replaced by that file once finished: the
+        // same rows under the same ids, and its writer is the original's.
+        now.writer = now.source = m_identity->source;
+    } else if (m_identity) {
         const Identity &was = *m_identity;
         if (now.device != was.device || now.inode != was.inode)
             throw ImportError(m_path, "was replaced by another file while it was followed; what was read before stays as "
@@ -189,6 +195,24 @@ void TraceFollower::checkSameFile()
             now.writer = was.writer;
     }
     m_identity = now;
+}
+
+bool TraceFollower::finishedCopyOf(const Identity &copy) const
+{
+    if (copy.source.empty())
+        return false;
+    try {
+        const auto db = SqliteDatabase::openImmutable(m_path);
+        db->restrictToReading();
+        auto meta = db->prepare("SELECT key, value FROM meta WHERE key IN (?, ?)");
+        meta.bind(1, metakey::WriterState).bind(2, metakey::WriterProcess);
+        std::string state, writer;
+        while (meta.step())
+            (meta.text(0) == metakey::WriterState ? state : writer) = meta.text(1);
+        return state == "finished" && writer == copy.source;
+    } catch (const Error &) {
+        return false;
+    }
 }
 
 TraceFollower::Writer TraceFollower::findWriter() const

@@ -81,12 +81,14 @@ private:
     void checkSameFile();
 
     // What identifies the file followed: its device and inode, its size when last read,
-    // and its writer once the file named one.
+    // and its writer once the file named one (and the original's, for a copy: tracemirror.h).
     struct Identity
     {
         std::uint64_t device = 0, inode = 0, bytes = 0;
-        std::string writer;
+        std::string writer, source;
     };
+    // Whether the file now at the path is the finished original `copy` was copied from.
+    bool finishedCopyOf(const Identity &copy) const;
     std::optional<Identity> m_identity;
 
     std::string m_path;

@@ -35,10 +35,23 @@ struct TraceWriter::Chunk
     }
 };
 
-TraceWriter::TraceWriter(const std::string &path, Mode mode)
-    : m_path(path)
-    , m_mode(mode)
-    , m_chunk(std::make_unique<Chunk>())
+namespace {
+
+[[noreturn]] void failWriting(const std::string &path, const SqliteDatabase *db, const std::exception &error)
+{
+    // A full disk or the file-size limit, said as PeakLens says it for every file it writes:
+    // SQLite keeps the failed call's errno, or reports the error before another call.
+    const int lastCall = errno;
+    for (const int system : {db ? sqlite3_system_errno(db->handle()) : 0, lastCall}) {
+        if (system == EFBIG || system == ENOSPC || system == EDQUOT)
+            throw FileError(path, "could not be written: " + writeProblemText(system) + ".");
+    }
+    throw FileError(path, std::string("could not be written: ") + error.what());
+}
+
+} // namespace
+
+std::unique_ptr<SqliteDatabase> createTraceDatabase(const std::string &path, TraceWriter::Mode mode)
 {
     ignoreFileSizeSignal();
     std::error_code ec;
@@ -48,25 +61,43 @@ TraceWriter::TraceWriter(const std::string &path, Mode mode)
     // them to the new one.
     for (const char *suffix : {"-wal", "-shm", "-journal"})
         std::filesystem::remove(path + suffix, ec);
+    std::unique_ptr<SqliteDatabase> db;
     try {
-        m_db = std::make_unique<SqliteDatabase>(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-        m_db->exec("PRAGMA page_size = 8192");
-        if (mode == Mode::Streaming)
-            m_db->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
+        db = std::make_unique<SqliteDatabase>(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+        db->exec("PRAGMA page_size = 8192");
+        if (mode == TraceWriter::Mode::Streaming)
+            db->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
         else
-            m_db->exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF");
-        m_db->exec("PRAGMA application_id = " + std::to_string(schema::kApplicationId)
-                   + "; PRAGMA user_version = " + std::to_string(schema::kFormatVersion));
+            db->exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF");
+        db->exec("PRAGMA application_id = " + std::to_string(schema::kApplicationId)
+                 + "; PRAGMA user_version = " + std::to_string(schema::kFormatVersion));
+        db->exec("BEGIN");
+        db->exec(schema::kCreateTables);
+        db->exec(schema::kCreateEvents);
+        db->exec(schema::kCreateFigures);
+        db->exec("COMMIT");
+        return db;
+    } catch (const Error &error) {
+        failWriting(path, db.get(), error);
+    }
+}
+
+TraceWriter::TraceWriter(const std::string &path, Mode mode)
+    : m_path(path)
+    , m_mode(mode)
+    , m_chunk(std::make_unique<Chunk>())
+{
+    try {
+        m_db = createTraceDatabase(path, mode);
         m_db->exec("BEGIN");
-        m_db->exec(schema::kCreateTables);
-        m_db->exec(schema::kCreateEvents);
-        m_db->exec(schema::kCreateFigures);
         m_insertEvents =
             std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO events VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         m_insertReserved = std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO reserved VALUES(?, ?, ?, ?)");
         m_insertRange = std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO ranges VALUES(?, ?, ?, ?, ?, ?, ?)");
         m_insertKernel = std::make_unique<SqliteStatement>(m_db->handle(), "INSERT INTO kernels VALUES(?, ?, ?, ?)");
         m_db->exec("COMMIT; BEGIN");
+    } catch (const FileError &) {
+        throw;
     } catch (const Error &error) {
         fail(error);
     }
@@ -102,14 +133,7 @@ TraceWriter::~TraceWriter()
 
 void TraceWriter::fail(const std::exception &error) const
 {
-    // A full disk or the file-size limit, said as PeakLens says it for every file it writes:
-    // SQLite keeps the failed call's errno, or reports the error before another call.
-    const int lastCall = errno;
-    for (const int system : {m_db ? sqlite3_system_errno(m_db->handle()) : 0, lastCall}) {
-        if (system == EFBIG || system == ENOSPC || system == EDQUOT)
-            throw FileError(m_path, "could not be written: " + writeProblemText(system) + ".");
-    }
-    throw FileError(m_path, std::string("could not be written: ") + error.what());
+    failWriting(m_path, m_db.get(), error);
 }
 
 void TraceWriter::writeMeta(std::string_view key, std::string_view value)

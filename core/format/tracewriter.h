@@ -106,4 +106,9 @@ private:
     Written m_written;
 };
 
+// A new, empty native file at `path` with every table of this format, in WAL mode for a
+// writer that commits as it goes (Streaming), else unjournaled; what TraceWriter and
+// MirrorSink write into. Throws FileError naming `path` when it exists or cannot be made.
+std::unique_ptr<SqliteDatabase> createTraceDatabase(const std::string &path, TraceWriter::Mode mode);
+
 } // namespace peaklens

@@ -53,5 +53,8 @@ inline constexpr std::string_view WriterState = "writer.state";
 // replay's --memory-limit): what a run followed live is warned against.
 inline constexpr std::string_view DeviceMemory = "device.memory";
 inline constexpr std::string_view WriterProcess = "writer.process";
+// A copy of a file being written on another machine (tracemirror.h): the original's
+// writer.process; the copy's own names the process that receives it.
+inline constexpr std::string_view WriterSource = "writer.source";
 
 } // namespace peaklens::metakey
