@@ -45,6 +45,11 @@ std::filesystem::path ownDirectory()
 
 int runChild(const ChildProcess &child)
 {
+    return *childEnded(startChild(child), true);
+}
+
+pid_t startChild(const ChildProcess &child)
+{
     // Before the fork, so no signal is missed; exec gives the child the defaults back.
     struct sigaction forward = {};
     forward.sa_handler = forwardSignal;
@@ -61,6 +66,12 @@ int runChild(const ChildProcess &child)
             std::fprintf(stderr, "peaklens-cli: cannot enter %s.\n", child.workingDirectory.c_str());
             ::_exit(127);
         }
+        if (child.outputFd >= 0) {
+            const int nothing = ::open("/dev/null", O_RDONLY);
+            if (nothing < 0 || ::dup2(nothing, STDIN_FILENO) < 0 || ::dup2(child.outputFd, STDOUT_FILENO) < 0
+                || ::dup2(child.outputFd, STDERR_FILENO) < 0)
+                ::_exit(127);
+        }
         if (!child.stdoutFile.empty())
             redirect(STDOUT_FILENO, child.stdoutFile);
         else if (child.stdoutToStderr)
@@ -75,9 +86,18 @@ int runChild(const ChildProcess &child)
         std::fprintf(stderr, "peaklens-cli: cannot run %s.\n", argv[0]);
         ::_exit(127);
     }
+    return pid;
+}
+
+std::optional<int> childEnded(pid_t pid, bool wait)
+{
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) { }
-    g_child = 0;
+    pid_t ended = 0;
+    while ((ended = ::waitpid(pid, &status, wait ? 0 : WNOHANG)) < 0 && errno == EINTR) { }
+    if (ended == 0)
+        return std::nullopt;
+    if (g_child == pid)
+        g_child = 0;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

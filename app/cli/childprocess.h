@@ -6,9 +6,12 @@
 // the app, ends the training too).
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <sys/types.h>
 
 namespace peaklens::cli {
 
@@ -20,6 +23,7 @@ struct ChildProcess
     std::string stdoutFile;                                       // empty: ours
     std::string stderrFile;                                       // empty: ours
     bool stdoutToStderr = false;                                  // its stdout on our stderr, keeping ours for the result
+    int outputFd = -1; // when set: its stdout and stderr both go there, and its stdin is /dev/null
 };
 
 // The folder peaklens-cli runs from, where its plugins and programs are looked for first.
@@ -28,5 +32,10 @@ std::filesystem::path ownDirectory();
 // Its exit code, 128 + N when signal N ended it, 127 when it could not be started (said on
 // stderr). Throws Error when it cannot be forked.
 int runChild(const ChildProcess &child);
+
+// The same in two halves, for a caller with more to do while it runs: starts it, then
+// says whether it has ended (its exit code) without waiting, or waits.
+pid_t startChild(const ChildProcess &child);
+std::optional<int> childEnded(pid_t pid, bool wait);
 
 } // namespace peaklens::cli

@@ -7,6 +7,7 @@
 
 #include "childprocess.h"
 #include "command.h"
+#include "tracestream.h"
 
 #include "core/document/summaryfigures.h"
 #include "core/error.h"
@@ -17,9 +18,14 @@
 #include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -166,19 +172,123 @@ std::set<std::filesystem::path> tracesIn(const std::filesystem::path &folder)
     return traces;
 }
 
+struct RecordOptions
+{
+    std::string backend = "auto";
+    std::string allocator;
+    std::string out;
+    std::string directory;
+    std::string host;
+    bool send = false;
+    std::vector<std::string> command;
+};
+
+// The traces a run left in `out` that were not there `before`: their summary figures
+// stored, and the sentence record ends with.
+std::string finishRecording(const std::set<std::filesystem::path> &before, const std::filesystem::path &out,
+                            const std::string &backend, int code)
+{
+    const std::set<std::filesystem::path> after = tracesIn(out);
+    for (const std::filesystem::path &trace : after) {
+        if (before.contains(trace))
+            continue;
+        // The figures a summary shows, stored in the traces this run wrote and finished. One
+        // whose process was killed mid-file is left as it is: readable up to its last
+        // commit, summarized from its events.
+        try {
+            storeSummaryFigures(trace.string());
+        } catch (const Error &) {
+        }
+    }
+    const std::size_t traces = after.size();
+    // The torch recorder starts in a process once it imports torch and allocates.
+    const std::string why = traces == 0 && backend == "torch" ? ": no process of it imported torch and allocated memory" : "";
+    return "recorded " + std::to_string(traces) + " trace file(s) in " + out.string() + "; the command exited with "
+           + std::to_string(code) + why;
+}
+
+// The folder a recording goes to when none is named, here or on a host.
+std::string defaultOut()
+{
+    return "peaklens-" + std::to_string(::getpid());
+}
+
+// `record --host`: the same command run there by `record --send`, its traces copied here
+// as they grow, then replaced by the finished files.
+CommandOutput recordOnHost(const RecordOptions &options)
+{
+    if (options.host.empty() || options.host.starts_with('-'))
+        throw Error("--host needs an SSH destination (user@host, or an alias from ~/.ssh/config).");
+    // On the host, a folder of its own in the working directory (or home), named for when.
+    char when[32] = {};
+    const std::time_t now = std::time(nullptr);
+    std::strftime(when, sizeof when, "%Y%m%d-%H%M%S", std::localtime(&now));
+    const std::string remoteOut = "peaklens-" + std::string(when) + "-" + std::to_string(::getpid());
+    const std::filesystem::path localOut = options.out.empty() ? "peaklens-" + options.host + "-" + when : options.out;
+    std::vector<std::string> arguments{"record", "--send", "--backend", RemoteCommand::quoted(options.backend)};
+    if (!options.allocator.empty())
+        arguments.insert(arguments.end(), {"--allocator", RemoteCommand::quoted(options.allocator)});
+    if (!options.directory.empty())
+        arguments.insert(arguments.end(), {"--directory", RemoteCommand::quoted(options.directory)});
+    arguments.insert(arguments.end(), {"--out", RemoteCommand::quoted(remoteOut), "--"});
+    for (const std::string &word : options.command)
+        arguments.push_back(RemoteCommand::quoted(word));
+    RemoteCommand remote(options.host, options.host, arguments, RemoteCommand::Input::Pipe);
+    const Received received = receiveTraces(remote, localOut, remoteOut);
+    if (!received.complete) {
+        std::fputs(("peaklens-cli: " + received.last + "\n").c_str(), stderr);
+        return CommandOutput("", received.code);
+    }
+    return CommandOutput(options.host + ": " + received.last + "; copied to " + localOut.string() + "\n", received.code);
+}
+
+CommandOutput record(const RecordOptions &options)
+{
+    if (!options.host.empty())
+        return recordOnHost(options);
+    const auto helper = findHelper();
+    const std::string backend = chooseBackend(options.backend, options.allocator);
+    prepareBackend(backend, options.allocator, helper);
+    if (!options.directory.empty()) {
+        std::error_code ec;
+        std::filesystem::current_path(options.directory, ec);
+        if (ec)
+            throw FileError(options.directory, "cannot be entered: " + ec.message() + ".");
+    }
+    const std::filesystem::path out = options.out.empty() ? defaultOut() : options.out;
+    std::error_code ec;
+    std::filesystem::create_directories(out, ec);
+    if (ec)
+        throw FileError(out.string(), "cannot be created: " + ec.message() + ".");
+
+    setEnvironment("PEAKLENS_OUT", std::filesystem::absolute(out).string());
+    setEnvironment("PEAKLENS_COMMAND", dumpJson(nlohmann::ordered_json(options.command), -1));
+    setEnvironment("PEAKLENS_CWD", std::filesystem::current_path().string());
+
+    const std::set<std::filesystem::path> before = tracesIn(out);
+    if (!options.send) {
+        const int code = runChild({options.command, {}, {}, {}, {}, false});
+        return {finishRecording(before, out, backend, code) + "\n", code};
+    }
+    // For `record --host` on another machine: the run's output and its traces as frames.
+    int output[2] = {-1, -1};
+    if (::pipe2(output, O_CLOEXEC) != 0)
+        throw Error(std::string("record --send: no pipe for the command's output (") + std::strerror(errno) + ").");
+    ChildProcess child{options.command, {}, {}, {}, {}, false};
+    child.outputFd = output[1];
+    const pid_t pid = startChild(child);
+    ::close(output[1]);
+    const int code =
+        sendWhileRunning(pid, output[0], out, [&](int ended) { return finishRecording(before, out, backend, ended); });
+    return CommandOutput("", code);
+}
+
 } // namespace
 
 Command addRecordCommand(CLI::App &app)
 {
     auto *command = app.add_subcommand("record", "Record a training run: peaklens-cli record -- python train.py");
-    struct Options
-    {
-        std::string backend = "auto";
-        std::string allocator;
-        std::string out;
-        std::vector<std::string> command;
-    };
-    auto options = std::make_shared<Options>();
+    auto options = std::make_shared<RecordOptions>();
     command
         ->add_option("--backend", options->backend,
                      "torch (PyTorch's own allocator reports, any machine), cupti (the CUDA driver's view, a GPU) "
@@ -190,43 +300,16 @@ Command addRecordCommand(CLI::App &app)
                      "(cudaMallocAsync) or native (the caching allocator's segments)")
         ->check(CLI::IsMember({"exact", "async", "native"}));
     command->add_option("--out", options->out, "Folder for the traces (default: peaklens-<pid>)");
+    command->add_option("--directory", options->directory, "Run the command in this folder (on the host, with --host)");
+    command
+        ->add_option("--host", options->host,
+                     "Record on this SSH destination (user@host, an alias from ~/.ssh/config): the traces are copied "
+                     "into --out here as they are written")
+        ->type_name("HOST");
+    // What --host runs on the host; not for people.
+    command->add_flag("--send", options->send)->group("");
     command->add_option("COMMAND", options->command, "The training command, after --")->required();
-    return {command, [options]() -> CommandOutput {
-                const auto helper = findHelper();
-                const std::string backend = chooseBackend(options->backend, options->allocator);
-                prepareBackend(backend, options->allocator, helper);
-                const std::filesystem::path out = options->out.empty() ? "peaklens-" + std::to_string(::getpid()) : options->out;
-                std::error_code ec;
-                std::filesystem::create_directories(out, ec);
-                if (ec)
-                    throw FileError(out.string(), "cannot be created: " + ec.message() + ".");
-
-                setEnvironment("PEAKLENS_OUT", std::filesystem::absolute(out).string());
-                setEnvironment("PEAKLENS_COMMAND", dumpJson(nlohmann::ordered_json(options->command), -1));
-                setEnvironment("PEAKLENS_CWD", std::filesystem::current_path().string());
-
-                const std::set<std::filesystem::path> before = tracesIn(out);
-                const int code = runChild({options->command, {}, {}, {}, {}, false});
-                const std::set<std::filesystem::path> after = tracesIn(out);
-                for (const std::filesystem::path &trace : after) {
-                    if (before.contains(trace))
-                        continue;
-                    // The figures a summary shows, stored in the traces this run wrote and
-                    // finished. One whose process was killed mid-file is left as it is:
-                    // readable up to its last commit, summarized from its events.
-                    try {
-                        storeSummaryFigures(trace.string());
-                    } catch (const Error &) {
-                    }
-                }
-                const std::size_t traces = after.size();
-                // The torch recorder starts in a process once it imports torch and allocates.
-                const std::string why =
-                    traces == 0 && backend == "torch" ? ": no process of it imported torch and allocated memory" : "";
-                return {"recorded " + std::to_string(traces) + " trace file(s) in " + out.string() + "; the command exited with "
-                            + std::to_string(code) + why + "\n",
-                        code};
-            }};
+    return {command, [options] { return record(*options); }};
 }
 
 } // namespace peaklens::cli

@@ -35,7 +35,7 @@ InputFile InputFile::open(const std::string &path, std::size_t prefixBytes)
     InputFile input;
     input.m_path = path;
     if (const auto remote = parseRemotePath(path)) {
-        input.m_remote = std::make_unique<RemoteSend>(path, *remote);
+        input.m_remote = std::make_unique<RemoteCommand>(path, *remote);
         input.m_fd = input.m_remote->stdoutFd();
         input.m_waitSeconds = kRemoteWaitSeconds;
         // The header line and the prefix asked for after it.
@@ -43,7 +43,7 @@ InputFile InputFile::open(const std::string &path, std::size_t prefixBytes)
         if (input.m_streamed.empty() && input.m_fd >= 0)
             throw ImportError(path, "cannot be read: " + remote->host + " sent nothing within "
                                         + std::to_string(kRemoteWaitSeconds) + " seconds.");
-        RemoteSend::takeHeader(path, remote->host, input.m_streamed);
+        RemoteCommand::takeHeader(path, remote->host, input.m_streamed);
         if (input.m_streamed.empty() && input.m_streamEnded)
             throw ImportError(path, "is empty.");
         return input;
@@ -112,7 +112,8 @@ void InputFile::streamEnded()
     m_fd = -1; // closed by finish
     if (const auto failure = m_remote->finish(m_streamed.size())) {
         m_streamed.clear();
-        throw ImportError(m_path, "cannot be read: " + *failure);
+        throw ImportError(m_path, "cannot be read: " + *failure
+                                      + (failure->starts_with("the connection") ? "; nothing of it was kept." : ""));
     }
 }
 

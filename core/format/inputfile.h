@@ -15,7 +15,7 @@
 
 namespace peaklens {
 
-class RemoteSend;
+class RemoteCommand;
 
 class InputFile
 {
@@ -57,7 +57,7 @@ private:
     std::uint64_t m_size = 0;
     int m_fd = -1;
     int m_waitSeconds = kWaitSeconds;
-    std::unique_ptr<RemoteSend> m_remote;
+    std::unique_ptr<RemoteCommand> m_remote;
     bool m_streamEnded = false;
     std::vector<char> m_streamed;
 };

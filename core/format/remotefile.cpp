@@ -31,15 +31,6 @@ std::vector<std::string> words(const char *variable, const char *fallback)
     return out;
 }
 
-// One word for the remote shell: single-quoted, a quote in it closed and escaped.
-std::string shellQuoted(std::string_view word)
-{
-    std::string quoted = "'";
-    for (const char c : word)
-        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return quoted + "'";
-}
-
 // The last line ssh or the remote command wrote on stderr, without its newline.
 std::string lastLine(const std::string &text)
 {
@@ -75,38 +66,64 @@ std::optional<RemotePath> parseRemotePath(const std::string &text)
     return remote;
 }
 
-std::vector<std::string> RemoteSend::commandLine(const RemotePath &remote)
+// Single-quoted, a quote in it closed and escaped.
+std::string RemoteCommand::quoted(std::string_view word)
+{
+    std::string out = "'";
+    for (const char c : word)
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+std::vector<std::string> RemoteCommand::commandLine(const std::string &host, const std::vector<std::string> &arguments)
 {
     std::vector<std::string> line = words("PEAKLENS_SSH", "ssh");
     // No prompt PeakLens could not answer: a key that is refused fails at once.
     for (const char *option : {"-T", "-o", "BatchMode=yes"})
         line.emplace_back(option);
-    line.push_back(remote.host);
+    line.push_back(host);
     line.emplace_back("--");
     std::string command;
     for (const std::string &word : words("PEAKLENS_REMOTE_CLI", "peaklens-cli"))
-        command += shellQuoted(word) + " ";
-    line.push_back(command + "send " + shellQuoted(remote.path));
+        command += quoted(word) + " ";
+    for (const std::string &argument : arguments)
+        command += argument + " ";
+    command.pop_back();
+    line.push_back(command);
     return line;
 }
 
-RemoteSend::RemoteSend(const std::string &name, const RemotePath &remote)
-    : m_host(remote.host)
+RemoteCommand::RemoteCommand(const std::string &name, const RemotePath &remote)
+    : RemoteCommand(name, remote.host, {"send", quoted(remote.path)})
+{
+}
+
+RemoteCommand::RemoteCommand(const std::string &name, std::string host, const std::vector<std::string> &arguments, Input input)
+    : m_host(std::move(host))
+    , m_command(arguments.empty() ? std::string() : arguments.front())
 {
     int out[2] = {-1, -1};
-    if (::pipe2(out, O_CLOEXEC) != 0)
+    int in[2] = {-1, -1};
+    if (::pipe2(out, O_CLOEXEC) != 0 || (input == Input::Pipe && ::pipe2(in, O_CLOEXEC) != 0)) {
+        for (const int fd : {out[0], out[1]})
+            if (fd >= 0)
+                ::close(fd);
         throw ImportError(name, std::string("cannot be read: no pipe for ssh (") + std::strerror(errno) + ").");
+    }
     char errName[] = "/tmp/peaklens-ssh-XXXXXX";
     m_stderr = ::mkostemp(errName, O_CLOEXEC);
     if (m_stderr >= 0)
         ::unlink(errName);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    if (input == Input::Pipe)
+        posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
+    else
+        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
     if (m_stderr >= 0)
         posix_spawn_file_actions_adddup2(&actions, m_stderr, STDERR_FILENO);
-    const std::vector<std::string> line = commandLine(remote);
+    const std::vector<std::string> line = commandLine(m_host, arguments);
     std::vector<char *> argv;
     argv.reserve(line.size() + 1);
     for (const std::string &word : line)
@@ -115,6 +132,9 @@ RemoteSend::RemoteSend(const std::string &name, const RemotePath &remote)
     const int spawned = ::posix_spawnp(&m_pid, argv[0], &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     ::close(out[1]);
+    if (in[0] >= 0)
+        ::close(in[0]);
+    m_stdin = in[1];
     if (spawned != 0) {
         ::close(out[0]);
         m_pid = -1;
@@ -125,8 +145,9 @@ RemoteSend::RemoteSend(const std::string &name, const RemotePath &remote)
     ::fcntl(m_stdout, F_SETFL, ::fcntl(m_stdout, F_GETFL) | O_NONBLOCK);
 }
 
-RemoteSend::~RemoteSend()
+RemoteCommand::~RemoteCommand()
 {
+    closeInput();
     if (m_stdout >= 0)
         ::close(m_stdout);
     if (m_pid > 0) {
@@ -138,8 +159,22 @@ RemoteSend::~RemoteSend()
         ::close(m_stderr);
 }
 
-std::optional<std::string> RemoteSend::finish(std::size_t received)
+void RemoteCommand::closeInput()
 {
+    if (m_stdin >= 0)
+        ::close(m_stdin);
+    m_stdin = -1;
+}
+
+void RemoteCommand::kill()
+{
+    if (m_pid > 0)
+        ::kill(m_pid, SIGTERM);
+}
+
+std::optional<std::string> RemoteCommand::finish(std::size_t received)
+{
+    closeInput();
     if (m_stdout >= 0) {
         ::close(m_stdout);
         m_stdout = -1;
@@ -158,33 +193,36 @@ std::optional<std::string> RemoteSend::finish(std::size_t received)
         return std::nullopt;
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     const std::string said = lastLine(complaints);
-    const std::string quoted = said.empty() ? std::string() : " (\"" + said + "\")";
+    const std::string what = said.empty() ? std::string() : " (\"" + said + "\")";
+    if (WIFSIGNALED(status))
+        return "the connection to " + m_host + " was cut after " + std::to_string(received) + " bytes: ssh ended by signal "
+               + std::to_string(WTERMSIG(status));
     if (code == 255 && received > 0)
-        return "the connection to " + m_host + " broke after " + std::to_string(received) + " bytes" + quoted
-               + "; nothing of it was kept.";
+        return "the connection to " + m_host + " broke after " + std::to_string(received) + " bytes" + what;
     if (code == 255 && mentions(complaints, {"Permission denied", "publickey", "Too many authentication failures"}))
-        return m_host + " refused the key" + quoted + ": PeakLens logs in as `ssh " + m_host
+        return m_host + " refused the key" + what + ": PeakLens logs in as `ssh " + m_host
                + "` does, with your keys and agent and no password prompt; check that `ssh -o BatchMode=yes " + m_host
                + " true` works.";
     if (code == 255 && mentions(complaints, {"Host key verification failed", "REMOTE HOST IDENTIFICATION HAS CHANGED"}))
-        return m_host + " is not a known host, or its key changed" + quoted + ": connect once with `ssh " + m_host
+        return m_host + " is not a known host, or its key changed" + what + ": connect once with `ssh " + m_host
                + "` to check and accept its key.";
     if (code == 255)
-        return m_host + " cannot be reached" + quoted + ".";
+        return m_host + " cannot be reached" + what + ".";
     if (code == 127) // the remote shell found no such command
-        return m_host + " has no peaklens-cli on its PATH" + quoted
+        return m_host + " has no peaklens-cli on its PATH" + what
                + ": install PeakLens there (docs/recording.md, \"On a GPU server\"), or set PEAKLENS_REMOTE_CLI to its path.";
     // A peaklens-cli from before `send` takes it for no subcommand at all.
-    if (code == 2 && received == 0 && mentions(said, {"A subcommand is required", "not expected"}))
-        return "the peaklens-cli on " + m_host
-               + " is older than this PeakLens (" PEAKLENS_VERSION "): it cannot send files; install PeakLens " PEAKLENS_VERSION
-                 " there.";
+    if (code == 2 && received == 0
+        && mentions(said, {"A subcommand is required", "not expected", "--send: Not an option", "option --send"}))
+        return "the peaklens-cli on " + m_host + " is older than this PeakLens (" PEAKLENS_VERSION "): it cannot "
+               + (m_command == "send" ? std::string("send files") : m_command + " for another machine")
+               + "; install PeakLens " PEAKLENS_VERSION " there.";
     if (said.starts_with("peaklens-cli: "))
         return "on " + m_host + ", " + said.substr(std::string_view("peaklens-cli: ").size());
-    return "on " + m_host + ", peaklens-cli send ended with exit code " + std::to_string(code) + quoted + ".";
+    return "on " + m_host + ", peaklens-cli " + m_command + " ended with exit code " + std::to_string(code) + what + ".";
 }
 
-void RemoteSend::takeHeader(const std::string &name, const std::string &host, std::vector<char> &bytes)
+void RemoteCommand::takeHeader(const std::string &name, const std::string &host, std::vector<char> &bytes)
 {
     const auto newline = std::find(bytes.begin(), bytes.end(), '\n');
     const std::string line(bytes.begin(), newline);

@@ -32,21 +32,33 @@ struct RemotePath
 // when it does but names no host or no path.
 std::optional<RemotePath> parseRemotePath(const std::string &text);
 
-// `ssh` running `peaklens-cli send` for one remote file: its stdout to read, and once that
-// ends, what its exit says. Killed (and waited for) when dropped before it ended.
-class RemoteSend
+// `ssh` running one peaklens-cli command on a host: its stdout to read and, when asked, its
+// stdin to write (closing it tells the command to stop: `record --send` stops its run);
+// once stdout ends, what its exit says. Killed (and waited for) when dropped before it ended.
+class RemoteCommand
 {
 public:
-    // Throws ImportError naming `name` when ssh cannot be started.
-    RemoteSend(const std::string &name, const RemotePath &remote);
-    ~RemoteSend();
-    RemoteSend(const RemoteSend &) = delete;
-    RemoteSend &operator=(const RemoteSend &) = delete;
+    enum class Input { None, Pipe };
+
+    // `arguments`: peaklens-cli's, each quoted for the remote shell. Throws ImportError
+    // naming `name` when ssh cannot be started.
+    RemoteCommand(const std::string &name, std::string host, const std::vector<std::string> &arguments,
+                  Input input = Input::None);
+    // `peaklens-cli send PATH`, for one remote file.
+    RemoteCommand(const std::string &name, const RemotePath &remote);
+    ~RemoteCommand();
+    RemoteCommand(const RemoteCommand &) = delete;
+    RemoteCommand &operator=(const RemoteCommand &) = delete;
 
     int stdoutFd() const { return m_stdout; }
+    const std::string &host() const { return m_host; }
+    // Closes the command's stdin: it ends what it runs and sends what it has.
+    void closeInput();
+    // Ends ssh at once (SIGTERM), for a user who does not want to wait.
+    void kill();
     // Waits for ssh to end; null when it ended well, else one sentence saying why not
-    // (the host unreachable, the key refused, no peaklens-cli there, the remote error),
-    // `received` bytes having arrived.
+    // (the host unreachable, the key refused, no peaklens-cli there, the remote error, the
+    // connection broken after `received` bytes).
     std::optional<std::string> finish(std::size_t received);
     // Checks and strips the header from the first bytes sent; throws ImportError naming
     // `name` for another version (or no header: something else answered).
@@ -54,12 +66,16 @@ public:
 
     // The command line run, for messages and tests: the ssh client's words, then the host
     // and the remote command.
-    static std::vector<std::string> commandLine(const RemotePath &remote);
+    static std::vector<std::string> commandLine(const std::string &host, const std::vector<std::string> &arguments);
+    // One word for the remote shell.
+    static std::string quoted(std::string_view word);
 
 private:
     std::string m_host;
+    std::string m_command; // the subcommand, for messages
     pid_t m_pid = -1;
     int m_stdout = -1;
+    int m_stdin = -1;
     int m_stderr = -1; // an unlinked temporary file: ssh's complaints, read once it ends
 };
 

@@ -243,7 +243,9 @@ std::optional<long> TraceFollower::localWriterPid() const
 
 std::string TraceFollower::writerText() const
 {
-    std::istringstream process(m_trace->metaValue(metakey::WriterProcess));
+    // A copy names the original's writer: the run a user knows of.
+    const std::string source = m_trace->metaValue(metakey::WriterSource);
+    std::istringstream process(source.empty() ? m_trace->metaValue(metakey::WriterProcess) : source);
     std::string host, pid;
     process >> host >> pid;
     const std::string who = pid.empty() ? std::string("its writer") : "its writer (pid " + pid + " on " + host + ")";

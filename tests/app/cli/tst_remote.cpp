@@ -5,15 +5,102 @@
 #include "sshhost.h"
 #include "testsupport.h"
 
+#include "core/format/tracefollower.h"
+#include "core/format/tracereader.h"
+#include "core/trace/metadata.h"
+
+#include <QDirIterator>
+#include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
+#include <QThread>
+
+#include <csignal>
 
 using namespace peaklens;
 
 namespace {
 
 const QString kSource = QStringLiteral(PEAKLENS_SOURCE_DIR "/");
+
+// Why a training run on the CPU cannot be recorded here, or empty.
+QString whyNoTorchRecording()
+{
+    if (QStringLiteral(PEAKLENS_PYTHON).isEmpty())
+        return QStringLiteral("no Python with PyTorch was found at configure time");
+    if (!QFile::exists(QStringLiteral(PEAKLENS_BIN_DIR "/libpeaklens_torch.so")))
+        return QStringLiteral("libpeaklens_torch.so is not built (LibTorch missing)");
+    return {};
+}
+
+// `record --host` of examples/train_small.py in `directory` on the test host, copied to
+// `directory`/local.
+void startRemoteRecording(QProcess &record, const QTemporaryDir &directory, int steps)
+{
+    record.start(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-cli"),
+                 {QStringLiteral("record"), QStringLiteral("--host"), QString::fromLatin1(test::SshHost::kAlias),
+                  QStringLiteral("--backend"), QStringLiteral("torch"), QStringLiteral("--directory"), directory.path(),
+                  QStringLiteral("--out"), directory.filePath(QStringLiteral("local")), QStringLiteral("--"),
+                  QStringLiteral(PEAKLENS_PYTHON), kSource + QStringLiteral("examples/train_small.py"), QStringLiteral("--steps"),
+                  QString::number(steps), QStringLiteral("--device"), QStringLiteral("cpu")});
+}
+
+// The trace a recording on the host left in its own folder in `directory`.
+QString hostTrace(const QTemporaryDir &directory)
+{
+    QDirIterator traces(directory.path(), {QStringLiteral("*.peaklens")}, QDir::Files, QDirIterator::Subdirectories);
+    while (traces.hasNext()) {
+        const QString path = traces.next();
+        if (!path.contains(QStringLiteral("/local/")))
+            return path;
+    }
+    return {};
+}
+
+QString waitForTrace(const QString &folder, int timeoutMs = 60000)
+{
+    QElapsedTimer clock;
+    clock.start();
+    while (clock.elapsed() < timeoutMs) {
+        const QStringList names = QDir(folder).entryList({QStringLiteral("*.peaklens")}, QDir::Files);
+        if (!names.isEmpty())
+            return QDir(folder).filePath(names.first());
+        QThread::msleep(20);
+    }
+    return {};
+}
+
+QByteArray bytesOf(const QString &path)
+{
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+// Whether the training startRemoteRecording started in `directory` still runs: a process
+// whose working directory it is.
+bool trainingRuns(const QTemporaryDir &directory)
+{
+    for (const QString &pid : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs)) {
+        if (QFileInfo(QStringLiteral("/proc/%1/cwd").arg(pid)).symLinkTarget() == directory.path()
+            && bytesOf(QStringLiteral("/proc/%1/cmdline").arg(pid)).contains("train_small.py"))
+            return true;
+    }
+    return false;
+}
+
+// The processes `pid` started, from /proc.
+QList<qint64> childrenOf(qint64 pid)
+{
+    QFile file(QStringLiteral("/proc/%1/task/%1/children").arg(pid));
+    QList<qint64> children;
+    if (file.open(QIODevice::ReadOnly)) {
+        for (const QByteArray &word : file.readAll().split(' '))
+            if (!word.trimmed().isEmpty())
+                children << word.trimmed().toLongLong();
+    }
+    return children;
+}
 
 } // namespace
 
@@ -140,6 +227,134 @@ private slots:
         QVERIFY2(err.startsWith(QStringLiteral("peaklens-cli: ") + path + QStringLiteral(": ")), qPrintable(err));
         QVERIFY2(err.contains(said), qPrintable(err));
         QCOMPARE(err.count(QLatin1Char('\n')), 1);
+    }
+
+    // A training run recorded on the host grows here as it is written, as any file being
+    // written does for a follower; once finished, the copy is the host's file, byte for byte.
+    void aRecordingOnAHostIsFollowedHereAndEndsIdentical()
+    {
+        if (const QString why = whyNoTorchRecording(); !why.isEmpty())
+            QSKIP(qPrintable(why));
+        QTemporaryDir directory;
+        QProcess record;
+        startRemoteRecording(record, directory, 40);
+        const QString copy = waitForTrace(directory.filePath(QStringLiteral("local")));
+        QVERIFY2(!copy.isEmpty(), record.readAllStandardError().constData());
+        TraceFollower follower(copy.toStdString());
+        int grew = 0;
+        QElapsedTimer clock;
+        clock.start();
+        while (follower.isLive() && clock.elapsed() < 300000) {
+            if (follower.poll().newEvents > 0)
+                ++grew;
+            QThread::msleep(50);
+        }
+        QCOMPARE(follower.writer(), TraceFollower::Writer::Finished);
+        QVERIFY2(grew >= 3, qPrintable(QString::number(grew)));
+        QVERIFY(record.waitForFinished(120000));
+        const QByteArray out = record.readAllStandardOutput();
+        QVERIFY2(record.exitCode() == 0, record.readAllStandardError().constData());
+        QVERIFY2(out.contains("peaklens-test: recorded 1 trace file(s)"), out.constData());
+        QVERIFY2(out.contains("step 39 loss"), out.constData()); // the command's own output, as it ran
+        const QString original = hostTrace(directory);
+        QVERIFY(!original.isEmpty());
+        QCOMPARE(QFileInfo(copy).fileName(), QFileInfo(original).fileName());
+        QVERIFY(bytesOf(copy) == bytesOf(original));
+        // What the follower read is what the file holds.
+        QCOMPARE(follower.trace().events.size(), TraceReader::read(copy.toStdString())->events.size());
+    }
+
+    // Stopping here stops the run there; what it wrote still comes, finished.
+    void stoppingHereStopsTheRunThere()
+    {
+        if (const QString why = whyNoTorchRecording(); !why.isEmpty())
+            QSKIP(qPrintable(why));
+        QTemporaryDir directory;
+        QProcess record;
+        startRemoteRecording(record, directory, 100000);
+        const QString copy = waitForTrace(directory.filePath(QStringLiteral("local")));
+        QVERIFY(!copy.isEmpty());
+        QThread::msleep(1500);
+        ::kill(static_cast<pid_t>(record.processId()), SIGTERM);
+        QVERIFY(record.waitForFinished(60000));
+        QCOMPARE(record.exitCode(), 128 + SIGTERM); // the training's own end
+        QVERIFY(record.readAllStandardError().contains("Stopping the run on peaklens-test"));
+        QVERIFY(record.readAllStandardOutput().contains("recorded 1 trace file(s)"));
+        const auto trace = TraceReader::read(copy.toStdString());
+        QVERIFY(trace->events.size() > 0);
+        QVERIFY(!QFile::exists(copy + QStringLiteral("-wal")));
+    }
+
+    // A connection cut mid-run: one sentence, and what arrived stays readable.
+    void aCutConnectionKeepsWhatArrived()
+    {
+        if (const QString why = whyNoTorchRecording(); !why.isEmpty())
+            QSKIP(qPrintable(why));
+        QTemporaryDir directory;
+        QProcess record;
+        startRemoteRecording(record, directory, 100000);
+        const QString copy = waitForTrace(directory.filePath(QStringLiteral("local")));
+        QVERIFY(!copy.isEmpty());
+        QThread::msleep(1500);
+        const QList<qint64> ssh = childrenOf(record.processId());
+        QCOMPARE(ssh.size(), qsizetype(1));
+        ::kill(static_cast<pid_t>(ssh.front()), SIGKILL);
+        QVERIFY(record.waitForFinished(60000));
+        QCOMPARE(record.exitCode(), 1);
+        const QString err = QString::fromUtf8(record.readAllStandardError());
+        QVERIFY2(err.startsWith(QStringLiteral("peaklens-cli: the connection to peaklens-test was cut after")), qPrintable(err));
+        QVERIFY2(err.contains(QStringLiteral("what arrived is kept, readable up to its last commit: ") + copy), qPrintable(err));
+        QCOMPARE(err.count(QLatin1Char('\n')), 1);
+        const auto trace = TraceReader::read(copy.toStdString());
+        QVERIFY(trace->events.size() > 0);
+        QCOMPARE(trace->metaValue(metakey::WriterState), std::string("writing")); // never finished
+        // The run on the host ended with the connection, having written at least as much.
+        QElapsedTimer clock;
+        clock.start();
+        while (trainingRuns(directory) && clock.elapsed() < 30000)
+            QThread::msleep(100);
+        QVERIFY(!trainingRuns(directory));
+        QVERIFY(TraceReader::read(hostTrace(directory).toStdString())->events.size() >= trace->events.size());
+    }
+
+    void aRecordingThatCannotStartIsOneSentence_data()
+    {
+        QTest::addColumn<QString>("ssh");
+        QTest::addColumn<QString>("remoteCli");
+        QTest::addColumn<QString>("said");
+        QTest::addRow("no peaklens-cli there") << QString() << QStringLiteral("/nowhere/peaklens-cli")
+                                               << QStringLiteral("peaklens-test has no peaklens-cli on its PATH");
+        QTest::addRow("a key the host refuses")
+            << QStringLiteral("ssh_config_other_key") << QString() << QStringLiteral("peaklens-test refused the key");
+        QTest::addRow("a peaklens-cli from before record --send there")
+            << QString() << QStringLiteral("sh %1").arg(m_scripts.filePath(QStringLiteral("before-send.sh")))
+            << QStringLiteral("the peaklens-cli on peaklens-test is older than this PeakLens");
+        writeScript(QStringLiteral("before-send.sh"), "exec " PEAKLENS_BIN_DIR "/peaklens-cli no-such-command \"$2\"\n");
+    }
+    void aRecordingThatCannotStartIsOneSentence()
+    {
+        QFETCH(QString, ssh);
+        QFETCH(QString, remoteCli);
+        QFETCH(QString, said);
+        if (!ssh.isEmpty())
+            qputenv("PEAKLENS_SSH", m_host->sshCommand(ssh).toUtf8());
+        if (!remoteCli.isEmpty())
+            qputenv("PEAKLENS_REMOTE_CLI", remoteCli.toUtf8());
+        QTemporaryDir directory;
+        const QString out = directory.filePath(QStringLiteral("local"));
+        const test::ToolRun run =
+            test::runTool(QStringLiteral("peaklens-cli"),
+                          {QStringLiteral("record"), QStringLiteral("--host"), QString::fromLatin1(test::SshHost::kAlias),
+                           QStringLiteral("--out"), out, QStringLiteral("--"), QStringLiteral("true")});
+        qputenv("PEAKLENS_SSH", m_host->sshCommand().toUtf8());
+        qputenv("PEAKLENS_REMOTE_CLI", QByteArrayLiteral(PEAKLENS_BIN_DIR "/peaklens-cli"));
+        QCOMPARE(run.exitCode, 1);
+        QVERIFY(run.out.isEmpty());
+        const QString err = QString::fromUtf8(run.err);
+        QVERIFY2(err.startsWith(QStringLiteral("peaklens-cli: ")) && err.contains(said), qPrintable(err));
+        QVERIFY2(err.contains(QStringLiteral("nothing had arrived")), qPrintable(err));
+        QCOMPARE(err.count(QLatin1Char('\n')), 1);
+        QVERIFY(!QFileInfo::exists(out)); // nothing made here
     }
 
 private:

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Traces written on a GPU host, streamed to the machine the user sits at while the run
+// writes them. On the host, `record --send` (and `rerun --send`) runs the command and
+// writes frames to stdout; here, `record --host` (and `rerun --host`) runs that through
+// ssh (RemoteCommand) and turns the frames into files: each trace a copy growing commit by
+// commit (MirrorSink), which the app and `watch` follow as they follow a local file, then
+// replaced by the finished file itself, byte for byte.
+//
+// After kSendHeader's line, each frame is a tag, a 4-byte file number, an 8-byte length
+// (little-endian) and that many bytes:
+//   N  a trace appeared; the payload is its file name
+//   D  rows its writer committed (a MirrorSource delta)
+//   W  the finished file, whole
+//   O  what the command printed (file 0)
+//   E  the end: the exit code, a newline, the sentence peaklens-cli printed (file 0)
+// Closing the sender's stdin asks it to stop the run; it still sends what was written.
+
+#include "core/format/remotefile.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace peaklens::cli {
+
+// The host's half: sends frames on stdout while `pid` runs, its output read from
+// `output`, its traces found in `folder`; ends when it has ended, or stops it (SIGTERM)
+// when stdin closes. `finish` runs after it ended, before the finished files are sent
+// (the summary figures stored in them) and returns the last sentence. Returns its exit
+// code; throws Error when stdout is gone (the run is stopped first).
+int sendWhileRunning(pid_t pid, int output, const std::filesystem::path &folder,
+                     const std::function<std::string(int code)> &finish);
+
+// This machine's half: reads the frames `remote` sends into `folder` (made once a trace
+// comes), printing
+// what the command printed. Returns the exit code to end with, having said on stderr why
+// anything went wrong; what arrived stays in `folder`, each copy readable. SIGINT and
+// SIGTERM ask the host to stop the run; a second one stops waiting for it.
+struct Received
+{
+    int code = 0;
+    std::vector<std::filesystem::path> traces;
+    std::string last;      // the host's last sentence, or why the stream ended early
+    bool complete = false; // the host sent everything: every finished file is in place
+};
+Received receiveTraces(RemoteCommand &remote, const std::filesystem::path &folder, const std::string &remoteFolder);
+
+} // namespace peaklens::cli
