@@ -530,7 +530,9 @@ RecordDialog *MainWindow::recordDialog()
     if (!m_recordDialog) {
         m_recordDialog = new RecordDialog(this);
         connect(m_recordDialog, &RecordDialog::started, this, &MainWindow::openFile);
-        connect(m_recordDialog, &RecordDialog::recorded, this, [this](const QStringList &traces) {
+        connect(m_recordDialog, &RecordDialog::recorded, this, [this](const QStringList &traces, const QString &problem) {
+            if (!problem.isEmpty())
+                statusBar()->showMessage(problem);
             // The one trace followed while it was recorded is open already, to its end.
             if (!(traces.size() == 1 && m_live->following() && m_live->following()->path() == traces.front()))
                 openFiles(traces);

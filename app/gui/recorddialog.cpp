@@ -20,6 +20,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
+#include <QStandardPaths>
 #include <QTextCursor>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -29,7 +30,9 @@ namespace peaklens::gui {
 RecordDialog::RecordDialog(QWidget *parent)
     : QDialog(parent)
     , m_command(new QLineEdit(this))
+    , m_host(new QLineEdit(this))
     , m_workingDirectory(new QLineEdit(QDir::currentPath(), this))
+    , m_browse(new QPushButton(tr("Browse…"), this))
     , m_backend(new QComboBox(this))
     , m_log(new QPlainTextEdit(this))
     , m_busy(new QProgressBar(this))
@@ -43,15 +46,22 @@ RecordDialog::RecordDialog(QWidget *parent)
     m_command->setObjectName(QStringLiteral("command"));
     m_command->setPlaceholderText(tr("python3 train.py --epochs 1"));
     m_command->setToolTip(tr("The training command. The script calls peaklens.instrument(model) to name its layers."));
-    auto *browse = new QPushButton(tr("Browse…"), this);
-    connect(browse, &QPushButton::clicked, this, [this] {
+    m_host->setObjectName(QStringLiteral("host"));
+    m_host->setPlaceholderText(tr("this machine"));
+    m_host->setToolTip(tr("Record on a GPU server: an SSH destination (user@host, or an alias from ~/.ssh/config) with "
+                          "PeakLens installed. The command and working directory are the server's; the traces are "
+                          "copied here as they are written."));
+    // The working directory is the host's there: nothing here to browse.
+    connect(m_host, &QLineEdit::textChanged, this,
+            [this](const QString &host) { m_browse->setEnabled(host.trimmed().isEmpty()); });
+    connect(m_browse, &QPushButton::clicked, this, [this] {
         const QString directory = QFileDialog::getExistingDirectory(this, tr("Working directory"), m_workingDirectory->text());
         if (!directory.isEmpty())
             m_workingDirectory->setText(directory);
     });
     auto *directoryRow = new QHBoxLayout;
     directoryRow->addWidget(m_workingDirectory, 1);
-    directoryRow->addWidget(browse);
+    directoryRow->addWidget(m_browse);
 
     // What `record` records through: PyTorch's own allocator, or the CUPTI collector in one
     // of its allocator modes ("cupti:MODE").
@@ -79,6 +89,7 @@ RecordDialog::RecordDialog(QWidget *parent)
 
     auto *form = new QFormLayout;
     form->addRow(tr("&Command:"), m_command);
+    form->addRow(tr("&Host:"), m_host);
     auto *directoryLabel = new QLabel(tr("&Working directory:"), this);
     directoryLabel->setBuddy(m_workingDirectory);
     form->addRow(directoryLabel, directoryRow);
@@ -109,8 +120,9 @@ RecordDialog::RecordDialog(QWidget *parent)
     // The last recording's settings, to rerecord after a change to the script.
     const QSettings settings;
     m_command->setText(settings.value(QStringLiteral("record/command")).toString());
+    m_host->setText(settings.value(QStringLiteral("record/host")).toString());
     const QString directory = settings.value(QStringLiteral("record/directory")).toString();
-    if (!directory.isEmpty() && QDir(directory).exists())
+    if (!directory.isEmpty() && (!m_host->text().isEmpty() || QDir(directory).exists()))
         m_workingDirectory->setText(directory);
     const int mode = m_backend->findData(settings.value(QStringLiteral("record/backend")));
     if (mode >= 0)
@@ -134,6 +146,11 @@ void RecordDialog::setCommand(const QString &command, const QString &workingDire
     m_workingDirectory->setText(workingDirectory);
 }
 
+void RecordDialog::setHost(const QString &host)
+{
+    m_host->setText(host);
+}
+
 bool RecordDialog::isRecording() const
 {
     return m_process && m_process->state() != QProcess::NotRunning;
@@ -150,8 +167,9 @@ void RecordDialog::startRecording()
         return;
     const QStringList command = QProcess::splitCommand(m_command->text());
     const QString cli = ReplayProcess::executable(QStringLiteral("peaklens-cli"));
+    const QString host = m_host->text().trimmed();
     const QDir directory(m_workingDirectory->text());
-    if (command.isEmpty() || cli.isEmpty() || !directory.exists()) {
+    if (command.isEmpty() || cli.isEmpty() || (host.isEmpty() && !directory.exists())) {
         m_status->setText(command.isEmpty() ? tr("Enter the training command.")
                           : cli.isEmpty()   ? tr("peaklens-cli is not installed next to the app.")
                                             : tr("The working directory %1 does not exist.").arg(directory.path()));
@@ -159,14 +177,19 @@ void RecordDialog::startRecording()
     }
     QSettings settings;
     settings.setValue(QStringLiteral("record/command"), m_command->text());
-    settings.setValue(QStringLiteral("record/directory"), directory.absolutePath());
+    settings.setValue(QStringLiteral("record/host"), host);
+    settings.setValue(QStringLiteral("record/directory"), host.isEmpty() ? directory.absolutePath() : directory.path());
     settings.setValue(QStringLiteral("record/backend"), m_backend->currentData());
-    m_outDirectory = directory.filePath(QStringLiteral("peaklens-")
-                                        + QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
+    const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
+    // From a host, the copies go where the app keeps its recordings; the host keeps its own.
+    m_outDirectory = host.isEmpty() ? directory.filePath(QStringLiteral("peaklens-") + stamp)
+                                    : QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
+                                          .filePath(QStringLiteral("recordings/%1-%2").arg(host, stamp));
     m_log->clear();
     m_lastLine.clear();
     m_process = new QProcess(this);
-    m_process->setWorkingDirectory(directory.path());
+    if (host.isEmpty())
+        m_process->setWorkingDirectory(directory.path());
     m_process->setProcessChannelMode(QProcess::MergedChannels);
     connect(m_process, &QProcess::readyRead, this, [this] {
         const QString text = QString::fromUtf8(m_process->readAll());
@@ -181,8 +204,13 @@ void RecordDialog::startRecording()
     QStringList arguments{QStringLiteral("record"), QStringLiteral("--backend"), backend.section(QLatin1Char(':'), 0, 0)};
     if (backend.contains(QLatin1Char(':')))
         arguments << QStringLiteral("--allocator") << backend.section(QLatin1Char(':'), 1);
+    if (!host.isEmpty())
+        arguments << QStringLiteral("--host") << host << QStringLiteral("--directory") << directory.path();
     m_process->start(cli, arguments + QStringList{QStringLiteral("--out"), m_outDirectory, QStringLiteral("--")} + command);
-    m_status->setText(tr("Recording into %1… (Cancel stops the command; what was recorded stays)").arg(m_outDirectory));
+    m_status->setText(host.isEmpty()
+                          ? tr("Recording into %1… (Cancel stops the command; what was recorded stays)").arg(m_outDirectory)
+                          : tr("Recording on %1, copied into %2… (Cancel stops the command there; what was recorded stays)")
+                                .arg(host, m_outDirectory));
     m_lookForTrace->start();
     setRunning(true);
 }
@@ -219,7 +247,9 @@ void RecordDialog::onFinished(int exitCode, QProcess::ExitStatus status)
         traces << out.filePath(name);
     if (!traces.isEmpty()) {
         m_status->setText(tr("Recorded %n trace(s); the command exited with %1.", nullptr, int(traces.size())).arg(exitCode));
-        Q_EMIT recorded(traces);
+        // peaklens-cli's own complaint (a connection to the host cut mid-run), not the command's.
+        const QString prefix = QStringLiteral("peaklens-cli: ");
+        Q_EMIT recorded(traces, m_lastLine.startsWith(prefix) ? m_lastLine.mid(prefix.size()) : QString());
         accept();
         return;
     }
@@ -235,6 +265,8 @@ void RecordDialog::setRunning(bool running)
     m_busy->setVisible(running);
     m_record->setEnabled(!running);
     m_command->setEnabled(!running);
+    m_host->setEnabled(!running);
+    m_browse->setEnabled(!running && m_host->text().trimmed().isEmpty());
     m_workingDirectory->setEnabled(!running);
     m_backend->setEnabled(!running);
 }

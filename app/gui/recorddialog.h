@@ -3,7 +3,8 @@
 // File > Record…: runs a training command under `peaklens-cli record` (the CUPTI
 // collector and the Python helper), shows its output live, and hands back the traces it
 // left, one per process, for the window to open; the first as soon as it is being written,
-// for the window to follow. Closing or Cancel stops the command.
+// for the window to follow. Closing or Cancel stops the command. With a host, the command
+// runs there (`record --host`, over ssh) and its traces are copied here as they grow.
 
 #include <QDialog>
 #include <QProcess>
@@ -27,6 +28,8 @@ public:
     ~RecordDialog() override;
 
     void setCommand(const QString &command, const QString &workingDirectory);
+    // An SSH destination to record on (user@host, an alias from ~/.ssh/config); empty: here.
+    void setHost(const QString &host);
     // Starts recording with what the fields say; the Record button does the same.
     void startRecording();
     bool isRecording() const;
@@ -36,8 +39,9 @@ public:
 Q_SIGNALS:
     // The run's first trace has its first commit: the window can follow it while it is written.
     void started(const QString &trace);
-    // Every *.peaklens the run left, sorted by name (rank0-…, rank1-…).
-    void recorded(const QStringList &traces);
+    // Every *.peaklens the run left, sorted by name (rank0-…, rank1-…); `problem`: what
+    // went wrong on the way (a connection to the host cut: the traces hold what arrived).
+    void recorded(const QStringList &traces, const QString &problem);
     // The run ended without a trace; `message` says why (the last line it printed).
     void failed(const QString &message);
 
@@ -50,7 +54,9 @@ private:
     void lookForTrace();
 
     QLineEdit *m_command;
+    QLineEdit *m_host;
     QLineEdit *m_workingDirectory;
+    QPushButton *m_browse;
     QComboBox *m_backend;
     QPlainTextEdit *m_log;
     QProgressBar *m_busy;

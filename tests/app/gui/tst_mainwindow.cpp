@@ -5,6 +5,7 @@
 
 #include "documentloader.h"
 #include "layereditor.h"
+#include "livecontroller.h"
 #include "mainwindow.h"
 #include "models/keptmodel.h"
 #include "models/layermodel.h"
@@ -43,6 +44,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QDirIterator>
 #include <QFile>
 #include <QFileInfo>
 #include <QImage>
@@ -1170,26 +1172,6 @@ private slots:
 
     // A trace on another machine opens as a local one, read through ssh (a real OpenSSH
     // server on a loopback port stands in for the GPU host); a refused key is one sentence.
-    void aRemoteTraceOpensOverSsh()
-    {
-        test::SshHost host;
-        if (!host.problem().isEmpty())
-            QSKIP(qPrintable(host.problem()));
-        MainWindow window;
-        const QString remote = test::SshHost::url(kSample);
-        QVERIFY(load(window, remote));
-        QCOMPARE(window.document()->filePath(), remote);
-        QCOMPARE(window.document()->trace->events.size(), loadTrace(test::ss(kSample))->events.size());
-
-        qputenv("PEAKLENS_SSH", host.sshCommand(QStringLiteral("ssh_config_other_key")).toUtf8());
-        QSignalSpy failed(&window, &MainWindow::loadFailed);
-        window.openFile(remote);
-        QVERIFY(QTest::qWaitFor([&] { return failed.count() > 0; }, 60000));
-        const QString message = failed.first().first().toString();
-        QVERIFY2(message.contains(QStringLiteral("refused the key")), qPrintable(message));
-        QCOMPARE(window.document()->filePath(), remote); // what was open stays
-    }
-
     void aBadFileKeepsTheWindowUsable()
     {
         MainWindow window;

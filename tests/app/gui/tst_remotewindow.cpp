@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The window and a GPU host over SSH: a real OpenSSH server on a loopback port stands in
+// for the host (sshhost.h). A trace there opens as ssh://HOST/PATH; File > Record runs the
+// command there and follows its trace here as it grows.
+#include "sshhost.h"
+#include "testsupport.h"
+
+#include "livecontroller.h"
+#include "mainwindow.h"
+#include "recorddialog.h"
+
+#include "core/import/traceloader.h"
+
+#include <QComboBox>
+#include <QDirIterator>
+#include <QFile>
+#include <QFileInfo>
+#include <QScopeGuard>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace peaklens;
+using namespace peaklens::gui;
+
+namespace {
+
+const QString kSample = QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/training-step.peaklens");
+
+bool load(MainWindow &window, const QString &path)
+{
+    QSignalSpy loaded(&window, &MainWindow::documentLoaded);
+    QSignalSpy failed(&window, &MainWindow::loadFailed);
+    window.openFile(path);
+    return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 60000) && loaded.count() == 1;
+}
+
+} // namespace
+
+class tst_RemoteWindow : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void aRemoteTraceOpensOverSsh()
+    {
+        test::SshHost host;
+        if (!host.problem().isEmpty())
+            QSKIP(qPrintable(host.problem()));
+        MainWindow window;
+        const QString remote = test::SshHost::url(kSample);
+        QVERIFY(load(window, remote));
+        QCOMPARE(window.document()->filePath(), remote);
+        QCOMPARE(window.document()->trace->events.size(), loadTrace(test::ss(kSample))->events.size());
+
+        qputenv("PEAKLENS_SSH", host.sshCommand(QStringLiteral("ssh_config_other_key")).toUtf8());
+        QSignalSpy failed(&window, &MainWindow::loadFailed);
+        window.openFile(remote);
+        QVERIFY(QTest::qWaitFor([&] { return failed.count() > 0; }, 60000));
+        const QString message = failed.first().first().toString();
+        QVERIFY2(message.contains(QStringLiteral("refused the key")), qPrintable(message));
+        QCOMPARE(window.document()->filePath(), remote); // what was open stays
+    }
+
+    // File > Record on a host over SSH: the run there is followed here as it writes, and
+    // the finished copy is the host's file, byte for byte.
+    void aRecordingOnAHostGrowsLiveAndEndsIdentical()
+    {
+        if (QStringLiteral(PEAKLENS_PYTHON).isEmpty() || !QFile::exists(QStringLiteral(PEAKLENS_BIN_DIR "/libpeaklens_torch.so")))
+            QSKIP("no PyTorch or no torch recorder built: nothing to record");
+        test::SshHost host;
+        if (!host.problem().isEmpty())
+            QSKIP(qPrintable(host.problem()));
+        QTemporaryDir directory;
+        qputenv("XDG_DATA_HOME", directory.filePath(QStringLiteral("data")).toUtf8());
+        const auto restore = qScopeGuard([] { qunsetenv("XDG_DATA_HOME"); });
+        MainWindow window;
+        RecordDialog *dialog = window.recordDialog();
+        auto *backend = dialog->findChild<QComboBox *>(QStringLiteral("backend"));
+        backend->setCurrentIndex(backend->findData(QStringLiteral("torch")));
+        dialog->setHost(QString::fromLatin1(test::SshHost::kAlias));
+        dialog->setCommand(
+            QStringLiteral(PEAKLENS_PYTHON " " PEAKLENS_SOURCE_DIR "/examples/train_small.py --steps 150 --device cpu"),
+            directory.path());
+        QList<std::size_t> grown;
+        connect(window.live(), &LiveController::grown, this,
+                [&](const DocumentPtr &document) { grown << document->trace->events.size(); });
+        QSignalSpy recorded(dialog, &RecordDialog::recorded);
+        QSignalSpy started(dialog, &RecordDialog::started);
+        dialog->startRecording();
+        QVERIFY(recorded.wait(300000));
+        const QStringList traces = recorded.first().at(0).toStringList();
+        QCOMPARE(traces.size(), qsizetype(1));
+        QVERIFY2(recorded.first().at(1).toString().isEmpty(), qPrintable(recorded.first().at(1).toString()));
+        QVERIFY2(traces.front().startsWith(directory.filePath(QStringLiteral("data"))), qPrintable(traces.front()));
+        // It grew while it was written: documents of more and more events.
+        QVERIFY2(grown.size() >= 2 && grown.front() < grown.back(),
+                 qPrintable(QStringLiteral("%1 %2").arg(grown.size()).arg(started.size())));
+        // The host's own file, where the run wrote it: the same bytes.
+        QDirIterator onHost(directory.path(), {QFileInfo(traces.front()).fileName()}, QDir::Files, QDirIterator::Subdirectories);
+        QString original;
+        while (onHost.hasNext())
+            if (const QString path = onHost.next(); !path.startsWith(directory.filePath(QStringLiteral("data"))))
+                original = path;
+        QVERIFY(!original.isEmpty());
+        QFile copy(traces.front()), file(original);
+        QVERIFY(copy.open(QIODevice::ReadOnly) && file.open(QIODevice::ReadOnly));
+        QVERIFY(copy.readAll() == file.readAll());
+        // The window shows all of it once the follow has ended.
+        const std::size_t events = loadTrace(test::ss(traces.front()))->events.size();
+        QTRY_VERIFY_WITH_TIMEOUT(!window.live()->following() || !window.live()->following()->isFollowing(), 60000);
+        QTRY_COMPARE_WITH_TIMEOUT(window.document()->trace->events.size(), events, 60000);
+    }
+};
+
+QTEST_MAIN(tst_RemoteWindow)
+#include "tst_remotewindow.moc"
