@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 // peaklens-cli send FILE: a trace file written to stdout for a PeakLens on another machine,
 // which runs it through ssh to open ssh://HOST/FILE (core/format/remotefile.h): one line
-// with this version first, then the file's bytes as they are.
+// with this version first, then the file's bytes as they are. With --list, whether FILE is
+// a folder and the traces in it, for ssh://HOST/FOLDER.
 #include "command.h"
 
 #include "core/error.h"
 #include "core/format/readablefile.h"
 #include "core/format/remotefile.h"
+#include "core/import/tracefolder.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +35,22 @@ void writeAll(const char *data, std::size_t size)
         data += wrote;
         size -= static_cast<std::size_t>(wrote);
     }
+}
+
+// `send --list PATH`: whether PATH is a folder and, if so, the traces in it, a line each,
+// for ssh://HOST/FOLDER to open as the ranks of a run.
+CommandOutput list(const std::string &path)
+{
+    std::string text = std::string(kSendHeader) + PEAKLENS_VERSION + "\n";
+    std::error_code ec;
+    if (!std::filesystem::is_directory(path, ec)) {
+        requireReadableFile(path);
+        return {text + std::string(kListFile) + "\n"};
+    }
+    text += std::string(kListFolder) + "\n";
+    for (const std::string &trace : expandTraceFolders({path}))
+        text += std::filesystem::path(trace).filename().string() + "\n";
+    return {text};
 }
 
 CommandOutput send(const std::string &path)
@@ -69,8 +88,10 @@ Command addSendCommand(CLI::App &app)
     auto *command = app.add_subcommand(
         "send", "Write a trace file to stdout for PeakLens on another machine, which opens it as ssh://HOST/FILE");
     auto path = std::make_shared<std::string>();
+    auto listing = std::make_shared<bool>(false);
     command->add_option("FILE", *path, "The trace file, of any format PeakLens reads")->required();
-    return {command, [path] { return send(*path); }};
+    command->add_flag("--list", *listing, "Say whether FILE is a folder and list the traces in it, a line each");
+    return {command, [path, listing] { return *listing ? list(*path) : send(*path); }};
 }
 
 } // namespace peaklens::cli

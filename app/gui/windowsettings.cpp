@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "windowsettings.h"
 
+#include "core/format/remotefile.h"
+
 #include "runstore.h"
 
 #include <QDir>
@@ -36,7 +38,8 @@ void RecentFiles::remember(const QString &path)
 {
     QSettings settings;
     QStringList recent = settings.value(kRecentKey).toStringList();
-    const QString absolute = QFileInfo(path).absoluteFilePath();
+    // ssh://HOST/PATH is kept as it is: a path on that host.
+    const QString absolute = path.startsWith(QLatin1String(kRemoteScheme)) ? path : QFileInfo(path).absoluteFilePath();
     recent.removeAll(absolute);
     recent.prepend(absolute);
     while (recent.size() > kMaxRecent)
@@ -52,8 +55,10 @@ void RecentFiles::rebuild()
     for (const QString &path : recent) {
         // A trace with reruns kept beside it says so: they come back with it.
         const qsizetype runs = QDir(runsFolderOf(path)).entryList(QDir::Dirs | QDir::NoDotAndDotDot).size();
-        const QString name = runs > 0 ? tr("%1 (with %n rerun(s))", nullptr, int(runs)).arg(QFileInfo(path).fileName())
-                                      : QFileInfo(path).fileName();
+        QString name = runs > 0 ? tr("%1 (with %n rerun(s))", nullptr, int(runs)).arg(QFileInfo(path).fileName())
+                                : QFileInfo(path).fileName();
+        if (path.startsWith(QLatin1String(kRemoteScheme)))
+            name = tr("%1 (on %2)").arg(QFileInfo(path).fileName(), path.section(QLatin1Char('/'), 2, 2));
         m_menu->addAction(name, this, [this, path] { Q_EMIT chosen(path); })->setToolTip(path);
     }
     m_menu->setEnabled(!recent.isEmpty());

@@ -4,6 +4,7 @@
 #include "core/error.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +21,9 @@ extern char **environ; // NOLINT(readability-redundant-declaration): posix_spawn
 namespace peaklens {
 
 namespace {
+
+// How long a host may take to list a folder.
+constexpr int kRemoteListSeconds = 60;
 
 std::vector<std::string> words(const char *variable, const char *fallback)
 {
@@ -234,6 +238,54 @@ void RemoteCommand::takeHeader(const std::string &name, const std::string &host,
                                     + ", this is " PEAKLENS_VERSION
                                       "; install the same version on both (docs/recording.md, \"On a GPU server\").");
     bytes.erase(bytes.begin(), newline + 1);
+}
+
+} // namespace peaklens
+
+namespace peaklens {
+
+std::optional<std::vector<std::string>> listRemoteFolder(const std::string &text, const RemotePath &remote)
+{
+    const auto slash = remote.path.find_last_of('/');
+    const std::string last = slash == std::string::npos ? remote.path : remote.path.substr(slash + 1);
+    if (!remote.path.ends_with('/') && last.find('.') != std::string::npos)
+        return std::nullopt;
+    RemoteCommand command(text, remote.host, {"send", "--list", RemoteCommand::quoted(remote.path)});
+    std::vector<char> said;
+    char buffer[4096];
+    for (;;) {
+        pollfd ready{command.stdoutFd(), POLLIN, 0};
+        if (::poll(&ready, 1, kRemoteListSeconds * 1000) <= 0)
+            throw ImportError(text, "cannot be listed: " + remote.host + " said nothing within "
+                                        + std::to_string(kRemoteListSeconds) + " seconds.");
+        const ssize_t got = ::read(command.stdoutFd(), buffer, sizeof buffer);
+        if (got < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (got <= 0)
+            break;
+        said.insert(said.end(), buffer, buffer + got);
+        if (said.size() > (std::size_t(16) << 20))
+            throw ImportError(text, "cannot be listed: " + remote.host + " sent more than a listing.");
+    }
+    if (const auto failure = command.finish(said.size()))
+        throw ImportError(text, "cannot be read: " + *failure);
+    RemoteCommand::takeHeader(text, remote.host, said);
+    std::istringstream lines(std::string(said.begin(), said.end()));
+    std::string kind;
+    std::getline(lines, kind);
+    if (kind == kListFile)
+        return std::nullopt;
+    if (kind != kListFolder)
+        throw ImportError(text, "cannot be listed: what " + remote.host + " sent is not a listing.");
+    std::string base = text;
+    while (base.ends_with('/'))
+        base.pop_back();
+    std::vector<std::string> traces;
+    for (std::string name; std::getline(lines, name);) {
+        if (!name.empty() && name.find('/') == std::string::npos)
+            traces.push_back(base + "/" + name);
+    }
+    return traces;
 }
 
 } // namespace peaklens

@@ -21,6 +21,9 @@ namespace peaklens {
 
 inline constexpr std::string_view kRemoteScheme = "ssh://";
 inline constexpr std::string_view kSendHeader = "PEAKLENS-SEND 1 ";
+// What `send --list` says after its header: the path is a file, or a folder (its traces follow).
+inline constexpr std::string_view kListFile = "file";
+inline constexpr std::string_view kListFolder = "folder";
 
 struct RemotePath
 {
@@ -31,6 +34,12 @@ struct RemotePath
 // Null for anything that does not start with ssh://; throws ImportError naming `text`
 // when it does but names no host or no path.
 std::optional<RemotePath> parseRemotePath(const std::string &text);
+
+// The traces in the folder ssh://HOST/PATH names (`text`), as ssh:// paths sorted by name;
+// null when it names a file. Asks the host (`send --list`) only where the last part of the
+// path has no extension or ends in a slash: a name with one is taken for a file. Throws
+// ImportError naming `text` with the one sentence RemoteCommand::finish gives.
+std::optional<std::vector<std::string>> listRemoteFolder(const std::string &text, const RemotePath &remote);
 
 // `ssh` running one peaklens-cli command on a host: its stdout to read and, when asked, its
 // stdin to write (closing it tells the command to stop: `record --send` stops its run);

@@ -2,6 +2,7 @@
 #include "tracefolder.h"
 
 #include "core/error.h"
+#include "core/format/remotefile.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -12,6 +13,17 @@ std::vector<std::string> expandTraceFolders(const std::vector<std::string> &path
 {
     std::vector<std::string> expanded;
     for (const std::string &path : paths) {
+        if (const auto remote = parseRemotePath(path)) {
+            const auto traces = listRemoteFolder(path, *remote);
+            if (traces && traces->empty())
+                throw FileError(path, "is a folder with no *.peaklens traces in it; open the folder `peaklens-cli record "
+                                      "--out` wrote, or a trace file.");
+            if (traces)
+                expanded.insert(expanded.end(), traces->begin(), traces->end());
+            else
+                expanded.push_back(path);
+            continue;
+        }
         std::error_code ec;
         if (!std::filesystem::is_directory(path, ec)) {
             expanded.push_back(path);

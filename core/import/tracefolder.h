@@ -9,7 +9,8 @@
 namespace peaklens {
 
 // `paths` with each folder replaced by its *.peaklens files, sorted by name; a folder
-// holding none throws FileError naming it.
+// holding none throws FileError naming it. A folder on another machine (ssh://HOST/DIR)
+// is listed there (listRemoteFolder).
 std::vector<std::string> expandTraceFolders(const std::vector<std::string> &paths);
 
 } // namespace peaklens

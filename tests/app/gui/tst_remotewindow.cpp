@@ -9,13 +9,19 @@
 #include "mainwindow.h"
 #include "recorddialog.h"
 
+#include "core/format/tracewriter.h"
 #include "core/import/traceloader.h"
+#include "core/trace/metadata.h"
+#include "models/ranksmodel.h"
+#include "widgets/rankspane.h"
 
 #include <QComboBox>
+#include <QDir>
 #include <QDirIterator>
 #include <QFile>
 #include <QFileInfo>
 #include <QScopeGuard>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -60,6 +66,40 @@ private slots:
         const QString message = failed.first().first().toString();
         QVERIFY2(message.contains(QStringLiteral("refused the key")), qPrintable(message));
         QCOMPARE(window.document()->filePath(), remote); // what was open stays
+    }
+
+    // A folder of ranks on the host opens as ranks, as a folder here does.
+    void aRemoteFolderOpensAsRanks()
+    {
+        test::SshHost host;
+        if (!host.problem().isEmpty())
+            QSKIP(qPrintable(host.problem()));
+        QTemporaryDir directory;
+        const QString run = directory.filePath(QStringLiteral("run"));
+        QVERIFY(QDir().mkpath(run));
+        const auto sample = loadTrace(test::ss(kSample));
+        for (int rank = 0; rank < 2; ++rank) {
+            Trace trace = *sample;
+            trace.meta[std::string(metakey::Rank)] = std::to_string(rank);
+            trace.meta[std::string(metakey::WorldSize)] = "2";
+            TraceWriter::writeTrace(trace, QDir(run).filePath(QStringLiteral("rank%1.peaklens").arg(rank)).toStdString());
+        }
+        MainWindow window;
+        const QString remote = test::SshHost::url(run);
+        QVERIFY(load(window, remote));
+        QCOMPARE(window.processes().size(), std::size_t(2));
+        QCOMPARE(window.ranksPane()->model()->rowCount(), 2);
+        QCOMPARE(window.document()->filePath(), remote + QStringLiteral("/rank0.peaklens"));
+        QCOMPARE(window.document()->trace->metaValue(metakey::Rank), std::string("0"));
+        QCOMPARE(QSettings().value(QStringLiteral("recentFiles")).toStringList().value(0), remote);
+
+        // A folder there with no traces says so, naming it.
+        QVERIFY(QDir().mkpath(directory.filePath(QStringLiteral("empty"))));
+        QSignalSpy failed(&window, &MainWindow::loadFailed);
+        window.openFile(test::SshHost::url(directory.filePath(QStringLiteral("empty"))));
+        QVERIFY(failed.wait(60000));
+        const QString message = failed.first().first().toString();
+        QVERIFY2(message.contains(QStringLiteral("no *.peaklens traces")), qPrintable(message));
     }
 
     // File > Record on a host over SSH: the run there is followed here as it writes, and
