@@ -30,6 +30,7 @@ public:
 
     SshHost()
     {
+        m_foldersBefore = hostFolders();
         if (!QFile::exists(QStringLiteral("/usr/sbin/sshd"))) {
             m_problem = QStringLiteral("no OpenSSH server (/usr/sbin/sshd): ./run.sh installs openssh-server");
             return;
@@ -85,6 +86,10 @@ public:
 
     ~SshHost()
     {
+        // What reruns on the host left in its home folder (the user's, here) goes with it.
+        for (const QString &folder : hostFolders())
+            if (!m_foldersBefore.contains(folder))
+                QDir(QDir::home().filePath(folder)).removeRecursively();
         qunsetenv("PEAKLENS_SSH");
         qunsetenv("PEAKLENS_REMOTE_CLI");
         m_server.terminate();
@@ -96,6 +101,8 @@ public:
 
     // Empty when the host is up; else why it is not.
     const QString &problem() const { return m_problem; }
+    // The folders `rerun ssh://` leaves in the host's home folder.
+    static QStringList hostFolders() { return QDir::home().entryList({QStringLiteral("peaklens-rerun-*")}, QDir::Dirs); }
     // ssh://peaklens-test/ABSOLUTE-PATH for a local file.
     static QString url(const QString &absolutePath)
     {
@@ -150,6 +157,7 @@ private:
     QProcess m_server;
     quint16 m_port = 0;
     QString m_problem;
+    QStringList m_foldersBefore;
 };
 
 } // namespace peaklens::test

@@ -22,7 +22,7 @@ int parseAndRun(int argc, char **argv, std::ostream &out, std::ostream &err)
     const Command commands[] = {
         addInfoCommand(app),  addSummaryCommand(app), addDiffCommand(app),   addConvertCommand(app),
         addPlanCommand(app),  addParetoCommand(app),  addReportCommand(app), addRecordCommand(app),
-        addRerunCommand(app), addWatchCommand(app),   addQueryCommand(app), addSendCommand(app),
+        addRerunCommand(app), addWatchCommand(app),   addQueryCommand(app),  addSendCommand(app),
     };
     // Hidden from --help (group ""): the completion scripts the build installs, written from
     // this very definition so that they cannot drift from it. Success ends the parse with

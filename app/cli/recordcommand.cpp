@@ -25,7 +25,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -220,11 +219,9 @@ CommandOutput recordOnHost(const RecordOptions &options)
     if (options.host.empty() || options.host.starts_with('-'))
         throw Error("--host needs an SSH destination (user@host, or an alias from ~/.ssh/config).");
     // On the host, a folder of its own in the working directory (or home), named for when.
-    char when[32] = {};
-    const std::time_t now = std::time(nullptr);
-    std::strftime(when, sizeof when, "%Y%m%d-%H%M%S", std::localtime(&now));
-    const std::string remoteOut = "peaklens-" + std::string(when) + "-" + std::to_string(::getpid());
-    const std::filesystem::path localOut = options.out.empty() ? "peaklens-" + options.host + "-" + when : options.out;
+    const std::string remoteOut = hostFolderName("peaklens");
+    const std::filesystem::path localOut =
+        options.out.empty() ? "peaklens-" + options.host + remoteOut.substr(std::string_view("peaklens").size()) : options.out;
     std::vector<std::string> arguments{"record", "--send", "--backend", RemoteCommand::quoted(options.backend)};
     if (!options.allocator.empty())
         arguments.insert(arguments.end(), {"--allocator", RemoteCommand::quoted(options.allocator)});

@@ -9,8 +9,10 @@
 #include "command.h"
 #include "commandtrace.h"
 #include "textoutput.h"
+#include "tracestream.h"
 
 #include "core/error.h"
+#include "core/format/remotefile.h"
 #include "core/plan/budget.h"
 #include "core/plan/planner.h"
 #include "core/plan/rerunlaunch.h"
@@ -20,12 +22,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 
@@ -43,6 +49,7 @@ struct RerunOptions
     int steps = 0;
     std::string out;
     bool json = false;
+    bool send = false; // on a host, for `rerun ssh://HOST/PATH` on another machine
 };
 
 // peaklens-replay or peaklens-cli: in PEAKLENS_PLUGIN_DIR, else beside this program.
@@ -114,16 +121,95 @@ ReplaySteps runRelaunch(const RerunLaunch &launch, const std::string &rank, cons
     return measuredIn(*trace);
 }
 
-std::filesystem::path outFolder(const RerunOptions &options)
+// The folder the rerun's traces go to: new, or empty. Made unless `make` is false (the
+// traces from a host make it when they come).
+std::filesystem::path outFolder(const RerunOptions &options, bool make = true)
 {
     const std::filesystem::path out = options.out.empty() ? "peaklens-rerun-" + std::to_string(::getpid()) : options.out;
     std::error_code ec;
     if (std::filesystem::exists(out, ec) && !std::filesystem::is_empty(out, ec))
         throw FileError(out.string(), "is not empty; give --out a new folder.");
-    std::filesystem::create_directories(out, ec);
+    if (make)
+        std::filesystem::create_directories(out, ec);
     if (ec)
         throw FileError(out.string(), "cannot be created: " + ec.message() + ".");
     return std::filesystem::absolute(out);
+}
+
+// The options a rerun passes on to another peaklens-cli rerun, each word as `quote` makes it.
+std::vector<std::string> forwardedOptions(const RerunOptions &options, const std::function<std::string(std::string)> &quote)
+{
+    std::vector<std::string> words;
+    if (!options.checkpoint.empty())
+        words.insert(words.end(), {"--checkpoint", quote(options.checkpoint)});
+    if (!options.budget.empty())
+        words.insert(words.end(), {"--budget", quote(options.budget)});
+    if (options.steps > 0)
+        words.insert(words.end(), {"--steps", std::to_string(options.steps)});
+    if (options.json)
+        words.emplace_back("--json");
+    return words;
+}
+
+// `rerun ssh://HOST/PATH`: the rerun runs on the host (`rerun --send` there), in a folder of
+// its own in the home folder; its traces and files are copied into --out here as they
+// grow, and what it printed is printed with its paths made the copies'.
+CommandOutput rerunOnHost(const RerunOptions &options, const RemotePath &remote)
+{
+    const std::filesystem::path local = outFolder(options, false);
+    const std::string remoteOut = hostFolderName("peaklens-rerun");
+    std::vector<std::string> arguments{"rerun", "--send", RemoteCommand::quoted(remote.path), "--out",
+                                       RemoteCommand::quoted(remoteOut)};
+    for (const std::string &word : forwardedOptions(options, [](const std::string &word) { return RemoteCommand::quoted(word); }))
+        arguments.push_back(word);
+    RemoteCommand command(options.path, remote.host, arguments, RemoteCommand::Input::Pipe);
+    // What the run prints goes to stderr: stdout is for the result.
+    const Received received = receiveTraces(command, local, remoteOut, stderr);
+    if (!received.complete)
+        throw Error(received.last);
+    std::string text = received.last;
+    if (!received.remoteFolder.empty()) {
+        for (std::size_t at = 0; (at = text.find(received.remoteFolder, at)) != std::string::npos;) {
+            text.replace(at, received.remoteFolder.size(), local.string());
+            at += local.string().size();
+        }
+    }
+    return {text.empty() || text.ends_with('\n') ? text : text + "\n", received.code};
+}
+
+// `rerun --send`: the rerun itself in a child, its result kept for the end, while this
+// process sends the traces it writes and what it prints to the machine that asked.
+CommandOutput rerunSending(const RerunOptions &options)
+{
+    const std::filesystem::path folder = outFolder(options);
+    char result[] = "/tmp/peaklens-rerun-result-XXXXXX";
+    const int resultFile = ::mkstemp(result);
+    if (resultFile < 0)
+        throw Error(std::string("rerun --send: no file for the result (") + std::strerror(errno) + ").");
+    ::close(resultFile);
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    ChildProcess child{{ec ? std::string("peaklens-cli") : self.string(), "rerun", options.path, "--out", folder.string()},
+                       {},
+                       {},
+                       result,
+                       {},
+                       false};
+    for (const std::string &word : forwardedOptions(options, [](std::string word) { return word; }))
+        child.arguments.push_back(word);
+    int output[2] = {-1, -1};
+    if (::pipe2(output, O_CLOEXEC) != 0)
+        throw Error(std::string("rerun --send: no pipe for the rerun's output (") + std::strerror(errno) + ").");
+    child.outputFd = output[1];
+    const pid_t pid = startChild(child);
+    ::close(output[1]);
+    const int code = sendWhileRunning(pid, output[0], folder, [&](int) {
+        std::string text = readFile(result);
+        std::filesystem::remove(result, ec);
+        return text;
+    });
+    std::filesystem::remove(result, ec);
+    return {std::string(), code};
 }
 
 double milliseconds(std::int64_t ns)
@@ -256,9 +342,15 @@ Command addRerunCommand(CLI::App &app)
         ->check(wholeNumber(1, 100000));
     command->add_option("--out", options->out, "A new folder for the rerun's traces (default: peaklens-rerun-<pid>)");
     command->add_flag("--json", options->json, "Print one JSON object (see docs/cli.md)");
+    // What `rerun ssh://HOST/PATH` runs on the host; not for people.
+    command->add_flag("--send", options->send)->group("");
     return {command, [options, checkpoint, budget]() -> CommandOutput {
                 if (!*checkpoint && !*budget)
                     throw Error("Say what to rerun: --checkpoint STRATEGY (every:2, all, ...) or --budget SIZE.");
+                if (const auto remote = parseRemotePath(options->path))
+                    return rerunOnHost(*options, *remote);
+                if (options->send)
+                    return rerunSending(*options);
                 const AnalysedTracePtr analysed = openForCommand(options->path);
                 if (const auto reason = rerunUnavailable(*analysed->trace))
                     throw FileError(options->path, "cannot be rerun: " + *reason + ".");

@@ -20,10 +20,12 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 namespace peaklens::cli {
 
@@ -34,6 +36,9 @@ constexpr char kDelta = 'D';
 constexpr char kWhole = 'W';
 constexpr char kOutput = 'O';
 constexpr char kEnd = 'E';
+constexpr char kFile = 'F';
+// Other files of the run (a replay's result, a manifest) are sent whole at the end, up to this size.
+constexpr std::uintmax_t kLargestOtherFile = std::uintmax_t(16) << 20;
 constexpr std::size_t kFrameHead = 1 + 4 + 8;
 
 void putLittleEndian(char *out, std::uint64_t value, int bytes)
@@ -139,10 +144,45 @@ void countStop(int)
     g_stops = g_stops + 1;
 }
 
+// A path inside the run's folder, as the host names it: relative, never up, a few levels deep.
+bool isInsideName(const std::string &name)
+{
+    const std::filesystem::path path(name);
+    if (name.empty() || name.find('\0') != std::string::npos || path.is_absolute() || name.size() > 1024)
+        return false;
+    int depth = 0;
+    for (const auto &part : path) {
+        if (part == "." || part == ".." || part.empty() || ++depth > 4)
+            return false;
+    }
+    return true;
+}
+
+// A trace's log, index or journal: part of the trace, which is sent settled; one arriving
+// on its own would be applied by SQLite to the copy beside it.
+bool isTraceLog(const std::string &name)
+{
+    return name.ends_with("-wal") || name.ends_with("-shm") || name.ends_with("-journal");
+}
+
 bool isTraceName(const std::string &name)
 {
-    return !name.empty() && name.find('/') == std::string::npos && name != "." && name != ".." && name.ends_with(".peaklens")
-           && name.find('\0') == std::string::npos;
+    return isInsideName(name) && name.ends_with(".peaklens");
+}
+
+// The regular files in `folder` and its subfolders (a relaunch's run/ and baseline/),
+// relative to it.
+std::vector<std::string> filesIn(const std::filesystem::path &folder)
+{
+    std::vector<std::string> files;
+    std::error_code ec;
+    for (auto entry = std::filesystem::recursive_directory_iterator(folder, ec);
+         !ec && entry != std::filesystem::recursive_directory_iterator(); entry.increment(ec)) {
+        if (entry.depth() < 3 && entry->is_regular_file(ec))
+            files.push_back(std::filesystem::relative(entry->path(), folder, ec).string());
+    }
+    std::sort(files.begin(), files.end());
+    return files;
 }
 
 } // namespace
@@ -161,13 +201,11 @@ int sendWhileRunning(pid_t pid, int output, const std::filesystem::path &folder,
     try {
         FrameWriter frames;
         const auto sendDeltas = [&] {
-            std::error_code ec;
-            for (const auto &entry : std::filesystem::directory_iterator(folder, ec)) {
-                const std::string name = entry.path().filename().string();
+            for (const std::string &name : filesIn(folder)) {
                 if (!isTraceName(name) || traces.contains(name))
                     continue;
                 const auto id = static_cast<std::uint32_t>(traces.size() + 1);
-                traces.emplace(name, Sent{id, MirrorSource(entry.path().string())});
+                traces.emplace(name, Sent{id, MirrorSource((folder / name).string())});
                 frames.frame(kNewTrace, id, name);
             }
             for (auto &[name, trace] : traces) {
@@ -215,7 +253,19 @@ int sendWhileRunning(pid_t pid, int output, const std::filesystem::path &folder,
         sendDeltas();
         for (const auto &[name, trace] : traces)
             frames.wholeFile(trace.id, folder / name);
-        frames.frame(kEnd, 0, std::to_string(*code) + "\n" + last);
+        for (const std::string &name : filesIn(folder)) {
+            std::error_code ec;
+            if (isTraceName(name) || isTraceLog(name) || !isInsideName(name)
+                || std::filesystem::file_size(folder / name, ec) > kLargestOtherFile || ec)
+                continue;
+            std::ifstream in(folder / name, std::ios::binary);
+            std::ostringstream content;
+            content << in.rdbuf();
+            frames.frame(kFile, 0, name + '\0' + content.str());
+        }
+        std::error_code ec;
+        const std::string absolute = std::filesystem::absolute(folder, ec).lexically_normal().string();
+        frames.frame(kEnd, 0, std::to_string(*code) + "\n" + absolute + "\n" + last);
     } catch (const Error &) {
         if (!code)
             stopChild(pid);
@@ -226,7 +276,16 @@ int sendWhileRunning(pid_t pid, int output, const std::filesystem::path &folder,
     return *code;
 }
 
-Received receiveTraces(RemoteCommand &remote, const std::filesystem::path &folder, const std::string &remoteFolder)
+std::string hostFolderName(const std::string &prefix)
+{
+    char when[32] = {};
+    const std::time_t now = std::time(nullptr);
+    std::strftime(when, sizeof when, "%Y%m%d-%H%M%S", std::localtime(&now));
+    return prefix + "-" + when + "-" + std::to_string(::getpid());
+}
+
+Received receiveTraces(RemoteCommand &remote, const std::filesystem::path &folder, const std::string &remoteFolder,
+                       std::FILE *output)
 {
     Received result;
     struct sigaction stop = {};
@@ -307,7 +366,7 @@ Received receiveTraces(RemoteCommand &remote, const std::filesystem::path &folde
                     throw ImportError(host, "named a trace \"" + name + "\", which is no file name PeakLens writes.");
                 const std::filesystem::path path = folder / name;
                 std::error_code ec;
-                std::filesystem::create_directories(folder, ec); // only once there is something to keep
+                std::filesystem::create_directories(path.parent_path(), ec); // only once there is something to keep
                 if (ec)
                     throw FileError(folder.string(), "cannot be created: " + ec.message() + ".");
                 incoming[file] = Incoming{path, std::make_unique<MirrorSink>(path.string(), source(name))};
@@ -317,13 +376,26 @@ Received receiveTraces(RemoteCommand &remote, const std::filesystem::path &folde
                 trace->second.copy->apply(payload);
                 break;
             case kOutput:
-                std::fwrite(payload.data(), 1, payload.size(), stdout);
-                std::fflush(stdout);
+                std::fwrite(payload.data(), 1, payload.size(), output);
+                std::fflush(output);
                 break;
+            case kFile: {
+                const auto end = payload.find('\0');
+                const std::string name(payload.substr(0, end));
+                if (end == std::string_view::npos || !isInsideName(name) || isTraceLog(name))
+                    throw ImportError(host, "sent a file named \"" + name + "\", which is not inside the run's folder.");
+                std::error_code ec;
+                std::filesystem::create_directories((folder / name).parent_path(), ec);
+                OutputFile(((folder / name).string()), OutputFile::Existing::Refuse).write(payload.substr(end + 1));
+                break;
+            }
             case kEnd: {
-                const auto newline = payload.find('\n');
-                result.code = std::atoi(std::string(payload.substr(0, newline)).c_str());
-                result.last = newline == std::string_view::npos ? std::string() : std::string(payload.substr(newline + 1));
+                std::istringstream lines{std::string(payload)};
+                std::string code;
+                std::getline(lines, code);
+                std::getline(lines, result.remoteFolder);
+                result.code = std::atoi(code.c_str());
+                std::getline(lines, result.last, '\0');
                 ended = true;
                 break;
             }

@@ -13,12 +13,16 @@
 //   D  rows its writer committed (a MirrorSource delta)
 //   W  the finished file, whole
 //   O  what the command printed (file 0)
-//   E  the end: the exit code, a newline, the sentence peaklens-cli printed (file 0)
+//   F  another file of the run, whole: its name, a NUL, its bytes (file 0)
+//   E  the end: the exit code, the run's folder there, and what peaklens-cli printed, a
+//      line each (file 0)
+// Names are paths inside the run's folder (a relaunch's run/ and baseline/).
 // Closing the sender's stdin asks it to stop the run; it still sends what was written.
 
 #include "core/format/remotefile.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -38,17 +42,22 @@ int sendWhileRunning(pid_t pid, int output, const std::filesystem::path &folder,
                      const std::function<std::string(int code)> &finish);
 
 // This machine's half: reads the frames `remote` sends into `folder` (made once a trace
-// comes), printing
-// what the command printed. Returns the exit code to end with, having said on stderr why
+// comes), printing what the command printed on `output`. Returns the exit code to end with, having said on stderr why
 // anything went wrong; what arrived stays in `folder`, each copy readable. SIGINT and
 // SIGTERM ask the host to stop the run; a second one stops waiting for it.
 struct Received
 {
     int code = 0;
     std::vector<std::filesystem::path> traces;
-    std::string last;      // the host's last sentence, or why the stream ended early
-    bool complete = false; // the host sent everything: every finished file is in place
+    std::string last;         // what the host printed last, or why the stream ended early
+    std::string remoteFolder; // the run's folder there, absolute
+    bool complete = false;    // the host sent everything: every finished file is in place
 };
-Received receiveTraces(RemoteCommand &remote, const std::filesystem::path &folder, const std::string &remoteFolder);
+// A new folder's name for a run on a host, in its working directory or home folder:
+// "PREFIX-20261206-231500-4242" (when, and this process).
+std::string hostFolderName(const std::string &prefix);
+
+Received receiveTraces(RemoteCommand &remote, const std::filesystem::path &folder, const std::string &remoteFolder,
+                       std::FILE *output = stdout);
 
 } // namespace peaklens::cli

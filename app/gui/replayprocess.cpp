@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "replayprocess.h"
 
+#include "core/format/remotefile.h"
+
 #include "runstore.h"
 
 #include "core/error.h"
@@ -83,11 +85,12 @@ QString ReplayProcess::unavailableReason(const TraceDocument &document)
     if (const auto reason = rerunUnavailable(*document.trace))
         return tr("this trace cannot be rerun: %1").arg(QString::fromStdString(*reason));
     const bool replayed = !meta(document, metakey::ReplaySpec).isEmpty();
+    const bool onHost = document.filePath().startsWith(QLatin1String(kRemoteScheme)); // the host's engine reruns it
     if (!document.model)
         return tr("the trace has no checkpointable chain");
-    if (replayed && executable().isEmpty())
+    if (replayed && !onHost && executable().isEmpty())
         return tr("peaklens-replay is not installed next to the app (or in PEAKLENS_PLUGIN_DIR)");
-    if (!replayed && executable(QStringLiteral("peaklens-cli")).isEmpty())
+    if ((!replayed || onHost) && executable(QStringLiteral("peaklens-cli")).isEmpty())
         return tr("peaklens-cli is not installed next to the app (or in PEAKLENS_PLUGIN_DIR)");
     return {};
 }
@@ -107,6 +110,11 @@ void ReplayProcess::start(const TraceDocument &document, const RunRecord &record
     m_cancelled = false;
     m_traceAnnounced = false;
     m_plan = planRerun(*document.trace, units(m_record.checkpoint()), document.checkpoint, m_record.folder.toStdString(), 0);
+    m_onHost = document.filePath().startsWith(QLatin1String(kRemoteScheme));
+    if (m_onHost) {
+        startOnHost(document.filePath());
+        return;
+    }
     for (const auto &[path, contents] : m_plan.files) {
         QFile file(QString::fromStdString(path));
         if (!file.open(QIODevice::WriteOnly) || file.write(contents.data(), qint64(contents.size())) < 0) {
@@ -137,9 +145,8 @@ void ReplayProcess::startLaunch(QProcess::ProcessChannelMode channels)
     m_process->start(executable(QString::fromStdString(launch.program)), strings(launch.arguments));
 }
 
-void ReplayProcess::startRelaunch()
+void ReplayProcess::followOutput()
 {
-    m_process = new QProcess(this);
     connect(m_process, &QProcess::readyRead, this, [this] {
         while (m_process->canReadLine()) {
             const QByteArray line = m_process->readLine().trimmed();
@@ -149,7 +156,61 @@ void ReplayProcess::startRelaunch()
         Q_EMIT progress(0, 0);
         announceTrace();
     });
+}
+
+void ReplayProcess::startRelaunch()
+{
+    m_process = new QProcess(this);
+    followOutput();
     startLaunch(QProcess::MergedChannels);
+}
+
+void ReplayProcess::startOnHost(const QString &path)
+{
+    // One `peaklens-cli rerun ssh://…` runs the plan's launches there and copies their
+    // traces into the record's folder as planned here; the run's is the one to follow.
+    m_launch = m_plan.relaunch ? 1 : 0;
+    m_process = new QProcess(this);
+    followOutput();
+    m_process->setProcessChannelMode(QProcess::MergedChannels);
+    connect(m_process, &QProcess::finished, this, &ReplayProcess::onFinished);
+    m_process->start(executable(QStringLiteral("peaklens-cli")),
+                     {QStringLiteral("rerun"), path, QStringLiteral("--checkpoint"),
+                      QString::fromStdString(togglesArgument(units(m_record.checkpoint()))), QStringLiteral("--out"),
+                      m_record.folder});
+}
+
+void ReplayProcess::takeHostRerun(int exitCode)
+{
+    if (exitCode != 0 && exitCode != 3 && exitCode != 4) { // 3: out of memory, 4: gradients differ
+        m_record.row.outcome = QString::fromUtf8(m_stderrTail).remove(QStringLiteral("peaklens-cli: ")).toStdString();
+        return;
+    }
+    if (m_plan.relaunch) {
+        // The baseline's, then the run's, as two local relaunches leave them.
+        for (const RerunLaunch &launch : m_plan.launches) {
+            if (const auto trace = relaunchedTrace(launch.traceFolder, m_plan.rank))
+                m_record.tracePaths << QString::fromStdString(*trace);
+        }
+        if (m_record.tracePaths.size() != 2)
+            m_record.row.outcome = tr("the rerun on the host left no trace to compare").toStdString();
+        return;
+    }
+    QFile result(QDir(m_record.folder).filePath(QStringLiteral("result.json")));
+    if (!result.open(QIODevice::ReadOnly)) {
+        m_record.row.outcome = tr("the rerun on the host left no result").toStdString();
+        return;
+    }
+    try {
+        m_record.row.measured = ReplayResult::fromJson(result.readAll().toStdString(), "the host's replay result");
+    } catch (const Error &error) {
+        m_record.row.outcome = visibleText(error.what());
+        return;
+    }
+    if (!m_record.row.measured.outOfMemory().empty())
+        m_record.row.outcome = visibleText(m_record.row.measured.outOfMemory());
+    m_record.row.measured.tracePath = m_plan.runTrace; // the copy here, not the path there
+    m_record.tracePaths << QString::fromStdString(m_plan.runTrace);
 }
 
 void ReplayProcess::startReplay()
@@ -203,8 +264,12 @@ void ReplayProcess::onFinished(int exitCode, QProcess::ExitStatus status)
     if (m_cancelled)
         m_record.row.outcome = RunRecord::cancelledOutcome().toStdString();
     else if (status != QProcess::NormalExit)
-        m_record.row.outcome =
-            (m_plan.relaunch ? tr("peaklens-cli record crashed") : tr("peaklens-replay crashed")).toStdString();
+        m_record.row.outcome = (m_onHost          ? tr("peaklens-cli rerun crashed")
+                                : m_plan.relaunch ? tr("peaklens-cli record crashed")
+                                                  : tr("peaklens-replay crashed"))
+                                   .toStdString();
+    else if (m_onHost)
+        takeHostRerun(exitCode);
     else if (!m_plan.relaunch)
         takeReplayResult(exitCode);
     else if (takeRecording(exitCode) && relaunchingBaseline()) {

@@ -6,6 +6,8 @@
 // progress is followed; a relaunch's traces are read back by the window. A crash or OOM in
 // the child never touches the app, and nothing here waits on the UI thread: traces are
 // read by the window's loader, a cancelled child gets SIGTERM and, if it lingers, SIGKILL.
+// A trace opened from a host (ssh://HOST/PATH) is rerun on that host through `peaklens-cli
+// rerun`, its traces copied into the run's folder here as they grow.
 
 #include "runrecord.h"
 
@@ -51,6 +53,10 @@ private:
     void startLaunch(QProcess::ProcessChannelMode channels);
     void startReplay();
     void startRelaunch();
+    // A trace on another machine (ssh://HOST/PATH) is rerun there, by `peaklens-cli rerun`.
+    void startOnHost(const QString &path);
+    void takeHostRerun(int exitCode);
+    void followOutput();
     void onFinished(int exitCode, QProcess::ExitStatus status);
     void takeReplayResult(int exitCode);
     bool takeRecording(int exitCode);
@@ -66,6 +72,7 @@ private:
     QByteArray m_stderrTail;
     bool m_cancelled = false;
     bool m_traceAnnounced = false;
+    bool m_onHost = false;
 };
 
 } // namespace peaklens::gui

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/format/outputfile.h"
+#include "core/format/remotefile.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -13,6 +14,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QStandardPaths>
 
 namespace peaklens::gui {
 
@@ -32,6 +34,14 @@ QStringList relativeTo(const QString &folder, const QStringList &paths)
 
 QString runsFolderOf(const QString &baselinePath)
 {
+    // A trace on a host keeps its reruns here, where the app keeps its data, by host and path.
+    if (baselinePath.startsWith(QLatin1String(kRemoteScheme))) {
+        QStringList parts = baselinePath.mid(qsizetype(kRemoteScheme.size())).split(QLatin1Char('/'), Qt::SkipEmptyParts);
+        parts.removeAll(QStringLiteral(".."));
+        return QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
+                   .filePath(QStringLiteral("remote/") + parts.join(QLatin1Char('/')))
+               + QStringLiteral(".runs");
+    }
     return QFileInfo(baselinePath).absoluteFilePath() + QStringLiteral(".runs");
 }
 

@@ -317,6 +317,45 @@ private slots:
         QVERIFY(TraceReader::read(hostTrace(directory).toStdString())->events.size() >= trace->events.size());
     }
 
+    // rerun ssh://HOST/PATH runs on the host; what it prints names the copies here.
+    void aRerunOnAHostPrintsItsCopies()
+    {
+        if (const QString why = whyNoTorchRecording(); !why.isEmpty())
+            QSKIP(qPrintable(why));
+        QTemporaryDir directory;
+        const QString recorded = directory.filePath(QStringLiteral("recorded"));
+        const test::ToolRun record = test::runTool(
+            QStringLiteral("peaklens-cli"),
+            {QStringLiteral("record"), QStringLiteral("--backend"), QStringLiteral("torch"), QStringLiteral("--out"), recorded,
+             QStringLiteral("--"), QStringLiteral(PEAKLENS_PYTHON), kSource + QStringLiteral("examples/train_small.py"),
+             QStringLiteral("--steps"), QStringLiteral("4"), QStringLiteral("--device"), QStringLiteral("cpu")},
+            300000);
+        QVERIFY2(record.exitCode == 0, record.err.constData());
+        const QString trace = QDir(recorded).filePath(QDir(recorded).entryList({QStringLiteral("*.peaklens")}).value(0));
+        const QString copies = directory.filePath(QStringLiteral("rerun"));
+        const test::ToolRun rerun =
+            test::runTool(QStringLiteral("peaklens-cli"),
+                          {QStringLiteral("rerun"), test::SshHost::url(trace), QStringLiteral("--checkpoint"),
+                           QStringLiteral("all"), QStringLiteral("--json"), QStringLiteral("--out"), copies},
+                          300000);
+        QVERIFY2(rerun.exitCode == 0, rerun.err.constData());
+        QVERIFY(rerun.err.contains("step 3 loss")); // the training's output, as it ran there
+        const QJsonObject result = QJsonDocument::fromJson(rerun.out).object();
+        const QString runTrace = result[QStringLiteral("measured")].toObject()[QStringLiteral("trace")].toString();
+        const QString baselineTrace = result[QStringLiteral("baseline")]
+                                          .toObject()[QStringLiteral("measured")]
+                                          .toObject()[QStringLiteral("trace")]
+                                          .toString();
+        for (const QString &copy : {runTrace, baselineTrace})
+            QVERIFY2(copy.startsWith(copies + QLatin1Char('/')) && QFile::exists(copy), qPrintable(copy));
+        QVERIFY(result[QStringLiteral("gradients")].toObject()[QStringLiteral("agree")].toBool());
+        QVERIFY(result[QStringLiteral("measured")].toObject()[QStringLiteral("peak_bytes")].toInteger()
+                < result[QStringLiteral("baseline")]
+                      .toObject()[QStringLiteral("measured")]
+                      .toObject()[QStringLiteral("peak_bytes")]
+                      .toInteger());
+    }
+
     void aRecordingThatCannotStartIsOneSentence_data()
     {
         QTest::addColumn<QString>("ssh");

@@ -7,7 +7,10 @@
 
 #include "livecontroller.h"
 #include "mainwindow.h"
+#include "models/runsmodel.h"
 #include "recorddialog.h"
+#include "runrecord.h"
+#include "widgets/runspane.h"
 
 #include "core/format/tracewriter.h"
 #include "core/import/traceloader.h"
@@ -100,6 +103,48 @@ private slots:
         QVERIFY(failed.wait(60000));
         const QString message = failed.first().first().toString();
         QVERIFY2(message.contains(QStringLiteral("no *.peaklens traces")), qPrintable(message));
+    }
+
+    // A recorded trace opened from its host is rerun there: the run's and the baseline's
+    // traces come back and the Runs table compares them as it does a rerun here.
+    void aTraceOnAHostIsRerunThere()
+    {
+        if (QStringLiteral(PEAKLENS_PYTHON).isEmpty() || !QFile::exists(QStringLiteral(PEAKLENS_BIN_DIR "/libpeaklens_torch.so")))
+            QSKIP("no PyTorch or no torch recorder built: nothing to rerun");
+        test::SshHost host;
+        if (!host.problem().isEmpty())
+            QSKIP(qPrintable(host.problem()));
+        QTemporaryDir directory;
+        qputenv("XDG_DATA_HOME", directory.filePath(QStringLiteral("data")).toUtf8());
+        const auto restore = qScopeGuard([] { qunsetenv("XDG_DATA_HOME"); });
+        // Recorded where the host keeps it: this machine, reached over SSH.
+        const QString out = directory.filePath(QStringLiteral("recorded"));
+        const test::ToolRun recorded =
+            test::runTool(QStringLiteral("peaklens-cli"),
+                          {QStringLiteral("record"), QStringLiteral("--backend"), QStringLiteral("torch"),
+                           QStringLiteral("--out"), out, QStringLiteral("--"), QStringLiteral(PEAKLENS_PYTHON),
+                           QStringLiteral(PEAKLENS_SOURCE_DIR "/examples/train_small.py"), QStringLiteral("--steps"),
+                           QStringLiteral("4"), QStringLiteral("--device"), QStringLiteral("cpu")},
+                          300000);
+        QVERIFY2(recorded.exitCode == 0, recorded.err.constData());
+        const QStringList traces = QDir(out).entryList({QStringLiteral("*.peaklens")}, QDir::Files);
+        QCOMPARE(traces.size(), qsizetype(1));
+        MainWindow window;
+        QVERIFY(load(window, test::SshHost::url(QDir(out).filePath(traces.front()))));
+        window.setCheckpointStrategy(QStringLiteral("all"));
+        QSignalSpy finished(&window, &MainWindow::rerunFinished);
+        window.rerun();
+        QVERIFY(finished.wait(300000));
+        const RunRecord &run = window.runsPane()->runs()->run(1);
+        QVERIFY2(run.outcome().isEmpty(), qPrintable(run.outcome()));
+        QCOMPARE(run.tracePaths.size(), qsizetype(2));
+        for (const QString &trace : run.tracePaths)
+            QVERIFY2(trace.startsWith(directory.filePath(QStringLiteral("data"))) && QFile::exists(trace), qPrintable(trace));
+        QVERIFY(run.row.measured.peakAllocatedBytes && run.row.measured.baseline);
+        QVERIFY(*run.row.measured.peakAllocatedBytes < *run.row.measured.baseline->peakAllocatedBytes);
+        QVERIFY(run.row.measured.gradients && run.row.measured.gradients->agree);
+        // Nothing was written beside the trace on the host: its reruns are kept here.
+        QCOMPARE(QDir(out).entryList(QDir::AllEntries | QDir::NoDotAndDotDot).size(), qsizetype(2)); // trace, manifest
     }
 
     // File > Record on a host over SSH: the run there is followed here as it writes, and
