@@ -9,11 +9,16 @@
 #include "widgets/whatifbar.h"
 #include "windowsettings.h"
 
+#include "core/format/remotefile.h"
+
 #include <QAction>
 #include <QApplication>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QInputDialog>
+#include <QLineEdit>
 #include <QMenuBar>
+#include <QSettings>
 
 namespace peaklens::gui {
 
@@ -43,9 +48,27 @@ WindowActions addMenus(MainWindow &window)
         w->openFiles(QFileDialog::getOpenFileNames(w, QObject::tr("Open traces (several: one per rank)"), {}, traceFiles()));
     });
     actions.open->setToolTip(QObject::tr("Open a trace, a PyTorch memory snapshot or a Kineto trace (Ctrl+O)"));
+    add(file, QObject::tr("Open Re&mote…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), [w] {
+        // The last one asked, for the next file of the same run.
+        QSettings settings;
+        bool chosen = false;
+        const QString path =
+            QInputDialog::getText(
+                w, QObject::tr("Open a trace on a GPU server"),
+                QObject::tr("A trace, or a folder of ranks, on a machine you reach with ssh:\nssh://HOST/PATH (HOST as for ssh: "
+                            "user@host, or an alias from ~/.ssh/config; ~/ for the home folder there)"),
+                QLineEdit::Normal, settings.value(QStringLiteral("remote/last"), QString::fromLatin1(kRemoteScheme)).toString(),
+                &chosen)
+                .trimmed();
+        if (!chosen || path.isEmpty())
+            return;
+        settings.setValue(QStringLiteral("remote/last"), path);
+        w->openFile(path.startsWith(QLatin1String(kRemoteScheme)) ? path : QLatin1String(kRemoteScheme) + path);
+    })->setToolTip(QObject::tr("Open a trace or a folder of ranks on another machine, read through ssh (Ctrl+Shift+O)"));
     actions.record =
         add(file, QObject::tr("Re&cord…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R), [w] { w->recordDialog()->show(); });
-    actions.record->setToolTip(QObject::tr("Run a training command under the CUPTI collector and open its traces"));
+    actions.record->setToolTip(
+        QObject::tr("Run a training command here or on a GPU server, follow its trace as it is written, and open it"));
     actions.record->setStatusTip(actions.record->toolTip());
     actions.recent = new RecentFiles(file->addMenu(QObject::tr("Open &Recent")));
     QObject::connect(actions.recent, &RecentFiles::chosen, w, &MainWindow::openFile);

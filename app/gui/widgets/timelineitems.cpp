@@ -9,6 +9,7 @@
 #include "core/report/palette.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace peaklens::gui {
 
@@ -109,19 +110,27 @@ void TimelineView::updateVisibleItems(std::int64_t beginNs, std::int64_t endNs)
             ++shown;
         }
     }
+    // A step's name where there is room for it: many steps in view are lines alone, but for
+    // every few that fit.
+    double labelsEnd = -std::numeric_limits<double>::infinity();
     for (auto step = firstStep; step != lastStep; ++step) {
         auto *line = new QCPItemStraightLine(this);
         line->point1->setCoords(toX(step->beginNs), 0);
         line->point2->setCoords(toX(step->beginNs), 1);
         line->setPen(QPen(palette().mid().color(), 1, Qt::DotLine));
+        m_visibleItems.push_back(line);
+        const QString text = tr(" step %1").arg(step->number);
+        const double x = xAxis->coordToPixel(toX(step->beginNs));
+        if (x < labelsEnd)
+            continue;
+        labelsEnd = x + fontMetrics().horizontalAdvance(text) + 8;
         auto *label = new QCPItemText(this);
         label->position->setTypeX(QCPItemPosition::ptPlotCoords);
         label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
         label->position->setCoords(toX(step->beginNs), 0);
         label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-        label->setText(tr(" step %1").arg(step->number));
+        label->setText(text);
         label->setColor(palette().text().color());
-        m_visibleItems.push_back(line);
         m_visibleItems.push_back(label);
     }
 }
