@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# A trace read over SSH side by side with the same file read where it lies, in one run: an
+# OpenSSH server on a loopback port (keys made for the run, as the tests make them) stands
+# in for the GPU host. N memory events (default 10M) in a native file, `peaklens-cli info`
+# of it (the whole file read and its tables built) locally, then as ssh://HOST/PATH with a
+# fresh connection each time (cold) and through a master connection kept open (warm:
+# ControlMaster, as docs/recording.md suggests). Also the parts: the SSH session alone, and
+# the file sent to /dev/null.
+#   tests/bench/run_remote_bench.sh [EVENTS]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+events=${1:-10000000}
+cli=$root/build/bin/peaklens-cli
+bench=$root/build/bin/bench_tracefile
+dir=$(mktemp -d)
+runs=5
+server=
+cleanup() {
+  [ -n "$server" ] && kill "$server" 2>/dev/null || true
+  ssh -F "$dir/ssh_config_warm" -O exit peaklens-bench >/dev/null 2>&1 || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+# min / median / max of the numbers on stdin, one per line
+spread() { sort -g | awk '{v[NR] = $1} END {printf "%.3f / %.3f / %.3f", v[1], v[int((NR + 1) / 2)], v[NR]}'; }
+median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+seconds() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N); awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}'; }
+
+for key in host_key user_key; do ssh-keygen -q -t ed25519 -N '' -f "$dir/$key"; done
+cp "$dir/user_key.pub" "$dir/authorized_keys"
+[ "$(id -u)" = 0 ] && mkdir -p /run/sshd
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat > "$dir/sshd_config" <<CONF
+Port $port
+ListenAddress 127.0.0.1
+HostKey $dir/host_key
+AuthorizedKeysFile $dir/authorized_keys
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PidFile $dir/sshd.pid
+PermitRootLogin prohibit-password
+CONF
+client() {
+  cat <<CONF
+Host peaklens-bench
+  HostName 127.0.0.1
+  Port $port
+  User $(id -un)
+  IdentityFile $dir/user_key
+  IdentitiesOnly yes
+  UserKnownHostsFile $dir/known_hosts
+  StrictHostKeyChecking accept-new
+  LogLevel ERROR
+CONF
+}
+client > "$dir/ssh_config_cold"
+{ client; printf '  ControlMaster auto\n  ControlPath %s/cm-%%C\n  ControlPersist 120\n' "$dir"; } > "$dir/ssh_config_warm"
+/usr/sbin/sshd -D -e -f "$dir/sshd_config" 2>"$dir/sshd.log" &
+server=$!
+for _ in $(seq 50); do ssh -F "$dir/ssh_config_cold" -o BatchMode=yes peaklens-bench true 2>/dev/null && break; sleep 0.1; done
+
+$bench write "$events" "$dir/trace.peaklens" >/dev/null
+size=$(stat -c %s "$dir/trace.peaklens")
+echo "$events events, $size bytes; seconds, min / median / max of $runs, each on its own line:"
+export PEAKLENS_REMOTE_CLI=$cli
+ssh -F "$dir/ssh_config_warm" peaklens-bench true # the master, up before the warm runs
+declare -A times
+for _ in $(seq $runs); do
+  times[local]+="$(seconds "$cli" info "$dir/trace.peaklens")"$'\n'
+  times[cold]+="$(PEAKLENS_SSH="ssh -F $dir/ssh_config_cold" seconds "$cli" info "ssh://peaklens-bench$dir/trace.peaklens")"$'\n'
+  times[warm]+="$(PEAKLENS_SSH="ssh -F $dir/ssh_config_warm" seconds "$cli" info "ssh://peaklens-bench$dir/trace.peaklens")"$'\n'
+  times[session]+="$(seconds ssh -F "$dir/ssh_config_cold" peaklens-bench true)"$'\n'
+  times[send]+="$(seconds ssh -F "$dir/ssh_config_warm" peaklens-bench "$cli" send "$dir/trace.peaklens")"$'\n'
+done
+local_median=$(printf '%s' "${times[local]}" | median)
+for what in local cold warm session send; do
+  ratio=$(awk -v a="$(printf '%s' "${times[$what]}" | median)" -v b="$local_median" 'BEGIN {print a / b}')
+  printf '  %-8s %s   (median %.2fx local)\n' "$what" "$(printf '%s' "${times[$what]}" | spread)" "$ratio"
+done
+echo "  local: info of the file where it lies; cold: info of ssh://HOST/PATH, a new connection each"
+echo "  time; warm: the same through a master connection; session: ssh HOST true, a new connection;"
+echo "  send: peaklens-cli send over the master connection, to /dev/null"
