@@ -4,6 +4,7 @@
 // with this version first, then the file's bytes as they are. With --list, whether FILE is
 // a folder and the traces in it, for ssh://HOST/FOLDER.
 #include "command.h"
+#include "tracestream.h"
 
 #include "core/error.h"
 #include "core/format/readablefile.h"
@@ -23,19 +24,6 @@
 namespace peaklens::cli {
 
 namespace {
-
-void writeAll(const char *data, std::size_t size)
-{
-    while (size > 0) {
-        const ssize_t wrote = ::write(STDOUT_FILENO, data, size);
-        if (wrote < 0 && errno == EINTR)
-            continue;
-        if (wrote <= 0)
-            throw Error(std::string("cannot write to its output: ") + std::strerror(errno) + ".");
-        data += wrote;
-        size -= static_cast<std::size_t>(wrote);
-    }
-}
 
 // `send --list PATH`: whether PATH is a folder and, if so, the traces in it, a line each,
 // for ssh://HOST/FOLDER to open as the ranks of a run.
@@ -62,7 +50,7 @@ CommandOutput send(const std::string &path)
     const std::string header = std::string(kSendHeader) + PEAKLENS_VERSION + "\n";
     std::vector<char> buffer(std::size_t(4) << 20);
     try {
-        writeAll(header.data(), header.size());
+        writeToStdout(header);
         for (;;) {
             const ssize_t got = ::read(file, buffer.data(), buffer.size());
             if (got < 0 && errno == EINTR)
@@ -71,7 +59,7 @@ CommandOutput send(const std::string &path)
                 throw ImportError(path, std::string("could not be read to its end: ") + std::strerror(errno) + ".");
             if (got == 0)
                 break;
-            writeAll(buffer.data(), static_cast<std::size_t>(got));
+            writeToStdout(std::string_view(buffer.data(), static_cast<std::size_t>(got)));
         }
     } catch (...) {
         ::close(file);

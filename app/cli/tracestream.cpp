@@ -110,18 +110,7 @@ private:
         write(bytes.data(), bytes.size());
     }
 
-    static void write(const char *data, std::size_t size)
-    {
-        while (size > 0) {
-            const ssize_t wrote = ::write(STDOUT_FILENO, data, size);
-            if (wrote < 0 && errno == EINTR)
-                continue;
-            if (wrote <= 0)
-                throw Error(std::string("the machine receiving the traces is gone (") + std::strerror(errno) + ").");
-            data += wrote;
-            size -= static_cast<std::size_t>(wrote);
-        }
-    }
+    static void write(const char *data, std::size_t size) { writeToStdout(std::string_view(data, size)); }
 };
 
 // Stops `pid` as a user's Ctrl+C would, then for good if it does not end within seconds.
@@ -276,6 +265,18 @@ int sendWhileRunning(pid_t pid, int output, const std::filesystem::path &folder,
     return *code;
 }
 
+void writeToStdout(std::string_view bytes)
+{
+    while (!bytes.empty()) {
+        const ssize_t wrote = ::write(STDOUT_FILENO, bytes.data(), bytes.size());
+        if (wrote < 0 && errno == EINTR)
+            continue;
+        if (wrote <= 0)
+            throw Error(std::string("cannot write to its output: ") + std::strerror(errno) + ".");
+        bytes.remove_prefix(static_cast<std::size_t>(wrote));
+    }
+}
+
 std::string hostFolderName(const std::string &prefix)
 {
     char when[32] = {};
@@ -357,7 +358,7 @@ Received receiveTraces(RemoteCommand &remote, const std::filesystem::path &folde
                 throw ImportError(host, "sent a frame of " + std::to_string(size) + " bytes; the stream is damaged.");
             if (buffer.size() - at - kFrameHead < size)
                 break;
-            const std::string_view payload(&buffer[at + kFrameHead], static_cast<std::size_t>(size));
+            const std::string_view payload(buffer.data() + at + kFrameHead, static_cast<std::size_t>(size));
             at += kFrameHead + static_cast<std::size_t>(size);
             switch (tag) {
             case kNewTrace: {

@@ -53,6 +53,9 @@ struct Received
     std::string remoteFolder; // the run's folder there, absolute
     bool complete = false;    // the host sent everything: every finished file is in place
 };
+// Writes all of `bytes` to stdout; throws Error when it cannot (the reader gone).
+void writeToStdout(std::string_view bytes);
+
 // A new folder's name for a run on a host, in its working directory or home folder:
 // "PREFIX-20261206-231500-4242" (when, and this process).
 std::string hostFolderName(const std::string &prefix);

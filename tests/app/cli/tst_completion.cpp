@@ -161,7 +161,7 @@ private slots:
         row("option of the subcommand", "summary --j", "--json");
         row("no option of another subcommand", "diff --f", "");
         row("an option after another's value", "plan --budget 1GiB --j", "--json");
-        row("record's options, and --", "record -", "-- --allocator --backend --help --out -h");
+        row("record's options, and --", "record -", "-- --allocator --backend --directory --help --host --out -h");
         row("choices of --backend", "record --backend ", "auto cupti torch");
         row("choices of --allocator", "record --allocator ", "async exact native");
         row("choices after --allocator=, split at =", "record --allocator = ", "async exact native");

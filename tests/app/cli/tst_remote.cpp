@@ -77,6 +77,16 @@ QByteArray bytesOf(const QString &path)
     return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
 }
 
+// A recording on the host that would run for long, its copy here made and growing: the
+// copy's path, or empty.
+QString longRecordingUnderWay(QProcess &record, const QTemporaryDir &directory)
+{
+    startRemoteRecording(record, directory, 100000);
+    const QString copy = waitForTrace(directory.filePath(QStringLiteral("local")));
+    QThread::msleep(1500);
+    return copy;
+}
+
 // Whether the training startRemoteRecording started in `directory` still runs: a process
 // whose working directory it is.
 bool trainingRuns(const QTemporaryDir &directory)
@@ -271,10 +281,8 @@ private slots:
             QSKIP(qPrintable(why));
         QTemporaryDir directory;
         QProcess record;
-        startRemoteRecording(record, directory, 100000);
-        const QString copy = waitForTrace(directory.filePath(QStringLiteral("local")));
+        const QString copy = longRecordingUnderWay(record, directory);
         QVERIFY(!copy.isEmpty());
-        QThread::msleep(1500);
         ::kill(static_cast<pid_t>(record.processId()), SIGTERM);
         QVERIFY(record.waitForFinished(60000));
         QCOMPARE(record.exitCode(), 128 + SIGTERM); // the training's own end
@@ -292,10 +300,8 @@ private slots:
             QSKIP(qPrintable(why));
         QTemporaryDir directory;
         QProcess record;
-        startRemoteRecording(record, directory, 100000);
-        const QString copy = waitForTrace(directory.filePath(QStringLiteral("local")));
+        const QString copy = longRecordingUnderWay(record, directory);
         QVERIFY(!copy.isEmpty());
-        QThread::msleep(1500);
         const QList<qint64> ssh = childrenOf(record.processId());
         QCOMPARE(ssh.size(), qsizetype(1));
         ::kill(static_cast<pid_t>(ssh.front()), SIGKILL);

@@ -425,6 +425,7 @@ private slots:
         auto window = std::make_unique<MainWindow>();
         if (recording) {
             window->recordDialog()->setCommand(QStringLiteral("python3 train.py"), directory.path());
+            window->recordDialog()->setHost(QString());
             window->recordDialog()->startRecording();
             QVERIFY(window->recordDialog()->isRecording());
         } else {
@@ -960,6 +961,7 @@ private slots:
         RecordDialog dialog;
         QCOMPARE(dialog.findChild<QComboBox *>(QStringLiteral("backend"))->currentData().toString(), QStringLiteral("torch"));
         dialog.setCommand(QStringLiteral("python3 -c \"print('training')\""), directory.path());
+        dialog.setHost(QString()); // here, whatever was recorded on last
         QSignalSpy failed(&dialog, &RecordDialog::failed);
         dialog.startRecording();
         QVERIFY(failed.count() == 1 || failed.wait(30000));
@@ -977,6 +979,7 @@ private slots:
         auto *backend = dialog.findChild<QComboBox *>(QStringLiteral("backend"));
         backend->setCurrentIndex(backend->findData(QStringLiteral("cupti:exact")));
         dialog.setCommand(QStringLiteral("python3 -c \"print('training')\""), directory.path());
+        dialog.setHost(QString()); // here, whatever was recorded on last
         QSignalSpy failed(&dialog, &RecordDialog::failed);
         QSignalSpy recorded(&dialog, &RecordDialog::recorded);
         dialog.startRecording();
@@ -991,6 +994,7 @@ private slots:
         RecordDialog next;
         QVERIFY(next.findChild<QLineEdit *>(QStringLiteral("command"))->text().contains(QStringLiteral("print('training')")));
         QCOMPARE(next.findChild<QComboBox *>(QStringLiteral("backend"))->currentData().toString(), QStringLiteral("cupti:exact"));
+        QCOMPARE(next.findChild<QLineEdit *>(QStringLiteral("host"))->text(), QString());
     }
 
     // A recording that saw only the caching allocator's segments says why no layer has memory.

@@ -23,7 +23,6 @@
 #include <QDirIterator>
 #include <QFile>
 #include <QFileInfo>
-#include <QScopeGuard>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -44,6 +43,25 @@ bool load(MainWindow &window, const QString &path)
     return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 60000) && loaded.count() == 1;
 }
 
+// Whether a training run on the CPU can be recorded here.
+bool canRecord()
+{
+    return !QStringLiteral(PEAKLENS_PYTHON).isEmpty() && QFile::exists(QStringLiteral(PEAKLENS_BIN_DIR "/libpeaklens_torch.so"));
+}
+
+// Where the app keeps its data (recordings from a host, reruns of a trace on one), in
+// `directory`/data while it lives.
+struct DataHome
+{
+    explicit DataHome(const QTemporaryDir &directory)
+    {
+        qputenv("XDG_DATA_HOME", directory.filePath(QStringLiteral("data")).toUtf8());
+    }
+    ~DataHome() { qunsetenv("XDG_DATA_HOME"); }
+    DataHome(const DataHome &) = delete;
+    DataHome &operator=(const DataHome &) = delete;
+};
+
 } // namespace
 
 class tst_RemoteWindow : public QObject
@@ -51,32 +69,35 @@ class tst_RemoteWindow : public QObject
     Q_OBJECT
 
 private slots:
+    void initTestCase()
+    {
+        m_host = std::make_unique<test::SshHost>();
+        if (!m_host->problem().isEmpty())
+            QSKIP(qPrintable(m_host->problem()));
+    }
+    void cleanupTestCase() { m_host.reset(); }
+
     void aRemoteTraceOpensOverSsh()
     {
-        test::SshHost host;
-        if (!host.problem().isEmpty())
-            QSKIP(qPrintable(host.problem()));
         MainWindow window;
         const QString remote = test::SshHost::url(kSample);
         QVERIFY(load(window, remote));
         QCOMPARE(window.document()->filePath(), remote);
         QCOMPARE(window.document()->trace->events.size(), loadTrace(test::ss(kSample))->events.size());
 
-        qputenv("PEAKLENS_SSH", host.sshCommand(QStringLiteral("ssh_config_other_key")).toUtf8());
+        qputenv("PEAKLENS_SSH", m_host->sshCommand(QStringLiteral("ssh_config_other_key")).toUtf8());
         QSignalSpy failed(&window, &MainWindow::loadFailed);
         window.openFile(remote);
         QVERIFY(QTest::qWaitFor([&] { return failed.count() > 0; }, 60000));
         const QString message = failed.first().first().toString();
         QVERIFY2(message.contains(QStringLiteral("refused the key")), qPrintable(message));
         QCOMPARE(window.document()->filePath(), remote); // what was open stays
+        qputenv("PEAKLENS_SSH", m_host->sshCommand().toUtf8());
     }
 
     // A folder of ranks on the host opens as ranks, as a folder here does.
     void aRemoteFolderOpensAsRanks()
     {
-        test::SshHost host;
-        if (!host.problem().isEmpty())
-            QSKIP(qPrintable(host.problem()));
         QTemporaryDir directory;
         const QString run = directory.filePath(QStringLiteral("run"));
         QVERIFY(QDir().mkpath(run));
@@ -109,14 +130,10 @@ private slots:
     // traces come back and the Runs table compares them as it does a rerun here.
     void aTraceOnAHostIsRerunThere()
     {
-        if (QStringLiteral(PEAKLENS_PYTHON).isEmpty() || !QFile::exists(QStringLiteral(PEAKLENS_BIN_DIR "/libpeaklens_torch.so")))
+        if (!canRecord())
             QSKIP("no PyTorch or no torch recorder built: nothing to rerun");
-        test::SshHost host;
-        if (!host.problem().isEmpty())
-            QSKIP(qPrintable(host.problem()));
         QTemporaryDir directory;
-        qputenv("XDG_DATA_HOME", directory.filePath(QStringLiteral("data")).toUtf8());
-        const auto restore = qScopeGuard([] { qunsetenv("XDG_DATA_HOME"); });
+        const DataHome data(directory);
         // Recorded where the host keeps it: this machine, reached over SSH.
         const QString out = directory.filePath(QStringLiteral("recorded"));
         const test::ToolRun recorded =
@@ -151,14 +168,10 @@ private slots:
     // the finished copy is the host's file, byte for byte.
     void aRecordingOnAHostGrowsLiveAndEndsIdentical()
     {
-        if (QStringLiteral(PEAKLENS_PYTHON).isEmpty() || !QFile::exists(QStringLiteral(PEAKLENS_BIN_DIR "/libpeaklens_torch.so")))
+        if (!canRecord())
             QSKIP("no PyTorch or no torch recorder built: nothing to record");
-        test::SshHost host;
-        if (!host.problem().isEmpty())
-            QSKIP(qPrintable(host.problem()));
         QTemporaryDir directory;
-        qputenv("XDG_DATA_HOME", directory.filePath(QStringLiteral("data")).toUtf8());
-        const auto restore = qScopeGuard([] { qunsetenv("XDG_DATA_HOME"); });
+        const DataHome data(directory);
         MainWindow window;
         RecordDialog *dialog = window.recordDialog();
         auto *backend = dialog->findChild<QComboBox *>(QStringLiteral("backend"));
@@ -196,6 +209,9 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(!window.live()->following() || !window.live()->following()->isFollowing(), 60000);
         QTRY_COMPARE_WITH_TIMEOUT(window.document()->trace->events.size(), events, 60000);
     }
+
+private:
+    std::unique_ptr<test::SshHost> m_host;
 };
 
 QTEST_MAIN(tst_RemoteWindow)
