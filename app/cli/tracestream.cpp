@@ -37,6 +37,7 @@ constexpr char kWhole = 'W';
 constexpr char kOutput = 'O';
 constexpr char kEnd = 'E';
 constexpr char kFile = 'F';
+constexpr std::array kTags{kNewTrace, kDelta, kWhole, kOutput, kEnd, kFile};
 // Other files of the run (a replay's result, a manifest) are sent whole at the end, up to this size.
 constexpr std::uintmax_t kLargestOtherFile = std::uintmax_t(16) << 20;
 constexpr std::size_t kFrameHead = 1 + 4 + 8;
@@ -340,6 +341,8 @@ Received receiveTraces(RemoteCommand &remote, const std::filesystem::path &folde
             if (buffer.size() - at < kFrameHead)
                 break;
             const char tag = buffer[at];
+            if (std::find(kTags.begin(), kTags.end(), tag) == kTags.end())
+                throw ImportError(host, "sent a frame PeakLens does not know; the stream is damaged.");
             const auto file = static_cast<std::uint32_t>(littleEndian(&buffer[at + 1], 4));
             const std::uint64_t size = littleEndian(&buffer[at + 5], 8);
             const auto trace = incoming.find(file);
@@ -400,8 +403,8 @@ Received receiveTraces(RemoteCommand &remote, const std::filesystem::path &folde
                 ended = true;
                 break;
             }
-            default:
-                throw ImportError(host, "sent a frame PeakLens does not know; the stream is damaged.");
+            default: // kWhole, taken above
+                break;
             }
         }
         buffer.erase(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(at));

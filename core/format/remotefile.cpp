@@ -280,10 +280,11 @@ std::optional<std::vector<std::string>> listRemoteFolder(const std::string &text
     std::string base = text;
     while (base.ends_with('/'))
         base.pop_back();
+    base += '/';
     std::vector<std::string> traces;
     for (std::string name; std::getline(lines, name);) {
         if (!name.empty() && name.find('/') == std::string::npos)
-            traces.push_back(base + "/" + name);
+            traces.push_back(base + name);
     }
     return traces;
 }

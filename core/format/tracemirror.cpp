@@ -272,12 +272,14 @@ void MirrorSink::apply(std::string_view delta)
                 reader.damaged(std::to_string(width) + " columns for " + name + ", which has " + std::to_string(columns.size()));
             if (mirrored.rewritten)
                 m_db->exec("DELETE FROM " + name);
-            std::string names = "rowid", values = "?";
-            for (const std::string &column : columns) {
-                names += ", " + column;
-                values += ", ?";
-            }
-            auto insert = m_db->prepare("INSERT INTO " + name + "(" + names + ") VALUES(" + values + ")");
+            std::string sql = "INSERT INTO " + name + "(rowid";
+            for (const std::string &column : columns)
+                sql.append(", ").append(column);
+            sql += ") VALUES(?";
+            for (std::size_t column = 0; column < columns.size(); ++column)
+                sql += ", ?";
+            sql += ")";
+            auto insert = m_db->prepare(sql);
             const auto rows = reader.integer(4);
             for (std::uint64_t row = 0; row < rows; ++row) {
                 for (int column = 0; column <= static_cast<int>(columns.size()); ++column)

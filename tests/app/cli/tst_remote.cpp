@@ -374,7 +374,20 @@ private slots:
         QTest::addRow("a peaklens-cli from before record --send there")
             << QString() << QStringLiteral("sh %1").arg(m_scripts.filePath(QStringLiteral("before-send.sh")))
             << QStringLiteral("the peaklens-cli on peaklens-test is older than this PeakLens");
+        // Hosts that answer with what a PeakLens never sends: bytes that are no frames, and a
+        // trace named outside the run's folder.
+        QTest::addRow("a host that sends no frames")
+            << QString() << QStringLiteral("sh %1").arg(m_scripts.filePath(QStringLiteral("noise.sh")))
+            << QStringLiteral("peaklens-test: sent a frame PeakLens does not know; the stream is damaged");
+        QTest::addRow("a host that names a trace outside the folder")
+            << QString() << QStringLiteral("sh %1").arg(m_scripts.filePath(QStringLiteral("escape.sh")))
+            << QStringLiteral("named a trace \"../escaped.peaklens\", which is no file name PeakLens writes");
         writeScript(QStringLiteral("before-send.sh"), "exec " PEAKLENS_BIN_DIR "/peaklens-cli no-such-command \"$2\"\n");
+        writeScript(QStringLiteral("noise.sh"),
+                    "echo \"PEAKLENS-SEND 1 " PEAKLENS_VERSION "\"\nprintf 'Zgarbage%.0s' $(seq 200)\n");
+        writeScript(QStringLiteral("escape.sh"), "echo \"PEAKLENS-SEND 1 " PEAKLENS_VERSION
+                                                 "\"\nprintf 'N\\001\\000\\000\\000\\023\\000\\000\\000\\000\\000\\000\\000"
+                                                 "../escaped.peaklens'\n");
     }
     void aRecordingThatCannotStartIsOneSentence()
     {
@@ -400,6 +413,7 @@ private slots:
         QVERIFY2(err.contains(QStringLiteral("nothing had arrived")), qPrintable(err));
         QCOMPARE(err.count(QLatin1Char('\n')), 1);
         QVERIFY(!QFileInfo::exists(out)); // nothing made here
+        QVERIFY(!QFileInfo::exists(directory.filePath(QStringLiteral("escaped.peaklens"))));
     }
 
 private:
