@@ -12,8 +12,10 @@
 #include "core/import/tracefolder.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -47,19 +49,30 @@ CommandOutput send(const std::string &path)
     const int file = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (file < 0)
         throw ImportError(path, std::string("cannot be read: ") + std::strerror(errno) + ".");
-    const std::string header = std::string(kSendHeader) + PEAKLENS_VERSION + "\n";
+    struct stat status
+    { };
+    if (::fstat(file, &status) != 0 || !S_ISREG(status.st_mode)) {
+        ::close(file);
+        throw ImportError(path, "is not a regular file; only files are sent.");
+    }
+    // The size first: the other end knows a file cut short. A file that grows meanwhile
+    // is sent as it was when it was opened.
+    auto left = static_cast<std::uint64_t>(status.st_size);
+    const std::string header = std::string(kSendHeader) + PEAKLENS_VERSION + "\n" + std::to_string(left) + "\n";
     std::vector<char> buffer(std::size_t(4) << 20);
     try {
         writeToStdout(header);
-        for (;;) {
-            const ssize_t got = ::read(file, buffer.data(), buffer.size());
+        while (left > 0) {
+            const ssize_t got =
+                ::read(file, buffer.data(), static_cast<std::size_t>(std::min<std::uint64_t>(left, buffer.size())));
             if (got < 0 && errno == EINTR)
                 continue;
             if (got < 0)
                 throw ImportError(path, std::string("could not be read to its end: ") + std::strerror(errno) + ".");
             if (got == 0)
-                break;
+                throw ImportError(path, "shrank while it was sent.");
             writeToStdout(std::string_view(buffer.data(), static_cast<std::size_t>(got)));
+            left -= static_cast<std::uint64_t>(got);
         }
     } catch (...) {
         ::close(file);

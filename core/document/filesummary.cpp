@@ -8,6 +8,7 @@
 #include "core/format/schema.h"
 #include "core/format/tracereader.h"
 #include "core/format/tracewriter.h"
+#include "core/import/remoteread.h"
 #include "core/import/traceloader.h"
 #include "core/trace/lifetimecategories.h"
 #include "core/trace/loadbudget.h"
@@ -346,6 +347,11 @@ FileSummary summarizeWhole(const std::string &path, const Progress &progress)
 
 FileSummary summarizeFile(const std::string &path, const Progress &progress, StoredFigures figures)
 {
+    if (parseRemotePath(path)) {
+        return readWhereItLies(
+            path, progress, [&](const std::string &copy) { return summarizeFile(copy, progress.part(0.9, 1.0), figures); },
+            [&](const FileSummary &summary, const std::string &copy) { remoteread::nameSource(summary.trace, copy, path); });
+    }
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec) || detectFormat(path) != TraceFormat::Native)
         return summarizeWhole(path, progress);
@@ -392,14 +398,8 @@ std::string nativeCopyPath(const std::string &input)
 {
     namespace fs = std::filesystem;
     std::error_code ec;
-    fs::path folder;
-    if (const char *own = std::getenv("PEAKLENS_CACHE_DIR"); own && *own)
-        folder = own;
-    else if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-        folder = fs::path(xdg) / "peaklens";
-    else if (const char *home = std::getenv("HOME"); home && *home)
-        folder = fs::path(home) / ".cache" / "peaklens";
-    else
+    const fs::path folder = userCacheFolder();
+    if (folder.empty())
         return {};
     const fs::path absolute = fs::absolute(input, ec);
     const auto size = fs::file_size(input, ec);
@@ -437,6 +437,11 @@ std::string writeNativeCopy(const std::string &input, const Trace &trace)
 
 OpenedTrace openTraceWindow(const std::string &path, const Progress &progress, std::optional<std::int64_t> fromNs)
 {
+    if (parseRemotePath(path)) {
+        return readWhereItLies(
+            path, progress, [&](const std::string &copy) { return openTraceWindow(copy, progress.part(0.9, 1.0), fromNs); },
+            [&](const OpenedTrace &opened, const std::string &copy) { remoteread::nameSource(opened.trace, copy, path); });
+    }
     constexpr std::size_t kEvents = LoadBudget::kDocumentEvents;
     if (auto window = readPeakWindow(path, kEvents, kEvents, progress, fromNs))
         return {std::move(window->trace), path};

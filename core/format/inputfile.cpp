@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "inputfile.h"
 
-#include "remotefile.h"
-
 #include "core/error.h"
 #include "core/trace/units.h"
 
@@ -34,20 +32,6 @@ InputFile InputFile::open(const std::string &path, std::size_t prefixBytes)
 {
     InputFile input;
     input.m_path = path;
-    if (const auto remote = parseRemotePath(path)) {
-        input.m_remote = std::make_unique<RemoteCommand>(path, *remote);
-        input.m_fd = input.m_remote->stdoutFd();
-        input.m_waitSeconds = kRemoteWaitSeconds;
-        // The header line and the prefix asked for after it.
-        input.readUpTo(prefixBytes + 256);
-        if (input.m_streamed.empty() && input.m_fd >= 0)
-            throw ImportError(path, "cannot be read: " + remote->host + " sent nothing within "
-                                        + std::to_string(kRemoteWaitSeconds) + " seconds.");
-        RemoteCommand::takeHeader(path, remote->host, input.m_streamed);
-        if (input.m_streamed.empty() && input.m_streamEnded)
-            throw ImportError(path, "is empty.");
-        return input;
-    }
     struct stat status
     { };
     if (::stat(path.c_str(), &status) != 0) {
@@ -86,13 +70,11 @@ InputFile::InputFile(InputFile &&other) noexcept
 InputFile &InputFile::operator=(InputFile &&other) noexcept
 {
     if (this != &other) {
-        if (m_fd >= 0 && !m_remote)
+        if (m_fd >= 0)
             ::close(m_fd);
         m_path = std::move(other.m_path);
         m_size = other.m_size;
         m_fd = std::exchange(other.m_fd, -1);
-        m_waitSeconds = other.m_waitSeconds;
-        m_remote = std::move(other.m_remote);
         m_streamEnded = other.m_streamEnded;
         m_streamed = std::move(other.m_streamed);
     }
@@ -101,20 +83,8 @@ InputFile &InputFile::operator=(InputFile &&other) noexcept
 
 InputFile::~InputFile()
 {
-    if (m_fd >= 0 && !m_remote)
+    if (m_fd >= 0)
         ::close(m_fd);
-}
-
-void InputFile::streamEnded()
-{
-    if (!m_remote)
-        return;
-    m_fd = -1; // closed by finish
-    if (const auto failure = m_remote->finish(m_streamed.size())) {
-        m_streamed.clear();
-        throw ImportError(m_path, "cannot be read: " + *failure
-                                      + (failure->starts_with("the connection") ? "; nothing of it was kept." : ""));
-    }
 }
 
 void InputFile::readToEnd(std::uint64_t limit)
@@ -132,13 +102,13 @@ void InputFile::readUpTo(std::uint64_t total)
     constexpr std::size_t kChunk = 1 << 20;
     while (m_fd >= 0 && m_streamed.size() < total) {
         pollfd ready{m_fd, POLLIN, 0};
-        const int polled = ::poll(&ready, 1, m_waitSeconds * 1000);
+        const int polled = ::poll(&ready, 1, kWaitSeconds * 1000);
         if (polled < 0 && errno == EINTR)
             continue;
         if (polled == 0) {
             if (m_streamed.empty())
                 return; // nothing at all: the caller says so
-            throw ImportError(m_path, "stopped delivering data for " + std::to_string(m_waitSeconds) + " seconds after "
+            throw ImportError(m_path, "stopped delivering data for " + std::to_string(kWaitSeconds) + " seconds after "
                                           + std::to_string(m_streamed.size()) + " bytes.");
         }
         // Read into a buffer of its own and appended: growing the content by a chunk for each
@@ -154,11 +124,9 @@ void InputFile::readUpTo(std::uint64_t total)
             throw ImportError(m_path, std::string("could not be read to its end: ") + std::strerror(errno) + ".");
         if (got == 0) {
             // The writer closed it (or a FIFO never had one: poll reports it readable then).
-            if (!m_remote)
-                ::close(m_fd);
+            ::close(m_fd);
             m_fd = -1;
             m_streamEnded = true;
-            streamEnded();
         }
     }
 }

@@ -3,9 +3,8 @@
 // What a path names, opened without ever blocking: a regular file is read where it lies; a
 // pipe, FIFO, terminal or other character device is read once into memory, waiting at most
 // kWaitSeconds for data, so `<(zcat trace.pickle.gz)` and /dev/stdin work and an idle FIFO
-// ends with a sentence instead of a hang. An ssh://HOST/PATH (remotefile.h) is such a stream
-// too, what `peaklens-cli send` writes there, waited for kRemoteWaitSeconds; a failure of
-// the connection or on the host is one sentence naming the path, and nothing is kept.
+// ends with a sentence instead of a hang. (A file on another machine, ssh://HOST/PATH, is
+// copied here first: remoteread.h.)
 
 #include <cstdint>
 #include <memory>
@@ -15,13 +14,10 @@
 
 namespace peaklens {
 
-class RemoteCommand;
-
 class InputFile
 {
 public:
     static constexpr int kWaitSeconds = 5;
-    static constexpr int kRemoteWaitSeconds = 60; // a connection, a jump host, a login
 
     // Throws ImportError when the path does not exist, is a directory or a socket, cannot be
     // opened, or is a stream that delivers nothing within kWaitSeconds. A stream is read up
@@ -50,14 +46,9 @@ private:
     // Reads until `total` bytes are in or the stream ends.
     void readUpTo(std::uint64_t total);
 
-    // The stream ended: for a remote one, how ssh ended too (ImportError if it failed).
-    void streamEnded();
-
     std::string m_path;
     std::uint64_t m_size = 0;
     int m_fd = -1;
-    int m_waitSeconds = kWaitSeconds;
-    std::unique_ptr<RemoteCommand> m_remote;
     bool m_streamEnded = false;
     std::vector<char> m_streamed;
 };

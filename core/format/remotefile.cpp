@@ -2,6 +2,7 @@
 #include "remotefile.h"
 
 #include "core/error.h"
+#include "outputfile.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -11,9 +12,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 extern char **environ; // NOLINT(readability-redundant-declaration): posix_spawnp's environment
@@ -22,8 +28,10 @@ namespace peaklens {
 
 namespace {
 
-// How long a host may take to list a folder.
+// How long a host may take to list a folder, or to start sending a file: a connection, a
+// jump host, a login.
 constexpr int kRemoteListSeconds = 60;
+constexpr int kRemoteWaitSeconds = 60;
 
 std::vector<std::string> words(const char *variable, const char *fallback)
 {
@@ -243,6 +251,92 @@ void RemoteCommand::takeHeader(const std::string &name, const std::string &host,
 } // namespace peaklens
 
 namespace peaklens {
+
+std::string fetchRemoteFile(const std::string &text, const RemotePath &remote, const Progress &progress)
+{
+    const std::string folder = userCacheFolder();
+    if (folder.empty())
+        throw ImportError(text, "cannot be read: no cache folder to copy it into (set HOME or PEAKLENS_CACHE_DIR).");
+    const auto slash = remote.path.find_last_of('/');
+    char hash[20];
+    std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(text));
+    const std::filesystem::path copy =
+        std::filesystem::path(folder) / "remote"
+        / (std::string(hash) + "-" + remote.path.substr(slash == std::string::npos ? 0 : slash + 1));
+    std::error_code ec;
+    std::filesystem::create_directories(copy.parent_path(), ec);
+    OutputFile output(copy.string(), OutputFile::Existing::Replace);
+    std::ofstream file(output.temporary(), std::ios::binary);
+    if (!file)
+        throw ImportError(text, "cannot be read: its copy " + output.temporary() + " cannot be written.");
+
+    RemoteCommand command(text, remote);
+    const auto began = std::chrono::steady_clock::now();
+    std::vector<char> start;           // the header lines, until both are in
+    std::optional<std::uint64_t> size; // what the host says the file holds
+    std::uint64_t written = 0, received = 0;
+    std::vector<char> buffer(std::size_t(1) << 20);
+    for (;;) {
+        pollfd ready{command.stdoutFd(), POLLIN, 0};
+        const int polled = ::poll(&ready, 1, 250);
+        progress.throwIfCancelled();
+        if (polled < 0 && errno == EINTR)
+            continue;
+        if (polled == 0) {
+            // Nothing yet: a login, a jump host; kRemoteWaitSeconds at most.
+            if (received == 0 && std::chrono::steady_clock::now() - began > std::chrono::seconds(kRemoteWaitSeconds))
+                throw ImportError(text, "cannot be read: " + remote.host + " sent nothing within "
+                                            + std::to_string(kRemoteWaitSeconds) + " seconds.");
+            continue;
+        }
+        const ssize_t got = ::read(command.stdoutFd(), buffer.data(), buffer.size());
+        if (got < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (got <= 0)
+            break;
+        received += static_cast<std::uint64_t>(got);
+        std::string_view bytes(buffer.data(), static_cast<std::size_t>(got));
+        if (!size) {
+            start.insert(start.end(), bytes.begin(), bytes.end());
+            bytes = {};
+            const auto first = std::find(start.begin(), start.end(), '\n');
+            const auto second = first == start.end() ? start.end() : std::find(first + 1, start.end(), '\n');
+            if (second == start.end()) {
+                if (start.size() > 4096)
+                    RemoteCommand::takeHeader(text, remote.host, start); // says what answered instead
+                continue;
+            }
+            RemoteCommand::takeHeader(text, remote.host, start);
+            const auto newline = std::find(start.begin(), start.end(), '\n');
+            std::uint64_t announced = 0;
+            const auto [end, error] = std::from_chars(start.data(), start.data() + (newline - start.begin()), announced);
+            if (error != std::errc() || end != start.data() + (newline - start.begin()))
+                throw ImportError(text, "cannot be read: what " + remote.host + " sent is not a file from peaklens-cli send.");
+            size = announced;
+            bytes = std::string_view(&*newline + 1, static_cast<std::size_t>(start.end() - newline - 1));
+        }
+        if (written + bytes.size() > *size)
+            throw ImportError(text, "cannot be read: " + remote.host + " sent more than the " + std::to_string(*size)
+                                        + " bytes it announced.");
+        file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        written += bytes.size();
+        if (*size > 0)
+            progress.tick(static_cast<double>(written) / static_cast<double>(*size));
+    }
+    if (const auto failure = command.finish(received)) {
+        throw ImportError(text, "cannot be read: " + *failure
+                                    + (failure->starts_with("the connection") ? "; nothing of it was kept." : ""));
+    }
+    if (!size || written != *size)
+        throw ImportError(text, "cannot be read: " + remote.host + " sent " + std::to_string(written) + " of its "
+                                    + (size ? std::to_string(*size) : std::string("unknown number of"))
+                                    + " bytes; nothing of it was kept.");
+    file.close();
+    if (!file)
+        throw ImportError(text, "cannot be read: its copy " + output.temporary() + " could not be written.");
+    output.commit();
+    return copy.string();
+}
 
 std::optional<std::vector<std::string>> listRemoteFolder(const std::string &text, const RemotePath &remote)
 {

@@ -6,10 +6,13 @@
 // PeakLens runs `peaklens-cli send PATH` there through `ssh` — the user's keys, agent and
 // ControlMaster, no daemon and no port of its own — and reads what it sends as a stream.
 //
-// `send` writes one line first, kSendHeader and its version, then the file's bytes, so a
-// different version there is found before anything is read. PEAKLENS_SSH names the client
+// `send` writes one line first, kSendHeader and its version, then a line with the file's
+// size and the file's bytes, so a different version there is found before anything is read
+// and a file cut short is known as such. PEAKLENS_SSH names the client
 // and its options (default "ssh"), PEAKLENS_REMOTE_CLI the command on the host (default
 // "peaklens-cli"); both are split on spaces.
+
+#include "core/progress.h"
 
 #include <optional>
 #include <string>
@@ -34,6 +37,13 @@ struct RemotePath
 // Null for anything that does not start with ssh://; throws ImportError naming `text`
 // when it does but names no host or no path.
 std::optional<RemotePath> parseRemotePath(const std::string &text);
+
+// Copies the file ssh://HOST/PATH names (`text`) into the user's cache (remote/, named
+// after the file and a hash of `text`), in place of the last copy of it, and returns the
+// copy's path: what a reader reads, as it reads a file where it lies. Throws ImportError
+// naming `text` with the one sentence RemoteCommand::finish gives, and Cancelled; nothing is
+// left of a copy that did not arrive whole.
+std::string fetchRemoteFile(const std::string &text, const RemotePath &remote, const Progress &progress = {});
 
 // The traces in the folder ssh://HOST/PATH names (`text`), as ssh:// paths sorted by name;
 // null when it names a file. Asks the host (`send --list`) only where the last part of the

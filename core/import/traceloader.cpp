@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "traceloader.h"
 
+#include "remoteread.h"
+
 #include "core/error.h"
 #include "core/format/inputfile.h"
 #include "core/format/readablefile.h"
@@ -179,6 +181,13 @@ std::shared_ptr<const Trace> readTrace(Input &input, const Progress &progress)
 
 std::shared_ptr<const Trace> loadTrace(const std::string &path, const Progress &progress)
 {
+    if (parseRemotePath(path)) {
+        return readWhereItLies(
+            path, progress, [&](const std::string &copy) { return loadTrace(copy, progress.part(0.9, 1.0)); },
+            [&](const std::shared_ptr<const Trace> &trace, const std::string &copy) {
+                remoteread::nameSource(trace, copy, path);
+            });
+    }
     progress.tick(0.0);
     try {
         Input input(path, progress);

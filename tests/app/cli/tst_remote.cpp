@@ -164,6 +164,25 @@ private slots:
         QVERIFY(remotePath.isEmpty() || remotePath == test::SshHost::url(kSource + file));
     }
 
+    // A remote file is copied into the cache and read there, as a local file is; opening it
+    // again replaces its copy rather than adding one.
+    void aRemoteFileIsReadFromItsCopyInTheCache()
+    {
+        QTemporaryDir cache;
+        qputenv("PEAKLENS_CACHE_DIR", cache.path().toUtf8());
+        const QString sample = kSource + QStringLiteral("resources/samples/training-step.peaklens");
+        for (int time = 0; time < 2; ++time) {
+            const test::ToolRun info =
+                test::runTool(QStringLiteral("peaklens-cli"), {QStringLiteral("info"), test::SshHost::url(sample)});
+            QVERIFY2(info.exitCode == 0, info.err.constData());
+        }
+        qunsetenv("PEAKLENS_CACHE_DIR");
+        const QStringList copies = QDir(cache.filePath(QStringLiteral("remote"))).entryList(QDir::Files);
+        QCOMPARE(copies.size(), qsizetype(1));
+        QVERIFY(copies.front().endsWith(QStringLiteral("-training-step.peaklens")));
+        QVERIFY(bytesOf(QDir(cache.filePath(QStringLiteral("remote"))).filePath(copies.front())) == bytesOf(sample));
+    }
+
     // A path relative to the remote home folder, as scp writes it.
     void aPathFromTheHomeFolder()
     {
@@ -213,8 +232,8 @@ private slots:
         // This build's own peaklens-cli asked for a subcommand it does not have, as one
         // from before `send` is asked for `send`.
         writeScript(QStringLiteral("before-send.sh"), "exec " PEAKLENS_BIN_DIR "/peaklens-cli no-such-command \"$2\"\n");
-        writeScript(QStringLiteral("drop.sh"),
-                    "echo \"PEAKLENS-SEND 1 " PEAKLENS_VERSION "\"\nhead -c 40000 \"$2\"\nsleep 0.3\nkill -9 $PPID\n");
+        writeScript(QStringLiteral("drop.sh"), "echo \"PEAKLENS-SEND 1 " PEAKLENS_VERSION
+                                               "\"\nstat -c %s \"$2\"\nhead -c 40000 \"$2\"\nsleep 0.3\nkill -9 $PPID\n");
     }
     void failuresAreOneSentence()
     {
