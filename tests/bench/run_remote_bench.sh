@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # A trace read over SSH side by side with the same file read where it lies, in one run: an
 # OpenSSH server on a loopback port (keys made for the run, as the tests make them) stands
-# in for the GPU host. N memory events (default 10M) in a native file, `peaklens-cli info`
-# of it (the whole file read and its tables built) locally, then as ssh://HOST/PATH with a
-# fresh connection each time (cold) and through a master connection kept open (warm:
-# ControlMaster, as docs/recording.md suggests). Also the parts: the SSH session alone, and
-# the file sent to /dev/null.
+# in for the GPU host. N memory events (default 10M) in a native file, read three ways:
+# `peaklens-cli info` (every event read), `peaklens-cli summary` (the figures the writer
+# stored) and the app opening it (`peaklens --screenshot`, offscreen: the window around its
+# peak, analysed and drawn). Each locally, then as ssh://HOST/PATH with a fresh connection
+# each time (cold) and through a master connection kept open (warm: ControlMaster, as
+# docs/recording.md suggests). Also the parts: the SSH session alone, and the file sent to
+# /dev/null.
 #   tests/bench/run_remote_bench.sh [EVENTS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -69,19 +71,32 @@ size=$(stat -c %s "$dir/trace.peaklens")
 echo "$events events, $size bytes; seconds, min / median / max of $runs, each on its own line:"
 export PEAKLENS_REMOTE_CLI=$cli
 ssh -F "$dir/ssh_config_warm" peaklens-bench true # the master, up before the warm runs
+app=$root/build/bin/peaklens
 declare -A times
+remote="ssh://peaklens-bench$dir/trace.peaklens"
 for _ in $(seq $runs); do
-  times[local]+="$(seconds "$cli" info "$dir/trace.peaklens")"$'\n'
-  times[cold]+="$(PEAKLENS_SSH="ssh -F $dir/ssh_config_cold" seconds "$cli" info "ssh://peaklens-bench$dir/trace.peaklens")"$'\n'
-  times[warm]+="$(PEAKLENS_SSH="ssh -F $dir/ssh_config_warm" seconds "$cli" info "ssh://peaklens-bench$dir/trace.peaklens")"$'\n'
+  for op in info summary app; do
+    case $op in
+      app) run=(env QT_QPA_PLATFORM=offscreen "$app" --screenshot "$dir/shot.png" --force) ;;
+      *) run=("$cli" "$op") ;;
+    esac
+    times[$op-local]+="$(seconds "${run[@]}" "$dir/trace.peaklens")"$'\n'
+    times[$op-cold]+="$(PEAKLENS_SSH="ssh -F $dir/ssh_config_cold" seconds "${run[@]}" "$remote")"$'\n'
+    times[$op-warm]+="$(PEAKLENS_SSH="ssh -F $dir/ssh_config_warm" seconds "${run[@]}" "$remote")"$'\n'
+  done
   times[session]+="$(seconds ssh -F "$dir/ssh_config_cold" peaklens-bench true)"$'\n'
   times[send]+="$(seconds ssh -F "$dir/ssh_config_warm" peaklens-bench "$cli" send "$dir/trace.peaklens")"$'\n'
 done
-local_median=$(printf '%s' "${times[local]}" | median)
-for what in local cold warm session send; do
-  ratio=$(awk -v a="$(printf '%s' "${times[$what]}" | median)" -v b="$local_median" 'BEGIN {print a / b}')
-  printf '  %-8s %s   (median %.2fx local)\n' "$what" "$(printf '%s' "${times[$what]}" | spread)" "$ratio"
+for op in info summary app; do
+  local_median=$(printf '%s' "${times[$op-local]}" | median)
+  for where in local cold warm; do
+    ratio=$(awk -v a="$(printf '%s' "${times[$op-$where]}" | median)" -v b="$local_median" 'BEGIN {print a / b}')
+    printf '  %-8s %-6s %s   (median %.2fx local)\n' "$op" "$where" "$(printf '%s' "${times[$op-$where]}" | spread)" "$ratio"
+  done
 done
-echo "  local: info of the file where it lies; cold: info of ssh://HOST/PATH, a new connection each"
-echo "  time; warm: the same through a master connection; session: ssh HOST true, a new connection;"
-echo "  send: peaklens-cli send over the master connection, to /dev/null"
+for what in session send; do
+  printf '  %-15s %s\n' "$what" "$(printf '%s' "${times[$what]}" | spread)"
+done
+echo "  local: the file where it lies; cold: ssh://HOST/PATH, a new connection each time; warm: the"
+echo "  same through a master connection; session: ssh HOST true, a new connection; send:"
+echo "  peaklens-cli send over the master connection, to /dev/null"
