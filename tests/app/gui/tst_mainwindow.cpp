@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "sshhost.h"
 #include "testsupport.h"
 #include "tracefiledamage.h"
 
 #include "documentloader.h"
 #include "layereditor.h"
-#include "livecontroller.h"
 #include "mainwindow.h"
 #include "models/keptmodel.h"
 #include "models/layermodel.h"
@@ -44,7 +42,6 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
-#include <QDirIterator>
 #include <QFile>
 #include <QFileInfo>
 #include <QImage>
