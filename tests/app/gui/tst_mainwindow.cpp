@@ -23,6 +23,7 @@
 #include "widgets/runspane.h"
 #include "widgets/timelineview.h"
 #include "widgets/whatifbar.h"
+#include "windowopen.h"
 
 #include "core/analysis/allocatorstate.h"
 #include "core/analysis/blockgroups.h"
@@ -76,10 +77,7 @@ const QString kSample = QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/t
 
 bool load(MainWindow &window, const QString &path)
 {
-    QSignalSpy loaded(&window, &MainWindow::documentLoaded);
-    QSignalSpy failed(&window, &MainWindow::loadFailed);
-    window.openFile(path);
-    return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 60000) && loaded.count() == 1;
+    return test::openInWindow(window, path);
 }
 
 // A copy of the sample in `directory`, opened: a rerun is kept beside its baseline.

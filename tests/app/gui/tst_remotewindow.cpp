@@ -11,6 +11,7 @@
 #include "recorddialog.h"
 #include "runrecord.h"
 #include "widgets/runspane.h"
+#include "windowopen.h"
 
 #include "core/format/tracewriter.h"
 #include "core/import/traceloader.h"
@@ -37,10 +38,7 @@ const QString kSample = QStringLiteral(PEAKLENS_SOURCE_DIR "/resources/samples/t
 
 bool load(MainWindow &window, const QString &path)
 {
-    QSignalSpy loaded(&window, &MainWindow::documentLoaded);
-    QSignalSpy failed(&window, &MainWindow::loadFailed);
-    window.openFile(path);
-    return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 60000) && loaded.count() == 1;
+    return test::openInWindow(window, path);
 }
 
 // Whether a training run on the CPU can be recorded here.
