@@ -7,8 +7,12 @@
 # stored) and the app opening it (`peaklens --screenshot`, offscreen: the window around its
 # peak, analysed and drawn). Each locally, then as ssh://HOST/PATH with a fresh connection
 # each time (cold) and through a master connection kept open (warm: ControlMaster, as
-# docs/recording.md suggests). Also the parts: the SSH session alone, and the file sent to
-# /dev/null.
+# docs/recording.md suggests). Then the same trace streamed as a run writes it:
+# peaklens-test-livewriter writes it again as a collector does (a commit every 65,536
+# events) under `peaklens-cli record` here, and under `record --host` on the host, its
+# copy here growing commit by commit and replaced by the finished file: the time until the
+# finished trace is here, either way. Also the parts: the SSH session alone, and the file
+# sent to /dev/null.
 #   tests/bench/run_remote_bench.sh [EVENTS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -84,12 +88,20 @@ for _ in $(seq $runs); do
     times[$op-cold]+="$(PEAKLENS_SSH="ssh -F $dir/ssh_config_cold" seconds "${run[@]}" "$remote")"$'\n'
     times[$op-warm]+="$(PEAKLENS_SSH="ssh -F $dir/ssh_config_warm" seconds "${run[@]}" "$remote")"$'\n'
   done
+  # The run writes the trace into the folder record gives it (PEAKLENS_OUT).
+  writer="$root/build/bin/peaklens-test-livewriter $dir/trace.peaklens \$PEAKLENS_OUT/run.peaklens --commit-every 65536"
+  rm -rf "$dir/here" "$dir/copied" "$dir"/peaklens-2*
+  times[record-local]+="$(seconds "$cli" record --backend torch --out "$dir/here" -- sh -c "$writer >/dev/null")"$'\n'
+  times[record-cold]+="$(PEAKLENS_SSH="ssh -F $dir/ssh_config_cold" seconds "$cli" record --host peaklens-bench --backend torch \
+    --directory "$dir" --out "$dir/copied" -- sh -c "$writer >/dev/null")"$'\n'
+  cmp -s "$dir/copied/run.peaklens" "$dir"/peaklens-2*/run.peaklens || echo "the copy differs from the file on the host" >&2
   times[session]+="$(seconds ssh -F "$dir/ssh_config_cold" peaklens-bench true)"$'\n'
   times[send]+="$(seconds ssh -F "$dir/ssh_config_warm" peaklens-bench "$cli" send "$dir/trace.peaklens")"$'\n'
 done
-for op in info summary app; do
+for op in info summary app record; do
   local_median=$(printf '%s' "${times[$op-local]}" | median)
   for where in local cold warm; do
+    [ -n "${times[$op-$where]:-}" ] || continue
     ratio=$(awk -v a="$(printf '%s' "${times[$op-$where]}" | median)" -v b="$local_median" 'BEGIN {print a / b}')
     printf '  %-8s %-6s %s   (median %.2fx local)\n' "$op" "$where" "$(printf '%s' "${times[$op-$where]}" | spread)" "$ratio"
   done
