@@ -236,6 +236,11 @@ CommandOutput recordOnHost(const RecordOptions &options)
         std::fputs(("peaklens-cli: " + received.last + "\n").c_str(), stderr);
         return CommandOutput("", received.code);
     }
+    // Each copy knows where its original lies, for a rerun there.
+    for (const std::filesystem::path &copy : received.traces) {
+        const std::string inside = std::filesystem::relative(copy, localOut).string();
+        writeOrigin(copy.string(), std::string(kRemoteScheme) + options.host + received.remoteFolder + "/" + inside);
+    }
     return CommandOutput(options.host + ": " + received.last + "; copied to " + localOut.string() + "\n", received.code);
 }
 

@@ -349,6 +349,12 @@ Command addRerunCommand(CLI::App &app)
                     throw Error("Say what to rerun: --checkpoint STRATEGY (every:2, all, ...) or --budget SIZE.");
                 if (const auto remote = parseRemotePath(options->path))
                     return rerunOnHost(*options, *remote);
+                // A copy of a trace recorded on a host is rerun where it was recorded.
+                if (const auto origin = originOf(options->path); origin && !options->send) {
+                    RerunOptions there = *options;
+                    there.path = *origin;
+                    return rerunOnHost(there, *parseRemotePath(*origin));
+                }
                 if (options->send)
                     return rerunSending(*options);
                 const AnalysedTracePtr analysed = openForCommand(options->path);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "replayprocess.h"
 
+#include "localpath.h"
+
 #include "core/format/remotefile.h"
 
 #include "runstore.h"
@@ -85,7 +87,7 @@ QString ReplayProcess::unavailableReason(const TraceDocument &document)
     if (const auto reason = rerunUnavailable(*document.trace))
         return tr("this trace cannot be rerun: %1").arg(QString::fromStdString(*reason));
     const bool replayed = !meta(document, metakey::ReplaySpec).isEmpty();
-    const bool onHost = document.filePath().startsWith(QLatin1String(kRemoteScheme)); // the host's engine reruns it
+    const bool onHost = !hostPath(document).isEmpty(); // the host's engine reruns it
     if (!document.model)
         return tr("the trace has no checkpointable chain");
     if (replayed && !onHost && executable().isEmpty())
@@ -93,6 +95,15 @@ QString ReplayProcess::unavailableReason(const TraceDocument &document)
     if ((!replayed || onHost) && executable(QStringLiteral("peaklens-cli")).isEmpty())
         return tr("peaklens-cli is not installed next to the app (or in PEAKLENS_PLUGIN_DIR)");
     return {};
+}
+
+QString ReplayProcess::hostPath(const TraceDocument &document)
+{
+    const QString path = document.filePath();
+    if (path.startsWith(QLatin1String(kRemoteScheme)))
+        return path;
+    const auto origin = originOf(localPath(path));
+    return origin ? fromLocalPath(*origin) : QString();
 }
 
 bool ReplayProcess::isRunning() const
@@ -110,9 +121,10 @@ void ReplayProcess::start(const TraceDocument &document, const RunRecord &record
     m_cancelled = false;
     m_traceAnnounced = false;
     m_plan = planRerun(*document.trace, units(m_record.checkpoint()), document.checkpoint, m_record.folder.toStdString(), 0);
-    m_onHost = document.filePath().startsWith(QLatin1String(kRemoteScheme));
+    const QString onHost = hostPath(document);
+    m_onHost = !onHost.isEmpty();
     if (m_onHost) {
-        startOnHost(document.filePath());
+        startOnHost(onHost);
         return;
     }
     for (const auto &[path, contents] : m_plan.files) {

@@ -6,8 +6,9 @@
 // progress is followed; a relaunch's traces are read back by the window. A crash or OOM in
 // the child never touches the app, and nothing here waits on the UI thread: traces are
 // read by the window's loader, a cancelled child gets SIGTERM and, if it lingers, SIGKILL.
-// A trace opened from a host (ssh://HOST/PATH) is rerun on that host through `peaklens-cli
-// rerun`, its traces copied into the run's folder here as they grow.
+// A trace opened from a host (ssh://HOST/PATH), or copied from one by `record --host`, is
+// rerun on that host through `peaklens-cli rerun`, its traces copied into the run's folder
+// here as they grow.
 
 #include "runrecord.h"
 
@@ -30,6 +31,9 @@ public:
     // Where a program of ours is (peaklens-replay, peaklens-cli): PEAKLENS_PLUGIN_DIR, else
     // next to the app. Empty if absent.
     static QString executable(const QString &name = QStringLiteral("peaklens-replay"));
+    // Where a document's trace lies on a host, to be rerun there: its own ssh:// path, or the
+    // one its copy remembers (originOf); empty for a trace of this machine.
+    static QString hostPath(const TraceDocument &document);
     // Why a document cannot be rerun (no replay spec or command, no engine), or empty when it can.
     static QString unavailableReason(const TraceDocument &document);
 

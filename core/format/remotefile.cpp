@@ -338,6 +338,25 @@ std::string fetchRemoteFile(const std::string &text, const RemotePath &remote, c
     return copy.string();
 }
 
+void writeOrigin(const std::string &trace, const std::string &remote)
+{
+    OutputFile(trace + std::string(kOriginSuffix), OutputFile::Existing::Replace).write(remote + "\n");
+}
+
+std::optional<std::string> originOf(const std::string &trace)
+{
+    std::ifstream file(trace + std::string(kOriginSuffix));
+    std::string line;
+    if (!file || !std::getline(file, line))
+        return std::nullopt;
+    try {
+        if (parseRemotePath(line))
+            return line;
+    } catch (const Error &) {
+    }
+    return std::nullopt;
+}
+
 std::optional<std::vector<std::string>> listRemoteFolder(const std::string &text, const RemotePath &remote)
 {
     const auto slash = remote.path.find_last_of('/');

@@ -45,6 +45,14 @@ std::optional<RemotePath> parseRemotePath(const std::string &text);
 // left of a copy that did not arrive whole.
 std::string fetchRemoteFile(const std::string &text, const RemotePath &remote, const Progress &progress = {});
 
+// A trace recorded on a host and copied here (`record --host`) remembers where it lies
+// there in a file beside it, TRACE.origin, one line: ssh://HOST/PATH. Rerunning the copy
+// reruns it there. writeOrigin throws FileError naming the file it cannot write; origin
+// is null for a trace with no such file (or one that names no remote path).
+inline constexpr std::string_view kOriginSuffix = ".origin";
+void writeOrigin(const std::string &trace, const std::string &remote);
+std::optional<std::string> originOf(const std::string &trace);
+
 // The traces in the folder ssh://HOST/PATH names (`text`), as ssh:// paths sorted by name;
 // null when it names a file. Asks the host (`send --list`) only where the last part of the
 // path has no extension or ends in a slash: a name with one is taken for a file. Throws

@@ -289,6 +289,8 @@ private slots:
         QVERIFY(!original.isEmpty());
         QCOMPARE(QFileInfo(copy).fileName(), QFileInfo(original).fileName());
         QVERIFY(bytesOf(copy) == bytesOf(original));
+        // It remembers where its original lies, for a rerun there.
+        QCOMPARE(QString::fromUtf8(bytesOf(copy + QStringLiteral(".origin"))).trimmed(), test::SshHost::url(original));
         // What the follower read is what the file holds.
         QCOMPARE(follower.trace().events.size(), TraceReader::read(copy.toStdString())->events.size());
     }

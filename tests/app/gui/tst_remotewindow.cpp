@@ -162,8 +162,8 @@ private slots:
         QCOMPARE(QDir(out).entryList(QDir::AllEntries | QDir::NoDotAndDotDot).size(), qsizetype(2)); // trace, manifest
     }
 
-    // File > Record on a host over SSH: the run there is followed here as it writes, and
-    // the finished copy is the host's file, byte for byte.
+    // File > Record on a host over SSH: the run there is followed here as it writes, the
+    // finished copy is the host's file, byte for byte, and Rerun reruns it there.
     void aRecordingOnAHostGrowsLiveAndEndsIdentical()
     {
         if (!canRecord())
@@ -206,6 +206,20 @@ private slots:
         const std::size_t events = loadTrace(test::ss(traces.front()))->events.size();
         QTRY_VERIFY_WITH_TIMEOUT(!window.live()->following() || !window.live()->following()->isFollowing(), 60000);
         QTRY_COMPARE_WITH_TIMEOUT(window.document()->trace->events.size(), events, 60000);
+
+        // The copy remembers where it was recorded, and is rerun there.
+        QFile origin(traces.front() + QStringLiteral(".origin"));
+        QVERIFY(origin.open(QIODevice::ReadOnly));
+        QCOMPARE(QString::fromUtf8(origin.readAll()).trimmed(), test::SshHost::url(original));
+        window.setCheckpointStrategy(QStringLiteral("all"));
+        QSignalSpy finished(&window, &MainWindow::rerunFinished);
+        window.rerun();
+        QVERIFY(finished.wait(300000));
+        const RunRecord &run = window.runsPane()->runs()->run(1);
+        QVERIFY2(run.outcome().isEmpty(), qPrintable(run.outcome()));
+        QCOMPARE(run.tracePaths.size(), qsizetype(2));
+        QVERIFY(run.row.measured.peakAllocatedBytes && run.row.measured.baseline);
+        QVERIFY(*run.row.measured.peakAllocatedBytes < *run.row.measured.baseline->peakAllocatedBytes);
     }
 
 private:
