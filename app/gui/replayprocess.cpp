@@ -99,10 +99,9 @@ QString ReplayProcess::unavailableReason(const TraceDocument &document)
 
 QString ReplayProcess::hostPath(const TraceDocument &document)
 {
-    const QString path = document.filePath();
-    if (path.startsWith(QLatin1String(kRemoteScheme)))
-        return path;
-    const auto origin = originOf(localPath(path));
+    if (document.filePath().startsWith(QLatin1String(kRemoteScheme)))
+        return document.filePath();
+    const auto origin = originOf(localPath(document.filePath()));
     return origin ? fromLocalPath(*origin) : QString();
 }
 
