@@ -438,9 +438,11 @@ std::string writeNativeCopy(const std::string &input, const Trace &trace)
 OpenedTrace openTraceWindow(const std::string &path, const Progress &progress, std::optional<std::int64_t> fromNs)
 {
     if (parseRemotePath(path)) {
+        // Another window of a document already open (from a time) reads the copy its first did.
         return readWhereItLies(
             path, progress, [&](const std::string &copy) { return openTraceWindow(copy, progress.part(0.9, 1.0), fromNs); },
-            [&](const OpenedTrace &opened, const std::string &copy) { remoteread::nameSource(opened.trace, copy, path); });
+            [&](const OpenedTrace &opened, const std::string &copy) { remoteread::nameSource(opened.trace, copy, path); },
+            fromNs ? Copy::Reuse : Copy::Fresh);
     }
     constexpr std::size_t kEvents = LoadBudget::kDocumentEvents;
     if (auto window = readPeakWindow(path, kEvents, kEvents, progress, fromNs))

@@ -20,6 +20,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 extern char **environ; // NOLINT(readability-redundant-declaration): posix_spawnp's environment
@@ -252,8 +254,22 @@ void RemoteCommand::takeHeader(const std::string &name, const std::string &host,
 
 namespace peaklens {
 
-std::string fetchRemoteFile(const std::string &text, const RemotePath &remote, const Progress &progress)
+namespace {
+
+// The copies this process made, by remote path.
+std::mutex g_copiesMutex;
+std::map<std::string, std::string> g_copies;
+
+} // namespace
+
+std::string fetchRemoteFile(const std::string &text, const RemotePath &remote, const Progress &progress, Copy reuse)
 {
+    if (reuse == Copy::Reuse) {
+        const std::lock_guard lock(g_copiesMutex);
+        std::error_code ec;
+        if (const auto made = g_copies.find(text); made != g_copies.end() && std::filesystem::is_regular_file(made->second, ec))
+            return made->second;
+    }
     const std::string folder = userCacheFolder();
     if (folder.empty())
         throw ImportError(text, "cannot be read: no cache folder to copy it into (set HOME or PEAKLENS_CACHE_DIR).");
@@ -335,6 +351,8 @@ std::string fetchRemoteFile(const std::string &text, const RemotePath &remote, c
     if (!file)
         throw ImportError(text, "cannot be read: its copy " + output.temporary() + " could not be written.");
     output.commit();
+    const std::lock_guard lock(g_copiesMutex);
+    g_copies[text] = copy.string();
     return copy.string();
 }
 

@@ -42,8 +42,12 @@ std::optional<RemotePath> parseRemotePath(const std::string &text);
 // after the file and a hash of `text`), in place of the last copy of it, and returns the
 // copy's path: what a reader reads, as it reads a file where it lies. Throws ImportError
 // naming `text` with the one sentence RemoteCommand::finish gives, and Cancelled; nothing is
-// left of a copy that did not arrive whole.
-std::string fetchRemoteFile(const std::string &text, const RemotePath &remote, const Progress &progress = {});
+// left of a copy that did not arrive whole. With Copy::Reuse, the copy this process made of
+// `text` before, if there is one, is taken as it is: another window of the same document
+// reads the very file its first one did.
+enum class Copy { Fresh, Reuse };
+std::string fetchRemoteFile(const std::string &text, const RemotePath &remote, const Progress &progress = {},
+                            Copy copy = Copy::Fresh);
 
 // A trace recorded on a host and copied here (`record --host`) remembers where it lies
 // there in a file beside it, TRACE.origin, one line: ssh://HOST/PATH. Rerunning the copy

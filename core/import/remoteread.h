@@ -27,17 +27,19 @@ inline void nameSource(const std::shared_ptr<const Trace> &trace, const std::str
 
 } // namespace remoteread
 
-// `read(path)` for a local path; for ssh://HOST/PATH, `read(copy)` on its local copy, the
-// copy's path in a FileError thrown put back to `path`, and `rename(result, copy)` given
-// the result to do the same (remoteread::nameSource on each trace it holds). The copy takes
-// the first 90 % of `progress` when the host says how big the file is.
+// `read(path)` for a local path; for ssh://HOST/PATH, `read(copy)` on its local copy
+// (fetchRemoteFile, with `copy`), the copy's path in a FileError thrown put back to `path`,
+// and `rename(result, copy)` given the result to do the same (remoteread::nameSource on each
+// trace it holds). The copy takes the first 90 % of `progress` when the host says how big
+// the file is.
 template<typename Read, typename Rename>
-auto readWhereItLies(const std::string &path, const Progress &progress, Read read, Rename rename) -> decltype(read(path))
+auto readWhereItLies(const std::string &path, const Progress &progress, Read read, Rename rename, Copy copying = Copy::Fresh)
+    -> decltype(read(path))
 {
     const auto remote = parseRemotePath(path);
     if (!remote)
         return read(path);
-    const std::string copy = fetchRemoteFile(path, *remote, progress.part(0, 0.9));
+    const std::string copy = fetchRemoteFile(path, *remote, progress.part(0, 0.9), copying);
     try {
         auto result = read(copy);
         rename(result, copy);

@@ -5,6 +5,7 @@
 #include "sshhost.h"
 #include "testsupport.h"
 
+#include "core/document/filesummary.h"
 #include "core/format/tracefollower.h"
 #include "core/format/tracereader.h"
 #include "core/trace/metadata.h"
@@ -13,6 +14,7 @@
 #include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QThread>
 
@@ -181,6 +183,34 @@ private slots:
         QCOMPARE(copies.size(), qsizetype(1));
         QVERIFY(copies.front().endsWith(QStringLiteral("-training-step.peaklens")));
         QVERIFY(bytesOf(QDir(cache.filePath(QStringLiteral("remote"))).filePath(copies.front())) == bytesOf(sample));
+    }
+
+    // Another window of a document open from a host (from a time, as View > Read the Visible
+    // Time in Full Detail asks) reads the copy its first one did; a new open fetches again.
+    void anotherWindowReadsTheSameCopy()
+    {
+        QTemporaryDir cache;
+        qputenv("PEAKLENS_CACHE_DIR", cache.path().toUtf8());
+        const QString sends = m_scripts.filePath(QStringLiteral("sends"));
+        writeScript(
+            QStringLiteral("counting.sh"),
+            QStringLiteral("echo sent >> %1\nexec " PEAKLENS_BIN_DIR "/peaklens-cli \"$@\"\n").arg(sends).toUtf8().constData());
+        qputenv("PEAKLENS_REMOTE_CLI", QStringLiteral("sh %1").arg(m_scripts.filePath(QStringLiteral("counting.sh"))).toUtf8());
+        const auto restore = qScopeGuard([] {
+            qunsetenv("PEAKLENS_CACHE_DIR");
+            qputenv("PEAKLENS_REMOTE_CLI", QByteArrayLiteral(PEAKLENS_BIN_DIR "/peaklens-cli"));
+        });
+        const auto sent = [&] { return bytesOf(sends).count('\n'); };
+        const std::string url =
+            test::SshHost::url(kSource + QStringLiteral("resources/samples/training-step.peaklens")).toStdString();
+        const OpenedTrace first = openTraceWindow(url);
+        QCOMPARE(sent(), 1);
+        const OpenedTrace again = openTraceWindow(url, {}, first.trace->events.timeNs(0));
+        QCOMPARE(sent(), 1);
+        QCOMPARE(again.trace->events.size(), first.trace->events.size());
+        QCOMPARE(again.trace->metaValue(metakey::SourcePath), first.trace->metaValue(metakey::SourcePath));
+        openTraceWindow(url);
+        QCOMPARE(sent(), 2);
     }
 
     // A path relative to the remote home folder, as scp writes it.
