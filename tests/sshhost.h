@@ -4,8 +4,9 @@
 // loopback port, as the user running the tests, with a host key and a user key made for
 // it, and a client configuration naming it "peaklens-test". While it lives,
 // PEAKLENS_SSH points PeakLens's ssh at that configuration and PEAKLENS_REMOTE_CLI at this
-// build's peaklens-cli, so ssh://peaklens-test/ABSOLUTE-PATH reads a local file through a
-// real SSH connection. Without an OpenSSH server (or one that will not start) it says why,
+// build's peaklens-cli, started in a home folder of the host's own (home()), so
+// ssh://peaklens-test/ABSOLUTE-PATH reads a local file through a real SSH connection and
+// what runs there leaves nothing in the user's home. Without an OpenSSH server (or one that will not start) it says why,
 // for the test to skip.
 
 #include <QDir>
@@ -30,7 +31,6 @@ public:
 
     SshHost()
     {
-        m_foldersBefore = hostFolders();
         if (!QFile::exists(QStringLiteral("/usr/sbin/sshd"))) {
             m_problem = QStringLiteral("no OpenSSH server (/usr/sbin/sshd): ./run.sh installs openssh-server");
             return;
@@ -66,7 +66,10 @@ public:
         m_server.start(QStringLiteral("/usr/sbin/sshd"),
                        {QStringLiteral("-D"), QStringLiteral("-e"), QStringLiteral("-f"), path(QStringLiteral("sshd_config"))});
         qputenv("PEAKLENS_SSH", sshCommand().toUtf8());
-        qputenv("PEAKLENS_REMOTE_CLI", QByteArrayLiteral(PEAKLENS_BIN_DIR "/peaklens-cli"));
+        QDir().mkpath(home());
+        write(QStringLiteral("remote-cli.sh"),
+              QStringLiteral("cd '%1' && exec " PEAKLENS_BIN_DIR "/peaklens-cli \"$@\"\n").arg(home()));
+        qputenv("PEAKLENS_REMOTE_CLI", remoteCli().toUtf8());
         qunsetenv("SSH_AUTH_SOCK"); // the test's keys alone
         // Up once a login works.
         for (int attempt = 0; attempt < 50; ++attempt) {
@@ -86,10 +89,6 @@ public:
 
     ~SshHost()
     {
-        // What reruns on the host left in its home folder (the user's, here) goes with it.
-        for (const QString &folder : hostFolders())
-            if (!m_foldersBefore.contains(folder))
-                QDir(QDir::home().filePath(folder)).removeRecursively();
         qunsetenv("PEAKLENS_SSH");
         qunsetenv("PEAKLENS_REMOTE_CLI");
         m_server.terminate();
@@ -101,8 +100,10 @@ public:
 
     // Empty when the host is up; else why it is not.
     const QString &problem() const { return m_problem; }
-    // The folders `rerun ssh://` leaves in the host's home folder.
-    static QStringList hostFolders() { return QDir::home().entryList({QStringLiteral("peaklens-rerun-*")}, QDir::Dirs); }
+    // What PEAKLENS_REMOTE_CLI names: this build's peaklens-cli, started in home() as a login
+    // starts in its home folder, so what it leaves there (a rerun's folder) goes with the host.
+    QString remoteCli() const { return QStringLiteral("sh %1").arg(path(QStringLiteral("remote-cli.sh"))); }
+    QString home() const { return path(QStringLiteral("home")); }
     // ssh://peaklens-test/ABSOLUTE-PATH for a local file.
     static QString url(const QString &absolutePath)
     {
@@ -157,7 +158,6 @@ private:
     QProcess m_server;
     quint16 m_port = 0;
     QString m_problem;
-    QStringList m_foldersBefore;
 };
 
 } // namespace peaklens::test

@@ -53,6 +53,7 @@ pid_t startChild(const ChildProcess &child)
     // Before the fork, so no signal is missed; exec gives the child the defaults back.
     struct sigaction forward = {};
     forward.sa_handler = forwardSignal;
+    forward.sa_flags = SA_RESTART; // what this process was doing goes on: reading, writing frames
     ::sigaction(SIGTERM, &forward, nullptr);
     ::sigaction(SIGINT, &forward, nullptr);
     std::fflush(nullptr);

@@ -196,9 +196,9 @@ private slots:
             QStringLiteral("counting.sh"),
             QStringLiteral("echo sent >> %1\nexec " PEAKLENS_BIN_DIR "/peaklens-cli \"$@\"\n").arg(sends).toUtf8().constData());
         qputenv("PEAKLENS_REMOTE_CLI", QStringLiteral("sh %1").arg(m_scripts.filePath(QStringLiteral("counting.sh"))).toUtf8());
-        const auto restore = qScopeGuard([] {
+        const auto restore = qScopeGuard([cli = m_host->remoteCli()] {
             qunsetenv("PEAKLENS_CACHE_DIR");
-            qputenv("PEAKLENS_REMOTE_CLI", QByteArrayLiteral(PEAKLENS_BIN_DIR "/peaklens-cli"));
+            qputenv("PEAKLENS_REMOTE_CLI", cli.toUtf8());
         });
         const auto sent = [&] { return bytesOf(sends).count('\n'); };
         const std::string url =
@@ -216,10 +216,11 @@ private slots:
     // A path relative to the remote home folder, as scp writes it.
     void aPathFromTheHomeFolder()
     {
-        const QString home = QDir::homePath();
-        QTemporaryDir dir(home + QStringLiteral("/peaklens-remote-XXXXXX"));
-        QVERIFY(QFile::copy(kSource + QStringLiteral("tests/data/modelled-step.pltxt"), dir.filePath(QStringLiteral("a.pltxt"))));
-        const QString relative = QDir(home).relativeFilePath(dir.filePath(QStringLiteral("a.pltxt")));
+        // Where the host's command starts: its home folder (here, the test host's own).
+        const QString home = m_host->home();
+        QVERIFY(QDir(home).mkpath(QStringLiteral("runs")));
+        QVERIFY(QFile::copy(kSource + QStringLiteral("tests/data/modelled-step.pltxt"), home + QStringLiteral("/runs/a.pltxt")));
+        const QString relative = QStringLiteral("runs/a.pltxt");
         const test::ToolRun remote = test::runTool(
             QStringLiteral("peaklens-cli"),
             {QStringLiteral("info"), QStringLiteral("ssh://%1/~/%2").arg(QString::fromLatin1(test::SshHost::kAlias), relative)});
@@ -279,7 +280,7 @@ private slots:
             qputenv("PEAKLENS_REMOTE_CLI", remoteCli.toUtf8());
         const test::ToolRun run = test::runTool(QStringLiteral("peaklens-cli"), {QStringLiteral("summary"), path});
         qputenv("PEAKLENS_SSH", m_host->sshCommand().toUtf8());
-        qputenv("PEAKLENS_REMOTE_CLI", QByteArrayLiteral(PEAKLENS_BIN_DIR "/peaklens-cli"));
+        qputenv("PEAKLENS_REMOTE_CLI", m_host->remoteCli().toUtf8());
         QCOMPARE(run.exitCode, 2);
         QVERIFY(run.out.isEmpty());
         const QString err = QString::fromUtf8(run.err);
@@ -456,7 +457,7 @@ private slots:
                           {QStringLiteral("record"), QStringLiteral("--host"), QString::fromLatin1(test::SshHost::kAlias),
                            QStringLiteral("--out"), out, QStringLiteral("--"), QStringLiteral("true")});
         qputenv("PEAKLENS_SSH", m_host->sshCommand().toUtf8());
-        qputenv("PEAKLENS_REMOTE_CLI", QByteArrayLiteral(PEAKLENS_BIN_DIR "/peaklens-cli"));
+        qputenv("PEAKLENS_REMOTE_CLI", m_host->remoteCli().toUtf8());
         QCOMPARE(run.exitCode, 1);
         QVERIFY(run.out.isEmpty());
         const QString err = QString::fromUtf8(run.err);
