@@ -6,8 +6,11 @@
 // PEAKLENS_SSH points PeakLens's ssh at that configuration and PEAKLENS_REMOTE_CLI at this
 // build's peaklens-cli, started in a home folder of the host's own (home()), so
 // ssh://peaklens-test/ABSOLUTE-PATH reads a local file through a real SSH connection and
-// what runs there leaves nothing in the user's home. Without an OpenSSH server (or one that will not start) it says why,
+// what runs there leaves nothing in the user's home. The connection PeakLens keeps to it is
+// closed with it. Without an OpenSSH server (or one that will not start) it says why,
 // for the test to skip.
+
+#include "core/format/remotefile.h"
 
 #include <QDir>
 #include <QFile>
@@ -64,7 +67,8 @@ public:
         writeClientConfig(QStringLiteral("ssh_config_other_key"), QStringLiteral("other_key"));
         m_server.setProcessChannelMode(QProcess::MergedChannels);
         m_server.start(QStringLiteral("/usr/sbin/sshd"),
-                       {QStringLiteral("-D"), QStringLiteral("-e"), QStringLiteral("-f"), path(QStringLiteral("sshd_config"))});
+                       {QStringLiteral("-D"), QStringLiteral("-E"), path(QStringLiteral("sshd.log")), QStringLiteral("-f"),
+                        path(QStringLiteral("sshd_config"))});
         qputenv("PEAKLENS_SSH", sshCommand().toUtf8());
         QDir().mkpath(home());
         write(QStringLiteral("remote-cli.sh"),
@@ -83,12 +87,13 @@ public:
                 break;
             QTest::qWait(100);
         }
-        m_problem =
-            QStringLiteral("the OpenSSH server did not start: %1").arg(QString::fromLocal8Bit(m_server.readAll()).trimmed());
+        m_problem = QStringLiteral("the OpenSSH server did not start: %1")
+                        .arg(QString::fromLocal8Bit(m_server.readAll() + log()).trimmed());
     }
 
     ~SshHost()
     {
+        closeConnections();
         qunsetenv("PEAKLENS_SSH");
         qunsetenv("PEAKLENS_REMOTE_CLI");
         m_server.terminate();
@@ -118,6 +123,15 @@ public:
     QString path(const QString &name) const { return m_dir.filePath(name); }
     quint16 port() const { return m_port; }
 
+    // Ends the connection PeakLens keeps to this host (ssh's master), if there is one: the
+    // next command logs in again. A kept connection carries any command whatever its
+    // client's keys, so a test of a refused key starts without one.
+    void closeConnections() const { control(QStringLiteral("exit")); }
+    // Whether PeakLens keeps a connection to this host now.
+    bool hasKeptConnection() const { return control(QStringLiteral("check")); }
+    // How many times a client has logged in to the host so far.
+    int logins() const { return int(log().count("Accepted publickey")); }
+
 private:
     // A port the system hands out for loopback, released again for sshd to take.
     static quint16 freePort()
@@ -137,6 +151,23 @@ private:
     {
         const passwd *user = ::getpwuid(::geteuid());
         return user ? QString::fromLocal8Bit(user->pw_name) : QStringLiteral("root");
+    }
+    // `ssh -O COMMAND` to the master in PeakLens's socket for this host; whether one answered.
+    bool control(const QString &command) const
+    {
+        const QString folder = QString::fromStdString(sshControlFolder());
+        if (folder.isEmpty())
+            return false;
+        QProcess ssh;
+        ssh.start(QStringLiteral("ssh"),
+                  {QStringLiteral("-F"), path(QStringLiteral("ssh_config")), QStringLiteral("-o"),
+                   QStringLiteral("ControlPath=%1/%C").arg(folder), QStringLiteral("-O"), command, QString::fromLatin1(kAlias)});
+        return ssh.waitForFinished(10000) && ssh.exitStatus() == QProcess::NormalExit && ssh.exitCode() == 0;
+    }
+    QByteArray log() const
+    {
+        QFile file(path(QStringLiteral("sshd.log")));
+        return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
     }
     void write(const QString &name, const QString &text) const
     {

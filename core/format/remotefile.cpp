@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,6 +46,106 @@ std::vector<std::string> words(const char *variable, const char *fallback)
     return out;
 }
 
+// How long a connection PeakLens keeps to a host stays open once nothing uses it, and how
+// often a kept connection asks whether the host still answers.
+constexpr int kKeepSeconds = 300;
+constexpr int kAliveSeconds = 30;
+
+int keepSeconds()
+{
+    const char *value = std::getenv("PEAKLENS_SSH_KEEP");
+    int seconds = kKeepSeconds;
+    if (value && *value) {
+        const std::string_view text(value);
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+        if (error != std::errc() || end != text.data() + text.size() || seconds < 0)
+            seconds = kKeepSeconds;
+    }
+    return seconds;
+}
+
+// What `SSH -G HOST` prints: the options the user's configuration gives that host, one
+// "name value" per line, names in lower case, those with no value left out. Empty when it
+// fails (a client that has no -G, a configuration it rejects: the real command says why).
+std::map<std::string, std::string> configuredOptions(std::vector<std::string> line, const std::string &host)
+{
+    line.emplace_back("-G");
+    line.push_back(host);
+    std::vector<char *> argv;
+    argv.reserve(line.size() + 1);
+    for (std::string &word : line)
+        argv.push_back(word.data());
+    argv.push_back(nullptr);
+    int out[2] = {-1, -1};
+    if (::pipe2(out, O_CLOEXEC) != 0)
+        return {};
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    pid_t pid = -1;
+    const int spawned = ::posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(out[1]);
+    std::string text;
+    char buffer[4096];
+    while (spawned == 0) {
+        const ssize_t got = ::read(out[0], buffer, sizeof buffer);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        text.append(buffer, static_cast<std::size_t>(got));
+    }
+    ::close(out[0]);
+    int status = 0;
+    while (spawned == 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) { }
+    if (spawned != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return {};
+    std::map<std::string, std::string> options;
+    std::istringstream lines(text);
+    for (std::string name, value; lines >> name && std::getline(lines >> std::ws, value);)
+        options.emplace(name, value);
+    return options;
+}
+
+// The options that make `ssh` keep one connection to `host` for PeakLens's commands (a
+// master, ControlMaster, left open kKeepSeconds after its last use): every command after
+// the first skips the handshake and the login. None where the user's configuration
+// shares connections itself, or keeps none (PEAKLENS_SSH_KEEP=0), or where no private
+// folder for the socket can be made.
+std::vector<std::string> keptConnectionOptions(const std::vector<std::string> &ssh, const std::string &host)
+{
+    const int seconds = keepSeconds();
+    if (seconds == 0)
+        return {};
+    static std::mutex mutex;
+    static std::map<std::vector<std::string>, std::vector<std::string>> known;
+    std::vector<std::string> key = ssh;
+    key.push_back(host);
+    key.push_back(std::to_string(seconds));
+    const std::lock_guard lock(mutex);
+    if (const auto found = known.find(key); found != known.end())
+        return found->second;
+    std::vector<std::string> options;
+    const auto configured = configuredOptions(ssh, host);
+    const auto said = [&](const char *name) {
+        const auto found = configured.find(name);
+        return found == configured.end() ? std::string() : found->second;
+    };
+    if (const std::string folder = sshControlFolder();
+        !folder.empty() && said("controlmaster") == "false" && (said("controlpath").empty() || said("controlpath") == "none")) {
+        options = {
+            "-o", "ControlMaster=auto", "-o", "ControlPath=" + folder + "/%C", "-o", "ControlPersist=" + std::to_string(seconds)};
+        // A master whose host went away (a laptop that slept) ends on its own.
+        if (said("serveraliveinterval") == "0")
+            options.insert(options.end(), {"-o", "ServerAliveInterval=" + std::to_string(kAliveSeconds)});
+    }
+    known.emplace(std::move(key), options);
+    return options;
+}
+
 // The last line ssh or the remote command wrote on stderr, without its newline.
 std::string lastLine(const std::string &text)
 {
@@ -80,6 +181,23 @@ std::optional<RemotePath> parseRemotePath(const std::string &text)
     return remote;
 }
 
+std::string sshControlFolder()
+{
+    // The socket's path must fit a socket address (108 bytes), with the 40 characters of
+    // %C and the 17 ssh adds while it makes the socket.
+    constexpr std::size_t kLongest = 48;
+    const char *runtime = std::getenv("XDG_RUNTIME_DIR");
+    std::string folder = runtime && *runtime && std::strlen(runtime) + 13 <= kLongest
+                             ? std::string(runtime) + "/peaklens-ssh"
+                             : "/tmp/peaklens-ssh-" + std::to_string(::geteuid());
+    ::mkdir(folder.c_str(), 0700);
+    struct stat info = {};
+    // The user's own, and no one else's to enter: the socket logs in as the user.
+    if (::lstat(folder.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) || info.st_uid != ::geteuid() || (info.st_mode & 077) != 0)
+        return {};
+    return folder;
+}
+
 // Single-quoted, a quote in it closed and escaped.
 std::string RemoteCommand::quoted(std::string_view word)
 {
@@ -92,9 +210,11 @@ std::string RemoteCommand::quoted(std::string_view word)
 std::vector<std::string> RemoteCommand::commandLine(const std::string &host, const std::vector<std::string> &arguments)
 {
     std::vector<std::string> line = words("PEAKLENS_SSH", "ssh");
+    const std::vector<std::string> kept = keptConnectionOptions(line, host);
     // No prompt PeakLens could not answer: a key that is refused fails at once.
     for (const char *option : {"-T", "-o", "BatchMode=yes"})
         line.emplace_back(option);
+    line.insert(line.end(), kept.begin(), kept.end());
     line.push_back(host);
     line.emplace_back("--");
     std::string command;
@@ -156,6 +276,7 @@ RemoteCommand::RemoteCommand(const std::string &name, std::string host, const st
                                     + "); PeakLens reads remote files through the OpenSSH client.");
     }
     m_stdout = out[0];
+    ::fcntl(m_stdout, F_SETPIPE_SZ, 1 << 20);
     ::fcntl(m_stdout, F_SETFL, ::fcntl(m_stdout, F_GETFL) | O_NONBLOCK);
 }
 

@@ -3,8 +3,11 @@
 // A trace on another machine, named ssh://HOST/PATH: HOST is anything the system's OpenSSH
 // client takes (user@host, an alias from ~/.ssh/config, a host behind a ProxyJump), PATH
 // the file's path there ("ssh://gpu1/~/runs/a.peaklens" is relative to the home folder).
-// PeakLens runs `peaklens-cli send PATH` there through `ssh` — the user's keys, agent and
-// ControlMaster, no daemon and no port of its own — and reads what it sends as a stream.
+// PeakLens runs `peaklens-cli send PATH` there through `ssh` — the user's keys and agent,
+// no daemon and no port of its own — and reads what it sends as a stream. It keeps one
+// connection to each host open for a while (ssh's ControlMaster, in sshControlFolder(),
+// PEAKLENS_SSH_KEEP seconds after its last use, 300 by default, 0 for none) unless the
+// user's ssh configuration shares connections itself.
 //
 // `send` writes one line first, kSendHeader and its version, then a line with the file's
 // size and the file's bytes, so a different version there is found before anything is read
@@ -62,6 +65,11 @@ std::optional<std::string> originOf(const std::string &trace);
 // path has no extension or ends in a slash: a name with one is taken for a file. Throws
 // ImportError naming `text` with the one sentence RemoteCommand::finish gives.
 std::optional<std::vector<std::string>> listRemoteFolder(const std::string &text, const RemotePath &remote);
+
+// Where PeakLens keeps the sockets of the connections it keeps open to hosts:
+// $XDG_RUNTIME_DIR/peaklens-ssh, else /tmp/peaklens-ssh-UID, made private to the user;
+// empty when it cannot be made so (then no connection is kept).
+std::string sshControlFolder();
 
 // `ssh` running one peaklens-cli command on a host: its stdout to read and, when asked, its
 // stdin to write (closing it tells the command to stop: `record --send` stops its run);

@@ -5,14 +5,15 @@
 # in for the GPU host. N memory events (default 10M) in a native file, read three ways:
 # `peaklens-cli info` (every event read), `peaklens-cli summary` (the figures the writer
 # stored) and the app opening it (`peaklens --screenshot`, offscreen: the window around its
-# peak, analysed and drawn). Each locally, then as ssh://HOST/PATH with a fresh connection
-# each time (cold) and through a master connection kept open (warm: ControlMaster, as
-# docs/recording.md suggests). Then the same trace streamed as a run writes it:
-# peaklens-test-livewriter writes it again as a collector does (a commit every 65,536
-# events) under `peaklens-cli record` here, and under `record --host` on the host, its
-# copy here growing commit by commit and replaced by the finished file: the time until the
-# finished trace is here, either way. Also the parts: the SSH session alone, and the file
-# sent to /dev/null.
+# peak, analysed and drawn). Each locally, then as ssh://HOST/PATH two ways: over a new
+# connection each time (PEAKLENS_SSH_KEEP=0: what the first command to a host costs), and
+# over the connection PeakLens keeps to the host (its default: every command after the
+# first). Then the same trace streamed as a run writes it: peaklens-test-livewriter writes
+# it again as a collector does (a commit every 65,536 events) under `peaklens-cli record`
+# here, and under `record --host` on the host, its copy here growing commit by commit and
+# replaced by the finished file: the time until the finished trace is here, either way.
+# Also the parts: a new SSH session, a command over the kept connection, the host
+# account's shell starting as sshd starts it (its ~/.bashrc), and the file sent to /dev/null.
 #   tests/bench/run_remote_bench.sh [EVENTS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -23,9 +24,12 @@ bench=$root/build/bin/bench_tracefile
 dir=$(mktemp -d)
 runs=5
 server=
+# PeakLens keeps its connections' sockets in $XDG_RUNTIME_DIR/peaklens-ssh: the run's own.
+export XDG_RUNTIME_DIR=$dir/run
+mkdir -m 700 "$XDG_RUNTIME_DIR"
 cleanup() {
+  ssh -F "$dir/ssh_config" -o ControlPath="$XDG_RUNTIME_DIR/peaklens-ssh/%C" -O exit peaklens-bench >/dev/null 2>&1 || true
   [ -n "$server" ] && kill "$server" 2>/dev/null || true
-  ssh -F "$dir/ssh_config_warm" -O exit peaklens-bench >/dev/null 2>&1 || true
   rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -51,8 +55,7 @@ StrictModes no
 PidFile $dir/sshd.pid
 PermitRootLogin prohibit-password
 CONF
-client() {
-  cat <<CONF
+cat > "$dir/ssh_config" <<CONF
 Host peaklens-bench
   HostName 127.0.0.1
   Port $port
@@ -63,21 +66,18 @@ Host peaklens-bench
   StrictHostKeyChecking accept-new
   LogLevel ERROR
 CONF
-}
-client > "$dir/ssh_config_cold"
-{ client; printf '  ControlMaster auto\n  ControlPath %s/cm-%%C\n  ControlPersist 120\n' "$dir"; } > "$dir/ssh_config_warm"
 /usr/sbin/sshd -D -e -f "$dir/sshd_config" 2>"$dir/sshd.log" &
 server=$!
-for _ in $(seq 50); do ssh -F "$dir/ssh_config_cold" -o BatchMode=yes peaklens-bench true 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 50); do ssh -F "$dir/ssh_config" -o BatchMode=yes peaklens-bench true 2>/dev/null && break; sleep 0.1; done
 
 $bench write "$events" "$dir/trace.peaklens" >/dev/null
 size=$(stat -c %s "$dir/trace.peaklens")
 echo "$events events, $size bytes; seconds, min / median / max of $runs, each on its own line:"
-export PEAKLENS_REMOTE_CLI=$cli
-ssh -F "$dir/ssh_config_warm" peaklens-bench true # the master, up before the warm runs
+export PEAKLENS_REMOTE_CLI=$cli PEAKLENS_SSH="ssh -F $dir/ssh_config"
+remote="ssh://peaklens-bench$dir/trace.peaklens"
+"$cli" summary "$remote" >/dev/null # the connection PeakLens keeps, up before the kept runs
 app=$root/build/bin/peaklens
 declare -A times
-remote="ssh://peaklens-bench$dir/trace.peaklens"
 for _ in $(seq $runs); do
   for op in info summary app; do
     case $op in
@@ -85,30 +85,42 @@ for _ in $(seq $runs); do
       *) run=("$cli" "$op") ;;
     esac
     times[$op-local]+="$(seconds "${run[@]}" "$dir/trace.peaklens")"$'\n'
-    times[$op-cold]+="$(PEAKLENS_SSH="ssh -F $dir/ssh_config_cold" seconds "${run[@]}" "$remote")"$'\n'
-    times[$op-warm]+="$(PEAKLENS_SSH="ssh -F $dir/ssh_config_warm" seconds "${run[@]}" "$remote")"$'\n'
+    times[$op-new]+="$(PEAKLENS_SSH_KEEP=0 seconds "${run[@]}" "$remote")"$'\n'
+    times[$op-kept]+="$(seconds "${run[@]}" "$remote")"$'\n'
   done
   # The run writes the trace into the folder record gives it (PEAKLENS_OUT).
   writer="$root/build/bin/peaklens-test-livewriter $dir/trace.peaklens \$PEAKLENS_OUT/run.peaklens --commit-every 65536"
-  rm -rf "$dir/here" "$dir/copied" "$dir"/peaklens-2*
-  times[record-local]+="$(seconds "$cli" record --backend torch --out "$dir/here" -- sh -c "$writer >/dev/null")"$'\n'
-  times[record-cold]+="$(PEAKLENS_SSH="ssh -F $dir/ssh_config_cold" seconds "$cli" record --host peaklens-bench --backend torch \
-    --directory "$dir" --out "$dir/copied" -- sh -c "$writer >/dev/null")"$'\n'
-  cmp -s "$dir/copied/run.peaklens" "$dir"/peaklens-2*/run.peaklens || echo "the copy differs from the file on the host" >&2
-  times[session]+="$(seconds ssh -F "$dir/ssh_config_cold" peaklens-bench true)"$'\n'
-  times[send]+="$(seconds ssh -F "$dir/ssh_config_warm" peaklens-bench "$cli" send "$dir/trace.peaklens")"$'\n'
+  for where in local new kept; do
+    rm -rf "$dir/here" "$dir/copied" "$dir"/peaklens-2*
+    case $where in
+      local) times[record-local]+="$(seconds "$cli" record --backend torch --out "$dir/here" -- sh -c "$writer >/dev/null")"$'\n' ;;
+      *)
+        keep=$([ "$where" = new ] && echo 0 || echo 300)
+        times[record-$where]+="$(PEAKLENS_SSH_KEEP=$keep seconds "$cli" record --host peaklens-bench --backend torch \
+          --directory "$dir" --out "$dir/copied" -- sh -c "$writer >/dev/null")"$'\n'
+        cmp -s "$dir/copied/run.peaklens" "$dir"/peaklens-2*/run.peaklens || echo "the copy differs from the file on the host" >&2
+        ;;
+    esac
+  done
+  times[session]+="$(seconds ssh -F "$dir/ssh_config" peaklens-bench true)"$'\n'
+  times[kept-command]+="$(seconds ssh -F "$dir/ssh_config" -o ControlPath="$XDG_RUNTIME_DIR/peaklens-ssh/%C" peaklens-bench true)"$'\n'
+  times[shell]+="$(seconds env -u SHLVL SSH_CLIENT="127.0.0.1 1 22" "$(getent passwd "$(id -un)" | cut -d: -f7)" -c true)"$'\n'
+  times[send]+="$(seconds ssh -F "$dir/ssh_config" -o ControlPath="$XDG_RUNTIME_DIR/peaklens-ssh/%C" peaklens-bench "$cli" send "$dir/trace.peaklens")"$'\n'
 done
 for op in info summary app record; do
   local_median=$(printf '%s' "${times[$op-local]}" | median)
-  for where in local cold warm; do
+  for where in local new kept; do
     [ -n "${times[$op-$where]:-}" ] || continue
     ratio=$(awk -v a="$(printf '%s' "${times[$op-$where]}" | median)" -v b="$local_median" 'BEGIN {print a / b}')
     printf '  %-8s %-6s %s   (median %.2fx local)\n' "$op" "$where" "$(printf '%s' "${times[$op-$where]}" | spread)" "$ratio"
   done
 done
-for what in session send; do
+for what in session kept-command shell send; do
   printf '  %-15s %s\n' "$what" "$(printf '%s' "${times[$what]}" | spread)"
 done
-echo "  local: the file where it lies; cold: ssh://HOST/PATH, a new connection each time; warm: the"
-echo "  same through a master connection; session: ssh HOST true, a new connection; send:"
-echo "  peaklens-cli send over the master connection, to /dev/null"
+echo "  local: the file where it lies; new: ssh://HOST/PATH over a new connection each time"
+echo "  (PEAKLENS_SSH_KEEP=0); kept: the same over the connection PeakLens keeps (its default"
+echo "  after the first command); session: ssh HOST true, a new connection; kept-command: the"
+echo "  same over the kept one; shell: the host account's shell started as sshd starts it, with"
+echo "  its ~/.bashrc (in every remote command); send: peaklens-cli send over the kept connection,"
+echo "  to /dev/null"

@@ -185,6 +185,56 @@ private slots:
         QVERIFY(bytesOf(QDir(cache.filePath(QStringLiteral("remote"))).filePath(copies.front())) == bytesOf(sample));
     }
 
+    // PeakLens keeps one connection to a host for its commands, so the second read logs in no
+    // more; not where PEAKLENS_SSH_KEEP=0 says to keep none, nor where the user's own ssh
+    // configuration shares connections (then it is theirs that is kept).
+    void readsShareOneConnection_data()
+    {
+        QTest::addColumn<QString>("keep");   // PEAKLENS_SSH_KEEP
+        QTest::addColumn<bool>("ownMaster"); // a ControlPath in the user's ssh configuration
+        QTest::addColumn<int>("logins");     // for two reads
+        QTest::addRow("kept by PeakLens") << QString() << false << 1;
+        QTest::addRow("PEAKLENS_SSH_KEEP=0") << QStringLiteral("0") << false << 2;
+        QTest::addRow("the user's own") << QString() << true << 1;
+    }
+    void readsShareOneConnection()
+    {
+        QFETCH(QString, keep);
+        QFETCH(bool, ownMaster);
+        QFETCH(int, logins);
+        m_host->closeConnections();
+        const QString own = m_scripts.filePath(QStringLiteral("own-master"));
+        const QString config = m_scripts.filePath(QStringLiteral("ssh_config_own_master"));
+        if (ownMaster) {
+            QFile file(config);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(bytesOf(m_host->path(QStringLiteral("ssh_config")))
+                       + QStringLiteral("  ControlMaster auto\n  ControlPath %1\n  ControlPersist 60\n").arg(own).toUtf8());
+            file.close();
+            qputenv("PEAKLENS_SSH", QStringLiteral("ssh -F %1").arg(config).toUtf8());
+        }
+        if (!keep.isEmpty())
+            qputenv("PEAKLENS_SSH_KEEP", keep.toUtf8());
+        const auto restore = qScopeGuard([&] {
+            if (ownMaster)
+                QProcess::execute(QStringLiteral("ssh"), {QStringLiteral("-F"), config, QStringLiteral("-O"),
+                                                          QStringLiteral("exit"), QString::fromLatin1(test::SshHost::kAlias)});
+            qunsetenv("PEAKLENS_SSH_KEEP");
+            qputenv("PEAKLENS_SSH", m_host->sshCommand().toUtf8());
+            m_host->closeConnections();
+        });
+        const QString sample = test::SshHost::url(kSource + QStringLiteral("resources/samples/training-step.peaklens"));
+        const int before = m_host->logins();
+        for (int time = 0; time < 2; ++time) {
+            const test::ToolRun summary = test::runTool(QStringLiteral("peaklens-cli"), {QStringLiteral("summary"), sample});
+            QVERIFY2(summary.exitCode == 0, summary.err.constData());
+        }
+        QCOMPARE(m_host->logins() - before, logins);
+        // PeakLens's socket is there exactly when PeakLens keeps the connection.
+        QCOMPARE(m_host->hasKeptConnection(), keep.isEmpty() && !ownMaster);
+        QCOMPARE(QFileInfo::exists(own), ownMaster);
+    }
+
     // Another window of a document open from a host (from a time, as View > Read the Visible
     // Time in Full Detail asks) reads the copy its first one did; a new open fetches again.
     void anotherWindowReadsTheSameCopy()
@@ -272,6 +322,8 @@ private slots:
         QFETCH(QString, ssh);
         QFETCH(QString, remoteCli);
         QFETCH(QString, said);
+        if (!ssh.isEmpty())
+            m_host->closeConnections();
         if (ssh == QLatin1String("-p 1"))
             qputenv("PEAKLENS_SSH", (m_host->sshCommand() + QStringLiteral(" -p 1")).toUtf8());
         else if (!ssh.isEmpty())
@@ -446,8 +498,10 @@ private slots:
         QFETCH(QString, ssh);
         QFETCH(QString, remoteCli);
         QFETCH(QString, said);
-        if (!ssh.isEmpty())
+        if (!ssh.isEmpty()) {
+            m_host->closeConnections();
             qputenv("PEAKLENS_SSH", m_host->sshCommand(ssh).toUtf8());
+        }
         if (!remoteCli.isEmpty())
             qputenv("PEAKLENS_REMOTE_CLI", remoteCli.toUtf8());
         QTemporaryDir directory;

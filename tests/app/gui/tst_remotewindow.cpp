@@ -83,6 +83,7 @@ private slots:
         QCOMPARE(window.document()->filePath(), remote);
         QCOMPARE(window.document()->trace->events.size(), loadTrace(test::ss(kSample))->events.size());
 
+        m_host->closeConnections();
         qputenv("PEAKLENS_SSH", m_host->sshCommand(QStringLiteral("ssh_config_other_key")).toUtf8());
         QSignalSpy failed(&window, &MainWindow::loadFailed);
         window.openFile(remote);
