@@ -240,6 +240,16 @@ MirrorSink::MirrorSink(std::string path, std::string source)
 {
     // A follower holds the copy for a few milliseconds at a time.
     sqlite3_busy_timeout(m_db->handle(), 10000);
+    // Written from its first moment, by this process, as a writer's own file says at once:
+    // a reader that opens it before the first rows arrive follows it rather than taking
+    // it for a finished file with nothing in it. The original's meta replaces this.
+    m_db->exec("BEGIN");
+    m_db->prepare("INSERT INTO meta VALUES(?, ?)").bind(1, metakey::WriterState).bind(2, std::string("writing")).run();
+    m_db->prepare("INSERT INTO meta VALUES(?, ?)")
+        .bind(1, metakey::WriterProcess)
+        .bind(2, TraceWriter::hostName() + " " + std::to_string(::getpid()))
+        .run();
+    m_db->exec("COMMIT");
 }
 
 MirrorSink::~MirrorSink()

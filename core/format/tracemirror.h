@@ -42,8 +42,9 @@ private:
 class MirrorSink
 {
 public:
-    // Creates `path`, which must not exist (FileError); `source` names the original in
-    // messages ("gpu1:/runs/rank0.peaklens").
+    // Creates `path`, which must not exist (FileError), as a trace this process is writing
+    // (writer.state and writer.process in its meta) with no rows yet; `source` names the
+    // original in messages ("gpu1:/runs/rank0.peaklens").
     MirrorSink(std::string path, std::string source);
     ~MirrorSink();
     MirrorSink(const MirrorSink &) = delete;

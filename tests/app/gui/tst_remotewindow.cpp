@@ -26,6 +26,7 @@
 #include <QFileInfo>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -186,7 +187,9 @@ private slots:
         // It grew while it was written: documents of more and more events.
         QCOMPARE(started.count(), 1); // the copy, followed from its first commit
         QVERIFY2(grown.size() >= 2 && grown.front() < grown.back(),
-                 qPrintable(QStringLiteral("%1 grown documents").arg(grown.size())));
+                 qPrintable(QStringLiteral("%1 grown documents; the status line: %2")
+                                .arg(grown.size())
+                                .arg(window.statusBar()->currentMessage())));
         // The host's own file, where the run wrote it: the same bytes.
         QDirIterator onHost(directory.path(), {QFileInfo(traces.front()).fileName()}, QDir::Files, QDirIterator::Subdirectories);
         QString original;

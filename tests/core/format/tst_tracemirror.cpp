@@ -12,6 +12,7 @@
 #include <QThread>
 
 #include <cstdio>
+#include <unistd.h>
 
 using namespace peaklens;
 
@@ -200,6 +201,23 @@ private slots:
         }
         sink.close();
         QCOMPARE(TraceReader::read(copy.toStdString())->events.size(), std::size_t(100));
+    }
+
+    // Before its first rows arrive, a copy is already a trace this process is writing: a
+    // reader that finds it then (the app, as a recording's first file appears) follows it.
+    void aCopyIsBeingWrittenFromItsFirstMoment()
+    {
+        QTemporaryDir dir;
+        const QString copy = dir.filePath(QStringLiteral("copy.peaklens"));
+        MirrorSink sink(copy.toStdString(), "gpu1:/runs/rank0.peaklens");
+        TraceFollower follower(copy.toStdString());
+        follower.poll();
+        QCOMPARE(follower.writer(), TraceFollower::Writer::Writing);
+        QCOMPARE(follower.localWriterPid(), std::optional<long>(::getpid()));
+        QCOMPARE(follower.trace().events.size(), std::size_t(0));
+        const auto opened = TraceReader::read(copy.toStdString());
+        QCOMPARE(opened->metaValue(metakey::WriterState), std::string("writing"));
+        QCOMPARE(opened->events.size(), std::size_t(0));
     }
 
     void nothingIsOverwrittenAndOnlyTracesAreSources()
