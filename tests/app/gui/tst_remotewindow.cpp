@@ -179,7 +179,7 @@ private slots:
         QSignalSpy recorded(dialog, &RecordDialog::recorded);
         QSignalSpy started(dialog, &RecordDialog::started);
         dialog->startRecording();
-        QVERIFY(recorded.wait(300000));
+        QVERIFY(recorded.wait(900000));
         const QStringList traces = recorded.first().at(0).toStringList();
         QCOMPARE(traces.size(), qsizetype(1));
         QVERIFY2(recorded.first().at(1).toString().isEmpty(), qPrintable(recorded.first().at(1).toString()));
