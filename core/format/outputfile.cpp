@@ -192,9 +192,9 @@ void OutputFile::fail(const std::string &problem)
     throw FileError(m_path, problem);
 }
 
-void OutputFile::commit()
+void OutputFile::commit(Durability durability)
 {
-    if (!syncPath(m_temporary, O_RDONLY))
+    if (durability == Durability::Synced && !syncPath(m_temporary, O_RDONLY))
         fail("could not be written: syncing the data to disk failed (" + writeProblemText(errno) + ").");
     if (m_existing == Existing::Refuse) {
         if (const int error = renameNoReplace(m_temporary, m_path); error == EEXIST)
@@ -211,6 +211,8 @@ void OutputFile::commit()
             fail("could not be replaced: " + writeProblemText(errno) + ".");
     }
     m_committed = true;
+    if (durability == Durability::Cached)
+        return;
     // The rename itself durable: the folder's entry synced.
     const std::filesystem::path target(m_path);
     syncPath(target.has_parent_path() ? target.parent_path().string() : ".", O_RDONLY | O_DIRECTORY);

@@ -45,7 +45,9 @@ public:
 
     // Makes the finished temporary durable and moves it into place; with Refuse, only if the
     // target still does not exist. Throws FileError naming the target, temporary removed.
-    void commit();
+    // A copy in the cache, made again whenever it is wanted, skips the syncs (Cached).
+    enum class Durability { Synced, Cached };
+    void commit(Durability durability = Durability::Synced);
     // The whole content at once: written to the temporary, then committed.
     void write(std::string_view contents);
     // Content too large to hold: `produce` writes it to the temporary, then it is committed.

@@ -471,7 +471,8 @@ std::string fetchRemoteFile(const std::string &text, const RemotePath &remote, c
     file.close();
     if (!file)
         throw ImportError(text, "cannot be read: its copy " + output.temporary() + " could not be written.");
-    output.commit();
+    // Read only by this process, and fetched again by the next: a crash loses nothing.
+    output.commit(OutputFile::Durability::Cached);
     const std::lock_guard lock(g_copiesMutex);
     g_copies[text] = copy.string();
     return copy.string();
