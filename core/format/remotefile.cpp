@@ -64,6 +64,30 @@ int keepSeconds()
     return seconds;
 }
 
+// Starts `line` (its first word looked up on PATH) with its stdin, stdout and stderr on
+// the descriptors given, /dev/null for -1; its pid, or -1 with `error` set.
+pid_t spawn(const std::vector<std::string> &line, int in, int out, int err, int &error)
+{
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    const std::pair<int, int> streams[] = {{in, STDIN_FILENO}, {out, STDOUT_FILENO}, {err, STDERR_FILENO}};
+    for (const auto &[from, to] : streams) {
+        if (from >= 0)
+            posix_spawn_file_actions_adddup2(&actions, from, to);
+        else
+            posix_spawn_file_actions_addopen(&actions, to, "/dev/null", to == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0);
+    }
+    std::vector<char *> argv;
+    argv.reserve(line.size() + 1);
+    for (const std::string &word : line)
+        argv.push_back(const_cast<char *>(word.c_str()));
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    error = ::posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    return error == 0 ? pid : -1;
+}
+
 // What `SSH -G HOST` prints: the options the user's configuration gives that host, one
 // "name value" per line, names in lower case, those with no value left out. Empty when it
 // fails (a client that has no -G, a configuration it rejects: the real command says why).
@@ -71,22 +95,11 @@ std::map<std::string, std::string> configuredOptions(std::vector<std::string> li
 {
     line.emplace_back("-G");
     line.push_back(host);
-    std::vector<char *> argv;
-    argv.reserve(line.size() + 1);
-    for (std::string &word : line)
-        argv.push_back(word.data());
-    argv.push_back(nullptr);
     int out[2] = {-1, -1};
     if (::pipe2(out, O_CLOEXEC) != 0)
         return {};
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-    pid_t pid = -1;
-    const int spawned = ::posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
+    int spawned = 0;
+    const pid_t pid = spawn(line, -1, out[1], -1, spawned);
     ::close(out[1]);
     std::string text;
     char buffer[4096];
@@ -120,11 +133,13 @@ std::vector<std::string> keptConnectionOptions(const std::vector<std::string> &s
     const int seconds = keepSeconds();
     if (seconds == 0)
         return {};
+    const std::string folder = sshControlFolder();
+    if (folder.empty())
+        return {};
     static std::mutex mutex;
     static std::map<std::vector<std::string>, std::vector<std::string>> known;
     std::vector<std::string> key = ssh;
-    key.push_back(host);
-    key.push_back(std::to_string(seconds));
+    key.insert(key.end(), {host, std::to_string(seconds), folder});
     const std::lock_guard lock(mutex);
     if (const auto found = known.find(key); found != known.end())
         return found->second;
@@ -134,8 +149,7 @@ std::vector<std::string> keptConnectionOptions(const std::vector<std::string> &s
         const auto found = configured.find(name);
         return found == configured.end() ? std::string() : found->second;
     };
-    if (const std::string folder = sshControlFolder();
-        !folder.empty() && said("controlmaster") == "false" && (said("controlpath").empty() || said("controlpath") == "none")) {
+    if (said("controlmaster") == "false" && (said("controlpath").empty() || said("controlpath") == "none")) {
         options = {
             "-o", "ControlMaster=auto", "-o", "ControlPath=" + folder + "/%C", "-o", "ControlPersist=" + std::to_string(seconds)};
         // A master whose host went away (a laptop that slept) ends on its own.
@@ -248,30 +262,15 @@ RemoteCommand::RemoteCommand(const std::string &name, std::string host, const st
     m_stderr = ::mkostemp(errName, O_CLOEXEC);
     if (m_stderr >= 0)
         ::unlink(errName);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    if (input == Input::Pipe)
-        posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
-    else
-        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    if (m_stderr >= 0)
-        posix_spawn_file_actions_adddup2(&actions, m_stderr, STDERR_FILENO);
     const std::vector<std::string> line = commandLine(m_host, arguments);
-    std::vector<char *> argv;
-    argv.reserve(line.size() + 1);
-    for (const std::string &word : line)
-        argv.push_back(const_cast<char *>(word.c_str()));
-    argv.push_back(nullptr);
-    const int spawned = ::posix_spawnp(&m_pid, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
+    int spawned = 0;
+    m_pid = spawn(line, in[0], out[1], m_stderr, spawned);
     ::close(out[1]);
     if (in[0] >= 0)
         ::close(in[0]);
     m_stdin = in[1];
     if (spawned != 0) {
         ::close(out[0]);
-        m_pid = -1;
         throw ImportError(name, "cannot be read: " + line.front() + " could not be started (" + std::strerror(spawned)
                                     + "); PeakLens reads remote files through the OpenSSH client.");
     }

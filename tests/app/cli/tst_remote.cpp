@@ -6,6 +6,7 @@
 #include "testsupport.h"
 
 #include "core/document/filesummary.h"
+#include "core/format/remotefile.h"
 #include "core/format/tracefollower.h"
 #include "core/format/tracereader.h"
 #include "core/trace/metadata.h"
@@ -233,6 +234,58 @@ private slots:
         // PeakLens's socket is there exactly when PeakLens keeps the connection.
         QCOMPARE(m_host->hasKeptConnection(), keep.isEmpty() && !ownMaster);
         QCOMPARE(QFileInfo::exists(own), ownMaster);
+    }
+
+    // The options that keep the connection: with a check that the host still answers unless
+    // the user's configuration has one; none where PEAKLENS_SSH_KEEP=0, nor where the folder
+    // for the socket could be entered by others.
+    void theKeptConnectionsOptions_data()
+    {
+        QTest::addColumn<QByteArray>("keep");    // PEAKLENS_SSH_KEEP
+        QTest::addColumn<QString>("configured"); // added to the client configuration
+        QTest::addColumn<bool>("openFolder");    // the socket folder left open to others
+        QTest::addColumn<bool>("kept");
+        QTest::addColumn<bool>("alive");
+        QTest::addRow("by default") << QByteArray() << QString() << false << true << true;
+        QTest::addRow("the user's ServerAliveInterval")
+            << QByteArray() << QStringLiteral("  ServerAliveInterval 5\n") << false << true << false;
+        QTest::addRow("PEAKLENS_SSH_KEEP=0") << QByteArray("0") << QString() << false << false << false;
+        QTest::addRow("a socket folder others can enter") << QByteArray() << QString() << true << false << false;
+    }
+    void theKeptConnectionsOptions()
+    {
+        QFETCH(QByteArray, keep);
+        QFETCH(QString, configured);
+        QFETCH(bool, openFolder);
+        QFETCH(bool, kept);
+        QFETCH(bool, alive);
+        QTemporaryDir runtime(QStringLiteral("/tmp/plrun-XXXXXX"));
+        QVERIFY(QDir(runtime.path()).mkdir(QStringLiteral("peaklens-ssh")));
+        QVERIFY(QFile::setPermissions(runtime.filePath(QStringLiteral("peaklens-ssh")),
+                                      openFolder ? QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner | QFile::ReadOther
+                                                       | QFile::ExeOther
+                                                 : QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
+        const QString config = m_scripts.filePath(QStringLiteral("ssh_config_options"));
+        QFile file(config);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(bytesOf(m_host->path(QStringLiteral("ssh_config"))) + configured.toUtf8());
+        file.close();
+        const QByteArray runtimeBefore = qgetenv("XDG_RUNTIME_DIR");
+        qputenv("XDG_RUNTIME_DIR", runtime.path().toUtf8());
+        qputenv("PEAKLENS_SSH", QStringLiteral("ssh -F %1").arg(config).toUtf8());
+        if (!keep.isEmpty())
+            qputenv("PEAKLENS_SSH_KEEP", keep);
+        const auto restore = qScopeGuard([&] {
+            runtimeBefore.isEmpty() ? qunsetenv("XDG_RUNTIME_DIR") : qputenv("XDG_RUNTIME_DIR", runtimeBefore);
+            qunsetenv("PEAKLENS_SSH_KEEP");
+            qputenv("PEAKLENS_SSH", m_host->sshCommand().toUtf8());
+        });
+        const std::vector<std::string> line = RemoteCommand::commandLine(test::SshHost::kAlias, {"send", "x"});
+        const auto has = [&](const std::string &option) { return std::find(line.begin(), line.end(), option) != line.end(); };
+        QCOMPARE(has("ControlMaster=auto"), kept);
+        QCOMPARE(has("ControlPath=" + runtime.filePath(QStringLiteral("peaklens-ssh")).toStdString() + "/%C"), kept);
+        QCOMPARE(has("ServerAliveInterval=30"), alive);
+        QCOMPARE(line.at(line.size() - 3), std::string(test::SshHost::kAlias)); // the options before the host
     }
 
     // Another window of a document open from a host (from a time, as View > Read the Visible
