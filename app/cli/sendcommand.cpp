@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // peaklens-cli send FILE: a trace file written to stdout for a PeakLens on another machine,
 // which runs it through ssh to open ssh://HOST/FILE (core/format/remotefile.h): one line
-// with this version first, then the file's bytes as they are. With --list, whether FILE is
-// a folder and the traces in it, for ssh://HOST/FOLDER.
+// with this version first, then the file's size, then its bytes in frames, in PageOrder.
+// With --list, whether FILE is a folder and the traces in it, for ssh://HOST/FOLDER.
 #include "command.h"
 #include "tracestream.h"
 
 #include "core/error.h"
+#include "core/format/pageorder.h"
 #include "core/format/readablefile.h"
 #include "core/format/remotefile.h"
 #include "core/import/tracefolder.h"
@@ -56,23 +57,29 @@ CommandOutput send(const std::string &path)
         throw ImportError(path, "is not a regular file; only files are sent.");
     }
     // The size first: the other end knows a file cut short. A file that grows meanwhile
-    // is sent as it was when it was opened.
-    auto left = static_cast<std::uint64_t>(status.st_size);
-    const std::string header = std::string(kSendHeader) + PEAKLENS_VERSION + "\n" + std::to_string(left) + "\n";
-    std::vector<char> buffer(std::size_t(4) << 20);
+    // is sent as it was when it was opened; its pages in the order a reader wants them.
+    const auto size = static_cast<std::uint64_t>(status.st_size);
+    const std::string header = std::string(kSendHeader) + PEAKLENS_VERSION + "\n" + std::to_string(size) + "\n";
+    std::vector<char> frame(12 + PageOrder::kMaxRunBytes);
     try {
         writeToStdout(header);
-        while (left > 0) {
-            const ssize_t got =
-                ::read(file, buffer.data(), static_cast<std::size_t>(std::min<std::uint64_t>(left, buffer.size())));
-            if (got < 0 && errno == EINTR)
-                continue;
-            if (got < 0)
-                throw ImportError(path, std::string("could not be read to its end: ") + std::strerror(errno) + ".");
-            if (got == 0)
-                throw ImportError(path, "shrank while it was sent.");
-            writeToStdout(std::string_view(buffer.data(), static_cast<std::size_t>(got)));
-            left -= static_cast<std::uint64_t>(got);
+        for (const ByteRun &run : PageOrder::of(file, size)) {
+            for (int i = 0; i < 8; ++i)
+                frame[static_cast<std::size_t>(i)] = static_cast<char>(run.offset >> (8 * i));
+            for (int i = 0; i < 4; ++i)
+                frame[static_cast<std::size_t>(8 + i)] = static_cast<char>(run.length >> (8 * i));
+            for (std::uint64_t done = 0; done < run.length;) {
+                const ssize_t got = ::pread(file, frame.data() + 12 + done, static_cast<std::size_t>(run.length - done),
+                                            static_cast<off_t>(run.offset + done));
+                if (got < 0 && errno == EINTR)
+                    continue;
+                if (got < 0)
+                    throw ImportError(path, std::string("could not be read to its end: ") + std::strerror(errno) + ".");
+                if (got == 0)
+                    throw ImportError(path, "shrank while it was sent.");
+                done += static_cast<std::uint64_t>(got);
+            }
+            writeToStdout(std::string_view(frame.data(), static_cast<std::size_t>(12 + run.length)));
         }
     } catch (...) {
         ::close(file);

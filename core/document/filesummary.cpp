@@ -349,8 +349,12 @@ FileSummary summarizeFile(const std::string &path, const Progress &progress, Sto
 {
     if (parseRemotePath(path)) {
         return readWhereItLies(
-            path, progress, [&](const std::string &copy) { return summarizeFile(copy, progress.part(0.9, 1.0), figures); },
-            [&](const FileSummary &summary, const std::string &copy) { remoteread::nameSource(summary.trace, copy, path); });
+            path, progress,
+            [&](const std::string &copy, const Progress &reading) { return summarizeFile(copy, reading, figures); },
+            [&](const FileSummary &summary, const std::string &copy, const std::string &) {
+                remoteread::nameSource(summary.trace, copy, path);
+            },
+            Copy::WhatIsRead);
     }
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec) || detectFormat(path) != TraceFormat::Native)
@@ -440,8 +444,13 @@ OpenedTrace openTraceWindow(const std::string &path, const Progress &progress, s
     if (parseRemotePath(path)) {
         // Another window of a document already open (from a time) reads the copy its first did.
         return readWhereItLies(
-            path, progress, [&](const std::string &copy) { return openTraceWindow(copy, progress.part(0.9, 1.0), fromNs); },
-            [&](const OpenedTrace &opened, const std::string &copy) { remoteread::nameSource(opened.trace, copy, path); },
+            path, progress,
+            [&](const std::string &copy, const Progress &reading) { return openTraceWindow(copy, reading, fromNs); },
+            [&](OpenedTrace &opened, const std::string &copy, const std::string &kept) {
+                remoteread::nameSource(opened.trace, copy, path);
+                if (opened.windowOf == copy) // read again from the copy where it lies now
+                    opened.windowOf = kept;
+            },
             fromNs ? Copy::Reuse : Copy::Fresh);
     }
     constexpr std::size_t kEvents = LoadBudget::kDocumentEvents;

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "remotefile.h"
 
+#include "arrivingfile.h"
 #include "core/error.h"
 #include "outputfile.h"
+#include "pageorder.h"
+#include "tracereader.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -12,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -23,6 +27,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <span>
 #include <sstream>
 
 extern char **environ; // NOLINT(readability-redundant-declaration): posix_spawnp's environment
@@ -35,6 +40,16 @@ namespace {
 // jump host, a login.
 constexpr int kRemoteListSeconds = 60;
 constexpr int kRemoteWaitSeconds = 60;
+// A frame of `send`: an 8-byte offset and a 4-byte length, little-endian.
+constexpr std::size_t kFrameHeader = 12;
+
+std::uint64_t littleEndian(const char *bytes, int count)
+{
+    std::uint64_t value = 0;
+    for (int i = count - 1; i >= 0; --i)
+        value = (value << 8) | static_cast<unsigned char>(bytes[i]);
+    return value;
+}
 
 std::vector<std::string> words(const char *variable, const char *fallback)
 {
@@ -382,14 +397,20 @@ std::map<std::string, std::string> g_copies;
 
 } // namespace
 
-std::string fetchRemoteFile(const std::string &text, const RemotePath &remote, const Progress &progress, Copy reuse)
+std::optional<std::string> RemoteFetch::madeBefore(const std::string &text)
 {
-    if (reuse == Copy::Reuse) {
-        const std::lock_guard lock(g_copiesMutex);
-        std::error_code ec;
-        if (const auto made = g_copies.find(text); made != g_copies.end() && std::filesystem::is_regular_file(made->second, ec))
-            return made->second;
-    }
+    const std::lock_guard lock(g_copiesMutex);
+    std::error_code ec;
+    if (const auto made = g_copies.find(text); made != g_copies.end() && std::filesystem::is_regular_file(made->second, ec))
+        return made->second;
+    return std::nullopt;
+}
+
+RemoteFetch::RemoteFetch(const std::string &text, const RemotePath &remote, const Progress &progress)
+    : m_text(text)
+    , m_remote(remote)
+    , m_progress(progress)
+{
     const std::string folder = userCacheFolder();
     if (folder.empty())
         throw ImportError(text, "cannot be read: no cache folder to copy it into (set HOME or PEAKLENS_CACHE_DIR).");
@@ -401,80 +422,198 @@ std::string fetchRemoteFile(const std::string &text, const RemotePath &remote, c
         / (std::string(hash) + "-" + remote.path.substr(slash == std::string::npos ? 0 : slash + 1));
     std::error_code ec;
     std::filesystem::create_directories(copy.parent_path(), ec);
-    OutputFile output(copy.string(), OutputFile::Existing::Replace);
-    std::ofstream file(output.temporary(), std::ios::binary);
-    if (!file)
-        throw ImportError(text, "cannot be read: its copy " + output.temporary() + " cannot be written.");
+    m_output = std::make_unique<OutputFile>(copy.string(), OutputFile::Existing::Replace);
+    m_file = ::open(m_output->temporary().c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (m_file < 0)
+        throw ImportError(text, "cannot be read: its copy " + m_output->temporary() + " cannot be written.");
+    try {
+        m_command = std::make_unique<RemoteCommand>(text, remote);
+        receive(true);
+    } catch (...) {
+        ::close(m_file);
+        throw;
+    }
+    if (m_ended) {
+        m_done = true;
+        return;
+    }
+    // A PeakLens trace is read as its pages arrive; anything else once it is whole.
+    std::array<char, 100> header{};
+    m_early = ::pread(m_file, header.data(), header.size(), 0) == static_cast<ssize_t>(header.size())
+              && TraceReader::recognizes(std::as_bytes(std::span(header)));
+    m_rest = std::thread([this] {
+        try {
+            receive(false);
+        } catch (...) {
+            m_failure = std::current_exception();
+        }
+        m_done = true;
+        m_arrival->end();
+    });
+}
 
-    RemoteCommand command(text, remote);
+RemoteFetch::~RemoteFetch()
+{
+    if (m_rest.joinable()) {
+        m_stop = true;
+        m_command->kill();
+        m_rest.join();
+    }
+    if (m_arrival)
+        m_arrival->end();
+    if (m_file >= 0)
+        ::close(m_file);
+}
+
+const std::string &RemoteFetch::arriving() const
+{
+    return m_output->temporary();
+}
+
+bool RemoteFetch::headIsHere() const
+{
+    return m_size && m_arrival && m_arrival->holds(0, PageOrder::kHeadBytes);
+}
+
+// Reads what the host sends until it ends, or until the file's head is here (`untilHead`).
+void RemoteFetch::receive(bool untilHead)
+{
     const auto began = std::chrono::steady_clock::now();
-    std::vector<char> start;           // the header lines, until both are in
-    std::optional<std::uint64_t> size; // what the host says the file holds
-    std::uint64_t written = 0, received = 0;
     std::vector<char> buffer(std::size_t(1) << 20);
-    for (;;) {
-        pollfd ready{command.stdoutFd(), POLLIN, 0};
+    while (!m_ended && !(untilHead && headIsHere())) {
+        pollfd ready{m_command->stdoutFd(), POLLIN, 0};
         const int polled = ::poll(&ready, 1, 250);
-        progress.throwIfCancelled();
+        m_progress.throwIfCancelled();
+        if (m_stop)
+            throw Cancelled("It was stopped.");
         if (polled < 0 && errno == EINTR)
             continue;
         if (polled == 0) {
             // Nothing yet: a login, a jump host; kRemoteWaitSeconds at most.
-            if (received == 0 && std::chrono::steady_clock::now() - began > std::chrono::seconds(kRemoteWaitSeconds))
-                throw ImportError(text, "cannot be read: " + remote.host + " sent nothing within "
-                                            + std::to_string(kRemoteWaitSeconds) + " seconds.");
+            if (m_received == 0 && std::chrono::steady_clock::now() - began > std::chrono::seconds(kRemoteWaitSeconds))
+                throw ImportError(m_text, "cannot be read: " + m_remote.host + " sent nothing within "
+                                              + std::to_string(kRemoteWaitSeconds) + " seconds.");
             continue;
         }
-        const ssize_t got = ::read(command.stdoutFd(), buffer.data(), buffer.size());
+        const ssize_t got = ::read(m_command->stdoutFd(), buffer.data(), buffer.size());
         if (got < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
-        if (got <= 0)
+        if (got <= 0) {
+            m_ended = true;
             break;
-        received += static_cast<std::uint64_t>(got);
-        std::string_view bytes(buffer.data(), static_cast<std::size_t>(got));
-        if (!size) {
-            start.insert(start.end(), bytes.begin(), bytes.end());
-            bytes = {};
-            const auto first = std::find(start.begin(), start.end(), '\n');
-            const auto second = first == start.end() ? start.end() : std::find(first + 1, start.end(), '\n');
-            if (second == start.end()) {
-                if (start.size() > 4096)
-                    RemoteCommand::takeHeader(text, remote.host, start); // says what answered instead
-                continue;
-            }
-            RemoteCommand::takeHeader(text, remote.host, start);
-            const auto newline = std::find(start.begin(), start.end(), '\n');
-            std::uint64_t announced = 0;
-            const auto [end, error] = std::from_chars(start.data(), start.data() + (newline - start.begin()), announced);
-            if (error != std::errc() || end != start.data() + (newline - start.begin()))
-                throw ImportError(text, "cannot be read: what " + remote.host + " sent is not a file from peaklens-cli send.");
-            size = announced;
-            bytes = std::string_view(&*newline + 1, static_cast<std::size_t>(start.end() - newline - 1));
         }
-        if (written + bytes.size() > *size)
-            throw ImportError(text, "cannot be read: " + remote.host + " sent more than the " + std::to_string(*size)
-                                        + " bytes it announced.");
-        file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-        written += bytes.size();
-        if (*size > 0)
-            progress.tick(static_cast<double>(written) / static_cast<double>(*size));
+        m_received += static_cast<std::uint64_t>(got);
+        take(std::string_view(buffer.data(), static_cast<std::size_t>(got)));
     }
-    if (const auto failure = command.finish(received)) {
-        throw ImportError(text, "cannot be read: " + *failure
-                                    + (failure->starts_with("the connection") ? "; nothing of it was kept." : ""));
+}
+
+// The header lines, then frames: each part of the file written where it belongs.
+void RemoteFetch::take(std::string_view bytes)
+{
+    const auto notSent = [&] {
+        return ImportError(m_text, "cannot be read: what " + m_remote.host + " sent is not a file from peaklens-cli send.");
+    };
+    if (!m_size) {
+        m_start.insert(m_start.end(), bytes.begin(), bytes.end());
+        const auto first = std::find(m_start.begin(), m_start.end(), '\n');
+        const auto second = first == m_start.end() ? m_start.end() : std::find(first + 1, m_start.end(), '\n');
+        if (second == m_start.end()) {
+            if (m_start.size() > 4096)
+                RemoteCommand::takeHeader(m_text, m_remote.host, m_start); // says what answered instead
+            return;
+        }
+        RemoteCommand::takeHeader(m_text, m_remote.host, m_start);
+        const auto newline = std::find(m_start.begin(), m_start.end(), '\n');
+        std::uint64_t announced = 0;
+        const char *end = m_start.data() + (newline - m_start.begin());
+        if (const auto [at, error] = std::from_chars(m_start.data(), end, announced); error != std::errc() || at != end)
+            throw notSent();
+        m_size = announced;
+        if (::ftruncate(m_file, static_cast<off_t>(announced)) != 0)
+            throw ImportError(m_text, "cannot be read: its copy " + m_output->temporary() + " cannot be written ("
+                                          + writeProblemText(errno) + ").");
+        m_arrival = ArrivingFile::begin(m_output->temporary(), announced);
+        const std::string rest(newline + 1, m_start.end());
+        m_start.clear();
+        take(rest);
+        return;
     }
-    if (!size || written != *size)
-        throw ImportError(text, "cannot be read: " + remote.host + " sent " + std::to_string(written) + " of its "
-                                    + (size ? std::to_string(*size) : std::string("unknown number of"))
-                                    + " bytes; nothing of it was kept.");
-    file.close();
-    if (!file)
-        throw ImportError(text, "cannot be read: its copy " + output.temporary() + " could not be written.");
+    while (!bytes.empty()) {
+        if (m_left == 0) {
+            const std::size_t wanted = std::min(bytes.size(), kFrameHeader - m_frame.size());
+            m_frame.insert(m_frame.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(wanted));
+            bytes.remove_prefix(wanted);
+            if (m_frame.size() < kFrameHeader)
+                return;
+            m_at = littleEndian(m_frame.data(), 8);
+            m_left = littleEndian(m_frame.data() + 8, 4);
+            m_frame.clear();
+            if (m_left == 0 || m_left > PageOrder::kMaxRunBytes)
+                throw notSent();
+            if (m_at > *m_size || m_left > *m_size - m_at || m_written + m_left > *m_size)
+                throw ImportError(m_text, "cannot be read: " + m_remote.host + " sent more than the " + std::to_string(*m_size)
+                                              + " bytes it announced.");
+        }
+        const std::size_t part = static_cast<std::size_t>(std::min<std::uint64_t>(m_left, bytes.size()));
+        for (std::size_t done = 0; done < part;) {
+            const ssize_t wrote = ::pwrite(m_file, bytes.data() + done, part - done, static_cast<off_t>(m_at + done));
+            if (wrote < 0 && errno == EINTR)
+                continue;
+            if (wrote <= 0)
+                throw ImportError(m_text, "cannot be read: its copy " + m_output->temporary() + " cannot be written ("
+                                              + writeProblemText(errno) + ").");
+            done += static_cast<std::size_t>(wrote);
+        }
+        m_arrival->arrived(m_at, part);
+        m_at += part;
+        m_left -= part;
+        m_written += part;
+        bytes.remove_prefix(part);
+    }
+    if (*m_size > 0)
+        m_progress.tick(static_cast<double>(m_written) / static_cast<double>(*m_size));
+}
+
+bool RemoteFetch::stoppedShort() const
+{
+    return m_done && (!m_arrival || !m_arrival->whole());
+}
+
+std::string RemoteFetch::finish()
+{
+    if (m_rest.joinable())
+        m_rest.join();
+    if (m_kept)
+        return *m_kept;
+    if (!m_failure) {
+        try {
+            m_kept = keep();
+            return *m_kept;
+        } catch (...) {
+            m_failure = std::current_exception();
+        }
+    }
+    std::rethrow_exception(m_failure);
+}
+
+// The copy, whole, moved into place.
+std::string RemoteFetch::keep()
+{
+    if (const auto failure = m_command->finish(m_received)) {
+        throw ImportError(m_text, "cannot be read: " + *failure
+                                      + (failure->starts_with("the connection") ? "; nothing of it was kept." : ""));
+    }
+    if (!m_size || !m_arrival->whole())
+        throw ImportError(m_text, "cannot be read: " + m_remote.host + " sent " + std::to_string(m_written) + " of its "
+                                      + (m_size ? std::to_string(*m_size) : std::string("unknown number of"))
+                                      + " bytes; nothing of it was kept.");
+    if (::close(std::exchange(m_file, -1)) != 0)
+        throw ImportError(m_text, "cannot be read: its copy " + m_output->temporary() + " could not be written.");
     // Read only by this process, and fetched again by the next: a crash loses nothing.
-    output.commit(OutputFile::Durability::Cached);
+    m_output->commit(OutputFile::Durability::Cached);
     const std::lock_guard lock(g_copiesMutex);
-    g_copies[text] = copy.string();
-    return copy.string();
+    g_copies[m_text] = m_output->path();
+    return m_output->path();
 }
 
 void writeOrigin(const std::string &trace, const std::string &remote)

@@ -10,20 +10,29 @@
 // user's ssh configuration shares connections itself.
 //
 // `send` writes one line first, kSendHeader and its version, then a line with the file's
-// size and the file's bytes, so a different version there is found before anything is read
-// and a file cut short is known as such. PEAKLENS_SSH names the client
+// size, so a different version there is found before anything is read and a file cut short
+// is known as such; then the file's bytes in frames, each an 8-byte offset and a 4-byte
+// length (little-endian) and that many bytes, in PageOrder. PEAKLENS_SSH names the client
 // and its options (default "ssh"), PEAKLENS_REMOTE_CLI the command on the host (default
 // "peaklens-cli"); both are split on spaces.
 
 #include "core/progress.h"
 
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <sys/types.h>
+#include <thread>
 #include <vector>
 
 namespace peaklens {
+
+class ArrivingFile;
+class OutputFile;
 
 inline constexpr std::string_view kRemoteScheme = "ssh://";
 inline constexpr std::string_view kSendHeader = "PEAKLENS-SEND 1 ";
@@ -40,17 +49,6 @@ struct RemotePath
 // Null for anything that does not start with ssh://; throws ImportError naming `text`
 // when it does but names no host or no path.
 std::optional<RemotePath> parseRemotePath(const std::string &text);
-
-// Copies the file ssh://HOST/PATH names (`text`) into the user's cache (remote/, named
-// after the file and a hash of `text`), in place of the last copy of it, and returns the
-// copy's path: what a reader reads, as it reads a file where it lies. Throws ImportError
-// naming `text` with the one sentence RemoteCommand::finish gives, and Cancelled; nothing is
-// left of a copy that did not arrive whole. With Copy::Reuse, the copy this process made of
-// `text` before, if there is one, is taken as it is: another window of the same document
-// reads the very file its first one did.
-enum class Copy { Fresh, Reuse };
-std::string fetchRemoteFile(const std::string &text, const RemotePath &remote, const Progress &progress = {},
-                            Copy copy = Copy::Fresh);
 
 // A trace recorded on a host and copied here (`record --host`) remembers where it lies
 // there in a file beside it, TRACE.origin, one line: ssh://HOST/PATH. Rerunning the copy
@@ -116,6 +114,63 @@ private:
     int m_stdout = -1;
     int m_stdin = -1;
     int m_stderr = -1; // an unlinked temporary file: ssh's complaints, read once it ends
+};
+
+// A copy of the file ssh://HOST/PATH names (`text`), arriving in the user's cache (remote/,
+// named after the file and a hash of `text`) to replace the last copy of it. The host
+// sends it in PageOrder, so a PeakLens trace is read while the rest arrives
+// (readableEarly()): SqliteDatabase::openImmutable waits for each page. Errors are
+// ImportError naming `text` with the one sentence RemoteCommand::finish gives, and
+// Cancelled; nothing is left of a copy that did not arrive whole.
+class RemoteFetch
+{
+public:
+    // Returns once the host has said how big the file is and its first
+    // PageOrder::kHeadBytes are here; the rest arrives on another thread, reported to
+    // `progress` from there.
+    RemoteFetch(const std::string &text, const RemotePath &remote, const Progress &progress);
+    // Stops what is still arriving; the copy goes unless finish() returned it.
+    ~RemoteFetch();
+    RemoteFetch(const RemoteFetch &) = delete;
+    RemoteFetch &operator=(const RemoteFetch &) = delete;
+
+    // Where the copy arrives: readable as it does when readableEarly() (a PeakLens trace).
+    const std::string &arriving() const;
+    bool readableEarly() const { return m_early; }
+    // Waits for the rest and returns where the whole copy lies now (again when called again).
+    std::string finish();
+    // What arrives stopped before the copy was whole (then finish() says why).
+    bool stoppedShort() const;
+
+    // The copy this process made of `text` before, while it is still there: another window
+    // of the same document reads the very file its first one did.
+    static std::optional<std::string> madeBefore(const std::string &text);
+
+private:
+    void receive(bool untilHead);
+    std::string keep();
+    void take(std::string_view bytes);
+    bool headIsHere() const;
+
+    std::string m_text;
+    RemotePath m_remote;
+    Progress m_progress;
+    std::unique_ptr<OutputFile> m_output;
+    int m_file = -1;
+    std::unique_ptr<RemoteCommand> m_command;
+    std::shared_ptr<ArrivingFile> m_arrival;
+    std::vector<char> m_start;           // the header lines, until both are in
+    std::optional<std::uint64_t> m_size; // what the host says the file holds
+    std::vector<char> m_frame;           // a frame's header, until its 12 bytes are in
+    std::uint64_t m_at = 0, m_left = 0;  // where the frame's bytes go, and how many are to come
+    std::uint64_t m_written = 0, m_received = 0;
+    bool m_ended = false; // the host's stdout ended
+    bool m_early = false;
+    std::atomic<bool> m_stop{false};
+    std::atomic<bool> m_done{false}; // nothing more arrives
+    std::thread m_rest;
+    std::exception_ptr m_failure;
+    std::optional<std::string> m_kept;
 };
 
 } // namespace peaklens

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sqlitedatabase.h"
 
+#include "arrivingfile.h"
+
 #include "core/error.h"
 
 namespace peaklens {
@@ -141,7 +143,11 @@ std::unique_ptr<SqliteDatabase> SqliteDatabase::fromImage(std::span<const char> 
 
 std::unique_ptr<SqliteDatabase> SqliteDatabase::openImmutable(const std::string &path)
 {
-    return std::make_unique<SqliteDatabase>(fileUri(path) + "?immutable=1", SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+    std::string uri = fileUri(path) + "?immutable=1";
+    // A copy still arriving from another machine: each read waits for its pages.
+    if (const auto arriving = ArrivingFile::find(path); arriving && ArrivingFile::vfsName())
+        uri += std::string("&vfs=") + ArrivingFile::vfsName() + "&arrival=" + std::to_string(arriving->id());
+    return std::make_unique<SqliteDatabase>(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
 }
 
 void SqliteDatabase::restrictToReading()

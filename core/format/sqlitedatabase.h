@@ -55,7 +55,8 @@ public:
     // A read-only database over a whole file's bytes in memory, which must outlive it.
     static std::unique_ptr<SqliteDatabase> fromImage(std::span<const char> image);
     // A file no one writes while it is open: SQLite takes no locks and creates nothing
-    // beside it (no -wal, -shm or -journal).
+    // beside it (no -wal, -shm or -journal). A file still arriving (ArrivingFile) is read
+    // as it arrives.
     static std::unique_ptr<SqliteDatabase> openImmutable(const std::string &path);
     ~SqliteDatabase();
     SqliteDatabase(const SqliteDatabase &) = delete;

@@ -183,8 +183,8 @@ std::shared_ptr<const Trace> loadTrace(const std::string &path, const Progress &
 {
     if (parseRemotePath(path)) {
         return readWhereItLies(
-            path, progress, [&](const std::string &copy) { return loadTrace(copy, progress.part(0.9, 1.0)); },
-            [&](const std::shared_ptr<const Trace> &trace, const std::string &copy) {
+            path, progress, [&](const std::string &copy, const Progress &reading) { return loadTrace(copy, reading); },
+            [&](const std::shared_ptr<const Trace> &trace, const std::string &copy, const std::string &) {
                 remoteread::nameSource(trace, copy, path);
             });
     }

@@ -2,6 +2,7 @@
 // Traces on another machine, ssh://HOST/PATH, read through the system's OpenSSH client from
 // a real OpenSSH server on a loopback port (sshhost.h): the same figures as the file read
 // where it lies, and one sentence naming the path for each way a remote read fails.
+#include "chunkytrace.h"
 #include "sshhost.h"
 #include "testsupport.h"
 
@@ -165,6 +166,35 @@ private slots:
                                        .toObject()[QStringLiteral("source.path")]
                                        .toString();
         QVERIFY(remotePath.isEmpty() || remotePath == test::SshHost::url(kSource + file));
+    }
+
+    // A summary of a PeakLens trace reads the figures stored in it: it takes only the pages
+    // it reads, ends the transfer there, and keeps no copy. It says what the local one says.
+    void aSummaryTakesOnlyWhatItReads()
+    {
+        QTemporaryDir cache, traces;
+        const QString trace = traces.filePath(QStringLiteral("long.peaklens"));
+        test::writeChunkyTrace(trace.toStdString(), 2000000);
+        const QString status = m_scripts.filePath(QStringLiteral("send-status"));
+        QFile::remove(status);
+        writeScript(QStringLiteral("send-status.sh"),
+                    QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-cli \"$@\"\necho $? >> %1\n").arg(status).toUtf8().constData());
+        qputenv("PEAKLENS_REMOTE_CLI",
+                QStringLiteral("sh %1").arg(m_scripts.filePath(QStringLiteral("send-status.sh"))).toUtf8());
+        qputenv("PEAKLENS_CACHE_DIR", cache.path().toUtf8());
+        const auto restore = qScopeGuard([cli = m_host->remoteCli()] {
+            qunsetenv("PEAKLENS_CACHE_DIR");
+            qputenv("PEAKLENS_REMOTE_CLI", cli.toUtf8());
+        });
+        const test::ToolRun local = test::runTool(QStringLiteral("peaklens-cli"), {QStringLiteral("summary"), trace});
+        const test::ToolRun remote =
+            test::runTool(QStringLiteral("peaklens-cli"), {QStringLiteral("summary"), test::SshHost::url(trace)});
+        QVERIFY2(remote.exitCode == 0, remote.err.constData());
+        QCOMPARE(QByteArray(remote.out).replace(test::SshHost::url(trace).toUtf8(), trace.toUtf8()), local.out);
+        QVERIFY(QDir(cache.filePath(QStringLiteral("remote"))).entryList(QDir::Files).isEmpty());
+        // `send` on the host was stopped before it sent the whole file.
+        QTRY_VERIFY_WITH_TIMEOUT(!bytesOf(status).isEmpty(), 20000);
+        QVERIFY2(bytesOf(status).trimmed() != "0", bytesOf(status).constData());
     }
 
     // A remote file is copied into the cache and read there, as a local file is; opening it
@@ -355,19 +385,28 @@ private slots:
         QTest::addRow("a peaklens-cli from before send there")
             << sample << QString() << QStringLiteral("sh %1").arg(m_scripts.filePath(QStringLiteral("before-send.sh")))
             << QStringLiteral("the peaklens-cli on peaklens-test is older than this PeakLens");
-        QTest::addRow("the connection drops mid-file")
-            << sample << QString() << QStringLiteral("sh %1").arg(m_scripts.filePath(QStringLiteral("drop.sh")))
-            << QStringLiteral("the connection to peaklens-test broke after");
+        QTest::addRow("the connection drops in the file's first pages")
+            << sample << QString() << QStringLiteral("sh %1").arg(m_scripts.filePath(QStringLiteral("drop-early.sh")))
+            << QStringLiteral("the connection to peaklens-test broke after 40000 bytes");
+        QTest::addRow("the connection drops while the trace is read")
+            << sample << QString() << QStringLiteral("sh %1").arg(m_scripts.filePath(QStringLiteral("drop-late.sh")))
+            << QStringLiteral("the connection to peaklens-test broke after 100000 bytes");
         QTest::addRow("no path") << QStringLiteral("ssh://peaklens-test") << QString() << QString()
                                  << QStringLiteral("names no host and path");
         // Stand-ins for a PeakLens of another version, and for a connection that breaks: the
-        // second sends part of the file, then ends the SSH session under it.
+        // last two send part of what `send` sends, then end the SSH session under it.
         writeScript(QStringLiteral("older.sh"), "echo 'PEAKLENS-SEND 1 0.0.1'\ncat \"$2\"\n");
         // This build's own peaklens-cli asked for a subcommand it does not have, as one
         // from before `send` is asked for `send`.
         writeScript(QStringLiteral("before-send.sh"), "exec " PEAKLENS_BIN_DIR "/peaklens-cli no-such-command \"$2\"\n");
-        writeScript(QStringLiteral("drop.sh"), "echo \"PEAKLENS-SEND 1 " PEAKLENS_VERSION
-                                               "\"\nstat -c %s \"$2\"\nhead -c 40000 \"$2\"\nsleep 0.3\nkill -9 $PPID\n");
+        // The first 40,000 bytes are not yet all of the file's first pages (PageOrder::kHeadBytes),
+        // the first 100,000 are: the sample is then being read when the connection drops.
+        for (const int bytes : {40000, 100000}) {
+            writeScript(bytes == 40000 ? QStringLiteral("drop-early.sh") : QStringLiteral("drop-late.sh"),
+                        qPrintable(QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-cli send \"$2\" | head -c %1\n"
+                                                                   "sleep 0.3\nkill -9 $PPID\n")
+                                       .arg(bytes)));
+        }
     }
     void failuresAreOneSentence()
     {
