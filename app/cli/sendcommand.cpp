@@ -64,10 +64,10 @@ CommandOutput send(const std::string &path)
     try {
         writeToStdout(header);
         for (const ByteRun &run : PageOrder::of(file, size)) {
-            for (int i = 0; i < 8; ++i)
-                frame[static_cast<std::size_t>(i)] = static_cast<char>(run.offset >> (8 * i));
-            for (int i = 0; i < 4; ++i)
-                frame[static_cast<std::size_t>(8 + i)] = static_cast<char>(run.length >> (8 * i));
+            for (std::size_t i = 0; i < 8; ++i)
+                frame[i] = static_cast<char>(run.offset >> (8 * i));
+            for (std::size_t i = 0; i < 4; ++i)
+                frame[8 + i] = static_cast<char>(run.length >> (8 * i));
             for (std::uint64_t done = 0; done < run.length;) {
                 const ssize_t got = ::pread(file, frame.data() + 12 + done, static_cast<std::size_t>(run.length - done),
                                             static_cast<off_t>(run.offset + done));

@@ -62,18 +62,18 @@ auto readWhereItLies(const std::string &path, const Progress &progress, Read rea
     const Progress reading = progress.part(0.9, 1.0);
     if (copying == Copy::Reuse) {
         if (const auto made = RemoteFetch::madeBefore(path))
-            return readCopy(*made, reading, [&] { return *made; });
+            return readCopy(*made, reading, [&]() -> const std::string & { return *made; });
     }
     RemoteFetch fetch(path, *remote, progress.part(0, 0.9));
     if (!fetch.readableEarly()) {
         const std::string copy = fetch.finish();
-        return readCopy(copy, reading, [&] { return copy; });
+        return readCopy(copy, reading, [&]() -> const std::string & { return copy; });
     }
     // The copy reports its progress from its own thread meanwhile; the reading, none.
     const Progress quiet{nullptr, progress.cancel};
     try {
         if (copying == Copy::WhatIsRead) // the rest is not fetched: the copy goes with `fetch`
-            return readCopy(fetch.arriving(), quiet, [&] { return fetch.arriving(); });
+            return readCopy(fetch.arriving(), quiet, [&]() -> const std::string & { return fetch.arriving(); });
         return readCopy(fetch.arriving(), quiet, [&] { return fetch.finish(); });
     } catch (...) {
         if (fetch.stoppedShort())
