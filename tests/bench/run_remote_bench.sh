@@ -14,6 +14,7 @@
 # replaced by the finished file: the time until the finished trace is here, either way.
 # Also the parts: a new SSH session, a command over the kept connection, the host
 # account's shell starting as sshd starts it (its ~/.bashrc), and the file sent to /dev/null.
+# Then the same reads over a 1 Gb/s link, against copying the file whole before reading it.
 #   tests/bench/run_remote_bench.sh [EVENTS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -107,6 +108,22 @@ for _ in $(seq $runs); do
   times[shell]+="$(seconds env -u SHLVL SSH_CLIENT="127.0.0.1 1 22" "$(getent passwd "$(id -un)" | cut -d: -f7)" -c true)"$'\n'
   times[send]+="$(seconds ssh -F "$dir/ssh_config" -o ControlPath="$XDG_RUNTIME_DIR/peaklens-ssh/%C" peaklens-bench "$cli" send "$dir/trace.peaklens")"$'\n'
 done
+# Over a 1 Gb/s link (125 MB/s: the host's output through tests/bench/ratelimit.py), where
+# the transfer, not the CPU, is the cost: the trace read as it arrives (kept connection),
+# against copying it whole first and reading it after (the file sent to /dev/null over the
+# same link, plus its local read).
+rate=125000000
+printf '"%s" "$@" | python3 "%s" %s\n' "$cli" "$root/tests/bench/ratelimit.py" "$rate" > "$dir/link.sh"
+for _ in $(seq $runs); do
+  for op in info summary app; do
+    case $op in
+      app) run=(env QT_QPA_PLATFORM=offscreen "$app" --screenshot "$dir/shot.png" --force) ;;
+      *) run=("$cli" "$op") ;;
+    esac
+    times[$op-link]+="$(PEAKLENS_REMOTE_CLI="sh $dir/link.sh" seconds "${run[@]}" "$remote")"$'\n'
+  done
+  times[send-link]+="$(seconds ssh -F "$dir/ssh_config" -o ControlPath="$XDG_RUNTIME_DIR/peaklens-ssh/%C" peaklens-bench sh "$dir/link.sh" send "$dir/trace.peaklens")"$'\n'
+done
 for op in info summary app record; do
   local_median=$(printf '%s' "${times[$op-local]}" | median)
   for where in local new kept; do
@@ -115,7 +132,15 @@ for op in info summary app record; do
     printf '  %-8s %-6s %s   (median %.2fx local)\n' "$op" "$where" "$(printf '%s' "${times[$op-$where]}" | spread)" "$ratio"
   done
 done
-for what in session kept-command shell send; do
+send_link=$(printf '%s' "${times[send-link]}" | median)
+echo "  over a 1 Gb/s link (125 MB/s), medians: read as it arrives / copied whole, then read"
+for op in info summary app; do
+  local_median=$(printf '%s' "${times[$op-local]}" | median)
+  link_median=$(printf '%s' "${times[$op-link]}" | median)
+  awk -v op="$op" -v a="$link_median" -v s="$send_link" -v l="$local_median" \
+    'BEGIN {printf "  %-8s %.3f / %.3f   (%.2fx local; %.0f %% of copy-then-read)\n", op, a, s + l, a / l, 100 * a / (s + l)}'
+done
+for what in session kept-command shell send send-link; do
   printf '  %-15s %s\n' "$what" "$(printf '%s' "${times[$what]}" | spread)"
 done
 echo "  local: the file where it lies; new: ssh://HOST/PATH over a new connection each time"
@@ -123,4 +148,4 @@ echo "  (PEAKLENS_SSH_KEEP=0); kept: the same over the connection PeakLens keeps
 echo "  after the first command); session: ssh HOST true, a new connection; kept-command: the"
 echo "  same over the kept one; shell: the host account's shell started as sshd starts it, with"
 echo "  its ~/.bashrc (in every remote command); send: peaklens-cli send over the kept connection,"
-echo "  to /dev/null"
+echo "  to /dev/null; send-link: the same over the 1 Gb/s link"

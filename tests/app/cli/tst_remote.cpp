@@ -10,6 +10,7 @@
 #include "core/format/remotefile.h"
 #include "core/format/tracefollower.h"
 #include "core/format/tracereader.h"
+#include "core/import/traceloader.h"
 #include "core/trace/metadata.h"
 
 #include <QDirIterator>
@@ -20,6 +21,7 @@
 #include <QTemporaryDir>
 #include <QThread>
 
+#include <atomic>
 #include <csignal>
 
 using namespace peaklens;
@@ -172,9 +174,8 @@ private slots:
     // it reads, ends the transfer there, and keeps no copy. It says what the local one says.
     void aSummaryTakesOnlyWhatItReads()
     {
-        QTemporaryDir cache, traces;
-        const QString trace = traces.filePath(QStringLiteral("long.peaklens"));
-        test::writeChunkyTrace(trace.toStdString(), 2000000);
+        QTemporaryDir cache;
+        const QString trace = longTrace();
         const QString status = m_scripts.filePath(QStringLiteral("send-status"));
         QFile::remove(status);
         writeScript(QStringLiteral("send-status.sh"),
@@ -195,6 +196,26 @@ private slots:
         // `send` on the host was stopped before it sent the whole file.
         QTRY_VERIFY_WITH_TIMEOUT(!bytesOf(status).isEmpty(), 20000);
         QVERIFY2(bytesOf(status).trimmed() != "0", bytesOf(status).constData());
+    }
+
+    // Cancelled while a trace arrives and is read: Cancelled, whichever of the two saw it
+    // first, and nothing left in the cache.
+    void aCancelledReadLeavesNothing()
+    {
+        QTemporaryDir cache;
+        qputenv("PEAKLENS_CACHE_DIR", cache.path().toUtf8());
+        const auto restore = qScopeGuard([] { qunsetenv("PEAKLENS_CACHE_DIR"); });
+        std::atomic<bool> cancel{false};
+        std::atomic<double> reached{0};
+        const Progress progress{[&](double fraction) {
+                                    reached = fraction;
+                                    if (fraction > 0.3)
+                                        cancel = true;
+                                },
+                                &cancel};
+        QVERIFY_THROWS_EXCEPTION(Cancelled, loadTrace(test::SshHost::url(longTrace()).toStdString(), progress));
+        QVERIFY(reached < 0.9); // the copy was not whole
+        QVERIFY(QDir(cache.filePath(QStringLiteral("remote"))).entryList(QDir::Files).isEmpty());
     }
 
     // A remote file is copied into the cache and read there, as a local file is; opening it
@@ -615,6 +636,14 @@ private slots:
     }
 
 private:
+    // A long recording's trace (2M events), written once.
+    QString longTrace()
+    {
+        const QString trace = m_scripts.filePath(QStringLiteral("long.peaklens"));
+        if (!QFileInfo::exists(trace))
+            test::writeChunkyTrace(trace.toStdString(), 2000000);
+        return trace;
+    }
     void writeScript(const QString &name, const char *text)
     {
         QFile file(m_scripts.filePath(name));
