@@ -19,6 +19,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -182,6 +183,24 @@ struct RecordOptions
     std::vector<std::string> command;
 };
 
+// A run that failed with next to no space left where it wrote (less than a trace's commit
+// needs) most likely failed for that: said, with what is kept. Empty otherwise.
+std::string fullDisk(const std::filesystem::path &out)
+{
+    static constexpr std::uint64_t kFullBelowBytes = 1 << 20;
+    struct statvfs space
+    { };
+    if (::statvfs(out.c_str(), &space) != 0)
+        return {};
+    const std::uint64_t left = std::uint64_t(space.f_bavail) * space.f_frsize;
+    if (left >= kFullBelowBytes)
+        return {};
+    std::error_code ec;
+    return "; the disk it wrote to is full (" + std::to_string(left) + " bytes left in "
+           + std::filesystem::absolute(out, ec).string() + "): each trace is kept as far as its last commit; free space "
+           + "there and record again";
+}
+
 // The traces a run left in `out` that were not there `before`: their summary figures
 // stored, and the sentence record ends with.
 std::string finishRecording(const std::set<std::filesystem::path> &before, const std::filesystem::path &out,
@@ -203,7 +222,7 @@ std::string finishRecording(const std::set<std::filesystem::path> &before, const
     // The torch recorder starts in a process once it imports torch and allocates.
     const std::string why = traces == 0 && backend == "torch" ? ": no process of it imported torch and allocated memory" : "";
     return "recorded " + std::to_string(traces) + " trace file(s) in " + out.string() + "; the command exited with "
-           + std::to_string(code) + why;
+           + std::to_string(code) + why + (code != 0 ? fullDisk(out) : std::string());
 }
 
 // The folder a recording goes to when none is named, here or on a host.

@@ -540,6 +540,38 @@ private slots:
         QVERIFY(TraceReader::read(hostTrace(directory).toStdString())->events.size() >= trace->events.size());
     }
 
+    // A run on the host that fills the disk it writes to ends in one sentence saying so, and
+    // what it committed arrives here. The full disk is a 1 MiB tmpfs (mounting one needs
+    // root; the test skips without).
+    void aFullDiskThereIsOneSentence()
+    {
+        QTemporaryDir full, traces, here;
+        if (::geteuid() != 0
+            || QProcess::execute(QStringLiteral("mount"), {QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"),
+                                                           QStringLiteral("size=1m"), QStringLiteral("tmpfs"), full.path()})
+                   != 0)
+            QSKIP("no small file system to fill: mounting a tmpfs needs root");
+        const auto unmount = qScopeGuard([&] { QProcess::execute(QStringLiteral("umount"), {full.path()}); });
+        const QString source = traces.filePath(QStringLiteral("long.peaklens"));
+        test::writeChunkyTrace(source.toStdString(), 1000000);
+        const QString copied = here.filePath(QStringLiteral("copied"));
+        const test::ToolRun run = test::runTool(
+            QStringLiteral("peaklens-cli"),
+            {QStringLiteral("record"), QStringLiteral("--host"), QString::fromLatin1(test::SshHost::kAlias),
+             QStringLiteral("--backend"), QStringLiteral("torch"), QStringLiteral("--directory"), full.path(),
+             QStringLiteral("--out"), copied, QStringLiteral("--"), QStringLiteral("sh"), QStringLiteral("-c"),
+             QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-test-livewriter %1 $PEAKLENS_OUT/run.peaklens --commit-every 65536")
+                 .arg(source)});
+        QVERIFY2(run.exitCode != 0, run.out.constData());
+        const QList<QByteArray> lines = run.out.trimmed().split('\n');
+        const QString last = QString::fromUtf8(lines.back());
+        QVERIFY2(last.startsWith(QStringLiteral("peaklens-test: recorded 1 trace file(s)")), qPrintable(last));
+        QVERIFY2(last.contains(QStringLiteral("the disk it wrote to is full (")), qPrintable(last));
+        QVERIFY2(last.contains(QStringLiteral("copied to ") + copied), qPrintable(last));
+        const auto trace = TraceReader::read(QDir(copied).filePath(QStringLiteral("run.peaklens")).toStdString());
+        QVERIFY(trace->events.size() > 0 && trace->events.size() < 1000000);
+    }
+
     // rerun ssh://HOST/PATH runs on the host; what it prints names the copies here.
     void aRerunOnAHostPrintsItsCopies()
     {
