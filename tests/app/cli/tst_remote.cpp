@@ -551,7 +551,9 @@ private slots:
                                                            QStringLiteral("size=1m"), QStringLiteral("tmpfs"), full.path()})
                    != 0)
             QSKIP("no small file system to fill: mounting a tmpfs needs root");
-        const auto unmount = qScopeGuard([&] { QProcess::execute(QStringLiteral("umount"), {full.path()}); });
+        const auto unmount = qScopeGuard([&] {
+            QProcess::execute(QStringLiteral("umount"), {QStringLiteral("-l"), full.path()});
+        });
         const QString source = traces.filePath(QStringLiteral("long.peaklens"));
         test::writeChunkyTrace(source.toStdString(), 1000000);
         const QString copied = here.filePath(QStringLiteral("copied"));
