@@ -414,6 +414,25 @@ private slots:
             << QStringLiteral("the connection to peaklens-test broke after 100000 bytes");
         QTest::addRow("no path") << QStringLiteral("ssh://peaklens-test") << QString() << QString()
                                  << QStringLiteral("names no host and path");
+        // Hosts whose frames do not make the file they announced (100 bytes).
+        const auto framing = [&](const char *script) {
+            return QStringLiteral("sh %1").arg(m_scripts.filePath(QString::fromLatin1(script)));
+        };
+        QTest::addRow("a host that sends bytes past the file's end")
+            << sample << QString() << framing("past-the-end.sh")
+            << QStringLiteral("peaklens-test sent more than the 100 bytes it announced.");
+        QTest::addRow("a host that leaves a gap")
+            << sample << QString() << framing("gap.sh")
+            << QStringLiteral("peaklens-test sent 50 of its 100 bytes; nothing of it was kept.");
+        QTest::addRow("a host that sends no frames")
+            << sample << QString() << framing("no-frames.sh") << QStringLiteral("is not a file from peaklens-cli send.");
+        const QByteArray announce = "printf 'PEAKLENS-SEND 1 " PEAKLENS_VERSION "\\n100\\n'\n";
+        // A frame: an 8-byte offset and a 4-byte length, little-endian, then its bytes.
+        writeScript(QStringLiteral("past-the-end.sh"),
+                    QByteArray(announce + "printf '\\310\\0\\0\\0\\0\\0\\0\\0\\12\\0\\0\\0'\nprintf 0123456789\n").constData());
+        writeScript(QStringLiteral("gap.sh"),
+                    QByteArray(announce + "printf '\\0\\0\\0\\0\\0\\0\\0\\0\\62\\0\\0\\0'\nprintf '%050d' 0\n").constData());
+        writeScript(QStringLiteral("no-frames.sh"), QByteArray(announce + "printf 'hello, world'\n").constData());
         // Stand-ins for a PeakLens of another version, and for a connection that breaks: the
         // last two send part of what `send` sends, then end the SSH session under it.
         writeScript(QStringLiteral("older.sh"), "echo 'PEAKLENS-SEND 1 0.0.1'\ncat \"$2\"\n");
