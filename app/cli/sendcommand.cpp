@@ -7,6 +7,7 @@
 #include "tracestream.h"
 
 #include "core/error.h"
+#include "core/format/byteorder.h"
 #include "core/format/pageorder.h"
 #include "core/format/readablefile.h"
 #include "core/format/remotefile.h"
@@ -60,17 +61,15 @@ CommandOutput send(const std::string &path)
     // is sent as it was when it was opened; its pages in the order a reader wants them.
     const auto size = static_cast<std::uint64_t>(status.st_size);
     const std::string header = std::string(kSendHeader) + PEAKLENS_VERSION + "\n" + std::to_string(size) + "\n";
-    std::vector<char> frame(12 + PageOrder::kMaxRunBytes);
+    std::vector<char> frame(kSendFrameHeader + PageOrder::kMaxRunBytes);
     try {
         writeToStdout(header);
         for (const ByteRun &run : PageOrder::of(file, size)) {
-            for (std::size_t i = 0; i < 8; ++i)
-                frame[i] = static_cast<char>(run.offset >> (8 * i));
-            for (std::size_t i = 0; i < 4; ++i)
-                frame[8 + i] = static_cast<char>(run.length >> (8 * i));
+            putLittleEndian(frame.data(), run.offset, 8);
+            putLittleEndian(frame.data() + 8, run.length, 4);
             for (std::uint64_t done = 0; done < run.length;) {
-                const ssize_t got = ::pread(file, frame.data() + 12 + done, static_cast<std::size_t>(run.length - done),
-                                            static_cast<off_t>(run.offset + done));
+                const ssize_t got = ::pread(file, frame.data() + kSendFrameHeader + done,
+                                            static_cast<std::size_t>(run.length - done), static_cast<off_t>(run.offset + done));
                 if (got < 0 && errno == EINTR)
                     continue;
                 if (got < 0)
@@ -79,7 +78,7 @@ CommandOutput send(const std::string &path)
                     throw ImportError(path, "shrank while it was sent.");
                 done += static_cast<std::uint64_t>(got);
             }
-            writeToStdout(std::string_view(frame.data(), static_cast<std::size_t>(12 + run.length)));
+            writeToStdout(std::string_view(frame.data(), kSendFrameHeader + static_cast<std::size_t>(run.length)));
         }
     } catch (...) {
         ::close(file);

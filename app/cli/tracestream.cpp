@@ -4,6 +4,7 @@
 #include "childprocess.h"
 
 #include "core/error.h"
+#include "core/format/byteorder.h"
 #include "core/format/outputfile.h"
 #include "core/format/privatecopy.h"
 #include "core/format/sqlitedatabase.h"
@@ -41,20 +42,6 @@ constexpr std::array kTags{kNewTrace, kDelta, kWhole, kOutput, kEnd, kFile};
 // Other files of the run (a replay's result, a manifest) are sent whole at the end, up to this size.
 constexpr std::uintmax_t kLargestOtherFile = std::uintmax_t(16) << 20;
 constexpr std::size_t kFrameHead = 1 + 4 + 8;
-
-void putLittleEndian(char *out, std::uint64_t value, int bytes)
-{
-    for (int i = 0; i < bytes; ++i)
-        out[i] = static_cast<char>(value >> (8 * i) & 0xFF);
-}
-
-std::uint64_t littleEndian(const char *in, int bytes)
-{
-    std::uint64_t value = 0;
-    for (int i = 0; i < bytes; ++i)
-        value |= std::uint64_t(static_cast<unsigned char>(in[i])) << (8 * i);
-    return value;
-}
 
 // Frames on stdout; every failure to write means the receiving end is gone.
 class FrameWriter

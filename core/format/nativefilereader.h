@@ -5,6 +5,7 @@
 // an ImportError naming the file. A follower keeps one alive and reads, each time, only
 // the rows committed since the last read. Internal to core/format.
 
+#include "byteorder.h"
 #include "core/progress.h"
 #include "core/trace/tracebuilder.h"
 #include "privatecopy.h"
@@ -24,14 +25,6 @@ namespace peaklens {
 
 inline constexpr std::size_t kHeaderSize = 100;
 inline constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
-
-inline std::uint32_t bigEndian32(std::span<const std::byte> bytes, std::size_t offset)
-{
-    std::uint32_t value = 0;
-    for (std::size_t i = 0; i < 4; ++i)
-        value = value << 8 | std::to_integer<std::uint32_t>(bytes[offset + i]);
-    return value;
-}
 
 inline bool hasSqliteMagic(std::span<const std::byte> header)
 {

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pageorder.h"
 
+#include "byteorder.h"
+
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <span>
@@ -19,16 +22,6 @@ constexpr std::uint8_t kTableInterior = 5;
 constexpr std::uint8_t kIndexLeaf = 10;
 constexpr std::uint8_t kTableLeaf = 13;
 constexpr std::size_t kSchemaHeader = 100; // page 1's b-tree header starts after the file's header
-
-std::uint32_t bigEndian32(const std::uint8_t *bytes)
-{
-    return (std::uint32_t(bytes[0]) << 24) | (std::uint32_t(bytes[1]) << 16) | (std::uint32_t(bytes[2]) << 8) | bytes[3];
-}
-
-std::uint32_t bigEndian16(const std::uint8_t *bytes)
-{
-    return (std::uint32_t(bytes[0]) << 8) | bytes[1];
-}
 
 // SQLite's variable-length integer at `at`, which moves past it; false where it runs past `end`.
 bool readVarint(const std::uint8_t *&at, const std::uint8_t *end, std::uint64_t &value)
@@ -90,8 +83,9 @@ public:
     void take(std::uint32_t number, std::span<const std::uint8_t> page)
     {
         const std::size_t header = number == 1 ? kSchemaHeader : 0;
+        const auto bytes = std::as_bytes(page);
         if (page.size() >= 4)
-            m_next[number] = bigEndian32(page.data());
+            m_next[number] = bigEndian32(bytes, 0);
         if (page.size() < header + 12)
             return;
         const std::uint8_t type = page[header];
@@ -102,16 +96,16 @@ public:
         const std::size_t usable = std::min<std::size_t>(page.size(), m_usable);
         const std::uint8_t *end = page.data() + usable;
         TreePage parsed;
-        const std::uint32_t cells = bigEndian16(page.data() + header + 3);
+        const std::uint32_t cells = bigEndian16(bytes, header + 3);
         for (std::uint32_t i = 0; i < cells && pointers + 2 * i + 2 <= usable; ++i) {
-            const std::size_t at = bigEndian16(page.data() + pointers + 2 * i);
+            const std::size_t at = bigEndian16(bytes, pointers + 2 * i);
             if (at < pointers || at >= usable)
                 continue;
             const std::uint8_t *cell = page.data() + at;
             if (interior) {
                 if (end - cell < 4)
                     continue;
-                parsed.children.push_back(bigEndian32(cell));
+                parsed.children.push_back(bigEndian32(bytes, at));
                 cell += 4;
                 if (type == kTableInterior)
                     continue; // a key alone, no payload
@@ -121,10 +115,10 @@ public:
                 continue;
             const std::uint64_t local = localBytes(payload, type == kTableLeaf);
             if (local < payload && static_cast<std::uint64_t>(end - cell) >= local + 4)
-                parsed.overflow.push_back(bigEndian32(cell + local));
+                parsed.overflow.push_back(bigEndian32(bytes, static_cast<std::size_t>(cell - page.data() + local)));
         }
         if (interior)
-            parsed.children.push_back(bigEndian32(page.data() + header + 8));
+            parsed.children.push_back(bigEndian32(bytes, header + 8));
         m_tree[number] = static_cast<std::int32_t>(m_trees.size());
         m_trees.push_back(std::move(parsed));
     }
@@ -204,12 +198,12 @@ std::vector<ByteRun> runsOf(const std::vector<std::uint32_t> &pages, std::uint32
 
 std::vector<ByteRun> PageOrder::of(int fd, std::uint64_t size)
 {
-    std::uint8_t header[kSchemaHeader];
-    if (size < kSchemaHeader || ::pread(fd, header, sizeof header, 0) != static_cast<ssize_t>(sizeof header)
-        || std::memcmp(header, "SQLite format 3", 16) != 0)
+    std::array<std::byte, kSchemaHeader> header{};
+    if (size < kSchemaHeader || ::pread(fd, header.data(), header.size(), 0) != static_cast<ssize_t>(header.size())
+        || std::memcmp(header.data(), "SQLite format 3", 16) != 0)
         return inFileOrder(size);
-    const std::uint32_t pageSize = bigEndian16(header + 16) == 1 ? 65536 : bigEndian16(header + 16);
-    const std::uint32_t reserved = header[20];
+    const std::uint32_t pageSize = bigEndian16(header, 16) == 1 ? 65536 : bigEndian16(header, 16);
+    const auto reserved = std::to_integer<std::uint32_t>(header[20]);
     if (pageSize < 512 || (pageSize & (pageSize - 1)) != 0 || pageSize - reserved < 480)
         return inFileOrder(size);
     const std::uint64_t pageCount = (size + pageSize - 1) / pageSize;

@@ -2,6 +2,7 @@
 #include "remotefile.h"
 
 #include "arrivingfile.h"
+#include "byteorder.h"
 #include "core/error.h"
 #include "outputfile.h"
 #include "pageorder.h"
@@ -40,16 +41,6 @@ namespace {
 // jump host, a login.
 constexpr int kRemoteListSeconds = 60;
 constexpr int kRemoteWaitSeconds = 60;
-// A frame of `send`: an 8-byte offset and a 4-byte length, little-endian.
-constexpr std::size_t kFrameHeader = 12;
-
-std::uint64_t littleEndian(const char *bytes, int count)
-{
-    std::uint64_t value = 0;
-    for (int i = count - 1; i >= 0; --i)
-        value = (value << 8) | static_cast<unsigned char>(bytes[i]);
-    return value;
-}
 
 std::vector<std::string> words(const char *variable, const char *fallback)
 {
@@ -540,10 +531,10 @@ void RemoteFetch::take(std::string_view bytes)
     }
     while (!bytes.empty()) {
         if (m_left == 0) {
-            const std::size_t wanted = std::min(bytes.size(), kFrameHeader - m_frame.size());
+            const std::size_t wanted = std::min(bytes.size(), kSendFrameHeader - m_frame.size());
             m_frame.insert(m_frame.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(wanted));
             bytes.remove_prefix(wanted);
-            if (m_frame.size() < kFrameHeader)
+            if (m_frame.size() < kSendFrameHeader)
                 return;
             m_at = littleEndian(m_frame.data(), 8);
             m_left = littleEndian(m_frame.data() + 8, 4);

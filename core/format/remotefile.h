@@ -36,6 +36,8 @@ class OutputFile;
 
 inline constexpr std::string_view kRemoteScheme = "ssh://";
 inline constexpr std::string_view kSendHeader = "PEAKLENS-SEND 1 ";
+// A frame of `send`: an 8-byte offset and a 4-byte length, little-endian, then its bytes.
+inline constexpr std::size_t kSendFrameHeader = 12;
 // What `send --list` says after its header: the path is a file, or a folder (its traces follow).
 inline constexpr std::string_view kListFile = "file";
 inline constexpr std::string_view kListFolder = "folder";

@@ -219,22 +219,57 @@ private slots:
     }
 
     // A remote file is copied into the cache and read there, as a local file is; opening it
-    // again replaces its copy rather than adding one.
+    // again replaces its copy rather than adding one. A long trace, sent in many runs out of
+    // file order and read while they arrive, reads as the file on the host does, and its
+    // copy is that file, byte for byte.
+    void aRemoteFileIsReadFromItsCopyInTheCache_data()
+    {
+        QTest::addColumn<bool>("longTrace");
+        QTest::addRow("the sample, one run") << false;
+        QTest::addRow("a long trace, read as it arrives") << true;
+    }
     void aRemoteFileIsReadFromItsCopyInTheCache()
     {
+        QFETCH(bool, longTrace);
         QTemporaryDir cache;
         qputenv("PEAKLENS_CACHE_DIR", cache.path().toUtf8());
-        const QString sample = kSource + QStringLiteral("resources/samples/training-step.peaklens");
+        const QString trace =
+            longTrace ? this->longTrace() : kSource + QStringLiteral("resources/samples/training-step.peaklens");
+        const test::ToolRun local = test::runTool(QStringLiteral("peaklens-cli"), {QStringLiteral("info"), trace});
         for (int time = 0; time < 2; ++time) {
             const test::ToolRun info =
-                test::runTool(QStringLiteral("peaklens-cli"), {QStringLiteral("info"), test::SshHost::url(sample)});
+                test::runTool(QStringLiteral("peaklens-cli"), {QStringLiteral("info"), test::SshHost::url(trace)});
             QVERIFY2(info.exitCode == 0, info.err.constData());
+            QCOMPARE(QByteArray(info.out).replace(test::SshHost::url(trace).toUtf8(), trace.toUtf8()), local.out);
         }
         qunsetenv("PEAKLENS_CACHE_DIR");
         const QStringList copies = QDir(cache.filePath(QStringLiteral("remote"))).entryList(QDir::Files);
         QCOMPARE(copies.size(), qsizetype(1));
-        QVERIFY(copies.front().endsWith(QStringLiteral("-training-step.peaklens")));
-        QVERIFY(bytesOf(QDir(cache.filePath(QStringLiteral("remote"))).filePath(copies.front())) == bytesOf(sample));
+        QVERIFY(copies.front().endsWith(QStringLiteral("-") + QFileInfo(trace).fileName()));
+        QVERIFY(bytesOf(QDir(cache.filePath(QStringLiteral("remote"))).filePath(copies.front())) == bytesOf(trace));
+    }
+
+    // A big trace opens as the window around its peak, read as it arrives; the whole-file
+    // overview and other windows are then read from the copy where it lies once whole.
+    void aWindowOfABigTraceIsReadFromTheKeptCopy()
+    {
+        QTemporaryDir cache, traces;
+        qputenv("PEAKLENS_CACHE_DIR", cache.path().toUtf8());
+        const auto restore = qScopeGuard([] { qunsetenv("PEAKLENS_CACHE_DIR"); });
+        // Big enough to open as a window (the benchmarks' own training trace).
+        const QString trace = traces.filePath(QStringLiteral("training.peaklens"));
+        QCOMPARE(QProcess::execute(QStringLiteral(PEAKLENS_BIN_DIR "/bench_tracefile"),
+                                   {QStringLiteral("write"), QStringLiteral("3000000"), trace}),
+                 0);
+        const OpenedTrace local = openTraceWindow(trace.toStdString());
+        QCOMPARE(local.windowOf, trace.toStdString()); // a window, not the whole trace
+        const OpenedTrace remote = openTraceWindow(test::SshHost::url(trace).toStdString());
+        QVERIFY(remote.trace->events == local.trace->events);
+        const QStringList copies = QDir(cache.filePath(QStringLiteral("remote"))).entryList(QDir::Files);
+        QCOMPARE(copies.size(), qsizetype(1));
+        QCOMPARE(QString::fromStdString(remote.windowOf),
+                 QDir(cache.filePath(QStringLiteral("remote"))).filePath(copies.front()));
+        QVERIFY(bytesOf(QString::fromStdString(remote.windowOf)) == bytesOf(trace));
     }
 
     // PeakLens keeps one connection to a host for its commands, so the second read logs in no
