@@ -29,8 +29,9 @@ declare -A seeds=(
   [fuzz_manifest]="tests/data/manifest.json"
   [fuzz_cli_args]=""
   [fuzz_report]="tests/data/expected.json tests/data/memory_timeline.json"
+  [fuzz_pageorder]="resources/samples/training-step.peaklens tests/data/format/training-step.v1.peaklens tests/data/modelled-step.pltxt"
 )
-declare -A max_lens=([fuzz_native]=524288 [fuzz_native_sql]=4096 [fuzz_cli_args]=1024 [fuzz_report]=16384)
+declare -A max_lens=([fuzz_native]=524288 [fuzz_pageorder]=524288 [fuzz_native_sql]=4096 [fuzz_cli_args]=1024 [fuzz_report]=16384)
 declare -A dicts=([fuzz_cli_args]=tests/fuzz/cli_args.dict)
 # Argument lists for fuzz_cli_args, '|' between arguments: a first byte ('@') that adds no
 # subcommand or fixture in front, then what a user would type after peaklens-cli.
@@ -85,7 +86,7 @@ run() {
   fi
 }
 names=(fuzz_pickle fuzz_snapshot_json fuzz_kineto fuzz_timeline fuzz_native fuzz_native_sql fuzz_tracetext fuzz_manifest
-       fuzz_cli_args fuzz_report fuzz_views)
+       fuzz_cli_args fuzz_report fuzz_views fuzz_pageorder)
 [ $# -gt 1 ] && names=("${@:2}") # or just the fuzzers named after SECONDS or --runs N
 failed=0
 for ((i = 0; i < ${#names[@]}; i += 2)); do
