@@ -8,6 +8,7 @@
 #include "core/format/schema.h"
 #include "core/format/tracereader.h"
 #include "core/format/tracewriter.h"
+#include "core/format/usercache.h"
 #include "core/import/remoteread.h"
 #include "core/import/traceloader.h"
 #include "core/trace/lifetimecategories.h"
@@ -431,6 +432,7 @@ std::string writeNativeCopy(const std::string &input, const Trace &trace)
         std::filesystem::create_directories(std::filesystem::path(copy).parent_path(), ec);
         OutputFile output(copy, OutputFile::Existing::Replace, {input});
         TraceWriter::writeTrace(trace, output);
+        keepCacheWithinLimit(copy);
         return copy;
     } catch (const Error &) {
         return {};
@@ -463,8 +465,10 @@ OpenedTrace openTraceWindow(const std::string &path, const Progress &progress, s
     const std::string known = nativeCopyPath(path);
     if (!known.empty() && std::filesystem::is_regular_file(known, ec)) {
         try {
-            if (auto window = readPeakWindow(known, kEvents, kEvents, progress, fromNs))
+            if (auto window = readPeakWindow(known, kEvents, kEvents, progress, fromNs)) {
+                markCacheUsed(known);
                 return {std::move(window->trace), known};
+            }
         } catch (const Error &) { // a damaged copy: made again below
         }
     }

@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -106,17 +105,6 @@ int renameNoReplace(const std::string &from, const std::string &to)
 std::string OutputFile::temporaryName(std::string_view name, long pid, unsigned serial)
 {
     return std::string(stemOf(name)).append(kTag).append(std::to_string(pid)).append("-").append(std::to_string(serial));
-}
-
-std::string userCacheFolder()
-{
-    if (const char *own = std::getenv("PEAKLENS_CACHE_DIR"); own && *own)
-        return own;
-    if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-        return (std::filesystem::path(xdg) / "peaklens").string();
-    if (const char *home = std::getenv("HOME"); home && *home)
-        return (std::filesystem::path(home) / ".cache" / "peaklens").string();
-    return {};
 }
 
 void ignoreFileSizeSignal()

@@ -22,10 +22,6 @@ void ignoreFileSizeSignal();
 // limit and a full disk said as such.
 std::string writeProblemText(int error);
 
-// The user's cache folder for PeakLens: $PEAKLENS_CACHE_DIR, else $XDG_CACHE_HOME/peaklens,
-// else ~/.cache/peaklens; empty when none is known. Made by whoever writes into it.
-std::string userCacheFolder();
-
 class OutputFile
 {
 public:

@@ -7,6 +7,7 @@
 #include "outputfile.h"
 #include "pageorder.h"
 #include "tracereader.h"
+#include "usercache.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -392,8 +393,10 @@ std::optional<std::string> RemoteFetch::madeBefore(const std::string &text)
 {
     const std::lock_guard lock(g_copiesMutex);
     std::error_code ec;
-    if (const auto made = g_copies.find(text); made != g_copies.end() && std::filesystem::is_regular_file(made->second, ec))
+    if (const auto made = g_copies.find(text); made != g_copies.end() && std::filesystem::is_regular_file(made->second, ec)) {
+        markCacheUsed(made->second);
         return made->second;
+    }
     return std::nullopt;
 }
 
@@ -602,6 +605,7 @@ std::string RemoteFetch::keep()
         throw ImportError(m_text, "cannot be read: its copy " + m_output->temporary() + " could not be written.");
     // Read only by this process, and fetched again by the next: a crash loses nothing.
     m_output->commit(OutputFile::Durability::Cached);
+    keepCacheWithinLimit(m_output->path());
     const std::lock_guard lock(g_copiesMutex);
     g_copies[m_text] = m_output->path();
     return m_output->path();

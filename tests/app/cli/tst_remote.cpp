@@ -249,6 +249,46 @@ private slots:
         QVERIFY(bytesOf(QDir(cache.filePath(QStringLiteral("remote"))).filePath(copies.front())) == bytesOf(trace));
     }
 
+    // A copy made keeps the cache within PEAKLENS_CACHE_LIMIT: copies unused for days go,
+    // the oldest first, whichever kind they are; without a limit they stay.
+    void aCopyKeepsTheCacheWithinItsLimit_data()
+    {
+        QTest::addColumn<QByteArray>("limit");
+        QTest::addColumn<bool>("oldStay");
+        QTest::addRow("over the limit") << QByteArray("300KiB") << false;
+        QTest::addRow("no limit") << QByteArray("0") << true;
+    }
+    void aCopyKeepsTheCacheWithinItsLimit()
+    {
+        QFETCH(QByteArray, limit);
+        QFETCH(bool, oldStay);
+        QTemporaryDir cache;
+        qputenv("PEAKLENS_CACHE_DIR", cache.path().toUtf8());
+        qputenv("PEAKLENS_CACHE_LIMIT", limit);
+        const auto restore = qScopeGuard([] {
+            qunsetenv("PEAKLENS_CACHE_DIR");
+            qunsetenv("PEAKLENS_CACHE_LIMIT");
+        });
+        const QStringList old = {cache.filePath(QStringLiteral("remote/0123456789abcdef-other.peaklens")),
+                                 cache.filePath(QStringLiteral("copies/snapshot.pickle.0123456789abcdef.peaklens"))};
+        for (const QString &path : old) {
+            QDir().mkpath(QFileInfo(path).path());
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            QVERIFY(file.write(QByteArray(200 * 1024, 'x')) == 200 * 1024 && file.flush());
+            QVERIFY(file.setFileTime(QDateTime::currentDateTime().addDays(-3), QFileDevice::FileModificationTime));
+        }
+        const QString sample = kSource + QStringLiteral("resources/samples/training-step.peaklens");
+        const test::ToolRun info =
+            test::runTool(QStringLiteral("peaklens-cli"), {QStringLiteral("info"), test::SshHost::url(sample)});
+        QVERIFY2(info.exitCode == 0, info.err.constData());
+        for (const QString &path : old)
+            QCOMPARE(QFile::exists(path), oldStay);
+        const QStringList copies = QDir(cache.filePath(QStringLiteral("remote"))).entryList(QDir::Files);
+        QCOMPARE(copies.filter(QStringLiteral("-training-step.peaklens")).size(), qsizetype(1));
+        QCOMPARE(copies.size(), qsizetype(oldStay ? 2 : 1));
+    }
+
     // A big trace opens as the window around its peak, read as it arrives; the whole-file
     // overview and other windows are then read from the copy where it lies once whole.
     void aWindowOfABigTraceIsReadFromTheKeptCopy()

@@ -24,6 +24,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <limits>
 
@@ -389,12 +391,23 @@ private slots:
         QCOMPARE(windowPeaks.devices[*windowPeaks.primary].timeNs, filePeaks.devices[*filePeaks.primary].timeNs);
         QCOMPARE(readFileOverview(opened.windowOf)->peakBytes, filePeaks.devices[*filePeaks.primary].allocatedBytes);
 
-        // Opened again, from the copy already there; from a time, the window begins there.
-        const QDateTime written = QFileInfo(QString::fromStdString(opened.windowOf)).lastModified();
+        // Opened again, from the copy already there (the same file, not written again: a
+        // new copy is renamed into place), now its last use; from a time, the window
+        // begins there.
+        const auto inode = [](const std::string &path) {
+            struct stat info = {};
+            return ::stat(path.c_str(), &info) == 0 ? info.st_ino : ino_t(0);
+        };
+        const ino_t written = inode(opened.windowOf);
+        const QDateTime madeAt = QFileInfo(QString::fromStdString(opened.windowOf)).lastModified();
+        QFile copy(QString::fromStdString(opened.windowOf));
+        QVERIFY(copy.open(QIODevice::ReadOnly) && copy.setFileTime(madeAt.addDays(-2), QFileDevice::FileModificationTime));
+        copy.close();
         const std::int64_t middle = whole->events.timeNs(whole->events.size() / 2);
         const OpenedTrace later = openTraceWindow(ss(input), {}, middle);
         QCOMPARE(later.windowOf, opened.windowOf);
-        QCOMPARE(QFileInfo(QString::fromStdString(later.windowOf)).lastModified(), written);
+        QCOMPARE(inode(later.windowOf), written);
+        QVERIFY(QFileInfo(QString::fromStdString(later.windowOf)).lastModified() >= madeAt);
         QVERIFY(later.trace->events.timeNs(later.trace->events.size() - 1) >= middle);
         QFile file(input);
         QVERIFY(file.open(QIODevice::ReadOnly));
