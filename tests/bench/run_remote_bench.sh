@@ -8,7 +8,7 @@
 # peak, analysed and drawn). Each locally, then as ssh://HOST/PATH two ways: over a new
 # connection each time (PEAKLENS_SSH_KEEP=0: what the first command to a host costs), and
 # over the connection PeakLens keeps to the host (its default: every command after the
-# first). Then the same trace streamed as a run writes it: peaklens-test-livewriter writes
+# first), both to this account as it is and to one whose shell reads no startup files. Then the same trace streamed as a run writes it: peaklens-test-livewriter writes
 # it again as a collector does (a commit every 65,536 events) under `peaklens-cli record`
 # here, and under `record --host` on the host, its copy here growing commit by commit and
 # replaced by the finished file: the time until the finished trace is here, either way.
@@ -25,12 +25,15 @@ bench=$root/build/bin/bench_tracefile
 dir=$(mktemp -d)
 runs=5
 server=
+fresh_server=
 # PeakLens keeps its connections' sockets in $XDG_RUNTIME_DIR/peaklens-ssh: the run's own.
 export XDG_RUNTIME_DIR=$dir/run
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 cleanup() {
   ssh -F "$dir/ssh_config" -o ControlPath="$XDG_RUNTIME_DIR/peaklens-ssh/%C" -O exit peaklens-bench >/dev/null 2>&1 || true
+  ssh -F "$dir/ssh_config" -o ControlPath="$XDG_RUNTIME_DIR/peaklens-ssh/%C" -O exit peaklens-bench-fresh >/dev/null 2>&1 || true
   [ -n "$server" ] && kill "$server" 2>/dev/null || true
+  [ -n "$fresh_server" ] && kill "$fresh_server" 2>/dev/null || true
   rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -56,8 +59,16 @@ StrictModes no
 PidFile $dir/sshd.pid
 PermitRootLogin prohibit-password
 CONF
+# A second server whose sessions start with HOME at an empty folder: the account's shell
+# reads no startup files, as on a new account (this account's ~/.bashrc may do much).
+fresh_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir "$dir/home"
+sed -e "s/^Port .*/Port $fresh_port/" -e "s#^PidFile .*#PidFile $dir/sshd-fresh.pid#" "$dir/sshd_config" > "$dir/sshd_config_fresh"
+echo "SetEnv HOME=$dir/home" >> "$dir/sshd_config_fresh"
 cat > "$dir/ssh_config" <<CONF
-Host peaklens-bench
+Host peaklens-bench-fresh
+  Port $fresh_port
+Host peaklens-bench*
   HostName 127.0.0.1
   Port $port
   User $(id -un)
@@ -69,14 +80,20 @@ Host peaklens-bench
 CONF
 /usr/sbin/sshd -D -e -f "$dir/sshd_config" 2>"$dir/sshd.log" &
 server=$!
-for _ in $(seq 50); do ssh -F "$dir/ssh_config" -o BatchMode=yes peaklens-bench true 2>/dev/null && break; sleep 0.1; done
+/usr/sbin/sshd -D -e -f "$dir/sshd_config_fresh" 2>"$dir/sshd_fresh.log" &
+fresh_server=$!
+for host in peaklens-bench peaklens-bench-fresh; do
+  for _ in $(seq 50); do ssh -F "$dir/ssh_config" -o BatchMode=yes $host true 2>/dev/null && break; sleep 0.1; done
+done
 
 $bench write "$events" "$dir/trace.peaklens" >/dev/null
 size=$(stat -c %s "$dir/trace.peaklens")
 echo "$events events, $size bytes; seconds, min / median / max of $runs, each on its own line:"
 export PEAKLENS_REMOTE_CLI=$cli PEAKLENS_SSH="ssh -F $dir/ssh_config"
 remote="ssh://peaklens-bench$dir/trace.peaklens"
-"$cli" summary "$remote" >/dev/null # the connection PeakLens keeps, up before the kept runs
+fresh="ssh://peaklens-bench-fresh$dir/trace.peaklens"
+"$cli" summary "$remote" >/dev/null # the connections PeakLens keeps, up before the kept runs
+"$cli" summary "$fresh" >/dev/null
 app=$root/build/bin/peaklens
 declare -A times
 for _ in $(seq $runs); do
@@ -88,6 +105,7 @@ for _ in $(seq $runs); do
     times[$op-local]+="$(seconds "${run[@]}" "$dir/trace.peaklens")"$'\n'
     times[$op-new]+="$(PEAKLENS_SSH_KEEP=0 seconds "${run[@]}" "$remote")"$'\n'
     times[$op-kept]+="$(seconds "${run[@]}" "$remote")"$'\n'
+    times[$op-fresh]+="$(seconds "${run[@]}" "$fresh")"$'\n'
   done
   # The run writes the trace into the folder record gives it (PEAKLENS_OUT).
   writer="$root/build/bin/peaklens-test-livewriter $dir/trace.peaklens \$PEAKLENS_OUT/run.peaklens --commit-every 65536"
@@ -126,7 +144,7 @@ for _ in $(seq $runs); do
 done
 for op in info summary app record; do
   local_median=$(printf '%s' "${times[$op-local]}" | median)
-  for where in local new kept; do
+  for where in local new kept fresh; do
     [ -n "${times[$op-$where]:-}" ] || continue
     ratio=$(awk -v a="$(printf '%s' "${times[$op-$where]}" | median)" -v b="$local_median" 'BEGIN {print a / b}')
     printf '  %-8s %-6s %s   (median %.2fx local)\n' "$op" "$where" "$(printf '%s' "${times[$op-$where]}" | spread)" "$ratio"
@@ -145,7 +163,9 @@ for what in session kept-command shell send send-link; do
 done
 echo "  local: the file where it lies; new: ssh://HOST/PATH over a new connection each time"
 echo "  (PEAKLENS_SSH_KEEP=0); kept: the same over the connection PeakLens keeps (its default"
-echo "  after the first command); session: ssh HOST true, a new connection; kept-command: the"
-echo "  same over the kept one; shell: the host account's shell started as sshd starts it, with"
-echo "  its ~/.bashrc (in every remote command); send: peaklens-cli send over the kept connection,"
-echo "  to /dev/null; send-link: the same over the 1 Gb/s link"
+echo "  after the first command); fresh: kept, to a server whose sessions start with HOME at an"
+echo "  empty folder (the account's shell reads no startup files, as on a new account); session:"
+echo "  ssh HOST true, a new connection; kept-command: the same over the kept one; shell: the"
+echo "  host account's shell started as sshd starts it, with its ~/.bashrc (in every remote"
+echo "  command); send: peaklens-cli send over the kept connection, to /dev/null; send-link: the"
+echo "  same over the 1 Gb/s link"
