@@ -4,7 +4,10 @@
 
 #include "core/trace/tracetext.h"
 
+#include <QDateTime>
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QProcess>
 #include <QString>
 #include <QTest>
@@ -129,6 +132,17 @@ inline bool writeAllocationsText(const QString &path, std::size_t pairs)
             file.write(QStringLiteral("free b%1\n").arg(i - 3).toLatin1());
     }
     return file.error() == QFile::NoError;
+}
+
+// A file of `bytes` bytes at `path`, its folders made, last written `hoursAgo` hours ago:
+// a cached copy last used then.
+inline bool placeFileUsed(const QString &path, qint64 bytes, int hoursAgo)
+{
+    QDir().mkpath(QFileInfo(path).path());
+    QFile file(path);
+    return file.open(QIODevice::WriteOnly) && file.write(QByteArray(bytes, 'x')) == bytes
+           && file.flush() // the time is set after the last write
+           && file.setFileTime(QDateTime::currentDateTime().addSecs(-3600LL * hoursAgo), QFileDevice::FileModificationTime);
 }
 
 } // namespace peaklens::test

@@ -271,13 +271,8 @@ private slots:
         });
         const QStringList old = {cache.filePath(QStringLiteral("remote/0123456789abcdef-other.peaklens")),
                                  cache.filePath(QStringLiteral("copies/snapshot.pickle.0123456789abcdef.peaklens"))};
-        for (const QString &path : old) {
-            QDir().mkpath(QFileInfo(path).path());
-            QFile file(path);
-            QVERIFY(file.open(QIODevice::WriteOnly));
-            QVERIFY(file.write(QByteArray(200 * 1024, 'x')) == 200 * 1024 && file.flush());
-            QVERIFY(file.setFileTime(QDateTime::currentDateTime().addDays(-3), QFileDevice::FileModificationTime));
-        }
+        for (const QString &path : old)
+            QVERIFY(test::placeFileUsed(path, 200 * 1024, 3 * 24));
         const QString sample = kSource + QStringLiteral("resources/samples/training-step.peaklens");
         const test::ToolRun info =
             test::runTool(QStringLiteral("peaklens-cli"), {QStringLiteral("info"), test::SshHost::url(sample)});

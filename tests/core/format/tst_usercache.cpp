@@ -2,7 +2,6 @@
 #include "core/format/usercache.h"
 #include "testsupport.h"
 
-#include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
@@ -10,21 +9,6 @@
 
 using namespace peaklens;
 using namespace peaklens::test;
-
-namespace {
-
-// A file of `bytes` bytes at `path` (its folders made), last used `hoursAgo` hours ago.
-void place(const QString &path, qint64 bytes, int hoursAgo)
-{
-    QDir().mkpath(QFileInfo(path).path());
-    QFile file(path);
-    QVERIFY(file.open(QIODevice::WriteOnly));
-    QVERIFY(file.write(QByteArray(bytes, 'x')) == bytes);
-    QVERIFY(file.flush()); // the time set after the last write
-    QVERIFY(file.setFileTime(QDateTime::currentDateTime().addSecs(-3600LL * hoursAgo), QFileDevice::FileModificationTime));
-}
-
-} // namespace
 
 class tst_UserCache : public QObject
 {
@@ -65,15 +49,15 @@ private slots:
             qunsetenv("PEAKLENS_CACHE_LIMIT");
         });
         const QDir at(cache.path());
-        place(at.filePath(QStringLiteral("copies/oldest.peaklens")), 100, 24 * 30);
-        place(at.filePath(QStringLiteral("remote/old.peaklens")), 100, 24 * 3);
-        place(at.filePath(QStringLiteral("copies/older.peaklens")), 100, 24 * 2);
-        place(at.filePath(QStringLiteral("remote/today.peaklens")), 100, 2);
-        place(at.filePath(QStringLiteral("remote/made.peaklens")), 100, 24 * 40); // written with an old time
+        QVERIFY(placeFileUsed(at.filePath(QStringLiteral("copies/oldest.peaklens")), 100, 24 * 30));
+        QVERIFY(placeFileUsed(at.filePath(QStringLiteral("remote/old.peaklens")), 100, 24 * 3));
+        QVERIFY(placeFileUsed(at.filePath(QStringLiteral("copies/older.peaklens")), 100, 24 * 2));
+        QVERIFY(placeFileUsed(at.filePath(QStringLiteral("remote/today.peaklens")), 100, 2));
+        QVERIFY(placeFileUsed(at.filePath(QStringLiteral("remote/made.peaklens")), 100, 24 * 40)); // written with an old time
         const QStringList others = {QStringLiteral("remote/big.peaklens.partial-4242-0"),
                                     QStringLiteral("torch-2.15.0/lib/libtorch.so"), QStringLiteral("loose.peaklens")};
         for (const QString &other : others)
-            place(at.filePath(other), 1000, 24 * 60);
+            QVERIFY(placeFileUsed(at.filePath(other), 1000, 24 * 60));
         if (!usedAgain.isEmpty())
             markCacheUsed(ss(at.filePath(usedAgain)));
         const std::int64_t removed = keepCacheWithinLimit(ss(at.filePath(QStringLiteral("remote/made.peaklens"))));
