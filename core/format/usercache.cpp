@@ -71,12 +71,14 @@ std::int64_t keepCacheWithinLimit(const std::string &made)
     std::error_code ec;
     for (const char *folder : kCopyFolders) {
         for (fs::directory_iterator it(fs::path(cache) / folder, ec), end; !ec && it != end; it.increment(ec)) {
+            // An entry that cannot be looked at is left alone; the others are still read.
+            std::error_code entry;
             const fs::path &path = it->path();
-            if (path.filename().string().find(kTemporaryTag) != std::string::npos || !it->is_regular_file(ec))
+            if (path.filename().string().find(kTemporaryTag) != std::string::npos || !it->is_regular_file(entry))
                 continue;
-            const auto bytes = static_cast<std::int64_t>(it->file_size(ec));
-            const auto used = it->last_write_time(ec);
-            if (ec)
+            const auto bytes = static_cast<std::int64_t>(it->file_size(entry));
+            const auto used = it->last_write_time(entry);
+            if (entry)
                 continue;
             copies.push_back({path, bytes, used});
             total += bytes;

@@ -58,6 +58,9 @@ private slots:
                                     QStringLiteral("torch-2.15.0/lib/libtorch.so"), QStringLiteral("loose.peaklens")};
         for (const QString &other : others)
             QVERIFY(placeFileUsed(at.filePath(other), 1000, 24 * 60));
+        // Neither a folder nor a link to nowhere is a copy, nor stops the others being read.
+        QVERIFY(QDir().mkpath(at.filePath(QStringLiteral("copies/a-folder"))));
+        QVERIFY(QFile::link(at.filePath(QStringLiteral("nowhere")), at.filePath(QStringLiteral("copies/a-link"))));
         if (!usedAgain.isEmpty())
             markCacheUsed(ss(at.filePath(usedAgain)));
         const std::int64_t removed = keepCacheWithinLimit(ss(at.filePath(QStringLiteral("remote/made.peaklens"))));
@@ -73,6 +76,8 @@ private slots:
         QCOMPARE(removed, std::int64_t(100) * (5 - left.size()));
         for (const QString &other : others)
             QVERIFY2(QFile::exists(at.filePath(other)), qPrintable(other));
+        QVERIFY(QFileInfo(at.filePath(QStringLiteral("copies/a-folder"))).isDir());
+        QVERIFY(QFileInfo(at.filePath(QStringLiteral("copies/a-link"))).isSymLink());
     }
 
     void theLimitReadsSizes_data()
