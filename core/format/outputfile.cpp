@@ -107,6 +107,15 @@ std::string OutputFile::temporaryName(std::string_view name, long pid, unsigned 
     return std::string(stemOf(name)).append(kTag).append(std::to_string(pid)).append("-").append(std::to_string(serial));
 }
 
+bool OutputFile::isTemporaryName(std::string_view name)
+{
+    for (const std::string_view tag : kStaleTags) {
+        if (const auto at = name.rfind(tag); at != std::string_view::npos && writerOf(name.substr(at + tag.size())) != 0)
+            return true;
+    }
+    return false;
+}
+
 void ignoreFileSizeSignal()
 {
     static const bool ignored = [] {

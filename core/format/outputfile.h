@@ -53,6 +53,8 @@ public:
     // `serial`th output: "NAME.partial-PID-SERIAL", the name shortened so the whole fits
     // the file system's 255 bytes.
     static std::string temporaryName(std::string_view name, long pid, unsigned serial);
+    // Whether a file named `name` is such a temporary (or one of an earlier release's).
+    static bool isTemporaryName(std::string_view name);
 
 private:
     void removeStaleTemporaries() const;

@@ -23,8 +23,6 @@ constexpr std::int64_t kDefaultLimit = std::int64_t(20) << 30;
 constexpr std::chrono::hours kInUse{24};
 // The folders of the cache that hold copies PeakLens makes again when they are wanted.
 constexpr const char *kCopyFolders[] = {"copies", "remote"};
-// What OutputFile names a temporary: "NAME.partial-PID-SERIAL".
-constexpr std::string_view kTemporaryTag = ".partial-";
 
 } // namespace
 
@@ -74,7 +72,7 @@ std::int64_t keepCacheWithinLimit(const std::string &made)
             // An entry that cannot be looked at is left alone; the others are still read.
             std::error_code entry;
             const fs::path &path = it->path();
-            if (path.filename().string().find(kTemporaryTag) != std::string::npos || !it->is_regular_file(entry))
+            if (OutputFile::isTemporaryName(path.filename().string()) || !it->is_regular_file(entry))
                 continue;
             const auto bytes = static_cast<std::int64_t>(it->file_size(entry));
             const auto used = it->last_write_time(entry);

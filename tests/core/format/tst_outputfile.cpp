@@ -197,6 +197,25 @@ private slots:
         QCOMPARE(contentsOf(path), QByteArray("{}"));
         QVERIFY(OutputFile::temporaryName(ss(name), 4194304, 4000000000u).size() <= 255);
     }
+
+    // What the cache's limit leaves alone: a file some process is still writing.
+    void aTemporaryIsKnownByItsName_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<bool>("temporary");
+        QTest::addRow("made now") << qs(OutputFile::temporaryName("run.peaklens", 4242, 7)) << true;
+        QTest::addRow("a long name, shortened") << qs(OutputFile::temporaryName(std::string(300, 'n'), 4194304, 1)) << true;
+        QTest::addRow("an earlier release's") << QStringLiteral("report.html.tmp-4242") << true;
+        QTest::addRow("the finished file") << QStringLiteral("run.peaklens") << false;
+        QTest::addRow("the tag and no writer") << QStringLiteral("notes.partial-draft") << false;
+        QTest::addRow("the tag in the middle") << QStringLiteral("a.partial-12.peaklens") << false;
+    }
+    void aTemporaryIsKnownByItsName()
+    {
+        QFETCH(QString, name);
+        QFETCH(bool, temporary);
+        QCOMPARE(OutputFile::isTemporaryName(ss(name)), temporary);
+    }
 };
 
 QTEST_GUILESS_MAIN(tst_OutputFile)
