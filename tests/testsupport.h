@@ -10,6 +10,7 @@
 #include <QFileInfo>
 #include <QProcess>
 #include <QString>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
 
@@ -133,6 +134,30 @@ inline bool writeAllocationsText(const QString &path, std::size_t pairs)
     }
     return file.error() == QFile::NoError;
 }
+
+// A cache of PeakLens's own for one test, a folder of its own with `limit` as
+// PEAKLENS_CACHE_LIMIT; the user's settings back when it goes.
+class ScopedCache
+{
+public:
+    explicit ScopedCache(const QByteArray &limit)
+    {
+        qputenv("PEAKLENS_CACHE_DIR", m_folder.path().toUtf8());
+        qputenv("PEAKLENS_CACHE_LIMIT", limit);
+    }
+    ~ScopedCache()
+    {
+        qunsetenv("PEAKLENS_CACHE_DIR");
+        qunsetenv("PEAKLENS_CACHE_LIMIT");
+    }
+    ScopedCache(const ScopedCache &) = delete;
+    ScopedCache &operator=(const ScopedCache &) = delete;
+    QString path() const { return m_folder.path(); }
+    QString filePath(const QString &name) const { return m_folder.filePath(name); }
+
+private:
+    QTemporaryDir m_folder;
+};
 
 // A file of `bytes` bytes at `path`, its folders made, last written `hoursAgo` hours ago:
 // a cached copy last used then.

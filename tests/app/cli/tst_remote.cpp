@@ -262,13 +262,7 @@ private slots:
     {
         QFETCH(QByteArray, limit);
         QFETCH(bool, oldStay);
-        QTemporaryDir cache;
-        qputenv("PEAKLENS_CACHE_DIR", cache.path().toUtf8());
-        qputenv("PEAKLENS_CACHE_LIMIT", limit);
-        const auto restore = qScopeGuard([] {
-            qunsetenv("PEAKLENS_CACHE_DIR");
-            qunsetenv("PEAKLENS_CACHE_LIMIT");
-        });
+        const test::ScopedCache cache(limit);
         const QStringList old = {cache.filePath(QStringLiteral("remote/0123456789abcdef-other.peaklens")),
                                  cache.filePath(QStringLiteral("copies/snapshot.pickle.0123456789abcdef.peaklens"))};
         for (const QString &path : old)

@@ -41,13 +41,7 @@ private slots:
         QFETCH(QByteArray, limit);
         QFETCH(QString, usedAgain);
         QFETCH(QStringList, left);
-        QTemporaryDir cache;
-        qputenv("PEAKLENS_CACHE_DIR", cache.path().toUtf8());
-        qputenv("PEAKLENS_CACHE_LIMIT", limit);
-        const auto restore = qScopeGuard([] {
-            qunsetenv("PEAKLENS_CACHE_DIR");
-            qunsetenv("PEAKLENS_CACHE_LIMIT");
-        });
+        const ScopedCache cache(limit);
         const QDir at(cache.path());
         QVERIFY(placeFileUsed(at.filePath(QStringLiteral("copies/oldest.peaklens")), 100, 24 * 30));
         QVERIFY(placeFileUsed(at.filePath(QStringLiteral("remote/old.peaklens")), 100, 24 * 3));
