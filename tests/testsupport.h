@@ -135,15 +135,16 @@ inline bool writeAllocationsText(const QString &path, std::size_t pairs)
     return file.error() == QFile::NoError;
 }
 
-// A cache of PeakLens's own for one test, a folder of its own with `limit` as
-// PEAKLENS_CACHE_LIMIT; the user's settings back when it goes.
+// PeakLens's cache for one test: a folder of its own as PEAKLENS_CACHE_DIR, and `limit`,
+// when given, as PEAKLENS_CACHE_LIMIT; both unset again, the folder gone, when it goes.
 class ScopedCache
 {
 public:
-    explicit ScopedCache(const QByteArray &limit)
+    explicit ScopedCache(const QByteArray &limit = {})
     {
         qputenv("PEAKLENS_CACHE_DIR", m_folder.path().toUtf8());
-        qputenv("PEAKLENS_CACHE_LIMIT", limit);
+        if (!limit.isNull())
+            qputenv("PEAKLENS_CACHE_LIMIT", limit);
     }
     ~ScopedCache()
     {

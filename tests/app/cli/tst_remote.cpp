@@ -174,7 +174,7 @@ private slots:
     // it reads, ends the transfer there, and keeps no copy. It says what the local one says.
     void aSummaryTakesOnlyWhatItReads()
     {
-        QTemporaryDir cache;
+        const test::ScopedCache cache;
         const QString trace = longTrace();
         const QString status = m_scripts.filePath(QStringLiteral("send-status"));
         QFile::remove(status);
@@ -182,11 +182,7 @@ private slots:
                     QStringLiteral(PEAKLENS_BIN_DIR "/peaklens-cli \"$@\"\necho $? >> %1\n").arg(status).toUtf8().constData());
         qputenv("PEAKLENS_REMOTE_CLI",
                 QStringLiteral("sh %1").arg(m_scripts.filePath(QStringLiteral("send-status.sh"))).toUtf8());
-        qputenv("PEAKLENS_CACHE_DIR", cache.path().toUtf8());
-        const auto restore = qScopeGuard([cli = m_host->remoteCli()] {
-            qunsetenv("PEAKLENS_CACHE_DIR");
-            qputenv("PEAKLENS_REMOTE_CLI", cli.toUtf8());
-        });
+        const auto restore = qScopeGuard([cli = m_host->remoteCli()] { qputenv("PEAKLENS_REMOTE_CLI", cli.toUtf8()); });
         const test::ToolRun local = test::runTool(QStringLiteral("peaklens-cli"), {QStringLiteral("summary"), trace});
         const test::ToolRun remote =
             test::runTool(QStringLiteral("peaklens-cli"), {QStringLiteral("summary"), test::SshHost::url(trace)});
@@ -202,9 +198,7 @@ private slots:
     // first, and nothing left in the cache.
     void aCancelledReadLeavesNothing()
     {
-        QTemporaryDir cache;
-        qputenv("PEAKLENS_CACHE_DIR", cache.path().toUtf8());
-        const auto restore = qScopeGuard([] { qunsetenv("PEAKLENS_CACHE_DIR"); });
+        const test::ScopedCache cache;
         std::atomic<bool> cancel{false};
         std::atomic<double> reached{0};
         const Progress progress{[&](double fraction) {
@@ -231,8 +225,7 @@ private slots:
     void aRemoteFileIsReadFromItsCopyInTheCache()
     {
         QFETCH(bool, longTrace);
-        QTemporaryDir cache;
-        qputenv("PEAKLENS_CACHE_DIR", cache.path().toUtf8());
+        const test::ScopedCache cache;
         const QString trace =
             longTrace ? this->longTrace() : kSource + QStringLiteral("resources/samples/training-step.peaklens");
         const test::ToolRun local = test::runTool(QStringLiteral("peaklens-cli"), {QStringLiteral("info"), trace});
@@ -242,7 +235,6 @@ private slots:
             QVERIFY2(info.exitCode == 0, info.err.constData());
             QCOMPARE(QByteArray(info.out).replace(test::SshHost::url(trace).toUtf8(), trace.toUtf8()), local.out);
         }
-        qunsetenv("PEAKLENS_CACHE_DIR");
         const QStringList copies = QDir(cache.filePath(QStringLiteral("remote"))).entryList(QDir::Files);
         QCOMPARE(copies.size(), qsizetype(1));
         QVERIFY(copies.front().endsWith(QStringLiteral("-") + QFileInfo(trace).fileName()));
@@ -282,9 +274,8 @@ private slots:
     // overview and other windows are then read from the copy where it lies once whole.
     void aWindowOfABigTraceIsReadFromTheKeptCopy()
     {
-        QTemporaryDir cache, traces;
-        qputenv("PEAKLENS_CACHE_DIR", cache.path().toUtf8());
-        const auto restore = qScopeGuard([] { qunsetenv("PEAKLENS_CACHE_DIR"); });
+        const test::ScopedCache cache;
+        QTemporaryDir traces;
         // Big enough to open as a window (the benchmarks' own training trace).
         const QString trace = traces.filePath(QStringLiteral("training.peaklens"));
         QCOMPARE(QProcess::execute(QStringLiteral(PEAKLENS_BIN_DIR "/bench_tracefile"),
@@ -407,17 +398,13 @@ private slots:
     // Time in Full Detail asks) reads the copy its first one did; a new open fetches again.
     void anotherWindowReadsTheSameCopy()
     {
-        QTemporaryDir cache;
-        qputenv("PEAKLENS_CACHE_DIR", cache.path().toUtf8());
+        const test::ScopedCache cache;
         const QString sends = m_scripts.filePath(QStringLiteral("sends"));
         writeScript(
             QStringLiteral("counting.sh"),
             QStringLiteral("echo sent >> %1\nexec " PEAKLENS_BIN_DIR "/peaklens-cli \"$@\"\n").arg(sends).toUtf8().constData());
         qputenv("PEAKLENS_REMOTE_CLI", QStringLiteral("sh %1").arg(m_scripts.filePath(QStringLiteral("counting.sh"))).toUtf8());
-        const auto restore = qScopeGuard([cli = m_host->remoteCli()] {
-            qunsetenv("PEAKLENS_CACHE_DIR");
-            qputenv("PEAKLENS_REMOTE_CLI", cli.toUtf8());
-        });
+        const auto restore = qScopeGuard([cli = m_host->remoteCli()] { qputenv("PEAKLENS_REMOTE_CLI", cli.toUtf8()); });
         const auto sent = [&] { return bytesOf(sends).count('\n'); };
         const std::string url =
             test::SshHost::url(kSource + QStringLiteral("resources/samples/training-step.peaklens")).toStdString();

@@ -1156,7 +1156,7 @@ private slots:
     void aHugeFileOfAnotherFormatOpensAsAWindow()
     {
         QTemporaryDir dir;
-        qputenv("PEAKLENS_CACHE_DIR", dir.filePath(QStringLiteral("cache")).toUtf8());
+        const test::ScopedCache cache;
         const QString huge = dir.filePath(QStringLiteral("huge.pltxt"));
         QVERIFY(test::writeAllocationsText(huge, (LoadBudget::kDocumentEvents + 3 * schema::kEventsPerChunk) / 2));
         MainWindow window;
@@ -1166,7 +1166,6 @@ private slots:
         QCOMPARE(window.document()->filePath(), huge);
         QVERIFY(window.timeline()->showsOverview());
         QVERIFY(QFileInfo::exists(QString::fromStdString(nativeCopyPath(test::ss(huge)))));
-        qunsetenv("PEAKLENS_CACHE_DIR");
     }
 
     // A trace on another machine opens as a local one, read through ssh (a real OpenSSH

@@ -370,7 +370,7 @@ private slots:
     void hugeNonNativeFileOpensFromANativeCopy()
     {
         QTemporaryDir dir;
-        qputenv("PEAKLENS_CACHE_DIR", dir.filePath(QStringLiteral("cache")).toUtf8());
+        const test::ScopedCache cache;
         const QString input = dir.filePath(QStringLiteral("huge.pltxt"));
         // Beyond a document, by more than the chunks a window around the peak reads.
         QVERIFY(test::writeAllocationsText(input, (LoadBudget::kDocumentEvents + 3 * schema::kEventsPerChunk) / 2));
@@ -384,7 +384,7 @@ private slots:
 
         const OpenedTrace opened = openTraceWindow(ss(input));
         QCOMPARE(qs(opened.windowOf), qs(nativeCopyPath(ss(input))));
-        QVERIFY(QFileInfo(QString::fromStdString(opened.windowOf)).absolutePath().startsWith(dir.path()));
+        QVERIFY(QFileInfo(QString::fromStdString(opened.windowOf)).absolutePath().startsWith(cache.path()));
         QVERIFY(opened.trace->events.size() < whole->events.size());
         const PeakReport windowPeaks = findPeaks(*opened.trace);
         QCOMPARE(windowPeaks.devices[*windowPeaks.primary].allocatedBytes, filePeaks.devices[*filePeaks.primary].allocatedBytes);
@@ -412,7 +412,6 @@ private slots:
         QFile file(input);
         QVERIFY(file.open(QIODevice::ReadOnly));
         QCOMPARE(file.readAll(), before);
-        qunsetenv("PEAKLENS_CACHE_DIR");
     }
 };
 
